@@ -1,0 +1,79 @@
+"""What an engine exposes, and the registry that finds engines without a central list.
+
+Each engine lives in a package `core/<pkg>/` whose module `core/<pkg>/engine.py` defines
+`ENGINE = EngineSpec(...)`. The GUI, the command line and session validation all work from this
+registry, so adding an engine touches no shared file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from core.jobs import CancelToken, Event
+from core.workload import Target, Workload
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """Everything a run needs: the workload and target picked in the window, and engine settings."""
+
+    workload: Workload | None
+    target: Target | None
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    name: str                      # CLI subcommand and session key, e.g. "cain"
+    title: str                     # tab title, e.g. "FPSP code search"
+    summary: str                   # what the engine does, shown before the first run
+    run: Callable[[JobRequest, CancelToken], Iterator[Event]]
+    default_settings: Callable[[], dict[str, Any]]
+    add_cli_arguments: Callable[[argparse.ArgumentParser], None]
+    request_from_cli: Callable[[argparse.Namespace], JobRequest]
+    format_text: Callable[[dict[str, Any]], str]
+    # Optional JSON schema for the settings stored in sessions (validated on load).
+    settings_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    order: int = 100
+
+
+_REGISTRY: dict[str, EngineSpec] | None = None
+
+
+def _discover() -> dict[str, EngineSpec]:
+    import core
+
+    found: dict[str, EngineSpec] = {}
+    for info in pkgutil.iter_modules(core.__path__):
+        if not info.ispkg:
+            continue
+        if not (Path(core.__path__[0]) / info.name / "engine.py").exists():
+            continue
+        module = importlib.import_module(f"core.{info.name}.engine")
+        spec = getattr(module, "ENGINE", None)
+        if not isinstance(spec, EngineSpec):
+            raise TypeError(f"core.{info.name}.engine defines no ENGINE = EngineSpec(...)")
+        if spec.name in found:
+            raise ValueError(f"two engines are named {spec.name!r}")
+        found[spec.name] = spec
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
+
+
+def engines() -> dict[str, EngineSpec]:
+    """All engines, in tab order."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = _discover()
+    return _REGISTRY
+
+
+def get_engine(name: str) -> EngineSpec:
+    try:
+        return engines()[name]
+    except KeyError:
+        raise KeyError(f"no engine named {name!r}; known: {', '.join(engines())}") from None

@@ -1,0 +1,1 @@
+"""Every widget and all Qt code of Dataflow Explorer."""

@@ -1,0 +1,104 @@
+"""A panel that works for any engine: its summary, a live plot of metric points, the result as a
+tree, and JSON export. Engine panels subclass it and add their own views in `self.tabs`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QTabWidget, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from core.atomic import atomic_write_text
+from core.engine import EngineSpec
+from core.jobs import Event, MetricPoint, PartialResult
+from gui.panels.base import EnginePanel, PanelContext
+from gui.plotting import LivePlot, ask_export_plot
+
+
+def fill_tree(parent: QTreeWidgetItem | QTreeWidget, value: Any, key: str = "") -> None:
+    """Show nested JSON data as tree rows (long lists are cut to keep the widget fast)."""
+    if isinstance(value, dict):
+        node = QTreeWidgetItem([key, "{…}" if value else "{}"])
+        for k, v in value.items():
+            fill_tree(node, v, str(k))
+    elif isinstance(value, list):
+        node = QTreeWidgetItem([key, f"[{len(value)}]"])
+        if all(not isinstance(v, (dict, list)) for v in value) and len(value) <= 32:
+            node.setText(1, json.dumps(value))
+        else:
+            for i, v in enumerate(value[:200]):
+                fill_tree(node, v, str(i))
+            if len(value) > 200:
+                node.addChild(QTreeWidgetItem(["…", f"{len(value) - 200} more"]))
+    else:
+        node = QTreeWidgetItem([key, json.dumps(value) if not isinstance(value, str) else value])
+    if isinstance(parent, QTreeWidget):
+        parent.addTopLevelItem(node)
+    else:
+        parent.addChild(node)
+
+
+class GenericPanel(EnginePanel):
+    def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
+        super().__init__(engine, context, parent)
+        self._result: dict[str, Any] | None = None
+        layout = QVBoxLayout(self)
+        self.summary = QLabel(engine.summary)
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        self.controls = QHBoxLayout()          # subclasses add settings widgets here
+        layout.addLayout(self.controls)
+        self.tabs = QTabWidget()
+        layout.addWidget(self.tabs, 1)
+        self.plot = LivePlot(title="Live metrics")
+        self.tabs.addTab(self.plot, "Live plot")
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["field", "value"])
+        self.tree.setColumnWidth(0, 260)
+        self.tabs.addTab(self.tree, "Result")
+        buttons = QHBoxLayout()
+        self.export_json_button = QPushButton("Export result JSON…")
+        self.export_json_button.clicked.connect(self.export_json)
+        self.export_json_button.setEnabled(False)
+        self.export_plot_button = QPushButton("Export plot…")
+        self.export_plot_button.clicked.connect(lambda: ask_export_plot(self, self.plot, self.engine.name))
+        buttons.addWidget(self.export_json_button)
+        buttons.addWidget(self.export_plot_button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+
+    def job_started(self) -> None:
+        self.plot.clear_series()
+
+    def handle_events(self, events: list[Event]) -> None:
+        batch: dict[str, tuple[list[float], list[float]]] = {}
+        for ev in events:
+            if isinstance(ev, MetricPoint):
+                xs, ys = batch.setdefault(ev.series, ([], []))
+                xs.append(ev.x)
+                ys.append(ev.y)
+            elif isinstance(ev, PartialResult):
+                self.handle_partial(ev)
+        for series, (xs, ys) in batch.items():
+            self.plot.add_points(series, xs, ys)
+
+    def handle_partial(self, event: PartialResult) -> None:
+        """Subclasses show intermediate results (e.g. the current best program)."""
+
+    def show_result(self, result: dict[str, Any] | None) -> None:
+        self._result = result
+        self.tree.clear()
+        self.export_json_button.setEnabled(result is not None)
+        if result is not None:
+            for k, v in result.items():
+                fill_tree(self.tree, v, k)
+            self.tree.expandToDepth(0)
+
+    def export_json(self) -> None:
+        if self._result is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export result", f"{self.engine.name}-result.json", "JSON (*.json)")
+        if path:
+            atomic_write_text(Path(path), json.dumps(self._result, indent=2))

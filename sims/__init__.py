@@ -1,0 +1,1 @@
+"""Simulators that check the engines' results. Nothing here imports Qt."""
