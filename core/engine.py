@@ -37,6 +37,11 @@ class EngineSpec:
     add_cli_arguments: Callable[[argparse.ArgumentParser], None]
     request_from_cli: Callable[[argparse.Namespace], JobRequest]
     format_text: Callable[[dict[str, Any]], str]
+    # Workload kinds ("kernels", "cnn_set", "fpsp_filter") and target kinds ("scamp5", "fpga",
+    # "dataflow", "mobile_soc") the engine reads from the window; empty when it uses none. The
+    # window switches to a fitting kind when the user opens the engine's tab.
+    workload_kinds: tuple[str, ...] = ()
+    target_kinds: tuple[str, ...] = ()
     # Optional JSON schema for the settings stored in sessions (validated on load).
     settings_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     order: int = 100
