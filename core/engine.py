@@ -48,6 +48,9 @@ class EngineSpec:
 
 
 _REGISTRY: dict[str, EngineSpec] | None = None
+# Engines that failed to load: package -> reason. Shown in the GUI log and on the command line,
+# and a test requires it to be empty; one broken engine must not take the others down.
+LOAD_ERRORS: dict[str, str] = {}
 
 
 def _discover() -> dict[str, EngineSpec]:
@@ -55,17 +58,20 @@ def _discover() -> dict[str, EngineSpec]:
 
     found: dict[str, EngineSpec] = {}
     for info in pkgutil.iter_modules(core.__path__):
-        if not info.ispkg:
+        if not info.ispkg or not (Path(core.__path__[0]) / info.name / "engine.py").exists():
             continue
-        if not (Path(core.__path__[0]) / info.name / "engine.py").exists():
+        try:
+            module = importlib.import_module(f"core.{info.name}.engine")
+        except Exception as exc:
+            LOAD_ERRORS[info.name] = f"{type(exc).__name__}: {exc}"
             continue
-        module = importlib.import_module(f"core.{info.name}.engine")
         spec = getattr(module, "ENGINE", None)
         if not isinstance(spec, EngineSpec):
-            raise TypeError(f"core.{info.name}.engine defines no ENGINE = EngineSpec(...)")
-        if spec.name in found:
-            raise ValueError(f"two engines are named {spec.name!r}")
-        found[spec.name] = spec
+            LOAD_ERRORS[info.name] = "core.%s.engine defines no ENGINE = EngineSpec(...)" % info.name
+        elif spec.name in found:
+            LOAD_ERRORS[info.name] = f"a second engine is named {spec.name!r}"
+        else:
+            found[spec.name] = spec
     return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
 
 

@@ -1,0 +1,22 @@
+"""Dataflow Explorer: `python main.py` starts the GUI, `python main.py --help` lists subcommands."""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from core.cli import build_parser, dispatch
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code = dispatch(args)
+    if code is not None:
+        return code
+    from gui.app import run_gui  # Qt is loaded only when the GUI is wanted
+
+    return run_gui(open_path=args.open, screenshot=args.screenshot, tab=args.tab)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
