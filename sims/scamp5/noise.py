@@ -1,0 +1,74 @@
+"""The analogue error model of the simulated pixel array.
+
+Modelled on the published Cain emulator: every bus write adds noise proportional to the magnitude
+of what it moves; a register carries the accumulated noise magnitude (a standard deviation that
+adds up through the operations that build its value) and the noise is drawn, as seeded Gaussian
+noise, when the register is read out. On top of that, a fixed-pattern offset (one value per PE and
+register, drawn once per chip seed) is added at every write, and values saturate at a limit.
+All defaults are documented in docs/simulator.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from core.errors import InputError
+
+# Defaults of the analogue model when noise is switched on with only a sigma.
+DEFAULT_SIGMA = 0.005          # Cain emulator's write-noise factor
+DEFAULT_FIXED_PATTERN = 0.001  # std of the per-PE offset, in full-scale units
+DEFAULT_SATURATION = 2.0       # |value| limit, in full-scale units (a pixel is in [0, 1))
+
+
+@dataclass(frozen=True)
+class NoiseModel:
+    """Magnitudes of the analogue errors; all zero means an exact simulation."""
+
+    write_factor: float = 0.0       # noise std added per bus write, times sum |moved values| / writers
+    write_constant: float = 0.0     # noise std added per bus write regardless of value
+    sensor_factor: float = 0.0      # noise std of reading the sensor, times the pixel value
+    fixed_pattern: float = 0.0      # std of the per-PE, per-register offset added at each write
+    saturation: float = 0.0         # |value| limit (0 = none)
+    seed: int = 1                   # seed of the read-out noise
+    chip_seed: int = 5              # seed of the fixed pattern (the "chip")
+
+    @property
+    def enabled(self) -> bool:
+        return any(v > 0 for v in (self.write_factor, self.write_constant, self.sensor_factor,
+                                   self.fixed_pattern, self.saturation))
+
+    @property
+    def random(self) -> bool:
+        """True when reads draw random noise (so results depend on the seed)."""
+        return any(v > 0 for v in (self.write_factor, self.write_constant, self.sensor_factor))
+
+    @staticmethod
+    def analogue(sigma: float = DEFAULT_SIGMA, seed: int = 1, fixed_pattern: float | None = None,
+                 saturation: float | None = None, sensor_factor: float | None = None) -> "NoiseModel":
+        """The documented default model scaled by `sigma` (0 gives the exact simulation)."""
+        if sigma <= 0:
+            return NoiseModel(seed=seed)
+        return NoiseModel(write_factor=sigma,
+                          sensor_factor=sigma if sensor_factor is None else sensor_factor,
+                          fixed_pattern=DEFAULT_FIXED_PATTERN if fixed_pattern is None else fixed_pattern,
+                          saturation=DEFAULT_SATURATION if saturation is None else saturation,
+                          seed=seed)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(d: dict[str, Any], where: str = "settings.noise") -> "NoiseModel":
+        out: dict[str, Any] = {}
+        for key, default in asdict(NoiseModel()).items():
+            value = d.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(f"expected a number, got {value!r}", f"{where}.{key}")
+            if key in ("seed", "chip_seed"):
+                out[key] = int(value)
+            else:
+                if value < 0 or value != value:
+                    raise InputError(f"must be >= 0, got {value}", f"{where}.{key}")
+                out[key] = float(value)
+        return NoiseModel(**out)
