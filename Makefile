@@ -12,8 +12,16 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
+# Qt's X11 plugin needs a few system libraries that minimal Debian images lack.
+QT_X11_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxkbcommon-x11-0
 run: $(STAMP)
-	$(PY) main.py
+	@missing=$$(ldd $$($(PY) -c "import PySide6, pathlib; print(pathlib.Path(PySide6.__file__).parent / 'Qt/plugins/platforms/libqxcb.so')") 2>/dev/null | grep -c "not found"); \
+	if [ "$$missing" != 0 ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing the X11 libraries Qt needs: $(QT_X11_DEBS)"; \
+	    (apt-get install -y -qq $(QT_X11_DEBS) || (apt-get update -qq && apt-get install -y -qq $(QT_X11_DEBS))) >/dev/null; \
+	  else echo "note: Qt needs these system libraries for X11 windows: $(QT_X11_DEBS)"; fi; fi
+	$(PY) main.py $(ARGS)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
