@@ -135,3 +135,19 @@ def test_screenshot_command(tmp_path, demo_engine):
     out = tmp_path / "shot.png"
     assert main(["--screenshot", str(out), "--tab", "demo"]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_drop_and_recent(window, tmp_path):
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    path = tmp_path / "dropped.dfx"
+    sessions.save(sessions.Session(FpspFilter("laplacian"), Scamp5Target(7)), path)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    event = QDropEvent(QPointF(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    assert window.path == path and window.workload() == FpspFilter("laplacian")
+    recent = [a.text() for a in window.recent_menu.actions()]
+    assert str(path.resolve()) in recent
