@@ -68,7 +68,10 @@ class PixelArray:
         zero = np.zeros(shape)
         self.values: dict[str, np.ndarray] = {r: zero for r in self.physical}
         self.valid: dict[str, np.ndarray] = {r: np.ones(shape, bool) for r in self.physical}
-        self.track_sigma = self.noise.random
+        self.track_sigma = self.noise.accumulate
+        # Per-op noise: one generator per array, so a run is reproducible from the seed.
+        self.per_op_rng = (np.random.default_rng([self.noise.seed, 7919])
+                           if self.noise.random and not self.noise.accumulate else None)
         self.sigma: dict[str, np.ndarray] = {r: zero for r in self.physical}
         # Fixed-pattern offsets: drawn once per chip seed, one plane per physical register.
         self.offsets: dict[str, np.ndarray] = {}
@@ -89,6 +92,9 @@ class PixelArray:
         self.valid[register] = np.ones(self.shape, bool)
         if self.track_sigma:
             self.sigma[register] = self.noise.sensor_factor * np.abs(self.values[register])
+        elif self.per_op_rng is not None and self.noise.sensor_factor > 0:
+            v = self.values[register]
+            self.values[register] = v + self.noise.sensor_factor * np.abs(v) * self.per_op_rng.standard_normal(self.shape)
 
     def snapshot(self) -> Snapshot:
         return Snapshot(dict(self.values), dict(self.sigma) if self.track_sigma else None, dict(self.valid))
@@ -136,8 +142,15 @@ class PixelArray:
         value = -total / n if n > 1 else -total
         if self.track_sigma:
             sigma = sigma + self.noise.write_factor * magnitude / n + self.noise.write_constant
+        per_op_std = None
+        if self.per_op_rng is not None:
+            mag = sum((np.abs(self._source(name)[0]) for name in op.reads), np.zeros(self.shape))
+            per_op_std = self.noise.write_factor * mag / n + self.noise.write_constant
         for name in op.writes:
-            self._write(name, value, sigma, valid)
+            v = value
+            if per_op_std is not None:
+                v = value + per_op_std * self.per_op_rng.standard_normal(self.shape)
+            self._write(name, v, sigma, valid)
         self.bus_steps += 1
 
     def _write(self, name: str, value: np.ndarray, sigma: np.ndarray | None, valid: np.ndarray) -> None:

@@ -19,6 +19,7 @@ from core.errors import InputError
 DEFAULT_SIGMA = 0.005          # Cain emulator's write-noise factor
 DEFAULT_FIXED_PATTERN = 0.001  # std of the per-PE offset, in full-scale units
 DEFAULT_SATURATION = 2.0       # |value| limit, in full-scale units (a pixel is in [0, 1))
+MODES = ("emulator", "per-op")
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,13 @@ class NoiseModel:
     sensor_factor: float = 0.0      # noise std of reading the sensor, times the pixel value
     fixed_pattern: float = 0.0      # std of the per-PE, per-register offset added at each write
     saturation: float = 0.0         # |value| limit (0 = none)
-    seed: int = 1                   # seed of the read-out noise
+    seed: int = 1                   # seed of the random noise
     chip_seed: int = 5              # seed of the fixed pattern (the "chip")
+    # "emulator": as the published Cain emulator, a register carries an accumulated noise std
+    #   (the linear sum over the operations that built it) and Gaussian noise is drawn on read-out;
+    # "per-op": noise is drawn at every bus write and carried in the value through later operations,
+    #   so correlated noise cancels where the arithmetic cancels it (e.g. div's correction steps).
+    mode: str = "emulator"
 
     @property
     def enabled(self) -> bool:
@@ -43,13 +49,19 @@ class NoiseModel:
         """True when reads draw random noise (so results depend on the seed)."""
         return any(v > 0 for v in (self.write_factor, self.write_constant, self.sensor_factor))
 
+    @property
+    def accumulate(self) -> bool:
+        """True when registers carry a noise std that is drawn on read-out (the emulator mode)."""
+        return self.random and self.mode == "emulator"
+
     @staticmethod
     def analogue(sigma: float = DEFAULT_SIGMA, seed: int = 1, fixed_pattern: float | None = None,
-                 saturation: float | None = None, sensor_factor: float | None = None) -> "NoiseModel":
+                 saturation: float | None = None, sensor_factor: float | None = None,
+                 mode: str = "emulator") -> "NoiseModel":
         """The documented default model scaled by `sigma` (0 gives the exact simulation)."""
         if sigma <= 0:
-            return NoiseModel(seed=seed)
-        return NoiseModel(write_factor=sigma,
+            return NoiseModel(seed=seed, mode=mode)
+        return NoiseModel(mode=mode, write_factor=sigma,
                           sensor_factor=sigma if sensor_factor is None else sensor_factor,
                           fixed_pattern=DEFAULT_FIXED_PATTERN if fixed_pattern is None else fixed_pattern,
                           saturation=DEFAULT_SATURATION if saturation is None else saturation,
@@ -63,6 +75,11 @@ class NoiseModel:
         out: dict[str, Any] = {}
         for key, default in asdict(NoiseModel()).items():
             value = d.get(key, default)
+            if key == "mode":
+                if value not in MODES:
+                    raise InputError(f"must be one of {', '.join(MODES)}, got {value!r}", f"{where}.mode")
+                out[key] = value
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise InputError(f"expected a number, got {value!r}", f"{where}.{key}")
             if key in ("seed", "chip_seed"):
@@ -72,3 +89,7 @@ class NoiseModel:
                     raise InputError(f"must be >= 0, got {value}", f"{where}.{key}")
                 out[key] = float(value)
         return NoiseModel(**out)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise InputError(f"noise mode must be one of {', '.join(MODES)}, got {self.mode!r}", "noise.mode")

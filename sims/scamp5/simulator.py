@@ -1,6 +1,6 @@
 """Run a SCAMP-5 macro program on the bus-level pixel array, keeping the state after every macro.
 
-`simulate` is what the engine, the GUI and the tests call: it loads the image into the input
+`simulate` (and its stepwise form `iter_simulate`) is what the engine, the GUI and the tests call: it loads the image into the input
 register, expands each macro into its bus operations (sims.scamp5.bus), executes them on the
 array (sims.scamp5.array) and records a `StepRecord` per macro. Records share unchanged planes,
 so keeping all of them costs only the planes each macro writes.
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
+from core.errors import InputError
 from core.scamp5.isa import register_names
 from core.scamp5.program import Instr
 from sims.scamp5.array import PixelArray, Snapshot
@@ -63,27 +64,38 @@ class SimRun:
         return sum(len(r.bus_ops) for r in self.records)
 
 
-def simulate(program: Sequence[Instr], image: np.ndarray, registers: int | Sequence[str] = 6,
-             input_register: str = "A", noise: NoiseModel | None = None,
-             on_step: Callable[[StepRecord], None] | None = None) -> SimRun:
-    """Run `program` with `image` in `input_register`; `on_step` sees each record as it is made
-    (the engine uses it to report progress and to check for cancellation)."""
+def iter_simulate(program: Sequence[Instr], image: np.ndarray, registers: int | Sequence[str] = 6,
+                  input_register: str = "A", noise: NoiseModel | None = None) -> Iterator[tuple[SimRun, StepRecord]]:
+    """Run `program` with `image` in `input_register`, yielding (run, record) after the load and
+    after each macro, so a caller can report progress and check for cancellation between macros."""
     regs = register_names(registers if isinstance(registers, int) else tuple(registers))
+    if input_register not in regs:
+        raise InputError(f"input register {input_register!r} is not one of {', '.join(regs)}", "input_register")
     noise = noise or NoiseModel()
     array = PixelArray(tuple(image.shape), regs, noise)
     array.load(input_register, image)
     run = SimRun(list(program), regs, input_register, noise, array=array)
     first = StepRecord(0, None, [], array.snapshot())
     run.records.append(first)
-    if on_step:
-        on_step(first)
+    yield run, first
     for i, ins in enumerate(program, start=1):
         t0 = time.perf_counter()
         ops = expand(ins.op, ins.args)
-        for op in ops:
-            array.execute(op)
+        try:
+            for op in ops:
+                array.execute(op)
+        except InputError as exc:
+            raise InputError(exc.message, f"step {i} ({ins})") from None
         rec = StepRecord(i, ins, ops, array.snapshot(), time.perf_counter() - t0)
         run.records.append(rec)
-        if on_step:
-            on_step(rec)
+        yield run, rec
+
+
+def simulate(program: Sequence[Instr], image: np.ndarray, registers: int | Sequence[str] = 6,
+             input_register: str = "A", noise: NoiseModel | None = None) -> SimRun:
+    """Run the whole program; the run keeps a record per macro."""
+    run = None
+    for run, _rec in iter_simulate(program, image, registers, input_register, noise):
+        pass
+    assert run is not None
     return run

@@ -1,0 +1,435 @@
+"""The "simulate" engine: run a SCAMP-5 macro program on the bus-level pixel-array simulator.
+
+The program (a file, pasted text, or a short Cain code search) runs on a picture in the input
+register; every macro executes as its bus operations (sims/scamp5). The result gives, for each
+output register, the RMS and maximum error against the ideal correlation with the kernel it should
+hold, whether the run equals the exact macro-level interpreter, and how the error grows with the
+instruction index (with the analogue noise model on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from core.engine import EngineSpec, JobRequest
+from core.errors import InputError
+from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
+from core.scamp5.interp import SymKernel, run_symbolic
+from core.scamp5.isa import INSTRUCTION_SETS, register_names
+from core.workload import Scamp5Target, kernels_of
+from core.fpsp_sim import sources
+from core.fpsp_sim.sources import ResolvedProgram
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_PROGRAM = "assets/programs/analognet2_cain_table2.txt"
+SOURCES = ("file", "text", "preset")
+MODES = ("cain", "auke")
+
+
+def default_settings() -> dict[str, Any]:
+    return {
+        "program_source": "file",        # file | text | preset (run the code search)
+        "program_file": DEFAULT_PROGRAM,
+        "program_text": "",
+        "preset": "",                    # filter preset to compile ('' = the window's workload)
+        "search_time_s": 3.0,
+        "isa": "all",
+        "mode": "cain",
+        "filter": "",                    # compare a file/text program's outputs with this preset
+        "input_register": "",            # '' = from the program's '# input:' line, else A
+        "output_registers": [],          # [] = from '# outputs:' / the search / auto
+        "image": "sample",               # sample | pattern:<name> | an image file
+        "size": None,                    # None = the target's array size (256)
+        "registers": None,               # None = the target's register count (6)
+        "noise": 0.0,                    # write-noise factor; 0 = exact simulation
+        "seed": 1,
+        "noise_mode": "emulator",        # emulator (Cain's: std accumulated, drawn on read) | per-op
+        "fixed_pattern": None,           # None = documented default when noise is on
+        "saturation": None,
+        "compare": "",                   # '' | 'auke' | a second program file: error growth of both
+    }
+
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "program_source": {"enum": list(SOURCES)},
+        "program_file": {"type": "string"},
+        "program_text": {"type": "string"},
+        "preset": {"type": "string"},
+        "search_time_s": {"type": "number", "exclusiveMinimum": 0},
+        "isa": {"enum": list(INSTRUCTION_SETS)},
+        "mode": {"enum": list(MODES)},
+        "filter": {"type": "string"},
+        "input_register": {"type": "string"},
+        "output_registers": {"type": "array", "items": {"type": "string"}},
+        "image": {"type": "string"},
+        "size": {"type": ["integer", "null"], "minimum": 3, "maximum": 4096},
+        "registers": {"type": ["integer", "null"], "minimum": 2, "maximum": 26},
+        "noise": {"type": "number", "minimum": 0},
+        "seed": {"type": "integer"},
+        "noise_mode": {"enum": ["emulator", "per-op"]},
+        "fixed_pattern": {"type": ["number", "null"], "minimum": 0},
+        "saturation": {"type": ["number", "null"], "minimum": 0},
+        "compare": {"type": "string"},
+    },
+}
+
+
+# ------------------------------------------------------------------ settings
+def _settings(raw: dict[str, Any]) -> dict[str, Any]:
+    s = default_settings()
+    unknown = set(raw) - set(s)
+    if unknown:
+        raise InputError(f"unknown setting(s): {', '.join(sorted(unknown))}", "settings")
+    s.update(raw)
+    if s["program_source"] not in SOURCES:
+        raise InputError(f"must be one of {', '.join(SOURCES)}, got {s['program_source']!r}", "settings.program_source")
+    if s["isa"] not in INSTRUCTION_SETS:
+        raise InputError(f"unknown instruction set {s['isa']!r}; known: {', '.join(INSTRUCTION_SETS)}", "settings.isa")
+    if s["mode"] not in MODES:
+        raise InputError(f"must be cain or auke, got {s['mode']!r}", "settings.mode")
+    for key in ("noise", "search_time_s"):
+        v = s[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or v != v:
+            raise InputError(f"must be a number >= 0, got {v!r}", f"settings.{key}")
+    for key in ("fixed_pattern", "saturation"):
+        v = s[key]
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+            raise InputError(f"must be a number >= 0 or null, got {v!r}", f"settings.{key}")
+    if s["noise_mode"] not in ("emulator", "per-op"):
+        raise InputError(f"must be emulator or per-op, got {s['noise_mode']!r}", "settings.noise_mode")
+    if isinstance(s["seed"], bool) or not isinstance(s["seed"], int):
+        raise InputError(f"must be an integer, got {s['seed']!r}", "settings.seed")
+    if not isinstance(s["output_registers"], list):
+        raise InputError("must be a list of register names", "settings.output_registers")
+    return s
+
+
+def _array_shape(s: dict[str, Any], target: Any) -> tuple[int, tuple[str, ...]]:
+    size = s["size"] if s["size"] is not None else (target.array_size if isinstance(target, Scamp5Target) else 256)
+    nreg = s["registers"] if s["registers"] is not None else (target.registers if isinstance(target, Scamp5Target) else 6)
+    if isinstance(size, bool) or not isinstance(size, int) or not 3 <= size <= 4096:
+        raise InputError(f"array size must be 3..4096, got {size!r}", "settings.size")
+    if isinstance(nreg, bool) or not isinstance(nreg, int) or not 2 <= nreg <= 26:
+        raise InputError(f"register count must be 2..26, got {nreg!r}", "settings.registers")
+    return size, register_names(nreg)
+
+
+def resolve_path(path: str) -> str:
+    """A relative path that does not exist from the working directory is tried in the repository."""
+    p = Path(path).expanduser()
+    if not p.is_absolute() and not p.exists() and (REPO / p).exists():
+        return str(REPO / p)
+    return str(p)
+
+
+def _filter_kernels(name: str, where: str):
+    from core.filters import PRESETS
+
+    if name not in PRESETS:
+        raise InputError(f"unknown filter preset {name!r}; known: {', '.join(PRESETS)}", where)
+    return PRESETS[name]
+
+
+def resolve_program(s: dict[str, Any], request: JobRequest, regs: tuple[str, ...],
+                    cancel: CancelToken | None = None, mode: str | None = None) -> ResolvedProgram:
+    """The program the settings name, with its input/output registers and expected kernels."""
+    inp = s["input_register"].upper() or None
+    outs = [str(r).upper() for r in s["output_registers"]] or None
+    src = s["program_source"]
+    if src == "preset" or mode is not None:
+        ks = _filter_kernels(s["preset"], "settings.preset") if s["preset"] else kernels_of(request.workload)
+        return sources.from_search(ks, regs, s["isa"], mode or s["mode"], float(s["search_time_s"]), cancel)
+    if src == "text":
+        if not s["program_text"].strip():
+            raise InputError("no program text: paste a program or pick a file", "settings.program_text")
+        res = sources.from_text(s["program_text"], regs, "pasted program", inp, outs)
+    else:
+        if not s["program_file"]:
+            raise InputError("no program file given", "settings.program_file")
+        res = sources.from_file(resolve_path(s["program_file"]), regs, inp, outs)
+    if s["filter"]:
+        ks = _filter_kernels(s["filter"], "settings.filter")
+        if not res.output_registers:
+            raise InputError("name the output registers (one per kernel) to compare with a filter", "settings.output_registers")
+        if len(ks.kernels) != len(res.output_registers):
+            raise InputError(f"filter {s['filter']} has {len(ks.kernels)} kernels but the program names "
+                             f"{len(res.output_registers)} output registers", "settings.filter")
+        for reg, k in zip(res.output_registers, ks.kernels):
+            res.expected[reg] = sources._kernel_of(k, ks.denominator)
+            res.requested[reg] = res.expected[reg]
+    return res
+
+
+# ------------------------------------------------------------------ the run
+def _auto_outputs(program, goal_final: dict[str, SymKernel | None]) -> list[str]:
+    written = []
+    for ins in program:
+        for role, reg in zip(ins.spec.roles, ins.args):
+            if role in ("out", "inout") and reg not in written:
+                written.append(reg)
+    return sorted(r for r in written if goal_final.get(r) is not None and goal_final[r].terms)
+
+
+def _kernel_text(k: SymKernel | None) -> list[list[str]] | None:
+    if k is None:
+        return None
+    from fractions import Fraction
+
+    return [[str(Fraction(v)) for v in row] for row in k.to_matrix()] if k.terms else [["0"]]
+
+
+def simulate_program(res: ResolvedProgram, levels: np.ndarray, regs: tuple[str, ...], noise,
+                     cancel: CancelToken, label: str, total_programs: int = 1, index: int = 0
+                     ) -> Iterator[Event | dict[str, Any]]:
+    """Simulate one resolved program, yielding events and finally a dict with its analysis."""
+    from sims.scamp5 import analysis
+    from sims.scamp5.images import to_values
+    from sims.scamp5.simulator import iter_simulate, simulate
+
+    values = to_values(levels)
+    goal_states = run_symbolic(res.program, registers=regs, input_register=res.input_register)
+    outputs = res.output_registers or _auto_outputs(res.program, goal_states[-1])
+    for reg in outputs:
+        if goal_states[-1].get(reg) is None:
+            raise InputError(f"output register {reg} holds no value at the end of the program", "output_registers")
+    n = len(res.program)
+    ideal_cache: dict[SymKernel, np.ndarray] = {}
+    growth: list[float] = []
+    per_reg_growth: dict[str, list[float]] = {r: [] for r in outputs}
+    t0 = time.perf_counter()
+    sim_seconds = 0.0
+    run = None
+    for run, rec in iter_simulate(res.program, values, regs, res.input_register, noise):
+        sim_seconds += rec.seconds
+        cancel.check()
+        errs = []
+        for reg, goal in goal_states[rec.index].items():
+            if goal is None:
+                continue
+            if goal not in ideal_cache:
+                ideal_cache[goal] = analysis.ideal(values, goal)
+            e = run.read_out(reg, rec.index) - ideal_cache[goal]
+            rms = analysis.error_stats(e, rec.state.valid[reg])[0]
+            errs.append(rms)
+            if reg in per_reg_growth:
+                per_reg_growth[reg].append(rms)
+        for reg in outputs:
+            if goal_states[rec.index].get(reg) is None:
+                per_reg_growth[reg].append(float("nan"))
+        growth.append(float(np.mean(errs)) if errs else 0.0)
+        yield MetricPoint(f"{label}: mean RMS error", rec.index, growth[-1])
+        frac = (index + rec.index / max(n, 1)) / total_programs
+        yield Progress(frac, f"{label}: {rec.index}/{n} {rec.instr if rec.instr else 'image loaded'}")
+    assert run is not None
+    wall = time.perf_counter() - t0
+    exact_run = run if not noise.enabled else simulate(res.program, values, regs, res.input_register)
+    cancel.check()
+    agreement = analysis.interpreter_agreement(exact_run, levels)
+    reports: dict[str, Any] = {}
+    for reg in outputs:
+        kernel = res.expected.get(reg) or goal_states[-1][reg]
+        rep, _err = analysis.report_register(run, reg, kernel, values, run.read_out(reg), agreement.get(reg))
+        d = rep.to_json()
+        d["goal"] = _kernel_text(goal_states[-1][reg])
+        d["goal_matches_expected"] = goal_states[-1][reg] == kernel
+        if reg in res.requested:
+            d["requested_kernel"] = _kernel_text(res.requested[reg])
+        reports[reg] = d
+    exact = (not noise.enabled and all(agreement.values())
+             and all(r["max_error"] == 0.0 and r["goal_matches_expected"] for r in reports.values())
+             and max(growth) == 0.0)
+    yield {
+        "label": res.label,
+        "program": [str(i) for i in res.program],
+        "program_length": n,
+        "bus_steps": run.bus_steps(),
+        "input_register": res.input_register,
+        "output_registers": outputs,
+        "outputs": reports,
+        "exact": bool(exact),
+        "matches_interpreter": bool(all(agreement.values())),
+        "interpreter_registers": agreement,
+        "error_growth": growth,
+        "output_error_growth": per_reg_growth,
+        "timings": {"simulate_s": sim_seconds, "with_analysis_s": wall,
+                    "per_instruction_ms": 1000 * sim_seconds / max(n, 1)},
+        "info": res.info,
+    }
+
+
+def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+    from sims.scamp5.images import load_input
+    from sims.scamp5.noise import NoiseModel
+
+    t_start = time.perf_counter()
+    s = _settings(request.settings)
+    size, regs = _array_shape(s, request.target)
+    yield Progress(0.0, "loading the image")
+    image_spec = s["image"]
+    if image_spec not in ("sample",) and not image_spec.startswith("pattern:"):
+        image_spec = resolve_path(image_spec) if Path(resolve_path(image_spec)).exists() else image_spec
+    levels, image_desc = load_input(image_spec, size, int(s["seed"]))
+    if s["program_source"] == "preset":
+        yield Progress(None, f"code search ({s['mode']}, {s['search_time_s']:g} s)")
+    res = resolve_program(s, request, regs, cancel)
+    cancel.check()
+    noise = NoiseModel.analogue(float(s["noise"]), int(s["seed"]), s["fixed_pattern"], s["saturation"],
+                                  mode=s["noise_mode"])
+    programs: list[tuple[str, ResolvedProgram]] = [("program", res)]
+    compare = s["compare"].strip()
+    if compare:
+        if compare == "auke":
+            yield Progress(None, f"AUKE-style code search ({s['search_time_s']:g} s)")
+            sub = dict(s, isa="auke", program_source="preset")
+            if not s["preset"] and s["filter"]:
+                sub["preset"] = s["filter"]
+            other = resolve_program(sub, request, regs, cancel, mode="auke")
+            programs.append(("AUKE-style", other))
+        else:
+            other = sources.from_file(resolve_path(compare), regs)
+            if not other.output_registers and res.output_registers:
+                other.output_registers = list(res.output_registers)
+            other.expected = dict(zip(other.output_registers, [res.expected.get(r) for r in res.output_registers]))
+            other.expected = {k: v for k, v in other.expected.items() if v is not None}
+            programs.append((Path(compare).stem, other))
+    analyses: dict[str, dict[str, Any]] = {}
+    for i, (label, prog) in enumerate(programs):
+        for item in simulate_program(prog, levels, regs, noise, cancel, label, len(programs), i):
+            if isinstance(item, dict):
+                analyses[label] = item
+            else:
+                yield item
+    main = analyses["program"]
+    if not main["exact"] and not noise.enabled:
+        yield LogLine("noise is off but the outputs differ from the ideal kernels; see 'outputs'", "warning")
+    result = dict(main)
+    result.update({
+        "array": {"size": size, "registers": list(regs)},
+        "image": {"source": s["image"], "description": image_desc,
+                  "sha256": hashlib.sha256(levels.tobytes()).hexdigest()[:16]},
+        "noise": dict(noise.to_json(), enabled=noise.enabled),
+        "settings": s,
+        "program_text": res.text,
+    })
+    if len(programs) > 1:
+        result["comparison"] = {
+            label: {"label": a["label"], "program_length": a["program_length"], "bus_steps": a["bus_steps"],
+                    "final_mean_rms_error": a["error_growth"][-1],
+                    "outputs": {r: {"rms_error": o["rms_error"], "max_error": o["max_error"]}
+                                for r, o in a["outputs"].items()},
+                    "error_growth": a["error_growth"], "exact": a["exact"]}
+            for label, a in analyses.items()}
+    result["timings"] = dict(main["timings"], total_s=time.perf_counter() - t_start)
+    yield Progress(1.0, "done")
+    yield FinalResult(result)
+
+
+# ------------------------------------------------------------------ command line
+def add_cli_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--program", metavar="FILE", help="macro program file (e.g. assets/programs/analognet2_cain_table2.txt)")
+    src.add_argument("--preset", metavar="NAME", help="compile this filter preset with the Cain search first")
+    p.add_argument("--image", default="sample", help="image file (PNG/JPEG), 'sample', or pattern:NAME "
+                   "(gradient, checker, rings, impulse, noise, scene); default sample")
+    p.add_argument("--noise", type=float, default=0.0, metavar="SIGMA",
+                   help="analogue write-noise factor per bus operation (0 = exact; Cain's emulator uses 0.005)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the random noise (default 1)")
+    p.add_argument("--noise-mode", default="emulator", choices=["emulator", "per-op"],
+                   help="emulator: noise std accumulated per register and drawn on read-out (Cain's emulator); "
+                        "per-op: drawn at every bus operation and carried through the arithmetic")
+    p.add_argument("--size", type=int, default=256, help="array size N for N x N PEs (default 256)")
+    p.add_argument("--registers", type=int, default=6, help="analogue registers A.. (default 6: A-F)")
+    p.add_argument("--input", default="", metavar="REG", help="input register (default: '# input:' line or A)")
+    p.add_argument("--outputs", default="", metavar="A,B,C", help="output registers (default: '# outputs:' line, "
+                   "the search's, or every register the program writes)")
+    p.add_argument("--filter", default="", metavar="NAME", help="check a program's outputs against this filter preset")
+    p.add_argument("--isa", default="all", choices=list(INSTRUCTION_SETS), help="instruction set for --preset")
+    p.add_argument("--mode", default="cain", choices=list(MODES), help="search mode for --preset")
+    p.add_argument("--time", type=float, default=3.0, metavar="S", help="code-search budget for --preset (s)")
+    p.add_argument("--compare", default="", metavar="auke|FILE",
+                   help="also run an AUKE-style program (search) or a second program file; compares error growth")
+    p.add_argument("--fixed-pattern", type=float, default=None, metavar="STD", help="fixed-pattern offset std")
+    p.add_argument("--saturation", type=float, default=None, metavar="LIMIT", help="|value| limit (0 = none)")
+
+
+def request_from_cli(args: argparse.Namespace) -> JobRequest:
+    s = default_settings()
+    if args.program:
+        s.update(program_source="file", program_file=args.program)
+    else:
+        s.update(program_source="preset", preset=args.preset)
+        _filter_kernels(args.preset, "--preset")
+    outs = [r.strip().upper() for r in args.outputs.replace(" ", ",").split(",") if r.strip()]
+    s.update(image=args.image, noise=args.noise, seed=args.seed, size=args.size, registers=args.registers,
+             input_register=args.input.upper(), output_registers=outs, filter=args.filter, isa=args.isa,
+             mode=args.mode, search_time_s=args.time, noise_mode=args.noise_mode, compare=args.compare,
+             fixed_pattern=args.fixed_pattern, saturation=args.saturation)
+    if args.filter:
+        _filter_kernels(args.filter, "--filter")
+    s = _settings(s)
+    size, regs = _array_shape(s, None)
+    return JobRequest(workload=None, target=Scamp5Target(len(regs), size), settings=s)
+
+
+def _fmt_kernel(k: list[list[str]] | None) -> str:
+    if not k:
+        return "-"
+    return "[" + "; ".join(" ".join(row) for row in k) + "]"
+
+
+def format_text(r: dict[str, Any]) -> str:
+    arr = r["array"]
+    lines = [f"SCAMP-5 simulator: {r['label']}",
+             f"  {r['program_length']} instructions, {r['bus_steps']} bus operations, "
+             f"{arr['size']}x{arr['size']} PEs, registers {arr['registers'][0]}-{arr['registers'][-1]}, "
+             f"input {r['input_register']}",
+             f"  image: {r['image']['description']}",
+             "  noise: " + (f"write factor {r['noise']['write_factor']:g}, sensor {r['noise']['sensor_factor']:g}, "
+                            f"fixed pattern {r['noise']['fixed_pattern']:g}, saturation {r['noise']['saturation']:g}, "
+                            f"seed {r['noise']['seed']}, mode {r['noise']['mode']}" if r["noise"]["enabled"] else "off (exact simulation)"),
+             "",
+             f"  {'reg':<4}{'rms error':>12}{'max error':>12}{'interior':>10}{'edge px':>9}{'edge max':>11}"
+             f"{'interp':>8}  kernel"]
+    for reg, o in r["outputs"].items():
+        interp = {True: "same", False: "DIFF", None: "-"}[o["matches_interpreter"]]
+        lines.append(f"  {reg:<4}{o['rms_error']:>12.3g}{o['max_error']:>12.3g}{o['interior_pixels']:>10}"
+                     f"{o['edge_pixels']:>9}{o['edge_max_error']:>11.3g}{interp:>8}  {_fmt_kernel(o['kernel'])}")
+    lines.append("")
+    lines.append(f"  exact: {'true' if r['exact'] else 'false'}; bus-level run equals the exact interpreter "
+                 f"(core.scamp5.interp.run_exact): {'yes' if r['matches_interpreter'] else 'NO'}")
+    if "comparison" in r:
+        lines.append("")
+        lines.append("  error growth (mean RMS error of registers holding a Goal) at the end of each program:")
+        for label, c in r["comparison"].items():
+            lines.append(f"    {label:<12} {c['program_length']:>3} instructions  {c['bus_steps']:>4} bus ops  "
+                         f"final mean RMS {c['final_mean_rms_error']:.4g}  ({c['label']})")
+    t = r["timings"]
+    lines.append(f"  time: simulation {1000 * t['simulate_s']:.1f} ms ({t['per_instruction_ms']:.2f} ms per "
+                 f"instruction), total {t['total_s']:.2f} s")
+    return "\n".join(lines)
+
+
+ENGINE = EngineSpec(
+    name="simulate",
+    title="SCAMP-5 simulator",
+    summary="Runs a SCAMP-5 macro program on a bus-level model of the 256x256 pixel array (registers "
+            "A-F and NEWS, every macro as its analogue bus operations, optional analogue noise) and "
+            "checks each output register against the ideal convolution of its kernel.",
+    run=run,
+    default_settings=default_settings,
+    add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli,
+    format_text=format_text,
+    workload_kinds=("fpsp_filter", "kernels"),
+    target_kinds=("scamp5",),
+    settings_schema=SETTINGS_SCHEMA,
+    order=20,
+)
