@@ -1,0 +1,122 @@
+"""Per-layer and per-network analysis: bound, optimal dataflow, baselines, on-chip traffic, memory sweep."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from core.bound.bounds import conv_bound
+from core.bound.loopnest import BASELINES, min_memory, search_baseline, search_optimal
+from core.bound.onchip import map_to_pes
+from core.bound.shapes import ConvShape
+from core.errors import InputError
+
+SWEEP_KIB = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+
+
+@dataclass(frozen=True)
+class Machine:
+    memory_bytes: int
+    word_bits: int
+    pe_rows: int = 16
+    pe_cols: int = 16
+
+    @property
+    def words(self) -> int:
+        return self.memory_bytes * 8 // self.word_bits
+
+
+def check_fits(shapes: list[ConvShape], S: int, what: str = "memory") -> None:
+    """InputError when some layer's smallest tile does not fit in S words."""
+    for s in shapes:
+        need = min_memory(s)
+        if need > S:
+            raise InputError(f"on-chip memory of {S} words is too small for layer {s.name}: its smallest tile "
+                             f"(one output, one input channel, one {s.Hk}x{s.Wk} window and its weights) needs "
+                             f"{need} words", what)
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b > 0 else None
+
+
+def analyse_layer(shape: ConvShape, m: Machine, dataflows: tuple[str, ...]) -> dict[str, Any]:
+    """Everything the engine reports about one layer at one memory size."""
+    S = m.words
+    bound = conv_bound(shape, S)
+    opt = search_optimal(shape, S)
+    if opt is None:
+        raise InputError(f"on-chip memory of {S} words is too small for layer {shape.name}", "memory")
+    ref = bound.reference
+    out: dict[str, Any] = {
+        "name": shape.name, "shape": shape.to_json(), "spec": shape.spec(), "macs": shape.macs,
+        "bound": bound.to_json(),
+        "bound_asymptotic": shape.Hk * shape.Wk * shape.Cig / (bound.R * S) ** 0.5 > 1.0,
+        "optimal": {"tiling": opt.tiling.to_json(), "traffic": opt.traffic.to_json(),
+                    "ratio_bound": _ratio(opt.traffic.total, bound.total),
+                    "ratio_reference": _ratio(opt.traffic.total, ref),
+                    "evaluated": opt.evaluated,
+                    "onchip": map_to_pes(shape, opt.tiling, m.pe_rows, m.pe_cols).to_json()},
+        "baselines": {},
+    }
+    for key in dataflows:
+        fam = BASELINES[key]
+        r = search_baseline(shape, S, fam)
+        out["baselines"][key] = None if r is None else {
+            "title": fam.title, "tiling": r.tiling.to_json(), "traffic": r.traffic.to_json(),
+            "ratio_bound": _ratio(r.traffic.total, bound.total), "ratio_reference": _ratio(r.traffic.total, ref),
+            "vs_optimal": _ratio(r.traffic.total, opt.traffic.total)}
+    return out
+
+
+def network_totals(layers: list[dict[str, Any]], dataflows: tuple[str, ...]) -> dict[str, Any]:
+    """Sums over layers; a baseline infeasible on some layer has no total."""
+    tot: dict[str, Any] = {
+        "macs": sum(l["macs"] for l in layers),
+        "bound": sum(l["bound"]["total"] for l in layers),
+        "compulsory": sum(l["bound"]["compulsory"]["total"] for l in layers),
+        "reference": sum(l["bound"]["reference"] for l in layers),
+        "optimal": sum(l["optimal"]["traffic"]["total"] for l in layers),
+        "optimal_reads": sum(l["optimal"]["traffic"]["reads"] for l in layers),
+        "optimal_writes": sum(l["optimal"]["traffic"]["output_writes"] for l in layers),
+        "gbuf_reads": sum(l["optimal"]["onchip"]["gbuf_reads"] for l in layers),
+    }
+    for key in dataflows:
+        vals = [l["baselines"][key] for l in layers]
+        tot[key] = None if any(v is None for v in vals) else sum(v["traffic"]["total"] for v in vals)
+    tot["ratio_bound"] = _ratio(tot["optimal"], tot["bound"])
+    tot["ratio_reference"] = _ratio(tot["optimal"], tot["reference"])
+    return tot
+
+
+def sweep_point(shapes: list[ConvShape], m: Machine, dataflows: tuple[str, ...]) -> dict[str, Any]:
+    """Network traffic at one memory size for the bound and every dataflow (None where it does not fit)."""
+    S = m.words
+    row: dict[str, Any] = {"memory_bytes": m.memory_bytes, "words": S, "bound": 0.0, "compulsory": 0,
+                           "optimal": 0}
+    fits = all(min_memory(s) <= S for s in shapes)
+    for s in shapes:
+        b = conv_bound(s, S)
+        row["bound"] += b.total
+        row["compulsory"] += b.compulsory
+        if fits:
+            row["optimal"] += search_optimal(s, S).traffic.total   # type: ignore[union-attr]
+        for key in dataflows:
+            r = search_baseline(s, S, BASELINES[key]) if fits else None
+            if r is None or row.get(key, 0) is None:
+                row[key] = None
+            else:
+                row[key] = row.get(key, 0) + r.traffic.total
+    if not fits:
+        row["optimal"] = None
+    return row
+
+
+def sweep_machines(m: Machine) -> list[Machine]:
+    sizes = sorted({k * 1024 for k in SWEEP_KIB} | {m.memory_bytes})
+    return [Machine(b, m.word_bits, m.pe_rows, m.pe_cols) for b in sizes]
+
+
+def iter_sweep(shapes: list[ConvShape], m: Machine, dataflows: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    for mm in sweep_machines(m):
+        yield sweep_point(shapes, mm, dataflows)

@@ -1,0 +1,297 @@
+"""Engine "bound": the off-chip communication lower bound of CNN layers and the dataflow that meets it."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any, Iterator
+
+from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
+from core.bound.loopnest import BASELINES
+from core.bound.onchip import size_architecture
+from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
+from core.engine import EngineSpec, JobRequest
+from core.errors import InputError
+from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
+from core.nets.layers import Conv
+from core.units import parse_bytes
+from core.workload import CnnSet, DataflowTarget
+
+SOURCES = ("workload", "network", "layer", "onnx")
+
+
+def default_settings() -> dict[str, Any]:
+    """0 means "take it from the window": memory and word size from the dataflow target, batch from the
+    CNN-set workload; source "workload" analyses the workload's first network."""
+    return {"source": "workload", "network": "vgg16", "layers": [], "onnx": "", "memory_bytes": 0,
+            "word_bits": 0, "batch": 0, "dataflows": list(BASELINES), "sweep": True}
+
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "source": {"enum": list(SOURCES)},
+        "network": {"type": "string"},
+        "layers": {"type": "array", "items": {"type": "string"}},
+        "onnx": {"type": "string"},
+        "memory_bytes": {"type": "integer", "minimum": 0},
+        "word_bits": {"type": "integer", "minimum": 0, "maximum": 64},
+        "batch": {"type": "integer", "minimum": 0},
+        "dataflows": {"type": "array", "items": {"enum": list(BASELINES)}},
+        "sweep": {"type": "boolean"},
+    },
+}
+
+
+def _settings(request: JobRequest) -> dict[str, Any]:
+    s = default_settings()
+    s.update(request.settings or {})
+    if s["source"] not in SOURCES:
+        raise InputError(f"unknown source {s['source']!r}; one of {', '.join(SOURCES)}", "settings.source")
+    for key in ("memory_bytes", "word_bits", "batch"):
+        v = s[key]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise InputError(f"must be a non-negative integer (0 = from the window), got {v!r}", f"settings.{key}")
+    bad = [d for d in s["dataflows"] if d not in BASELINES]
+    if bad:
+        raise InputError(f"unknown dataflow(s) {', '.join(map(str, bad))}; known: {', '.join(BASELINES)}",
+                         "settings.dataflows")
+    return s
+
+
+def _machine(s: dict[str, Any], target: Any) -> Machine:
+    t = target if isinstance(target, DataflowTarget) else DataflowTarget()
+    mem = s["memory_bytes"] or t.memory_bytes
+    bits = s["word_bits"] or t.word_bits
+    if bits <= 0 or bits > 64:
+        raise InputError(f"word size must be 1..64 bits, got {bits}", "settings.word_bits")
+    m = Machine(mem, bits, t.pe_rows, t.pe_cols)
+    if m.words < 1:
+        raise InputError(f"{mem} bytes hold no {bits}-bit word", "settings.memory_bytes")
+    return m
+
+
+def load_shapes(s: dict[str, Any], workload: Any) -> tuple[dict[str, Any], list[ConvShape], list[str]]:
+    """The layers to analyse: (source description, conv shapes, pass-through layer names)."""
+    wl_batch = workload.batch if isinstance(workload, CnnSet) else 1
+    batch = s["batch"] or wl_batch
+    if s["source"] == "layer":
+        if not s["layers"]:
+            raise InputError("no layer given: add a spec like Ci=64,Hi=56,Wi=56,Co=128,Hk=3,Wk=3,stride=1,pad=1",
+                             "settings.layers")
+        shapes = [parse_layer_spec(t, batch if s["batch"] else None, f"settings.layers[{i}]")
+                  for i, t in enumerate(s["layers"])]
+        names = [sh.name for sh in shapes]
+        if len(set(names)) != len(names):
+            shapes = [ConvShape(**{**sh.__dict__, "name": f"{sh.name}{i + 1}"}) for i, sh in enumerate(shapes)]
+        return {"kind": "layer", "name": "layer" if len(shapes) == 1 else f"{len(shapes)} layers"}, shapes, []
+    if s["source"] == "onnx":
+        path = s["onnx"]
+        if not path:
+            raise InputError("no ONNX file given", "settings.onnx")
+        net = _load_onnx(path)
+        desc = {"kind": "onnx", "name": net.name, "path": path}
+    else:
+        if s["source"] == "workload":
+            if not isinstance(workload, CnnSet) or not workload.cnns:
+                raise InputError("the window's workload is not a CNN set: pick a network here or set a CNN-set "
+                                 "workload", "settings.source")
+            name = workload.cnns[0]
+        else:
+            name = s["network"]
+        from core.nets import zoo
+
+        try:
+            net = zoo.get(name)
+        except KeyError:
+            raise InputError(f"unknown network {name!r}; known: {', '.join(zoo.names())}", "settings.network") from None
+        desc = {"kind": "network", "name": net.name, "title": net.title}
+    shapes, passthrough = [], []
+    for i, layer in enumerate(net.layers):
+        if isinstance(layer, Conv):
+            shapes.append(from_conv(layer, batch).validate(f"{desc['name']} layer {i + 1}"))
+        else:
+            passthrough.append(layer.name)
+    if not shapes:
+        raise InputError(f"{desc['name']} has no convolution or fully connected layer", "settings")
+    return desc, shapes, passthrough
+
+
+def _load_onnx(path: str) -> Any:
+    try:
+        from core.nets.onnx_import import UnsupportedOperators, load_onnx
+    except ImportError:
+        raise InputError("ONNX import is not available in this build (core.nets.onnx_import missing)",
+                         "settings.onnx") from None
+    try:
+        return load_onnx(path)
+    except UnsupportedOperators as exc:
+        raise InputError(f"unsupported operators in {path}: {exc}", "settings.onnx") from None
+    except InputError:
+        raise
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}", "settings.onnx") from None
+    except Exception as exc:   # a malformed protobuf or graph: report, never a traceback
+        raise InputError(f"cannot read ONNX file {path}: {type(exc).__name__}: {exc}", "settings.onnx") from None
+
+
+def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+    t0 = time.perf_counter()
+    s = _settings(request)
+    m = _machine(s, request.target)
+    desc, shapes, passthrough = load_shapes(s, request.workload)
+    dataflows = tuple(s["dataflows"])
+    check_fits(shapes, m.words, "settings.memory_bytes")
+    yield LogLine(f"{desc['name']}: {len(shapes)} conv/fc layers, S = {m.words} words "
+                  f"({m.memory_bytes} bytes of {m.word_bits}-bit words)")
+    layers = []
+    for i, shape in enumerate(shapes):
+        cancel.check()
+        yield Progress(i / len(shapes) * (0.5 if s["sweep"] else 1.0), f"layer {shape.name}")
+        res = analyse_layer(shape, m, dataflows)
+        layers.append(res)
+        yield MetricPoint("optimal / reference", i, res["optimal"]["ratio_reference"], "layers")
+        for key in dataflows:
+            b = res["baselines"][key]
+            if b is not None:
+                yield MetricPoint(f"{key} / reference", i, b["ratio_reference"], "layers")
+    analysis_s = time.perf_counter() - t0
+    sweep = []
+    if s["sweep"]:
+        machines = sweep_machines(m)
+        for j, mm in enumerate(machines):
+            cancel.check()
+            yield Progress(0.5 + 0.5 * j / len(machines), f"memory sweep {mm.memory_bytes // 1024} KiB")
+            row = sweep_point(shapes, mm, dataflows)
+            sweep.append(row)
+            for key in ("bound", "compulsory", "optimal") + dataflows:
+                if row.get(key) is not None:
+                    yield MetricPoint(key, mm.memory_bytes / 1024, row[key], "sweep")
+    totals = network_totals(layers, dataflows)
+    arch = size_architecture(m.memory_bytes, m.word_bits, m.pe_rows, m.pe_cols,
+                             r_max=max(l["bound"]["R"] for l in layers))
+    yield Progress(1.0, "done")
+    yield FinalResult({
+        "engine": "bound", "source": desc, "memory_bytes": m.memory_bytes, "word_bits": m.word_bits,
+        "memory_words": m.words, "pe_rows": m.pe_rows, "pe_cols": m.pe_cols, "batch": shapes[0].B,
+        "dataflows": list(dataflows),
+        "dataflow_titles": {"optimal": "Communication-optimal", **{k: BASELINES[k].title for k in dataflows}},
+        "layers": layers, "passthrough": passthrough, "totals": totals, "sweep": sweep,
+        "architecture": arch.to_json(), "paper_architecture": size_architecture().to_json(),
+        "timing_s": {"analysis": analysis_s, "total": time.perf_counter() - t0},
+    })
+
+
+# ---------------------------------------------------------------- command line
+def add_cli_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--network", metavar="NAME", help="a zoo network (vgg16, alexnet, resnet18, ...)")
+    src.add_argument("--onnx", metavar="FILE", help="an ONNX model (shapes inferred)")
+    src.add_argument("--layer", metavar="SPEC", action="append",
+                     help="one layer, e.g. Ci=64,Hi=56,Wi=56,Co=128,Hk=3,Wk=3,stride=1,pad=1,groups=1,batch=1 "
+                          "(repeat for several)")
+    p.add_argument("--memory", default="64KiB", help="on-chip memory S (default 64KiB)")
+    p.add_argument("--word-bits", type=int, default=16, help="bits per word (default 16)")
+    p.add_argument("--dataflows", default="all",
+                   help=f"baselines to compare: all, none, or a comma list of {','.join(BASELINES)}")
+    p.add_argument("--batch", type=int, default=0, help="batch size (default 1, or batch= in a --layer spec)")
+    p.add_argument("--pe", default="16x16", help="PE array rows x columns for on-chip traffic (default 16x16)")
+    p.add_argument("--no-sweep", action="store_true", help="skip the traffic-vs-memory sweep")
+
+
+def request_from_cli(args: argparse.Namespace) -> JobRequest:
+    mem = parse_bytes(args.memory, "--memory")
+    if not 1 <= args.word_bits <= 64:
+        raise InputError(f"must be 1..64, got {args.word_bits}", "--word-bits")
+    if args.batch < 0:
+        raise InputError(f"must be positive, got {args.batch}", "--batch")
+    text = args.dataflows.strip().lower()
+    if text == "all":
+        flows = list(BASELINES)
+    elif text in ("none", ""):
+        flows = []
+    else:
+        flows = [f.strip() for f in text.split(",") if f.strip()]
+        bad = [f for f in flows if f not in BASELINES]
+        if bad:
+            raise InputError(f"unknown dataflow(s) {', '.join(bad)}; known: all, none, {', '.join(BASELINES)}",
+                             "--dataflows")
+    try:
+        rows, cols = (int(v) for v in args.pe.lower().split("x"))
+    except ValueError:
+        raise InputError(f"expected ROWSxCOLS like 16x16, got {args.pe!r}", "--pe") from None
+    if rows <= 0 or cols <= 0:
+        raise InputError(f"PE array sizes must be positive, got {args.pe!r}", "--pe")
+    settings = default_settings()
+    settings.update(memory_bytes=mem, word_bits=args.word_bits, batch=args.batch, dataflows=flows,
+                    sweep=not args.no_sweep)
+    if args.network:
+        settings.update(source="network", network=args.network)
+    elif args.onnx:
+        settings.update(source="onnx", onnx=args.onnx)
+    else:
+        settings.update(source="layer", layers=list(args.layer))
+    target = DataflowTarget(memory_bytes=mem, word_bits=args.word_bits, pe_rows=rows, pe_cols=cols)
+    request = JobRequest(workload=None, target=target, settings=settings)
+    # Read the layers now so bad specs fail before the run starts (exit 2 with a clear message).
+    s = _settings(request)
+    load_shapes(s, None) if s["source"] != "onnx" else None
+    return request
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v / 1e6:.3f}M" if abs(v) >= 1e5 else f"{v:.0f}"
+
+
+def format_text(r: dict[str, Any]) -> str:
+    flows = r["dataflows"]
+    lines = [f"Communication bounds: {r['source']['name']}, S = {r['memory_words']} words "
+             f"({r['memory_bytes']} B, {r['word_bits']}-bit), batch {r['batch']}", ""]
+    head = f"{'layer':10s} {'R':>3s} {'bound':>9s} {'compuls':>9s} {'optimal':>9s} {'ratio':>6s}  {'tiling b,z,y,x,k':18s}"
+    head += "".join(f" {k:>9s}" for k in flows)
+    lines += [head, "-" * len(head)]
+    for l in r["layers"]:
+        t = l["optimal"]["tiling"]
+        row = (f"{l['name'][:10]:10s} {l['bound']['R']:3d} {_fmt(l['bound']['total']):>9s} "
+               f"{_fmt(l['bound']['compulsory']['total']):>9s} {_fmt(l['optimal']['traffic']['total']):>9s} "
+               f"{l['optimal']['ratio_reference']:6.3f}  " + f"{t['b']},{t['z']},{t['y']},{t['x']},{t['k']}".ljust(18))
+        for k in flows:
+            b = l["baselines"][k]
+            row += f" {_fmt(None if b is None else b['traffic']['total']):>9s}"
+        lines.append(row)
+    t = r["totals"]
+    lines.append("-" * len(head))
+    row = (f"{'total':10s} {'':3s} {_fmt(t['bound']):>9s} {_fmt(t['compulsory']):>9s} {_fmt(t['optimal']):>9s} "
+           f"{t['ratio_reference']:6.3f}").ljust(len(head) - 10 * len(flows))
+    lines.append(row + "".join(f" {_fmt(t[k]):>9s}" for k in flows))
+    lines += ["", "Traffic in words (M = 10^6); ratio = optimal / max(bound, compulsory); bound = 2*MACs/sqrt(R*S) + "
+              "output writes.",
+              f"Optimal dataflow GBuf reads (on chip, {r['pe_rows']}x{r['pe_cols']} PEs): {_fmt(t['gbuf_reads'])}"]
+    a = r["paper_architecture"]
+    lines.append(f"Paper's sizing example: {a['pe_rows']}x{a['pe_cols']} PEs, {a['psum_entries']} psum entries "
+                 f"({a['psums_per_pe']}/PE), WGBuf {a['wgbuf']}, IGBuf {a['igbuf']}, GReg {a['greg_input_entries']}")
+    if r["passthrough"]:
+        lines.append(f"Pass-through (no off-chip model): {', '.join(r['passthrough'])}")
+    lines.append(f"Time: {r['timing_s']['analysis']:.2f} s analysis, {r['timing_s']['total']:.2f} s with sweep")
+    return "\n".join(lines)
+
+
+ENGINE = EngineSpec(
+    name="bound",
+    title="Communication bounds",
+    summary="Lower bound of off-chip traffic for each CNN layer with S words on chip (2*MACs/sqrt(R*S), "
+            "Chen et al. HPCA 2020), the communication-optimal output-stationary dataflow with its exact "
+            "integer tiling, and weight-, input-, output- and row-stationary baselines searched under the "
+            "same memory, plus the PE-array GBuf/register traffic.",
+    run=run,
+    default_settings=default_settings,
+    add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli,
+    format_text=format_text,
+    workload_kinds=("cnn_set",),
+    target_kinds=("dataflow",),
+    settings_schema=SETTINGS_SCHEMA,
+    order=60,
+)

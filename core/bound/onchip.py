@@ -1,0 +1,138 @@
+"""On-chip traffic of the paper's PE-array mapping, and its architecture-sizing example (section 4.2, 5).
+
+A p x q PE array computes one output block (b, z, y, x) per iteration. PEs in a column share weights
+and PEs in a row share inputs: each of the q columns owns zs = ceil(z/q) output channels and each
+of the p rows owns a patch of the b*y*x outputs (bs x ys x xs). Partial sums live in the PEs' local
+registers (LRegs), so an LReg is written once per MAC, which is the minimum. Per iteration every
+weight in the global buffer (GBuf) is read once and every input once per PE row whose patch (with
+its halo xs' x ys') contains it. Global registers (GRegs) receive what the GBuf sends; each MAC
+reads one input and one weight from them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from core.bound.bounds import axes
+from core.bound.geometry import Axis
+from core.bound.loopnest import Tiling, traffic_of
+from core.bound.shapes import ConvShape
+
+
+def _patch_rows(ax: Axis, tile: int, parts: int) -> int:
+    """Input rows the GBuf sends over the whole axis when each tile is split among `parts` PE rows."""
+    total = 0
+    for a in range(0, ax.O, tile):
+        e = min(a + tile, ax.O)
+        sub = -(-(e - a) // parts)
+        for s0 in range(a, e, sub):
+            s1 = min(s0 + sub, e) - 1
+            lo = max(s0 * ax.D - ax.P, 0)
+            hi = min(s1 * ax.D - ax.P + ax.d * (ax.K - 1), ax.I - 1)
+            total += max(hi - lo + 1, 0)
+    return total
+
+
+@dataclass(frozen=True)
+class PeMapping:
+    pe_rows: int
+    pe_cols: int
+    split_b: int      # PE rows split the batch tile, output rows, output columns into pb x py x px
+    split_y: int
+    split_x: int
+    zs: int           # output channels per PE column
+    psums_per_pe: int
+    utilisation: float
+    gbuf_input_reads: int
+    gbuf_weight_reads: int
+    gbuf_writes: int          # fills from DRAM
+    greg_writes: int
+    greg_reads: int
+    lreg_writes: int
+    lreg_reads: int
+    output_drain: int         # final sums leaving the LRegs
+
+    @property
+    def gbuf_reads(self) -> int:
+        return self.gbuf_input_reads + self.gbuf_weight_reads
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["gbuf_reads"] = self.gbuf_reads
+        return d
+
+
+def map_to_pes(shape: ConvShape, t: Tiling, pe_rows: int, pe_cols: int) -> PeMapping:
+    """The best split of one block over the array (least GBuf input traffic), and its on-chip traffic."""
+    g = shape.group_shape()
+    ay, ax = axes(g)
+    zs = -(-t.m // pe_cols)
+    best: tuple[int, int, int, int] | None = None
+    for pb in range(1, min(t.n, pe_rows) + 1):
+        for py in range(1, min(t.p, pe_rows // pb) + 1):
+            px = min(t.q, pe_rows // (pb * py))
+            rows = _patch_rows(ay, t.p, py) * _patch_rows(ax, t.q, px)
+            if best is None or rows < best[0]:
+                best = (rows, pb, py, px)
+    assert best is not None
+    rows_cols, pb, py, px = best
+    dram = traffic_of(shape, t)
+    tM = -(-g.Co // t.m)
+    blocks_nyx = -(-g.B // t.n) * -(-g.Ho // t.p) * -(-g.Wo // t.q)
+    gbuf_in = shape.groups * tM * g.B * g.Ci * rows_cols
+    gbuf_w = shape.groups * blocks_nyx * g.Co * g.Ci * g.Hk * g.Wk
+    bs, ys, xs = -(-t.n // pb), -(-t.p // py), -(-t.q // px)
+    psums = bs * ys * xs * zs
+    util = (t.n * t.p * t.q * t.m) / (pe_rows * pe_cols * psums)
+    macs = shape.macs
+    return PeMapping(pe_rows, pe_cols, pb, py, px, zs, psums, util, gbuf_in, gbuf_w,
+                     dram.input_reads + dram.weight_reads + dram.output_reads, gbuf_in + gbuf_w, 2 * macs,
+                     macs, macs, shape.outputs)
+
+
+def _pow2(v: float) -> int:
+    return 1 << max(0, math.ceil(math.log2(v)))
+
+
+@dataclass(frozen=True)
+class ArchitectureSizing:
+    """Buffer sizes following the paper's rules b*x*y ~ R*z and b*x*y*z ~ S (psum entries)."""
+
+    psum_bytes: int
+    word_bits: int
+    pe_rows: int
+    pe_cols: int
+    psum_entries: int
+    psums_per_pe: int
+    z_at_r1: float            # sqrt(S): z when R = 1
+    wgbuf: int                # weight GBuf entries: next power of two above z
+    bxy_at_rmax: float        # sqrt(R_max * S)
+    halo_entries: float       # (sqrt(bxy) + Hk - D)^2
+    igbuf: int                # input GBuf entries: next power of two above the halo'd tile
+    greg_input_entries: int   # per PE row: its xs' x ys' patch, next power of two
+    greg_weight_entries: int  # per PE column: zs = WGBuf / q weights
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def size_architecture(psum_bytes: int = 64 * 1024, word_bits: int = 16, pe_rows: int = 16, pe_cols: int = 16,
+                      r_max: int = 9, kernel: int = 3, stride: int = 1) -> ArchitectureSizing:
+    """Reproduce the paper's example: 16x16 PEs, 64 KB of 16-bit psums -> WGBuf 256, IGBuf 1024."""
+    S = psum_bytes * 8 // word_bits
+    z1 = math.sqrt(S)
+    bxy = math.sqrt(r_max * S)
+    halo = (math.sqrt(bxy) + kernel - stride) ** 2
+    per_row = (math.sqrt(bxy / pe_rows) + kernel - stride) ** 2
+    wgbuf = _pow2(z1)
+    return ArchitectureSizing(psum_bytes, word_bits, pe_rows, pe_cols, S, S // (pe_rows * pe_cols), z1, wgbuf, bxy,
+                              halo, _pow2(halo), _pow2(per_row), max(1, wgbuf // pe_cols))
+
+
+def tiling_for_array(S: int, R: float) -> dict[str, float]:
+    """The balanced real-valued tile: z = sqrt(S/R), b*x*y = sqrt(R*S)."""
+    return {"z": float(np.sqrt(S / R)), "bxy": float(np.sqrt(R * S))}
