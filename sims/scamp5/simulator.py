@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -64,16 +64,22 @@ class SimRun:
         return sum(len(r.bus_ops) for r in self.records)
 
 
-def iter_simulate(program: Sequence[Instr], image: np.ndarray, registers: int | Sequence[str] = 6,
+def iter_simulate(program: Sequence[Instr], image: np.ndarray | Mapping[str, np.ndarray], registers: int | Sequence[str] = 6,
                   input_register: str = "A", noise: NoiseModel | None = None) -> Iterator[tuple[SimRun, StepRecord]]:
-    """Run `program` with `image` in `input_register`, yielding (run, record) after the load and
-    after each macro, so a caller can report progress and check for cancellation between macros."""
+    """Run `program` with `image` in `input_register` (or a mapping register -> plane for several
+    preloaded registers), yielding (run, record) after the load and after each macro, so a caller
+    can report progress and check for cancellation between macros."""
     regs = register_names(registers if isinstance(registers, int) else tuple(registers))
     if input_register not in regs:
         raise InputError(f"input register {input_register!r} is not one of {', '.join(regs)}", "input_register")
     noise = noise or NoiseModel()
-    array = PixelArray(tuple(image.shape), regs, noise)
-    array.load(input_register, image)
+    planes = dict(image) if isinstance(image, Mapping) else {input_register: image}
+    for reg in planes:
+        if reg not in regs:
+            raise InputError(f"register {reg!r} is not one of {', '.join(regs)}", "inputs")
+    array = PixelArray(tuple(next(iter(planes.values())).shape), regs, noise)
+    for reg, plane in planes.items():
+        array.load(reg, plane)
     run = SimRun(list(program), regs, input_register, noise, array=array)
     first = StepRecord(0, None, [], array.snapshot())
     run.records.append(first)
@@ -91,7 +97,7 @@ def iter_simulate(program: Sequence[Instr], image: np.ndarray, registers: int | 
         yield run, rec
 
 
-def simulate(program: Sequence[Instr], image: np.ndarray, registers: int | Sequence[str] = 6,
+def simulate(program: Sequence[Instr], image: np.ndarray | Mapping[str, np.ndarray], registers: int | Sequence[str] = 6,
              input_register: str = "A", noise: NoiseModel | None = None) -> SimRun:
     """Run the whole program; the run keeps a record per macro."""
     run = None
