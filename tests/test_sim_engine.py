@@ -1,0 +1,149 @@
+"""The "simulate" engine through its command-line path: results, noise, comparisons, bad input."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from core.engine import get_engine
+from core.errors import InputError
+from core.jobs import CancelToken, Cancelled, FinalResult, MetricPoint, Progress, run_foreground
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE2 = str(REPO / "assets/programs/analognet2_cain_table2.txt")
+
+
+def _parse(*argv: str) -> argparse.Namespace:
+    spec = get_engine("simulate")
+    parser = argparse.ArgumentParser()
+    spec.add_cli_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def _run(*argv: str) -> dict:
+    spec = get_engine("simulate")
+    outcome = run_foreground(spec.run(spec.request_from_cli(_parse(*argv)), CancelToken()), quiet=True)
+    if outcome.error is not None:
+        raise outcome.error
+    assert outcome.result is not None
+    json.dumps(outcome.result)                      # session files and --json need plain JSON
+    return outcome.result
+
+
+def test_table2_program_runs_exactly_and_matches_analognet2() -> None:
+    r = _run("--program", TABLE2, "--size", "48", "--filter", "analognet2-tool")
+    assert r["exact"] is True and r["matches_interpreter"] is True
+    assert r["program_length"] == 21 and r["bus_steps"] == 19 * 2 + 2 * 5
+    assert r["output_registers"] == ["A", "B", "C"]
+    for reg in "ABC":
+        o = r["outputs"][reg]
+        assert o["rms_error"] == 0.0 and o["max_error"] == 0.0 and o["goal_matches_expected"]
+        assert o["interior_pixels"] > 0.75 * 48 * 48
+    assert r["outputs"]["B"]["kernel"][0] == ["-1", "-1/4", "1/4"]
+    assert len(r["error_growth"]) == 22 and max(r["error_growth"]) == 0.0
+    text = get_engine("simulate").format_text(r)
+    assert "exact: true" in text and "21 instructions" in text
+
+
+def test_wrong_filter_is_reported_not_exact() -> None:
+    r = _run("--program", TABLE2, "--size", "32", "--filter", "analognet2")   # equation 1: -1 top right
+    assert r["exact"] is False
+    assert r["outputs"]["A"]["max_error"] == 0.0 and r["outputs"]["B"]["max_error"] > 0.1
+    assert r["outputs"]["B"]["goal_matches_expected"] is False
+
+
+def test_noise_gives_seeded_errors() -> None:
+    a = _run("--program", TABLE2, "--size", "32", "--noise", "0.005", "--seed", "7")
+    b = _run("--program", TABLE2, "--size", "32", "--noise", "0.005", "--seed", "7")
+    c = _run("--program", TABLE2, "--size", "32", "--noise", "0.005", "--seed", "8")
+    assert a["exact"] is False and a["matches_interpreter"] is True   # the exact run still agrees
+    assert a["outputs"]["A"]["rms_error"] == b["outputs"]["A"]["rms_error"] > 0
+    assert a["outputs"]["A"]["rms_error"] != c["outputs"]["A"]["rms_error"]
+    assert a["error_growth"][-1] > a["error_growth"][1] > 0
+
+
+def test_a_longer_program_for_the_same_kernels_has_more_error(tmp_path: Path) -> None:
+    padded = Path(TABLE2).read_text() + "\n".join(["neg(D, A)", "neg(A, D)"] * 6) + "\n"
+    longer = tmp_path / "padded.txt"
+    longer.write_text(padded)
+    r = _run("--program", TABLE2, "--size", "32", "--noise", "0.005", "--noise-mode", "per-op",
+             "--compare", str(longer))
+    comp = r["comparison"]
+    assert comp["program"]["program_length"] == 21 and comp["padded"]["program_length"] == 33
+    assert comp["padded"]["outputs"]["A"]["rms_error"] > comp["program"]["outputs"]["A"]["rms_error"]
+    assert "error growth" in get_engine("simulate").format_text(r)
+
+
+def test_events_report_each_instruction_and_cancel_stops_the_run() -> None:
+    spec = get_engine("simulate")
+    req = spec.request_from_cli(_parse("--program", TABLE2, "--size", "24"))
+    events = list(spec.run(req, CancelToken()))
+    metrics = [e for e in events if isinstance(e, MetricPoint)]
+    assert [m.x for m in metrics] == list(range(22))
+    assert sum(isinstance(e, Progress) for e in events) >= 22
+    assert isinstance(events[-1], FinalResult)
+    token = CancelToken()
+    job = spec.run(req, token)
+    next(job)
+    token.cancel()
+    with pytest.raises(Cancelled):
+        for _ in job:
+            pass
+
+
+def test_images_patterns_and_the_sample_load(tmp_path: Path) -> None:
+    from PIL import Image
+
+    path = tmp_path / "pic.jpg"
+    Image.new("RGB", (40, 30), (200, 100, 50)).save(path)
+    r = _run("--program", TABLE2, "--size", "16", "--image", str(path))
+    assert r["exact"] and "pic.jpg" in r["image"]["description"]
+    assert _run("--program", TABLE2, "--size", "16", "--image", "pattern:checker")["exact"]
+    assert "sample" in _run("--program", TABLE2, "--size", "16")["image"]["description"]
+
+
+@pytest.mark.parametrize("program, message, line", [
+    ("mov(B, A)\nfrobnicate(A, B)\n", "unknown instruction", "line 2"),
+    ("mov(B, A)\nadd(C, A)\n", "operands", "line 2"),
+    ("# x\n\nneg(A, A)\n", "different registers", "line 3"),
+    ("movx(B, A, up)\n", "direction", "line 1"),
+    ("mov(B, Q)\n", "register", "line 1"),
+])
+def test_bad_programs_name_the_line(tmp_path: Path, program: str, message: str, line: str) -> None:
+    f = tmp_path / "bad.txt"
+    f.write_text(program)
+    with pytest.raises(InputError) as err:
+        _run("--program", str(f), "--size", "8")
+    assert message in err.value.message and err.value.where == f"{f}:{line}"
+
+
+def test_bad_files_and_arguments(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.png"
+    junk.write_bytes(b"not a picture")
+    with pytest.raises(InputError) as err:
+        _run("--program", TABLE2, "--image", str(junk), "--size", "8")
+    assert err.value.where == str(junk) and "cannot read image" in err.value.message
+    with pytest.raises(InputError, match="not found"):
+        _run("--program", str(tmp_path / "missing.txt"))
+    with pytest.raises(InputError, match="unknown filter preset"):
+        _run("--preset", "nosuchfilter")
+    with pytest.raises(InputError, match="array size"):
+        _run("--program", TABLE2, "--size", "2")
+    with pytest.raises(InputError, match="holds no value"):
+        f = tmp_path / "undefined.txt"
+        f.write_text("add(A, B, C)\n")
+        _run("--program", str(f), "--size", "8")
+
+
+def test_settings_from_a_session_are_checked() -> None:
+    spec = get_engine("simulate")
+    from core.engine import JobRequest
+
+    for bad, where in [({"noise": -1}, "settings.noise"), ({"program_source": "x"}, "settings.program_source"),
+                       ({"bogus": 1}, "settings"), ({"noise_mode": "loud"}, "settings.noise_mode")]:
+        with pytest.raises(InputError) as err:
+            list(spec.run(JobRequest(None, None, bad), CancelToken()))
+        assert err.value.where == where
