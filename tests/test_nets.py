@@ -125,3 +125,13 @@ def test_workload_conventions():
     assert workload_gops(net, "fcnnx") * 1e9 == 2 * (20 * 24 * 24 * 25 + 50 * 8 * 8 * 500) + 20 * 12 * 12 * 4 + 50 * 4 * 4 * 4
     with pytest.raises(ValueError):
         workload_gops(net, "flops")
+
+
+def test_summary_table_covers_the_zoo(capsys):
+    from core.nets import summary
+
+    rows = summary.rows()
+    assert [r["name"] for r in rows] == zoo.names()
+    assert summary.main() == 0
+    out = capsys.readouterr().out
+    assert all(n in out for n in zoo.names()) and "30.6994" in out

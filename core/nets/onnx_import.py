@@ -428,3 +428,9 @@ def load_onnx_weights(path: str | os.PathLike) -> dict[str, dict[str, np.ndarray
     Conv weights are (out, in/groups, k_h, k_w); FC weights are (out, in), so y = W @ x + b.
     """
     return _import(path).weights
+
+
+def load_onnx_with_weights(path: str | os.PathLike) -> tuple[Network, dict[str, dict[str, np.ndarray]]]:
+    """Both of the above from one read of the file (large models are parsed once)."""
+    g = _import(path)
+    return g.network, g.weights
