@@ -188,7 +188,8 @@ class _Importer:
         if strides[0] != strides[1] or dil[0] != dil[1]:
             raise InputError(f"unequal strides {strides} / dilations {dil} are not supported", self.where(node))
         pads = self._pads(node, a, (h, wd), (kh, kw), strides[0], dil[0])
-        b = self.consts[node.input[2]] if len(node.input) > 2 and node.input[2] else np.zeros(out_ch, np.float32)
+        has_b = len(node.input) > 2 and node.input[2]
+        b = self._const(node, node.input[2], "Conv bias") if has_b else np.zeros(out_ch, np.float32)
         name = self._name(node, i)
         layer = Conv(name, c, h, wd, out_ch, kh, kw, strides[0], pads, g, dil[0], relu=False)
         self._add_layer(layer)
@@ -395,7 +396,13 @@ class _Importer:
             if any(self.tensors.get(n, _Tensor((1, 1, 1))) is None for n in data_inputs):
                 self._unknown(node)            # downstream of an unsupported node: already reported
                 continue
-            handlers[node.op_type](node, i)
+            try:
+                handlers[node.op_type](node, i)
+            except InputError:
+                raise
+            except (KeyError, ValueError, IndexError, TypeError) as exc:   # malformed attributes / inputs
+                raise InputError(f"cannot interpret this node ({type(exc).__name__}: {exc})"[:300],
+                                 self.where(node)) from None
         if self.unsupported:
             raise UnsupportedOperators(self.path, self.unsupported)
         if not any(isinstance(l, Conv) for l in self.layers):
