@@ -135,3 +135,18 @@ def test_summary_table_covers_the_zoo(capsys):
     assert summary.main() == 0
     out = capsys.readouterr().out
     assert all(n in out for n in zoo.names()) and "30.6994" in out
+
+
+def test_check_chain_rejects_bad_merges():
+    import dataclasses
+
+    net = zoo.get("googlenet")
+    i = next(k for k, l in enumerate(net.layers) if getattr(l, "op", "") == "concat")
+    net.layers[i] = dataclasses.replace(net.layers[i], ch=net.layers[i].ch + 1)   # 257: no branch subset sums to it
+    with pytest.raises(InputError, match="inception_3a/output"):
+        check_chain(net)
+    net = zoo.get("resnet18")
+    i = next(k for k, l in enumerate(net.layers) if getattr(l, "op", "") == "add")
+    net.layers[i] = dataclasses.replace(net.layers[i], h=55)
+    with pytest.raises(InputError, match="layer1.0.add"):
+        check_chain(net)
