@@ -302,7 +302,7 @@ def _build_catalogue() -> dict[str, Workload]:
     w["correlation"] = Workload(
         "correlation", "Correlation layer (FlowNet, eq. 8)", [cr],
         lambda r: {"I1": r.standard_normal((16, 12, 12)), "I2": r.standard_normal((16, 12, 12))},
-        lambda d: correlation_ref(d["I1"], d["I2"], 3), {"p1": 4, "p2": 8, "p3": 7, "p4": 7}, "I2", "eq. 8")
+        lambda d: correlation_ref(d["I1"], d["I2"], 3), {"p1": 2, "p2": 4, "p3": 4, "p4": 4}, "I2", "eq. 8")
     me = motion_estimation(32, 48, 8, 4)
 
     def me_data(r: np.random.Generator) -> dict[str, np.ndarray]:
@@ -310,7 +310,7 @@ def _build_catalogue() -> dict[str, Workload]:
         return {"cur": np.roll(ref, (2, -3), axis=(0, 1)), "ref": ref}
 
     w["motion"] = Workload("motion", "Block motion estimation (L1)", [me], me_data,
-                           lambda d: motion_ref(d["cur"], d["ref"], 8, 4), {"dy": 9, "dx": 9}, "ref",
+                           lambda d: motion_ref(d["cur"], d["ref"], 8, 4), {"by": 1, "bx": 1, "dy": 8, "dx": 8}, "ref",
                            "eq. 4 (L1 distance), Table IX")
     bl = bilateral(24, 28, 5)
     w["bilateral"] = Workload(
@@ -321,7 +321,7 @@ def _build_catalogue() -> dict[str, Workload]:
     w["separable"] = Workload(
         "separable", "Separable filter (two passes)", sep,
         lambda r: {"img": r.standard_normal((24, 32)), "kh": _gauss(5, 1.0), "kv": np.array([1., 4, 6, 4, 1]) / 16},
-        lambda d: separable_ref(d["img"], d["kh"], d["kv"]), {"y": 8, "x": 16}, "rows", "Tables IV, V")
+        lambda d: separable_ref(d["img"], d["kh"], d["kv"]), {"y": 8, "x": 16}, "img", "Tables IV, V")
     dw = depthwise(8, 16, 16)
     w["depthwise"] = Workload(
         "depthwise", "Depthwise convolution (MobileNet)", [dw],

@@ -1,0 +1,95 @@
+"""Tiled execution (paper, section IV-A): sub-tensors (t_p, t_a) of M(A) and their footprints.
+
+The footprint of a sub-tensor of M(A) in A is, per axis i (eq. 9):
+
+    1 + sum_j (t_j - 1) |s_j| delta(d_j, i)
+
+Loading the footprint once and expanding on the fly replaces loading every element of the M(A)
+sub-tensor directly (or of the unrolled matrix U(A), eq. 2).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.errors import InputError
+from core.merit.transform import MeritTransform, Operand
+
+
+def tile_sizes(t: MeritTransform, tile: dict[str, int], where: str = "tile") -> dict[str, int]:
+    """Tile extent per index (missing: the whole range), checked against the index sizes."""
+    sizes = dict(t.indices)
+    for name, v in tile.items():
+        if name not in sizes:
+            raise InputError(f"tile names unknown index {name!r}; indices: {', '.join(sizes)}", f"{where}.{name}")
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise InputError(f"tile size must be a positive integer, got {v!r}", f"{where}.{name}")
+    return {n: min(tile.get(n, s), s) for n, s in t.indices}
+
+
+def footprint(t: MeritTransform, op: Operand, ext: dict[str, int]) -> tuple[int, ...]:
+    """Eq. 9 for tile extents `ext` (index -> t_j)."""
+    fp = [1] * len(op.shape)
+    for idx, m in op.maps.items():
+        fp[m.axis] += (ext[idx] - 1) * abs(m.stride)
+    return tuple(fp)
+
+
+def clipped_footprint(t: MeritTransform, op: Operand, ext: dict[str, int]) -> tuple[int, ...]:
+    """Eq. 9, but never larger than the tensor plus its zero padding."""
+    pad = op.padding()
+    return tuple(min(f, s + 2 * p) for f, s, p in zip(footprint(t, op, ext), op.shape, pad))
+
+
+@dataclass
+class LoadCounts:
+    operand: str
+    tiles: int
+    direct: int            # every element of each M(A) sub-tensor read from A
+    unrolled: int          # each U(A) sub-matrix: repetition only over indices the operand moves with
+    on_the_fly: int        # each eq. 9 footprint read once, expanded while moving to the ALUs
+
+    def to_json(self) -> dict[str, Any]:
+        saved = 1 - self.on_the_fly / self.direct if self.direct else 0.0
+        return {"operand": self.operand, "tiles": self.tiles, "direct": self.direct, "unrolled": self.unrolled,
+                "on_the_fly": self.on_the_fly, "saving_vs_direct": round(saved, 4)}
+
+
+def _extent_options(n: int, t: int) -> list[tuple[int, int]]:
+    """(extent, how many tiles) for an index of size n cut into tiles of t."""
+    opts = [(t, n // t)] if n // t else []
+    if n % t:
+        opts.append((n % t, 1))
+    return opts
+
+
+def load_counts(t: MeritTransform, tile: dict[str, int]) -> list[LoadCounts]:
+    """Words loaded per operand over all tiles, with and without on-the-fly expansion."""
+    ext_full = tile_sizes(t, tile)
+    names = [n for n, _ in t.indices]
+    options = [_extent_options(s, ext_full[n]) for n, s in t.indices]
+    out = []
+    for op in t.operands:
+        tiles = direct = unrolled = otf = 0
+        for combo in itertools.product(*options):
+            count = int(np.prod([c for _, c in combo], dtype=np.int64))
+            ext = {n: e for n, (e, _) in zip(names, combo)}
+            tiles += count
+            direct += count * int(np.prod([e for e, _ in combo], dtype=np.int64))
+            unrolled += count * int(np.prod([ext[n] for n in names if n in op.maps] or [1], dtype=np.int64))
+            otf += count * int(np.prod(clipped_footprint(t, op, ext), dtype=np.int64))
+        out.append(LoadCounts(op.name, tiles, direct, unrolled, otf))
+    return out
+
+
+def tiling_report(t: MeritTransform, tile: dict[str, int]) -> dict[str, Any]:
+    ext = tile_sizes(t, tile)
+    return {
+        "tile": {"parallel": {n: ext[n] for n, _ in t.parallel}, "accumulate": {n: ext[n] for n, _ in t.accumulate}},
+        "footprints": {f"{i}:{op.name}": list(footprint(t, op, ext)) for i, op in enumerate(t.operands)},
+        "loads": [c.to_json() for c in load_counts(t, tile)],
+    }
