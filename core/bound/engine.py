@@ -119,15 +119,13 @@ def load_shapes(s: dict[str, Any], workload: Any) -> tuple[dict[str, Any], list[
 
 def _load_onnx(path: str) -> Any:
     try:
-        from core.nets.onnx_import import UnsupportedOperators, load_onnx
+        from core.nets.onnx_import import load_onnx
     except ImportError:
         raise InputError("ONNX import is not available in this build (core.nets.onnx_import missing)",
                          "settings.onnx") from None
     try:
         return load_onnx(path)
-    except UnsupportedOperators as exc:
-        raise InputError(f"unsupported operators in {path}: {exc}", "settings.onnx") from None
-    except InputError:
+    except InputError:   # includes UnsupportedOperators, which lists every operator it cannot map
         raise
     except FileNotFoundError:
         raise InputError(f"no such file: {path}", "settings.onnx") from None
@@ -235,7 +233,11 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     request = JobRequest(workload=None, target=target, settings=settings)
     # Read the layers now so bad specs fail before the run starts (exit 2 with a clear message).
     s = _settings(request)
-    load_shapes(s, None) if s["source"] != "onnx" else None
+    if s["source"] == "layer":
+        for i, text in enumerate(s["layers"]):
+            parse_layer_spec(text, None, f"--layer {text!r}")
+    elif s["source"] == "network":
+        load_shapes(s, None)
     return request
 
 

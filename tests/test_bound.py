@@ -1,0 +1,391 @@
+"""Tests of the communication-bound engine: exact traffic (trace simulator), optimality, bounds, paper numbers."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+
+from core.bound import analysis
+from core.bound.bounds import conv_bound, matmul_bound, paper_reuse, window_reuse
+from core.bound.engine import ENGINE
+from core.bound.geometry import Axis, axis_tables, distinct_tiles
+from core.bound.loopnest import (BASELINES, Tiling, evaluate, exhaustive_optimal, min_memory, paper_traffic,
+                                 search_baseline, search_optimal, traffic_of)
+from core.bound.onchip import map_to_pes, size_architecture
+from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
+from core.errors import InputError
+from core.jobs import CancelToken, FinalResult, MetricPoint, Progress, run_foreground
+from core.nets import zoo
+from sims.loopnest_trace import BufferOverflow, direct_conv, simulate
+
+
+def shape(Ci=4, H=7, W=6, Co=6, k=3, stride=1, pad=1, groups=1, B=1, dil=1, name="t", kw=None):
+    return ConvShape(name, B, Ci, H, W, Co, k, kw or k, stride, pad, groups, dil).validate()
+
+
+# ------------------------------------------------------------------ trace simulator vs analytic model
+def _random_cases(n: int, seed: int):
+    rnd = random.Random(seed)
+    out = []
+    while len(out) < n:
+        g = rnd.choice([1, 1, 2])
+        try:
+            s = shape(Ci=rnd.randint(1, 3) * g, H=rnd.randint(3, 9), W=rnd.randint(3, 9), Co=rnd.randint(1, 4) * g,
+                      k=rnd.randint(1, 3), stride=rnd.randint(1, 3), pad=rnd.randint(0, 1), groups=g,
+                      B=rnd.randint(1, 2), dil=rnd.choice([1, 1, 2]), kw=rnd.randint(1, 3))
+        except InputError:
+            continue
+        gs = s.group_shape()
+        t = Tiling(rnd.randint(1, gs.B), rnd.randint(1, gs.Co), rnd.randint(1, gs.Ci), rnd.randint(1, gs.Ho),
+                   rnd.randint(1, gs.Wo), "".join(rnd.sample("NMCPQ", 5)))
+        out.append((s, t))
+    return out
+
+
+@pytest.mark.parametrize("s,t", _random_cases(40, 7))
+def test_trace_simulator_counts_equal_model_exactly(s, t):
+    model = traffic_of(s, t)
+    sim = simulate(s, t, S=10 ** 9)
+    assert sim.max_abs_error == 0.0          # the tiled nest computed the right convolution
+    assert (sim.input_reads, sim.weight_reads, sim.output_writes, sim.output_reads) == \
+        (model.input_reads, model.weight_reads, model.output_writes, model.output_reads)
+    assert sim.peak_words == model.memory
+
+
+def test_simulator_enforces_capacity():
+    s = shape()
+    t = Tiling(1, 6, 4, 7, 6, "NPQMC")
+    with pytest.raises(BufferOverflow):
+        simulate(s, t, S=traffic_of(s, t).memory - 1)
+
+
+def test_direct_conv_matches_naive_loops():
+    s = shape(Ci=4, H=5, W=6, Co=4, k=3, stride=2, pad=1, groups=2)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(1, 4, 5, 6))
+    w = rng.normal(size=(4, 2, 3, 3))
+    y = direct_conv(x, w, s)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    for m, i, j in itertools.product(range(4), range(s.Ho), range(s.Wo)):
+        g = m // 2
+        ref = sum(xp[0, g * 2 + c, i * 2 + r, j * 2 + q] * w[m, c, r, q]
+                  for c in range(2) for r in range(3) for q in range(3))
+        assert abs(y[0, m, i, j] - ref) < 1e-9
+
+
+def test_optimal_tiling_runs_in_the_simulator_within_S():
+    s = shape(Ci=5, H=9, W=8, Co=7, k=3, pad=1, B=2)
+    S = 150
+    opt = search_optimal(s, S)
+    sim = simulate(s, opt.tiling, S)
+    assert sim.max_abs_error == 0.0 and sim.peak_words <= S
+    assert sim.total == opt.traffic.total
+
+
+# ------------------------------------------------------------------ optimality (exhaustive enumeration)
+TEST_SIZED = [
+    # VGG-like 3x3/1 pad 1, AlexNet conv1-like 11x11/4 scaled to 5x5/2, 1x1, grouped, batch 2
+    (shape(Ci=4, H=8, W=8, Co=8, k=3, pad=1), (60, 120, 300)),
+    (shape(Ci=3, H=13, W=13, Co=6, k=5, stride=2, pad=0), (80, 200, 500)),
+    (shape(Ci=8, H=6, W=6, Co=8, k=1, pad=0), (20, 64, 200)),
+    (shape(Ci=4, H=7, W=7, Co=6, k=3, pad=1, groups=2, B=2), (40, 100, 260)),
+    (shape(Ci=6, H=5, W=9, Co=5, k=3, stride=2, pad=1, B=2), (50, 150, 400)),
+]
+
+
+@pytest.mark.parametrize("s,memories", TEST_SIZED)
+def test_search_finds_the_exhaustive_minimum(s, memories):
+    for S in memories:
+        opt = search_optimal(s, S)
+        total, t = exhaustive_optimal(s, S)
+        assert opt.traffic.total == total, (S, opt.tiling, t)
+        assert opt.traffic.memory <= S
+        for fam in BASELINES.values():
+            b = search_baseline(s, S, fam)
+            assert b is None or b.traffic.memory <= S
+
+
+def test_tiny_memory_lets_a_spilling_dataflow_win_and_it_is_reported_as_best():
+    """Outside the paper's regime (S barely above the smallest tile) input-stationary with psum spills
+    moves less than the output-stationary dataflow; the engine says so instead of hiding it."""
+    s = shape(Ci=3, H=13, W=13, Co=6, k=5, stride=2, pad=0)
+    r = analysis.analyse_layer(s, analysis.Machine(80 * 2, 16), tuple(BASELINES))
+    totals = {k: v["traffic"]["total"] for k, v in r["baselines"].items() if v}
+    assert min(totals.values()) < r["optimal"]["traffic"]["total"]
+    assert r["best"]["total"] == min(totals.values()) and r["best"]["dataflow"] != "optimal"
+
+
+def _test_sized(layer, f_ch: int, f_sp: int) -> ConvShape:
+    """A VGG/AlexNet layer with channels / f_ch and feature maps / f_sp (kernel, stride, pad kept)."""
+    s = from_conv(layer)
+    h = max(s.Hk, -(-s.Hi // f_sp))
+    return ConvShape(s.name, 1, max(s.groups, s.Ci // f_ch), h, h, max(s.groups, s.Co // f_ch), s.Hk, s.Wk,
+                     s.stride, s.pad, s.groups).validate()
+
+
+@pytest.mark.parametrize("net,f_sp", [("vgg16", 8), ("alexnet", 4)])
+def test_paper_layers_in_test_sized_form_exhaustive_and_never_above_baselines(net, f_sp):
+    """Channels / 8 and memory / 64 keep the paper's balance z ~ sqrt(S/R) in proportion to Co."""
+    f_ch = 8
+    for layer in (l for l in zoo.get(net).convs if not l.fc):
+        s = _test_sized(layer, f_ch, f_sp)
+        for kib in (64, 128, 512):
+            S = kib * 1024 * 8 // 16 // f_ch ** 2
+            opt = search_optimal(s, S)
+            total, _ = exhaustive_optimal(s, S)
+            assert opt.traffic.total == total, (s.name, S)
+            for fam in BASELINES.values():
+                b = search_baseline(s, S, fam)
+                assert b is None or opt.traffic.total <= b.traffic.total, (s.name, S, fam.key)
+
+
+def test_baseline_search_is_exhaustive_over_its_grid():
+    """Brute force every m for the baseline grid: the 'largest m that fits' rule loses nothing."""
+    s = shape(Ci=4, H=6, W=6, Co=6, k=3, pad=1)
+    S = 120
+    g = s.group_shape()
+    for fam in BASELINES.values():
+        best = None
+        qs = [g.Wo] if fam.full_rows else distinct_tiles(g.Wo)
+        for n, m, c, p, q in itertools.product(distinct_tiles(g.B), range(1, g.Co + 1), distinct_tiles(g.Ci),
+                                               distinct_tiles(g.Ho), qs):
+            for order in fam.orders:
+                r = evaluate(g, order, n, m, c, p, q)
+                if int(r["memory"]) <= S:
+                    tot = int(r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"])
+                    best = tot if best is None else min(best, tot)
+        found = search_baseline(s, S, fam)
+        assert (found.traffic.total if found else None) == best, fam.key
+
+
+@pytest.mark.parametrize("net", ["vgg16", "alexnet"])
+def test_paper_networks_optimal_never_above_baselines_and_tighter_than_mappers(net):
+    layers = [from_conv(l) for l in zoo.get(net).convs if not l.fc]
+    for kib in (64, 128, 512):
+        S = kib * 1024 * 8 // 16
+        for s in layers:
+            b = conv_bound(s, S)
+            opt = search_optimal(s, S)
+            assert opt.traffic.memory <= S
+            for fam in BASELINES.values():
+                r = search_baseline(s, S, fam)
+                assert r is None or opt.traffic.total <= r.traffic.total
+            assert opt.traffic.total >= b.compulsory           # compulsory is a hard lower bound
+            assert opt.traffic.total / b.reference < 1.3, (net, s.name, kib)
+
+
+# ------------------------------------------------------------------ the paper's formulas
+def test_matmul_bound_is_met_by_square_tiles():
+    A, B, C, S = 1024, 1024, 512, 4096
+    x = y = int(math.sqrt(S))
+    q = (x + y) * C * (A * B) / (x * y)
+    assert q == pytest.approx(matmul_bound(A, B, C, S))
+
+
+def test_window_reuse_and_conv_bound():
+    vgg = shape(Ci=64, H=56, W=56, Co=64, k=3, pad=1)
+    assert window_reuse(vgg) == 9 and paper_reuse(vgg) == 9
+    alex1 = from_conv(zoo.get("alexnet").convs[0])
+    assert window_reuse(alex1) == 9 and paper_reuse(alex1) == pytest.approx(121 / 16)
+    assert window_reuse(shape(Ci=8, H=6, W=6, Co=8, k=1, pad=0)) == 1
+    assert window_reuse(shape(Ci=8, H=9, W=9, Co=8, k=5, pad=2)) == 25
+    S = 32768
+    b = conv_bound(vgg, S)
+    # square kernel, R = K^2/D^2: 2 * MACs * D / (K * sqrt(S))
+    assert b.reads == pytest.approx(2 * vgg.macs * 1 / (3 * math.sqrt(S)))
+    assert b.writes == vgg.outputs
+    assert b.compulsory == vgg.inputs + vgg.weights + vgg.outputs
+
+
+def test_exact_model_equals_paper_closed_form_when_tiles_divide():
+    s = ConvShape("t", 2, 6, 10, 10, 8, 3, 3, 1, 0).validate()    # Ho = Wo = 8, no padding to clip
+    for b, z, y, x in [(1, 2, 4, 4), (2, 4, 2, 8), (1, 8, 8, 8)]:
+        t = Tiling(b, z, 1, y, x, "NPQMC")
+        exact = traffic_of(s, t)
+        paper = paper_traffic(s, b, z, y, x)
+        assert exact.reads == paper["reads"] and exact.output_writes == paper["writes"]
+
+
+def test_optimal_tiling_follows_the_papers_balance_rules():
+    """b*x*y ~ R*z and b*x*y*z ~ S on a large layer (VGG conv3_2 at 64 KB of 16-bit words)."""
+    s = from_conv(zoo.get("vgg16").convs[5])
+    S = 32768
+    t = search_optimal(s, S).tiling
+    bxy = t.n * t.p * t.q
+    assert t.c == 1
+    assert 0.5 < bxy / (9 * t.m) < 2.0
+    assert 0.75 * S < bxy * t.m <= S
+
+
+def test_traffic_decreases_with_memory_and_approaches_bound():
+    s = from_conv(zoo.get("vgg16").convs[7])
+    totals = [search_optimal(s, kib * 512).traffic.total for kib in (16, 32, 64, 128, 256)]
+    assert all(a >= b for a, b in zip(totals, totals[1:]))
+
+
+def test_architecture_sizing_reproduces_paper_example():
+    a = size_architecture(64 * 1024, 16, 16, 16, r_max=9, kernel=3, stride=1)
+    assert a.psum_entries == 32768 and a.psums_per_pe == 128
+    assert round(a.z_at_r1) == 181 and round(a.bxy_at_rmax) == 543
+    assert a.wgbuf == 256 and a.igbuf == 1024
+    assert a.greg_input_entries == 64
+
+
+def test_pe_mapping_traffic_against_direct_enumeration():
+    s = shape(Ci=3, H=9, W=9, Co=8, k=3, pad=1)
+    t = Tiling(1, 8, 1, 5, 9, "NPQMC")
+    pe_rows, pe_cols = 4, 4
+    mp = map_to_pes(s, t, pe_rows, pe_cols)
+    assert mp.lreg_writes == s.macs and mp.greg_reads == 2 * s.macs
+    assert mp.gbuf_weight_reads == traffic_of(s, t).weight_reads
+    # count GBuf input reads by listing, for every block and PE row, the input elements its patch needs
+    ys, xs = -(-t.p // mp.split_y), -(-t.q // mp.split_x)
+    count = 0
+    for p0 in range(0, s.Ho, t.p):
+        for q0 in range(0, s.Wo, t.q):
+            for a in range(p0, min(p0 + t.p, s.Ho), ys):
+                for b in range(q0, min(q0 + t.q, s.Wo), xs):
+                    cells = {(i * 1 - 1 + r, j * 1 - 1 + c)
+                             for i in range(a, min(a + ys, p0 + t.p, s.Ho))
+                             for j in range(b, min(b + xs, q0 + t.q, s.Wo)) for r in range(3) for c in range(3)}
+                    count += sum(1 for (u, v) in cells if 0 <= u < s.Hi and 0 <= v < s.Wi)
+    assert mp.gbuf_input_reads == count * s.Ci * -(-s.Co // t.m)
+    assert mp.psums_per_pe * pe_rows * pe_cols >= t.n * t.p * t.q * t.m
+
+
+def test_grouped_and_depthwise_layers():
+    s = shape(Ci=8, H=8, W=8, Co=8, k=3, pad=1, groups=2)
+    t = Tiling(1, 2, 1, 4, 8, "NPQMC")
+    g = ConvShape("g", 1, 4, 8, 8, 4, 3, 3, 1, 1)
+    assert traffic_of(s, t).total == 2 * traffic_of(g, t).total
+    dw = next(l for l in zoo.get("mobilenet_v1").convs if l.groups > 1)
+    r = analysis.analyse_layer(from_conv(dw), analysis.Machine(64 * 1024, 16), ("ws",))
+    assert r["optimal"]["traffic"]["total"] >= r["bound"]["compulsory"]["total"]
+
+
+# ------------------------------------------------------------------ input checking
+@pytest.mark.parametrize("spec,needle", [
+    ("Ci=0,Hi=8,Wi=8,Co=4,Hk=3", "input channels"),
+    ("Ci=4,Hi=-2,Wi=8,Co=4,Hk=3", "input height"),
+    ("Ci=4,Hi=4,Wi=4,Co=4,Hk=7,pad=1", "larger than the padded input"),
+    ("Ci=4,Hi=4,Wi=4,Co=4,Hk=1,stride=9", "stride 9 does not fit"),
+    ("Ci=4,Hi=8,Wi=8,Co=6,Hk=3,groups=4", "groups=4 must divide"),
+    ("Ci=4,Hi=8,Wi=8,Co=4,R=3", "unknown key"),
+    ("Ci=4,Hi=8,Wi=8,Hk=3", "missing Co"),
+    ("Ci=four,Hi=8,Wi=8,Co=4", "must be an integer"),
+    ("Ci=4,Hi8,Co=2", "expected key=value"),
+])
+def test_bad_layer_specs(spec, needle):
+    with pytest.raises(InputError) as e:
+        parse_layer_spec(spec)
+    assert needle in str(e.value)
+
+
+def test_layer_spec_round_trip_and_aliases():
+    s = parse_layer_spec("C=64,H=56,W=56,K=128,kernel=3,stride=1,pad=1,batch=2")
+    assert (s.Ci, s.Hi, s.Co, s.Hk, s.Wk, s.B, s.Ho) == (64, 56, 128, 3, 3, 2, 56)
+    assert parse_layer_spec(s.spec()) == s
+
+
+def _cli(argv):
+    p = argparse.ArgumentParser()
+    ENGINE.add_cli_arguments(p)
+    return ENGINE.request_from_cli(p.parse_args(argv))
+
+
+def test_memory_too_small_and_bad_cli_values():
+    out = run_foreground(ENGINE.run(_cli(["--layer", "Ci=4,Hi=8,Wi=8,Co=4,Hk=3", "--memory", "32"]),
+                                    CancelToken()), quiet=True)
+    assert isinstance(out.error, InputError) and "too small" in str(out.error)
+    with pytest.raises(InputError, match="unknown dataflow"):
+        _cli(["--network", "vgg16", "--dataflows", "ws,foo"])
+    with pytest.raises(InputError, match="unknown network"):
+        _cli(["--network", "nonet"])
+    with pytest.raises(InputError):
+        _cli(["--network", "vgg16", "--memory=-5KiB"])
+
+
+def test_malformed_and_unsupported_onnx(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x01garbage that is not a protobuf model")
+    out = run_foreground(ENGINE.run(_cli(["--onnx", str(bad)]), CancelToken()), quiet=True)
+    assert isinstance(out.error, InputError)
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], np.zeros(108, np.float32).tolist())
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("LRN", ["c"], ["y"], size=3)]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w]))
+    path = tmp_path / "lrn.onnx"
+    onnx.save(model, str(path))
+    out = run_foreground(ENGINE.run(_cli(["--onnx", str(path)]), CancelToken()), quiet=True)
+    assert isinstance(out.error, InputError) and "LRN" in str(out.error)
+    nodes[1] = helper.make_node("Relu", ["c"], ["y"])
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w])), str(path))
+    out = run_foreground(ENGINE.run(_cli(["--onnx", str(path), "--no-sweep"]), CancelToken()), quiet=True)
+    assert out.error is None and len(out.result["layers"]) == 1
+    assert out.result["layers"][0]["shape"]["Co"] == 4
+
+
+# ------------------------------------------------------------------ engine end to end
+def test_engine_network_run_events_and_json():
+    req = _cli(["--network", "alexnet", "--memory", "128KiB", "--word-bits", "16"])
+    events = list(ENGINE.run(req, CancelToken()))
+    assert isinstance(events[-1], FinalResult)
+    r = events[-1].data
+    json.dumps(r)
+    convs = zoo.get("alexnet").convs
+    assert [l["name"] for l in r["layers"]] == [c.name for c in convs]
+    assert sum(isinstance(e, Progress) for e in events) >= len(convs)
+    assert any(isinstance(e, MetricPoint) and e.plot == "sweep" for e in events)
+    assert r["memory_words"] == 65536
+    assert r["totals"]["optimal"] == sum(l["optimal"]["traffic"]["total"] for l in r["layers"])
+    for l in r["layers"]:
+        for k in ("ws", "is", "os", "rs"):
+            b = l["baselines"][k]
+            assert b is None or b["traffic"]["total"] >= l["optimal"]["traffic"]["total"]
+    opt = [row["optimal"] for row in r["sweep"]]
+    assert all(a >= b for a, b in zip(opt, opt[1:]))            # more memory never costs traffic
+    assert all(row["optimal"] >= row["compulsory"] for row in r["sweep"])
+    assert "conv1" in ENGINE.format_text(r)
+
+
+def test_engine_reads_window_workload_and_target():
+    from core.engine import JobRequest
+    from core.workload import CnnSet, DataflowTarget
+
+    req = JobRequest(CnnSet(["lenet5"], batch=3), DataflowTarget(memory_bytes=8192, word_bits=8),
+                     {"sweep": False, "dataflows": ["ws"]})
+    r = run_foreground(ENGINE.run(req, CancelToken()), quiet=True).result
+    assert r["source"]["name"] == "lenet5" and r["batch"] == 3 and r["memory_words"] == 8192
+    assert list(r["layers"][0]["baselines"]) == ["ws"]
+
+
+def test_engine_cancels():
+    tok = CancelToken()
+    gen = ENGINE.run(_cli(["--network", "vgg16"]), tok)
+    next(gen)
+    tok.cancel()
+    from core.jobs import Cancelled
+
+    with pytest.raises(Cancelled):
+        for _ in gen:
+            pass
+
+
+@pytest.mark.parametrize("net", ["resnet18", "resnet50", "mobilenet_v1", "googlenet"])
+def test_other_zoo_networks_run(net):
+    req = _cli(["--network", net, "--no-sweep", "--dataflows", "all"])
+    out = run_foreground(ENGINE.run(req, CancelToken()), quiet=True)
+    assert out.error is None, out.error
+    for l in out.result["layers"]:
+        assert l["optimal"]["traffic"]["total"] >= l["bound"]["compulsory"]["total"]
