@@ -232,8 +232,10 @@ def load_onnx_model(path: str, validation: str | None = None, limit: int | None 
     except ImportError as exc:
         raise InputError(f"ONNX import is not available in this build ({exc})", "onnx") from None
     try:
-        net = onnx_import.load_onnx(str(p))
-        raw = onnx_import.load_onnx_weights(str(p))
+        if hasattr(onnx_import, "load_onnx_with_weights"):
+            net, raw = onnx_import.load_onnx_with_weights(str(p))
+        else:
+            net, raw = onnx_import.load_onnx(str(p)), onnx_import.load_onnx_weights(str(p))
     except InputError:
         raise
     except Exception as exc:

@@ -1,0 +1,346 @@
+"""Cappuccino engine: inference software synthesis for a mobile SoC (Motamedi, Fong, Ghiasi).
+
+Steps of a run: load the network, weights and validation set; allocate work to threads
+(KLP/FLP/OLP, OLP chosen); check the map-major reordering by computing the network both ways;
+measure every per-layer inexact configuration on the validation set and choose modes under the
+accuracy budget; synthesise the C program and a naive baseline; compile and run both here (when a
+C compiler exists), check their classifications against numpy and report the speedups.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from core.atomic import atomic_write_text
+from core.cappuccino import allocation, layout, synth
+from core.cappuccino.forward import check_layouts, forward_reference
+from core.cappuccino.inexact import Configuration, ModeChoice, search_modes
+from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model
+from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
+from core.engine import EngineSpec, JobRequest
+from core.errors import InputError
+from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
+from core.workload import MobileSocTarget
+
+NAME = "cappuccino"
+EQUATIONS = {
+    "(1) row-major address": "addr(m, r, c) = (m*H + r)*W + c",
+    "(2) map-major address": "addr(m, r, c) = ((floor(m/V)*H + r)*W + c)*V + m mod V",
+    "(3) OLP thread row": "r = floor(t / (V*W)) mod H",
+    "(4) OLP thread column": "c = floor(t / V) mod W",
+    "(5) OLP thread map": "m = floor(t / (V*W*H))*V + t mod V",
+}
+
+
+def default_settings() -> dict[str, Any]:
+    return {"model": BUILTIN, "onnx_path": "", "validation_path": "", "accuracy_budget": 0.5,
+            "prefer": RELAXED, "emit_dir": "", "compile": True, "min_seconds": 0.3, "repeats": 3,
+            "limit": 0}
+
+
+SETTINGS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "model": {"enum": [BUILTIN, "onnx"]},
+        "onnx_path": {"type": "string"},
+        "validation_path": {"type": "string"},
+        "accuracy_budget": {"type": "number", "minimum": 0},
+        "prefer": {"enum": [RELAXED, IMPRECISE]},
+        "emit_dir": {"type": "string"},
+        "compile": {"type": "boolean"},
+        "min_seconds": {"type": "number", "minimum": 0},
+        "repeats": {"type": "integer", "minimum": 1},
+        "limit": {"type": "integer", "minimum": 0},
+    },
+}
+
+
+def _settings(raw: dict[str, Any]) -> dict[str, Any]:
+    s = default_settings()
+    s.update(raw or {})
+    if s["model"] not in (BUILTIN, "onnx"):
+        raise InputError(f"unknown model {s['model']!r}; use {BUILTIN!r} or 'onnx'", "settings.model")
+    if s["model"] == "onnx" and not s["onnx_path"]:
+        raise InputError("no ONNX file given", "settings.onnx_path")
+    b = s["accuracy_budget"]
+    if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b) or b < 0:
+        raise InputError(f"accuracy budget must be a number of percentage points >= 0, got {b!r}",
+                         "settings.accuracy_budget")
+    if s["prefer"] not in (RELAXED, IMPRECISE):
+        raise InputError(f"prefer must be 'relaxed' or 'imprecise', got {s['prefer']!r}", "settings.prefer")
+    for key, lo in (("min_seconds", 0.0), ("repeats", 1), ("limit", 0)):
+        v = s[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo or not math.isfinite(v):
+            raise InputError(f"must be a number >= {lo}, got {v!r}", f"settings.{key}")
+    s["repeats"], s["limit"] = int(s["repeats"]), int(s["limit"])
+    return s
+
+
+def _target(target: Any) -> tuple[int, int]:
+    if target is None:
+        return max(1, os.cpu_count() or 1), 4
+    if not isinstance(target, MobileSocTarget):
+        raise InputError(f"the Cappuccino engine needs a mobile SoC target, got {getattr(target, 'kind', target)!r}",
+                         "target.kind")
+    if target.vector_width not in synth.VECTOR_WIDTHS:
+        raise InputError(f"vector width must be one of {synth.VECTOR_WIDTHS}, got {target.vector_width}",
+                         "target.vector_width")
+    if not 1 <= target.cores <= 256:
+        raise InputError(f"threads must be 1..256, got {target.cores}", "target.cores")
+    return target.cores, target.vector_width
+
+
+def load_model(s: dict[str, Any]) -> CnnModel:
+    limit = s["limit"] or None
+    if s["model"] == BUILTIN:
+        return load_builtin(limit)
+    return load_onnx_model(s["onnx_path"], s["validation_path"] or None, limit)
+
+
+# ------------------------------------------------------------------ the run
+def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+    s = _settings(request.settings)
+    threads, V = _target(request.target)
+    yield Progress(0.0, "loading model")
+    model = load_model(s)
+    cancel.check()
+    result: dict[str, Any] = {
+        "model": {"name": model.name, "title": model.network.title, "input_shape": list(model.input_shape),
+                  "validation_images": int(len(model.y_val)), "notes": model.notes, **model.extra},
+        "target": {"threads": threads, "vector_width": V},
+        "equations": EQUATIONS,
+    }
+    alloc = allocation.allocate(model.ops, V, threads)
+    yield PartialResult("allocation", {"layers": [a.to_json() for a in alloc]})
+    yield Progress(0.05, "checking map-major reordering against row-major")
+    precise_check = check_layouts(model, model.x_val, V)
+    if not precise_check.ok:
+        yield LogLine(f"map-major computation disagrees with the reference: {precise_check.to_json()}", "error")
+    cancel.check()
+
+    choice: ModeChoice | None = None
+    n_layers = len(model.conv_ops)
+    expected = 1 + 2 * n_layers + (3 ** n_layers if n_layers <= 5 else 2 * n_layers)
+    for item in search_modes(model, float(s["accuracy_budget"]), s["prefer"], cancel.check):
+        if isinstance(item, Configuration):
+            yield MetricPoint("accuracy", item.index, item.accuracy, plot="accuracy")
+            yield Progress(0.1 + 0.4 * min(1.0, (item.index + 1) / expected),
+                           f"configuration {item.index + 1}: {item.accuracy:.2f} %")
+        else:
+            choice = item
+    assert choice is not None
+    yield LogLine(choice.message, "warning" if choice.fallback else "info")
+    chosen_check = check_layouts(model, model.x_val, V, choice.modes)
+    result["layout_check"] = {"precise": precise_check.to_json(), "chosen": chosen_check.to_json()}
+    result["inexact"] = choice.to_json()
+    result["layers"] = _layer_table(model, alloc, choice)
+
+    yield Progress(0.55, "synthesising C programs")
+    result["synthesis"] = yield from _synthesise(model, choice, V, threads, s, cancel)
+    progs = result["synthesis"].get("programs", {})
+    result["classification_agreement"] = {k: v["agreement"] for k, v in progs.items()}
+    result["summary"] = _summary(result)
+    yield Progress(1.0, "done")
+    yield FinalResult(result)
+
+
+def _layer_table(model: CnnModel, alloc: list[allocation.LayerAllocation], choice: ModeChoice) -> list[dict]:
+    rows = []
+    for op, a in zip(model.ops, alloc):
+        row = a.to_json()
+        row["parallelism"] = "OLP"
+        row["macs"] = op.macs if isinstance(op, ConvOp) else 0
+        if isinstance(op, ConvOp):
+            mode = choice.modes.get(op.name, PRECISE)
+            row["mode"] = mode
+            row["accuracy_alone"] = choice.per_layer.get(op.name, {})
+            row["accuracy"] = choice.per_layer.get(op.name, {}).get(mode, choice.precise_accuracy)
+        else:
+            row["mode"] = "(storage of its input)"
+            row["accuracy_alone"] = {}
+            row["accuracy"] = None
+        rows.append(row)
+    return rows
+
+
+def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: dict[str, Any],
+                cancel: CancelToken) -> Iterator[Event]:
+    """Write the programs, and when a compiler exists build, run and compare them. Returns a dict."""
+    precise = {op.name: PRECISE for op in model.conv_ops}
+    sources = {
+        "baseline": ("baseline.c", synth.synthesise_baseline(model), False, precise),
+        "parallel": ("parallel_precise.c", synth.synthesise_program(model, precise, V, threads), True, precise),
+        "parallel_inexact": ("cappuccino.c", synth.synthesise_program(model, choice.modes, V, threads), True,
+                             choice.modes),
+    }
+    emit = s["emit_dir"]
+    tmp = Path(tempfile.mkdtemp(prefix="cappuccino-"))
+    out: dict[str, Any] = {"emitted": [], "modes": choice.modes}
+    try:
+        work = tmp
+        if emit:
+            work = Path(emit)
+            if work.exists() and not work.is_dir():
+                raise InputError(f"{emit} exists and is not a folder", "emit")
+            try:
+                work.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"cannot create {emit}: {exc}", "emit") from None
+        for key, (fname, text, _, _) in sources.items():
+            atomic_write_text(work / fname, text)
+            if emit:
+                out["emitted"].append(str((work / fname).resolve()))
+        images = work / "validation_images.f32"
+        synth.write_images(images, model.x_val)
+        labels = work / "validation_labels.txt"
+        atomic_write_text(labels, " ".join(str(int(v)) for v in model.y_val) + "\n")
+        if emit:
+            out["emitted"] += [str(images.resolve()), str(labels.resolve())]
+        cc = synth.find_compiler() if s["compile"] else None
+        out["compiler"] = cc
+        if cc is None:
+            out["message"] = ("compilation skipped by setting" if not s["compile"] else
+                              "no C compiler found (gcc/cc/clang): the programs were written but not run, "
+                              "so no speedup is reported")
+            yield LogLine(out["message"], "warning")
+            return out
+        refs = {"precise": forward_reference(model, model.x_val, precise)[0].argmax(1),
+                "chosen": forward_reference(model, model.x_val, choice.modes)[0].argmax(1)}
+        programs: dict[str, Any] = {}
+        count = len(model.y_val)
+        for n, (key, (fname, _, openmp, modes)) in enumerate(sources.items()):
+            yield Progress(0.6 + 0.13 * n, f"compiling {fname}")
+            exe = tmp / fname.replace(".c", "")
+            try:
+                synth.compile_c(cc, work / fname, exe, openmp, cancel.check)
+            except RuntimeError as exc:
+                raise InputError(f"the C compiler rejected {fname}: {exc}", fname) from None
+            best: synth.RunResult | None = None
+            for rep in range(s["repeats"]):
+                yield Progress(0.6 + 0.13 * n + 0.1 * (rep + 1) / s["repeats"], f"running {fname} ({rep + 1})")
+                rr = synth.run_program(exe, images, count, s["min_seconds"], cancel.check)
+                if best is None or rr.seconds_per_pass < best.seconds_per_pass:
+                    best = rr
+            ref = refs["chosen"] if modes is choice.modes else refs["precise"]
+            pred = np.asarray(best.predictions)
+            programs[key] = {
+                "source": fname, "modes": modes, "threads": 1 if key == "baseline" else threads,
+                "seconds_per_pass": best.seconds_per_pass, "passes": best.passes,
+                "microseconds_per_image": 1e6 * best.seconds_per_pass / count,
+                "agreement": float((pred == ref).mean()), "same_classifications": bool((pred == ref).all()),
+                "accuracy": float(100 * (pred == model.y_val).mean()),
+            }
+            yield MetricPoint("µs per image", n, programs[key]["microseconds_per_image"], plot="speed")
+        base = programs["baseline"]["seconds_per_pass"]
+        out["programs"] = programs
+        out["speedups"] = {k: base / v["seconds_per_pass"] for k, v in programs.items()}
+        out["message"] = (f"compiled with {cc}; best of {s['repeats']} runs of >= {s['min_seconds']} s each; "
+                          f"speedup {out['speedups']['parallel_inexact']:.1f}x over the naive baseline")
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _summary(r: dict[str, Any]) -> str:
+    syn = r["synthesis"]
+    sp = syn.get("speedups")
+    parts = [r["inexact"]["message"]]
+    if sp:
+        parts.append(f"speedups: parallel {sp['parallel']:.1f}x, parallel+inexact {sp['parallel_inexact']:.1f}x")
+    else:
+        parts.append(syn.get("message", ""))
+    return "; ".join(parts)
+
+
+# ------------------------------------------------------------------ CLI
+def add_cli_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--model", choices=[BUILTIN], help=f"built-in network (default {BUILTIN})")
+    g.add_argument("--onnx", metavar="FILE", help="ONNX network with its weights")
+    p.add_argument("--validation", metavar="NPZ", help="validation set: .npz with arrays x (B,C,H,W) and y")
+    p.add_argument("--vector-width", type=int, default=4, help="SIMD lanes V (1, 2, 4, 8, 16; default 4)")
+    p.add_argument("--threads", type=int, default=None, help="OLP worker threads (default: CPU count)")
+    p.add_argument("--accuracy-budget", type=float, default=0.5,
+                   help="allowed accuracy drop in percentage points (default 0.5)")
+    p.add_argument("--prefer", choices=[RELAXED, IMPRECISE], default=RELAXED,
+                   help="inexact mode preferred when both keep the same number of layers inexact")
+    p.add_argument("--emit", metavar="DIR", help="write the C programs and validation data here")
+    p.add_argument("--no-compile", action="store_true", help="write the programs but do not build or run them")
+    p.add_argument("--min-seconds", type=float, default=0.3, help="timing: repeat passes for at least this long")
+    p.add_argument("--repeats", type=int, default=3, help="timing: runs per program, the fastest counts")
+    p.add_argument("--limit", type=int, default=0, help="use only the first N validation images (0: all)")
+
+
+def request_from_cli(args: argparse.Namespace) -> JobRequest:
+    settings = default_settings()
+    if getattr(args, "onnx", None):
+        settings.update(model="onnx", onnx_path=args.onnx)
+    settings.update(validation_path=args.validation or "", accuracy_budget=args.accuracy_budget,
+                    prefer=args.prefer, emit_dir=args.emit or "", compile=not args.no_compile,
+                    min_seconds=args.min_seconds, repeats=args.repeats, limit=args.limit)
+    if args.vector_width not in synth.VECTOR_WIDTHS:
+        raise InputError(f"must be one of {synth.VECTOR_WIDTHS}, got {args.vector_width}", "--vector-width")
+    threads = args.threads if args.threads is not None else max(1, os.cpu_count() or 1)
+    if not 1 <= threads <= 256:
+        raise InputError(f"must be 1..256, got {threads}", "--threads")
+    if args.repeats < 1:
+        raise InputError(f"must be >= 1, got {args.repeats}", "--repeats")
+    if not math.isfinite(args.accuracy_budget) or args.accuracy_budget < 0:
+        raise InputError(f"must be >= 0 percentage points, got {args.accuracy_budget}", "--accuracy-budget")
+    _settings(settings)
+    return JobRequest(None, MobileSocTarget(cores=threads, vector_width=args.vector_width), settings)
+
+
+def format_text(r: dict[str, Any]) -> str:
+    lines = [f"Cappuccino synthesis for {r['model']['name']} ({r['model']['validation_images']} validation images), "
+             f"V={r['target']['vector_width']}, {r['target']['threads']} threads"]
+    lines.append(f"{'layer':10} {'kind':5} {'out shape':>12} {'OLP threads':>11} {'KLP thr':>9} {'FLP thr':>8} "
+                 f"{'mode':10} {'acc %':>6}")
+    for row in r["layers"]:
+        st = {x["name"]: x for x in row["strategies"]}
+        acc = "" if row["accuracy"] is None else f"{row['accuracy']:.2f}"
+        mode = row["mode"] if row["kind"] != "pool" else "-"
+        lines.append(f"{row['name']:10} {row['kind']:5} {'x'.join(map(str, row['out_shape'])):>12} "
+                     f"{row['olp_threads']:>11} {st.get('KLP', {}).get('threads', '-'):>9} "
+                     f"{st.get('FLP', {}).get('threads', '-'):>8} {mode:10} {acc:>6}")
+    lc = r["layout_check"]
+    lines.append(f"map-major vs row-major: precise ok={lc['precise']['ok']}, chosen modes ok={lc['chosen']['ok']}")
+    inx = r["inexact"]
+    lines.append(f"configurations tried: {len(inx['configurations'])}; all precise {inx['precise_accuracy']:.2f} %")
+    lines.append(inx["message"])
+    syn = r["synthesis"]
+    if syn.get("programs"):
+        for k, p in syn["programs"].items():
+            lines.append(f"  {k:17} {p['microseconds_per_image']:9.2f} us/image  speedup {syn['speedups'][k]:6.2f}x  "
+                         f"same classes as numpy: {p['same_classifications']} ({100 * p['agreement']:.1f} %)")
+    lines.append(syn.get("message", ""))
+    for path in syn.get("emitted", []):
+        lines.append(f"  wrote {path}")
+    return "\n".join(lines)
+
+
+ENGINE = EngineSpec(
+    name=NAME,
+    title="Mobile SoC synthesis",
+    summary=("Cappuccino: synthesises parallel CNN inference software for a mobile SoC — output-level "
+             "parallel threads, map-major data for V-wide SIMD with zero-overhead output reordering, and "
+             "per-layer inexact arithmetic chosen on the validation set under an accuracy budget; builds and "
+             "times the C program against a naive baseline."),
+    run=run,
+    default_settings=default_settings,
+    add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli,
+    format_text=format_text,
+    workload_kinds=(),
+    target_kinds=("mobile_soc",),
+    settings_schema=SETTINGS_SCHEMA,
+    order=40,
+)
