@@ -1,0 +1,318 @@
+"""Cappuccino engine: index maps, map-major reordering, allocation, inexact search, C synthesis."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from core.cappuccino import allocation, layout, synth
+from core.cappuccino.engine import ENGINE
+from core.cappuccino.forward import check_layouts, forward_map_major, forward_reference
+from core.cappuccino.inexact import search_modes
+from core.cappuccino.model import ConvOp, load_builtin
+from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED, flush_denormals, to_half
+from core.errors import InputError
+from core.jobs import CancelToken, Cancelled, FinalResult, MetricPoint, run_foreground
+from core.workload import FpgaTarget, MobileSocTarget
+
+HAVE_CC = synth.find_compiler() is not None
+needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler (gcc/cc/clang) on this machine")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_builtin()
+
+
+def cli(*argv: str):
+    p = argparse.ArgumentParser()
+    ENGINE.add_cli_arguments(p)
+    return ENGINE.request_from_cli(p.parse_args(list(argv)))
+
+
+def run(req, cancel=None):
+    out = run_foreground(ENGINE.run(req, cancel or CancelToken()), quiet=True)
+    if out.error:
+        raise out.error
+    return out.result
+
+
+# ------------------------------------------------------------------ equations 1-5
+def test_map_major_order_matches_paper_example():
+    # V = 4: (map,row,col) order (0,0,0) (1,0,0) (2,0,0) (3,0,0) (0,0,1) ... then row 1 after all row 0
+    M, H, W, V = 8, 3, 5, 4
+    m, r, c = np.meshgrid(np.arange(M), np.arange(H), np.arange(W), indexing="ij")
+    addr = layout.address_map_major(m, r, c, H, W, V)
+    order = sorted(zip(addr.ravel(), m.ravel(), r.ravel(), c.ravel()))
+    seq = [(mm, rr, cc) for _, mm, rr, cc in order]
+    assert seq[:5] == [(0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0), (0, 0, 1)]
+    assert seq[4 * W] == (0, 1, 0)                     # second row only after the whole first row
+    assert seq[4 * W * H] == (4, 0, 0)                 # then the next stack of 4 maps
+    assert sorted(addr.ravel().tolist()) == list(range(M * H * W))
+    rm = layout.address_row_major(m, r, c, H, W)
+    assert rm[1, 0, 0] == H * W and rm[0, 0, 1] == 1
+
+
+@pytest.mark.parametrize("M,H,W,V", [(16, 8, 8, 4), (10, 1, 1, 4), (5, 3, 7, 2), (3, 4, 4, 8), (6, 2, 3, 1)])
+def test_olp_thread_writes_its_own_address(M, H, W, V):
+    t = np.arange(layout.olp_threads(M, H, W, V))
+    m, r, c = layout.olp_thread_to_output(t, M, H, W, V)
+    assert np.array_equal(layout.address_map_major(m, r, c, H, W, V), t)     # zero-overhead store
+    assert tuple(x[1] for x in (m, r, c)) == ((1, 0, 0) if V > 1 else (0, 0, 1 % W if W > 1 else 0))
+    mr, rr, cr = layout.olp_thread_to_output(t[: M * H * W], M, H, W, V, map_major=False)
+    assert np.array_equal(layout.address_row_major(mr, rr, cr, H, W), t[: M * H * W])
+
+
+def test_pack_unpack_and_weights_roundtrip():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 5, 4, 3)).astype(np.float32)
+    for V, halo in ((4, 1), (2, 0), (8, 2)):
+        f = layout.pack_feature_maps(x, V, halo)
+        assert f.shape == (2, layout.stacks(5, V), 4 + 2 * halo, 3 + 2 * halo, V)
+        assert np.array_equal(layout.unpack_feature_maps(f, 5, halo), x)
+        assert f.sum() == pytest.approx(x.sum(), rel=1e-5)   # halo and padded maps are zero
+    w = rng.standard_normal((6, 5, 3, 3)).astype(np.float32)
+    wm = layout.weights_map_major(w, 4)
+    assert wm.shape == (2, 2, 3, 3, 4, 4)
+    assert wm[1, 1, 2, 0, 1, 0] == w[5, 4, 2, 0] and wm[1, 1, 0, 0, 2, 0] == 0    # padded map is zero
+
+
+def test_worker_picture_splits_contiguous_groups():
+    owner = layout.worker_of_outputs(16, 8, 8, 4, 2)
+    assert owner.shape == (16, 8, 8)
+    assert set(np.unique(owner)) == {0, 1}
+    assert (owner == 0).sum() == (owner == 1).sum()
+
+
+# ------------------------------------------------------------------ the two computations agree
+@pytest.mark.parametrize("V", [1, 2, 4, 8, 16])
+def test_map_major_network_equals_reference(model, V):
+    chk = check_layouts(model, model.x_val[:60], V)
+    assert chk.ok, chk.to_json()
+
+
+def test_map_major_with_inexact_modes(model):
+    modes = {"conv1": IMPRECISE, "conv2": RELAXED, "fc": IMPRECISE}
+    chk = check_layouts(model, model.x_val[:60], 4, modes)
+    assert chk.ok and all(chk.zero_overhead_ok.values())
+    ref = forward_reference(model, model.x_val[:60], modes)[0]
+    mm = forward_map_major(model, model.x_val[:60], 4, modes)[0]
+    assert np.allclose(ref, mm, atol=2e-2)
+
+
+def test_builtin_model_accuracy_matches_training_record(model):
+    logits, _ = forward_reference(model, model.x_val)
+    acc = float((logits.argmax(1) == model.y_val).mean())
+    assert len(model.y_val) == 360
+    assert acc == pytest.approx(model.extra["trained_validation_accuracy"])
+    assert acc > 0.95
+
+
+# ------------------------------------------------------------------ thread allocation
+def test_allocation_strategies(model):
+    table = allocation.allocate(model.ops, 4, 2)
+    for op, row in zip(model.ops, table):
+        if not isinstance(op, ConvOp):
+            continue
+        st = {s.name: s for s in row.strategies}
+        m, oh, ow = op.out_shape
+        for s in st.values():
+            assert s.threads * s.work_per_thread == op.macs
+        assert st["OLP"].reduction_adds == 0 and st["OLP"].threads == m * oh * ow
+        assert st["KLP"].reduction_adds > st["FLP"].reduction_adds >= 0
+        assert st["OLP"].weight_reuse == oh * ow
+        assert st["OLP"].memory_words < st["FLP"].memory_words < st["KLP"].memory_words
+        assert row.worker_ranges[0][0] == 0 and row.worker_ranges[-1][1] == row.groups
+
+
+# ------------------------------------------------------------------ inexact modes
+def test_numerics_modes():
+    assert flush_denormals(np.float32(1e-40)) == 0 and flush_denormals(np.float32(2e-38)) == np.float32(2e-38)
+    assert to_half(np.float32(1 / 3)) == np.float32(np.float16(1 / 3))
+
+
+def test_mode_search_reports_every_configuration(model):
+    items = list(search_modes(model, 0.5))
+    choice = items[-1]
+    configs = choice.configurations
+    assert len(configs) == 27 == len({tuple(c.modes.values()) for c in configs})
+    for c in configs[:6]:                                    # measured, not assumed
+        acc = 100 * (forward_reference(model, model.x_val, c.modes)[0].argmax(1) == model.y_val).mean()
+        assert c.accuracy == pytest.approx(acc)
+    assert not choice.fallback
+    best = max(c.inexact_layers for c in configs if c.within_budget)
+    assert sum(m != PRECISE for m in choice.modes.values()) == best
+    assert choice.precise_accuracy - choice.accuracy <= 0.5
+
+
+def test_budget_no_configuration_meets_keeps_precise():
+    # scale conv1 into the float32 subnormal range (the logits only scale, so precise accuracy is
+    # unchanged); every inexact mode then flushes or underflows it and accuracy collapses
+    m = load_builtin(limit=120)
+    s = np.float32(2.0 ** -130)
+    c1, c2, fc = m.conv_ops
+    c1.weight, c1.bias = c1.weight * s, c1.bias * s
+    c2.bias, fc.bias = c2.bias * s, fc.bias * s
+    choice = list(search_modes(m, 0.0))[-1]
+    assert choice.fallback and all(v == PRECISE for v in choice.modes.values())
+    assert "stays precise" in choice.message
+    assert all(not c.within_budget for c in choice.configurations if c.inexact_layers)
+    assert min(c.accuracy for c in choice.configurations) < choice.precise_accuracy - 10
+
+
+# ------------------------------------------------------------------ synthesis
+@needs_cc
+def test_synthesised_programs_classify_like_numpy(model, tmp_path):
+    x = model.x_val[:50]
+    images = tmp_path / "img.f32"
+    synth.write_images(images, x)
+    check = lambda: None
+    cc = synth.find_compiler()
+    cases = [("base", synth.synthesise_baseline(model), False, {}),
+             ("mix8", synth.synthesise_program(model, {"conv1": IMPRECISE, "conv2": RELAXED, "fc": PRECISE}, 8, 2),
+              True, {"conv1": IMPRECISE, "conv2": RELAXED, "fc": PRECISE}),
+             ("prec2", synth.synthesise_program(model, {}, 2, 3), True, {})]
+    for name, src, omp, modes in cases:
+        (tmp_path / f"{name}.c").write_text(src)
+        synth.compile_c(cc, tmp_path / f"{name}.c", tmp_path / name, omp, check)
+        rr = synth.run_program(tmp_path / name, images, len(x), 0.0, check)
+        ref = forward_reference(model, x, modes)[0].argmax(1)
+        assert rr.predictions == ref.tolist(), name
+        assert rr.passes >= 1
+
+
+def test_synthesised_source_structure(model):
+    src = synth.synthesise_program(model, {"conv1": IMPRECISE, "conv2": RELAXED, "fc": PRECISE}, 4, 2)
+    assert "#pragma omp parallel num_threads(2)" in src
+    assert "FTZ_ON();" in src and "static const hf W_L1_conv1" in src and "static const float W_L5_fc" in src
+    assert "vector_size(16)" in src
+    base = synth.synthesise_baseline(model)
+    assert "omp" not in base and "vector_size" not in base
+
+
+# ------------------------------------------------------------------ engine end to end
+@needs_cc
+def test_engine_cli_end_to_end(tmp_path):
+    req = cli("--model", "builtin-digits", "--vector-width", "4", "--threads", "2", "--accuracy-budget", "0.5",
+              "--emit", str(tmp_path / "out"), "--limit", "60", "--min-seconds", "0", "--repeats", "1")
+    r = run(req)
+    json.dumps(r)
+    assert r["target"] == {"threads": 2, "vector_width": 4}
+    assert r["layout_check"]["precise"]["ok"] and r["layout_check"]["chosen"]["ok"]
+    progs = r["synthesis"]["programs"]
+    assert set(progs) == {"baseline", "parallel", "parallel_inexact"}
+    assert all(p["same_classifications"] for p in progs.values())
+    assert set(r["synthesis"]["speedups"]) == set(progs)
+    names = {p.rsplit("/", 1)[1] for p in r["synthesis"]["emitted"]}
+    assert {"cappuccino.c", "baseline.c", "parallel_precise.c", "validation_images.f32"} <= names
+    assert (tmp_path / "out" / "cappuccino.c").read_text().startswith("/* Cappuccino")
+    assert [row["parallelism"] for row in r["layers"]] == ["OLP"] * 5
+    text = ENGINE.format_text(r)
+    assert "speedup" in text and "conv2" in text
+
+
+def test_engine_without_compiling_emits_and_says_so(tmp_path):
+    r = run(cli("--no-compile", "--limit", "40", "--emit", str(tmp_path)))
+    assert "programs" not in r["synthesis"] and "skipped" in r["synthesis"]["message"]
+    assert (tmp_path / "baseline.c").exists()
+
+
+def test_engine_metric_points_per_configuration():
+    events = list(ENGINE.run(cli("--no-compile", "--limit", "30"), CancelToken()))
+    pts = [e for e in events if isinstance(e, MetricPoint) and e.plot == "accuracy"]
+    final = [e for e in events if isinstance(e, FinalResult)]
+    assert len(final) == 1 and len(pts) == len(final[0].data["inexact"]["configurations"])
+
+
+def test_cancel_stops_run():
+    tok = CancelToken()
+    tok.cancel()
+    with pytest.raises(Cancelled):
+        for _ in ENGINE.run(cli("--no-compile", "--limit", "30"), tok):
+            pass
+
+
+# ------------------------------------------------------------------ ONNX input
+def _digits_onnx(model, path, extra_group: bool = False):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    c1, c2, fc = model.conv_ops
+    inits = [numpy_helper.from_array(a, n) for n, a in
+             (("w1", c1.weight), ("b1", c1.bias), ("w2", c2.weight), ("b2", c2.bias),
+              ("wf", fc.weight.reshape(10, -1)), ("bf", fc.bias))]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["a1"], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("Relu", ["a1"], ["r1"]),
+             helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p1", "w2", "b2"], ["a2"], pads=[1, 1, 1, 1], name="conv2"),
+             helper.make_node("Relu", ["a2"], ["r2"]),
+             helper.make_node("MaxPool", ["r2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Flatten", ["p2"], ["f"]),
+             helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1, name="fc")]
+    if extra_group:
+        inits.append(numpy_helper.from_array(np.ones((16, 1, 3, 3), np.float32), "wg"))
+        nodes.insert(2, helper.make_node("Conv", ["r1", "wg"], ["g1"], pads=[1, 1, 1, 1], group=16, name="dw"))
+        nodes[3] = helper.make_node("MaxPool", ["g1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2])
+    graph = helper.make_graph(nodes, "digits", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+def test_onnx_model_gives_same_accuracy_as_builtin(model, tmp_path):
+    pytest.importorskip("core.nets.onnx_import")
+    _digits_onnx(model, tmp_path / "d.onnx")
+    r = run(cli("--onnx", str(tmp_path / "d.onnx"), "--no-compile"))
+    assert r["inexact"]["precise_accuracy"] == pytest.approx(
+        100 * (forward_reference(model, model.x_val)[0].argmax(1) == model.y_val).mean())
+    assert r["layout_check"]["precise"]["ok"]
+
+
+def test_onnx_unsynthesisable_layers_are_listed_and_refused(model, tmp_path):
+    pytest.importorskip("core.nets.onnx_import")
+    _digits_onnx(model, tmp_path / "g.onnx", extra_group=True)
+    with pytest.raises(InputError) as e:
+        run(cli("--onnx", str(tmp_path / "g.onnx"), "--no-compile"))
+    assert "dw" in str(e.value) and "groups=16" in str(e.value)
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("argv,where", [
+    (["--vector-width", "3"], "--vector-width"),
+    (["--threads", "0"], "--threads"),
+    (["--accuracy-budget", "-1"], "--accuracy-budget"),
+])
+def test_bad_cli_arguments(argv, where):
+    with pytest.raises(InputError) as e:
+        cli(*argv)
+    assert e.value.where == where
+
+
+def test_bad_inputs_name_the_field(tmp_path):
+    with pytest.raises(InputError) as e:
+        run(cli("--onnx", str(tmp_path / "missing.onnx")))
+    assert e.value.where == "onnx"
+    from core.engine import JobRequest
+
+    with pytest.raises(InputError) as e:
+        run(JobRequest(None, FpgaTarget(), ENGINE.default_settings()))
+    assert e.value.where == "target.kind"
+    with pytest.raises(InputError) as e:
+        run(JobRequest(None, MobileSocTarget(2, 4), dict(ENGINE.default_settings(), accuracy_budget="x")))
+    assert e.value.where == "settings.accuracy_budget"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError) as e:
+        run(cli("--no-compile", "--limit", "20", "--emit", str(tmp_path / "file")))
+    assert e.value.where == "emit"
+
+
+def test_training_is_deterministic():
+    from core.cappuccino import train_digits
+
+    a = train_digits.train(epochs=1, log=lambda *_: None)
+    b = train_digits.train(epochs=1, log=lambda *_: None)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert len(a["val_index"]) == 360
