@@ -100,12 +100,13 @@ def sweep_point(shapes: list[ConvShape], m: Machine, dataflows: tuple[str, ...])
     """Network traffic at one memory size for the bound and every dataflow (None where it does not fit)."""
     S = m.words
     row: dict[str, Any] = {"memory_bytes": m.memory_bytes, "words": S, "bound": 0.0, "compulsory": 0,
-                           "optimal": 0}
+                           "reference": 0.0, "optimal": 0}
     fits = all(min_memory(s) <= S for s in shapes)
     for s in shapes:
         b = conv_bound(s, S)
         row["bound"] += b.total
         row["compulsory"] += b.compulsory
+        row["reference"] += b.reference
         if fits:
             row["optimal"] += search_optimal(s, S).traffic.total   # type: ignore[union-attr]
         for key in dataflows:

@@ -162,7 +162,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             yield Progress(0.5 + 0.5 * j / len(machines), f"memory sweep {mm.memory_bytes // 1024} KiB")
             row = sweep_point(shapes, mm, dataflows)
             sweep.append(row)
-            for key in ("bound", "compulsory", "optimal") + dataflows:
+            for key in ("bound", "compulsory", "reference", "optimal") + dataflows:
                 if row.get(key) is not None:
                     yield MetricPoint(key, mm.memory_bytes / 1024, row[key], "sweep")
     totals = network_totals(layers, dataflows)

@@ -23,14 +23,15 @@ from gui.plotting import PALETTE, ask_export_table
 
 MEMORY_CHOICES = [0] + [k * 1024 for k in (8, 16, 32, 64, 128, 256, 512, 1024, 2048)]
 SOURCE_LABELS = {"workload": "Window's network", "network": "Zoo network", "layer": "Layer spec", "onnx": "ONNX file"}
-SERIES_ORDER = ["bound", "compulsory", "optimal"] + list(BASELINES)
+SERIES_ORDER = ["bound", "compulsory", "reference"] + list(BASELINES) + ["optimal"]
 TABLE_COLUMNS = ["layer", "R", "bound", "compulsory", "optimal", "ratio", "b", "z", "y", "x", "k", "memory used",
                  "inputs read", "weights read", "outputs written", "GBuf reads"] + [f"{k} total" for k in BASELINES] + ["best"]
 
 
 def _color(key: str) -> str:
-    return {"bound": "#000000", "compulsory": "#7f7f7f"}.get(key, PALETTE[SERIES_ORDER.index(key) % len(PALETTE)]
-                                                           if key in SERIES_ORDER else PALETTE[0])
+    fixed = {"bound": "#000000", "compulsory": "#7f7f7f", "reference": "#17becf", "optimal": "#2ca02c",
+             "ws": "#ff7f0e", "is": "#9467bd", "os": "#8c564b", "rs": "#e377c2"}
+    return fixed.get(key, PALETTE[0])
 
 
 class TileView(QWidget):
@@ -139,6 +140,7 @@ class BoundPanel(GenericPanel):
         for wdg in (QLabel("Layers:"), self.source, self.network, self.layer_spec, self.onnx_path, self.onnx_browse,
                     QLabel("S:"), self.memory, self.batch, *self.flow_boxes.values(), self.sweep):
             c.addWidget(wdg)
+        c.addStretch(1)
         for sig in (self.source.currentIndexChanged, self.network.currentIndexChanged, self.memory.currentIndexChanged,
                     self.batch.valueChanged, self.layer_spec.editingFinished, self.onnx_path.editingFinished,
                     *(b.toggled for b in self.flow_boxes.values()), self.sweep.toggled):
@@ -155,10 +157,17 @@ class BoundPanel(GenericPanel):
         self.tabs.insertTab(0, self.sweep_plot, "Traffic vs memory")
         self._live_sweep: dict[str, tuple[list[float], list[float]]] = {}
         # per-layer bars
+        bar_page = QWidget()
+        bl = QVBoxLayout(bar_page)
+        self.bar_mode = QComboBox()
+        self.bar_mode.addItems(["ratio to max(bound, compulsory)", "DRAM traffic (words)"])
+        self.bar_mode.currentIndexChanged.connect(lambda: self._result and self._draw_bars(self._result,
+                                                                                            self._result["dataflows"]))
+        bl.addWidget(self.bar_mode, 0, Qt.AlignLeft)
         self.bar_plot = pg.PlotWidget(background="w")
-        self.bar_plot.setLabel("left", "DRAM traffic (words)")
         self.bar_plot.addLegend(offset=(-10, 10))
-        self.tabs.insertTab(1, self.bar_plot, "Per layer")
+        bl.addWidget(self.bar_plot, 1)
+        self.tabs.insertTab(1, bar_page, "Per layer")
         # tile
         tile_page = QWidget()
         tl = QVBoxLayout(tile_page)
@@ -270,9 +279,10 @@ class BoundPanel(GenericPanel):
             xs, ys = series[key]
             if not xs:
                 continue
-            style = Qt.DashLine if key in ("bound", "compulsory") else Qt.SolidLine
-            self.sweep_plot.plot(np.asarray(xs, float), np.asarray(ys, float), name=key,
-                                 pen=pg.mkPen(_color(key), width=2, style=style), symbol="o", symbolSize=5,
+            style = Qt.DashLine if key in ("bound", "compulsory", "reference") else Qt.SolidLine
+            label = "max(bound, compulsory) per layer" if key == "reference" else key
+            self.sweep_plot.plot(np.asarray(xs, float), np.asarray(ys, float), name=label,
+                                 pen=pg.mkPen(_color(key), width=3 if key == "optimal" else 2, style=style), symbol="o", symbolSize=5,
                                  symbolBrush=_color(key))
         if mark_kib:
             self.sweep_plot.addItem(pg.InfiniteLine(np.log10(mark_kib), angle=90, pen=pg.mkPen("#999", style=Qt.DotLine)))
@@ -293,7 +303,7 @@ class BoundPanel(GenericPanel):
         flows = result.get("dataflows", [])
         series: dict[str, tuple[list[float], list[float]]] = {}
         for row in result.get("sweep", []):
-            for key in ["bound", "compulsory", "optimal"] + flows:
+            for key in ["bound", "compulsory", "reference", "optimal"] + flows:
                 if row.get(key) is not None:
                     xs, ys = series.setdefault(key, ([], []))
                     xs.append(row["memory_bytes"] / 1024)
@@ -308,23 +318,30 @@ class BoundPanel(GenericPanel):
         self._show_tile()
 
     def _draw_bars(self, result: dict[str, Any], flows: list[str]) -> None:
+        self.bar_plot.clear()
         layers = result["layers"]
-        keys = ["bound", "optimal"] + flows
+        as_ratio = self.bar_mode.currentIndex() == 0
+        self.bar_plot.setLabel("left", "traffic / max(bound, compulsory)" if as_ratio else "DRAM traffic (words)")
+        keys = (["optimal"] if as_ratio else ["reference", "optimal"]) + flows
         width = 0.8 / len(keys)
         x = np.arange(len(layers), dtype=float)
         for i, key in enumerate(keys):
             vals = []
             for l in layers:
-                if key == "bound":
-                    vals.append(l["bound"]["reference"])
+                ref = l["bound"]["reference"]
+                if key == "reference":
+                    v = ref
                 elif key == "optimal":
-                    vals.append(l["optimal"]["traffic"]["total"])
+                    v = l["optimal"]["traffic"]["total"]
                 else:
                     b = l["baselines"].get(key)
-                    vals.append(b["traffic"]["total"] if b else 0.0)
+                    v = b["traffic"]["total"] if b else 0.0
+                vals.append(v / ref if as_ratio else v)
             item = pg.BarGraphItem(x=x - 0.4 + (i + 0.5) * width, height=vals, width=width, brush=_color(key),
-                                   name="max(bound, compulsory)" if key == "bound" else key)
+                                   name="max(bound, compulsory)" if key == "reference" else key)
             self.bar_plot.addItem(item)
+        if as_ratio:
+            self.bar_plot.addItem(pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen("k", style=Qt.DashLine)))
         ax = self.bar_plot.getAxis("bottom")
         ax.setTicks([[(i, l["name"]) for i, l in enumerate(layers)]])
 
