@@ -1,0 +1,334 @@
+"""Reverse search step: (Uppers, Lowers, instruction) pairs for a Goal-Bag, ordered by Cain's
+SCAMP-5 local heuristic (equations 11-14).
+
+For a node F and a Goal G in F, each candidate says "G = inst(Lowers)"; the child is
+C = (F \\ {G}) U Lowers (multiset union, eq. 7).  Candidates come from:
+  * copies (G twice in F), translations (movx, mov2x), negation, halving (div: Lowers = 2G),
+    doubling by adding a Goal to itself;
+  * sub-Goals already in the bag, possibly translated (add, addx/add2x), and super-Goals
+    (sub, subx/sub2x) -- this is where common sub-expressions are shared;
+  * translational self-similarity of G (G = S + S shifted by t + R, two- or three-operand add);
+  * splits by sign, by position and by half-plane, and the power-of-two split (7 = 8 - 1).
+Children needing more registers than exist (the Goals plus outputs and scratch registers the
+macro needs) are culled here.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from core.cain import goals as gl
+from core.cain.goals import Bag, Goal
+from core.scamp5.isa import InstructionSet
+
+MOVE1: dict[tuple[int, int], tuple[str, ...]] = {
+    (0, 1): ("north",), (1, 0): ("east",), (0, -1): ("south",), (-1, 0): ("west",)}
+# Two-step translations; every one is reachable with mov2x's rule (d2 = d1 or d1 turned clockwise).
+MOVE2: dict[tuple[int, int], tuple[str, ...]] = {
+    (0, 2): ("north", "north"), (1, 1): ("north", "east"), (2, 0): ("east", "east"),
+    (1, -1): ("east", "south"), (0, -2): ("south", "south"), (-1, -1): ("south", "west"),
+    (-2, 0): ("west", "west"), (-1, 1): ("west", "north")}
+
+# Step = (op, upper Goal, lower Goals in operand order, directions)
+Step = tuple[str, Goal, tuple[Goal, ...], tuple[str, ...]]
+
+
+@dataclass
+class PairConfig:
+    d: int
+    registers: int
+    isa: InstructionSet
+    initial: Bag                     # Initial-Goals (identity Goal per input channel)
+    max_coef: int                    # cap on Atoms per position in any Lower
+    max_radius: int                  # cap on how far a Lower may reach from the centre
+    random_order: bool = False
+    jitter: float = 0.0              # relative noise on costs: diversifies parallel workers
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+
+    def __post_init__(self) -> None:
+        ops = self.isa.ops
+        self.has = {k: (k in ops) for k in ("mov/2", "movx/3", "mov2x/4", "add/3", "add/4", "addx/4",
+                                            "add2x/5", "sub/3", "subx/4", "sub2x/5", "neg/2", "divq/2",
+                                            "div/3", "div/4", "diva/3")}
+        self.has_div = any(self.has[k] for k in ("divq/2", "div/3", "div/4", "diva/3"))
+        self.initial_set = set(self.initial)
+        self.two_d = 2 ** self.d
+
+
+def div_extra(cfg: PairConfig, dead_input: bool) -> int | None:
+    """Registers besides the live ones that the cheapest available halving macro needs."""
+    options = []
+    if cfg.has["divq/2"]:
+        options.append(1)
+    if dead_input and (cfg.has["diva/3"] or cfg.has["div/3"]):
+        options.append(2)
+    if cfg.has["div/4"]:
+        options.append(3)
+    return min(options) if options else None
+
+
+# operand positions whose register the output may reuse (when that input is dead afterwards)
+_REUSE = {"mov": (0,), "movx": (0,), "mov2x": (0,), "add": (0, 1, 2), "addx": (0, 1), "add2x": (0, 1),
+          "sub": (0,), "subx": (0,), "sub2x": (0,), "neg": ()}
+
+
+def extra_registers(cfg: PairConfig, op: str, lowers: tuple[Goal, ...], rest: Bag) -> int | None:
+    """Registers needed on top of the child's Goals (None: no available macro fits)."""
+    live = {}
+    for g in rest:
+        live[g] = live.get(g, 0) + 1
+    dead = []
+    for g in lowers:
+        if live.get(g, 0) > 0:
+            live[g] -= 1
+        else:
+            dead.append(g)
+    if op == "div":
+        return div_extra(cfg, bool(dead))
+    for i in _REUSE[op]:
+        if i < len(lowers) and lowers[i] in dead:
+            return 0
+    return 1
+
+
+def _sign_match_split(g: Goal, t: tuple[int, int]) -> tuple[Goal, Goal] | None:
+    """Greedy S, R with G = S + shift(S, t) + R, Atoms of equal sign paired along t."""
+    d = gl.as_dict(g)
+    k = gl.delta(*t) >> 10
+    rem = dict(d)
+    s: dict[int, int] = {}
+    for p in sorted(d, key=lambda q: q if k > 0 else -q):
+        q = p + k
+        a, b = rem.get(p, 0), rem.get(q, 0)
+        if a and b and (a > 0) == (b > 0):
+            m = min(abs(a), abs(b)) * (1 if a > 0 else -1)
+            s[p] = s.get(p, 0) + m
+            rem[p] = a - m
+            rem[q] = b - m
+    if not s:
+        return None
+    return gl.from_pairs(s.items()), gl.from_pairs(rem.items())
+
+
+def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
+    out: list[Step] = []
+    has = cfg.has
+    distinct = sorted(set(bag))
+    others_base = set(distinct) | cfg.initial_set
+    for g in distinct:
+        if g in cfg.initial_set and bag.count(g) == 1:
+            continue
+        if bag.count(g) > 1 and has["mov/2"]:
+            out.append(("mov", g, (g,), ()))
+        # translations
+        for t, dirs in MOVE1.items():
+            if has["movx/3"]:
+                out.append(("movx", g, (gl.shift(g, -t[0], -t[1]),), dirs))
+        if has["mov2x/4"]:
+            for t, dirs in MOVE2.items():
+                out.append(("mov2x", g, (gl.shift(g, -t[0], -t[1]),), dirs))
+        ps = gl.pairs(g)
+        negs = sum(1 for _, c in ps if c < 0)
+        if has["neg/2"] and 2 * negs >= len(ps):
+            out.append(("neg", g, (gl.neg(g),), ()))
+        if cfg.has_div and 2 * gl.max_mult(g) <= cfg.two_d:
+            out.append(("div", g, (gl.scale(g, 2),), ()))
+        if has["add/3"]:
+            h = gl.half(g)
+            if h is not None:
+                out.append(("add", g, (h, h), ()))
+        # sub-Goals and super-Goals already available (common sub-expressions)
+        for h in others_base:
+            if h == g:
+                continue
+            shifts = [((0, 0), ())]
+            if has["addx/4"] or has["subx/4"]:
+                shifts += list(MOVE1.items())
+            if has["add2x/5"] or has["sub2x/5"]:
+                shifts += list(MOVE2.items())
+            sh, sg = gl.size(h), gl.size(g)
+            if sh == sg:
+                continue
+            for t, dirs in shifts:
+                hs = gl.shift(h, *t)
+                one = len(dirs) == 1
+                if sh < sg and gl.is_subgoal(hs, g):
+                    r = gl.sub(g, hs)
+                    if not dirs:
+                        if has["add/3"]:
+                            out.append(("add", g, (h, r), ()))
+                    elif (has["addx/4"] if one else has["add2x/5"]):
+                        out.append(("addx" if one else "add2x", g, (h, gl.shift(r, -t[0], -t[1])), dirs))
+                elif sh > sg and gl.is_subgoal(g, hs):
+                    b = gl.sub(hs, g)
+                    if not dirs:
+                        if has["sub/3"]:
+                            out.append(("sub", g, (h, b), ()))
+                    elif (has["subx/4"] if one else has["sub2x/5"]):
+                        out.append(("subx" if one else "sub2x", g, (h, b), dirs))
+        if len(ps) > 1 and has["add/3"]:
+            # translational self-similarity
+            pos = [p for p, _ in ps]
+            seen_t = set()
+            for i, p in enumerate(pos):
+                for q in pos[i + 1:]:
+                    x1, y1, z1 = gl.unpack_pos(p)
+                    x2, y2, z2 = gl.unpack_pos(q)
+                    if z1 != z2:
+                        continue
+                    t = (x2 - x1, y2 - y1)
+                    if t in seen_t:
+                        continue
+                    seen_t.add(t)
+                    sp = _sign_match_split(g, t)
+                    if sp is None:
+                        continue
+                    s, r = sp
+                    st = gl.shift(s, *t)
+                    if not r:
+                        out.append(("add", g, (s, st), ()))
+                    else:
+                        out.append(("add", g, (gl.add(s, r), st), ()))
+                        out.append(("add", g, (s, gl.add(st, r)), ()))
+                        if has["add/4"] and len({s, st, r}) == 3:
+                            out.append(("add", g, (s, st, r), ()))
+            # sign split
+            pos_part = gl.from_pairs((p, c) for p, c in ps if c > 0)
+            neg_part = gl.from_pairs((p, c) for p, c in ps if c < 0)
+            if pos_part and neg_part:
+                out.append(("add", g, (pos_part, neg_part), ()))
+                if has["sub/3"]:
+                    out.append(("sub", g, (pos_part, gl.neg(neg_part)), ()))
+            # position peels and half-plane splits
+            for p, c in ps:
+                a = gl.from_pairs([(p, c)])
+                out.append(("add", g, (a, gl.sub(g, a)), ()))
+            xs = sorted({gl.unpack_pos(p)[0] for p in pos})
+            ys = sorted({gl.unpack_pos(p)[1] for p in pos})
+            for axis, cuts in ((0, xs[1:]), (1, ys[1:])):
+                for cut in cuts:
+                    lo = gl.from_pairs((p, c) for p, c in ps if gl.unpack_pos(p)[axis] < cut)
+                    out.append(("add", g, (lo, gl.sub(g, lo)), ()))
+        if cfg.isa.pow2_split and has["sub/3"]:
+            for p, c in ps:
+                m = abs(c)
+                if m < 3:
+                    continue
+                k = 1 << m.bit_length()
+                extra = k - m
+                if extra & (extra - 1) == 0 and extra < m:
+                    sgn = 1 if c > 0 else -1
+                    d = gl.as_dict(g)
+                    d[p] = sgn * k
+                    out.append(("sub", g, (gl.from_pairs(d.items()), gl.from_pairs([(p, sgn * extra)])), ()))
+    return out
+
+
+def _lower_ok(cfg: PairConfig, g: Goal) -> bool:
+    if not g:
+        return False
+    if gl.max_mult(g) > cfg.max_coef:
+        return False
+    for e in g:
+        x, y, _ = gl.unpack_pos(e >> 10)
+        if abs(x) > cfg.max_radius or abs(y) > cfg.max_radius:
+            return False
+    return True
+
+
+_COST_CACHE: dict[Bag, float] = {}
+
+
+def cost(cfg: PairConfig, bag: Bag) -> float:
+    """Cain eq. 11: dists + reps + divs (memoised per bag).
+
+    dists: every Atom counts 1 plus its distance from the centre (|x| + |y| + |z|, +1 if
+    negative), the distance shared among the Goals holding this Goal as a sub-Goal;
+    reps: |G|^2 once per class of Goals equal up to translation (Goals of one repeated Atom are
+    free); divs: 2^d over the fewest Atoms at any position, plus the most over 2^d.
+    """
+    c = _COST_CACHE.get(bag)
+    if c is not None:
+        return c
+    if len(_COST_CACHE) > 400_000:
+        _COST_CACHE.clear()
+    total = 0.0
+    classes: set[Goal] = set()
+    min_m, max_m = 1 << 30, 0
+    distinct = [(b, gl.size(b)) for b in set(bag)]
+    size, dist_sum, norm_key, is_sub = gl.size, gl.dist_sum, gl.norm_key, gl.is_subgoal
+    for g in bag:
+        sg = size(g)
+        holders = 1
+        for b, sb in distinct:
+            if sb > sg and is_sub(g, b):
+                holders += 1
+        total += sg + dist_sum(g) / holders
+        k = norm_key(g)
+        if k not in classes:
+            classes.add(k)
+            if len(g) > 1:
+                total += sg * sg
+        m = gl.min_mult(g)
+        if m < min_m:
+            min_m = m
+        m = gl.max_mult(g)
+        if m > max_m:
+            max_m = m
+    c = total + cfg.two_d / min_m + max_m / cfg.two_d
+    _COST_CACHE[bag] = c
+    return c
+
+
+def children(cfg: PairConfig, bag: Bag) -> list[tuple[Bag, Step]]:
+    """Every legal child of `bag`, best first by the local heuristic (or shuffled)."""
+    seen: set[Bag] = set()
+    scored: list[tuple[float, int, Bag, Step]] = []
+    n = 0
+    for step in _candidates(cfg, bag):
+        op, g, lowers, _dirs = step
+        if not all(_lower_ok(cfg, lo) for lo in lowers):
+            continue
+        rest = gl.bag_remove_one(bag, g)
+        child = gl.bag_union(rest, lowers)
+        if child in seen or child == bag:
+            continue
+        if len(child) > cfg.registers:
+            continue
+        extra = extra_registers(cfg, op, lowers, rest)
+        if extra is None or len(child) + extra > cfg.registers:
+            continue
+        seen.add(child)
+        if set(child) <= cfg.initial_set and len(child) == len(set(child)):
+            c = float("-inf")
+        else:
+            c = cost(cfg, child)
+            if op == "mov":
+                c *= 2.0
+            if cfg.jitter:
+                c *= 1.0 + cfg.jitter * (2.0 * cfg.rng.random() - 1.0)
+        scored.append((c, n, child, step))
+        n += 1
+    if cfg.random_order:
+        cfg.rng.shuffle(scored)
+        scored.sort(key=lambda t: t[0] != float("-inf"))
+    else:
+        scored.sort(key=lambda t: (t[0], t[1]))
+    return [(child, step) for _, _, child, step in scored]
+
+
+def remaining_lower_bound(cfg: PairConfig, bag: Bag) -> int:
+    """Each Goal copy that is not an Initial-Goal needs at least one more instruction."""
+    n = 0
+    used_initial: set[Goal] = set()
+    for g in bag:
+        if g in cfg.initial_set and g not in used_initial:
+            used_initial.add(g)
+        else:
+            n += 1
+    return n
+
+
+def is_initial(cfg: PairConfig, bag: Bag) -> bool:
+    return remaining_lower_bound(cfg, bag) == 0

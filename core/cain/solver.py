@@ -1,0 +1,280 @@
+"""Drives a Cain search to verified programs: problem set-up, worker processes, allocation,
+verification, and the AUKE-style one-kernel-at-a-time baseline.
+
+`solve` is a generator of `Improvement` (a new shortest verified program) and `Stats` events; the
+engine turns them into job events and `api.compile_filter` keeps the last improvement.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue as queue_mod
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from core.cain import goals as gl
+from core.cain.approx import Approximation
+from core.cain.codegen import Allocated, AllocationError, allocate, cpp_kernel, goal_bag_json
+from core.cain.goals import Bag, Goal
+from core.cain.pairgen import PairConfig
+from core.cain.search import Plan, Searcher
+from core.cain.verify import verify
+from core.jobs import CancelToken
+from core.scamp5.isa import InstructionSet, register_names
+from core.scamp5.program import Instr, format_instr
+
+SLICE_NODES = 40          # nodes per search slice between checks (well under 0.2 s)
+
+
+@dataclass
+class Problem:
+    """One search: Final-Goals in a register file, with the Initial-Goals per channel."""
+
+    cfg: PairConfig
+    final_goals: list[Goal]
+    initial: dict[Goal, int]
+    regs: tuple[str, ...]
+
+    @property
+    def final_bag(self) -> Bag:
+        return gl.make_bag(self.final_goals)
+
+
+def build_problem(goals: list[Goal], d: int, channels: int, regs: tuple[str, ...], isa: InstructionSet,
+                  seed: int = 0) -> Problem:
+    initial = {gl.make_goal({(0, 0, z): 2 ** d}): z for z in range(channels)}
+    radius = max(max(abs(x), abs(y)) for g in goals for x, y, _, _ in gl.atoms(g))
+    max_coef = max(2 ** d, max(gl.max_mult(g) for g in goals))
+    cfg = PairConfig(d=d, registers=len(regs), isa=isa, initial=gl.make_bag(initial), max_coef=max_coef,
+                     max_radius=radius + 2, rng=random.Random(seed))
+    return Problem(cfg, list(goals), initial, regs)
+
+
+@dataclass
+class Stats:
+    nodes: int
+    elapsed: float
+    best: int | None
+
+
+@dataclass
+class Improvement:
+    """A verified program (the shortest so far)."""
+
+    program: list[Instr]
+    output_registers: dict[str, str]
+    input_registers: dict[int, str]
+    nodes: int
+    elapsed: float
+    verified: bool
+    check: str
+    bags: list[list[dict[str, Any]]] = field(default_factory=list)
+    registers: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def length(self) -> int:
+        return len(self.program)
+
+
+# ------------------------------------------------------------------ worker processes
+def _worker(problem: Problem, traversal: str, seed: int, jitter: float, deadline: float, max_nodes: int | None,
+            out: Any, stop: Any, best: Any, nodes: Any, index: int) -> None:
+    cfg = problem.cfg
+    cfg.rng = random.Random(seed)
+    cfg.jitter = jitter
+    s = Searcher(cfg, problem.final_bag, traversal)
+    last_report = 0.0
+    try:
+        while not stop.is_set() and time.monotonic() < deadline and not s.exhausted:
+            if max_nodes is not None and s.nodes >= max_nodes:
+                break
+            s.best = min(s.best, best.value)
+            for plan in s.run(SLICE_NODES):
+                out.put(("plan", index, plan))
+            now = time.monotonic()
+            if now - last_report > 0.1:
+                nodes[index] = s.nodes
+                last_report = now
+    finally:
+        nodes[index] = s.nodes
+        out.put(("done", index, s.exhausted))
+
+
+def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers: int, traversal: str,
+                 cancel: CancelToken) -> Iterator[tuple[str, Any]]:
+    """Yield ("plan", Plan) for each new shortest plan and ("stats", nodes) now and then."""
+    start = time.monotonic()
+    deadline = start + time_s
+    if workers <= 1:
+        s = Searcher(problem.cfg, problem.final_bag, traversal)
+        last = 0.0
+        while time.monotonic() < deadline and not s.exhausted:
+            cancel.check()
+            if max_nodes is not None and s.nodes >= max_nodes:
+                break
+            for plan in s.run(SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - s.nodes)):
+                yield "plan", plan
+            if time.monotonic() - last > 0.1:
+                last = time.monotonic()
+                yield "stats", s.nodes
+        yield "stats", s.nodes
+        return
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    stop = ctx.Event()
+    best = ctx.Value("i", 1 << 30)
+    nodes = ctx.Array("q", workers)
+    per_worker = None if max_nodes is None else max(1, max_nodes // workers)
+    procs = []
+    for i in range(workers):
+        p = ctx.Process(target=_worker, daemon=True,
+                        args=(problem, traversal, 1000 + i, 0.0 if i == 0 else 0.25, deadline, per_worker,
+                              out, stop, best, nodes, i))
+        p.start()
+        procs.append(p)
+    done = 0
+    best_len = 1 << 30
+    try:
+        last = 0.0
+        while done < workers:
+            cancel.check()
+            try:
+                msg = out.get(timeout=0.05)
+            except queue_mod.Empty:
+                msg = None
+            if msg is not None:
+                if msg[0] == "done":
+                    done += 1
+                elif msg[0] == "plan":
+                    plan: Plan = msg[2]
+                    if plan.length < best_len:
+                        best_len = plan.length
+                        with best.get_lock():
+                            best.value = min(best.value, plan.length)
+                        plan.nodes_at_find = sum(nodes[:])
+                        yield "plan", plan
+            if time.monotonic() - last > 0.1:
+                last = time.monotonic()
+                yield "stats", sum(nodes[:])
+            if time.monotonic() > deadline + 5.0:
+                break
+        yield "stats", sum(nodes[:])
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(timeout=1.0)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=1.0)
+        out.close()
+        out.cancel_join_thread()
+
+
+# ------------------------------------------------------------------ allocation and verification
+def realise(problem: Problem, plan: Plan, isa: InstructionSet, d: int) -> tuple[Allocated, bool, str]:
+    alloc = allocate(plan, problem.final_goals, problem.initial, problem.regs, isa)
+    ok, msg = verify(alloc.program, problem.final_goals, d, alloc.input_registers, alloc.output_registers,
+                     problem.regs)
+    return alloc, ok, msg
+
+
+def _bags_json(plan: Plan, d: int) -> list[list[dict[str, Any]]]:
+    return [goal_bag_json(b, d) for b in plan.bags]
+
+
+def _regs_json(alloc: Allocated, d: int) -> list[dict[str, Any]]:
+    out = []
+    for snap in alloc.register_goals:
+        out.append({r: (None if g is None else gl.to_matrix(g)) for r, g in snap.items()})
+    return out
+
+
+def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: float, max_nodes: int | None,
+          workers: int, traversal: str, mode: str, cancel: CancelToken) -> Iterator[Improvement | Stats]:
+    """Search, and yield each verified improvement; `mode` "cain" (simultaneous) or "auke" (one by one)."""
+    regs = register_names(registers)
+    start = time.monotonic()
+    if mode == "cain":
+        problem = build_problem(approx.goals, approx.d, approx.channels, regs, isa)
+        best = 1 << 30
+        nodes = 0
+        for kind, payload in search_plans(problem, time_s, max_nodes, workers, traversal, cancel):
+            if kind == "stats":
+                nodes = payload
+                yield Stats(nodes, time.monotonic() - start, None if best >= 1 << 30 else best)
+                continue
+            plan: Plan = payload
+            if plan.length >= best:
+                continue
+            try:
+                alloc, ok, msg = realise(problem, plan, isa, approx.d)
+            except AllocationError as exc:
+                yield Stats(nodes, time.monotonic() - start, None if best >= 1 << 30 else best)
+                _ = exc
+                continue
+            if not ok:
+                continue      # an unverified plan is never reported
+            best = plan.length
+            yield Improvement(alloc.program, dict(zip(approx.names, alloc.output_registers)),
+                              alloc.input_registers, max(plan.nodes_at_find, 1), time.monotonic() - start,
+                              True, msg, _bags_json(plan, approx.d), _regs_json(alloc, approx.d))
+        return
+    yield from _solve_individually(approx, isa, regs, time_s, max_nodes, workers, traversal, cancel, start)
+
+
+def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[str, ...], time_s: float,
+                        max_nodes: int | None, workers: int, traversal: str, cancel: CancelToken,
+                        start: float) -> Iterator[Improvement | Stats]:
+    """AUKE-style baseline: one kernel at a time, earlier outputs' registers reserved, input kept."""
+    n = len(approx.goals)
+    used: list[str] = []
+    program: list[Instr] = []
+    outputs: dict[str, str] = {}
+    total_nodes = 0
+    inputs: dict[int, str] = {}
+    for k, (name, goal) in enumerate(zip(approx.names, approx.goals)):
+        avail = tuple(r for r in regs if r not in used)
+        last = k == n - 1
+        initial_goals = [gl.make_goal({(0, 0, z): 2 ** approx.d}) for z in range(approx.channels)]
+        finals = [goal] + ([] if last else initial_goals)
+        problem = build_problem(finals, approx.d, approx.channels, avail, isa)
+        problem.final_goals = finals
+        best_alloc: Allocated | None = None
+        budget = max(time_s * (k + 1) / n - (time.monotonic() - start), 0.05)
+        sub_nodes = 0
+        for kind, payload in search_plans(problem, budget, None if max_nodes is None else max(1, max_nodes // n),
+                                          workers, traversal, cancel):
+            if kind == "stats":
+                sub_nodes = payload
+                yield Stats(total_nodes + sub_nodes, time.monotonic() - start, None)
+                continue
+            plan: Plan = payload
+            if best_alloc is not None and plan.length >= len(best_alloc.program):
+                continue
+            try:
+                alloc, ok, _msg = realise(problem, plan, isa, approx.d)
+            except AllocationError:
+                continue
+            if ok:
+                best_alloc = alloc
+        total_nodes += sub_nodes
+        if best_alloc is None:
+            return      # no program for this kernel within the budget: nothing verified to report
+        program += best_alloc.program
+        outputs[name] = best_alloc.output_registers[0]
+        inputs = inputs or best_alloc.input_registers
+        used.append(best_alloc.output_registers[0])
+    ok, msg = verify(program, approx.goals, approx.d, inputs, [outputs[nm] for nm in approx.names], regs)
+    if ok:
+        yield Improvement(program, outputs, inputs, max(total_nodes, 1), time.monotonic() - start, True, msg)
+
+
+def format_program_lines(program: list[Instr]) -> list[str]:
+    return [format_instr(i) for i in program]
+
+
+def cpp_for(program: list[Instr], title: str, inputs: dict[int, str], outputs: dict[str, str],
+            regs: tuple[str, ...]) -> str:
+    return cpp_kernel(program, title, inputs, outputs, regs)
