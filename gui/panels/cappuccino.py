@@ -1,0 +1,346 @@
+"""Panel of the Cappuccino engine: layer table, OLP thread picture, map-major layout picture,
+accuracy of every configuration tried and the speedup bars. Everything redraws from the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from core.cappuccino import layout
+from core.cappuccino.engine import default_settings
+from core.engine import EngineSpec
+from gui.panels.base import PanelContext
+from gui.panels.generic import GenericPanel
+from gui.plotting import PALETTE, ask_export_table
+
+TABLE_COLUMNS = ["layer", "kind", "output", "parallelism", "OLP threads", "KLP threads", "FLP threads",
+                 "KLP reduction adds", "FLP reduction adds", "OLP weight reuse", "mode", "accuracy %"]
+MODE_COLORS = {"precise": "#1f77b4", "relaxed": "#2ca02c", "imprecise": "#ff7f0e"}
+SPEED_KEYS = [("baseline", "baseline"), ("parallel", "parallel"), ("parallel_inexact", "parallel+inexact")]
+
+
+def _qcolor(i: int, alpha: int = 255) -> QColor:
+    c = QColor(PALETTE[i % len(PALETTE)])
+    c.setAlpha(alpha)
+    return c
+
+
+class ThreadView(QWidget):
+    """Output maps of one layer; each pixel coloured by the hardware thread that computes it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(420, 260)
+        self.owner: np.ndarray | None = None       # (M, H, W) worker ids
+        self.title = ""
+
+    def set_layer(self, row: dict[str, Any] | None, V: int, threads: int) -> None:
+        if row is None:
+            self.owner = None
+        else:
+            m, h, w = row["out_shape"]
+            self.owner = layout.worker_of_outputs(m, h, w, V, threads)
+            self.title = (f"{row['name']}: {m} maps of {h}x{w}, {row['olp_threads']} OLP threads "
+                          f"(map-major ids, V={V}) split over {threads} hardware threads")
+        self.update()
+
+    def paintEvent(self, event: Any) -> None:   # noqa: N802 (Qt name)
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if self.owner is None:
+            p.drawText(self.rect(), Qt.AlignCenter, "Run the engine to see which thread computes which pixels")
+            return
+        p.setPen(QColor("black"))
+        p.drawText(QRectF(6, 2, self.width() - 12, 18), Qt.AlignLeft, self.title)
+        m, h, w = self.owner.shape
+        shown = min(m, 64)
+        cols = max(1, int(np.ceil(np.sqrt(shown * (self.width() / max(1, self.height() - 50))))))
+        rows = -(-shown // cols)
+        cell = max(1.0, min((self.width() - 12) / (cols * (w + 1)), (self.height() - 50) / (rows * (h + 1))))
+        for k in range(shown):
+            ox = 6 + (k % cols) * (w + 1) * cell
+            oy = 24 + (k // cols) * (h + 1) * cell
+            for r in range(h):
+                for c in range(w):
+                    p.fillRect(QRectF(ox + c * cell, oy + r * cell, cell, cell), _qcolor(int(self.owner[k, r, c]), 200))
+            p.setPen(QPen(QColor("black"), 0.5))
+            p.drawRect(QRectF(ox, oy, w * cell, h * cell))
+            if cell * w > 14:
+                p.drawText(QRectF(ox, oy, w * cell, h * cell), Qt.AlignCenter, str(k))
+        threads = int(self.owner.max()) + 1
+        for t in range(threads):
+            x = 6 + t * 110
+            p.fillRect(QRectF(x, self.height() - 20, 14, 14), _qcolor(t, 200))
+            p.setPen(QColor("black"))
+            p.drawText(QRectF(x + 18, self.height() - 22, 90, 18), Qt.AlignLeft, f"thread {t}")
+        if shown < m:
+            p.drawText(QRectF(0, self.height() - 22, self.width() - 6, 18), Qt.AlignRight, f"first {shown} of {m} maps")
+
+
+class LayoutView(QWidget):
+    """Memory order before (row-major) and after (map-major) reordering, cells coloured by map."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(420, 260)
+        self.example: dict[str, Any] | None = None
+
+    def set_example(self, maps: int, h: int, w: int, V: int, what: str) -> None:
+        maps, h, w = min(maps, 2 * V), min(h, 3), min(w, 3)
+        ex = layout.layout_example(maps, h, w, V)
+        self.example = {"maps": maps, "h": h, "w": w, "V": V, "what": what,
+                        "orders": {k: self._order(np.asarray(v)) for k, v in ex.items()}}
+        self.update()
+
+    @staticmethod
+    def _order(addr: np.ndarray) -> list[tuple[int, int, int]]:
+        """(map, row, col) of each memory address in turn."""
+        idx = np.argsort(addr.ravel(), kind="stable")
+        return [tuple(int(v) for v in np.unravel_index(i, addr.shape)) for i in idx]
+
+    def paintEvent(self, event: Any) -> None:   # noqa: N802
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if not self.example:
+            p.drawText(self.rect(), Qt.AlignCenter, "Run the engine to see the map-major layout")
+            return
+        ex = self.example
+        n = ex["maps"] * ex["h"] * ex["w"]
+        per_line = min(n, ex["V"] * ex["w"] * 2)
+        lines = -(-n // per_line)
+        cell = max(8.0, min((self.width() - 20) / per_line, (self.height() - 60) / (2 * lines + 2)))
+        font = QFont()
+        font.setPointSizeF(max(5.0, cell / 4.2))
+        y = 4.0
+        for key, label in (("row_major", "before: row-major (map, row, col) in memory order"),
+                           ("map_major", f"after: map-major, V={ex['V']} ({ex['what']})")):
+            p.setFont(QFont())
+            p.setPen(QColor("black"))
+            p.drawText(QRectF(8, y, self.width(), 18), Qt.AlignLeft, label)
+            y += 20
+            p.setFont(font)
+            for i, (m, r, c) in enumerate(ex["orders"][key]):
+                rect = QRectF(8 + (i % per_line) * cell, y + (i // per_line) * cell, cell - 1, cell - 1)
+                p.fillRect(rect, _qcolor(m, 170))
+                if cell >= 18:
+                    p.drawText(rect, Qt.AlignCenter, f"{m}{r}{c}")
+            y += lines * cell + 10
+
+
+class CappuccinoPanel(GenericPanel):
+    engine_name = "cappuccino"
+
+    def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
+        super().__init__(engine, context, parent)
+        self._loading = False
+        c = self.controls
+        self.model_box = QComboBox()
+        self.model_box.addItem("Built-in digits CNN", "builtin-digits")
+        self.model_box.addItem("ONNX file", "onnx")
+        self.onnx_edit = QLineEdit()
+        self.onnx_edit.setPlaceholderText("model.onnx")
+        self.onnx_button = QPushButton("…")
+        self.onnx_button.clicked.connect(self._browse)
+        self.validation_edit = QLineEdit()
+        self.validation_edit.setPlaceholderText("validation .npz (x, y)")
+        self.budget = QDoubleSpinBox()
+        self.budget.setRange(0.0, 100.0)
+        self.budget.setSingleStep(0.1)
+        self.budget.setSuffix(" pp")
+        self.prefer = QComboBox()
+        for m in ("relaxed", "imprecise"):
+            self.prefer.addItem(f"prefer {m}", m)
+        self.compile_box = QCheckBox("compile && time")
+        self.emit_edit = QLineEdit()
+        self.emit_edit.setPlaceholderText("emit folder (optional)")
+        for w in (QLabel("Model"), self.model_box, self.onnx_edit, self.onnx_button, self.validation_edit,
+                  QLabel("Accuracy budget"), self.budget, self.prefer, self.compile_box, self.emit_edit):
+            c.addWidget(w)
+        for sig in (self.model_box.currentIndexChanged, self.onnx_edit.textChanged, self.validation_edit.textChanged,
+                    self.budget.valueChanged, self.prefer.currentIndexChanged, self.compile_box.toggled,
+                    self.emit_edit.textChanged):
+            sig.connect(self._edited)
+
+        # layer table
+        tab = QWidget()
+        v = QVBoxLayout(tab)
+        self.table = QTableWidget(0, len(TABLE_COLUMNS))
+        self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
+        v.addWidget(self.table)
+        row = QHBoxLayout()
+        self.export_table_button = QPushButton("Export table…")
+        self.export_table_button.clicked.connect(lambda: ask_export_table(self, self.table, "cappuccino-layers"))
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        row.addWidget(self.message, 1)
+        row.addWidget(self.export_table_button)
+        v.addLayout(row)
+        self.tabs.insertTab(0, tab, "Layers")
+
+        # threads picture
+        tab = QWidget()
+        v = QVBoxLayout(tab)
+        self.thread_layer = QComboBox()
+        self.thread_layer.currentIndexChanged.connect(self._show_threads)
+        v.addWidget(self.thread_layer)
+        self.thread_view = ThreadView()
+        v.addWidget(self.thread_view, 1)
+        self.tabs.insertTab(1, tab, "Threads")
+
+        self.layout_view = LayoutView()
+        self.tabs.insertTab(2, self.layout_view, "Map-major layout")
+
+        self.accuracy_plot = pg.PlotWidget(background="w")
+        self.accuracy_plot.setTitle("Validation accuracy of every configuration tried", color="k")
+        self.accuracy_plot.setLabel("bottom", "configuration")
+        self.accuracy_plot.setLabel("left", "accuracy (%)")
+        self.accuracy_plot.showGrid(x=True, y=True, alpha=0.3)
+        self.tabs.insertTab(3, self.accuracy_plot, "Accuracy")
+
+        self.speed_plot = pg.PlotWidget(background="w")
+        self.speed_plot.setTitle("Speedup over the naive single-thread baseline", color="k")
+        self.speed_plot.setLabel("left", "speedup (x)")
+        self.speed_plot.getAxis("bottom").setTicks([[(i, label) for i, (_, label) in enumerate(SPEED_KEYS)]])
+        self.tabs.insertTab(4, self.speed_plot, "Speedup")
+        self.speed_values: list[float] = []
+        self.tabs.setCurrentIndex(0)
+        self.set_settings(default_settings())
+
+    # ------------------------------------------------------------------ settings
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", "", "ONNX (*.onnx)")
+        if path:
+            self.onnx_edit.setText(path)
+            self.model_box.setCurrentIndex(1)
+
+    def _edited(self, *args: Any) -> None:
+        onnx = self.model_box.currentData() == "onnx"
+        for w in (self.onnx_edit, self.onnx_button, self.validation_edit):
+            w.setEnabled(onnx)
+        if not self._loading:
+            self.settings_changed.emit()
+
+    def settings(self) -> dict[str, Any]:
+        s = default_settings()
+        s.update(model=self.model_box.currentData(), onnx_path=self.onnx_edit.text().strip(),
+                 validation_path=self.validation_edit.text().strip(), accuracy_budget=float(self.budget.value()),
+                 prefer=self.prefer.currentData(), compile=self.compile_box.isChecked(),
+                 emit_dir=self.emit_edit.text().strip())
+        return s
+
+    def set_settings(self, settings: dict[str, Any]) -> None:
+        s = default_settings()
+        s.update(settings or {})
+        self._loading = True
+        try:
+            self.model_box.setCurrentIndex(max(0, self.model_box.findData(s["model"])))
+            self.onnx_edit.setText(s["onnx_path"])
+            self.validation_edit.setText(s["validation_path"])
+            self.budget.setValue(float(s["accuracy_budget"]))
+            self.prefer.setCurrentIndex(max(0, self.prefer.findData(s["prefer"])))
+            self.compile_box.setChecked(bool(s["compile"]))
+            self.emit_edit.setText(s["emit_dir"])
+        finally:
+            self._loading = False
+        self._edited()
+
+    # ------------------------------------------------------------------ results
+    def job_started(self) -> None:
+        super().job_started()
+        self.message.setText("running…")
+
+    def show_result(self, result: dict[str, Any] | None) -> None:
+        super().show_result(result)
+        self.table.setRowCount(0)
+        self.accuracy_plot.clear()
+        self.speed_plot.clear()
+        self.speed_values = []
+        self.thread_layer.blockSignals(True)
+        self.thread_layer.clear()
+        self.thread_layer.blockSignals(False)
+        if result is None:
+            self.thread_view.set_layer(None, 4, 1)
+            self.layout_view.example = None
+            self.layout_view.update()
+            self.message.setText("")
+            return
+        self._fill_table(result)
+        self.message.setText(result.get("summary", ""))
+        self.thread_layer.blockSignals(True)
+        for row in result["layers"]:
+            self.thread_layer.addItem(f"{row['name']} ({row['kind']})")
+        self.thread_layer.blockSignals(False)
+        self._show_threads()
+        V = result["target"]["vector_width"]
+        first = result["layers"][0]
+        in_maps = max(first["out_shape"][0], V + 1)
+        self.layout_view.set_example(in_maps, first["out_shape"][1], first["out_shape"][2], V,
+                                     f"{first['name']} output, as the next layer reads it")
+        self._draw_accuracy(result)
+        self._draw_speed(result)
+
+    def _fill_table(self, r: dict[str, Any]) -> None:
+        rows = r["layers"]
+        self.table.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            st = {s["name"]: s for s in row["strategies"]}
+            acc = "" if row["accuracy"] is None else f"{row['accuracy']:.2f}"
+            vals = [row["name"], row["kind"], "x".join(map(str, row["out_shape"])), row["parallelism"],
+                    row["olp_threads"], st.get("KLP", {}).get("threads", ""), st.get("FLP", {}).get("threads", ""),
+                    st.get("KLP", {}).get("reduction_adds", ""), st.get("FLP", {}).get("reduction_adds", ""),
+                    st["OLP"]["weight_reuse"] if row["kind"] != "pool" else "",
+                    row["mode"] if row["kind"] != "pool" else "-", acc]
+            for j, v in enumerate(vals):
+                item = QTableWidgetItem(str(v))
+                if TABLE_COLUMNS[j] == "mode" and v in MODE_COLORS:
+                    item.setForeground(QColor(MODE_COLORS[v]))
+                self.table.setItem(i, j, item)
+        self.table.resizeColumnsToContents()
+
+    def _show_threads(self) -> None:
+        r = self._result
+        i = self.thread_layer.currentIndex()
+        if not r or i < 0:
+            self.thread_view.set_layer(None, 4, 1)
+            return
+        self.thread_view.set_layer(r["layers"][i], r["target"]["vector_width"], r["target"]["threads"])
+
+    def _draw_accuracy(self, r: dict[str, Any]) -> None:
+        inx = r["inexact"]
+        configs = inx["configurations"]
+        xs = np.array([c["index"] for c in configs], float)
+        ys = np.array([c["accuracy"] for c in configs], float)
+        brushes = [pg.mkBrush("#2ca02c" if c["within_budget"] else "#d62728") for c in configs]
+        self.accuracy_plot.addItem(pg.ScatterPlotItem(xs, ys, size=9, brush=brushes, pen=None))
+        floor = inx["precise_accuracy"] - inx["budget_pp"]
+        self.accuracy_plot.addItem(pg.InfiniteLine(floor, angle=0, pen=pg.mkPen("#7f7f7f", style=Qt.DashLine),
+                                                   label=f"budget floor {floor:.2f} %",
+                                                   labelOpts={"color": "k", "position": 0.1}))
+        chosen = [c for c in configs if c["modes"] == inx["modes"]]
+        if chosen:
+            self.accuracy_plot.addItem(pg.ScatterPlotItem([chosen[0]["index"]], [chosen[0]["accuracy"]], size=16,
+                                                          symbol="star", brush=pg.mkBrush("#ffbf00")))
+        self.accuracy_points = (xs, ys)
+
+    def _draw_speed(self, r: dict[str, Any]) -> None:
+        sp = r["synthesis"].get("speedups")
+        if not sp:
+            text = pg.TextItem(r["synthesis"].get("message", "not compiled"), color="k")
+            self.speed_plot.addItem(text)
+            return
+        self.speed_values = [float(sp[k]) for k, _ in SPEED_KEYS]
+        colors = ["#7f7f7f", "#1f77b4", "#2ca02c"]
+        self.speed_plot.addItem(pg.BarGraphItem(x=np.arange(3), height=self.speed_values, width=0.6, brushes=colors))
+        for i, v in enumerate(self.speed_values):
+            t = pg.TextItem(f"{v:.1f}x", color="k", anchor=(0.5, 1))
+            t.setPos(i, v)
+            self.speed_plot.addItem(t)
+
+
+PANEL = CappuccinoPanel
