@@ -1,0 +1,180 @@
+"""The simulator panel: result display, stepping, PE zoom, exports, and the code-search hand-over."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from core.engine import JobRequest, get_engine
+from core.jobs import CancelToken, FinalResult
+from core.workload import Scamp5Target
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE2 = str(REPO / "assets/programs/analognet2_cain_table2.txt")
+
+
+class FakeContext:
+    def __init__(self, cain: dict[str, Any] | None = None) -> None:
+        self.logs: list[str] = []
+        self.statuses: list[str] = []
+        self.cain = cain
+
+    def workload(self):
+        return None
+
+    def target(self):
+        return Scamp5Target(6, 32)
+
+    def log(self, message: str, level: str = "info") -> None:
+        self.logs.append(message)
+
+    def status(self, message: str) -> None:
+        self.statuses.append(message)
+
+    def result_of(self, engine_name: str):
+        return self.cain if engine_name == "cain" else None
+
+
+@pytest.fixture
+def panel(qtbot):
+    from gui.panels.simulate import PANEL
+
+    p = PANEL(get_engine("simulate"), FakeContext())
+    qtbot.addWidget(p)
+    return p
+
+
+def _events(settings: dict[str, Any]):
+    spec = get_engine("simulate")
+    return list(spec.run(JobRequest(None, Scamp5Target(6, 32), settings), CancelToken()))
+
+
+def test_result_is_shown_and_stepped(panel) -> None:
+    s = panel.settings()
+    s.update(program_file=TABLE2, size=32, noise=0.005)
+    events = _events(s)
+    panel.job_started()
+    panel.handle_events(events[:-1])
+    assert "program: mean RMS error" in panel.plot.series()
+    panel.show_result(events[-1].data)
+    st = panel.stepper
+    assert st.steps == 21 and st.listing.count() == 22 and st.step == 0
+    assert st.bus_list.item(0).text().startswith("sensor image")
+    st.step_forward()
+    assert st.step == 1 and [st.bus_list.item(i).text().split()[1] for i in range(5)] == \
+        ["bus2(D,", "bus(NEWS,", "bus(A,", "bus2(D,", "bus(A,"]
+    assert st.listing.currentRow() == 1
+    st.run_to_end()
+    assert st.step == 21
+    st.step_back()
+    assert st.step == 20
+    st.jump_spin.setValue(6)
+    st.jump_button.click()
+    assert st.step == 6 and "subx" in st.listing.item(6).text()
+    # Stepping shows the cached states: the planes are the run's own snapshots.
+    assert st.current_planes()["B"] is st.replay.run.records[6].state.values["B"]
+    st.diff_box.setChecked(True)
+    d = st.current_planes()["B"]
+    assert np.array_equal(d, st.replay.run.records[6].state.values["B"] - st.replay.run.records[5].state.values["B"])
+
+
+def test_pe_zoom_shows_neighbours_and_goals(panel) -> None:
+    s = panel.settings()
+    s.update(program_file=TABLE2, size=32)
+    panel.show_result(_events(s)[-1].data)
+    st = panel.stepper
+    st.set_step(21)
+    st.set_pe(10, 12)
+    vals = st.pe_values()
+    a = st.replay.run.final.values["A"]
+    assert vals["A"]["C"] == a[10, 12] and vals["A"]["N"] == a[9, 12] and vals["A"]["E"] == a[10, 13]
+    text = st.pe_view.text()
+    assert "row 10, column 12" in text and "-3/4" in text          # kernel 1 of AnalogNet2 in register A
+    st.set_pe(0, 0)
+    assert st.pe_values()["A"]["N"] is None                        # off the array
+    st.set_step(2)
+    assert "undefined" in st.pe_view.text()                       # div's scratch registers
+
+
+def test_keyboard_and_play(panel, qtbot) -> None:
+    from PySide6.QtCore import Qt
+
+    s = panel.settings()
+    s.update(program_file=TABLE2, size=16)
+    panel.show_result(_events(s)[-1].data)
+    st = panel.stepper
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.activateWindow()
+    st.listing.setFocus()
+    qtbot.keyClick(st.listing, Qt.Key.Key_Right)
+    qtbot.keyClick(st.listing, Qt.Key.Key_Right)
+    assert st.step == 2
+    qtbot.keyClick(st.listing, Qt.Key.Key_Left)
+    assert st.step == 1
+    qtbot.keyClick(st.listing, Qt.Key.Key_Down)              # moving in the listing steps too
+    assert st.step == 2
+    qtbot.keyClick(st.listing, Qt.Key.Key_End)
+    assert st.step == 21
+    qtbot.keyClick(st.listing, Qt.Key.Key_Home)
+    assert st.step == 0
+    qtbot.keyClick(st.listing, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
+    assert panel.focusWidget() is st.jump_spin
+    st.speed.setValue(50.0)
+    st.toggle_play()
+    qtbot.waitUntil(lambda: st.step == 21, timeout=5000)
+    assert not st.timer.isActive()
+
+
+def test_exports(panel, tmp_path: Path) -> None:
+    s = panel.settings()
+    s.update(program_file=TABLE2, size=16)
+    panel.show_result(_events(s)[-1].data)
+    st = panel.stepper
+    st.export_view(str(tmp_path / "view.png"))
+    assert Image.open(tmp_path / "view.png").size[0] > 100
+    [gif] = st.export_run(str(tmp_path / "run.gif"))
+    with Image.open(gif) as im:
+        assert im.n_frames == 22
+    files = st.export_run(str(tmp_path / "frames.png"))
+    assert len(files) == 22 and files[0].name == "frames_000.png"
+
+
+def test_step_through_pasted_text_and_errors(panel) -> None:
+    panel.set_settings(dict(panel.settings(), program_source="text",
+                            program_text="# outputs: B\nmovx(B, A, north)\nadd(B, A, B)\n"))
+    assert panel.step_through_settings()
+    assert panel.stepper.steps == 2 and panel.stepper.replay.run.final.values["B"].shape == (32, 32)
+    panel.set_settings(dict(panel.settings(), program_text="add(B, A)\n"))
+    assert not panel.step_through_settings()
+    assert "line 1" in panel.stepper.message.text()
+
+
+def test_use_code_search_result(qtbot) -> None:
+    from gui.panels.simulate import PANEL
+
+    ctx = FakeContext({"program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
+                       "input_register": "A"})
+    p = PANEL(get_engine("simulate"), ctx)
+    qtbot.addWidget(p)
+    assert p.use_code_search_result()
+    s = p.settings()
+    assert s["program_source"] == "text" and "# outputs: C" in s["program_text"]
+    assert p.step_through_settings() and p.stepper.replay.program.output_registers == ["C"]
+    empty = PANEL(get_engine("simulate"), FakeContext())
+    qtbot.addWidget(empty)
+    assert not empty.use_code_search_result() and empty.context.statuses
+
+
+def test_settings_round_trip(panel) -> None:
+    s = dict(panel.settings(), image="pattern:rings", noise=0.01, noise_mode="per-op", seed=9, compare="auke")
+    panel.set_settings(s)
+    assert panel.settings() == s
