@@ -248,20 +248,30 @@ def test_truncated_garbage_and_missing_files_are_refused(tmp_path):
 
 
 def test_auto_pad_activations_and_global_pool(tmp_path):
-    inits = {"w": _rand(3, 2, 3, 3), "lo": np.array(0, np.float32), "hi": np.array(6, np.float32),
-             "w2": _rand(4, 3, 1, 1)}
+    inits = {"w": _rand(3, 2, 3, 3), "w2": _rand(4, 3, 1, 1)}
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="same", strides=[2, 2], auto_pad="SAME_UPPER"),
-             helper.make_node("Clip", ["c", "lo", "hi"], ["r"], name="relu6"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
              helper.make_node("Conv", ["r", "w2"], ["c2"], name="pw"),
-             helper.make_node("Sigmoid", ["c2"], ["s"], name="gate"),
-             helper.make_node("AveragePool", ["s"], ["p"], name="avg", kernel_shape=[3, 3], strides=[2, 2],
+             helper.make_node("AveragePool", ["c2"], ["p"], name="avg", kernel_shape=[3, 3], strides=[2, 2],
                               ceil_mode=1),
              helper.make_node("GlobalAveragePool", ["p"], ["y"], name="gap")]
     net = load_onnx(_save(tmp_path / "act.onnx", nodes, inits, (1, 2, 9, 9)))
     same, pw, avg, gap = net.layers
     assert same.out_shape == (3, 5, 5) and same.relu            # SAME: ceil(9 / 2) = 5
-    assert pw.relu and avg.ceil_mode and avg.out_shape == (4, 2, 2) and gap.out_shape == (4, 1, 1)
+    assert not pw.relu and avg.ceil_mode and avg.out_shape == (4, 2, 2) and gap.out_shape == (4, 1, 1)
     check_chain(net)
+
+
+def test_activations_other_than_relu_are_refused_not_altered(tmp_path):
+    inits = {"w": _rand(3, 2, 3, 3), "lo": np.array(0, np.float32), "hi": np.array(6, np.float32),
+             "w2": _rand(4, 3, 1, 1)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="same"),
+             helper.make_node("Clip", ["c", "lo", "hi"], ["r"], name="relu6"),
+             helper.make_node("Conv", ["r", "w2"], ["c2"], name="pw"),
+             helper.make_node("Sigmoid", ["c2"], ["y"], name="gate")]
+    with pytest.raises(UnsupportedOperators) as info:
+        load_onnx(_save(tmp_path / "act2.onnx", nodes, inits, (1, 2, 9, 9)))
+    assert [op for op, _name, _why in info.value.ops] == ["Clip", "Sigmoid"]
 
 
 def test_non_square_global_pool_and_bad_reshape_are_refused(tmp_path):

@@ -20,7 +20,9 @@ import numpy as np
 from core.errors import InputError
 from core.nets.layers import Conv, Eltwise, Layer, Network, Pool
 
-ACTIVATIONS = {"Relu", "Clip", "Sigmoid"}
+# Only ReLU folds into a layer (Conv.relu). Clip (ReLU6) and Sigmoid would change the numbers
+# an engine computes from the layer table, so they are listed as unsupported, not altered.
+ACTIVATIONS = {"Relu"}
 PASS_THROUGH = {"Dropout", "Identity", "Softmax"}
 SUPPORTED = ({"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool", "Flatten",
               "Reshape", "Add", "Concat", "BatchNormalization", "Constant"} | ACTIVATIONS | PASS_THROUGH)
