@@ -128,28 +128,35 @@ class PixelArray:
         if len(set(names)) != len(names):
             raise InputError(f"{op}: a register may appear only once in a bus operation")
         n = len(op.writes)
-        total = np.zeros(self.shape)
-        magnitude = np.zeros(self.shape) if self.track_sigma else None
+        per_op = self.per_op_rng is not None
+        need_mag = self.track_sigma or per_op
+        total = None
+        magnitude = None
         sigma = np.zeros(self.shape) if self.track_sigma else None
-        valid = np.ones(self.shape, bool)
+        valid = None
         for name in op.reads:
             v, s, ok = self._source(name)
-            total = total + v
-            valid = valid & ok
+            total = v.copy() if total is None else total + v
+            valid = ok if valid is None else valid & ok
+            if need_mag:
+                magnitude = np.abs(v) if magnitude is None else magnitude + np.abs(v)
             if self.track_sigma:
-                magnitude = magnitude + np.abs(v)
                 sigma = sigma + s
+        if total is None:
+            total = np.zeros(self.shape)
+            valid = np.ones(self.shape, bool)
+            magnitude = np.zeros(self.shape) if need_mag else None
         value = -total / n if n > 1 else -total
         if self.track_sigma:
             sigma = sigma + self.noise.write_factor * magnitude / n + self.noise.write_constant
         per_op_std = None
-        if self.per_op_rng is not None:
-            mag = sum((np.abs(self._source(name)[0]) for name in op.reads), np.zeros(self.shape))
-            per_op_std = self.noise.write_factor * mag / n + self.noise.write_constant
+        if per_op:
+            per_op_std = self.noise.write_factor * magnitude / n + self.noise.write_constant
         for name in op.writes:
             v = value
             if per_op_std is not None:
-                v = value + per_op_std * self.per_op_rng.standard_normal(self.shape)
+                draw = self.per_op_rng.standard_normal(self.shape, dtype=np.float32)
+                v = value + per_op_std * draw
             self._write(name, v, sigma, valid)
         self.bus_steps += 1
 
