@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from core.bound.bounds import conv_bound
 from core.bound.loopnest import BASELINES, min_memory, search_baseline, search_optimal
@@ -96,13 +96,15 @@ def network_totals(layers: list[dict[str, Any]], dataflows: tuple[str, ...]) -> 
     return tot
 
 
-def sweep_point(shapes: list[ConvShape], m: Machine, dataflows: tuple[str, ...]) -> dict[str, Any]:
+def sweep_point(shapes: list[ConvShape], m: Machine, dataflows: tuple[str, ...],
+                check: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Network traffic at one memory size for the bound and every dataflow (None where it does not fit)."""
     S = m.words
     row: dict[str, Any] = {"memory_bytes": m.memory_bytes, "words": S, "bound": 0.0, "compulsory": 0,
                            "reference": 0.0, "optimal": 0}
     fits = all(min_memory(s) <= S for s in shapes)
     for s in shapes:
+        check()
         b = conv_bound(s, S)
         row["bound"] += b.total
         row["compulsory"] += b.compulsory

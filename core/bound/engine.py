@@ -160,7 +160,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         for j, mm in enumerate(machines):
             cancel.check()
             yield Progress(0.5 + 0.5 * j / len(machines), f"memory sweep {mm.memory_bytes // 1024} KiB")
-            row = sweep_point(shapes, mm, dataflows)
+            row = sweep_point(shapes, mm, dataflows, cancel.check)
             sweep.append(row)
             for key in ("bound", "compulsory", "reference", "optimal") + dataflows:
                 if row.get(key) is not None:

@@ -172,25 +172,27 @@ def _search(shape: ConvShape, S: int, orders: Iterable[str], ns: np.ndarray, cs:
 
     Ties go to the smaller on-chip footprint, then to the earlier grid point (deterministic)."""
     g = shape.group_shape()
-    n, c, p, q = np.meshgrid(ns, cs, ps, qs, indexing="ij", sparse=False)
-    n, c, p, q = (a.ravel() for a in (n, c, p, q))
-    m = _best_m(g, S, n, c, p, q)
-    ok = m >= 1
-    if not ok.any():
-        return None
-    n, m, c, p, q = n[ok], m[ok], c[ok], p[ok], q[ok]
     best: tuple[int, int, Tiling] | None = None
     count = 0
-    for order in orders:
-        r = evaluate(g, order, n, m, c, p, q)
-        total = r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"]
-        count += total.size
-        key = np.lexsort((r["memory"], total))[0]
-        cand = (int(total[key]), int(r["memory"][key]),
-                Tiling(int(n[key]), int(m[key]), int(c[key]), int(p[key]), int(q[key]), order))
-        if best is None or cand[:2] < best[:2]:
-            best = cand
-    assert best is not None
+    for n_value in ns:               # one batch tile at a time keeps the arrays small for large batches
+        n, c, p, q = np.meshgrid(np.array([n_value]), cs, ps, qs, indexing="ij", sparse=False)
+        n, c, p, q = (a.ravel() for a in (n, c, p, q))
+        m = _best_m(g, S, n, c, p, q)
+        ok = m >= 1
+        if not ok.any():
+            continue
+        n, m, c, p, q = n[ok], m[ok], c[ok], p[ok], q[ok]
+        for order in orders:
+            r = evaluate(g, order, n, m, c, p, q)
+            total = r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"]
+            count += total.size
+            key = np.lexsort((r["memory"], total))[0]
+            cand = (int(total[key]), int(r["memory"][key]),
+                    Tiling(int(n[key]), int(m[key]), int(c[key]), int(p[key]), int(q[key]), order))
+            if best is None or cand[:2] < best[:2]:
+                best = cand
+    if best is None:
+        return None
     return SearchResult(best[2], traffic_of(shape, best[2]), count)
 
 
