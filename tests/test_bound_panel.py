@@ -81,5 +81,18 @@ def test_panel_settings_round_trip(panel, qtbot):
     for k in ("source", "layers", "memory_bytes", "batch", "dataflows", "sweep"):
         assert out[k] == s[k]
     assert panel.layer_spec.isVisibleTo(panel) and not panel.network.isVisibleTo(panel)
+    panel.set_settings({**s, "source": "workload"})
+    assert panel.network.isVisibleTo(panel)
+    panel.set_settings(s)
     panel.flow_boxes["is"].setChecked(True)
     assert emitted and "is" in panel.settings()["dataflows"]
+
+
+def test_panel_falls_back_to_its_own_network_when_the_window_has_none(panel):
+    panel.context.workload = lambda: CnnSet([])
+    panel.set_settings({"source": "workload", "network": "lenet5"})
+    s = panel.settings()
+    assert s["source"] == "network" and s["network"] == "lenet5"
+    r = list(ENGINE.run(JobRequest(panel.context.workload(), panel.context.target(), {**s, "sweep": False}),
+                        CancelToken()))[-1].data
+    assert r["source"]["name"] == "lenet5"

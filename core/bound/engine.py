@@ -93,9 +93,12 @@ def load_shapes(s: dict[str, Any], workload: Any) -> tuple[dict[str, Any], list[
         desc = {"kind": "onnx", "name": net.name, "path": path}
     else:
         if s["source"] == "workload":
-            if not isinstance(workload, CnnSet) or not workload.cnns:
+            if not isinstance(workload, CnnSet):
                 raise InputError("the window's workload is not a CNN set: pick a network here or set a CNN-set "
                                  "workload", "settings.source")
+            if not workload.cnns:
+                raise InputError("the window's CNN set has no network picked: tick one or choose 'Zoo network'",
+                                 "workload.cnns")
             name = workload.cnns[0]
         else:
             name = s["network"]

@@ -210,7 +210,8 @@ class BoundPanel(GenericPanel):
 
     def _source_visibility(self) -> None:
         src = self.source.currentData()
-        self.network.setVisible(src == "network")
+        self.network.setVisible(src in ("network", "workload"))     # the fallback when the window has none
+        self.network.setToolTip("Used when the window's workload has no network picked" if src == "workload" else "")
         self.layer_spec.setVisible(src == "layer")
         self.onnx_path.setVisible(src == "onnx")
         self.onnx_browse.setVisible(src == "onnx")
@@ -226,7 +227,8 @@ class BoundPanel(GenericPanel):
                  onnx=self.onnx_path.text().strip(), memory_bytes=int(self.memory.currentData()),
                  batch=self.batch.value(), dataflows=[k for k, b in self.flow_boxes.items() if b.isChecked()],
                  sweep=self.sweep.isChecked())
-        if s["source"] == "workload" and not isinstance(self.context.workload(), CnnSet):
+        wl = self.context.workload()
+        if s["source"] == "workload" and not (isinstance(wl, CnnSet) and wl.cnns):
             s["source"] = "network"      # no CNN set in the window: use the network picked here
         return s
 
