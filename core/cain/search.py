@@ -5,7 +5,8 @@ a path to a bag made only of Initial-Goals.  Traversals:
   * "cgds"  Child-Generator-Deque-Search (Cain Algorithm 1): the front node yields its next child;
             the child goes to the front, the parent to the back;
   * "dfs"   depth-first over the same lazy child generators;
-  * "best-first"  a priority queue on depth + lower bound (a global heuristic);
+  * "best-first"  one priority queue of all generated children, keyed by depth + the eq. 11
+            cost of the child (a global heuristic; its frontier grows fast, as the paper notes);
   * "random" is CGDS with the local heuristic replaced by a random order (Cain's Fig. 3 baseline).
 A node is culled when its bag was seen at lower or equal depth, or when depth + a lower bound on
 the remaining instructions cannot beat the best plan.  After a plan, search goes on for shorter.
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from core.cain.goals import Bag
-from core.cain.pairgen import PairConfig, Step, children, is_initial, remaining_lower_bound
+from core.cain.pairgen import PairConfig, Step, children, cost, is_initial, remaining_lower_bound
 
 TRAVERSALS = ("cgds", "dfs", "best-first", "random")
 
@@ -143,29 +144,25 @@ class Searcher:
         return plans
 
     def _run_best_first(self, max_nodes: int) -> list[Plan]:
+        """Global best-first: every child enters one priority queue keyed by depth + eq. 11 cost."""
         plans: list[Plan] = []
         heap = self._heap
         target = self.nodes + max_nodes
         while heap and self.nodes < target:
-            f, order, _tick, node, it = heapq.heappop(heap)
+            _f, _order, _tick, node, _ = heapq.heappop(heap)
+            if not self._promising(node):
+                continue
+            it, plan = self._visit(node)
+            if plan is not None:
+                plans.append(plan)
             if it is None:
-                it, plan = self._visit(node)
-                if plan is not None:
-                    plans.append(plan)
-                if it is None:
+                continue
+            for child_bag, step in it:
+                if child_bag in self.visited and self.visited[child_bag] <= node.depth + 1:
                     continue
-            elif not self._promising(node):
-                continue
-            nxt = next(it, None)
-            if nxt is None:
-                continue
-            child_bag, step = nxt
-            child = Node(child_bag, node.depth + 1, node, step)
-            self._tick += 1
-            heapq.heappush(heap, (f, order + 1, self._tick, node, it))
-            cf = child.depth + remaining_lower_bound(self.cfg, child_bag)
-            self._tick += 1
-            heapq.heappush(heap, (cf, 0, self._tick, child, None))
+                self._tick += 1
+                pri = node.depth + 1 + cost(self.cfg, child_bag) if not is_initial(self.cfg, child_bag) else -1.0
+                heapq.heappush(heap, (pri, 0, self._tick, Node(child_bag, node.depth + 1, node, step), None))
         if not heap:
             self.exhausted = True
         return plans
