@@ -244,6 +244,8 @@ def test_pe_mapping_traffic_against_direct_enumeration():
     mp = map_to_pes(s, t, pe_rows, pe_cols)
     assert mp.lreg_writes == s.macs and mp.greg_reads == 2 * s.macs
     assert mp.gbuf_weight_reads == traffic_of(s, t).weight_reads
+    assert mp.greg_weight_writes == mp.gbuf_weight_reads          # one 4x4 group down each column
+    assert map_to_pes(s, t, 16, 16).greg_weight_writes == 4 * mp.gbuf_weight_reads
     # count GBuf input reads by listing, for every block and PE row, the input elements its patch needs
     ys, xs = -(-t.p // mp.split_y), -(-t.q // mp.split_x)
     count = 0

@@ -50,7 +50,8 @@ class PeMapping:
     gbuf_input_reads: int
     gbuf_weight_reads: int
     gbuf_writes: int          # fills from DRAM
-    greg_writes: int
+    greg_input_writes: int    # GBuf input reads x groups along a PE row
+    greg_weight_writes: int   # GBuf weight reads x groups down a PE column
     greg_reads: int
     lreg_writes: int
     lreg_reads: int
@@ -60,13 +61,19 @@ class PeMapping:
     def gbuf_reads(self) -> int:
         return self.gbuf_input_reads + self.gbuf_weight_reads
 
+    @property
+    def greg_writes(self) -> int:
+        return self.greg_input_writes + self.greg_weight_writes
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["gbuf_reads"] = self.gbuf_reads
+        d["greg_writes"] = self.greg_writes
         return d
 
 
-def map_to_pes(shape: ConvShape, t: Tiling, pe_rows: int, pe_cols: int) -> PeMapping:
+def map_to_pes(shape: ConvShape, t: Tiling, pe_rows: int, pe_cols: int, group_rows: int = 4,
+               group_cols: int = 4) -> PeMapping:
     """The best split of one block over the array (least GBuf input traffic), and its on-chip traffic."""
     g = shape.group_shape()
     ay, ax = axes(g)
@@ -90,7 +97,8 @@ def map_to_pes(shape: ConvShape, t: Tiling, pe_rows: int, pe_cols: int) -> PeMap
     util = (t.n * t.p * t.q * t.m) / (pe_rows * pe_cols * psums)
     macs = shape.macs
     return PeMapping(pe_rows, pe_cols, pb, py, px, zs, psums, util, gbuf_in, gbuf_w,
-                     dram.input_reads + dram.weight_reads + dram.output_reads, gbuf_in + gbuf_w, 2 * macs,
+                     dram.input_reads + dram.weight_reads + dram.output_reads,
+                     gbuf_in * -(-pe_cols // group_cols), gbuf_w * -(-pe_rows // group_rows), 2 * macs,
                      macs, macs, shape.outputs)
 
 
