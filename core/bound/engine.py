@@ -279,7 +279,8 @@ def format_text(r: dict[str, Any]) -> str:
                  f"({a['psums_per_pe']}/PE), WGBuf {a['wgbuf']}, IGBuf {a['igbuf']}, GReg {a['greg_input_entries']}")
     if r["passthrough"]:
         lines.append(f"Pass-through (no off-chip model): {', '.join(r['passthrough'])}")
-    lines.append(f"Time: {r['timing_s']['analysis']:.2f} s analysis, {r['timing_s']['total']:.2f} s with sweep")
+    sweep = f", {r['timing_s']['total']:.2f} s with the memory sweep" if r["sweep"] else ""
+    lines.append(f"Time: {r['timing_s']['analysis']:.2f} s analysis{sweep}")
     return "\n".join(lines)
 
 
