@@ -1,0 +1,178 @@
+"""The transform JSON file format (`python main.py merit --transform FILE.json`), see docs/merit.md.
+
+{
+  "name": "gemm-4x6x5",
+  "parallel":   [["m", 4], ["n", 5]],          # p indices with sizes, outermost first
+  "accumulate": [["k", 6]],                    # a indices with sizes
+  "operands": [                                # in the strategy's operand order
+    {"name": "A", "shape": [4, 6], "pad": [0, 0],
+     "map": {"m": [0, 1, 0], "k": [1, 1, 0]},  # index -> [axis d, stride s, offset o] (eq. 5)
+     "accumulate_sizes": [6]},                 # optional: a-sizes of M(A), must match the others
+    {"name": "B", "shape": [6, 5], "map": {"k": [0, 1, 0], "n": [1, 1, 0]}}
+  ],
+  "strategy": "dot",                           # dot | relu | l1 | residual | bilateral | copy
+  "params": {},                                # e.g. {"norm": -50} for bilateral
+  "output_shape": [4, 5],                      # optional reshape of Vec(C)
+  "tile": {"m": 2, "n": 4},                    # optional tile (missing indices: whole range)
+  "bank_operand": "A",                         # optional: operand analysed for bank conflicts
+  "data": {"A": [[...]]},                      # optional: operand values (default: random)
+  "reference": {"kind": "gemm"}                # optional direct numpy reference, see REFERENCES
+}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from core.errors import InputError
+from core.merit import workloads as W
+from core.merit.transform import AxisMap, MeritTransform, Operand
+
+
+def _ref_gemm(d: dict[str, np.ndarray], t: MeritTransform, **kw: Any) -> np.ndarray:
+    a, b = t.operands[0].name, t.operands[1].name
+    return d[a] @ d[b]
+
+
+def _ref_conv(d: dict[str, np.ndarray], t: MeritTransform, stride: int = 1, dilation: int = 1, pad: int = 0,
+              groups: int = 1, **kw: Any) -> np.ndarray:
+    out = W.conv_ref(d[t.operands[0].name], d[t.operands[1].name], stride, dilation, pad, groups)
+    return np.maximum(out, 0) if t.strategy == "relu" else out
+
+
+REFERENCES: dict[str, Callable[..., np.ndarray]] = {
+    "gemm": _ref_gemm,
+    "conv2d": _ref_conv,
+    "depthwise": lambda d, t, stride=1, pad=0, **kw: W.depthwise_ref(d[t.operands[0].name], d[t.operands[1].name],
+                                                                     stride, pad),
+    "correlation": lambda d, t, disp=1, **kw: W.correlation_ref(d[t.operands[0].name], d[t.operands[1].name], disp),
+    "motion": lambda d, t, block=8, search=4, **kw: W.motion_ref(d[t.operands[0].name], d[t.operands[1].name],
+                                                                 block, search),
+    "pixel_shuffle": lambda d, t, r=2, **kw: W.pixel_shuffle_ref(d[t.operands[0].name], r),
+}
+
+
+def _int(v: Any, where: str, positive: bool = False) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or (positive and v <= 0):
+        raise InputError(f"expected a {'positive ' if positive else ''}integer, got {v!r}", where)
+    return v
+
+
+def _index_list(v: Any, where: str) -> list[tuple[str, int]]:
+    if not isinstance(v, list):
+        raise InputError("expected a list of [name, size] pairs", where)
+    out = []
+    for i, item in enumerate(v):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            raise InputError(f"expected [name, size], got {item!r}", f"{where}[{i}]")
+        out.append((item[0], _int(item[1], f"{where}[{i}]", True)))
+    return out
+
+
+def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
+    """Parse and validate; every error names the JSON field."""
+    if not isinstance(d, dict):
+        raise InputError("a transform file holds one JSON object", where)
+    par = _index_list(d.get("parallel", []), f"{where}.parallel")
+    acc = _index_list(d.get("accumulate", []), f"{where}.accumulate")
+    ops_raw = d.get("operands")
+    if not isinstance(ops_raw, list) or not ops_raw:
+        raise InputError("needs a non-empty list of operands", f"{where}.operands")
+    operands = []
+    for oi, o in enumerate(ops_raw):
+        ow = f"{where}.operands[{oi}]"
+        if not isinstance(o, dict):
+            raise InputError("expected an object", ow)
+        name = o.get("name")
+        if not isinstance(name, str) or not name:
+            raise InputError("operand needs a name", f"{ow}.name")
+        shape = o.get("shape")
+        if not isinstance(shape, list) or not shape:
+            raise InputError("operand needs a shape (list of sizes)", f"{ow}.shape")
+        shape_t = tuple(_int(s, f"{ow}.shape[{i}]", True) for i, s in enumerate(shape))
+        maps = {}
+        raw = o.get("map", {})
+        if not isinstance(raw, dict):
+            raise InputError("map must be an object: index -> [axis, stride, offset]", f"{ow}.map")
+        for idx, m in raw.items():
+            if not (isinstance(m, list) and 1 <= len(m) <= 3):
+                raise InputError(f"expected [axis, stride, offset], got {m!r}", f"{ow}.map.{idx}")
+            vals = [_int(x, f"{ow}.map.{idx}") for x in m] + [1, 0][len(m) - 1:]
+            maps[idx] = AxisMap(vals[0], vals[1], vals[2])
+        pad = tuple(_int(p, f"{ow}.pad[{i}]") for i, p in enumerate(o.get("pad", [])))
+        if "accumulate_sizes" in o:
+            sizes = o["accumulate_sizes"]
+            declared = [n for _, n in acc]
+            if not isinstance(sizes, list) or [_int(s, f"{ow}.accumulate_sizes", True) for s in sizes] != declared:
+                raise InputError(f"accumulated sizes of M({name}) are {sizes!r} but the transform accumulates "
+                                 f"{declared} (mismatched accumulated sizes)", f"{ow}.accumulate_sizes")
+        operands.append(Operand(name, shape_t, maps, pad))
+    # operands that state their a-sizes must agree with each other too
+    strategy = d.get("strategy", "dot")
+    if not isinstance(strategy, str):
+        raise InputError("strategy must be a name", f"{where}.strategy")
+    params = d.get("params", {})
+    if not isinstance(params, dict):
+        raise InputError("params must be an object", f"{where}.params")
+    out_shape = d.get("output_shape")
+    if out_shape is not None:
+        if not isinstance(out_shape, list):
+            raise InputError("output_shape must be a list", f"{where}.output_shape")
+        out_shape = tuple(_int(s, f"{where}.output_shape", True) for s in out_shape)
+    t = MeritTransform(str(d.get("name", "transform")), par, acc, operands, strategy, dict(params), out_shape,
+                       str(d.get("description", "")))
+    t.validate(where)
+    return t
+
+
+def workload_from_json(d: dict[str, Any], where: str = "transform") -> W.Workload:
+    """A user transform as a workload: its data (given or random) and optional reference."""
+    t = transform_from_json(d, where)
+    data_raw = d.get("data", {})
+    if not isinstance(data_raw, dict):
+        raise InputError("data must be an object: operand name -> nested list", f"{where}.data")
+    given = {}
+    for name, v in data_raw.items():
+        try:
+            given[name] = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError("not a rectangular array of numbers", f"{where}.data.{name}") from None
+    shapes = {op.name: op.shape for op in t.operands}
+
+    def make(rng: np.random.Generator) -> dict[str, np.ndarray]:
+        out = {n: rng.standard_normal(s) for n, s in shapes.items()}
+        out.update(given)
+        return out
+
+    ref = d.get("reference")
+    reference = None
+    if ref is not None:
+        if not isinstance(ref, dict) or ref.get("kind") not in REFERENCES:
+            raise InputError(f"reference needs a kind among {', '.join(REFERENCES)}", f"{where}.reference")
+        fn = REFERENCES[ref["kind"]]
+        kw = {k: v for k, v in ref.items() if k != "kind"}
+        reference = lambda data, fn=fn, kw=kw: fn(data, t, **kw)
+    tile = d.get("tile", {})
+    if not isinstance(tile, dict):
+        raise InputError("tile must be an object: index -> size", f"{where}.tile")
+    bank_op = d.get("bank_operand", t.operands[0].name)
+    if bank_op not in shapes:
+        raise InputError(f"no operand named {bank_op!r}", f"{where}.bank_operand")
+    return W.Workload(t.name, t.description or t.name, [t], make, reference, dict(tile), bank_op,
+                      "user transform file")
+
+
+def load_transform_file(path: str) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read transform file: {exc.strerror}", str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", f"{path}:{exc.lineno}") from None
