@@ -73,8 +73,9 @@ def test_a_longer_program_for_the_same_kernels_has_more_error(tmp_path: Path) ->
              "--compare", str(longer))
     comp = r["comparison"]
     assert comp["program"]["program_length"] == 21 and comp["padded"]["program_length"] == 33
-    assert comp["padded"]["outputs"]["A"]["rms_error"] > comp["program"]["outputs"]["A"]["rms_error"]
-    assert "error growth" in get_engine("simulate").format_text(r)
+    assert comp["padded"]["outputs"][0]["rms_error"] > comp["program"]["outputs"][0]["rms_error"]
+    assert comp["padded"]["final_mean_rms_error"] > comp["program"]["final_mean_rms_error"]
+    assert "error at the end of each program" in get_engine("simulate").format_text(r)
 
 
 def test_events_report_each_instruction_and_cancel_stops_the_run() -> None:
@@ -147,3 +148,16 @@ def test_settings_from_a_session_are_checked() -> None:
         with pytest.raises(InputError) as err:
             list(spec.run(JobRequest(None, None, bad), CancelToken()))
         assert err.value.where == where
+
+
+def test_preset_runs_the_code_search_and_checks_its_approximation() -> None:
+    pytest.importorskip("core.cain.api")
+    r = _run("--preset", "gauss3", "--time", "1", "--size", "24", "--compare", "auke")
+    assert r["exact"] is True and r["matches_interpreter"] is True
+    [reg] = r["output_registers"]
+    o = r["outputs"][reg]
+    assert o["goal_matches_expected"] and o["kernel"] == [["1/16", "1/8", "1/16"], ["1/8", "1/4", "1/8"],
+                                                          ["1/16", "1/8", "1/16"]]
+    comp = r["comparison"]
+    assert comp["AUKE-style"]["exact"] is True and comp["AUKE-style"]["program_length"] >= 1
+    assert {i.split("(")[0] for i in comp["AUKE-style"]["program"]} <= {"mov", "movx", "add", "sub", "divq", "neg"}

@@ -323,9 +323,10 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         result["comparison"] = {
             label: {"label": a["label"], "program_length": a["program_length"], "bus_steps": a["bus_steps"],
                     "final_mean_rms_error": a["error_growth"][-1],
-                    "outputs": {r: {"rms_error": o["rms_error"], "max_error": o["max_error"]}
-                                for r, o in a["outputs"].items()},
-                    "error_growth": a["error_growth"], "exact": a["exact"]}
+                    # in kernel order (programs may put the same kernel in different registers)
+                    "outputs": [{"register": r, "rms_error": a["outputs"][r]["rms_error"],
+                                 "max_error": a["outputs"][r]["max_error"]} for r in a["output_registers"]],
+                    "error_growth": a["error_growth"], "exact": a["exact"], "program": a["program"]}
             for label, a in analyses.items()}
     result["timings"] = dict(main["timings"], total_s=time.perf_counter() - t_start)
     yield Progress(1.0, "done")
@@ -407,10 +408,12 @@ def format_text(r: dict[str, Any]) -> str:
                  f"(core.scamp5.interp.run_exact): {'yes' if r['matches_interpreter'] else 'NO'}")
     if "comparison" in r:
         lines.append("")
-        lines.append("  error growth (mean RMS error of registers holding a Goal) at the end of each program:")
+        lines.append("  error at the end of each program (mean RMS error of registers holding a Goal; RMS per output):")
         for label, c in r["comparison"].items():
+            outs = ", ".join(f"{o['register']} {o['rms_error']:.4g}" for o in c["outputs"])
             lines.append(f"    {label:<12} {c['program_length']:>3} instructions  {c['bus_steps']:>4} bus ops  "
-                         f"final mean RMS {c['final_mean_rms_error']:.4g}  ({c['label']})")
+                         f"final mean RMS {c['final_mean_rms_error']:.4g}; outputs in kernel order: {outs}")
+            lines.append(f"    {'':<12} ({c['label']})")
     t = r["timings"]
     lines.append(f"  time: simulation {1000 * t['simulate_s']:.1f} ms ({t['per_instruction_ms']:.2f} ms per "
                  f"instruction), total {t['total_s']:.2f} s")
