@@ -88,6 +88,17 @@ class RegisterGrid(pg.GraphicsLayoutWidget):
             self.markers[name].setData([pe[1] + 0.5], [pe[0] + 0.5])
 
 
+def robust_limit(planes, quantile: float = 0.995) -> float:
+    """One symmetric colour limit for many planes: the largest per-plane 99.5 % quantile of |value|
+    (a few extreme PEs, e.g. at the edges, do not wash out the rest)."""
+    best = 0.0
+    for p in planes:
+        sample = np.abs(p[::2, ::2])
+        if sample.size:
+            best = max(best, float(np.quantile(sample, quantile)))
+    return best or 1.0
+
+
 def _frac(v: Any) -> str:
     f = Fraction(v)
     return "0" if f == 0 else str(f)
@@ -138,10 +149,10 @@ class Scamp5Stepper(QWidget):
         self.listing.currentRowChanged.connect(lambda row: self.set_step(row) if row >= 0 else None)
         lv.addWidget(self.listing, 1)
         nav = QHBoxLayout()
-        self.first_button = self._button("⏮", "Back to the input (Home)", lambda: self.set_step(0))
-        self.back_button = self._button("◀", "Step back (Left)", self.step_back)
-        self.forward_button = self._button("▶", "Step forward (Right)", self.step_forward)
-        self.end_button = self._button("⏭", "Run to the end (End)", self.run_to_end)
+        self.first_button = self._button("|◀ First", "Back to the input (Home)", lambda: self.set_step(0))
+        self.back_button = self._button("◀ Back", "Step back (Left)", self.step_back)
+        self.forward_button = self._button("Next ▶", "Step forward (Right)", self.step_forward)
+        self.end_button = self._button("End ▶|", "Run to the end (End)", self.run_to_end)
         for b in (self.first_button, self.back_button, self.forward_button, self.end_button):
             nav.addWidget(b)
         lv.addLayout(nav)
@@ -298,10 +309,9 @@ class Scamp5Stepper(QWidget):
         self.replay = replay
         run = replay.run
         self.planes = list(run.registers) + [NEWS]
-        self.limit = max(float(np.max(np.abs(rec.state.values[p]))) for rec in run.records for p in self.planes) or 1.0
-        diffs = [float(np.max(np.abs(run.records[i].state.values[p] - run.records[i - 1].state.values[p])))
-                 for i in range(1, len(run.records)) for p in self.planes]
-        self.diff_limit = max(diffs, default=0.0) or 1.0
+        self.limit = robust_limit(rec.state.values[p] for rec in run.records for p in self.planes)
+        self.diff_limit = robust_limit(run.records[i].state.values[p] - run.records[i - 1].state.values[p]
+                                       for i in range(1, len(run.records)) for p in self.planes)
         self.listing.clear()
         self.listing.addItem(QListWidgetItem(f"{0:>3}  (input in {run.input_register}: {replay.image_description})"))
         for i, ins in enumerate(run.program, start=1):
