@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable
 
+import numpy as np
+
 from core.merit.strategies import get_strategy
 from core.merit.tiling import clipped_footprint
 from core.merit.transform import MeritTransform
@@ -100,12 +102,17 @@ def _group_words(t: MeritTransform, idxs: list[int], ext: dict[str, int]) -> int
     return max(math.prod(clipped_footprint(t, t.operands[i], ext)) for i in idxs)
 
 
-def _candidates(n: int, parallel: bool) -> list[int]:
-    """Tile extents tried per index: powers of two and the whole range; a short accumulated
-    index (a kernel window or a few channels) is either split to 1 or kept whole."""
+_STEPS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160,
+          192, 224, 256)
+
+
+def _candidates(n: int, parallel: bool, fine: bool = True) -> list[int]:
+    """Tile extents tried per index; a short accumulated index (a kernel window or a few
+    channels) is either split to 1 or kept whole."""
     if not parallel and n <= 16:
         return sorted({1, n})
-    return sorted({v for v in (1, 2, 4, 8, 16, 32, 64, 128, 256) if v < n} | {n})
+    steps = _STEPS if fine else (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    return sorted({v for v in steps if v < n} | {n})
 
 
 def plan_tiles(t: MeritTransform, cfg: MeritzConfig) -> Plan:
@@ -124,50 +131,72 @@ _TRANSFORMS: dict[str, MeritTransform] = {}
 
 @lru_cache(maxsize=512)
 def _plan_cached(key: str, cfg: MeritzConfig) -> Plan:
+    """Vectorised search over all candidate tiles: estimated time = max(compute per TAU, DRAM)."""
     t = _TRANSFORMS[key]
     s = get_strategy(t.strategy)
     groups = _operand_groups(t)
     wb = cfg.word_bytes
-    cap = [b // wb // 2 for b in cfg.rp_bytes]
+    cap = [b // wb // 2 for b in cfg.rp_bytes]          # double buffered in the circular FIFO
     cp_words = cfg.cp_bytes // wb
     lanes = cfg.alus_per_tau
     names = [n for n, _ in t.indices]
     sizes = dict(t.indices)
-    pnames = {n for n, _ in t.parallel}
+    pnames = [n for n, _ in t.parallel]
+    anames = [n for n, _ in t.accumulate]
     cand = [_candidates(sizes[n], n in pnames) for n in names]
-    best: Plan | None = None
-    best_size = 0
-    for combo in itertools.product(*cand):
-        ext = dict(zip(names, combo))
-        Pt = math.prod(ext[n] for n, _ in t.parallel) if t.parallel else 1
-        if Pt > cp_words:
-            continue
-        At = math.prod(ext[n] for n, _ in t.accumulate) if t.accumulate else 1
-        words = {g: _group_words(t, idx, ext) for g, idx in groups.items()}
-        order = sorted(words, key=lambda g: -words[g])
-        rp_of = {g: (0 if i == 0 else 1) for i, g in enumerate(order)}
-        use = [0, 0]
-        for g, r in rp_of.items():
-            use[r] += words[g]
-        if use[0] > cap[0] or use[1] > cap[1]:
-            continue
-        n_p = math.prod(math.ceil(sizes[n] / ext[n]) for n, _ in t.parallel) if t.parallel else 1
-        n_a = math.prod(math.ceil(sizes[n] / ext[n]) for n, _ in t.accumulate) if t.accumulate else 1
-        compute = n_p * n_a * math.ceil(Pt / lanes) * At * s.ops_per_iter
-        anames = {n for n, _ in t.accumulate}
-        load = 0
-        for g, idx in groups.items():
-            uses_a = any(set(t.operands[i].maps) & anames for i in idx)
-            load += words[g] * n_p * (n_a if uses_a else 1)
-        load += n_p * Pt                                   # outputs
-        est = max(compute / cfg.taus, load * wb / cfg.bytes_per_cycle)
-        est += n_p * n_a / cfg.taus            # tie-break: one dispatch cycle per chunk
-        if best is None or (est, -Pt * At) < (best.estimate, -best_size):
-            best = Plan(ext, rp_of, est)
-            best_size = Pt * At
-    if best is None:
+    if math.prod(len(c) for c in cand) > 3_000_000:
+        cand = [_candidates(sizes[n], n in pnames, fine=False) for n in names]
+    grids = np.meshgrid(*[np.array(c, dtype=np.float64) for c in cand], indexing="ij", sparse=True)
+    ext = dict(zip(names, grids))
+    one = np.ones((), dtype=np.float64)
+    Pt = math.prod([ext[n] for n in pnames], start=one)
+    At = math.prod([ext[n] for n in anames], start=one)
+    n_p = math.prod([np.ceil(sizes[n] / ext[n]) for n in pnames], start=one)
+    n_a = math.prod([np.ceil(sizes[n] / ext[n]) for n in anames], start=one)
+    words = {}
+    for g, idx in groups.items():
+        vols = []
+        for i in idx:
+            op = t.operands[i]
+            fp = [one] * len(op.shape)
+            for j, m in op.maps.items():
+                fp[m.axis] = fp[m.axis] + (ext[j] - 1) * abs(m.stride)
+            pad = op.padding()
+            vols.append(math.prod([np.minimum(f, sz + 2 * pd) for f, sz, pd in zip(fp, op.shape, pad)], start=one))
+        words[g] = vols[0] if len(vols) == 1 else np.maximum.reduce(np.broadcast_arrays(*vols))
+    gnames = list(groups)
+    fits = None
+    assignments = list(itertools.product((0, 1), repeat=len(gnames)))
+    for asg in assignments:
+        use = [0 * one, 0 * one]
+        for g, r in zip(gnames, asg):
+            use[r] = use[r] + words[g]
+        ok = (use[0] <= cap[0]) & (use[1] <= cap[1])
+        fits = ok if fits is None else (fits | ok)
+    feasible = fits & (Pt <= cp_words)
+    compute = n_p * n_a * np.ceil(Pt / lanes) * At * s.ops_per_iter
+    load = n_p * Pt
+    for g, idx in groups.items():
+        uses_a = any(set(t.operands[i].maps) & set(anames) for i in idx)
+        load = load + words[g] * n_p * (n_a if uses_a else 1)
+    est = np.maximum(compute / cfg.taus, load * wb / cfg.bytes_per_cycle) + n_p * n_a / cfg.taus
+    est = np.broadcast_to(est, np.broadcast_shapes(*[np.shape(g) for g in grids]))
+    feasible = np.broadcast_to(feasible, est.shape)
+    if not feasible.any():
         raise ValueError(f"no tile of {t.name} fits the MERIT-z SRAMs")
-    return best
+    masked = np.where(feasible, est, np.inf)
+    pos = np.unravel_index(int(np.argmin(masked)), masked.shape)
+    tile = {n: int(c[i]) for n, c, i in zip(names, cand, pos)}
+    w_best = {g: float(np.broadcast_to(words[g], est.shape)[pos]) for g in gnames}
+    rp_of = None
+    for asg in sorted(assignments, key=lambda a: sum(w_best[g] for g, r in zip(gnames, a) if r == 1)):
+        use = [0.0, 0.0]
+        for g, r in zip(gnames, asg):
+            use[r] += w_best[g]
+        if use[0] <= cap[0] and use[1] <= cap[1]:
+            rp_of = dict(zip(gnames, asg))
+            break
+    return Plan(tile, rp_of or {g: 0 for g in gnames}, float(masked[pos]))
 
 
 # ---------------------------------------------------------------- the timing simulation
