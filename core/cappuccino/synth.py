@@ -144,6 +144,31 @@ static inline vf relu(vf a) {{ vf z = {{0}}; vi m = a > z; return (vf)(m & (vi)a
 #define FTZ_OFF() do {{}} while (0)
 #endif
 
+/* Layer barrier: sense-reversing, spins briefly then yields the core, so that a thread whose
+   partner has been descheduled (a busy 2-core machine) hands the core over at once. */
+#include <sched.h>
+static int bar_count_ = 0, bar_sense_ = 0;
+static inline void cpu_relax(void) {{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}}
+static inline void layer_barrier(int nt, int *sense) {{
+  *sense = !*sense;
+  if (nt == 1) return;
+  if (__atomic_add_fetch(&bar_count_, 1, __ATOMIC_ACQ_REL) == nt) {{
+    __atomic_store_n(&bar_count_, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&bar_sense_, *sense, __ATOMIC_RELEASE);
+  }} else {{
+    int spins = 0;
+    while (__atomic_load_n(&bar_sense_, __ATOMIC_ACQUIRE) != *sense) {{
+      if (++spins < 256) cpu_relax(); else sched_yield();
+    }}
+  }}
+}}
+
 #define PRECISE_FN __attribute__((optimize("fp-contract=off"), noinline))
 #define FAST_FN __attribute__((noinline))
 """
@@ -314,18 +339,19 @@ def synthesise_program(model: CnnModel, modes: dict[str, str], V: int, threads: 
               f"  }}\n  return best;\n}}\n")
     parts.append(argmax)
     steps = [f"      pack_input(images + (size_t)b * {c_in * h_in * w_in}, w * {layout.stacks(c_in, V) * h_in * w_in} / nt, "
-             f"(w + 1) * {layout.stacks(c_in, V) * h_in * w_in} / nt);\n      #pragma omp barrier\n"]
+             f"(w + 1) * {layout.stacks(c_in, V) * h_in * w_in} / nt);\n      layer_barrier(nt, &sense);\n"]
     for i, op in enumerate(model.ops):
         m, oh, ow = op.out_shape
         groups = layout.stacks(m, V) * oh * ow
         steps.append(f"      L{i + 1}_{_ident(op.name)}({bufs[i].name}, {bufs[i + 1].name}, w * {groups} / nt, "
-                     f"(w + 1) * {groups} / nt);\n      #pragma omp barrier\n")
+                     f"(w + 1) * {groups} / nt);\n      layer_barrier(nt, &sense);\n")
     parts.append(
         "static void run_pass(const float *images, int count, int *pred) {\n"
         f"  #pragma omp parallel num_threads({threads})\n"
         "  {\n"
         "#ifdef _OPENMP\n    const int w = omp_get_thread_num(), nt = omp_get_num_threads();\n"
         "#else\n    const int w = 0, nt = 1;\n#endif\n"
+        "    int sense = __atomic_load_n(&bar_sense_, __ATOMIC_ACQUIRE);\n"
         "    for (int b = 0; b < count; ++b) {\n" + "".join(steps) +
         "      if (w == 0) pred[b] = classify();\n"
         "    }\n  }\n}\n")
