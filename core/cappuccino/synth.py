@@ -303,7 +303,7 @@ def synthesise_program(model: CnnModel, modes: dict[str, str], V: int, threads: 
     parts = [f"/* Cappuccino-synthesised inference program for {model.name}.\n"
              f"   vector width V={V}, {threads} OLP worker threads, modes: "
              + ", ".join(f"{op.name}={modes.get(op.name, PRECISE)}" for op in model.conv_ops) + "\n"
-             "   build: gcc -O2 -march=native -fopenmp prog.c -o prog\n"
+             "   build: gcc -O3 -march=native -std=gnu11 -fopenmp prog.c -o prog -lm\n"
              "   run:   ./prog images.f32 COUNT MIN_SECONDS   (images float32 NCHW row-major) */",
              _PRELUDE.format(V=V, VB=4 * V)]
     fns = []
@@ -314,17 +314,20 @@ def synthesise_program(model: CnnModel, modes: dict[str, str], V: int, threads: 
             fns.append(fn)
         else:
             fns.append(_pool_fn(i + 1, op, bufs[i], bufs[i + 1]))
-    for b in bufs:
-        parts.append(f"static {b.ctype} {b.name}[{b.size}] __attribute__((aligned(64)));   "
+    for k, b in enumerate(bufs):
+        # the input frame is private to each worker: every worker packs the whole (small) image,
+        # which saves a barrier per image; all other frames are shared between the workers
+        dims = f"[{threads}][{b.size}]" if k == 0 else f"[{b.size}]"
+        parts.append(f"static {b.ctype} {b.name}{dims} __attribute__((aligned(64)));   "
                      f"/* {b.shape[0]} stacks x {b.shape[1]}x{b.shape[2]} x V, halo {b.halo} */")
     parts.extend(fns)
     # input packing: row-major image -> map-major frame (part of the timed work)
     b0 = bufs[0]
     _, hp0, wp0, _ = b0.shape
-    pack = (f"static void pack_input(const float *img, int g0, int g1) {{\n"
-            f"  for (int g = g0; g < g1; ++g) {{\n"
+    pack = (f"static void pack_input(const float *img, float *frame) {{   /* row-major image -> map-major frame */\n"
+            f"  for (int g = 0; g < {layout.stacks(c_in, V) * h_in * w_in}; ++g) {{\n"
             f"    const int c = g % {w_in}, r = (g / {w_in}) % {h_in}, s = g / {w_in * h_in};\n"
-            f"    {b0.ctype} *dst = x0 + ((s * {hp0} + r + {b0.halo}) * {wp0} + c + {b0.halo}) * V;\n"
+            f"    {b0.ctype} *dst = frame + ((s * {hp0} + r + {b0.halo}) * {wp0} + c + {b0.halo}) * V;\n"
             f"    for (int l = 0; l < V; ++l) {{ int m = s * V + l; dst[l] = m < {c_in} ? img[(m * {h_in} + r) * {w_in} + c] : 0.0f; }}\n"
             f"  }}\n}}\n")
     parts.append(pack)
@@ -338,12 +341,12 @@ def synthesise_program(model: CnnModel, modes: dict[str, str], V: int, threads: 
               f"    if (v > bv) {{ bv = v; best = (m * {oh_out} + r) * {ow_out} + c; }}\n"
               f"  }}\n  return best;\n}}\n")
     parts.append(argmax)
-    steps = [f"      pack_input(images + (size_t)b * {c_in * h_in * w_in}, w * {layout.stacks(c_in, V) * h_in * w_in} / nt, "
-             f"(w + 1) * {layout.stacks(c_in, V) * h_in * w_in} / nt);\n      layer_barrier(nt, &sense);\n"]
+    steps = [f"      pack_input(images + (size_t)b * {c_in * h_in * w_in}, x0[w]);\n"]
     for i, op in enumerate(model.ops):
         m, oh, ow = op.out_shape
         groups = layout.stacks(m, V) * oh * ow
-        steps.append(f"      L{i + 1}_{_ident(op.name)}({bufs[i].name}, {bufs[i + 1].name}, w * {groups} / nt, "
+        src = "x0[w]" if i == 0 else bufs[i].name
+        steps.append(f"      L{i + 1}_{_ident(op.name)}({src}, {bufs[i + 1].name}, w * {groups} / nt, "
                      f"(w + 1) * {groups} / nt);\n      layer_barrier(nt, &sense);\n")
     parts.append(
         "static void run_pass(const float *images, int count, int *pred) {\n"
@@ -405,7 +408,8 @@ def synthesise_baseline(model: CnnModel) -> str:
             table.append(f"  {{1, {c}, {h}, {w}, {m}, {oh}, {ow}, {op.k}, {op.k}, {op.stride}, {op.pad}, 0, "
                          f"{int(op.mode == 'avg')}, 0, 0}},")
     c_in, h_in, w_in = model.input_shape
-    return (f"/* Naive single-threaded baseline for {model.name}: row-major float32, six nested loops. */\n"
+    return (f"/* Naive single-threaded baseline for {model.name}: row-major float32, six nested loops.\n"
+            "   build: gcc -O3 -march=native -std=gnu11 baseline.c -o baseline -lm */\n"
             "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n\n"
             "typedef struct { int kind, N, H, W, M, OH, OW, KH, KW, stride, pad, relu, avg; const float *w, *b; } layer_t;\n"
             + "".join(decls)
