@@ -81,6 +81,12 @@ def test_result_is_shown_and_stepped(panel) -> None:
     assert st.step == 6 and "subx" in st.listing.item(6).text()
     # Stepping shows the cached states: the planes are the run's own snapshots.
     assert st.current_planes()["B"] is st.replay.run.records[6].state.values["B"]
+    # Outputs tab: read-out, ideal and error map per output register.
+    maps = panel.outputs.maps
+    assert sorted(maps) == ["A", "B", "C"]
+    a = maps["A"]
+    assert np.array_equal(a["error"], a["read-out"] - a["ideal"]) and np.abs(a["error"]).max() > 0
+    assert "RMS" in panel.outputs.info.text()
     st.diff_box.setChecked(True)
     d = st.current_planes()["B"]
     assert np.array_equal(d, st.replay.run.records[6].state.values["B"] - st.replay.run.records[5].state.values["B"])
@@ -102,6 +108,9 @@ def test_pe_zoom_shows_neighbours_and_goals(panel) -> None:
     assert st.pe_values()["A"]["N"] is None                        # off the array
     st.set_step(2)
     assert "undefined" in st.pe_view.text()                       # div's scratch registers
+    maps = panel.outputs.maps                                     # exact run: zero error inside
+    valid = st.replay.run.final.valid["B"]
+    assert np.all(maps["B"]["error"][valid] == 0) and "exact" in panel.outputs.info.text()
 
 
 def test_keyboard_and_play(panel, qtbot) -> None:

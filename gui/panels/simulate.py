@@ -14,6 +14,7 @@ from core.fpsp_sim import replay as replays
 from core.fpsp_sim.engine import default_settings
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
+from gui.scamp5_outputs import OutputsView
 from gui.scamp5_stepper import Scamp5Stepper
 from sims.scamp5.images import PATTERNS
 
@@ -75,6 +76,13 @@ class SimulatePanel(GenericPanel):
         self.noise_mode.setToolTip("emulator: std accumulated per register, drawn on read-out; "
                                    "per-op: drawn at every bus operation")
         c.addWidget(self.noise_mode)
+        self.compare = QComboBox()
+        self.compare.setEditable(True)
+        self.compare.addItems(["", "auke"])
+        self.compare.setToolTip("Also run and compare: 'auke' (an AUKE-style search) or a second program file")
+        self.compare.setMinimumWidth(80)
+        c.addWidget(QLabel("Compare:"))
+        c.addWidget(self.compare)
         c.addWidget(QLabel("Seed:"))
         self.seed = QSpinBox()
         self.seed.setRange(0, 2 ** 31 - 1)
@@ -86,14 +94,17 @@ class SimulatePanel(GenericPanel):
 
         self.stepper = Scamp5Stepper()
         self.tabs.insertTab(0, self.stepper, "Stepper")
+        self.outputs = OutputsView()
+        self.tabs.insertTab(1, self.outputs, "Outputs")
         self.program_text = QPlainTextEdit()
         self.program_text.setPlaceholderText("Paste a program, one macro per line, e.g.\n# outputs: A\n"
                                              "movx(B, A, north)\nadd(A, A, B)")
-        self.tabs.insertTab(1, self.program_text, "Program text")
+        self.tabs.insertTab(2, self.program_text, "Program text")
         self.tabs.setCurrentIndex(0)
         for sig in (self.source.currentIndexChanged, self.preset.currentIndexChanged,
                     self.image.currentTextChanged, self.noise.valueChanged, self.noise_mode.currentIndexChanged,
-                    self.seed.valueChanged, self.file_edit.textEdited, self.program_text.textChanged):
+                    self.seed.valueChanged, self.file_edit.textEdited, self.program_text.textChanged,
+                    self.compare.currentTextChanged):
             sig.connect(self._edited)
         self.source.currentIndexChanged.connect(self._source_changed)
         self.set_settings(default_settings())
@@ -117,16 +128,18 @@ class SimulatePanel(GenericPanel):
         s.update(program_source=self.source.currentData(), program_file=self.file_edit.text().strip(),
                  program_text=self.program_text.toPlainText(), preset=self.preset.currentData(),
                  image=self.image.currentText().strip() or "sample", noise=float(self.noise.value()),
-                 noise_mode=self.noise_mode.currentText(), seed=int(self.seed.value()))
+                 noise_mode=self.noise_mode.currentText(), seed=int(self.seed.value()),
+                 compare=self.compare.currentText().strip())
         return s
 
     def set_settings(self, settings: dict[str, Any]) -> None:
         s = default_settings()
         s.update(settings or {})
-        widgets = ("program_source", "program_file", "program_text", "preset", "image", "noise", "noise_mode", "seed")
+        widgets = ("program_source", "program_file", "program_text", "preset", "image", "noise", "noise_mode", "seed",
+                   "compare")
         self._extra = {k: v for k, v in s.items() if k not in widgets}
         for w in (self.source, self.file_edit, self.program_text, self.preset, self.image, self.noise,
-                  self.noise_mode, self.seed):
+                  self.noise_mode, self.seed, self.compare):
             w.blockSignals(True)
         self.source.setCurrentIndex(max(0, self.source.findData(s["program_source"])))
         self.file_edit.setText(str(s["program_file"]))
@@ -136,8 +149,9 @@ class SimulatePanel(GenericPanel):
         self.noise.setValue(float(s["noise"]))
         self.noise_mode.setCurrentText(str(s["noise_mode"]))
         self.seed.setValue(int(s["seed"]))
+        self.compare.setCurrentText(str(s["compare"]))
         for w in (self.source, self.file_edit, self.program_text, self.preset, self.image, self.noise,
-                  self.noise_mode, self.seed):
+                  self.noise_mode, self.seed, self.compare):
             w.blockSignals(False)
         self._source_changed()
 
@@ -199,13 +213,16 @@ class SimulatePanel(GenericPanel):
         super().show_result(result)
         if result is None:
             self.stepper.clear()
+            self.outputs.clear()
             return
         try:
             rp = replays.from_result(result)
         except InputError as exc:
             self.stepper.clear(f"The stored result cannot be replayed here: {exc}")
+            self.outputs.clear()
             return
         self.stepper.load(rp)
+        self.outputs.load(rp, result)
 
 
 PANEL = SimulatePanel

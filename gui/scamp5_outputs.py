@@ -1,0 +1,72 @@
+"""Per output register of a simulated run: what the chip reads out, the ideal result, and the
+error map (read-out minus ideal), with the RMS and maximum error over the interior PEs."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from core.fpsp_sim.replay import Replay
+from sims.scamp5 import analysis
+from sims.scamp5.images import FULL_SCALE
+
+CMAP = pg.ColorMap([0.0, 0.5, 1.0], [(38, 76, 217), (255, 255, 255), (217, 38, 38)])
+
+
+def kernel_from_text(rows: list[list[str]]):
+    """The result's kernel (fraction strings, rows north to south) as an exact SymKernel."""
+    return analysis.kernel_from_matrix([[Fraction(v) for v in row] for row in rows], 1)
+
+
+class OutputsView(QWidget):
+    """Three images per output register: read-out, ideal, error."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        self.info = QLabel("Run the simulator to see each output register against its ideal result.")
+        self.info.setWordWrap(True)
+        lay.addWidget(self.info)
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setBackground("w")
+        lay.addWidget(self.view, 1)
+        self.maps: dict[str, dict[str, np.ndarray]] = {}
+
+    def clear(self) -> None:
+        self.view.clear()
+        self.maps.clear()
+        self.info.setText("Run the simulator to see each output register against its ideal result.")
+
+    def load(self, replay: Replay, result: dict[str, Any]) -> None:
+        """Draw from the replayed run and the result's kernels (the expected ones, not recomputed)."""
+        self.view.clear()
+        self.maps.clear()
+        run = replay.run
+        values = replay.levels.astype(float) / FULL_SCALE
+        lut = CMAP.getLookupTable(0.0, 1.0, 256)
+        lines = []
+        for row, (reg, rep) in enumerate(result.get("outputs", {}).items()):
+            read = run.read_out(reg)
+            ideal = analysis.ideal(values, kernel_from_text(rep["kernel"]))
+            err = read - ideal
+            self.maps[reg] = {"read-out": read, "ideal": ideal, "error": err}
+            vmax = float(np.max(np.abs(ideal))) or 1.0
+            emax = float(np.max(np.abs(err[run.final.valid[reg]]))) if run.final.valid[reg].any() else 0.0
+            for col, (name, plane, lim) in enumerate((("read-out", read, vmax), ("ideal", ideal, vmax),
+                                                      ("error", err, emax or 1e-12))):
+                self.view.addLabel(f"{reg} {name} (±{lim:.3g})", row=2 * row, col=col, color="k")
+                vb = self.view.addViewBox(row=2 * row + 1, col=col, lockAspect=True, enableMenu=False)
+                vb.invertY(True)
+                img = pg.ImageItem(plane.T, levels=(-lim, lim))
+                img.setLookupTable(lut)
+                vb.addItem(img)
+            lines.append(f"{reg}: RMS {rep['rms_error']:.4g}, max {rep['max_error']:.4g} over "
+                         f"{rep['interior_pixels']} interior PEs; edge band {rep['edge_pixels']} PEs "
+                         f"(max {rep['edge_max_error']:.3g})")
+        exact = "exact" if result.get("exact") else ("noise on" if result.get("noise", {}).get("enabled") else "NOT exact")
+        self.info.setText(f"{exact}. " + "; ".join(lines) +
+                          ". The error colour scale is the interior maximum; edge-band PEs may exceed it.")
