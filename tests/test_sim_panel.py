@@ -139,8 +139,12 @@ def test_keyboard_and_play(panel, qtbot) -> None:
     assert panel.focusWidget() is st.jump_spin
     st.speed.setValue(50.0)
     st.toggle_play()
-    qtbot.waitUntil(lambda: st.step == 21, timeout=5000)
-    assert not st.timer.isActive()
+    assert st.timer.isActive() and st.timer.interval() == 20 and st.play_button.text() == "Pause"
+    # Drive the play timer by hand (no event-loop spin, so other tests' leftovers cannot interfere).
+    for _ in range(25):
+        if st.timer.isActive():
+            st.timer.timeout.emit()
+    assert st.step == 21 and not st.timer.isActive() and st.play_button.text() == "Play"
 
 
 def test_exports(panel, tmp_path: Path) -> None:
