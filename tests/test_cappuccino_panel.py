@@ -74,6 +74,12 @@ def test_panel_draws_a_real_run_and_redraws_from_json(panel):
     assert owner.shape == (32, 4, 4)
     assert np.array_equal(owner, layout.worker_of_outputs(32, 4, 4, 4, 2))
     assert set(np.unique(owner)) == {0, 1}
+    panel.ids_box.setChecked(True)                      # OLP thread ids: thread t sits at address t
+    tid = panel.thread_view.tid
+    t = np.arange(tid.size)
+    m, r, c = layout.olp_thread_to_output(t, 32, 4, 4, 4)
+    assert np.array_equal(tid[m, r, c], t)
+    assert tid[1, 0, 0] == 1 and tid[0, 0, 1] == 4
 
     # layout picture: row-major order then map-major order of the same elements
     ex = panel.layout_view.example

@@ -38,7 +38,9 @@ class ThreadView(QWidget):
         super().__init__(parent)
         self.setMinimumSize(420, 260)
         self.owner: np.ndarray | None = None       # (M, H, W) worker ids
+        self.tid: np.ndarray | None = None         # (M, H, W) OLP thread id (equations 3-5 inverted)
         self.title = ""
+        self.show_ids = False
 
     def set_layer(self, row: dict[str, Any] | None, V: int, threads: int) -> None:
         if row is None:
@@ -46,6 +48,8 @@ class ThreadView(QWidget):
         else:
             m, h, w = row["out_shape"]
             self.owner = layout.worker_of_outputs(m, h, w, V, threads)
+            mm, rr, cc = np.meshgrid(np.arange(m), np.arange(h), np.arange(w), indexing="ij")
+            self.tid = layout.address_map_major(mm, rr, cc, h, w, V)
             self.title = (f"{row['name']}: {m} maps of {h}x{w}, {row['olp_threads']} OLP threads "
                           f"(map-major ids, V={V}) split over {threads} hardware threads")
         self.update()
@@ -59,20 +63,26 @@ class ThreadView(QWidget):
         p.setPen(QColor("black"))
         p.drawText(QRectF(6, 2, self.width() - 12, 18), Qt.AlignLeft, self.title)
         m, h, w = self.owner.shape
-        shown = min(m, 64)
+        shown = min(m, 64) if not self.show_ids else min(m, 8)
         cols = max(1, int(np.ceil(np.sqrt(shown * (self.width() / max(1, self.height() - 50))))))
         rows = -(-shown // cols)
-        cell = max(1.0, min((self.width() - 12) / (cols * (w + 1)), (self.height() - 50) / (rows * (h + 1))))
+        cell = max(1.0, min((self.width() - 12) / (cols * (w + 1)), (self.height() - 66) / (rows * (h + 1))))
         for k in range(shown):
             ox = 6 + (k % cols) * (w + 1) * cell
-            oy = 24 + (k // cols) * (h + 1) * cell
+            oy = (40 if self.show_ids else 24) + (k // cols) * (h + 1) * cell
             for r in range(h):
                 for c in range(w):
-                    p.fillRect(QRectF(ox + c * cell, oy + r * cell, cell, cell), _qcolor(int(self.owner[k, r, c]), 200))
+                    rect = QRectF(ox + c * cell, oy + r * cell, cell, cell)
+                    p.fillRect(rect, _qcolor(int(self.owner[k, r, c]), 200))
+                    if self.show_ids and cell >= 16:
+                        p.setPen(QColor("black"))
+                        p.drawText(rect, Qt.AlignCenter, str(int(self.tid[k, r, c])))
             p.setPen(QPen(QColor("black"), 0.5))
             p.drawRect(QRectF(ox, oy, w * cell, h * cell))
-            if cell * w > 14:
+            if cell * w > 14 and not self.show_ids:
                 p.drawText(QRectF(ox, oy, w * cell, h * cell), Qt.AlignCenter, str(k))
+            elif self.show_ids:
+                p.drawText(QRectF(ox, oy - 14, w * cell, 14), Qt.AlignLeft, f"map {k}")
         threads = int(self.owner.max()) + 1
         for t in range(threads):
             x = 6 + t * 110
@@ -188,7 +198,12 @@ class CappuccinoPanel(GenericPanel):
         v = QVBoxLayout(tab)
         self.thread_layer = QComboBox()
         self.thread_layer.currentIndexChanged.connect(self._show_threads)
-        v.addWidget(self.thread_layer)
+        self.ids_box = QCheckBox("show OLP thread ids t (first maps)")
+        self.ids_box.toggled.connect(self._toggle_ids)
+        top = QHBoxLayout()
+        top.addWidget(self.thread_layer, 1)
+        top.addWidget(self.ids_box)
+        v.addLayout(top)
         self.thread_view = ThreadView()
         v.addWidget(self.thread_view, 1)
         self.tabs.insertTab(1, tab, "Threads")
@@ -302,6 +317,10 @@ class CappuccinoPanel(GenericPanel):
                     item.setForeground(QColor(MODE_COLORS[v]))
                 self.table.setItem(i, j, item)
         self.table.resizeColumnsToContents()
+
+    def _toggle_ids(self, on: bool) -> None:
+        self.thread_view.show_ids = on
+        self.thread_view.update()
 
     def _show_threads(self) -> None:
         r = self._result
