@@ -316,3 +316,15 @@ def test_training_is_deterministic():
     b = train_digits.train(epochs=1, log=lambda *_: None)
     assert all(np.array_equal(a[k], b[k]) for k in a)
     assert len(a["val_index"]) == 360
+
+
+def test_onnx_with_validation_file(model, tmp_path):
+    pytest.importorskip("core.nets.onnx_import")
+    _digits_onnx(model, tmp_path / "d.onnx")
+    np.savez(tmp_path / "val.npz", x=model.x_val[:30, 0], y=model.y_val[:30])     # (B, H, W) accepted
+    r = run(cli("--onnx", str(tmp_path / "d.onnx"), "--validation", str(tmp_path / "val.npz"), "--no-compile"))
+    assert r["model"]["validation_images"] == 30
+    np.savez(tmp_path / "bad.npz", x=np.zeros((5, 3, 8, 8), np.float32), y=np.zeros(5))
+    with pytest.raises(InputError) as e:
+        run(cli("--onnx", str(tmp_path / "d.onnx"), "--validation", str(tmp_path / "bad.npz"), "--no-compile"))
+    assert e.value.where == "validation" and "(B, 1, 8, 8)" in e.value.message
