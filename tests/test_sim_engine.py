@@ -161,3 +161,14 @@ def test_preset_runs_the_code_search_and_checks_its_approximation() -> None:
     comp = r["comparison"]
     assert comp["AUKE-style"]["exact"] is True and comp["AUKE-style"]["program_length"] >= 1
     assert {i.split("(")[0] for i in comp["AUKE-style"]["program"]} <= {"mov", "movx", "add", "sub", "divq", "neg"}
+
+
+def test_export_writes_every_step(tmp_path: Path) -> None:
+    from PIL import Image
+
+    r = _run("--program", TABLE2, "--size", "16", "--export", str(tmp_path / "run.gif"))
+    assert r["exported"] == [str(tmp_path / "run.gif")]
+    with Image.open(tmp_path / "run.gif") as im:
+        assert im.n_frames == 22
+    r = _run("--program", TABLE2, "--size", "16", "--export", str(tmp_path / "frames"))
+    assert len(r["exported"]) == 22 and (tmp_path / "frames" / "step_021.png").exists()

@@ -53,6 +53,7 @@ def default_settings() -> dict[str, Any]:
         "fixed_pattern": None,           # None = documented default when noise is on
         "saturation": None,
         "compare": "",                   # '' | 'auke' | a second program file: error growth of both
+        "export": "",                    # '' | FILE.gif | FOLDER | NAME.png: every step as pictures
     }
 
 
@@ -78,6 +79,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "fixed_pattern": {"type": ["number", "null"], "minimum": 0},
         "saturation": {"type": ["number", "null"], "minimum": 0},
         "compare": {"type": "string"},
+        "export": {"type": "string"},
     },
 }
 
@@ -262,6 +264,7 @@ def simulate_program(res: ResolvedProgram, levels: np.ndarray, regs: tuple[str, 
         "timings": {"simulate_s": sim_seconds, "with_analysis_s": wall,
                     "per_instruction_ms": 1000 * sim_seconds / max(n, 1)},
         "info": res.info,
+        "_run": run,
     }
 
 
@@ -307,6 +310,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                 analyses[label] = item
             else:
                 yield item
+    runs = {label: a.pop("_run") for label, a in analyses.items()}
     main = analyses["program"]
     if not main["exact"] and not noise.enabled:
         yield LogLine("noise is off but the outputs differ from the ideal kernels; see 'outputs'", "warning")
@@ -328,6 +332,16 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                                  "max_error": a["outputs"][r]["max_error"]} for r in a["output_registers"]],
                     "error_growth": a["error_growth"], "exact": a["exact"], "program": a["program"]}
             for label, a in analyses.items()}
+    if s["export"].strip():
+        from sims.scamp5.render import export_frames
+
+        yield Progress(None, "exporting the run as pictures")
+        run0 = runs["program"]
+        try:
+            files = export_frames(run0, s["export"].strip(), list(run0.registers) + ["NEWS"])
+        except OSError as exc:
+            raise InputError(f"cannot write the pictures: {exc}", s["export"]) from None
+        result["exported"] = [str(f) for f in files]
     result["timings"] = dict(main["timings"], total_s=time.perf_counter() - t_start)
     yield Progress(1.0, "done")
     yield FinalResult(result)
@@ -357,6 +371,8 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time", type=float, default=3.0, metavar="S", help="code-search budget for --preset (s)")
     p.add_argument("--compare", default="", metavar="auke|FILE",
                    help="also run an AUKE-style program (search) or a second program file; compares error growth")
+    p.add_argument("--export", default="", metavar="FILE.gif|DIR",
+                   help="write every step's register planes as an animated GIF, or as numbered PNGs into DIR")
     p.add_argument("--fixed-pattern", type=float, default=None, metavar="STD", help="fixed-pattern offset std")
     p.add_argument("--saturation", type=float, default=None, metavar="LIMIT", help="|value| limit (0 = none)")
 
@@ -371,7 +387,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     outs = [r.strip().upper() for r in args.outputs.replace(" ", ",").split(",") if r.strip()]
     s.update(image=args.image, noise=args.noise, seed=args.seed, size=args.size, registers=args.registers,
              input_register=args.input.upper(), output_registers=outs, filter=args.filter, isa=args.isa,
-             mode=args.mode, search_time_s=args.time, noise_mode=args.noise_mode, compare=args.compare,
+             mode=args.mode, search_time_s=args.time, noise_mode=args.noise_mode, export=args.export, compare=args.compare,
              fixed_pattern=args.fixed_pattern, saturation=args.saturation)
     if args.filter:
         _filter_kernels(args.filter, "--filter")
@@ -414,6 +430,8 @@ def format_text(r: dict[str, Any]) -> str:
             lines.append(f"    {label:<12} {c['program_length']:>3} instructions  {c['bus_steps']:>4} bus ops  "
                          f"final mean RMS {c['final_mean_rms_error']:.4g}; outputs in kernel order: {outs}")
             lines.append(f"    {'':<12} ({c['label']})")
+    if r.get("exported"):
+        lines.append(f"  pictures: {r['exported'][0]}" + (f" … ({len(r['exported'])} files)" if len(r["exported"]) > 1 else ""))
     t = r["timings"]
     lines.append(f"  time: simulation {1000 * t['simulate_s']:.1f} ms ({t['per_instruction_ms']:.2f} ms per "
                  f"instruction), total {t['total_s']:.2f} s")
