@@ -111,6 +111,42 @@ def _sign_match_split(g: Goal, t: tuple[int, int]) -> tuple[Goal, Goal] | None:
     return gl.from_pairs(s.items()), gl.from_pairs(rem.items())
 
 
+SHARED_PER_PAIR = 3
+
+
+def _shared_parts(g: Goal, distinct: list[Goal], initial: set[Goal]) -> list[Goal]:
+    """Largest parts of G equal to a translated part of another Goal (same signs, fewest Atoms)."""
+    dg = gl.as_dict(g)
+    found: dict[Goal, int] = {}
+    for h in distinct:
+        if h == g or h in initial:
+            continue
+        ph = gl.pairs(h)
+        best: list[tuple[int, Goal]] = []
+        tried: set[int] = set()
+        for pg in dg:
+            for q, _ in ph:
+                k = pg - q
+                if k in tried:
+                    continue
+                tried.add(k)
+                inter = []
+                n = 0
+                for p2, c2 in ph:
+                    c1 = dg.get(p2 + k)
+                    if c1 and (c1 > 0) == (c2 > 0):
+                        m = min(abs(c1), abs(c2))
+                        inter.append((p2 + k, m if c1 > 0 else -m))
+                        n += m
+                if n >= 2 and len(inter) >= 2:
+                    best.append((n, gl.from_pairs(inter)))
+        best.sort(key=lambda t: -t[0])
+        for n, inter in best[:SHARED_PER_PAIR]:
+            if inter != g:
+                found[inter] = n
+    return list(found)
+
+
 def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
     out: list[Step] = []
     has = cfg.has
@@ -121,13 +157,13 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
             continue
         if bag.count(g) > 1 and has["mov/2"]:
             out.append(("mov", g, (g,), ()))
-        # translations
-        for t, dirs in MOVE1.items():
-            if has["movx/3"]:
-                out.append(("movx", g, (gl.shift(g, -t[0], -t[1]),), dirs))
-        if has["mov2x/4"]:
-            for t, dirs in MOVE2.items():
-                out.append(("mov2x", g, (gl.shift(g, -t[0], -t[1]),), dirs))
+        # translations: towards the centre, or onto a Goal that is there anyway
+        dg = gl.dist_sum(g)
+        moves = (list(MOVE1.items()) if has["movx/3"] else []) + (list(MOVE2.items()) if has["mov2x/4"] else [])
+        for t, dirs in moves:
+            lo = gl.shift(g, -t[0], -t[1])
+            if gl.dist_sum(lo) < dg or lo in others_base:
+                out.append(("movx" if len(dirs) == 1 else "mov2x", g, (lo,), dirs))
         ps = gl.pairs(g)
         negs = sum(1 for _, c in ps if c < 0)
         if has["neg/2"] and 2 * negs >= len(ps):
@@ -168,6 +204,13 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
                     elif (has["subx/4"] if one else has["sub2x/5"]):
                         out.append(("subx" if one else "sub2x", g, (h, b), dirs))
         if len(ps) > 1 and has["add/3"]:
+            # partial matches with other Goals (Cain's Atom-distance pairs): the part of G that
+            # equals a translated part of another Goal H becomes a Lower of its own, to be shared
+            for inter in _shared_parts(g, distinct, cfg.initial_set):
+                rest = gl.sub(g, inter)
+                out.append(("add", g, (inter, rest), ()))
+                if has["sub/3"]:
+                    out.append(("sub", g, (inter, gl.neg(rest)), ()))
             # translational self-similarity
             pos = [p for p, _ in ps]
             seen_t = set()
@@ -225,7 +268,20 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
     return out
 
 
+_LOWER_OK: dict[tuple[Goal, int, int], bool] = {}
+
+
 def _lower_ok(cfg: PairConfig, g: Goal) -> bool:
+    key = (g, cfg.max_coef, cfg.max_radius)
+    ok = _LOWER_OK.get(key)
+    if ok is None:
+        if len(_LOWER_OK) > 500_000:
+            _LOWER_OK.clear()
+        ok = _LOWER_OK[key] = _lower_ok_uncached(cfg, g)
+    return ok
+
+
+def _lower_ok_uncached(cfg: PairConfig, g: Goal) -> bool:
     if not g:
         return False
     if gl.max_mult(g) > cfg.max_coef:

@@ -103,6 +103,9 @@ class CainPanel(GenericPanel):
         pl.addWidget(self.nodes_plot)
         pl.addWidget(self.time_plot)
         self.tabs.insertTab(0, plots, "Best length")
+        # the two plots above replace the generic single plot; "Export plot…" exports the first
+        self.tabs.removeTab(self.tabs.indexOf(self.plot))
+        self.plot = self.nodes_plot
         self.tabs.setCurrentIndex(0)
 
         prog = QWidget()
