@@ -174,14 +174,23 @@ def test_step_through_pasted_text_and_errors(panel) -> None:
 def test_use_code_search_result(qtbot) -> None:
     from gui.panels.simulate import PANEL
 
-    ctx = FakeContext({"program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
-                       "input_register": "A"})
-    p = PANEL(get_engine("simulate"), ctx)
+    # The shape of the code-search engine's result (core/cain/engine.py).
+    cain = {"filter": "demo", "program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
+            "input_register": "A", "kernel_names": ["k"], "denominator": 4,
+            "approximated_kernels": {"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]}}
+    p = PANEL(get_engine("simulate"), FakeContext(cain))
     qtbot.addWidget(p)
     assert p.use_code_search_result()
     s = p.settings()
     assert s["program_source"] == "text" and "# outputs: C" in s["program_text"]
+    assert s["expected"]["kernels"] == [[[0, 0, 0], [0, 2, 2], [0, 0, 0]]]
     assert p.step_through_settings() and p.stepper.replay.program.output_registers == ["C"]
+    r = _events(s)[-1].data                     # (A + A east) / 2 is not what this program computes
+    assert r["exact"] is False and r["outputs"]["C"]["goal_matches_expected"] is False
+    cain["denominator"] = 2                     # (2 A + 2 A east) / 2 = A + A east: it is
+    assert p.use_code_search_result()
+    r = _events(p.settings())[-1].data
+    assert r["exact"] is True and "code search" in r["label"]
     empty = PANEL(get_engine("simulate"), FakeContext())
     qtbot.addWidget(empty)
     assert not empty.use_code_search_result() and empty.context.statuses

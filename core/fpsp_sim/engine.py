@@ -42,6 +42,7 @@ def default_settings() -> dict[str, Any]:
         "isa": "all",
         "mode": "cain",
         "filter": "",                    # compare a file/text program's outputs with this preset
+        "expected": None,                # or {"denominator": N, "kernels": [matrix per output], "source": str}
         "input_register": "",            # '' = from the program's '# input:' line, else A
         "output_registers": [],          # [] = from '# outputs:' / the search / auto
         "image": "sample",               # sample | pattern:<name> | an image file
@@ -68,6 +69,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "isa": {"enum": list(INSTRUCTION_SETS)},
         "mode": {"enum": list(MODES)},
         "filter": {"type": "string"},
+        "expected": {"type": ["object", "null"]},
         "input_register": {"type": "string"},
         "output_registers": {"type": "array", "items": {"type": "string"}},
         "image": {"type": "string"},
@@ -109,6 +111,12 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
         raise InputError(f"must be emulator or per-op, got {s['noise_mode']!r}", "settings.noise_mode")
     if isinstance(s["seed"], bool) or not isinstance(s["seed"], int):
         raise InputError(f"must be an integer, got {s['seed']!r}", "settings.seed")
+    exp = s["expected"]
+    if exp is not None:
+        if (not isinstance(exp, dict) or not isinstance(exp.get("kernels"), list)
+                or isinstance(exp.get("denominator"), bool) or not isinstance(exp.get("denominator"), (int, float))
+                or exp["denominator"] <= 0):
+            raise InputError("expected {'denominator': positive number, 'kernels': [matrix, ...]}", "settings.expected")
     if not isinstance(s["output_registers"], list):
         raise InputError("must be a list of register names", "settings.output_registers")
     return s
@@ -157,6 +165,15 @@ def resolve_program(s: dict[str, Any], request: JobRequest, regs: tuple[str, ...
         if not s["program_file"]:
             raise InputError("no program file given", "settings.program_file")
         res = sources.from_file(resolve_path(s["program_file"]), regs, inp, outs)
+    if s["expected"] and not s["filter"]:
+        exp = s["expected"]
+        if len(exp["kernels"]) != len(res.output_registers):
+            raise InputError(f"{len(exp['kernels'])} expected kernels but {len(res.output_registers)} output "
+                             "registers", "settings.expected")
+        for i, (reg, k) in enumerate(zip(res.output_registers, exp["kernels"])):
+            res.expected[reg] = sources.kernel_of(k, exp["denominator"], f"settings.expected.kernels[{i}]")
+            res.requested[reg] = res.expected[reg]
+        res.label += f", checked against {exp.get('source', 'the expected kernels')}"
     if s["filter"]:
         ks = _filter_kernels(s["filter"], "settings.filter")
         if not res.output_registers:
@@ -165,7 +182,7 @@ def resolve_program(s: dict[str, Any], request: JobRequest, regs: tuple[str, ...
             raise InputError(f"filter {s['filter']} has {len(ks.kernels)} kernels but the program names "
                              f"{len(res.output_registers)} output registers", "settings.filter")
         for reg, k in zip(res.output_registers, ks.kernels):
-            res.expected[reg] = sources._kernel_of(k, ks.denominator)
+            res.expected[reg] = sources.kernel_of(k, ks.denominator, "settings.filter")
             res.requested[reg] = res.expected[reg]
     return res
 

@@ -11,7 +11,6 @@ Without `outputs`, the outputs are the registers the program writes that hold a 
 
 from __future__ import annotations
 
-import inspect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,13 +89,20 @@ def from_file(path: str, regs: tuple[str, ...], input_register: str | None = Non
     return from_text(text, regs, f"file {p.name}", input_register, outputs, where=str(p))
 
 
-def _kernel_of(k: Any, denominator: float) -> SymKernel:
+def kernel_of(k: Any, denominator: float, where: str = "kernels") -> SymKernel:
+    """A kernel (SymKernel, Kernel, or a 2-D matrix of numerators) over `denominator` as a SymKernel."""
     from sims.scamp5.analysis import kernel_from_matrix
 
     if isinstance(k, SymKernel):
         return k
     values = getattr(k, "values", k)
-    return kernel_from_matrix(values, denominator)
+    try:
+        rows = [list(r) for r in values]
+        if any(isinstance(v, (list, tuple)) for r in rows for v in r):
+            raise InputError("multi-channel kernels need one input image per channel; the simulator has one", where)
+        return kernel_from_matrix(rows, denominator)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"not a kernel matrix: {exc}", where) from None
 
 
 def from_search(kernels: KernelSet, regs: tuple[str, ...], isa: str, mode: str, time_s: float,
@@ -106,39 +112,39 @@ def from_search(kernels: KernelSet, regs: tuple[str, ...], isa: str, mode: str, 
         from core.cain.api import compile_filter
     except ImportError as exc:
         raise InputError(f"the code search (core.cain) is not available: {exc}", "preset") from None
-    kwargs: dict[str, Any] = {"isa": isa, "registers": len(regs), "time_s": time_s, "mode": mode}
-    params = inspect.signature(compile_filter).parameters
-    if cancel is not None and "cancel" in params:
-        kwargs["cancel"] = cancel
-    plan = compile_filter(kernels, **{k: v for k, v in kwargs.items() if k in params or k == "mode"})
-    program = list(getattr(plan, "program"))
+    plan = compile_filter(kernels, isa=isa, registers=len(regs), time_s=time_s, mode=mode, cancel=cancel)
+    program = list(plan.program)
     if not program:
         raise InputError(f"the code search found no program for {kernels.name} in {time_s:g} s", "preset")
-    outs = [str(r) for r in getattr(plan, "output_registers")]
-    inp = str(getattr(plan, "input_register", "A"))
+    outs = [str(r) for r in plan.output_registers]
+    inp = str(plan.input_register)
     res = ResolvedProgram(program, inp, outs, f"{'AUKE-style' if mode == 'auke' else 'Cain'} search "
                           f"({isa}, {time_s:g} s) for {kernels.name}")
-    approx = getattr(plan, "approximated", None) or getattr(plan, "approximated_kernels", None)
     for i, reg in enumerate(outs):
-        res.requested[reg] = _kernel_of(kernels.kernels[i], kernels.denominator)
-        if approx is not None and i < len(approx):
-            a = approx[i]
-            den = getattr(plan, "denominator", None) or (2 ** int(getattr(plan, "d", 0)))
-            res.expected[reg] = a if isinstance(a, SymKernel) else _kernel_of(a, den)
-    res.info = {"d": getattr(plan, "d", None), "isa": isa, "mode": mode, "time_s": time_s,
-                "length": len(program)}
+        res.requested[reg] = kernel_of(kernels.kernels[i], kernels.denominator, f"kernels[{i}]")
+        res.expected[reg] = kernel_of(plan.approximated_kernels[i], plan.denominator, f"approximated kernel {i}")
+    res.info = {"d": plan.d, "isa": isa, "mode": mode, "time_s": time_s, "length": len(program),
+                "max_abs_approximation_error": plan.max_abs_error, "verified_by_search": plan.verified}
     return res
 
 
-def from_cain_result(result: dict[str, Any], regs: tuple[str, ...]) -> ResolvedProgram:
-    """The program of a finished code-search result (the GUI's 'use code-search result')."""
+def settings_from_cain_result(result: dict[str, Any]) -> dict[str, Any]:
+    """Simulator settings that replay a code-search result: its program as text (with its input
+    and output registers as directives) and its approximated kernels as the expected results."""
     prog = result.get("program")
-    if isinstance(prog, list):
-        text = "\n".join(p if isinstance(p, str) else str(p) for p in prog)
-    elif isinstance(prog, str):
-        text = prog
-    else:
+    if not prog:
         raise InputError("the code-search result holds no program", "cain.program")
+    lines = prog if isinstance(prog, list) else str(prog).splitlines()
     outs = [str(r) for r in result.get("output_registers", [])]
-    inp = str(result.get("input_register", "A"))
-    return from_text(text, regs, "code-search result", inp, outs or None, where="cain result")
+    header = [f"# code search: {result.get('filter', '?')}, {len(lines)} macros",
+              f"# input: {result.get('input_register', 'A')}"]
+    if outs:
+        header.append(f"# outputs: {' '.join(outs)}")
+    out: dict[str, Any] = {"program_source": "text", "program_text": "\n".join(header + [str(x) for x in lines]) + "\n",
+                           "input_register": "", "output_registers": [], "filter": "", "expected": None}
+    approx = result.get("approximated_kernels")
+    names = result.get("kernel_names")
+    if isinstance(approx, dict) and isinstance(names, list) and len(names) == len(outs) and result.get("denominator"):
+        out["expected"] = {"denominator": result["denominator"], "kernels": [approx[n] for n in names],
+                           "source": f"the code search's approximated kernels ({result.get('filter', '?')})"}
+    return out

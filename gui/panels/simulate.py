@@ -11,6 +11,7 @@ from core.engine import EngineSpec
 from core.errors import InputError
 from core.filters import PRESETS
 from core.fpsp_sim import replay as replays
+from core.fpsp_sim import sources
 from core.fpsp_sim.engine import default_settings
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
@@ -119,6 +120,8 @@ class SimulatePanel(GenericPanel):
         self.browse.setEnabled(src == "file")
         self.preset.setEnabled(src == "preset")
         self.step_button.setEnabled(src != "preset")
+        if src != "text":
+            self._extra["expected"] = None      # the code-search kernels belong to its pasted program
         if src == "text":
             self.tabs.setCurrentWidget(self.program_text)
 
@@ -168,21 +171,18 @@ class SimulatePanel(GenericPanel):
 
     # ------------------------------------------------------------------ actions
     def use_code_search_result(self) -> bool:
-        """Put the code-search tab's program into the pasted text (with its output registers)."""
+        """Replay the code-search tab's program: its text (with input/output registers) goes into the
+        pasted text, and its approximated kernels become the expected results."""
         result = self.context.result_of("cain")
-        if not result or not result.get("program"):
+        try:
+            update = sources.settings_from_cain_result(result or {})
+        except InputError:
             self.context.status("No code-search result yet: run the code search first.")
             return False
-        prog = result["program"]
-        lines = prog if isinstance(prog, list) else str(prog).splitlines()
-        header = []
-        if result.get("input_register"):
-            header.append(f"# input: {result['input_register']}")
-        if result.get("output_registers"):
-            header.append(f"# outputs: {' '.join(result['output_registers'])}")
-        self.program_text.setPlainText("\n".join(header + [str(x) for x in lines]) + "\n")
-        self.source.setCurrentIndex(self.source.findData("text"))
-        self.context.log(f"simulate: loaded the code-search program ({len(lines)} instructions)")
+        self.set_settings(dict(self.settings(), **update))
+        self.tabs.setCurrentWidget(self.program_text)
+        self.settings_changed.emit()
+        self.context.log(f"simulate: loaded the code-search program ({len(result['program'])} instructions)")
         return True
 
     def _target_size(self) -> tuple[int | None, int | None]:
