@@ -29,7 +29,7 @@ def _run(*argv: str) -> dict:
     if outcome.error is not None:
         raise outcome.error
     assert outcome.result is not None
-    json.dumps(outcome.result)                      # session files and --json need plain JSON
+    json.dumps(outcome.result, allow_nan=False)     # session files and --json need plain JSON
     return outcome.result
 
 

@@ -222,7 +222,7 @@ def simulate_program(res: ResolvedProgram, levels: np.ndarray, regs: tuple[str, 
     n = len(res.program)
     ideal_cache: dict[SymKernel, np.ndarray] = {}
     growth: list[float] = []
-    per_reg_growth: dict[str, list[float]] = {r: [] for r in outputs}
+    per_reg_growth: dict[str, list[float | None]] = {r: [] for r in outputs}   # None: no value yet
     t0 = time.perf_counter()
     sim_seconds = 0.0
     run = None
@@ -242,7 +242,7 @@ def simulate_program(res: ResolvedProgram, levels: np.ndarray, regs: tuple[str, 
                 per_reg_growth[reg].append(rms)
         for reg in outputs:
             if goal_states[rec.index].get(reg) is None:
-                per_reg_growth[reg].append(float("nan"))
+                per_reg_growth[reg].append(None)
         growth.append(float(np.mean(errs)) if errs else 0.0)
         yield MetricPoint(f"{label}: mean RMS error", rec.index, growth[-1])
         frac = (index + rec.index / max(n, 1)) / total_programs
