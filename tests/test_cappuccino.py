@@ -328,3 +328,13 @@ def test_onnx_with_validation_file(model, tmp_path):
     with pytest.raises(InputError) as e:
         run(cli("--onnx", str(tmp_path / "d.onnx"), "--validation", str(tmp_path / "bad.npz"), "--no-compile"))
     assert e.value.where == "validation" and "(B, 1, 8, 8)" in e.value.message
+
+
+def test_without_a_compiler_the_result_says_so(monkeypatch, tmp_path):
+    monkeypatch.setattr(synth, "find_compiler", lambda: None)
+    r = run(cli("--limit", "20", "--emit", str(tmp_path)))
+    assert "no C compiler found" in r["synthesis"]["message"] and "speedups" not in r["synthesis"]
+    assert (tmp_path / "cappuccino.c").exists()
+    assert "no C compiler" in ENGINE.format_text(r)
+    sample = r["layers"][0]["olp_map_sample"]                 # [t, m, r, c] with equations 3-5
+    assert sample[:2] == [[0, 0, 0, 0], [1, 1, 0, 0]] and sample[4] == [4, 0, 0, 1]

@@ -141,7 +141,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     chosen_check = check_layouts(model, model.x_val, V, choice.modes)
     result["layout_check"] = {"precise": precise_check.to_json(), "chosen": chosen_check.to_json()}
     result["inexact"] = choice.to_json()
-    result["layers"] = _layer_table(model, alloc, choice)
+    result["layers"] = _layer_table(model, alloc, choice, V)
 
     yield Progress(0.55, "synthesising C programs")
     result["synthesis"] = yield from _synthesise(model, choice, V, threads, s, cancel)
@@ -152,11 +152,15 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     yield FinalResult(result)
 
 
-def _layer_table(model: CnnModel, alloc: list[allocation.LayerAllocation], choice: ModeChoice) -> list[dict]:
+def _layer_table(model: CnnModel, alloc: list[allocation.LayerAllocation], choice: ModeChoice, V: int) -> list[dict]:
     rows = []
     for op, a in zip(model.ops, alloc):
         row = a.to_json()
         row["parallelism"] = "OLP"
+        m, h, w = op.out_shape
+        t = np.arange(min(2 * V, layout.olp_threads(m, h, w, V)))
+        mm, rr, cc = layout.olp_thread_to_output(t, m, h, w, V)
+        row["olp_map_sample"] = [[int(a), int(b), int(c), int(d)] for a, b, c, d in zip(t, mm, rr, cc)]
         row["macs"] = op.macs if isinstance(op, ConvOp) else 0
         if isinstance(op, ConvOp):
             mode = choice.modes.get(op.name, PRECISE)
