@@ -338,3 +338,62 @@ def test_without_a_compiler_the_result_says_so(monkeypatch, tmp_path):
     assert "no C compiler" in ENGINE.format_text(r)
     sample = r["layers"][0]["olp_map_sample"]                 # [t, m, r, c] with equations 3-5
     assert sample[:2] == [[0, 0, 0, 0], [1, 1, 0, 0]] and sample[4] == [4, 0, 0, 1]
+
+
+def _random_model(kind: str):
+    """Small random networks covering the other code paths: stride 2, 1x1 kernels, padded average
+    pooling, a fully connected layer with > 64 taps, ceil-mode max pooling, maps not a multiple of V."""
+    from core.cappuccino.model import CnnModel, build_ops
+    from core.nets.builder import NetBuilder
+
+    rng = np.random.default_rng(7)
+    if kind == "a":
+        b = NetBuilder("rand-a", "random A", (3, 17, 17))
+        b.conv("c1", 5, 3, 2, 1)
+        b.conv("c2", 7, 1)
+        b.pool("p1", 3, 1, 1, mode="avg")
+        b.fc("fc", 6, relu=False)
+    else:
+        b = NetBuilder("rand-b", "random B", (2, 10, 10))
+        b.conv("c1", 9, 3, 1, 0)
+        b.pool("p1", 3, 2, mode="max", ceil_mode=True)
+        b.fc("fc", 5, relu=False)
+    net = b.network()
+    weights, shape = {}, net.input_shape
+    for layer in net.layers:
+        if hasattr(layer, "out_ch"):
+            fan = layer.in_ch * layer.k_h * layer.k_w
+            weights[layer.name] = (rng.standard_normal((layer.out_ch, fan)).astype(np.float32) / np.sqrt(fan),
+                                   0.1 * rng.standard_normal(layer.out_ch).astype(np.float32))
+            weights[layer.name] = (weights[layer.name][0].reshape(layer.out_ch, layer.in_ch, layer.k_h, layer.k_w)
+                                   if not layer.fc else weights[layer.name][0], weights[layer.name][1])
+    x = rng.random((40,) + tuple(net.input_shape)).astype(np.float32)
+    ops = build_ops(net, weights)
+    y = forward_reference(CnnModel(net.name, net, ops, x, np.zeros(40, int)), x)[0].argmax(1)
+    return CnnModel(net.name, net, ops, x, y)
+
+
+@pytest.mark.parametrize("kind", ["a", "b"])
+def test_other_layer_shapes_both_layouts(kind):
+    m = _random_model(kind)
+    for V in (2, 4, 8):
+        assert check_layouts(m, m.x_val, V, {"c1": IMPRECISE, "fc": RELAXED}).ok
+
+
+@needs_cc
+@pytest.mark.parametrize("kind", ["a", "b"])
+def test_other_layer_shapes_in_c(kind, tmp_path):
+    m = _random_model(kind)
+    images = tmp_path / "x.f32"
+    synth.write_images(images, m.x_val)
+    names = [op.name for op in m.conv_ops]
+    for V, modes in ((4, {}), (4, dict.fromkeys(names, RELAXED)), (8, dict.fromkeys(names, IMPRECISE))):
+        src = tmp_path / "p.c"
+        src.write_text(synth.synthesise_program(m, modes, V, 2))
+        synth.compile_c(synth.find_compiler(), src, tmp_path / "p", True, lambda: None)
+        got = synth.run_program(tmp_path / "p", images, len(m.x_val), 0.0, lambda: None).predictions
+        assert got == forward_reference(m, m.x_val, modes)[0].argmax(1).tolist(), (V, modes)
+    (tmp_path / "b.c").write_text(synth.synthesise_baseline(m))
+    synth.compile_c(synth.find_compiler(), tmp_path / "b.c", tmp_path / "b", False, lambda: None)
+    got = synth.run_program(tmp_path / "b", images, len(m.x_val), 0.0, lambda: None).predictions
+    assert got == m.y_val.tolist()
