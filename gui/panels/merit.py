@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox,
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -25,7 +25,11 @@ BANK_COLORS = ["#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2",
 
 
 class GridView(QWidget):
-    """Cells drawn from a callback; hovering a cell emits its description."""
+    """Cells coloured from an RGB array, drawn as one image; hovering a cell emits its description.
+
+    Drawing goes through a single QImage rather than one QPainter call per cell: with the installed
+    PySide6 6.12 on Python 3.11 every call of a void Qt method drops a reference to None, and a few
+    thousand cells per repaint would exhaust it."""
 
     hovered = Signal(str)
 
@@ -35,12 +39,32 @@ class GridView(QWidget):
         self.setMinimumSize(360, 240)
         self.rows = self.cols = 0
         self.empty_text = "Run the engine to see this view"
+        self._rgb: np.ndarray | None = None
+        self._outline: np.ndarray | None = None
+
+    def refresh(self) -> None:
+        """Recompute the colours (after the data changed) and repaint."""
+        self._rgb = self.rgb() if self.rows else None
+        self._outline = self.outlines() if self.rows else None
+        self.update()
+
+    def rgb(self) -> np.ndarray:
+        return np.full((self.rows, self.cols, 3), 255, dtype=np.uint8)
+
+    def outlines(self) -> np.ndarray:
+        return np.zeros((self.rows, self.cols), dtype=bool)
+
+    def color(self, r: int, c: int) -> QColor:
+        if self._rgb is None:
+            self.refresh()
+        v = self._rgb[r, c]
+        return QColor(int(v[0]), int(v[1]), int(v[2]))
 
     def cell_rect(self) -> tuple[float, float, float]:
         if not self.rows or not self.cols:
             return 0, 0, 0
-        size = max(4.0, min((self.width() - 40) / self.cols, (self.height() - 40) / self.rows))
-        return 30.0, 30.0, size
+        size = max(3, int(min((self.width() - 40) / self.cols, (self.height() - 40) / self.rows)))
+        return 30.0, 30.0, float(size)
 
     def cell_at(self, x: float, y: float) -> tuple[int, int] | None:
         x0, y0, s = self.cell_rect()
@@ -59,14 +83,23 @@ class GridView(QWidget):
     def describe(self, r: int, c: int) -> str:
         return ""
 
-    def color(self, r: int, c: int) -> QColor:
-        return QColor("white")
-
     def label(self, r: int, c: int) -> str:
         return ""
 
-    def outline(self, r: int, c: int) -> QColor | None:
-        return None
+    def image(self, k: int) -> np.ndarray:
+        """The grid at k pixels per cell: fill, a grey grid line, black 2-pixel outlines."""
+        if self._rgb is None:
+            self.refresh()
+        img = np.repeat(np.repeat(self._rgb, k, axis=0), k, axis=1).copy()
+        img[k - 1::k, :, :] = 190
+        img[:, k - 1::k, :] = 190
+        if self._outline is not None and self._outline.any() and k >= 4:
+            m = np.zeros((k, k), dtype=bool)
+            m[:2, :] = m[-2:, :] = True
+            m[:, :2] = m[:, -2:] = True
+            mask = np.kron(self._outline, m).astype(bool)
+            img[mask] = 0
+        return np.ascontiguousarray(img)
 
     def paintEvent(self, event: Any) -> None:         # noqa: N802 (Qt name)
         p = QPainter(self)
@@ -75,24 +108,21 @@ class GridView(QWidget):
             p.drawText(self.rect(), Qt.AlignCenter, self.empty_text)
             return
         x0, y0, s = self.cell_rect()
-        font = QFont()
-        font.setPointSizeF(max(5.0, min(9.0, s / 3.2)))
-        p.setFont(font)
-        for r in range(self.rows):
-            for c in range(self.cols):
-                rect = QRectF(x0 + c * s, y0 + r * s, s, s)
-                p.fillRect(rect, self.color(r, c))
-                edge = self.outline(r, c)
-                p.setPen(QPen(edge, 2.5) if edge is not None else QPen(QColor("#bbbbbb"), 0.5))
-                p.drawRect(rect)
-                text = self.label(r, c)
-                if text and s >= 14:
-                    p.setPen(QColor("black"))
-                    p.drawText(rect, Qt.AlignCenter, text)
-        self.paint_extra(p, x0, y0, s)
-
-    def paint_extra(self, p: QPainter, x0: float, y0: float, s: float) -> None:
-        pass
+        k = int(s)
+        arr = self.image(k)
+        h, w = arr.shape[:2]
+        qimg = QImage(arr.data, w, h, 3 * w, QImage.Format_RGB888)
+        p.drawImage(int(x0), int(y0), qimg)
+        if k >= 22 and self.rows * self.cols <= 2500:
+            font = QFont()
+            font.setPointSizeF(max(5.0, min(9.0, k / 3.2)))
+            p.setFont(font)
+            p.setPen(QColor("black"))
+            for r in range(self.rows):
+                for c in range(self.cols):
+                    text = self.label(r, c)
+                    if text:
+                        p.drawText(QRectF(x0 + c * k, y0 + r * k, k, k), Qt.AlignCenter, text)
 
 
 class MGridView(GridView):
@@ -106,7 +136,7 @@ class MGridView(GridView):
         self.grid = grid
         self.rows = grid["rows"] if grid else 0
         self.cols = grid["cols"] if grid else 0
-        self.update()
+        self.refresh()
 
     def source(self, r: int, c: int) -> tuple[int, ...]:
         return tuple(int(ax[r][c]) for ax in self.grid["coords"])
@@ -116,18 +146,37 @@ class MGridView(GridView):
         return (f"M({g['operand']})[p={tuple(g['p_labels'][r])}, a={tuple(g['a_labels'][c])}] = "
                 f"{g['operand']}{list(self.source(r, c))}")
 
-    def color(self, r: int, c: int) -> QColor:
-        src = self.source(r, c)
+    def rgb(self) -> np.ndarray:
         shape = self.grid["shape"]
-        if any(x < 0 or x >= n for x, n in zip(src, shape)):
-            return QColor("#dddddd")                     # zero padding
-        flat = int(np.ravel_multi_index(src, shape))
+        coords = [np.asarray(ax, dtype=np.int64) for ax in self.grid["coords"]]
+        inside = np.ones((self.rows, self.cols), dtype=bool)
+        for x, n in zip(coords, shape):
+            inside &= (x >= 0) & (x < n)
+        flat = np.ravel_multi_index([np.clip(x, 0, n - 1) for x, n in zip(coords, shape)], shape)
         total = max(1, int(np.prod(shape)))
-        return QColor.fromHsvF((flat * 0.61803) % 1.0, 0.35 + 0.4 * (flat / total), 0.95)
+        hue = (flat * 0.61803) % 1.0
+        sat = 0.35 + 0.4 * flat / total
+        rgb = _hsv_to_rgb(hue, sat, np.full_like(hue, 0.95))
+        rgb[~inside] = 221                               # zero padding in grey
+        return rgb
 
     def label(self, r: int, c: int) -> str:
         src = self.source(r, c)
         return ",".join(str(x) for x in src[-2:])
+
+
+def _hsv_to_rgb(h: np.ndarray, s: np.ndarray, v: np.ndarray) -> np.ndarray:
+    i = np.floor(h * 6).astype(int) % 6
+    f = h * 6 - np.floor(h * 6)
+    p, q, t = v * (1 - s), v * (1 - f * s), v * (1 - (1 - f) * s)
+    r = np.choose(i, [v, q, p, p, t, v])
+    g = np.choose(i, [t, v, v, q, p, p])
+    b = np.choose(i, [p, p, t, v, v, q])
+    return (np.stack([r, g, b], axis=-1) * 255).astype(np.uint8)
+
+
+def _hex(c: str) -> tuple[int, int, int]:
+    return int(c[1:3], 16), int(c[3:5], 16), int(c[5:7], 16)
 
 
 class BankView(GridView):
@@ -137,6 +186,7 @@ class BankView(GridView):
         super().__init__(parent)
         self.layout_data: dict[str, Any] | None = None
         self.banks = 8
+        self.accessed: dict[tuple[int, int], bool] = {}
 
     def set_layout(self, layout: dict[str, Any] | None, banks: int) -> None:
         self.layout_data, self.banks = layout, banks
@@ -144,16 +194,23 @@ class BankView(GridView):
         self.rows = len(grid)
         self.cols = len(grid[0]) if grid else 0
         self.accessed = {(r, c): bool(k) for r, c, k in (layout["shown_access"] if layout else [])}
-        self.update()
+        self.refresh()
 
-    def color(self, r: int, c: int) -> QColor:
-        if self.accessed.get((r, c)):
-            return QColor("#e31a1c")
-        b = self.layout_data["bank_grid"][r][c]
-        return QColor("#eeeeee") if b < 0 else QColor(BANK_COLORS[b % len(BANK_COLORS)])
+    def rgb(self) -> np.ndarray:
+        g = np.asarray(self.layout_data["bank_grid"], dtype=np.int64)
+        palette = np.array([_hex(c) for c in BANK_COLORS], dtype=np.uint8)
+        rgb = palette[np.mod(g, len(BANK_COLORS))]
+        rgb[g < 0] = 238
+        for (r, c), clash in self.accessed.items():
+            if clash:
+                rgb[r, c] = _hex("#e31a1c")
+        return rgb
 
-    def outline(self, r: int, c: int) -> QColor | None:
-        return QColor("black") if (r, c) in self.accessed else None
+    def outlines(self) -> np.ndarray:
+        m = np.zeros((self.rows, self.cols), dtype=bool)
+        for (r, c) in self.accessed:
+            m[r, c] = True
+        return m
 
     def label(self, r: int, c: int) -> str:
         b = self.layout_data["bank_grid"][r][c]
@@ -163,12 +220,18 @@ class BankView(GridView):
         b = self.layout_data["bank_grid"][r][c]
         pitch = self.layout_data["pitch"]
         what = "padding" if b < 0 else f"bank {b}"
-        acc = " - read by the shown warp" + (" (CONFLICT)" if self.accessed.get((r, c)) else "") \
-            if (r, c) in self.accessed else ""
+        acc = (" - read by the shown warp" + (" (CONFLICT)" if self.accessed.get((r, c)) else "")
+               if (r, c) in self.accessed else "")
         return f"address {r * pitch + c} (row {r}, column {c}): {what}{acc}"
 
     def conflict_cells(self) -> list[tuple[int, int]]:
         return [k for k, v in self.accessed.items() if v]
+
+
+def _bf_text(bf: dict[str, Any]) -> str:
+    if not bf["butterfly_ok"]:
+        return "no"
+    return "yes (after X, R)" if bf["non_square"] and bf["non_square"]["found"] else "yes"
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -185,6 +248,17 @@ def _fill(table: QTableWidget, rows: list[list[Any]]) -> None:
             item = QTableWidgetItem("" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)))
             table.setItem(r, c, item)
     table.resizeColumnsToContents()
+
+
+def _tree_view(result: dict[str, Any]) -> dict[str, Any]:
+    out = dict(result)
+    out["m_grids"] = [{k: v for k, v in g.items() if k in ("operand", "shape", "rows", "cols")}
+                      for g in result.get("m_grids", [])]
+    banks = dict(result.get("banks", {}))
+    banks["layouts"] = [{k: v for k, v in L.items() if k not in ("bank_grid", "shown_access")}
+                        for L in banks.get("layouts", [])]
+    out["banks"] = banks
+    return out
 
 
 class MeritPanel(GenericPanel):
@@ -260,7 +334,7 @@ class MeritPanel(GenericPanel):
                                    "saved"])
         split.addWidget(self.loads_table)
         tl.addWidget(split, 1)
-        self.tabs.addTab(ttab, "Tile & footprint")
+        self.tabs.addTab(ttab, "Tile and footprint")
 
         # banks
         btab = QWidget()
@@ -348,7 +422,10 @@ class MeritPanel(GenericPanel):
         super().job_started()
 
     def show_result(self, result: dict[str, Any] | None) -> None:
-        super().show_result(result)
+        # The result tree gets a summary: the index and bank grids are drawn in their own tabs, and
+        # tens of thousands of tree rows make the tree slow (and crashed PySide in a test run).
+        super().show_result(None if result is None else _tree_view(result))
+        self._result = result                 # export writes the full result
         self._r = result
         self.operand_box.blockSignals(True)
         self.operand_box.clear()
@@ -381,7 +458,7 @@ class MeritPanel(GenericPanel):
         self.layout_box.blockSignals(False)
         self._show_layout(0)
         _fill(self.bank_table, [[L["layout"], L["pitch"], L["padding_words"], L["extra_cycles"],
-                                 L["conflicting_accesses"], "yes" if L["butterfly"]["butterfly_ok"] else "no",
+                                 L["conflicting_accesses"], _bf_text(L["butterfly"]),
                                  " ".join(L["butterfly"]["H"]), L["detail"]] for L in b["layouts"]])
         self._show_reuse(result["reuse"])
         self._show_utilisation(result["meritz"])
@@ -437,7 +514,8 @@ class MeritPanel(GenericPanel):
             t.setPos(i, row["rate"] + 2)
             self.reuse_plot.addItem(t)
         self.reuse_plot.getAxis("bottom").setTicks(
-            [[(i, f"{row['architecture']}\n{row['level'][:18]}") for i, row in enumerate(rows)]])
+            [[(i, f"{row['architecture']}: {row['level'].split(' (')[0].replace(' output tile', '')}")
+              for i, row in enumerate(rows)]])
 
     def _show_utilisation(self, mz: dict[str, Any]) -> None:
         self.util_plot.clear()
