@@ -118,6 +118,15 @@ def dist_sum(g: Goal) -> int:
 
 
 @lru_cache(maxsize=1 << 18)
+def pow2_factor(g: Goal) -> int:
+    """The largest power of two dividing every coefficient."""
+    acc = 0
+    for e in g:
+        acc |= abs((e & _MASK) - COEF_BIAS)
+    return acc & -acc if acc else 1
+
+
+@lru_cache(maxsize=1 << 18)
 def min_mult(g: Goal) -> int:
     return min(abs((e & _MASK) - COEF_BIAS) for e in g)
 

@@ -44,6 +44,7 @@ class PairConfig:
     max_radius: int                  # cap on how far a Lower may reach from the centre
     random_order: bool = False
     jitter: float = 0.0              # relative noise on costs: diversifies parallel workers
+    scaled_cost: bool = True         # count a Goal's Atoms divided by the power of two common to them
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     def __post_init__(self) -> None:
@@ -314,18 +315,20 @@ def cost(cfg: PairConfig, bag: Bag) -> float:
     min_m, max_m = 1 << 30, 0
     distinct = [(b, gl.size(b)) for b in set(bag)]
     size, dist_sum, norm_key, is_sub = gl.size, gl.dist_sum, gl.norm_key, gl.is_subgoal
+    scaled = cfg.scaled_cost
     for g in bag:
         sg = size(g)
         holders = 1
         for b, sb in distinct:
             if sb > sg and is_sub(g, b):
                 holders += 1
-        total += sg + dist_sum(g) / holders
+        f = gl.pow2_factor(g) if scaled else 1
+        total += (sg + dist_sum(g) / holders) / f
         k = norm_key(g)
         if k not in classes:
             classes.add(k)
             if len(g) > 1:
-                total += sg * sg
+                total += (sg / f) ** 2
         m = gl.min_mult(g)
         if m < min_m:
             min_m = m
@@ -375,16 +378,22 @@ def children(cfg: PairConfig, bag: Bag) -> list[tuple[Bag, Step]]:
 
 
 def remaining_lower_bound(cfg: PairConfig, bag: Bag) -> int:
-    """Each Goal copy that is not an Initial-Goal needs at least one more instruction."""
+    """Instructions still needed, at least: one per Goal copy that is not an Initial-Goal, and
+    d - j halvings in a chain when some coefficient is an odd multiple of 2^j (j < d)."""
     n = 0
     used_initial: set[Goal] = set()
+    min_f = cfg.two_d
     for g in bag:
         if g in cfg.initial_set and g not in used_initial:
             used_initial.add(g)
         else:
             n += 1
-    return n
+            f = gl.pow2_factor(g)
+            if f < min_f:
+                min_f = f
+    return max(n, cfg.d - (min_f.bit_length() - 1))
 
 
 def is_initial(cfg: PairConfig, bag: Bag) -> bool:
-    return remaining_lower_bound(cfg, bag) == 0
+    """Only Initial-Goals left, each once: the input registers themselves."""
+    return len(set(bag)) == len(bag) and all(g in cfg.initial_set for g in bag)

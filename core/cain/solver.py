@@ -79,11 +79,21 @@ class Improvement:
 
 
 # ------------------------------------------------------------------ worker processes
-def _worker(problem: Problem, traversal: str, seed: int, jitter: float, deadline: float, max_nodes: int | None,
+def worker_variant(index: int) -> dict[str, Any]:
+    """Heuristic variant of worker `index`: a small portfolio, so two cores search differently.
+
+    Worker 0 counts a Goal's Atoms divided by their common power of two (scaled eq. 11-14);
+    worker 1 uses eq. 11-14 as printed; further workers add seeded noise to either.
+    """
+    return {"scaled_cost": index % 2 == 0, "jitter": 0.0 if index < 2 else 0.2}
+
+
+def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_nodes: int | None,
             out: Any, stop: Any, best: Any, nodes: Any, index: int) -> None:
     cfg = problem.cfg
     cfg.rng = random.Random(seed)
-    cfg.jitter = jitter
+    for k, v in worker_variant(index).items():
+        setattr(cfg, k, v)
     s = Searcher(cfg, problem.final_bag, traversal)
     last_report = 0.0
     try:
@@ -130,7 +140,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
     procs = []
     for i in range(workers):
         p = ctx.Process(target=_worker, daemon=True,
-                        args=(problem, traversal, 1000 + i, 0.0 if i == 0 else 0.25, deadline, per_worker,
+                        args=(problem, traversal, 1000 + i, deadline, per_worker,
                               out, stop, best, nodes, i))
         p.start()
         procs.append(p)
