@@ -321,7 +321,9 @@ class Scamp5Stepper(QWidget):
         self.pe_col.setRange(0, cols - 1)
         self.jump_spin.setRange(0, self.steps)
         self.grid.setup(self.planes)
-        noise = "noise on" if run.noise.enabled else "exact (noise off)"
+        noise = ("noise on (emulator model: the planes show register contents; the accumulated noise "
+                 "is drawn when a register is read out, see Outputs)" if run.noise.accumulate
+                 else "noise on" if run.noise.enabled else "exact (noise off)")
         self.message.setText(f"{replay.program.label}: {self.steps} instructions, {run.bus_steps()} bus operations, "
                              f"{rows}x{cols} PEs, {noise}. Outputs: {', '.join(replay.program.output_registers) or '-'}."
                              f" Keys: Left/Right step, Home/End, Space play, Ctrl+G jump; click a pixel to zoom on it.")

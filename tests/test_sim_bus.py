@@ -174,6 +174,8 @@ def test_noise_is_reproducible_from_its_seed(mode: str) -> None:
     c = _table2_run(levels, NoiseModel.analogue(0.005, seed=4, mode=mode))[1].read_out("B")
     exact = _table2_run(levels)[1].final.values["B"]
     assert np.array_equal(a, b) and not np.array_equal(a, c) and not np.array_equal(a, exact)
+    run = _table2_run(levels, NoiseModel.analogue(0.005, seed=3, mode=mode))[1]
+    assert run.read_out("NEWS", 5).shape == exact.shape
 
 
 @pytest.mark.parametrize("mode", ["emulator", "per-op"])

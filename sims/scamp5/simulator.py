@@ -57,7 +57,8 @@ class SimRun:
         value = snap.values[register]
         if snap.sigma is None:
             return value
-        rng = np.random.default_rng([self.noise.seed, step, self.registers.index(register)])
+        planes = list(self.registers) + ["NEWS"]
+        rng = np.random.default_rng([self.noise.seed, step, planes.index(register)])
         return value + snap.sigma[register] * rng.standard_normal(value.shape)
 
     def bus_steps(self) -> int:
