@@ -190,6 +190,11 @@ class Scamp5Stepper(QWidget):
         self.diff_box = QCheckBox("Show change from the previous step")
         self.diff_box.toggled.connect(lambda _on: self._redraw())
         opts.addWidget(self.diff_box)
+        self.readout_box = QCheckBox("As read out (with noise)")
+        self.readout_box.setToolTip("Emulator noise model: add the accumulated noise, drawn as on read-out "
+                                    "(the same draw every time for a given step)")
+        self.readout_box.toggled.connect(lambda _on: self._redraw())
+        opts.addWidget(self.readout_box)
         self.scale_label = QLabel("")
         opts.addWidget(self.scale_label, 1)
         cv.addLayout(opts)
@@ -282,6 +287,7 @@ class Scamp5Stepper(QWidget):
                   self.jump_button, self.jump_spin, self.export_png_button, self.export_run_button,
                   self.diff_box, self.pe_row, self.pe_col):
             w.setEnabled(on)
+        self.readout_box.setEnabled(bool(on and self.replay is not None and self.replay.run.noise.accumulate))
 
     def _focus_jump(self) -> None:
         self.jump_spin.setFocus()
@@ -404,13 +410,21 @@ class Scamp5Stepper(QWidget):
             self.stop()
 
     # ------------------------------------------------------------------ drawing
+    def values_at(self, step: int) -> dict[str, np.ndarray]:
+        """The planes after macro `step`: register contents, or as read out when that is chosen."""
+        assert self.replay is not None
+        run = self.replay.run
+        if self.readout_box.isChecked() and run.noise.accumulate:
+            return {p: run.read_out(p, step) for p in self.planes}
+        return run.records[step].state.values
+
     def current_planes(self) -> dict[str, np.ndarray]:
         assert self.replay is not None
-        rec = self.replay.run.records[self.step]
+        now = self.values_at(self.step)
         if not self.diff_box.isChecked():
-            return rec.state.values
-        prev = self.replay.run.records[max(self.step - 1, 0)]
-        return {p: rec.state.values[p] - prev.state.values[p] for p in self.planes}
+            return now
+        prev = self.values_at(max(self.step - 1, 0))
+        return {p: now[p] - prev[p] for p in self.planes}
 
     def _redraw(self) -> None:
         if self.replay is None:
@@ -438,7 +452,7 @@ class Scamp5Stepper(QWidget):
     def pe_values(self) -> dict[str, dict[str, float | None]]:
         """Values of every plane at the chosen PE (C) and its neighbours N, E, S, W (None off the array)."""
         assert self.replay is not None
-        values = self.replay.run.records[self.step].state.values
+        values = self.values_at(self.step)
         r, c = self.pe
         out: dict[str, dict[str, float | None]] = {}
         for p in self.planes:

@@ -90,6 +90,12 @@ def test_result_is_shown_and_stepped(panel) -> None:
     st.diff_box.setChecked(True)
     d = st.current_planes()["B"]
     assert np.array_equal(d, st.replay.run.records[6].state.values["B"] - st.replay.run.records[5].state.values["B"])
+    st.diff_box.setChecked(False)
+    assert st.readout_box.isEnabled()                       # emulator noise: read-out view available
+    st.readout_box.setChecked(True)
+    b = st.current_planes()["B"]
+    assert np.array_equal(b, st.replay.run.read_out("B", 6)) and not np.array_equal(b, st.replay.run.records[6].state.values["B"])
+    assert st.pe_values()["B"]["C"] == b[st.pe]
 
 
 def test_pe_zoom_shows_neighbours_and_goals(panel) -> None:
