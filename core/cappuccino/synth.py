@@ -184,12 +184,16 @@ def _conv_fn(idx: int, op: ConvOp, mode: str, bin_: Buffer, bout: Buffer, V: int
     m, oh, ow = op.out_shape
     _, n, kh, kw = op.weight.shape
     so, si = layout.stacks(m, V), layout.stacks(n, V)
+    out_lanes = mode != PRECISE and n < V     # see _out_lane_body
     wmm = layout.weights_map_major(mode_weights(op.weight, mode), V)
+    if out_lanes:
+        wmm = np.ascontiguousarray(wmm.swapaxes(4, 5))     # (S_out, S_in, KH, KW, V_in, V_out)
     bias = layout.pad_maps(mode_weights(op.bias, mode), V)
     wtype = "hf" if mode == IMPRECISE else "float"
     wld = "ld_h" if mode == IMPRECISE else "ld_f"
     name = f"L{idx}_{_ident(op.name)}"
-    decl = (f"/* layer {idx} {op.name}: {mode}, weights map-major (S_out={so}, S_in={si}, {kh}x{kw}, V, V) */\n"
+    lanes = "V_in, V_out: SIMD lanes over output maps" if out_lanes else "V_out, V_in: SIMD lanes over input maps"
+    decl = (f"/* layer {idx} {op.name}: {mode}, weights map-major (S_out={so}, S_in={si}, {kh}x{kw}, {lanes}) */\n"
             f"static const {wtype} W_{name}[{wmm.size}] __attribute__((aligned(64))) = {c_floats(wmm)};\n"
             f"static const {wtype} B_{name}[{bias.size}] __attribute__((aligned(64))) = {c_floats(bias)};\n")
     _, hpi, wpi, _ = bin_.shape
@@ -217,6 +221,8 @@ def _conv_fn(idx: int, op: ConvOp, mode: str, bin_: Buffer, bout: Buffer, V: int
                 f"        }}\n"
                 f"    vf res;\n"
                 f"    for (int l = 0; l < V; ++l) res[l] = acc[l] + (float)B_{name}[so * V + l];\n")
+    elif out_lanes:
+        body = _out_lane_body(name, bin_, wtype, wld, n, kh, kw, hpi, wpi)
     else:
         body = _vector_body(name, bin_, wtype, wld, xld, si, kh, kw, hpi, wpi)
     tail = ((f"    res = relu(res);\n" if op.relu else "")
@@ -257,6 +263,23 @@ def _vector_body(name: str, bin_: Buffer, wtype: str, wld: str, xld: str, si: in
              "for (int k = 0; k < V; ++k) t += a[k]; res[l] = t; }\n"
              f"    res += {wld}(B_{name} + so * V);\n")
     return body
+
+
+def _out_lane_body(name: str, bin_: Buffer, wtype: str, wld: str, n: int, kh: int, kw: int,
+                   hpi: int, wpi: int) -> str:
+    """SIMD body for a layer with fewer input maps than lanes (e.g. a grey-scale first layer),
+    where lanes over input maps would mostly multiply padding zeros: the V lanes are the V output
+    maps of the group instead (the V consecutive OLP threads t..t+V-1), each real input value is
+    broadcast, and the result vector is already the map-major output: no horizontal sum."""
+    lines, k = [], 0
+    for i in range(kh):
+        for j in range(kw):
+            for v in range(n):
+                lines.append(f"    acc{k % 2} += ((vf){{0}} + (float)x0[({i} * {wpi} + {j}) * V + {v}]) * "
+                             f"{wld}(w0 + (({i} * {kw} + {j}) * V + {v}) * V);\n")
+                k += 1
+    return ("    vf acc0 = (vf){0}, acc1 = (vf){0};\n" + "".join(lines)
+            + f"    vf res = acc0 + acc1 + {wld}(B_{name} + so * V);\n")
 
 
 def _pool_fn(idx: int, op: PoolOp, bin_: Buffer, bout: Buffer) -> str:
