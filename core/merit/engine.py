@@ -237,6 +237,12 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     return JobRequest(workload=None, target=None, settings=s)
 
 
+def _bf_word(bf: dict[str, Any]) -> str:
+    if not bf["butterfly_ok"]:
+        return "no"
+    return "yes (X,R)" if bf["non_square"] and bf["non_square"]["found"] else "yes"
+
+
 def format_text(r: dict[str, Any]) -> str:
     v = r["verification"]
     lines = [f"MERIT transform: {r['title']} ({r['workload']})"]
@@ -262,7 +268,7 @@ def format_text(r: dict[str, Any]) -> str:
     for L in b["layouts"]:
         bf = L["butterfly"]
         lines.append(f"  {L['layout']:9s} extra cycles {L['extra_cycles']:7d}  padding {L['padding_words']:4d}  "
-                     f"butterfly {'yes' if bf['butterfly_ok'] else 'no '} H={bf['H']}  {L['detail']}")
+                     f"butterfly {_bf_word(bf):9s} H={bf['H']}  {L['detail']}")
     lines.append("reuse (Table III):")
     for row in r["reuse"]["rows"]:
         paper = f" (paper {row['paper']})" if row["paper"] is not None else ""
