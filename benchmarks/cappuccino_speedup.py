@@ -25,7 +25,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vector-width", default="4")
     ap.add_argument("--threads", default="2")
-    ap.add_argument("--repeats", default="5")
+    ap.add_argument("--repeats", default="7")
     ap.add_argument("--min-seconds", default="0.5")
     ap.add_argument("--prefer", default="relaxed")
     a = ap.parse_args()

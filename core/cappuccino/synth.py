@@ -128,6 +128,7 @@ static inline void st_h(hf *p, vf x) {{
   for (int k = 0; k < V; ++k) p[k] = (hf)x[k];
 #endif
 }}
+static inline vf bcast(float x) {{ vf r; for (int k = 0; k < V; ++k) r[k] = x; return r; }}
 static inline vf vmax(vf a, vf b) {{ vi m = a > b; return (vf)((m & (vi)a) | (~m & (vi)b)); }}
 static inline vf relu(vf a) {{ vf z = {{0}}; vi m = a > z; return (vf)(m & (vi)a); }}
 
@@ -204,8 +205,8 @@ def _conv_fn(idx: int, op: ConvOp, mode: str, bin_: Buffer, bout: Buffer, V: int
     head = (f"static {'PRECISE_FN' if mode == PRECISE else 'FAST_FN'} void {name}(const {bin_.ctype} *restrict in, "
             f"{bout.ctype} *restrict out, int g0, int g1) {{\n"
             + ("  FTZ_ON();\n" if mode == RELAXED else "")
-            + f"  for (int g = g0; g < g1; ++g) {{\n"
-            f"    const int c = g % {ow}, r = (g / {ow}) % {oh}, so = g / {ow * oh};   /* eqs (3)-(5) per V-group */\n"
+            + f"  for (unsigned g = (unsigned)g0; g < (unsigned)g1; ++g) {{\n"
+            f"    const int c = (int)(g % {ow}u), r = (int)(g / {ow}u % {oh}u), so = (int)(g / {ow * oh}u);   /* eqs (3)-(5) per V-group */\n"
             f"    const {bin_.ctype} *x0 = in + (r * {op.stride} * {wpi} + c * {op.stride}) * V;\n"
             f"    const {wtype} *w0 = W_{name} + so * {si * kh * kw * V * V};\n")
     if mode == PRECISE:
@@ -275,7 +276,7 @@ def _out_lane_body(name: str, bin_: Buffer, wtype: str, wld: str, n: int, kh: in
     for i in range(kh):
         for j in range(kw):
             for v in range(n):
-                lines.append(f"    acc{k % 2} += ((vf){{0}} + (float)x0[({i} * {wpi} + {j}) * V + {v}]) * "
+                lines.append(f"    acc{k % 2} += bcast((float)x0[({i} * {wpi} + {j}) * V + {v}]) * "
                              f"{wld}(w0 + (({i} * {kw} + {j}) * V + {v}) * V);\n")
                 k += 1
     return ("    vf acc0 = (vf){0}, acc1 = (vf){0};\n" + "".join(lines)
@@ -297,8 +298,8 @@ def _pool_fn(idx: int, op: PoolOp, bin_: Buffer, bout: Buffer) -> str:
     else:
         init, step, fin = "vf acc = (vf){0};", "acc += v;", "acc /= (float)((r1 - r0) * (c1 - c0));"
     return (f"static FAST_FN void {name}(const {bin_.ctype} *restrict in, {bout.ctype} *restrict out, int g0, int g1) {{\n"
-            f"  for (int g = g0; g < g1; ++g) {{\n"
-            f"    const int c = g % {ow}, r = (g / {ow}) % {oh}, s = g / {ow * oh};\n"
+            f"  for (unsigned g = (unsigned)g0; g < (unsigned)g1; ++g) {{\n"
+            f"    const int c = (int)(g % {ow}u), r = (int)(g / {ow}u % {oh}u), s = (int)(g / {ow * oh}u);\n"
             f"    int r0 = r * {op.stride} - {op.pad}, c0 = c * {op.stride} - {op.pad};\n"
             f"    int r1 = r0 + {op.k}, c1 = c0 + {op.k};\n"
             f"    if (r0 < 0) r0 = 0; if (c0 < 0) c0 = 0; if (r1 > {ih}) r1 = {ih}; if (c1 > {iw}) c1 = {iw};\n"
