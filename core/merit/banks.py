@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -123,13 +123,12 @@ class LayoutResult:
 
 
 def _grid(acc: Access, addr_of, pitch: int, n_banks: int) -> list[list[int]]:
-    rows = acc.height
-    grid = [[-1] * pitch for _ in range(rows)]
-    for r in range(rows):
-        for c in range(acc.width):
-            a = int(addr_of(np.array(r), np.array(c)))
-            grid[a // pitch][a % pitch] = a % n_banks
-    return grid
+    """Bank of every stored word (rows x pitch), -1 where the layout leaves padding."""
+    R, C = np.meshgrid(np.arange(acc.height), np.arange(acc.width), indexing="ij")
+    addr = np.asarray(addr_of(R, C), dtype=np.int64)
+    grid = np.full((acc.height, pitch), -1, dtype=np.int64)
+    grid.reshape(-1)[addr.reshape(-1)] = addr.reshape(-1) % n_banks
+    return grid.tolist()
 
 
 def _evaluate(name: str, acc: Access, addr_of, pitch: int, warps: np.ndarray, n_banks: int, detail: str,
@@ -158,7 +157,7 @@ def _sample(acc: Access, max_steps: int = 48) -> Access:
 
 
 def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
-            max_pad: int | None = None) -> list[LayoutResult]:
+            max_pad: int | None = None, check: Callable[[], None] | None = None) -> list[LayoutResult]:
     """Conflicts of the naive layout and of the three remedies of Fig. 6.
 
     Candidate layouts are searched on a sample of steps and warps; the chosen ones are then
@@ -172,7 +171,10 @@ def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
     warps = naive_warps(lanes, n_banks)
     swarps = warps[:32]
 
+    check = check or (lambda: None)
+
     def final(name, addr_of, pitch, w, detail, c=None) -> LayoutResult:
+        check()
         return _evaluate(name, acc, addr_of, pitch, w, n_banks, detail, c)
 
     out = [final("naive", lambda r, c: r * W + c, W, warps, f"row-major, pitch {W}")]
@@ -181,6 +183,7 @@ def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
     max_pad = n_banks * 2 if max_pad is None else max_pad
     best = None
     for p in range(1, max_pad + 1):
+        check()
         f = lambda r, c, P=W + p: r * P + c
         cyc = _evaluate("padding", sac, f, W + p, swarps, n_banks, "").extra_cycles
         if best is None or cyc < best[0]:
@@ -200,6 +203,7 @@ def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
                 for r in range(0, 3):
                     def addr_of(rr, cc, P=P, q=q, m=m, r=r):
                         return rr * P + (cc ^ (((rr >> r) & ((1 << q) - 1)) << m))
+                    check()
                     cyc = _evaluate("xor", sac, addr_of, P, swarps, n_banks, "").extra_cycles
                     key = (cyc, P, q)
                     if xbest is None or key < xbest[0]:
@@ -216,6 +220,7 @@ def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
         for chosen in itertools.combinations(range(B), L):
             if chosen == tuple(range(L)):
                 continue                       # that is the naive grouping
+            check()
             w = bit_warps(B, chosen)
             cyc = _evaluate("retile", sac, lambda r, c: r * W + c, W, w[:32], n_banks, "").extra_cycles
             found.append((cyc, chosen, w))
@@ -236,18 +241,21 @@ def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
     return out
 
 
-def with_butterfly(results: list[LayoutResult], n_banks: int) -> None:
+def with_butterfly(results: list[LayoutResult], n_banks: int, check: Callable[[], None] | None = None) -> None:
     """Attach the section V-C verdict for every layout's accesses (needs N a power of two)."""
     butterfly.log2_exact(n_banks)
     for res in results:
+        if check:
+            check()
         addr = res.addr[res.warps]                       # (warps, N, steps)
         groups = np.transpose(addr, (0, 2, 1)).reshape(-1, n_banks)
         res.verdict = butterfly.verdict(groups, n_banks).to_json()
 
 
-def report(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int) -> dict[str, Any]:
-    results = analyse(t, op, tile, n_banks)
-    with_butterfly(results, n_banks)
+def report(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
+           check: Callable[[], None] | None = None) -> dict[str, Any]:
+    results = analyse(t, op, tile, n_banks, check=check)
+    with_butterfly(results, n_banks, check)
     acc = tile_access(t, op, tile)
     return {"operand": op.name, "footprint": list(acc.fp), "banks": n_banks, "lanes": int(acc.rows.shape[0]),
             "steps": int(acc.rows.shape[1]), "layouts": [r.to_json() for r in results]}

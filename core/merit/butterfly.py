@@ -26,7 +26,7 @@ X = 2          # the ternary "unconstrained" symbol
 
 def log2_exact(n: int, what: str = "banks") -> int:
     """L with 2^L = n, or an InputError: the butterfly network needs a power-of-two width."""
-    if not isinstance(n, int) or n < 2 or n & (n - 1):
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2 or n & (n - 1):
         raise InputError(f"the butterfly network needs a power-of-two bank count (2, 4, 8, ...), got {n}", what)
     return n.bit_length() - 1
 

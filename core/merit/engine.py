@@ -47,8 +47,7 @@ def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
     if s["transform"] is None and s["workload"] not in W.WORKLOADS and s["workload"] != WINDOW_KERNELS:
         raise InputError(f"unknown workload {s['workload']!r}; known: {', '.join(W.names())}, {WINDOW_KERNELS}",
                          "settings.workload")
-    BF.log2_exact(s["banks"] if isinstance(s["banks"], int) and not isinstance(s["banks"], bool) else -1,
-                  "settings.banks")
+    BF.log2_exact(s["banks"], "settings.banks")
     alus = s["alus"]
     if isinstance(alus, bool) or not isinstance(alus, int) or alus < 32 or alus % 32:
         raise InputError(f"ALU count must be a multiple of 32 (one TAU = 32 ALUs), got {alus!r}", "settings.alus")
@@ -150,7 +149,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     tiling = tiling_report(bank_stage, wl.tile)
     grids = [m_grid(bank_stage, op) for op in bank_stage.operands]
     cancel.check()
-    bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), wl.tile, s["banks"])
+    bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), wl.tile, s["banks"], cancel.check)
     yield PartialResult("banks", bank)
     cancel.check()
     reuse_rep = reuse.report()

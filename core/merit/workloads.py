@@ -288,7 +288,7 @@ def _build_catalogue() -> dict[str, Workload]:
         "alexnet-conv1", "AlexNet CONV1 (eq. 6)", [a1],
         lambda r: {"I": r.standard_normal((3, 224, 224)), "k": r.standard_normal((48, 3, 11, 11))},
         lambda d: np.maximum(conv_ref(d["I"], d["k"], stride=4, pad=5)[:, :55, :55], 0),
-        {"p1": 16, "p2": 8, "p3": 8}, "I", "eq. 6")
+        {"p1": 4, "p2": 8, "p3": 8}, "I", "eq. 6")
     dil = conv(8, 20, 20, 8, 3, dilation=2, pad=2, name="dilated")
     w["dilated"] = _conv_workload("dilated", "Dilated convolution (eq. 7)", dil, 1, 2, 2, 1,
                                   {"oc": 8, "y": 4, "x": 8}, "eq. 7, Table IX")
