@@ -45,6 +45,7 @@ class PairConfig:
     random_order: bool = False
     jitter: float = 0.0              # relative noise on costs: diversifies parallel workers
     scaled_cost: bool = True         # count a Goal's Atoms divided by the power of two common to them
+    max_children: int = 48           # best children kept per node (Cain too cuts the exhaustive list)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     def __post_init__(self) -> None:
@@ -374,7 +375,15 @@ def children(cfg: PairConfig, bag: Bag) -> list[tuple[Bag, Step]]:
         scored.sort(key=lambda t: t[0] != float("-inf"))
     else:
         scored.sort(key=lambda t: (t[0], t[1]))
-    return [(child, step) for _, _, child, step in scored]
+    return [(child, step) for _, _, child, step in scored[:cfg.max_children]]
+
+
+def clear_caches() -> None:
+    """Drop memoised costs and Goal facts (memory guard)."""
+    _COST_CACHE.clear()
+    _LOWER_OK.clear()
+    for f in (gl.size, gl.dist_sum, gl.min_mult, gl.max_mult, gl.norm_key, gl.is_subgoal, gl.pow2_factor):
+        f.cache_clear()
 
 
 def remaining_lower_bound(cfg: PairConfig, bag: Bag) -> int:

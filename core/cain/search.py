@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from core.cain.goals import Bag
-from core.cain.pairgen import PairConfig, Step, children, cost, is_initial, remaining_lower_bound
+from core.cain.pairgen import PairConfig, Step, children, clear_caches, cost, is_initial, remaining_lower_bound
 
 TRAVERSALS = ("cgds", "dfs", "best-first", "random")
 
@@ -68,7 +68,7 @@ class Searcher:
     traversal: str = "cgds"
     best: int = 1 << 30
     nodes: int = 0
-    max_visited: int = 3_000_000
+    max_visited: int = 1_500_000
     visited: dict[Bag, int] = field(default_factory=dict)
     exhausted: bool = False
 
@@ -100,6 +100,17 @@ class Searcher:
         if depth + remaining_lower_bound(self.cfg, bag) >= self.best:
             return None, None
         return iter(children(self.cfg, bag)), None
+
+    def trim(self) -> None:
+        """Memory guard: forget the older half of the frontier, the visited table and caches."""
+        keep = len(self._dq) // 2
+        while len(self._dq) > keep:
+            self._dq.pop()
+        if len(self._heap) > 1000:
+            self._heap = heapq.nsmallest(len(self._heap) // 2, self._heap)
+            heapq.heapify(self._heap)
+        self.visited.clear()
+        clear_caches()
 
     def _promising(self, node: Node) -> bool:
         return node.depth + remaining_lower_bound(self.cfg, node.bag) < self.best

@@ -26,6 +26,16 @@ from core.scamp5.isa import InstructionSet, register_names
 from core.scamp5.program import Instr, format_instr
 
 SLICE_NODES = 40          # nodes per search slice between checks (well under 0.2 s)
+MEMORY_BUDGET_MB = 1600   # all search processes together; each trims its frontier beyond its share
+
+
+def _rss_mb() -> float:
+    try:
+        import psutil
+
+        return psutil.Process().memory_info().rss / 2 ** 20
+    except Exception:  # psutil missing or failing: no guard
+        return 0.0
 
 
 @dataclass
@@ -96,6 +106,8 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
         setattr(cfg, k, v)
     s = Searcher(cfg, problem.final_bag, traversal)
     last_report = 0.0
+    last_mem = 0.0
+    share = MEMORY_BUDGET_MB / max(1, len(nodes))
     try:
         while not stop.is_set() and time.monotonic() < deadline and not s.exhausted:
             if max_nodes is not None and s.nodes >= max_nodes:
@@ -107,6 +119,10 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
             if now - last_report > 0.1:
                 nodes[index] = s.nodes
                 last_report = now
+            if now - last_mem > 1.0:
+                last_mem = now
+                if _rss_mb() > share:
+                    s.trim()
     finally:
         nodes[index] = s.nodes
         out.put(("done", index, s.exhausted))
@@ -120,8 +136,13 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
     if workers <= 1:
         s = Searcher(problem.cfg, problem.final_bag, traversal)
         last = 0.0
+        last_mem = time.monotonic()
         while time.monotonic() < deadline and not s.exhausted:
             cancel.check()
+            if time.monotonic() - last_mem > 1.0:
+                last_mem = time.monotonic()
+                if _rss_mb() > MEMORY_BUDGET_MB:
+                    s.trim()
             if max_nodes is not None and s.nodes >= max_nodes:
                 break
             for plan in s.run(SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - s.nodes)):
