@@ -288,13 +288,14 @@ def simulate(t: MeritTransform, cfg: MeritzConfig, name: str = "",
             return
         cycles, loads, outw, _ = nxt
         ready = 0.0
+        need = [0, 0]
         for g, key, words in loads:
             prev = st.last.get(g)
-            if prev is not None and prev[0] == key:
-                continue
-            r = plan.rp_of[g]
+            if prev is None or prev[0] != key:
+                need[plan.rp_of[g]] += words
+        for r in (0, 1):
             fifo = st.fifo[r]
-            while fifo and st.live[r] + words > cap[r]:
+            while fifo and st.live[r] + need[r] > cap[r]:     # free the oldest tiles, in order
                 e = fifo.popleft()
                 st.live[r] -= e[0]
                 ready = max(ready, e[1])
