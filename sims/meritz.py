@@ -299,6 +299,8 @@ def simulate(t: MeritTransform, cfg: MeritzConfig, name: str = "",
                 e = fifo.popleft()
                 st.live[r] -= e[0]
                 ready = max(ready, e[1])
+                for g in [g for g, (_, entry) in st.last.items() if entry is e]:
+                    del st.last[g]                           # freed: no longer resident
         heapq.heappush(heap, (ready, i))
 
     for i in range(T):
