@@ -87,3 +87,17 @@ def test_result_views(panel, events):
     panel.grab()
     panel.show_result(None)
     assert panel.mgrid.rows == 0
+
+
+def test_large_grids_repaint(panel):
+    """AlexNet CONV1's bank maps have thousands of words; repainting them must stay cheap in Qt calls."""
+    spec = get_engine("merit")
+    s = dict(spec.default_settings(), workload="alexnet-conv1", networks=[], table_ix=False, curve_alus=[32])
+    result = list(spec.run(JobRequest(None, None, s), CancelToken()))[-1].data
+    panel.show_result(result)
+    assert panel.bank_view.rows * panel.bank_view.cols > 4000
+    panel.tabs.setCurrentWidget(panel.bank_view.parentWidget().parentWidget())
+    for i in range(panel.layout_box.count()):
+        panel.layout_box.setCurrentIndex(i)
+        panel.grab()
+    assert panel.layout_box.count() >= 3
