@@ -75,6 +75,7 @@ class LayerResult:
     dram_bytes: float
     compute_cycles_per_tau: float
     tile: dict[str, int]
+    bytes_per_cycle: float = 1.0
 
     @property
     def utilisation(self) -> float:
@@ -83,10 +84,8 @@ class LayerResult:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "utilisation": round(self.utilisation, 4), "cycles": round(self.cycles),
                 "useful_ops": self.useful_ops, "dram_bytes": round(self.dram_bytes),
-                "bound": "dram" if self.dram_bytes / 1 >= 0.9 * self.cycles * self._bpc else "compute",
+                "bound": "dram" if self.dram_bytes >= 0.9 * self.cycles * self.bytes_per_cycle else "compute",
                 "tile": self.tile}
-
-    _bpc: float = 1.0
 
 
 # ---------------------------------------------------------------- tiling for MERIT-z
@@ -354,8 +353,7 @@ def simulate(t: MeritTransform, cfg: MeritzConfig, name: str = "",
         dram_bytes += tail
     total = max(end, dram_free)
     res = LayerResult(name or t.name, useful * s.ops_per_iter * op_scale, total, cfg.alus, dram_bytes,
-                      max(st.compute_busy for st in taus), dict(plan.tile))
-    res._bpc = bpc
+                      max(st.compute_busy for st in taus), dict(plan.tile), bpc)
     return res
 
 
