@@ -103,3 +103,14 @@ def test_other_bad_transforms():
         transform_from_json(dict(GEMM_JSON, operands=ops))                 # unknown index
     with pytest.raises(InputError):
         transform_from_json(dict(GEMM_JSON, parallel=[["m", 0], ["n", 5]]))
+
+
+def test_bad_data_and_params():
+    with pytest.raises(InputError) as e:
+        workload_from_json(dict(GEMM_JSON, data={"A": [[1, 2], [3, 4]]}))
+    assert e.value.where == "transform.data.A"
+    t = W.bilateral(8, 8, 3).to_json()
+    t["params"] = {}
+    with pytest.raises(InputError) as e:
+        transform_from_json(t)
+    assert e.value.where.endswith("params.norm")

@@ -142,6 +142,12 @@ def workload_from_json(d: dict[str, Any], where: str = "transform") -> W.Workloa
         except (TypeError, ValueError):
             raise InputError("not a rectangular array of numbers", f"{where}.data.{name}") from None
     shapes = {op.name: op.shape for op in t.operands}
+    for name, arr in given.items():
+        if name not in shapes:
+            raise InputError(f"no operand named {name!r}; operands: {', '.join(shapes)}", f"{where}.data.{name}")
+        if arr.shape != tuple(shapes[name]):
+            raise InputError(f"data has shape {list(arr.shape)}, the operand is declared {list(shapes[name])}",
+                             f"{where}.data.{name}")
 
     def make(rng: np.random.Generator) -> dict[str, np.ndarray]:
         out = {n: rng.standard_normal(s) for n, s in shapes.items()}

@@ -110,6 +110,9 @@ class MeritTransform:
             raise InputError(f"strategy {self.strategy!r} takes {len(strategy.roles)} operands "
                              f"({', '.join(strategy.roles)}), the transform has {len(self.operands)}",
                              f"{where}.operands")
+        if strategy.name == "bilateral" and not isinstance(self.params.get("norm"), (int, float)):
+            raise InputError("the bilateral strategy needs a number params.norm (= -1 / (2 sigma_r^2))",
+                             f"{where}.params.norm")
         sizes = dict(self.indices)
         a_names = {n for n, _ in self.accumulate}
         for oi, op in enumerate(self.operands):
