@@ -120,3 +120,14 @@ def test_window_kernel_set_as_convolution():
     out = run_foreground(spec.run(req, CancelToken()), quiet=True)
     assert out.error is None and out.result["verification"]["ok"]
     assert out.result["verification"]["output_shape"] == [2, 30, 30]
+
+
+def test_tile_override():
+    _, r = _run("--workload", "conv5x5", "--tile", "y=8,x=8", "--networks", "", "--no-table-ix", "--curve", "32")
+    assert r["tiling"]["footprints"]["0:I"] == [1, 12, 12]
+    spec, args = _parse("--workload", "conv5x5", "--tile", "y=eight")
+    with pytest.raises(InputError):
+        spec.request_from_cli(args)
+    spec, args = _parse("--workload", "conv5x5", "--tile", "q=8", "--networks", "", "--no-table-ix")
+    out = run_foreground(spec.run(spec.request_from_cli(args), CancelToken()), quiet=True)
+    assert isinstance(out.error, InputError) and out.error.where == "settings.tile.q"

@@ -49,7 +49,7 @@ def panel(qtbot):
 
 def test_settings_round_trip(panel, qtbot):
     s = dict(panel.settings(), workload="motion", banks=16, alus=256, bandwidth_gbps=6.4, networks=["vgg16"],
-             table_ix=False, curve_alus=[32, 64])
+             table_ix=False, curve_alus=[32, 64], tile={"y": 8, "x": 4})
     with qtbot.waitSignal(panel.settings_changed, timeout=1000, raising=False):
         panel.set_settings(s)
     assert panel.settings() == s

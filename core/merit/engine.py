@@ -16,7 +16,7 @@ from core.merit import reuse
 from core.merit import workloads as W
 from core.merit.evaluate import evaluate, m_grid, naive_rows
 from core.merit.fileformat import load_transform_file, workload_from_json
-from core.merit.tiling import tiling_report
+from core.merit.tiling import tile_sizes, tiling_report
 from core.units import parse_bandwidth
 
 CURVE_ALUS = [32, 64, 128, 256, 512, 1024]
@@ -26,7 +26,7 @@ WINDOW_KERNELS = "window-kernels"
 
 def default_settings() -> dict[str, Any]:
     return {"workload": "conv3x3", "transform": None, "banks": 8, "alus": 128, "bandwidth_gbps": 3.2,
-            "networks": list(NETWORKS), "table_ix": True, "curve_alus": list(CURVE_ALUS), "seed": 0}
+            "networks": list(NETWORKS), "table_ix": True, "curve_alus": list(CURVE_ALUS), "seed": 0, "tile": {}}
 
 
 SETTINGS_SCHEMA = {
@@ -36,6 +36,7 @@ SETTINGS_SCHEMA = {
         "banks": {"type": "integer"}, "alus": {"type": "integer"}, "bandwidth_gbps": {"type": "number"},
         "networks": {"type": "array", "items": {"type": "string"}}, "table_ix": {"type": "boolean"},
         "curve_alus": {"type": "array", "items": {"type": "integer"}}, "seed": {"type": "integer"},
+        "tile": {"type": "object", "additionalProperties": {"type": "integer"}},
     },
 }
 
@@ -54,6 +55,8 @@ def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
     bw = s["bandwidth_gbps"]
     if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not bw > 0:
         raise InputError(f"bandwidth must be a positive number of GB/s, got {bw!r}", "settings.bandwidth_gbps")
+    if not isinstance(s["tile"], dict):
+        raise InputError("tile must map index names to sizes", "settings.tile")
     for i, a in enumerate(s["curve_alus"]):
         if isinstance(a, bool) or not isinstance(a, int) or a < 32 or a % 32:
             raise InputError(f"curve ALU counts must be multiples of 32, got {a!r}", f"settings.curve_alus[{i}]")
@@ -146,10 +149,13 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     yield Progress(0.15, "tiling and bank conflicts")
 
     bank_stage = next(st for st in wl.stages if any(op.name == wl.bank_operand for op in st.operands))
-    tiling = tiling_report(bank_stage, wl.tile)
+    tile = dict(wl.tile)
+    tile.update(s["tile"])
+    tile_sizes(bank_stage, s["tile"], "settings.tile")          # names and sizes checked
+    tiling = tiling_report(bank_stage, tile)
     grids = [m_grid(bank_stage, op) for op in bank_stage.operands]
     cancel.check()
-    bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), wl.tile, s["banks"], cancel.check)
+    bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), tile, s["banks"], cancel.check)
     yield PartialResult("banks", bank)
     cancel.check()
     reuse_rep = reuse.report()
@@ -213,6 +219,8 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-table-ix", action="store_true", help="skip the Table IX workloads")
     p.add_argument("--curve", default=",".join(map(str, CURVE_ALUS)), help="ALU counts for the scaling curve")
     p.add_argument("--seed", type=int, default=0, help="seed of the random operand data")
+    p.add_argument("--tile", default="", metavar="IDX=N,...",
+                   help="tile extents overriding the workload's (e.g. y=16,x=8); missing: default")
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
@@ -232,6 +240,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     except ValueError:
         raise InputError(f"cannot read {args.curve!r} as comma-separated ALU counts", "--curve") from None
     s["seed"] = args.seed
+    s["tile"] = parse_tile(args.tile)
     check_settings(s)
     return JobRequest(workload=None, target=None, settings=s)
 
@@ -240,6 +249,21 @@ def _bf_word(bf: dict[str, Any]) -> str:
     if not bf["butterfly_ok"]:
         return "no"
     return "yes (X,R)" if bf["non_square"] and bf["non_square"]["found"] else "yes"
+
+
+def parse_tile(text: str, where: str = "--tile") -> dict[str, int]:
+    """'y=16,x=8' -> {'y': 16, 'x': 8}."""
+    out: dict[str, int] = {}
+    for part in [p for p in text.split(",") if p.strip()]:
+        name, _, val = part.partition("=")
+        try:
+            n = int(val)
+        except ValueError:
+            raise InputError(f"cannot read {part!r} as index=size", where) from None
+        if not name.strip() or n <= 0:
+            raise InputError(f"cannot read {part!r} as index=size (size > 0)", where)
+        out[name.strip()] = n
+    return out
 
 
 def format_text(r: dict[str, Any]) -> str:

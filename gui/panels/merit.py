@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.engine import EngineSpec
-from core.merit.engine import CURVE_ALUS, NETWORKS, WINDOW_KERNELS, default_settings
+from core.errors import InputError
+from core.merit.engine import CURVE_ALUS, NETWORKS, WINDOW_KERNELS, default_settings, parse_tile
 from core.merit.workloads import WORKLOADS
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
@@ -282,10 +283,13 @@ class MeritPanel(GenericPanel):
         self.bw_spin.setSuffix(" GB/s")
         self.net_checks = {n: QCheckBox(n) for n in NETWORKS}
         self.table9_check = QCheckBox("Table IX")
+        self.tile_edit = QLineEdit()
+        self.tile_edit.setPlaceholderText("default")
+        self.tile_edit.setToolTip("Tile extents overriding the workload's, e.g. y=16,x=8")
         self.curve_edit = QLineEdit()
         self.curve_edit.setToolTip("ALU counts for the utilisation curve, comma-separated")
-        for label, w in (("Workload", self.workload_box), ("Banks", self.banks_box), ("ALUs", self.alus_spin),
-                         ("DRAM", self.bw_spin)):
+        for label, w in (("Workload", self.workload_box), ("Tile", self.tile_edit), ("Banks", self.banks_box),
+                         ("ALUs", self.alus_spin), ("DRAM", self.bw_spin)):
             self.controls.addWidget(QLabel(label))
             self.controls.addWidget(w)
         for w in list(self.net_checks.values()) + [self.table9_check]:
@@ -296,6 +300,7 @@ class MeritPanel(GenericPanel):
         self.set_settings(d)
         for sig in (self.workload_box.currentIndexChanged, self.banks_box.currentIndexChanged,
                     self.alus_spin.valueChanged, self.bw_spin.valueChanged, self.curve_edit.editingFinished,
+                    self.tile_edit.editingFinished,
                     self.table9_check.toggled, *[c.toggled for c in self.net_checks.values()]):
             sig.connect(lambda *_: self.settings_changed.emit())
         self._transform_json: dict[str, Any] | None = None
@@ -397,6 +402,11 @@ class MeritPanel(GenericPanel):
             s["curve_alus"] = [int(x) for x in self.curve_edit.text().split(",") if x.strip()]
         except ValueError:
             s["curve_alus"] = list(CURVE_ALUS)
+        try:
+            s["tile"] = parse_tile(self.tile_edit.text())
+        except InputError:
+            s["tile"] = {}
+            self.context.log(f"ignoring tile {self.tile_edit.text()!r}: write index=size,...", "warning")
         return s
 
     def set_settings(self, s: dict[str, Any]) -> None:
@@ -415,6 +425,7 @@ class MeritPanel(GenericPanel):
             c.setChecked(n in d["networks"])
         self.table9_check.setChecked(bool(d["table_ix"]))
         self.curve_edit.setText(",".join(str(a) for a in d["curve_alus"]))
+        self.tile_edit.setText(",".join(f"{k}={v}" for k, v in (d.get("tile") or {}).items()))
         self._transform_json = d.get("transform")
 
     # ---------------------------------------------------------------- results
