@@ -397,3 +397,12 @@ def test_other_layer_shapes_in_c(kind, tmp_path):
     synth.compile_c(synth.find_compiler(), tmp_path / "b.c", tmp_path / "b", False, lambda: None)
     got = synth.run_program(tmp_path / "b", images, len(m.x_val), 0.0, lambda: None).predictions
     assert got == m.y_val.tolist()
+
+
+def test_bad_settings_types_name_the_field():
+    from core.engine import JobRequest
+
+    for key, value in (("onnx_path", 3), ("compile", "yes"), ("emit_dir", None)):
+        with pytest.raises(InputError) as e:
+            run(JobRequest(None, MobileSocTarget(2, 4), dict(ENGINE.default_settings(), **{key: value})))
+        assert e.value.where == f"settings.{key}"

@@ -31,6 +31,7 @@ from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Par
 from core.workload import MobileSocTarget
 
 NAME = "cappuccino"
+MAX_COMPILED_WEIGHTS = 4_000_000     # weights are embedded as C literals; beyond this gcc takes minutes
 EQUATIONS = {
     "(1) row-major address": "addr(m, r, c) = (m*H + r)*W + c",
     "(2) map-major address": "addr(m, r, c) = ((floor(m/V)*H + r)*W + c)*V + m mod V",
@@ -66,6 +67,11 @@ SETTINGS_SCHEMA = {
 def _settings(raw: dict[str, Any]) -> dict[str, Any]:
     s = default_settings()
     s.update(raw or {})
+    for key in ("model", "onnx_path", "validation_path", "emit_dir", "prefer"):
+        if not isinstance(s[key], str):
+            raise InputError(f"expected a string, got {s[key]!r}"[:200], f"settings.{key}")
+    if not isinstance(s["compile"], bool):
+        raise InputError(f"expected true or false, got {s['compile']!r}", "settings.compile")
     if s["model"] not in (BUILTIN, "onnx"):
         raise InputError(f"unknown model {s['model']!r}; use {BUILTIN!r} or 'onnx'", "settings.model")
     if s["model"] == "onnx" and not s["onnx_path"]:
@@ -210,6 +216,12 @@ def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: di
             out["emitted"] += [str(images.resolve()), str(labels.resolve())]
         cc = synth.find_compiler() if s["compile"] else None
         out["compiler"] = cc
+        n_weights = sum(op.weight.size for op in model.conv_ops)
+        if cc is not None and n_weights > MAX_COMPILED_WEIGHTS:
+            out["message"] = (f"the network has {n_weights:,} weights; programs embedding more than "
+                              f"{MAX_COMPILED_WEIGHTS:,} are written but not compiled or timed here")
+            yield LogLine(out["message"], "warning")
+            return out
         if cc is None:
             out["message"] = ("compilation skipped by setting" if not s["compile"] else
                               "no C compiler found (gcc/cc/clang): the programs were written but not run, "
