@@ -131,3 +131,18 @@ def test_tile_override():
     spec, args = _parse("--workload", "conv5x5", "--tile", "q=8", "--networks", "", "--no-table-ix")
     out = run_foreground(spec.run(spec.request_from_cli(args), CancelToken()), quiet=True)
     assert isinstance(out.error, InputError) and out.error.where == "settings.tile.q"
+
+
+@pytest.mark.parametrize("bad, where", [
+    ({"networks": "alexnet"}, "settings.networks"),
+    ({"seed": "x"}, "settings.seed"),
+    ({"curve_alus": [48]}, "settings.curve_alus[0]"),
+    ({"bandwidth_gbps": -1}, "settings.bandwidth_gbps"),
+    ({"tile": [1]}, "settings.tile"),
+])
+def test_bad_session_settings(bad, where):
+    from core.merit.engine import check_settings
+
+    with pytest.raises(InputError) as e:
+        check_settings(bad)
+    assert e.value.where == where

@@ -55,6 +55,13 @@ def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
     bw = s["bandwidth_gbps"]
     if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not bw > 0:
         raise InputError(f"bandwidth must be a positive number of GB/s, got {bw!r}", "settings.bandwidth_gbps")
+    for key in ("networks", "curve_alus"):
+        if not isinstance(s[key], list):
+            raise InputError(f"expected a list, got {type(s[key]).__name__}", f"settings.{key}")
+    if isinstance(s["seed"], bool) or not isinstance(s["seed"], int):
+        raise InputError(f"seed must be an integer, got {s['seed']!r}", "settings.seed")
+    if s["transform"] is not None and not isinstance(s["transform"], dict):
+        raise InputError("transform must be a transform object (see docs/merit.md)", "settings.transform")
     if not isinstance(s["tile"], dict):
         raise InputError("tile must map index names to sizes", "settings.tile")
     for i, a in enumerate(s["curve_alus"]):
