@@ -478,7 +478,17 @@ class MeritPanel(GenericPanel):
         r = getattr(self, "_r", None)
         if not r or i < 0 or i >= len(r["m_grids"]):
             return
-        self.mgrid.set_grid(r["m_grids"][i])
+        g = r["m_grids"][i]
+        self.mgrid.set_grid(g)
+        st = next((st for st in r["transform"] if any(op["name"] == g["operand"] for op in st["operands"])),
+                  r["transform"][-1])
+        p_total = int(np.prod([n for _, n in st["parallel"]] or [1]))
+        a_total = int(np.prod([n for _, n in st["accumulate"]] or [1]))
+        self.hover_label.setText(
+            f"Rows: p = ({', '.join(n for n, _ in st['parallel'])}), first {g['rows']} of {p_total}; columns: "
+            f"a = ({', '.join(n for n, _ in st['accumulate'])}), first {g['cols']} of {a_total}. Equal colours "
+            f"are copies of one element of {g['operand']}{tuple(g['shape'])}; grey = zero padding. "
+            "Hover over an element to see its source.")
 
     def _show_tiling(self, r: dict[str, Any]) -> None:
         t = r["tiling"]
