@@ -1,0 +1,416 @@
+"""Engine "fcnnx": map several CNNs onto one FPGA (f-CNNx, Venieris & Bouganis): per-CNN Pareto fronts,
+joint design points, memory-aware scheduling with slow-downs, and a simulated check against the
+contention-unaware baseline."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from typing import Any, Iterator
+
+from core.boards import BOARDS, board_resources
+from core.engine import EngineSpec, JobRequest
+from core.errors import InputError
+from core.fcnnx.dse import DesignPoint, explore_cnn, joint_points, joint_resources, pareto, thin
+from core.fcnnx.explore import (SCHEDULERS, PointResult, async_estimate, lower_bound, schedule_json,
+                                schedule_point)
+from core.fcnnx.model import RESOURCE_KEYS, average_utilisation
+from core.fcnnx.schedule import OBJECTIVES, Objective
+from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
+from core.nets.layers import Network
+from core.units import parse_bandwidth
+from core.workload import CnnSet, FpgaTarget
+from sims.fcnnx_des import SimTask, planning_efficiency, simulate_async, simulate_scheduled
+
+DEFAULT_TARGET_FPS = 25.0
+
+
+def default_settings() -> dict[str, Any]:
+    """Empty/zero values mean "take it from the window" (CNN set, board, bandwidth, batch)."""
+    return {"cnns": [], "onnx": [], "targets": [], "board": "", "bandwidth_gbps": 0.0, "objective": "fps",
+            "scheduler": "rcls", "front_size": 6, "max_joint": 60, "ps_budget": 200, "ilp_time_limit": 30.0,
+            "simulate": True, "strict_targets": False, "batch": 0}
+
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "cnns": {"type": "array", "items": {"type": "string"}},
+        "onnx": {"type": "array", "items": {"type": "string"}},
+        "targets": {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}},
+        "board": {"type": "string"},
+        "bandwidth_gbps": {"type": "number", "minimum": 0},
+        "objective": {"enum": list(OBJECTIVES)},
+        "scheduler": {"enum": list(SCHEDULERS)},
+        "front_size": {"type": "integer", "minimum": 1, "maximum": 30},
+        "max_joint": {"type": "integer", "minimum": 1},
+        "ps_budget": {"type": "integer", "minimum": 1},
+        "ilp_time_limit": {"type": "number", "exclusiveMinimum": 0},
+        "simulate": {"type": "boolean"},
+        "strict_targets": {"type": "boolean"},
+        "batch": {"type": "integer", "minimum": 0},
+    },
+}
+
+
+# ---------------------------------------------------------------- inputs
+def _settings(request: JobRequest) -> dict[str, Any]:
+    s = default_settings()
+    s.update(request.settings or {})
+    if s["objective"] not in OBJECTIVES:
+        raise InputError(f"unknown objective {s['objective']!r}; one of {', '.join(OBJECTIVES)}", "settings.objective")
+    if s["scheduler"] not in SCHEDULERS:
+        raise InputError(f"unknown scheduler {s['scheduler']!r}; one of {', '.join(SCHEDULERS)}", "settings.scheduler")
+    for key in ("front_size", "max_joint", "ps_budget"):
+        v = s[key]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise InputError(f"must be a positive integer, got {v!r}", f"settings.{key}")
+    for i, t in enumerate(s["targets"]):
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+            raise InputError(f"target frame rates must be positive numbers, got {t!r}", f"settings.targets[{i}]")
+    bw = s["bandwidth_gbps"]
+    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or bw < 0 or not math.isfinite(bw):
+        raise InputError(f"must be a positive bandwidth in GB/s (0 = from the window), got {bw!r}", "settings.bandwidth_gbps")
+    return s
+
+
+def load_networks(s: dict[str, Any], workload: Any) -> list[Network]:
+    from core.nets import zoo
+
+    names = list(s["cnns"]) or (list(workload.cnns) if isinstance(workload, CnnSet) else [])
+    nets = []
+    for i, n in enumerate(names):
+        try:
+            nets.append(zoo.get(n))
+        except KeyError:
+            raise InputError(f"unknown CNN {n!r}; known: {', '.join(zoo.names())} (or give an ONNX file)",
+                             f"cnns[{i}]") from None
+    for i, path in enumerate(s["onnx"]):
+        from core.nets.onnx_import import load_onnx
+
+        try:
+            nets.append(load_onnx(path))
+        except InputError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read ONNX file {path}: {exc}", f"onnx[{i}]") from None
+    if not nets:
+        raise InputError("no CNNs picked: choose a CNN set in the window or give --cnns", "cnns")
+    seen: dict[str, int] = {}
+    for net in nets:   # the same CNN twice (Table II: 2 x CIFAR-10) gets distinct names
+        seen[net.name] = seen.get(net.name, 0) + 1
+    count: dict[str, int] = {}
+    for net in nets:
+        if seen[net.name] > 1:
+            count[net.name] = count.get(net.name, 0) + 1
+            net.name = f"{net.name}#{count[net.name]}"
+    return nets
+
+
+def _platform(s: dict[str, Any], target: Any) -> tuple[str, float]:
+    board = s["board"] or (target.board if isinstance(target, FpgaTarget) else "zc706")
+    if board not in BOARDS:
+        raise InputError(f"unknown board {board!r}; known: {', '.join(BOARDS)}", "board")
+    bw = float(s["bandwidth_gbps"]) or (target.bandwidth_gbps if isinstance(target, FpgaTarget) else 1.0)
+    if bw <= 0:
+        raise InputError("bandwidth must be positive", "bandwidth_gbps")
+    return board, bw
+
+
+def _no_fit_message(net: Network, board: str, avail: dict[str, int]) -> str:
+    from core.fcnnx.dse import TILE_CAPS, build_subgraphs, partitions
+    from core.fcnnx.model import EngineDesign, engine_resources, feature_blocks
+
+    blocks = feature_blocks(net)
+    best = None
+    for cap in TILE_CAPS:
+        for groups in partitions(blocks, cap):
+            d = EngineDesign(net.name, groups, cap, build_subgraphs(blocks, groups, cap))
+            d.init_stages()
+            r = engine_resources(d)
+            score = max(r[k] / avail[k] for k in RESOURCE_KEYS)
+            if best is None or score < best[0]:
+                best = (score, r)
+    assert best is not None
+    r = best[1]
+    over = ", ".join(f"{k} {r[k]} > {avail[k]}" for k in RESOURCE_KEYS if r[k] > avail[k])
+    return (f"{net.name} does not fit {BOARDS[board].name} ({BOARDS[board].device}) even with one PE per stage "
+            f"and the finest input folding: smallest design needs {over}")
+
+
+# ---------------------------------------------------------------- run
+def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+    t0 = time.perf_counter()
+    s = _settings(request)
+    nets = load_networks(s, request.workload)
+    names = [n.name for n in nets]
+    board_key, bw_gbps = _platform(s, request.target)
+    board = BOARDS[board_key]
+    avail = board_resources(board_key)
+    batch = s["batch"] or (request.workload.batch if isinstance(request.workload, CnnSet) else 1)
+    clock = board.clock_mhz * 1e6
+    bw_raw = bw_gbps * 1e9
+    bw_eff = bw_raw * planning_efficiency()
+    user_targets = list(s["targets"]) or [DEFAULT_TARGET_FPS] * len(nets)
+    if len(user_targets) != len(nets):
+        raise InputError(f"{len(user_targets)} targets for {len(nets)} CNNs ({', '.join(names)})", "targets")
+    yield LogLine(f"{len(nets)} CNNs on {board.name} ({board.device}, {board.clock_mhz:g} MHz) at {bw_gbps:g} GB/s "
+                  f"({bw_eff / 1e9:.3f} GB/s effective with {planning_efficiency():.1%} burst efficiency)")
+
+    # 1. per-CNN design space exploration
+    fronts_all: list[list[DesignPoint]] = []
+    explored = 0
+    for ci, net in enumerate(nets):
+        front: list[DesignPoint] = []
+        pts: list[DesignPoint] = []
+        last_emit = time.perf_counter()
+        try:
+            for p in explore_cnn(net, avail, clock, bw_eff, batch, cancel.check):
+                pts.append(p)
+                if not any(q.avg_util <= p.avg_util and q.frame_time_s <= p.frame_time_s for q in front):
+                    yield MetricPoint(net.name, 100 * p.avg_util, p.fps, "pareto")
+                    front = pareto(pts)
+                if time.perf_counter() - last_emit > 0.15:
+                    cancel.check()
+                    last_emit = time.perf_counter()
+                    yield Progress(0.3 * (ci + len(pts) / (len(pts) + 200)) / len(nets), f"DSE {net.name}: {len(pts)} points")
+        except ValueError as exc:
+            raise InputError(str(exc), "cnns") from None
+        if not pts:
+            raise InputError(_no_fit_message(net, board_key, avail), f"cnns[{ci}]")
+        explored += len(pts)
+        fronts_all.append(pareto(pts))
+        yield LogLine(f"{net.name}: {len(pts)} design points, {len(fronts_all[-1])} on the Pareto front, "
+                      f"up to {fronts_all[-1][-1].fps:.2f} fps alone")
+    fps_max = [max(p.fps for p in f) for f in fronts_all]
+    gops_max = [max(p.gops for p in f) for f in fronts_all]
+    ops = [f[0].ops for f in fronts_all]
+
+    # 2. targets (eq. 5: min(user, max attainable))
+    unreachable = [(n, u, m) for n, u, m in zip(names, user_targets, fps_max) if u > m]
+    if unreachable and s["strict_targets"]:
+        raise InputError("targets no design can reach: " + "; ".join(
+            f"{n} asks {u:g} fps, at most {m:.2f} fps on this device at {bw_gbps:g} GB/s" for n, u, m in unreachable),
+            "targets")
+    for n, u, m in unreachable:
+        yield LogLine(f"{n}: target {u:g} fps is above the attainable {m:.2f} fps; using {m:.2f} (eq. 5)", "warning")
+    targets = [min(u, m) for u, m in zip(user_targets, fps_max)]
+    objective = Objective(s["objective"], tuple(targets if s["objective"] == "fps" else gops_max), tuple(ops))
+    limit = targets if s["objective"] == "fps" else [None] * len(nets)
+
+    # 3. joint design points
+    fronts = [thin(f, s["front_size"]) for f in fronts_all]
+    joints = joint_points(fronts, avail)
+    if not joints:
+        smallest = joint_resources(tuple(f[0] for f in fronts))
+        over = ", ".join(f"{k} {smallest[k]} > {avail[k]}" for k in RESOURCE_KEYS if smallest[k] > avail[k])
+        raise InputError(f"the CNNs do not fit {board.name} together: the smallest designs need {over}; "
+                         f"individually they fit, so map fewer CNNs or pick a larger board", "cnns")
+    yield LogLine(f"{len(joints)} joint design points fit the device (of {math.prod(len(f) for f in fronts)})")
+    joint_rows = []
+    for combo in joints:
+        util = 100 * average_utilisation(joint_resources(combo), avail)
+        peak = lower_bound(combo, objective) / 0.999
+        red = objective.value_of_fps(async_estimate(combo, objective, bw_raw, _async_eff(), limit))
+        joint_rows.append({"util": util, "peak": peak, "contention_unaware_est": red, "memory_aware": None,
+                           "designs": [p.avg_util for p in combo]})
+        yield MetricPoint("peak", util, peak, "joint")
+        yield MetricPoint("contention-unaware (est.)", util, red, "joint")
+
+    # 4. memory-aware DSE (Algorithm 1) with bound pruning
+    order = sorted(range(len(joints)), key=lambda k: lower_bound(joints[k], objective))
+    best: PointResult | None = None
+    visited = 0
+    for rank, k in enumerate(order[:s["max_joint"]]):
+        cancel.check()
+        if best is not None and lower_bound(joints[k], objective) >= best.value:
+            yield LogLine(f"stopped after {visited} joint points: no other point can beat {best.value:.4f}")
+            break
+        yield Progress(0.3 + 0.5 * rank / min(len(order), s["max_joint"]), f"scheduling joint point {rank + 1}")
+        res = schedule_point(joints[k], objective, bw_eff, s["scheduler"], s["ps_budget"], s["ilp_time_limit"],
+                             check=cancel.check)
+        visited += 1
+        if res is None:
+            continue
+        if res.errors:
+            raise RuntimeError("scheduler produced an invalid schedule: " + "; ".join(res.errors[:3]))
+        joint_rows[k]["memory_aware"] = res.value
+        yield MetricPoint("memory-aware", joint_rows[k]["util"], res.value, "joint")
+        if best is None or res.value < best.value:
+            best = res
+            yield MetricPoint("best objective", visited, res.value, "search")
+    if best is None:
+        raise InputError("no joint design point could be scheduled (the exact solver found nothing in its time limit?)",
+                         "scheduler")
+
+    # 5. contention-unaware baseline: best peak objective, then highest peak throughput
+    base_k = min(range(len(joints)), key=lambda k: (joint_rows[k]["peak"],
+                                                    -sum(p.gops for p in joints[k])))
+    base = joints[base_k]
+
+    # 6. simulation
+    sim_ma = sim_base = None
+    if s["simulate"]:
+        yield Progress(0.85, "simulating the memory-aware design")
+        cancel.check()
+        sim_ma = _simulate_memory_aware(best, bw_raw)
+        yield Progress(0.93, "simulating the contention-unaware baseline")
+        cancel.check()
+        sim_base = simulate_async([[SimTask(i, l.name, l.traffic_bytes, l.latency_s) for l in p.loads]
+                                   for i, p in enumerate(base)], bw_raw, limit_fps=limit)
+    yield Progress(1.0, "done")
+
+    def figures(fps: list[float]) -> dict[str, Any]:
+        return {"fps": fps, "gops": [f * o / 1e9 for f, o in zip(fps, ops)], "objective": objective.value_of_fps(fps)}
+
+    joint_res = joint_resources(best.combo)
+    result: dict[str, Any] = {
+        "engine": "fcnnx", "cnns": names, "board": board_key, "board_name": board.name, "device": board.device,
+        "clock_mhz": board.clock_mhz, "bandwidth_gbps": bw_gbps, "effective_bandwidth_gbps": bw_eff / 1e9,
+        "batch": batch, "objective": s["objective"], "scheduler": s["scheduler"],
+        "user_targets_fps": user_targets, "targets_fps": targets, "fps_max": fps_max, "gops_max": gops_max,
+        "ops_per_inference": ops, "available": avail,
+        "pareto_fronts": {n: [p.to_json() for p in f] for n, f in zip(names, fronts_all)},
+        "design": {"per_cnn": [p.to_json() for p in best.combo], "resources": joint_res,
+                   "utilisation": {k: joint_res[k] / avail[k] for k in RESOURCE_KEYS},
+                   "avg_util": average_utilisation(joint_res, avail)},
+        "schedule": schedule_json(best, names),
+        "predicted": figures(best.fps) | {"objective": best.value},
+        "peak": figures([p.fps for p in best.combo]),
+        "baseline": {"design": [p.to_json() for p in base], "resources": joint_resources(base),
+                     "peak": figures([p.fps for p in base]),
+                     "estimated": figures(async_estimate(base, objective, bw_raw, _async_eff(), limit))},
+        "joint_points": joint_rows,
+        "search": {"explored_designs": explored, "joint_points": len(joints), "scheduled": visited,
+                   "evaluations": best.evaluations},
+        "timing_s": {"total": time.perf_counter() - t0},
+    }
+    if sim_ma is not None and sim_base is not None:
+        result["simulated"] = figures(sim_ma.fps) | {"period_s": sim_ma.period_s, "efficiency": sim_ma.efficiency}
+        result["baseline"]["simulated"] = figures(sim_base.fps) | {"efficiency": sim_base.efficiency}
+        ma, bs = result["simulated"], result["baseline"]["simulated"]
+        result["comparison"] = {
+            "throughput_speedup_geomean": math.prod(a / b for a, b in zip(ma["gops"], bs["gops"])) ** (1 / len(names)),
+            "objective_memory_aware": ma["objective"], "objective_baseline": bs["objective"]}
+    yield FinalResult(result)
+
+
+def _async_eff() -> float:
+    from sims.fcnnx_des import BURST_OVERHEAD, DMA_BURST, SWITCH_PENALTY
+
+    return DMA_BURST / (DMA_BURST + BURST_OVERHEAD + SWITCH_PENALTY)
+
+
+def _simulate_memory_aware(r: PointResult, bw_raw: float) -> Any:
+    from core.fcnnx.schedule import CAPACITY
+    from core.fcnnx.hwsched import slots_for
+
+    p, s = r.problem, r.schedule
+    cycle: list[list[SimTask]] = [[] for _ in r.combo]
+    for chain_i, chain in enumerate(p.chains):
+        for i in chain:
+            t = p.tasks[i]
+            load = r.combo[t.cnn].loads[t.sub]
+            cycle[chain_i].append(SimTask(t.cnn, load.name, load.traffic_bytes, load.latency_s, s.start[i] * p.tick_s,
+                                          slots_for(p.demand(i, s.level[i]) / CAPACITY)))
+    return simulate_scheduled(cycle, list(r.reps), r.period_s, bw_raw)
+
+
+# ---------------------------------------------------------------- command line
+def add_cli_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cnns", default="", help="comma list of zoo CNNs, e.g. zfnet,scenelabel,vgg16")
+    p.add_argument("--onnx", action="append", default=[], metavar="FILE", help="add a CNN from an ONNX file (repeatable)")
+    p.add_argument("--platform", default="zc706", help=f"FPGA board: {', '.join(BOARDS)} (default zc706)")
+    p.add_argument("--bandwidth", default="1.0GB/s", help="off-chip bandwidth, e.g. 1.0GB/s or 500MB/s")
+    p.add_argument("--objective", choices=OBJECTIVES, default="fps", help="fps: FPSobj (eq. 5); throughput: MaxThrpt (eq. 6)")
+    p.add_argument("--targets", default="", help="target fps per CNN, comma list (default 25 each)")
+    p.add_argument("--scheduler", choices=SCHEDULERS, default="rcls", help="rcls heuristic or exact CP-SAT (small problems)")
+    p.add_argument("--front-size", type=int, default=6, help="Pareto points per CNN entering the joint enumeration")
+    p.add_argument("--max-joint", type=int, default=60, help="most joint design points to schedule")
+    p.add_argument("--strict-targets", action="store_true", help="refuse targets above the attainable fps")
+    p.add_argument("--no-simulate", action="store_true", help="skip the discrete-event simulation")
+
+
+def request_from_cli(args: argparse.Namespace) -> JobRequest:
+    from core.nets import zoo
+
+    cnns = [c.strip() for c in args.cnns.split(",") if c.strip()]
+    for c in cnns:
+        if c not in zoo.names():
+            raise InputError(f"unknown CNN {c!r}; known: {', '.join(zoo.names())}", "--cnns")
+    if not cnns and not args.onnx:
+        raise InputError("give --cnns NAME,NAME,... and/or --onnx FILE", "--cnns")
+    if args.platform not in BOARDS:
+        raise InputError(f"unknown board {args.platform!r}; known: {', '.join(BOARDS)}", "--platform")
+    bw = parse_bandwidth(args.bandwidth, "--bandwidth")
+    targets: list[float] = []
+    if args.targets.strip():
+        try:
+            targets = [float(t) for t in args.targets.split(",")]
+        except ValueError:
+            raise InputError(f"expected numbers like 25,25,4, got {args.targets!r}", "--targets") from None
+        if any(not math.isfinite(t) or t <= 0 for t in targets):
+            raise InputError(f"target frame rates must be positive, got {args.targets!r}", "--targets")
+        if len(targets) != len(cnns) + len(args.onnx):
+            raise InputError(f"{len(targets)} targets for {len(cnns) + len(args.onnx)} CNNs", "--targets")
+    for key, v in (("--front-size", args.front_size), ("--max-joint", args.max_joint)):
+        if v < 1:
+            raise InputError(f"must be positive, got {v}", key)
+    settings = default_settings()
+    settings.update(onnx=list(args.onnx), targets=targets, objective=args.objective, scheduler=args.scheduler,
+                    front_size=args.front_size, max_joint=args.max_joint, strict_targets=args.strict_targets,
+                    simulate=not args.no_simulate)
+    return JobRequest(CnnSet(cnns) if cnns else None, FpgaTarget(args.platform, bw), settings)
+
+
+def format_text(r: dict[str, Any]) -> str:
+    lines = [f"f-CNNx: {', '.join(r['cnns'])} on {r['board_name']} ({r['device']}) at {r['bandwidth_gbps']:g} GB/s, "
+             f"objective {'FPSobj' if r['objective'] == 'fps' else 'MaxThrpt'}, scheduler {r['scheduler']}"]
+    lines.append(f"targets (fps): {', '.join(f'{t:.2f}' for t in r['targets_fps'])}   "
+                 f"max alone: {', '.join(f'{t:.2f}' for t in r['fps_max'])}")
+    lines.append("")
+    lines.append(f"{'CNN':<16}{'LUT':>8}{'FF':>8}{'DSP':>6}{'BRAM':>6}{'subg':>6}{'peak fps':>10}{'pred fps':>10}"
+                 f"{'sim fps':>10}{'sim GOp/s':>11}{'base fps':>10}{'base GOp/s':>11}")
+    sim = r.get("simulated")
+    bsim = r["baseline"].get("simulated")
+    for i, (n, d) in enumerate(zip(r["cnns"], r["design"]["per_cnn"])):
+        res = d["resources"]
+        lines.append(f"{n:<16}{res['luts']:>8}{res['ffs']:>8}{res['dsps']:>6}{res['bram18k']:>6}{len(d['subgraphs']):>6}"
+                     f"{r['peak']['fps'][i]:>10.2f}{r['predicted']['fps'][i]:>10.2f}"
+                     + (f"{sim['fps'][i]:>10.2f}{sim['gops'][i]:>11.2f}" if sim else f"{'-':>10}{'-':>11}")
+                     + (f"{bsim['fps'][i]:>10.2f}{bsim['gops'][i]:>11.2f}" if bsim else f"{'-':>10}{'-':>11}"))
+    u = r["design"]["utilisation"]
+    lines.append(f"device use: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in u.items()))
+    sch = r["schedule"]
+    lines.append(f"schedule: {len(sch['subgraphs'])} subgraphs per cycle, repetitions {sch['repetitions']}, "
+                 f"makespan {1e3 * sch['makespan_s']:.2f} ms, period {1e3 * sch['period_s']:.2f} ms, "
+                 f"{'optimal' if sch['optimal'] else sch['method']}, constraints checked: "
+                 f"{'ok' if not sch['constraint_violations'] else sch['constraint_violations']}")
+    for row in sch["subgraphs"][:12]:
+        lines.append(f"  {row['cnn']:<14}{row['subgraph']:<22}#{row['inference']}  start {1e3 * row['start_s']:9.3f} ms  "
+                     f"dur {1e3 * row['duration_s']:8.3f} ms  sl {row['slowdown']:.3f}  {row['bandwidth_gbps']:.3f} GB/s  "
+                     f"slots {row['slots']}")
+    if len(sch["subgraphs"]) > 12:
+        lines.append(f"  ... {len(sch['subgraphs']) - 12} more")
+    lines.append(f"objective: predicted {r['predicted']['objective']:.4f}"
+                 + (f", simulated {sim['objective']:.4f}" if sim else "")
+                 + (f"; baseline simulated {bsim['objective']:.4f}" if bsim else "")
+                 + f"; baseline estimated {r['baseline']['estimated']['objective']:.4f}")
+    if "comparison" in r:
+        lines.append(f"throughput speed-up over the contention-unaware baseline (geo. mean): "
+                     f"{r['comparison']['throughput_speedup_geomean']:.2f}x")
+    return "\n".join(lines)
+
+
+ENGINE = EngineSpec(
+    name="fcnnx", title="Multi-CNN FPGA",
+    summary="f-CNNx: maps several CNNs onto one FPGA. Explores each CNN's streaming engine (partitioning, "
+            "input folding, PEs per stage) for its latency-resource Pareto front, enumerates joint designs that "
+            "fit the device, and schedules the shared off-chip bandwidth with slow-downs (RCLS + pattern search, "
+            "or exact CP-SAT) for FPSobj or MaxThrpt; the design is checked in a discrete-event simulation "
+            "against a contention-unaware baseline.",
+    run=run, default_settings=default_settings, add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli, format_text=format_text,
+    workload_kinds=("cnn_set",), target_kinds=("fpga",), settings_schema=SETTINGS_SCHEMA, order=50,
+)

@@ -1,0 +1,118 @@
+"""Memory-aware DSE (Algorithm 1) over joint design points, and the contention-unaware baseline.
+
+For a joint design point the scheduler picks repetitions per cycle, proposes slow-downs greedily
+(RCLS without bandwidth limits, then RemoveViolations) and refines them by pattern search with the
+RCLS scheduler ("rcls"), or solves the scheduling problem exactly with CP-SAT ("ilp"). Joint points
+are visited in order of a lower bound on their objective (no CNN can run faster than it does alone
+with the whole bandwidth), so the search stops as soon as no unvisited point can win.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from core.fcnnx.dse import DesignPoint
+from core.fcnnx.exact import solve_exact
+from core.fcnnx.hwsched import BURST_LENGTH, elements_per_beat, rounds_needed, slots_for
+from core.fcnnx.schedule import (CAPACITY, Objective, Problem, Schedule, bandwidth_profile, build_problem,
+                                 check_schedule, greedy_slowdowns, pattern_search, rep_candidates)
+
+SCHEDULERS = ("rcls", "ilp")
+
+
+@dataclass
+class PointResult:
+    combo: tuple[DesignPoint, ...]
+    value: float
+    reps: tuple[int, ...]
+    problem: Problem
+    schedule: Schedule
+    period_s: float
+    evaluations: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def fps(self) -> list[float]:
+        return [r / self.period_s for r in self.reps]
+
+
+def peak_fps(combo: Sequence[DesignPoint]) -> list[float]:
+    """Each engine alone with the whole bandwidth (the blue points of Fig. 4)."""
+    return [p.fps for p in combo]
+
+
+def lower_bound(combo: Sequence[DesignPoint], objective: Objective) -> float:
+    """No CNN runs faster than alone, and the period can always be stretched: a valid bound."""
+    total = 0.0
+    for i, p in enumerate(combo):
+        x = objective.rate_factor(i) * p.fps
+        total += (x - 1.0) ** 2 if x < 1.0 else 0.0
+    return total * 0.999
+
+
+def async_estimate(combo: Sequence[DesignPoint], objective: Objective, bandwidth_bps: float, efficiency: float,
+                   limit: Sequence[float | None]) -> list[float]:
+    """Fluid estimate of the contention-unaware design (red points of Fig. 4): engines demand
+    bandwidth for their (rate-limited) frame rates and share an interleaved port of lower efficiency
+    in proportion to demand."""
+    fps = [min(p.fps, l) if l else p.fps for p, l in zip(combo, limit)]
+    demand = sum(f * sum(l.traffic_bytes for l in p.loads) for f, p in zip(fps, combo))
+    avail = bandwidth_bps * efficiency
+    scale = min(1.0, avail / demand) if demand > 0 else 1.0
+    return [f * scale for f in fps]
+
+
+def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwidth_bps: float, scheduler: str = "rcls",
+                   budget: int = 300, ilp_time_limit: float = 60.0, max_tasks: int = 400,
+                   check: Callable[[], None] = lambda: None) -> PointResult | None:
+    """The best (repetitions, slow-downs, schedule) for one joint design point."""
+    t0 = time.perf_counter()
+    frames = [p.frame_time_s for p in combo]
+    traffic = [sum(l.traffic_bytes for l in p.loads) for p in combo]
+    nsub = [len(p.loads) for p in combo]
+    best: PointResult | None = None
+    for reps in rep_candidates(frames, traffic, nsub, objective, bandwidth_bps, max_tasks=max_tasks):
+        check()
+        prob = build_problem([p.loads for p in combo], reps, bandwidth_bps)
+        if scheduler == "ilp":
+            seed = pattern_search(prob, objective, budget=20, check=check)
+            sched = solve_exact(prob, ilp_time_limit, hint=seed.schedule)
+            if sched is None:
+                continue
+            value, period = objective.best_period(reps, sched.makespan * prob.tick_s)
+            evals = 1
+        else:
+            res = pattern_search(prob, objective, budget=budget, check=check)
+            sched, value, period, evals = res.schedule, res.value, res.period_s, res.evaluations
+        errs = check_schedule(prob, sched)
+        cand = PointResult(combo, value, tuple(reps), prob, sched, period, evals, 0.0, errs)
+        if best is None or value < best.value:
+            best = cand
+    if best is not None:
+        best.seconds = time.perf_counter() - t0
+    return best
+
+
+def schedule_json(r: PointResult, names: Sequence[str]) -> dict[str, Any]:
+    """Start times, slow-downs, slots and the MCNN-HS configuration table of one cycle."""
+    p, s = r.problem, r.schedule
+    rows = []
+    epb = elements_per_beat()
+    for i, t in enumerate(p.tasks):
+        d, q = p.duration(i, s.level[i]), p.demand(i, s.level[i])
+        load = r.combo[t.cnn].loads[t.sub]
+        slots = slots_for(q / CAPACITY)
+        elements = load.traffic_bytes // 2
+        rows.append({"cnn": names[t.cnn], "subgraph": load.name, "inference": t.rep + 1,
+                     "start_s": s.start[i] * p.tick_s, "duration_s": d * p.tick_s, "slowdown": s.level[i] / p.levels,
+                     "bandwidth_gbps": q / CAPACITY * p.bandwidth_bps / 1e9, "slots": slots, "elements": elements,
+                     "rounds_alone": rounds_needed(elements, slots), "burst": BURST_LENGTH, "elements_per_beat": epb})
+    prof = bandwidth_profile(p, s)
+    return {"method": s.method, "optimal": s.optimal, "repetitions": list(r.reps),
+            "makespan_s": s.makespan * p.tick_s, "period_s": r.period_s, "tick_s": p.tick_s,
+            "subgraphs": rows, "constraint_violations": r.errors,
+            "bandwidth_profile": [[t * p.tick_s, u / CAPACITY * p.bandwidth_bps / 1e9] for t, u in prof]}

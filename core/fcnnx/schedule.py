@@ -1,0 +1,332 @@
+"""The cyclic scheduling problem of f-CNNx section III-C with slow-downs, the RCLS heuristic, the
+schedule checker, the greedy slow-down proposals and the pattern search of Algorithm 1, and the
+objectives FPSobj (eq. 5) and MaxThrpt (eq. 6).
+
+One cycle of length K holds rep(i) inferences of CNN i; its subgraphs form a chain (precedence
+s_ij < s_ij+1, and the engine runs one subgraph at a time). Time is counted in integer ticks and
+bandwidth in integer units (CAPACITY units = the effective bandwidth), so the heuristic, the exact
+CP-SAT model and the checker all judge the same numbers. A slow-down sl = level / LEVELS stretches a
+subgraph to ceil(d0 / sl) ticks and scales its demand to ceil(q0 * sl) units (eq. 4). The cycle
+is a frame: every subgraph of a cycle ends by K, and the next cycle repeats it; the period may be
+stretched beyond the makespan (engines idle) when that improves the objective, e.g. so as not to
+overshoot a target frame rate.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+CAPACITY = 1000           # bandwidth units that make up the effective bandwidth B_mem
+LEVELS = 16               # slow-down grid: sl in {1/16, 2/16, ..., 1}
+TARGET_TICKS = 4000       # resolution of the longest chain
+OBJECTIVES = ("fps", "throughput")
+
+
+@dataclass(frozen=True)
+class Task:
+    cnn: int              # CNN index
+    sub: int              # subgraph index within the CNN
+    rep: int              # which inference of the cycle
+    name: str
+    d0: int               # ticks at full speed
+    q0: int               # bandwidth units at full speed (may exceed CAPACITY: must be slowed down)
+
+
+@dataclass
+class Problem:
+    tasks: list[Task]
+    chains: list[list[int]]           # task indices per CNN, in precedence order
+    reps: list[int]
+    tick_s: float
+    bandwidth_bps: float              # effective bandwidth that CAPACITY units stand for
+    capacity: int = CAPACITY
+    levels: int = LEVELS
+
+    def duration(self, i: int, level: int) -> int:
+        return -(-self.tasks[i].d0 * self.levels // level)
+
+    def demand(self, i: int, level: int) -> int:
+        return -(-self.tasks[i].q0 * level // self.levels)
+
+    def max_level(self, i: int) -> int:
+        """Fastest slow-down level whose demand fits the bandwidth on its own."""
+        lv = self.levels
+        while lv > 1 and self.demand(i, lv) > self.capacity:
+            lv -= 1
+        return lv
+
+
+@dataclass
+class Schedule:
+    start: list[int]
+    level: list[int]
+    makespan: int
+    method: str = "rcls"
+    optimal: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def build_problem(loads: Sequence[Sequence[Any]], reps: Sequence[int], bandwidth_bps: float) -> Problem:
+    """Tasks of one cycle from each CNN's subgraph loads (latency_s, traffic_bytes) and repetitions."""
+    longest = max(r * sum(l.latency_s for l in ls) for ls, r in zip(loads, reps))
+    tick = longest / TARGET_TICKS
+    tasks, chains = [], []
+    for i, (ls, r) in enumerate(zip(loads, reps)):
+        chain = []
+        for k in range(r):
+            for j, l in enumerate(ls):
+                d0 = max(1, round(l.latency_s / tick))
+                q0 = max(1, math.ceil(l.traffic_bytes / (d0 * tick) / bandwidth_bps * CAPACITY - 1e-9))
+                chain.append(len(tasks))
+                tasks.append(Task(i, j, k, f"{i}:{l.name}#{k + 1}", d0, q0))
+        chains.append(chain)
+    return Problem(tasks, chains, list(reps), tick, bandwidth_bps)
+
+
+# ---------------------------------------------------------------- RCLS
+def rcls(p: Problem, level: Sequence[int], bandwidth: bool = True) -> Schedule | None:
+    """Resource-constrained list scheduling: at each event start the ready subgraphs in order of
+    longest remaining chain whose demand fits the free bandwidth. Two list rules are tried, the
+    non-delay one (any fitting subgraph starts) and the strict-priority one (nothing starts past a
+    subgraph that does not fit, so a long chain is not starved); the shorter schedule is kept.
+    None when a subgraph can never fit."""
+    a = _rcls(p, level, bandwidth, strict=False)
+    if a is None or not bandwidth:
+        return a
+    b = _rcls(p, level, bandwidth, strict=True)
+    return b if b is not None and b.makespan < a.makespan else a
+
+
+def _rcls(p: Problem, level: Sequence[int], bandwidth: bool, strict: bool) -> Schedule | None:
+    n = len(p.tasks)
+    dur = [p.duration(i, level[i]) for i in range(n)]
+    dem = [p.demand(i, level[i]) for i in range(n)]
+    if bandwidth and any(q > p.capacity for q in dem):
+        return None
+    remaining = [0] * n
+    for chain in p.chains:
+        acc = 0
+        for i in reversed(chain):
+            acc += dur[i]
+            remaining[i] = acc
+    nxt = [0] * len(p.chains)
+    busy = [False] * len(p.chains)
+    start = [0] * n
+    running: list[tuple[int, int, int]] = []
+    used, t, done = 0, 0, 0
+    while done < n:
+        ready = [c for c, ch in enumerate(p.chains) if not busy[c] and nxt[c] < len(ch)]
+        ready.sort(key=lambda c: -remaining[p.chains[c][nxt[c]]])
+        for c in ready:
+            i = p.chains[c][nxt[c]]
+            if not bandwidth or used + dem[i] <= p.capacity:
+                start[i] = t
+                used += dem[i]
+                busy[c] = True
+                heapq.heappush(running, (t + dur[i], c, i))
+            elif strict:
+                break
+        if not running:
+            return None
+        t = running[0][0]
+        while running and running[0][0] == t:
+            _, c, i = heapq.heappop(running)
+            used -= dem[i]
+            busy[c] = False
+            nxt[c] += 1
+            done += 1
+    return Schedule(start, list(level), max(start[i] + dur[i] for i in range(n)), "rcls")
+
+
+# ---------------------------------------------------------------- checker
+def check_schedule(p: Problem, s: Schedule) -> list[str]:
+    """Every constraint of the problem; an empty list means the schedule is valid."""
+    errors: list[str] = []
+    n = len(p.tasks)
+    if len(s.start) != n or len(s.level) != n:
+        return [f"schedule has {len(s.start)} start times and {len(s.level)} slow-downs for {n} subgraphs"]
+    for i in range(n):
+        if not 1 <= s.level[i] <= p.levels:
+            errors.append(f"{p.tasks[i].name}: slow-down {s.level[i]}/{p.levels} outside (0, 1]")
+    if errors:
+        return errors
+    dur = [p.duration(i, s.level[i]) for i in range(n)]
+    dem = [p.demand(i, s.level[i]) for i in range(n)]
+    for i in range(n):
+        if s.start[i] < 0 or s.start[i] + dur[i] > s.makespan:
+            errors.append(f"{p.tasks[i].name}: runs {s.start[i]}..{s.start[i] + dur[i]}, outside the cycle 0..{s.makespan}")
+    for chain in p.chains:
+        for a, b in zip(chain, chain[1:]):
+            if s.start[a] + dur[a] > s.start[b]:
+                errors.append(f"{p.tasks[b].name} starts at {s.start[b]} before {p.tasks[a].name} ends at {s.start[a] + dur[a]}")
+    events = sorted({s.start[i] for i in range(n)})
+    for t in events:
+        load = sum(dem[i] for i in range(n) if s.start[i] <= t < s.start[i] + dur[i])
+        if load > p.capacity:
+            errors.append(f"bandwidth {load}/{p.capacity} units exceeded at tick {t}")
+    if s.makespan != max(s.start[i] + dur[i] for i in range(n)):
+        errors.append(f"makespan {s.makespan} is not the last end time")
+    return errors
+
+
+def bandwidth_profile(p: Problem, s: Schedule) -> list[tuple[int, int]]:
+    """(tick, units in use from that tick on) at every change."""
+    n = len(p.tasks)
+    delta: dict[int, int] = {}
+    for i in range(n):
+        d, q = p.duration(i, s.level[i]), p.demand(i, s.level[i])
+        delta[s.start[i]] = delta.get(s.start[i], 0) + q
+        delta[s.start[i] + d] = delta.get(s.start[i] + d, 0) - q
+    out, acc = [], 0
+    for t in sorted(delta):
+        acc += delta[t]
+        out.append((t, acc))
+    return out
+
+
+# ---------------------------------------------------------------- objectives
+@dataclass(frozen=True)
+class Objective:
+    """FPSobj (targets in fps) or MaxThrpt (targets = T_max in GOp/s, with ops per inference)."""
+
+    kind: str
+    targets: tuple[float, ...]
+    ops: tuple[int, ...]
+
+    def rate_factor(self, i: int) -> float:
+        """a_i such that the normalised figure of CNN i is a_i * (inferences per second)."""
+        if self.kind == "fps":
+            return 1.0 / self.targets[i]
+        return self.ops[i] / 1e9 / self.targets[i]
+
+    def value_of_fps(self, fps: Sequence[float]) -> float:
+        return sum((self.rate_factor(i) * f - 1.0) ** 2 for i, f in enumerate(fps))
+
+    def best_period(self, reps: Sequence[int], makespan_s: float) -> tuple[float, float]:
+        """(objective, period) for the best period >= makespan (closed form: the objective is a
+        quadratic in 1/period)."""
+        a = [r * self.rate_factor(i) for i, r in enumerate(reps)]
+        x = min(sum(a) / sum(v * v for v in a), 1.0 / makespan_s)
+        return sum((v * x - 1.0) ** 2 for v in a), 1.0 / x
+
+
+# ---------------------------------------------------------------- Algorithm 1, lines 3-8
+def greedy_slowdowns(p: Problem) -> list[int]:
+    """Schedule without bandwidth limits, measure each subgraph's worst overlap demand, and slow it
+    down by the factor that removes the violation (RemoveViolations)."""
+    full = [p.levels] * len(p.tasks)
+    s0 = rcls(p, full, bandwidth=False)
+    assert s0 is not None
+    prof = bandwidth_profile(p, s0)
+    levels = []
+    for i in range(len(p.tasks)):
+        a, b = s0.start[i], s0.start[i] + p.duration(i, p.levels)
+        peak = max((u for t, u in prof if a <= t < b), default=0)
+        peak = max(peak, next((u for t, u in reversed(prof) if t <= a), 0))
+        lv = p.levels if peak <= p.capacity else max(1, int(p.levels * p.capacity / peak))
+        levels.append(min(lv, p.max_level(i)))
+    return levels
+
+
+def initial_proposals(p: Problem) -> list[list[int]]:
+    """Greedy slow-down proposals: RemoveViolations of the unconstrained RCLS schedule, and every
+    subgraph at the fastest speed that keeps it within 1/m of the bandwidth (m = 1 .. N+1), so that
+    m bandwidth-hungry engines can share the port."""
+    props = [greedy_slowdowns(p)]
+    for share in range(1, len(p.chains) + 2):      # each subgraph limited to 1/share of the bandwidth
+        props.append([max(1, min(p.max_level(i), p.levels * p.capacity // (share * p.tasks[i].q0)))
+                      for i in range(len(p.tasks))])
+    return props
+
+
+@dataclass
+class SearchResult:
+    schedule: Schedule
+    value: float
+    period_s: float
+    evaluations: int
+
+
+def evaluate(p: Problem, levels: Sequence[int], objective: Objective) -> tuple[float, Schedule | None, float]:
+    s = rcls(p, levels)
+    if s is None:
+        return math.inf, None, math.inf
+    value, period = objective.best_period(p.reps, s.makespan * p.tick_s)
+    return value, s, period
+
+
+def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None = None, budget: int = 300,
+                   check: Callable[[], None] = lambda: None) -> SearchResult:
+    """Derivative-free pattern search over the slow-down levels (Algorithm 1, line 8): explore the
+    coordinate directions at the current mesh size, move on the first improvement; when none
+    improves, poll twice as far; when that fails too, halve the mesh."""
+    proposals = [list(start)] if start is not None else initial_proposals(p)
+    cache: dict[tuple[int, ...], tuple[float, Schedule | None, float]] = {}
+
+    def f(lv: list[int]) -> tuple[float, Schedule | None, float]:
+        key = tuple(lv)
+        if key not in cache:
+            cache[key] = evaluate(p, lv, objective)
+        return cache[key]
+
+    cur = min(proposals, key=lambda lv: f(lv)[0])
+    best = f(cur)
+    n = len(p.tasks)
+    caps = [p.max_level(i) for i in range(n)]
+    # Directions: all slow-downs together, each CNN's together, then each subgraph's own (largest
+    # traffic first); with both signs they positively span the space, as pattern search requires.
+    groups: list[list[int]] = [list(range(n))] + [list(c) for c in p.chains if len(c) > 1]
+    groups += [[i] for i in sorted(range(n), key=lambda i: -p.tasks[i].q0 * p.tasks[i].d0)]
+    step = max(1, p.levels // 4)
+    while step >= 1 and len(cache) < budget:
+        moved = False
+        for reach in (step, 2 * step):
+            for group in groups:
+                for sign in (1, -1):
+                    cand = cur.copy()
+                    for i in group:
+                        cand[i] = min(caps[i], max(1, cur[i] + sign * reach))
+                    if cand == cur:
+                        continue
+                    res = f(cand)
+                    if len(cache) % 16 == 0:
+                        check()
+                    if res[0] < best[0] - 1e-12:
+                        cur, best, moved = cand, res, True
+                        break
+                    if len(cache) >= budget:
+                        break
+                if moved or len(cache) >= budget:
+                    break
+            if moved or len(cache) >= budget:
+                break
+        if not moved:
+            step //= 2
+    assert best[1] is not None
+    return SearchResult(best[1], best[0], best[2], len(cache))
+
+
+# ---------------------------------------------------------------- repetitions per cycle
+def rep_candidates(frame_s: Sequence[float], bytes_per_inf: Sequence[int], n_subgraphs: Sequence[int],
+                   objective: Objective, bandwidth_bps: float, max_rep: int = 6, max_tasks: int = 400,
+                   keep: int = 3) -> list[tuple[int, ...]]:
+    """Repetition vectors ranked by an optimistic estimate of the cycle (each engine alone, and the
+    total traffic over the bandwidth)."""
+    scored = []
+    for reps in itertools.product(range(1, max_rep + 1), repeat=len(frame_s)):
+        if math.gcd(*reps) != 1:
+            continue
+        if sum(r * n for r, n in zip(reps, n_subgraphs)) > max_tasks:
+            continue
+        k = max(max(r * f for r, f in zip(reps, frame_s)),
+                sum(r * b for r, b in zip(reps, bytes_per_inf)) / bandwidth_bps)
+        value, _ = objective.best_period(reps, k)
+        scored.append((value, sum(reps), reps))
+    if not scored:
+        scored = [(0.0, len(frame_s), tuple(1 for _ in frame_s))]
+    scored.sort()
+    return [r for _, _, r in scored[:keep]]
