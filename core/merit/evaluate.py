@@ -5,8 +5,9 @@ Two paths compute the same thing:
   time and the strategy is applied row-wise; bilinear strategies (dot, ReLU, residual) instead
   gather each operand only over the indices it moves with and contract with einsum, so the
   repetition M() implies is never materialised.
-* `naive_rows`: a deliberately plain loop over eq. 5 element by element, used to cross-check the
-  vectorised gather on sampled outputs.
+* `naive_rows`: a deliberately plain loop over eq. 5 element by element, running the strategy in
+  its PreLoop / Loop / PostLoop form (Listings 1 and 2), used to cross-check both the vectorised
+  gather and the vectorised strategy on sampled outputs.
 """
 
 from __future__ import annotations
@@ -124,18 +125,23 @@ def naive_rows(t: MeritTransform, data: dict[str, np.ndarray], rows: list[int]) 
     for r in rows:
         p_vals = np.unravel_index(r, t.p_sizes) if t.parallel else ()
         k_p = {n: int(v) for (n, _), v in zip(t.parallel, p_vals)}
-        cols: list[list[float]] = [[] for _ in t.operands]
+        def element(oi: int, k: dict[str, int]) -> float:
+            op = t.operands[oi]
+            x = [0] * len(op.shape)
+            for idx, m in op.maps.items():
+                x[m.axis] += k[idx] * m.stride + m.offset
+            arr, pad = padded[op.name]
+            return float(arr[tuple(xi + pi for xi, pi in zip(x, pad))])
+
+        once = [element(oi, k_p) for oi, po in enumerate(s.per_output) if po]
+        loop_ops = [oi for oi, po in enumerate(s.per_output) if not po]
+        strat = s.scalar(t.params)
+        strat.pre(once)
         for combo in a_combos:
             k = dict(k_p)
             k.update({n: v for (n, _), v in zip(t.accumulate, combo)})
-            for oi, op in enumerate(t.operands):
-                x = [0] * len(op.shape)
-                for idx, m in op.maps.items():
-                    x[m.axis] += k[idx] * m.stride + m.offset
-                arr, pad = padded[op.name]
-                cols[oi].append(float(arr[tuple(xi + pi for xi, pi in zip(x, pad))]))
-        xs = [np.array([c[:1]]) if po else np.array([c]) for c, po in zip(cols, s.per_output)]
-        results.append(float(s.rows(xs, t.params)[0]))
+            strat.loop([element(oi, k) for oi in loop_ops])
+        results.append(strat.post(once))
     return np.array(results)
 
 
