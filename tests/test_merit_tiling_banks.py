@@ -89,3 +89,14 @@ def test_bad_bank_count():
     with pytest.raises(InputError) as e:                                      # ... the butterfly needs 2^L
         B.with_butterfly(res, 6)
     assert "power-of-two" in e.value.message
+
+
+@pytest.mark.parametrize("name", W.names())
+def test_equation_9_is_the_bounding_box_of_what_a_tile_reads(name):
+    from core.merit.tiling import tiling_report
+
+    wl = W.WORKLOADS[name]
+    for st in wl.stages:
+        tile = {k: v for k, v in wl.tile.items() if k in dict(st.indices)}
+        rep = tiling_report(st, tile)
+        assert rep["footprints"] == rep["measured_footprints"]

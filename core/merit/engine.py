@@ -160,6 +160,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     tile.update(s["tile"])
     tile_sizes(bank_stage, s["tile"], "settings.tile")          # names and sizes checked
     tiling = tiling_report(bank_stage, tile)
+    tiling["footprint_check"] = tiling["footprints"] == tiling["measured_footprints"]
     grids = [m_grid(bank_stage, op) for op in bank_stage.operands]
     cancel.check()
     bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), tile, s["banks"], cancel.check)
@@ -288,7 +289,8 @@ def format_text(r: dict[str, Any]) -> str:
     t = r["tiling"]
     lines.append(f"tile: p {t['tile']['parallel']}, a {t['tile']['accumulate']}")
     for k, fp in t["footprints"].items():
-        lines.append(f"  footprint {k}: {tuple(fp)} (eq. 9)")
+        lines.append(f"  footprint {k}: {tuple(fp)} (eq. 9; bounding box of the reads "
+                     f"{tuple(t['measured_footprints'][k])})")
     for ld in t["loads"]:
         lines.append(f"  loads {ld['operand']}: direct {ld['direct']}, unrolled {ld['unrolled']}, "
                      f"on the fly {ld['on_the_fly']} ({100 * ld['saving_vs_direct']:.1f}% saved)")

@@ -39,6 +39,18 @@ def footprint(t: MeritTransform, op: Operand, ext: dict[str, int]) -> tuple[int,
     return tuple(fp)
 
 
+def measured_footprint(t: MeritTransform, op: Operand, ext: dict[str, int]) -> tuple[int, ...]:
+    """The bounding box of the elements one tile of M(op) actually reads (a check of eq. 9)."""
+    used = [n for n, _ in t.indices if n in op.maps]
+    k = {}
+    for pos, n in enumerate(used):
+        shape = [1] * len(used)
+        shape[pos] = ext[n]
+        k[n] = np.arange(ext[n]).reshape(shape)
+    xs = t.coords(op, k)
+    return tuple(int(np.max(x) - np.min(x)) + 1 if np.ndim(x) else 1 for x in xs)
+
+
 def clipped_footprint(t: MeritTransform, op: Operand, ext: dict[str, int]) -> tuple[int, ...]:
     """Eq. 9, but never larger than the tensor plus its zero padding."""
     pad = op.padding()
@@ -91,5 +103,7 @@ def tiling_report(t: MeritTransform, tile: dict[str, int]) -> dict[str, Any]:
     return {
         "tile": {"parallel": {n: ext[n] for n, _ in t.parallel}, "accumulate": {n: ext[n] for n, _ in t.accumulate}},
         "footprints": {f"{i}:{op.name}": list(footprint(t, op, ext)) for i, op in enumerate(t.operands)},
+        "measured_footprints": {f"{i}:{op.name}": list(measured_footprint(t, op, ext))
+                                for i, op in enumerate(t.operands)},
         "loads": [c.to_json() for c in load_counts(t, tile)],
     }
