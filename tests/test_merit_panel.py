@@ -80,6 +80,7 @@ def test_result_views(panel, events):
     # tile & footprint, reuse, utilisation
     assert panel.footprint_view.rows == 6 and panel.loads_table.rowCount() == 2
     assert panel.util_table.rowCount() == 1
+    assert panel.layer_table.rowCount() == 1 and panel.layer_table.item(0, 0).text() == "conv3x3"
     assert len(panel.util_plot.getPlotItem().listDataItems()) == 1
     assert panel.plot.series()["this workload (conv3x3)"][0] == [32, 128, 512]
     panel.grab()                                               # paints every view without error

@@ -383,7 +383,12 @@ class MeritPanel(GenericPanel):
         self.util_plot.addLegend(offset=(-10, 10))
         ul.addWidget(self.util_plot, 2)
         self.util_table = _table(["workload", "utilisation", "paper", "layers"])
-        ul.addWidget(self.util_table, 1)
+        self.layer_table = _table(["layer", "utilisation", "cycles", "DRAM bytes", "bound", "tile"])
+        self.util_table.currentCellChanged.connect(lambda r, *_: self._show_layers(r))
+        tables = QSplitter(Qt.Horizontal)
+        tables.addWidget(self.util_table)
+        tables.addWidget(self.layer_table)
+        ul.addWidget(tables, 1)
         self.tabs.addTab(utab, "Utilisation")
         self.plot.setLabel("bottom", "ALUs")
         self.plot.setLabel("left", "utilisation")
@@ -549,6 +554,17 @@ class MeritPanel(GenericPanel):
         if alus:
             self.util_plot.getAxis("bottom").setTicks([[(math.log2(a), str(a)) for a in alus]])
         _fill(self.util_table, [[s["name"], s["utilisation"], s["paper"], len(s["layers"])] for s in mz["suites"]])
+        self._show_layers(0)
+
+    def _show_layers(self, row: int) -> None:
+        """Per-layer results of the workload picked in the utilisation table."""
+        r = getattr(self, "_r", None)
+        suites = r["meritz"]["suites"] if r else []
+        if not 0 <= row < len(suites):
+            _fill(self.layer_table, [])
+            return
+        _fill(self.layer_table, [[L["name"], L["utilisation"], L["cycles"], L["dram_bytes"], L["bound"],
+                                  " ".join(f"{k}={v}" for k, v in L["tile"].items())] for L in suites[row]["layers"]])
 
 
 PANEL = MeritPanel
