@@ -9,7 +9,7 @@ transforms at the paper's full sizes (Tables VIII and IX) without data.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
