@@ -79,8 +79,7 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
         check()
         prob = build_problem([p.loads for p in combo], reps, bandwidth_bps)
         if scheduler == "ilp":
-            seed = pattern_search(prob, objective, budget=20, check=check)
-            sched = solve_exact(prob, ilp_time_limit, hint=seed.schedule)
+            sched = solve_exact(prob, ilp_time_limit)
             if sched is None:
                 continue
             value, period = objective.best_period(reps, sched.makespan * prob.tick_s)

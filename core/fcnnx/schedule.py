@@ -18,7 +18,7 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 CAPACITY = 1000           # bandwidth units that make up the effective bandwidth B_mem
 LEVELS = 16               # slow-down grid: sl in {1/16, 2/16, ..., 1}
@@ -259,6 +259,20 @@ def evaluate(p: Problem, levels: Sequence[int], objective: Objective) -> tuple[f
     return value, s, period
 
 
+def _chain_ends(p: Problem, s: Schedule) -> int:
+    return sum(s.start[c[-1]] + p.duration(c[-1], s.level[c[-1]]) for c in p.chains if c)
+
+
+def _better(p: Problem, a: tuple[float, Schedule | None, float], b: tuple[float, Schedule | None, float]) -> bool:
+    """Objective first; on a tie, the earlier the chains end the better (the makespan is a maximum,
+    so single moves often leave it unchanged: this tie-break gives the search a slope to follow)."""
+    if a[1] is None:
+        return False
+    if b[1] is None or a[0] < b[0] - 1e-12:
+        return True
+    return abs(a[0] - b[0]) <= 1e-12 and _chain_ends(p, a[1]) < _chain_ends(p, b[1])
+
+
 def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None = None, budget: int = 300,
                    check: Callable[[], None] = lambda: None) -> SearchResult:
     """Derivative-free pattern search over the slow-down levels (Algorithm 1, line 8): explore the
@@ -273,7 +287,10 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
             cache[key] = evaluate(p, lv, objective)
         return cache[key]
 
-    cur = min(proposals, key=lambda lv: f(lv)[0])
+    cur = proposals[0]
+    for lv in proposals[1:]:
+        if _better(p, f(lv), f(cur)):
+            cur = lv
     best = f(cur)
     n = len(p.tasks)
     caps = [p.max_level(i) for i in range(n)]
@@ -281,28 +298,46 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
     # traffic first); with both signs they positively span the space, as pattern search requires.
     groups: list[list[int]] = [list(range(n))] + [list(c) for c in p.chains if len(c) > 1]
     groups += [[i] for i in sorted(range(n), key=lambda i: -p.tasks[i].q0 * p.tasks[i].d0)]
-    step = max(1, p.levels // 4)
-    while step >= 1 and len(cache) < budget:
-        moved = False
+    order = groups[1 + len([c for c in p.chains if len(c) > 1]):]
+    chain_of = {i: c for c, ch in enumerate(p.chains) for i in ch}
+
+    def moves(step: int) -> Iterator[list[int]]:
+        # exploration at the mesh size, then a poll twice as far
         for reach in (step, 2 * step):
             for group in groups:
                 for sign in (1, -1):
                     cand = cur.copy()
                     for i in group:
                         cand[i] = min(caps[i], max(1, cur[i] + sign * reach))
-                    if cand == cur:
-                        continue
-                    res = f(cand)
-                    if len(cache) % 16 == 0:
-                        check()
-                    if res[0] < best[0] - 1e-12:
-                        cur, best, moved = cand, res, True
-                        break
-                    if len(cache) >= budget:
-                        break
-                if moved or len(cache) >= budget:
-                    break
-            if moved or len(cache) >= budget:
+                    if cand != cur:
+                        yield cand
+        # exchanges: speed one subgraph up and slow another engine's down just enough to share
+        for (i,) in order:
+            up = min(caps[i], cur[i] + step)
+            if up == cur[i]:
+                continue
+            for (j,) in order:
+                if chain_of[j] == chain_of[i]:
+                    continue
+                lv = cur[j]
+                while lv > 1 and p.demand(i, up) + p.demand(j, lv) > p.capacity:
+                    lv -= 1
+                if lv < cur[j]:
+                    cand = cur.copy()
+                    cand[i], cand[j] = up, lv
+                    yield cand
+
+    step = max(1, p.levels // 4)
+    while step >= 1 and len(cache) < budget:
+        moved = False
+        for cand in moves(step):
+            res = f(cand)
+            if len(cache) % 16 == 0:
+                check()
+            if _better(p, res, best):
+                cur, best, moved = cand, res, True
+                break
+            if len(cache) >= budget:
                 break
         if not moved:
             step //= 2

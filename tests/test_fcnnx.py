@@ -1,0 +1,249 @@
+"""f-CNNx engine: hardware scheduler example, performance/resource model, DSE, schedulers, checker,
+simulator, CLI path and bad input. Small problems only (LeNet-5, CIFAR-10)."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+
+import pytest
+
+from core.boards import BOARDS, Board, board_resources
+from core.engine import get_engine
+from core.errors import InputError
+from core.fcnnx.dse import explore_cnn, joint_points, joint_resources, pareto, thin
+from core.fcnnx.exact import solve_exact
+from core.fcnnx.hwsched import configuration_table, rounds_needed, supplied_fractions
+from core.fcnnx.model import (EngineDesign, LayerTask, SubgraphLoad, build_subgraphs, engine_resources,
+                              feature_blocks, fits, subgraph_cycles, subgraph_time, total_time, weights_time)
+from core.fcnnx.schedule import (Objective, Problem, Schedule, Task, build_problem, check_schedule,
+                                 greedy_slowdowns, initial_proposals, pattern_search, rcls)
+from core.jobs import CancelToken, run_foreground
+from core.nets import zoo
+from core.nets.opcount import workload_gops
+from sims.fcnnx_des import SimTask, planning_efficiency, simulate_async, simulate_scheduled
+
+ZC706 = board_resources("zc706")
+
+
+# ---------------------------------------------------------------- MCNN-HS worked example (sec. III-D)
+def test_hardware_scheduler_worked_example():
+    slots, elements = [1, 2, 4], [16384, 16384, 32768]
+    pct = [100 * f for f in supplied_fractions(slots)]
+    assert [math.floor(p * 100) / 100 for p in pct] == [14.28, 28.57, 57.14]
+    assert [rounds_needed(e, s, burst=1024, port_bits=64, word_bits=16) for e, s in zip(elements, slots)] == [4, 2, 2]
+    table = configuration_table([0, 1, 2], ["s11", "s21", "s31"], elements, slots)
+    assert [t.rounds for t in table] == [4, 2, 2]
+    assert [t.address for t in table] == [0, 32768, 65536]
+
+
+# ---------------------------------------------------------------- performance and resource model
+def _lenet_design(groups=None, cap=None) -> EngineDesign:
+    blocks = feature_blocks(zoo.get("lenet5"))
+    groups = groups or [[0], [1]]
+    d = EngineDesign("lenet5", groups, cap, build_subgraphs(blocks, groups, cap))
+    d.init_stages()
+    return d
+
+
+def test_initiation_interval_is_folded_mac_count():
+    t = LayerTask("conv", "c", n_out=50, k2=25, k_h=5, in_h=12, in_w=12, out_h=8, out_w=8, in_maps=20,
+                  maps_per_group=20, weights=50 * 20 * 25)
+    assert t.ii(1, 1) == t.macs
+    assert t.ii(10, 5) == t.macs // 50                     # divisible: MACs / (N_PE N_op)
+    assert t.ii(3, 5) == math.ceil(50 / 3) * 5 * 64 * 20   # folded loops round up
+
+
+def test_equations_1_and_2():
+    d = _lenet_design()
+    clock = 150e6
+    ii, depth = subgraph_cycles(d, 0)
+    assert ii == max(c.ii(1, 1) for c, _ in d.subgraphs[0].blocks)
+    assert subgraph_time(d, 0, clock, 1) == pytest.approx(depth / clock)
+    assert subgraph_time(d, 0, clock, 5) == pytest.approx((depth + 4 * ii) / clock)
+    bw = 1e9
+    expect = sum(subgraph_time(d, j, clock) + weights_time(s, bw) for j, s in enumerate(d.subgraphs))
+    assert total_time(d, clock, bw) == pytest.approx(expect)
+
+
+def test_resources_count_one_dsp_per_multiplier():
+    d = _lenet_design([[0, 1]])
+    d.stages[0].n_pe, d.stages[0].n_op = 4, 5
+    d.stages[2].n_pe, d.stages[2].n_op = 10, 25
+    assert engine_resources(d)["dsps"] == 4 * 5 + 10 * 25
+
+
+@pytest.mark.parametrize("name,published", [("lenet5", 0.0038), ("cifar10_quick", 0.0247), ("zfnet", 2.2219)])
+def test_subgraphs_conserve_table_one_workload(name, published):
+    """Partitioning and input folding only redistribute work: subgraph ops add up to Table I."""
+    net = zoo.get(name)
+    blocks = feature_blocks(net)
+    for cap in (None, 1 << 16):
+        groups = [[i] for i in range(len(blocks))]
+        ops = sum(s.ops for s in build_subgraphs(blocks, groups, cap)) / 1e9
+        assert ops == pytest.approx(workload_gops(net, "fcnnx"))
+        assert round(ops, 4) == published
+
+
+def test_input_folding_splits_large_layers():
+    blocks = feature_blocks(zoo.get("zfnet"))
+    subs = build_subgraphs(blocks, [[i] for i in range(len(blocks))], 1 << 16)
+    conv4 = [s for s in subs if s.name.startswith("conv4.")]
+    assert len(conv4) > 1
+    assert all(s.weight_words <= 1 << 16 for s in conv4)
+    assert conv4[0].psum_words == 0 and all(s.psum_words > 0 for s in conv4[1:])
+
+
+# ---------------------------------------------------------------- DSE
+def test_pareto_front_is_nondominated_and_fits():
+    pts = list(explore_cnn(zoo.get("cifar10_quick"), ZC706, 150e6, 1e9))
+    front = pareto(pts)
+    assert len(front) >= 5
+    for p in front:
+        assert fits(p.resources, ZC706)
+        assert not any(q.avg_util <= p.avg_util and q.frame_time_s < p.frame_time_s * (1 - 1e-9) for q in pts)
+    assert front[-1].fps > 20 * front[0].fps            # folding spans a wide latency range
+
+
+def test_joint_points_respect_the_device():
+    tiny = {"luts": 60_000, "ffs": 120_000, "dsps": 300, "bram18k": 400}
+    fronts = [thin(pareto(list(explore_cnn(zoo.get(n), tiny, 150e6, 1e9))), 5) for n in ("lenet5", "cifar10_quick")]
+    joints = joint_points(fronts, tiny)
+    assert joints and len(joints) < math.prod(len(f) for f in fronts)
+    assert all(fits(joint_resources(c), tiny) for c in joints)
+    rejected = [c for c in itertools.product(*fronts) if c not in joints]
+    assert all(not fits(joint_resources(c), tiny) for c in rejected)
+
+
+# ---------------------------------------------------------------- scheduling
+def _loads(spec):
+    return [[SubgraphLoad(f"s{i}{j}", lat, int(b)) for j, (lat, b) in enumerate(cnn)] for i, cnn in enumerate(spec)]
+
+
+# Two CNNs sized like LeNet-5 and CIFAR-10 at 0.5 GB/s (latency s, traffic bytes per subgraph).
+SMALL = [[(3.6e-4, 54168)], [(1.0e-4, 27328), (1.8e-4, 71680), (2.7e-4, 108544)]]
+OBJ = Objective("throughput", (10.0, 45.0), (3_790_000, 24_680_000))
+
+
+def test_rcls_schedules_pass_the_checker_and_the_checker_catches_violations():
+    p = build_problem(_loads(SMALL), (2, 1), 0.46e9)
+    lv = greedy_slowdowns(p)
+    s = rcls(p, lv)
+    assert s is not None and check_schedule(p, s) == []
+    late = Schedule(list(s.start), list(s.level), s.makespan)
+    chain = p.chains[1]
+    late.start[chain[1]] = late.start[chain[0]]                    # overlaps its predecessor
+    assert any("before" in e for e in check_schedule(p, late))
+    crowded = Schedule([0] * len(p.tasks), [p.levels] * len(p.tasks), max(p.tasks[i].d0 for i in range(len(p.tasks))))
+    assert any("bandwidth" in e for e in check_schedule(p, crowded))
+    assert any("outside (0, 1]" in e for e in check_schedule(p, Schedule(s.start, [0] * len(s.level), s.makespan)))
+
+
+def test_greedy_slowdowns_reproduce_figure_3():
+    """Three concurrent subgraphs needing 1.25x the bandwidth are slowed to 0.8 (on the 1/16 grid:
+    the largest level not above 0.8), after which all three run side by side."""
+    tasks = [Task(i, 0, 0, f"s{i}", 1000, q) for i, q in enumerate((400, 400, 450))]
+    p = Problem(tasks, [[0], [1], [2]], [1, 1, 1], 1e-6, 1e9)
+    lv = greedy_slowdowns(p)
+    assert lv == [12, 12, 12] and 12 / 16 <= 0.8 < 13 / 16
+    s = rcls(p, lv)
+    assert s.start == [0, 0, 0] and check_schedule(p, s) == []
+    assert s.makespan < rcls(p, [16, 16, 16]).makespan            # shorter than without slow-downs
+
+
+def test_exact_solver_is_a_lower_bound_and_heuristic_matches_it_on_a_small_case():
+    p = build_problem(_loads(SMALL), (2, 1), 0.46e9)
+    exact = solve_exact(p, time_limit_s=20)
+    assert exact is not None and exact.optimal and check_schedule(p, exact) == []
+    heur = pattern_search(p, OBJ, budget=300)
+    assert check_schedule(p, heur.schedule) == []
+    assert heur.schedule.makespan >= exact.makespan
+    assert heur.schedule.makespan == exact.makespan
+    for lv in initial_proposals(p):
+        s = rcls(p, lv)
+        assert s is None or s.makespan >= exact.makespan
+
+
+def test_best_period_closed_form_matches_a_scan():
+    reps, makespan = (3, 1), 0.002
+    value, period = OBJ.best_period(reps, makespan)
+    scan = min(OBJ.value_of_fps([r / k for r in reps]) for k in [makespan * (1 + i / 2000) for i in range(20000)])
+    assert period >= makespan and value <= scan + 1e-9
+
+
+# ---------------------------------------------------------------- simulator
+def test_des_single_engine_compute_and_bandwidth_bound():
+    fast = simulate_scheduled([[SimTask(0, "a", 1_000_000, 0.01)]], [1], 0.0, 10e9, cycles=3)
+    assert fast.period_s == pytest.approx(0.01, rel=0.02)          # compute bound: latency
+    slow = simulate_scheduled([[SimTask(0, "a", 10_000_000, 0.001)]], [1], 0.0, 1e9, cycles=3)
+    assert slow.period_s == pytest.approx(0.01 / slow.efficiency, rel=0.02)   # 10 MB at 1 GB/s
+    assert slow.efficiency > 0.9
+
+
+def test_des_round_robin_slots_split_bandwidth_as_equation_7():
+    hungry = [[SimTask(0, "a", 8_000_000, 1e-4, 0.0, 1)], [SimTask(1, "b", 8_000_000, 1e-4, 0.0, 3)]]
+    r = simulate_scheduled(hungry, [1, 1], 0.0, 1e9, cycles=1)
+    ends = {name: end for _, name, _, end in r.trace}
+    # b receives 3/4 of the port until it finishes: it is done in ~4/3 of its alone time, a later
+    assert ends["b"] < ends["a"]
+    assert ends["b"] == pytest.approx(8e6 / (0.75 * 1e9 * r.efficiency), rel=0.05)
+
+
+def test_des_asynchronous_dmas_lose_efficiency():
+    chains = [[SimTask(i, f"e{i}", 2_000_000, 1e-4)] for i in range(3)]
+    a = simulate_async(chains, 1e9, inferences=2)
+    s = simulate_scheduled(chains, [1, 1, 1], 0.0, 1e9, cycles=2)
+    assert a.efficiency < s.efficiency
+    assert sum(a.fps) < sum(s.fps)
+
+
+# ---------------------------------------------------------------- engine, CLI, bad input
+def _cli(*argv):
+    spec = get_engine("fcnnx")
+    parser = argparse.ArgumentParser()
+    spec.add_cli_arguments(parser)
+    return spec, spec.request_from_cli(parser.parse_args(list(argv)))
+
+
+def test_cli_end_to_end_small_pair():
+    spec, req = _cli("--cnns", "lenet5,cifar10_quick", "--bandwidth", "0.5GB/s", "--objective", "throughput")
+    out = run_foreground(spec.run(req, CancelToken()), quiet=True)
+    assert out.error is None, out.error
+    r = json.loads(json.dumps(out.result))
+    assert r["schedule"]["constraint_violations"] == []
+    assert set(r["pareto_fronts"]) == {"lenet5", "cifar10_quick"}
+    assert all(f > 0 for f in r["simulated"]["fps"]) and all(f > 0 for f in r["baseline"]["simulated"]["fps"])
+    used = r["design"]["resources"]
+    assert all(used[k] <= r["available"][k] for k in used)
+    assert r["predicted"]["objective"] <= r["baseline"]["peak"]["objective"] + 10
+    text = spec.format_text(r)
+    assert "lenet5" in text and "constraints checked: ok" in text
+
+
+def test_bad_input_is_refused_clearly():
+    with pytest.raises(InputError, match="unknown CNN 'lenet7'"):
+        _cli("--cnns", "lenet5,lenet7")
+    with pytest.raises(InputError, match="positive"):
+        _cli("--cnns", "lenet5", "--bandwidth", "0GB/s")
+    with pytest.raises(InputError, match="targets for"):
+        _cli("--cnns", "lenet5,cifar10_quick", "--targets", "25")
+    spec, req = _cli("--cnns", "lenet5", "--targets", "1e9", "--strict-targets", "--no-simulate")
+    out = run_foreground(spec.run(req, CancelToken()), quiet=True)
+    assert isinstance(out.error, InputError) and "at most" in str(out.error)
+
+
+def test_cnn_that_does_not_fit_names_the_resources(monkeypatch):
+    tiny = dict(BOARDS)
+    tiny["tiny"] = Board("Tiny", "toy", 2000, 4000, 4, 8, 100.0, 1.0)
+    monkeypatch.setattr("core.fcnnx.engine.BOARDS", tiny)
+    monkeypatch.setattr("core.boards.BOARDS", tiny)
+    spec = get_engine("fcnnx")
+    from core.engine import JobRequest
+    from core.workload import CnnSet, FpgaTarget
+
+    req = JobRequest(CnnSet(["lenet5"]), FpgaTarget("tiny", 1.0), {"simulate": False})
+    out = run_foreground(spec.run(req, CancelToken()), quiet=True)
+    assert isinstance(out.error, InputError)
+    assert "does not fit Tiny" in str(out.error) and "luts" in str(out.error)
