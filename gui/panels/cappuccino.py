@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
@@ -143,6 +142,95 @@ class LayoutView(QWidget):
             y += lines * cell + 10
 
 
+class AccuracyChart(QWidget):
+    """Validation accuracy of every configuration tried (green: within the budget, red: not), the
+    budget floor dashed and the chosen configuration ringed. Plain QPainter: no pyqtgraph scene."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(420, 240)
+        self.points: list[tuple[int, float, bool]] = []
+        self.floor: float | None = None
+        self.chosen: int | None = None
+
+    def set_data(self, points: list[tuple[int, float, bool]], floor: float | None, chosen: int | None) -> None:
+        self.points, self.floor, self.chosen = points, floor, chosen
+        self.update()
+
+    def paintEvent(self, event: Any) -> None:   # noqa: N802
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if not self.points:
+            p.drawText(self.rect(), Qt.AlignCenter, "Run the engine to see the accuracy of every configuration")
+            return
+        left, top, right, bottom = 60, 28, self.width() - 16, self.height() - 36
+        ys = [y for _, y, _ in self.points] + ([self.floor] if self.floor is not None else [])
+        lo, hi = min(ys), max(ys)
+        pad = max(0.5, 0.1 * (hi - lo))
+        lo, hi = lo - pad, hi + pad
+        n = max(1, len(self.points) - 1)
+        fx = lambda x: left + (right - left) * x / n
+        fy = lambda y: bottom - (bottom - top) * (y - lo) / (hi - lo)
+        p.setPen(QColor("black"))
+        p.drawText(QRectF(0, 4, self.width(), 20), Qt.AlignCenter, "Validation accuracy of every configuration tried")
+        p.drawLine(left, bottom, right, bottom)
+        p.drawLine(left, top, left, bottom)
+        for k in range(5):
+            y = lo + (hi - lo) * k / 4
+            p.drawText(QRectF(0, fy(y) - 8, left - 6, 16), Qt.AlignRight | Qt.AlignVCenter, f"{y:.2f}")
+        p.drawText(QRectF(left, bottom + 14, right - left, 18), Qt.AlignCenter, "configuration (accuracy %)")
+        if self.floor is not None:
+            p.setPen(QPen(QColor("#7f7f7f"), 1, Qt.DashLine))
+            p.drawLine(int(left), int(fy(self.floor)), int(right), int(fy(self.floor)))
+            p.drawText(QRectF(left + 4, fy(self.floor) - 18, 240, 16), Qt.AlignLeft, f"budget floor {self.floor:.2f} %")
+        for x, y, ok in self.points:
+            p.setPen(Qt.NoPen)
+            p.setBrush(QColor("#2ca02c" if ok else "#d62728"))
+            p.drawEllipse(QRectF(fx(x) - 4, fy(y) - 4, 8, 8))
+            if x == self.chosen:
+                p.setBrush(Qt.NoBrush)
+                p.setPen(QPen(QColor("#ffbf00"), 3))
+                p.drawEllipse(QRectF(fx(x) - 9, fy(y) - 9, 18, 18))
+        for k in range(0, len(self.points), max(1, len(self.points) // 10)):
+            p.setPen(QColor("black"))
+            p.drawText(QRectF(fx(k) - 15, bottom + 2, 30, 14), Qt.AlignCenter, str(k))
+
+
+class SpeedChart(QWidget):
+    """Speedup bars: baseline, parallel (all precise), parallel + inexact."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(420, 240)
+        self.values: list[float] = []
+        self.message = ""
+
+    def set_data(self, values: list[float], message: str = "") -> None:
+        self.values, self.message = values, message
+        self.update()
+
+    def paintEvent(self, event: Any) -> None:   # noqa: N802
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if not self.values:
+            p.drawText(self.rect(), Qt.AlignCenter | Qt.TextWordWrap, self.message or "Run the engine to see the speedups")
+            return
+        left, top, right, bottom = 50, 30, self.width() - 16, self.height() - 30
+        top_v = max(self.values) * 1.15
+        p.setPen(QColor("black"))
+        p.drawText(QRectF(0, 4, self.width(), 20), Qt.AlignCenter, "Speedup over the naive single-thread baseline")
+        p.drawLine(left, bottom, right, bottom)
+        slot = (right - left) / len(self.values)
+        colors = ["#7f7f7f", "#1f77b4", "#2ca02c"]
+        for i, v in enumerate(self.values):
+            h = (bottom - top) * v / top_v
+            rect = QRectF(left + slot * (i + 0.2), bottom - h, slot * 0.6, h)
+            p.fillRect(rect, QColor(colors[i % len(colors)]))
+            p.setPen(QColor("black"))
+            p.drawText(QRectF(rect.left(), rect.top() - 18, rect.width(), 16), Qt.AlignCenter, f"{v:.1f}x")
+            p.drawText(QRectF(left + slot * i, bottom + 4, slot, 18), Qt.AlignCenter, SPEED_KEYS[i][1])
+
+
 class CappuccinoPanel(GenericPanel):
     engine_name = "cappuccino"
 
@@ -211,18 +299,10 @@ class CappuccinoPanel(GenericPanel):
         self.layout_view = LayoutView()
         self.tabs.insertTab(2, self.layout_view, "Map-major layout")
 
-        self.accuracy_plot = pg.PlotWidget(background="w")
-        self.accuracy_plot.setTitle("Validation accuracy of every configuration tried", color="k")
-        self.accuracy_plot.setLabel("bottom", "configuration")
-        self.accuracy_plot.setLabel("left", "accuracy (%)")
-        self.accuracy_plot.showGrid(x=True, y=True, alpha=0.3)
-        self.tabs.insertTab(3, self.accuracy_plot, "Accuracy")
-
-        self.speed_plot = pg.PlotWidget(background="w")
-        self.speed_plot.setTitle("Speedup over the naive single-thread baseline", color="k")
-        self.speed_plot.setLabel("left", "speedup (x)")
-        self.speed_plot.getAxis("bottom").setTicks([[(i, label) for i, (_, label) in enumerate(SPEED_KEYS)]])
-        self.tabs.insertTab(4, self.speed_plot, "Speedup")
+        self.accuracy_chart = AccuracyChart()
+        self.tabs.insertTab(3, self.accuracy_chart, "Accuracy")
+        self.speed_chart = SpeedChart()
+        self.tabs.insertTab(4, self.speed_chart, "Speedup")
         self.speed_values: list[float] = []
         self.tabs.setCurrentIndex(0)
         self.set_settings(default_settings())
@@ -273,8 +353,8 @@ class CappuccinoPanel(GenericPanel):
     def show_result(self, result: dict[str, Any] | None) -> None:
         super().show_result(result)
         self.table.setRowCount(0)
-        self.accuracy_plot.clear()
-        self.speed_plot.clear()
+        self.accuracy_chart.set_data([], None, None)
+        self.speed_chart.set_data([])
         self.speed_values = []
         self.thread_layer.blockSignals(True)
         self.thread_layer.clear()
@@ -333,33 +413,16 @@ class CappuccinoPanel(GenericPanel):
     def _draw_accuracy(self, r: dict[str, Any]) -> None:
         inx = r["inexact"]
         configs = inx["configurations"]
-        xs = np.array([c["index"] for c in configs], float)
-        ys = np.array([c["accuracy"] for c in configs], float)
-        brushes = [pg.mkBrush("#2ca02c" if c["within_budget"] else "#d62728") for c in configs]
-        self.accuracy_plot.addItem(pg.ScatterPlotItem(xs, ys, size=9, brush=brushes, pen=None))
-        floor = inx["precise_accuracy"] - inx["budget_pp"]
-        self.accuracy_plot.addItem(pg.InfiniteLine(floor, angle=0, pen=pg.mkPen("#7f7f7f", style=Qt.DashLine),
-                                                   label=f"budget floor {floor:.2f} %",
-                                                   labelOpts={"color": "k", "position": 0.1}))
-        chosen = [c for c in configs if c["modes"] == inx["modes"]]
-        if chosen:
-            self.accuracy_plot.addItem(pg.ScatterPlotItem([chosen[0]["index"]], [chosen[0]["accuracy"]], size=16,
-                                                          symbol="star", brush=pg.mkBrush("#ffbf00")))
-        self.accuracy_points = (xs, ys)
+        chosen = [c["index"] for c in configs if c["modes"] == inx["modes"]]
+        self.accuracy_chart.set_data([(c["index"], c["accuracy"], c["within_budget"]) for c in configs],
+                                     inx["precise_accuracy"] - inx["budget_pp"], chosen[0] if chosen else None)
+        self.accuracy_points = (np.array([c["index"] for c in configs], float),
+                                np.array([c["accuracy"] for c in configs], float))
 
     def _draw_speed(self, r: dict[str, Any]) -> None:
         sp = r["synthesis"].get("speedups")
-        if not sp:
-            text = pg.TextItem(r["synthesis"].get("message", "not compiled"), color="k")
-            self.speed_plot.addItem(text)
-            return
-        self.speed_values = [float(sp[k]) for k, _ in SPEED_KEYS]
-        colors = ["#7f7f7f", "#1f77b4", "#2ca02c"]
-        self.speed_plot.addItem(pg.BarGraphItem(x=np.arange(3), height=self.speed_values, width=0.6, brushes=colors))
-        for i, v in enumerate(self.speed_values):
-            t = pg.TextItem(f"{v:.1f}x", color="k", anchor=(0.5, 1))
-            t.setPos(i, v)
-            self.speed_plot.addItem(t)
+        self.speed_values = [float(sp[k]) for k, _ in SPEED_KEYS] if sp else []
+        self.speed_chart.set_data(self.speed_values, r["synthesis"].get("message", "not compiled"))
 
 
 PANEL = CappuccinoPanel
