@@ -406,3 +406,20 @@ def test_bad_settings_types_name_the_field():
         with pytest.raises(InputError) as e:
             run(JobRequest(None, MobileSocTarget(2, 4), dict(ENGINE.default_settings(), **{key: value})))
         assert e.value.where == f"settings.{key}"
+
+
+def test_branches_and_depthwise_are_listed_not_skipped():
+    from core.cappuccino.model import build_ops, unsupported_layers
+    from core.nets.builder import NetBuilder
+
+    b = NetBuilder("branchy", "branchy", (4, 8, 8))
+    x = b.conv("c1", 4, 3, 1, 1)
+    y = b.conv("c2", 4, 3, 1, 1)
+    b.add("sum", x, y)
+    b.dwconv("dw", 3, 1, 1)
+    net = b.network()
+    bad = unsupported_layers(net)
+    assert any(s.startswith("sum:") for s in bad) and any(s.startswith("dw:") for s in bad)
+    with pytest.raises(InputError) as e:
+        build_ops(net, {})
+    assert "sum" in str(e.value) and "dw" in str(e.value)
