@@ -232,3 +232,61 @@ def _result(engines: list[_Engine], cycle: list[list[SimTask]], reps: list[int],
         period = max(cycle_end[0], period_s)
     fps = [r / period if period > 0 else 0.0 for r in reps]
     return SimResult(fps, period, t, moved, busy, payload / busy if busy else 0.0, g, trace)
+
+
+def simulate_slots(chains: list[list[SimTask]], bandwidth_bps: float, inferences: int = 3,
+                   limit_fps: list[float | None] | None = None, port_bytes: int = 8, burst: int = MCNN_BURST) -> SimResult:
+    """The MCNN-HS as the paper's control unit runs it: engines free-running and data-driven (inputs
+    at most at `limit_fps`), the port handed round-robin to the engines, each for its current
+    subgraph's configured number of consecutive slots of one long burst."""
+    n = len(chains)
+    beat = port_bytes / bandwidth_bps
+    limit_fps = limit_fps or [None] * n
+    total = sum(inferences * sum(t.nbytes for t in ch) for ch in chains)
+    g = _group(total * 4, burst * port_bytes)
+    chunk = g * burst * port_bytes
+    biggest = max(sum(t.nbytes for t in ch) for ch in chains)
+    engines = []
+    for ch, lim in zip(chains, limit_fps):
+        reps = inferences * min(512, math.ceil(4 * biggest / sum(t.nbytes for t in ch)))
+        engines.append(_Engine([((r / lim) if (lim and j == 0) else 0.0, task)
+                                for r in range(reps) for j, task in enumerate(ch)]))
+    lens = [len(ch) for ch in chains]
+    t, last, busy, moved, payload, ptr = 0.0, -1, 0.0, 0, 0.0, 0
+
+    def done(i: int) -> int:
+        return sum(1 for k, _ in engines[i].ends if (k + 1) % lens[i] == 0)
+
+    while min(done(i) for i in range(n)) < inferences:
+        served = False
+        for step in range(n):
+            e_idx = (ptr + step) % n
+            e = engines[e_idx]
+            if e.task is None or e.want_time(chunk) > t + 1e-15:
+                continue
+            for _ in range(e.task.slots):
+                task = e.task
+                if task is None or e.want_time(chunk) > t + 1e-15:
+                    break
+                nb = min(chunk, task.nbytes - e.delivered)
+                beats = math.ceil(nb / port_bytes)
+                cost = beats + g * BURST_OVERHEAD + (g * SWITCH_PENALTY if last != e_idx else 0)
+                t += cost * beat
+                busy += cost * beat
+                payload += beats * beat
+                moved += nb
+                last = e_idx
+                e.receive(nb, t)
+                if e.task is not task:
+                    break
+            ptr = (e_idx + 1) % n
+            served = True
+            break
+        if not served:
+            t = max(t, min(e.want_time(chunk) for e in engines))
+    fps = []
+    for i, e in enumerate(engines):
+        finishes = [end for k, end in e.ends if (k + 1) % lens[i] == 0]
+        fps.append((len(finishes) - 1) / (finishes[-1] - finishes[0]) if len(finishes) >= 2 and finishes[-1] > finishes[0]
+                   else len(finishes) / t)
+    return SimResult(fps, None, t, moved, busy, payload / busy if busy else 0.0, g)

@@ -21,7 +21,7 @@ from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Pro
 from core.nets.layers import Network
 from core.units import parse_bandwidth
 from core.workload import CnnSet, FpgaTarget
-from sims.fcnnx_des import SimTask, planning_efficiency, simulate_async, simulate_scheduled
+from sims.fcnnx_des import SimTask, planning_efficiency, simulate_async, simulate_slots
 
 DEFAULT_TARGET_FPS = 25.0
 
@@ -254,7 +254,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     if s["simulate"]:
         yield Progress(0.85, "simulating the memory-aware design")
         cancel.check()
-        sim_ma = _simulate_memory_aware(best, bw_raw)
+        sim_ma = _simulate_memory_aware(best, bw_raw, limit)
         yield Progress(0.93, "simulating the contention-unaware baseline")
         cancel.check()
         sim_base = simulate_async([[SimTask(i, l.name, l.traffic_bytes, l.latency_s) for l in p.loads]
@@ -302,19 +302,25 @@ def _async_eff() -> float:
     return DMA_BURST / (DMA_BURST + BURST_OVERHEAD + SWITCH_PENALTY)
 
 
-def _simulate_memory_aware(r: PointResult, bw_raw: float) -> Any:
-    from core.fcnnx.schedule import CAPACITY
+def _simulate_memory_aware(r: PointResult, bw_raw: float, limit: list[float | None]) -> Any:
+    """The chosen design on the simulated MCNN-HS: each subgraph gets the slots its scheduled
+    bandwidth needs (eq. 7, first inference of the cycle), engines run data-driven."""
     from core.fcnnx.hwsched import slots_for
+    from core.fcnnx.schedule import CAPACITY
 
     p, s = r.problem, r.schedule
-    cycle: list[list[SimTask]] = [[] for _ in r.combo]
+    chains: list[list[SimTask]] = []
     for chain_i, chain in enumerate(p.chains):
+        tasks = []
         for i in chain:
             t = p.tasks[i]
+            if t.rep:
+                continue
             load = r.combo[t.cnn].loads[t.sub]
-            cycle[chain_i].append(SimTask(t.cnn, load.name, load.traffic_bytes, load.latency_s, s.start[i] * p.tick_s,
-                                          slots_for(p.demand(i, s.level[i]) / CAPACITY)))
-    return simulate_scheduled(cycle, list(r.reps), r.period_s, bw_raw)
+            tasks.append(SimTask(t.cnn, load.name, load.traffic_bytes, load.latency_s, 0.0,
+                                 slots_for(p.demand(i, s.level[i]) / CAPACITY)))
+        chains.append(tasks)
+    return simulate_slots(chains, bw_raw, limit_fps=limit)
 
 
 # ---------------------------------------------------------------- command line

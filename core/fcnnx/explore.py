@@ -67,7 +67,7 @@ def async_estimate(combo: Sequence[DesignPoint], objective: Objective, bandwidth
 
 
 def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwidth_bps: float, scheduler: str = "rcls",
-                   budget: int = 300, ilp_time_limit: float = 60.0, max_tasks: int = 400,
+                   budget: int = 300, ilp_time_limit: float = 60.0, max_tasks: int = 600,
                    check: Callable[[], None] = lambda: None) -> PointResult | None:
     """The best (repetitions, slow-downs, schedule) for one joint design point."""
     t0 = time.perf_counter()

@@ -240,6 +240,13 @@ def initial_proposals(p: Problem) -> list[list[int]]:
     for share in range(1, len(p.chains) + 2):      # each subgraph limited to 1/share of the bandwidth
         props.append([max(1, min(p.max_level(i), p.levels * p.capacity // (share * p.tasks[i].q0)))
                       for i in range(len(p.tasks))])
+    # fluid shares: engine i gets the fraction of the bandwidth its cycle traffic needs, so that all
+    # chains can run side by side and end together when the cycle is bandwidth-bound
+    traffic = [sum(p.tasks[i].q0 * p.tasks[i].d0 for i in ch) for ch in p.chains]
+    total = sum(traffic) or 1
+    share_of = {i: traffic[c] / total for c, ch in enumerate(p.chains) for i in ch}
+    props.append([max(1, min(p.max_level(i), int(p.levels * share_of[i] * p.capacity / p.tasks[i].q0)))
+                  for i in range(len(p.tasks))])
     return props
 
 
@@ -347,21 +354,31 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
 
 # ---------------------------------------------------------------- repetitions per cycle
 def rep_candidates(frame_s: Sequence[float], bytes_per_inf: Sequence[int], n_subgraphs: Sequence[int],
-                   objective: Objective, bandwidth_bps: float, max_rep: int = 6, max_tasks: int = 400,
-                   keep: int = 3) -> list[tuple[int, ...]]:
+                   objective: Objective, bandwidth_bps: float, max_rep: int = 4, max_tasks: int = 600,
+                   keep: int = 4) -> list[tuple[int, ...]]:
     """Repetition vectors ranked by an optimistic estimate of the cycle (each engine alone, and the
-    total traffic over the bandwidth)."""
+    total traffic over the bandwidth). Candidates: every small vector (entries up to max_rep), and
+    vectors proportional to the wanted frame rates (min of the objective's aim and the engine's
+    peak), with the slowest CNN repeated 1..8 times and the others rounded down or up."""
+    n = len(frame_s)
+    vectors: set[tuple[int, ...]] = set(itertools.product(range(1, max_rep + 1), repeat=n))
+    want = [min(1.0 / objective.rate_factor(i), 1.0 / frame_s[i]) for i in range(n)]
+    slowest = min(want)
+    for m in range(1, 9):
+        base = [m * w / slowest for w in want]
+        for pick in itertools.product((math.floor, math.ceil), repeat=n):
+            vectors.add(tuple(max(1, int(f(b))) for f, b in zip(pick, base)))
     scored = []
-    for reps in itertools.product(range(1, max_rep + 1), repeat=len(frame_s)):
+    for reps in vectors:
         if math.gcd(*reps) != 1:
             continue
-        if sum(r * n for r, n in zip(reps, n_subgraphs)) > max_tasks:
+        if sum(r * k for r, k in zip(reps, n_subgraphs)) > max_tasks:
             continue
         k = max(max(r * f for r, f in zip(reps, frame_s)),
                 sum(r * b for r, b in zip(reps, bytes_per_inf)) / bandwidth_bps)
         value, _ = objective.best_period(reps, k)
         scored.append((value, sum(reps), reps))
     if not scored:
-        scored = [(0.0, len(frame_s), tuple(1 for _ in frame_s))]
+        scored = [(0.0, n, tuple(1 for _ in frame_s))]
     scored.sort()
     return [r for _, _, r in scored[:keep]]
