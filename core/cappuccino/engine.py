@@ -228,8 +228,9 @@ def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: di
                               "so no speedup is reported")
             yield LogLine(out["message"], "warning")
             return out
-        refs = {"precise": forward_reference(model, model.x_val, precise)[0].argmax(1),
-                "chosen": forward_reference(model, model.x_val, choice.modes)[0].argmax(1)}
+        ref_logits = {"precise": forward_reference(model, model.x_val, precise)[0],
+                      "chosen": forward_reference(model, model.x_val, choice.modes)[0]}
+        refs = {k: v.argmax(1) for k, v in ref_logits.items()}
         programs: dict[str, Any] = {}
         count = len(model.y_val)
         exes: dict[str, Path] = {}
@@ -251,8 +252,12 @@ def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: di
                 runs[key].append(synth.run_program(exes[key], images, count, s["min_seconds"], cancel.check))
         for n, (key, (fname, _, _, modes)) in enumerate(sources.items()):
             best = min(runs[key], key=lambda rr: rr.seconds_per_pass)
-            ref = refs["chosen"] if modes is choice.modes else refs["precise"]
+            which = "chosen" if modes is choice.modes else "precise"
+            ref = refs[which]
             preds = [np.asarray(rr.predictions) for rr in runs[key]]
+            lg = runs[key][0].logits
+            scale = max(1.0, float(np.abs(ref_logits[which]).max()))
+            logit_diff = None if lg is None else float(np.abs(lg - ref_logits[which]).max()) / scale
             agree = min(float((p == ref).mean()) for p in preds)
             programs[key] = {
                 "source": fname, "modes": modes, "threads": 1 if key == "baseline" else threads,
@@ -260,6 +265,7 @@ def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: di
                 "microseconds_per_image": 1e6 * best.seconds_per_pass / count,
                 "median_microseconds_per_image": 1e6 * float(np.median([rr.seconds_per_pass for rr in runs[key]])) / count,
                 "agreement": agree, "same_classifications": agree == 1.0,
+                "max_logit_difference": logit_diff,      # relative to the largest reference logit
                 "accuracy": float(100 * (preds[0] == model.y_val).mean()),
             }
             yield MetricPoint("µs per image", n, programs[key]["microseconds_per_image"], plot="speed")
@@ -323,6 +329,10 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     return JobRequest(None, MobileSocTarget(cores=threads, vector_width=args.vector_width), settings)
 
 
+def _fmt(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.1e}"
+
+
 def format_text(r: dict[str, Any]) -> str:
     lines = [f"Cappuccino synthesis for {r['model']['name']} ({r['model']['validation_images']} validation images), "
              f"V={r['target']['vector_width']}, {r['target']['threads']} threads"]
@@ -344,7 +354,8 @@ def format_text(r: dict[str, Any]) -> str:
     if syn.get("programs"):
         for k, p in syn["programs"].items():
             lines.append(f"  {k:17} {p['microseconds_per_image']:9.2f} us/image  speedup {syn['speedups'][k]:6.2f}x  "
-                         f"same classes as numpy: {p['same_classifications']} ({100 * p['agreement']:.1f} %)")
+                         f"same classes as numpy: {p['same_classifications']} ({100 * p['agreement']:.1f} %), "
+                         f"max logit diff {_fmt(p['max_logit_difference'])}")
     lines.append(syn.get("message", ""))
     for path in syn.get("emitted", []):
         lines.append(f"  wrote {path}")

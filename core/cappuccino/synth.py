@@ -15,7 +15,7 @@ The baseline is the textbook six-loop convolution over row-major data with runti
 and bounds checks for padding, single threaded, float32.
 
 Both programs read `count` images (float32, NCHW row-major) from a file, classify them once
-(printing `pred ...`), then repeat the whole set until `min_seconds` of compute have elapsed and
+(printing `pred ...` and one `logit ...` line per image), then repeat the whole set until `min_seconds` of compute have elapsed and
 print `passes N seconds S`; only the classification passes are timed.
 """
 
@@ -358,10 +358,13 @@ def synthesise_program(model: CnnModel, modes: dict[str, str], V: int, threads: 
     m_out, oh_out, ow_out = model.ops[-1].out_shape
     bl = bufs[-1]
     _, hpl, wpl, _ = bl.shape
-    argmax = (f"static int classify(void) {{   /* argmax in NCHW order, read from the map-major output */\n"
+    argmax = (f"#define NOUT {m_out * oh_out * ow_out}\n"
+              f"static float *record_logits;   /* set during the first pass only, to check the values */\n"
+              f"static int classify(int b) {{   /* argmax in NCHW order, read from the map-major output */\n"
               f"  int best = 0; float bv = -3.4e38f;\n"
               f"  for (int m = 0; m < {m_out}; ++m) for (int r = 0; r < {oh_out}; ++r) for (int c = 0; c < {ow_out}; ++c) {{\n"
               f"    float v = (float){bl.name}[(((m / V) * {hpl} + r + {bl.halo}) * {wpl} + c + {bl.halo}) * V + m % V];\n"
+              f"    if (record_logits) record_logits[(size_t)b * NOUT + (m * {oh_out} + r) * {ow_out} + c] = v;\n"
               f"    if (v > bv) {{ bv = v; best = (m * {oh_out} + r) * {ow_out} + c; }}\n"
               f"  }}\n  return best;\n}}\n")
     parts.append(argmax)
@@ -380,7 +383,7 @@ def synthesise_program(model: CnnModel, modes: dict[str, str], V: int, threads: 
         "#else\n    const int w = 0, nt = 1;\n#endif\n"
         "    int sense = __atomic_load_n(&bar_sense_, __ATOMIC_ACQUIRE);\n"
         "    for (int b = 0; b < count; ++b) {\n" + "".join(steps) +
-        "      if (w == 0) pred[b] = classify();\n"
+        "      if (w == 0) pred[b] = classify(b);\n"
         "    }\n  }\n}\n")
     parts.append(_MAIN.replace("{IMG}", str(c_in * h_in * w_in)))
     return "\n".join(parts)
@@ -400,10 +403,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cannot read %d images from %s\n", count, argv[1]); return 2;
   }
   fclose(f);
+  record_logits = malloc(sizeof(float) * (size_t)count * NOUT);
   run_pass(images, count, pred);
   printf("pred");
   for (int b = 0; b < count; ++b) printf(" %d", pred[b]);
   printf("\n");
+  for (int b = 0; b < count; ++b) {
+    printf("logit");
+    for (int k = 0; k < NOUT; ++k) printf(" %.9g", record_logits[(size_t)b * NOUT + k]);
+    printf("\n");
+  }
+  free(record_logits);
+  record_logits = 0;
   int passes = 0;
   double t0 = now(), t = t0;
   do { run_pass(images, count, pred); ++passes; t = now(); } while (t - t0 < min_seconds);
@@ -438,6 +449,7 @@ def synthesise_baseline(model: CnnModel) -> str:
             "typedef struct { int kind, N, H, W, M, OH, OW, KH, KW, stride, pad, relu, avg; const float *w, *b; } layer_t;\n"
             + "".join(decls)
             + f"static const layer_t layers[{len(model.ops)}] = {{\n" + "\n".join(table) + "\n};\n"
+            f"#define NOUT {int(np.prod(model.ops[-1].out_shape))}\n"
             f"static float bufA[{max_size}], bufB[{max_size}];\n" + _BASELINE_BODY.replace("{NL}", str(len(model.ops)))
             .replace("{IMG}", str(c_in * h_in * w_in)).replace("{MAIN}", _MAIN.replace("{IMG}", str(c_in * h_in * w_in))))
 
@@ -479,6 +491,7 @@ static void pool(const layer_t *L, const float *in, float *out) {
       }
 }
 
+static float *record_logits;   /* set during the first pass only, to check the values */
 static void run_pass(const float *images, int count, int *pred) {
   for (int b = 0; b < count; ++b) {
     const float *in = images + (size_t)b * {IMG};
@@ -490,6 +503,7 @@ static void run_pass(const float *images, int count, int *pred) {
     }
     const layer_t *last = &layers[{NL} - 1];
     int best = 0, total = last->M * last->OH * last->OW;
+    if (record_logits) memcpy(record_logits + (size_t)b * NOUT, in, sizeof(float) * total);
     for (int k = 1; k < total; ++k) if (in[k] > in[best]) best = k;
     pred[b] = best;
   }
@@ -504,6 +518,7 @@ class RunResult:
     predictions: list[int]
     passes: int
     seconds: float
+    logits: np.ndarray | None = None    # (count, outputs) from the first pass
 
     @property
     def seconds_per_pass(self) -> float:
@@ -525,15 +540,18 @@ def compile_c(cc: str, source: Path, exe: Path, openmp: bool, check: Callable[[]
 def run_program(exe: Path, images: Path, count: int, min_seconds: float, check: Callable[[], None]) -> RunResult:
     out = _run_checked([str(exe), str(images), str(count), str(min_seconds)], check, f"running {exe.name}")
     pred, passes, seconds = None, None, None
+    logits = []
     for line in out.splitlines():
         parts = line.split()
         if parts and parts[0] == "pred":
             pred = [int(p) for p in parts[1:]]
+        elif parts and parts[0] == "logit":
+            logits.append([float(p) for p in parts[1:]])
         elif parts and parts[0] == "passes":
             passes, seconds = int(parts[1]), float(parts[3])
     if pred is None or passes is None or len(pred) != count:
         raise RuntimeError(f"{exe.name} printed unexpected output: {out[:300]!r}")
-    return RunResult(pred, passes, seconds)
+    return RunResult(pred, passes, seconds, np.asarray(logits, np.float64) if len(logits) == count else None)
 
 
 def _run_checked(cmd: list[str], check: Callable[[], None], what: str) -> str:
