@@ -276,3 +276,14 @@ def test_bad_settings_name_the_field():
         list(ENGINE.run(JobRequest(preset("gauss3"), None, {"traversal": "bfs"}), CancelToken()))
     with pytest.raises(InputError, match="unknown setting"):
         list(ENGINE.run(JobRequest(preset("gauss3"), None, {"colour": 1}), CancelToken()))
+
+
+def test_one_by_one_seed_is_reported_first_and_must_be_beaten():
+    events, r = _run({"workers": 1, "time_s": 3.0, "seed_share": 0.5}, name="sobel")
+    plans = [e.data for e in events if isinstance(e, PartialResult) and e.kind == "plan"]
+    assert plans[0]["method"] == "one-by-one"
+    assert all(p["method"] == "simultaneous" for p in plans[1:])
+    assert [p["length"] for p in plans] == sorted({p["length"] for p in plans}, reverse=True)
+    assert r["verified"] and r["improvements"][0]["method"] == "one-by-one"
+    assert len(r["register_goals"]) == r["length"] + 1
+    check_program_independently(r)

@@ -71,14 +71,14 @@ def check_options(isa: str, registers: int, time_s: float, max_nodes: int | None
 def compile_filter(kernel_set: KernelSet, *, isa: str = "all", registers: int = 6, time_s: float = 10.0,
                    max_nodes: int | None = None, workers: int = 1, traversal: str = "cgds",
                    mode: str = "cain", d: int | None = None, tolerance: float = 1e-9,
-                   cancel: CancelToken | None = None) -> CainPlan:
+                   seed_share: float = 0.25, cancel: CancelToken | None = None) -> CainPlan:
     """Search for the shortest program computing every kernel; raise InputError if none is found."""
     check_options(isa, registers, time_s, max_nodes, workers, traversal, mode)
     approx = approximate(kernel_set, d=d, tolerance=tolerance, max_kernels=registers)
     best: Improvement | None = None
     nodes = 0
     for ev in solve(approx, instruction_set(isa), registers, float(time_s), max_nodes, workers, traversal, mode,
-                    cancel or CancelToken()):
+                    cancel or CancelToken(), seed_share=seed_share):
         if isinstance(ev, Improvement):
             best = ev
         nodes = max(nodes, ev.nodes)

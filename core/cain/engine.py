@@ -23,6 +23,7 @@ from core.errors import InputError
 from core.filters import PRESETS, preset
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
 from core.scamp5.isa import INSTRUCTION_SETS, OP_TABLE, instruction_set, register_names
+from core.scamp5.interp import run_symbolic
 from core.scamp5.program import format_instr
 from core.workload import KernelSet, Scamp5Target, kernels_of
 
@@ -40,6 +41,7 @@ def default_settings() -> dict[str, Any]:
         "traversal": "cgds",
         "d": None,               # None = smallest d within the tolerance
         "tolerance": 1e-9,
+        "seed_share": 0.25,      # several kernels: this share of the time builds a one-by-one program first
     }
 
 
@@ -55,6 +57,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "traversal": {"enum": list(TRAVERSALS)},
         "d": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_D},
         "tolerance": {"type": "number", "minimum": 0},
+        "seed_share": {"type": "number", "minimum": 0, "maximum": 0.9},
     },
 }
 
@@ -69,6 +72,9 @@ def _settings(raw: dict[str, Any], target: Any) -> dict[str, Any]:
         s["registers"] = target.registers if isinstance(target, Scamp5Target) else 6
     if s["isa"] == "auke":
         s["mode"] = "auke"
+    share = s["seed_share"]
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 0.9:
+        raise InputError(f"must be a number in 0..0.9, got {share!r}", "settings.seed_share")
     try:
         check_options(s["isa"], s["registers"], s["time_s"], s["max_nodes"], s["workers"], s["traversal"],
                       s["mode"])
@@ -82,11 +88,18 @@ def _metric_points(nodes: int, elapsed: float, length: int) -> list[MetricPoint]
             MetricPoint("best length", float(elapsed), float(length), plot="time")]
 
 
+def _register_goals(imp: Improvement, d: int, regs: tuple[str, ...]) -> list[dict[str, Any]]:
+    """What every register holds before step 1 and after each step (Atom counts over 2^d)."""
+    states = run_symbolic(imp.program, {r: c for c, r in imp.input_registers.items()}, regs)
+    return [{r: (None if k is None else [[int(v) for v in row] for row in k.to_matrix(scale=2 ** d)])
+             for r, k in st.items()} for st in states]
+
+
 def _plan_payload(imp: Improvement) -> dict[str, Any]:
     return {"length": imp.length, "program": [format_instr(i) for i in imp.program],
             "output_registers": imp.output_registers, "input_registers": {str(c): r for c, r in
                                                                            imp.input_registers.items()},
-            "nodes": imp.nodes, "time_s": round(imp.elapsed, 4), "goal_bags": imp.bags,
+            "nodes": imp.nodes, "time_s": round(imp.elapsed, 4), "method": imp.method, "goal_bags": imp.bags,
             "register_goals": imp.registers}
 
 
@@ -104,8 +117,9 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     first_t: float | None = None
     improvements: list[dict[str, Any]] = []
     nodes = 0
+    last_points = 0.0
     for ev in solve(approx, isa, s["registers"], float(s["time_s"]), s["max_nodes"], s["workers"],
-                    s["traversal"], s["mode"], cancel):
+                    s["traversal"], s["mode"], cancel, seed_share=float(s["seed_share"])):
         cancel.check()
         elapsed = time.monotonic() - start
         if isinstance(ev, Stats):
@@ -115,18 +129,24 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                 frac = max(frac, min(1.0, nodes / s["max_nodes"]))
             msg = f"{nodes} nodes" + (f", best {best.length}" if best else ", no program yet")
             yield Progress(frac, msg)
-            if best is not None:
+            if best is not None and elapsed - last_points > 0.5:
+                last_points = elapsed
                 yield from _metric_points(nodes, elapsed, best.length)
             continue
         best = ev
         nodes = max(nodes, ev.nodes)
         if first_t is None:
             first_t = ev.elapsed
-        improvements.append({"length": ev.length, "nodes": ev.nodes, "time_s": round(ev.elapsed, 4)})
+        if not ev.registers:
+            ev.registers = _register_goals(ev, approx.d, regs)
+        improvements.append({"length": ev.length, "nodes": ev.nodes, "time_s": round(ev.elapsed, 4),
+                             "method": ev.method})
         yield from _metric_points(ev.nodes, ev.elapsed, ev.length)
         yield PartialResult("plan", _plan_payload(ev))
         yield LogLine(f"verified program of length {ev.length} after {ev.nodes} nodes, {ev.elapsed:.2f} s")
     elapsed = time.monotonic() - start
+    if best is not None:
+        yield from _metric_points(nodes, elapsed, best.length)
     yield FinalResult(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, regs))
 
 
@@ -155,7 +175,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
     title = (f"{ks.name}: {len(prog)} SCAMP-5 macro instructions (Cain, '{s['isa']}' set, d = {approx.d}, "
              f"verified by the exact interpreter)")
     out.update({
-        "found": True, "length": best.length, "program": prog,
+        "found": True, "length": best.length, "program": prog, "method": best.method,
         "output_registers": [outputs[n] for n in approx.names], "outputs": outputs,
         "input_register": best.input_registers.get(0, "A"),
         "input_registers": {str(c): r for c, r in best.input_registers.items()},
@@ -186,6 +206,9 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--d", type=int, default=None, help="divisions: coefficients become multiples of 1/2^d")
     p.add_argument("--tolerance", type=float, default=1e-9,
                    help="largest coefficient error when d is chosen automatically")
+    p.add_argument("--seed-share", type=float, default=0.25,
+                   help="several kernels: share of the time spent first on a one-by-one program, the bound "
+                        "the simultaneous search must beat (0 = off)")
 
 
 def load_kernel_file(path: str) -> KernelSet:
@@ -210,7 +233,8 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     ks = preset(args.preset) if args.preset else load_kernel_file(args.kernels)
     settings = {"isa": args.isa, "mode": "auke" if args.isa == "auke" else args.mode,
                 "registers": args.registers, "time_s": args.time, "max_nodes": args.max_nodes,
-                "workers": args.workers, "traversal": args.traversal, "d": args.d, "tolerance": args.tolerance}
+                "workers": args.workers, "traversal": args.traversal, "d": args.d, "tolerance": args.tolerance,
+                "seed_share": args.seed_share}
     target = Scamp5Target(registers=args.registers) if isinstance(args.registers, int) and 2 <= args.registers <= 26 \
         else Scamp5Target()
     _settings(settings, target)          # bad options fail here, before the run

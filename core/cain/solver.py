@@ -81,6 +81,7 @@ class Improvement:
     verified: bool
     check: str
     bags: list[list[dict[str, Any]]] = field(default_factory=list)
+    method: str = "simultaneous"
     registers: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -129,12 +130,12 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
 
 
 def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers: int, traversal: str,
-                 cancel: CancelToken) -> Iterator[tuple[str, Any]]:
-    """Yield ("plan", Plan) for each new shortest plan and ("stats", nodes) now and then."""
+                 cancel: CancelToken, bound: int = 1 << 30) -> Iterator[tuple[str, Any]]:
+    """Yield ("plan", Plan) for each new shortest plan (shorter than `bound`) and ("stats", nodes)."""
     start = time.monotonic()
     deadline = start + time_s
     if workers <= 1:
-        s = Searcher(problem.cfg, problem.final_bag, traversal)
+        s = Searcher(problem.cfg, problem.final_bag, traversal, best=bound)
         last = 0.0
         last_mem = time.monotonic()
         while time.monotonic() < deadline and not s.exhausted:
@@ -155,7 +156,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     stop = ctx.Event()
-    best = ctx.Value("i", 1 << 30)
+    best = ctx.Value("i", bound)
     nodes = ctx.Array("q", workers)
     per_worker = None if max_nodes is None else max(1, max_nodes // workers)
     procs = []
@@ -166,7 +167,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
         p.start()
         procs.append(p)
     done = 0
-    best_len = 1 << 30
+    best_len = bound
     try:
         last = 0.0
         while done < workers:
@@ -223,17 +224,34 @@ def _regs_json(alloc: Allocated, d: int) -> list[dict[str, Any]]:
 
 
 def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: float, max_nodes: int | None,
-          workers: int, traversal: str, mode: str, cancel: CancelToken) -> Iterator[Improvement | Stats]:
-    """Search, and yield each verified improvement; `mode` "cain" (simultaneous) or "auke" (one by one)."""
+          workers: int, traversal: str, mode: str, cancel: CancelToken,
+          seed_share: float = 0.0) -> Iterator[Improvement | Stats]:
+    """Search, and yield each verified improvement; `mode` "cain" (simultaneous) or "auke" (one by one).
+
+    With several kernels and `seed_share` > 0, that share of the time first builds a one-by-one
+    program (reported with method "one-by-one"); the simultaneous search must then beat it.
+    """
     regs = register_names(registers)
     start = time.monotonic()
     if mode == "cain":
         problem = build_problem(approx.goals, approx.d, approx.channels, regs, isa)
         best = 1 << 30
         nodes = 0
-        for kind, payload in search_plans(problem, time_s, max_nodes, workers, traversal, cancel):
+        budget = time_s
+        if seed_share > 0 and len(approx.goals) > 1 and max_nodes is None:
+            # a quick one-by-one program first: a verified upper bound the simultaneous search
+            # then has to beat (it prunes with it from the start)
+            for ev in _solve_individually(approx, isa, regs, time_s * seed_share, None, workers, traversal,
+                                          cancel, start):
+                if isinstance(ev, Improvement):
+                    best = ev.length
+                    nodes = ev.nodes
+                yield ev
+            budget = max(0.05, time_s - (time.monotonic() - start))
+        seed_nodes = nodes
+        for kind, payload in search_plans(problem, budget, max_nodes, workers, traversal, cancel, bound=best):
             if kind == "stats":
-                nodes = payload
+                nodes = seed_nodes + payload
                 yield Stats(nodes, time.monotonic() - start, None if best >= 1 << 30 else best)
                 continue
             plan: Plan = payload
@@ -241,16 +259,15 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
                 continue
             try:
                 alloc, ok, msg = realise(problem, plan, isa, approx.d)
-            except AllocationError as exc:
-                yield Stats(nodes, time.monotonic() - start, None if best >= 1 << 30 else best)
-                _ = exc
+            except AllocationError:
                 continue
             if not ok:
                 continue      # an unverified plan is never reported
             best = plan.length
             yield Improvement(alloc.program, dict(zip(approx.names, alloc.output_registers)),
-                              alloc.input_registers, max(plan.nodes_at_find, 1), time.monotonic() - start,
-                              True, msg, _bags_json(plan, approx.d), _regs_json(alloc, approx.d))
+                              alloc.input_registers, seed_nodes + max(plan.nodes_at_find, 1),
+                              time.monotonic() - start, True, msg, _bags_json(plan, approx.d),
+                              _regs_json(alloc, approx.d))
         return
     yield from _solve_individually(approx, isa, regs, time_s, max_nodes, workers, traversal, cancel, start)
 
@@ -299,7 +316,8 @@ def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[
         used.append(best_alloc.output_registers[0])
     ok, msg = verify(program, approx.goals, approx.d, inputs, [outputs[nm] for nm in approx.names], regs)
     if ok:
-        yield Improvement(program, outputs, inputs, max(total_nodes, 1), time.monotonic() - start, True, msg)
+        yield Improvement(program, outputs, inputs, max(total_nodes, 1), time.monotonic() - start, True, msg,
+                          method="one-by-one")
 
 
 def format_program_lines(program: list[Instr]) -> list[str]:

@@ -249,7 +249,7 @@ class CainPanel(GenericPanel):
         for i, (k, r) in enumerate(rows):
             self.alloc_table.setItem(i, 0, QTableWidgetItem(str(k)))
             self.alloc_table.setItem(i, 1, QTableWidgetItem(str(r)))
-        n = len(plan.get("goal_bags", []))
+        n = max(len(plan.get("goal_bags", [])), len(plan.get("register_goals", [])))
         self.step_slider.setRange(0, max(0, n - 1))
         self.step_slider.setValue(max(0, n - 1))
         self._show_step(self.step_slider.value())
@@ -263,16 +263,20 @@ class CainPanel(GenericPanel):
         bags = plan.get("goal_bags", [])
         regs = plan.get("register_goals", [])
         prog = plan.get("program", [])
-        if not bags or i >= len(bags):
+        n = max(len(bags), len(regs))
+        if not n or i >= n:
             self.step_label.setText("step 0")
             self.bag_view.setPlainText("")
             self.reg_view.setPlainText("")
             return
         what = "before the first instruction" if i == 0 else f"after {i}: {prog[i - 1]}"
-        self.step_label.setText(f"step {i} / {len(bags) - 1} ({what})")
-        text = [f"Goal-Bag ({len(bags[i])} Goals, Atom counts):"]
-        for k, g in enumerate(bags[i]):
-            text.append(f"G{k + 1}: {g['atoms']} Atoms\n{matrix_text(g['matrix'])}\n")
+        self.step_label.setText(f"step {i} / {n - 1} ({what})")
+        if i < len(bags):
+            text = [f"Goal-Bag ({len(bags[i])} Goals, Atom counts):"]
+            for k, g in enumerate(bags[i]):
+                text.append(f"G{k + 1}: {g['atoms']} Atoms\n{matrix_text(g['matrix'])}\n")
+        else:
+            text = ["(a one-by-one program: no simultaneous Goal-Bags; registers on the right)"]
         self.bag_view.setPlainText("\n".join(text))
         lines = ["Registers (the Goal each holds):"]
         if i < len(regs):
