@@ -16,9 +16,11 @@ from typing import Any, Callable, Sequence
 
 from core.fcnnx.dse import DesignPoint
 from core.fcnnx.exact import solve_exact
-from core.fcnnx.hwsched import BURST_LENGTH, elements_per_beat, rounds_needed, slots_for
+from core.fcnnx.hwsched import (BURST_LENGTH, SLOT_RESOLUTION, configuration_table, elements_per_beat,
+                                rounds_needed, slots_for)
 from core.fcnnx.schedule import (CAPACITY, Objective, Problem, Schedule, bandwidth_profile, build_problem,
-                                 check_schedule, greedy_slowdowns, pattern_search, rep_candidates)
+                                 check_schedule, greedy_slowdowns, makespan_lower_bound, pattern_search,
+                                 rep_candidates)
 
 SCHEDULERS = ("rcls", "ilp")
 
@@ -78,6 +80,10 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
     for reps in rep_candidates(frames, traffic, nsub, objective, bandwidth_bps, max_tasks=max_tasks):
         check()
         prob = build_problem([p.loads for p in combo], reps, bandwidth_bps)
+        if best is not None:   # even a schedule as short as the lower bound could not win
+            optimistic, _ = objective.best_period(reps, makespan_lower_bound(prob) * prob.tick_s)
+            if optimistic >= best.value:
+                continue
         if scheduler == "ilp":
             sched = solve_exact(prob, ilp_time_limit)
             if sched is None:
@@ -111,7 +117,28 @@ def schedule_json(r: PointResult, names: Sequence[str]) -> dict[str, Any]:
                      "bandwidth_gbps": q / CAPACITY * p.bandwidth_bps / 1e9, "slots": slots, "elements": elements,
                      "rounds_alone": rounds_needed(elements, slots), "burst": BURST_LENGTH, "elements_per_beat": epb})
     prof = bandwidth_profile(p, s)
-    return {"method": s.method, "optimal": s.optimal, "repetitions": list(r.reps),
+    first = [i for i, t in enumerate(p.tasks) if t.rep == 0]
+    table = configuration_table([p.tasks[i].cnn for i in first], [rows[i]["subgraph"] for i in first],
+                                [rows[i]["elements"] for i in first], [rows[i]["slots"] for i in first],
+                                total_slots=SLOT_RESOLUTION)
+    return {"method": s.method,
+            "configuration_table": [dict(e.to_json(), cnn=names[e.engine]) for e in table], "optimal": s.optimal, "repetitions": list(r.reps),
             "makespan_s": s.makespan * p.tick_s, "period_s": r.period_s, "tick_s": p.tick_s,
             "subgraphs": rows, "constraint_violations": r.errors,
             "bandwidth_profile": [[t * p.tick_s, u / CAPACITY * p.bandwidth_bps / 1e9] for t, u in prof]}
+
+
+def memory_aware_dse(joints: Sequence[tuple[DesignPoint, ...]], objective: Objective, bandwidth_bps: float,
+                     scheduler: str = "rcls", max_joint: int = 60, **kw: Any) -> tuple[PointResult | None, int]:
+    """Algorithm 1 without the event stream: joint points by increasing lower bound, each scheduled,
+    stopping when no remaining point can beat the best. Returns (best, points scheduled)."""
+    best: PointResult | None = None
+    visited = 0
+    for combo in sorted(joints, key=lambda c: lower_bound(c, objective))[:max_joint]:
+        if best is not None and lower_bound(combo, objective) >= best.value:
+            break
+        res = schedule_point(combo, objective, bandwidth_bps, scheduler, **kw)
+        visited += 1
+        if res is not None and (best is None or res.value < best.value):
+            best = res
+    return best, visited

@@ -59,9 +59,10 @@ def slots_for(required_fraction: float, resolution: int = SLOT_RESOLUTION) -> in
 
 def configuration_table(engines: Sequence[int], names: Sequence[str], elements: Sequence[int], slots: Sequence[int],
                         burst: int = BURST_LENGTH, port_bits: int = PORT_BITS, word_bits: int = WORD_BITS,
-                        word_bytes: int = 2) -> list[TableEntry]:
-    """The table for subgraphs that run together (addresses laid out one after another)."""
-    fr = supplied_fractions(slots)
+                        word_bytes: int = 2, total_slots: int | None = None) -> list[TableEntry]:
+    """The table (addresses laid out one after another). `fraction` is slots / #slotsTotal, with
+    #slotsTotal the sum of the listed slots (subgraphs that run together) unless given."""
+    fr = supplied_fractions(slots) if total_slots is None else [s / total_slots for s in slots]
     out, addr = [], 0
     for e, n, el, sl, f in zip(engines, names, elements, slots, fr):
         out.append(TableEntry(e, n, el, sl, addr, rounds_needed(el, sl, burst, port_bits, word_bits), f))

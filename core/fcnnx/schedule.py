@@ -266,6 +266,14 @@ def evaluate(p: Problem, levels: Sequence[int], objective: Objective) -> tuple[f
     return value, s, period
 
 
+def makespan_lower_bound(p: Problem) -> int:
+    """No schedule is shorter than its longest chain at full allowed speed, nor than its total
+    traffic (demand x duration, which slow-downs never reduce) over the capacity."""
+    chain = max(sum(p.duration(i, p.max_level(i)) for i in ch) for ch in p.chains)
+    area = sum(p.tasks[i].q0 * p.tasks[i].d0 for i in range(len(p.tasks)))
+    return max(chain, -(-area // p.capacity))
+
+
 def _chain_ends(p: Problem, s: Schedule) -> int:
     return sum(s.start[c[-1]] + p.duration(c[-1], s.level[c[-1]]) for c in p.chains if c)
 
@@ -334,8 +342,9 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
                     cand[i], cand[j] = up, lv
                     yield cand
 
-    step = max(1, p.levels // 4)
-    while step >= 1 and len(cache) < budget:
+    bound = makespan_lower_bound(p)
+    step = max(1, p.levels // 8)      # the proposals are already close: start with a fine mesh
+    while step >= 1 and len(cache) < budget and best[1] is not None and best[1].makespan > bound:
         moved = False
         for cand in moves(step):
             res = f(cand)
