@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Callable
 from dataclasses import dataclass, field
 
 BURST_OVERHEAD = 40           # beats lost per burst
@@ -67,8 +68,10 @@ class SimResult:
 class _Engine:
     """State of one engine's current subgraph."""
 
-    def __init__(self, tasks: list[tuple[float, SimTask]]) -> None:
+    def __init__(self, tasks: list[tuple[float, SimTask]], chain_len: int = 0) -> None:
         self.queue = tasks            # (release time, task) in order
+        self.chain_len = chain_len    # subgraphs per inference (0: not counted)
+        self.completed = 0
         self.k = -1
         self.prev_end = 0.0
         self.delivered = 0
@@ -105,6 +108,8 @@ class _Engine:
         if self.delivered >= t.nbytes:
             self.prev_end = self.cons
             self.ends.append((self.k, self.cons))
+            if self.chain_len and (self.k + 1) % self.chain_len == 0:
+                self.completed += 1
             self._advance()
 
 
@@ -156,7 +161,7 @@ def simulate_scheduled(cycle: list[list[SimTask]], reps: list[int], period_s: fl
 
 def simulate_async(chains: list[list[SimTask]], bandwidth_bps: float, inferences: int = 3,
                    limit_fps: list[float | None] | None = None, port_bytes: int = 8, burst: int = DMA_BURST,
-                   seed: int = 1) -> SimResult:
+                   seed: int = 1, check: Callable[[], None] = lambda: None) -> SimResult:
     """Contention-unaware baseline: free-running engines, one DMA each, FCFS memory."""
     rng = random.Random(seed)
     n = len(chains)
@@ -175,14 +180,15 @@ def simulate_async(chains: list[list[SimTask]], bandwidth_bps: float, inferences
             for j, task in enumerate(ch):
                 q.append(((r / lim) if (lim and j == 0) else 0.0, task))
         queues.append(q)
-    engines = [_Engine(q) for q in queues]
+    engines = [_Engine(q, len(ch)) for q, ch in zip(queues, chains)]
     t, last, busy, moved, payload = 0.0, -1, 0.0, 0, 0.0
     lens = [len(ch) for ch in chains]
 
-    def done(e_idx: int) -> int:
-        return sum(1 for k, _ in engines[e_idx].ends if (k + 1) % lens[e_idx] == 0)
-
-    while min(done(i) for i in range(n)) < inferences:
+    events = 0
+    while min(e.completed for e in engines) < inferences and any(e.task is not None for e in engines):
+        events += 1
+        if events % 2000 == 0:
+            check()
         wants = [(engines[i].want_time(chunk), rng.random(), i) for i in range(n)]
         ready = [w for w in wants if w[0] <= t + 1e-15]
         if not ready:
@@ -235,7 +241,8 @@ def _result(engines: list[_Engine], cycle: list[list[SimTask]], reps: list[int],
 
 
 def simulate_slots(chains: list[list[SimTask]], bandwidth_bps: float, inferences: int = 3,
-                   limit_fps: list[float | None] | None = None, port_bytes: int = 8, burst: int = MCNN_BURST) -> SimResult:
+                   limit_fps: list[float | None] | None = None, port_bytes: int = 8, burst: int = MCNN_BURST,
+                   check: Callable[[], None] = lambda: None) -> SimResult:
     """The MCNN-HS as the paper's control unit runs it: engines free-running and data-driven (inputs
     at most at `limit_fps`), the port handed round-robin to the engines, each for its current
     subgraph's configured number of consecutive slots of one long burst."""
@@ -250,14 +257,15 @@ def simulate_slots(chains: list[list[SimTask]], bandwidth_bps: float, inferences
     for ch, lim in zip(chains, limit_fps):
         reps = inferences * min(512, math.ceil(4 * biggest / sum(t.nbytes for t in ch)))
         engines.append(_Engine([((r / lim) if (lim and j == 0) else 0.0, task)
-                                for r in range(reps) for j, task in enumerate(ch)]))
+                                for r in range(reps) for j, task in enumerate(ch)], len(ch)))
     lens = [len(ch) for ch in chains]
     t, last, busy, moved, payload, ptr = 0.0, -1, 0.0, 0, 0.0, 0
 
-    def done(i: int) -> int:
-        return sum(1 for k, _ in engines[i].ends if (k + 1) % lens[i] == 0)
-
-    while min(done(i) for i in range(n)) < inferences:
+    events = 0
+    while min(e.completed for e in engines) < inferences and any(e.task is not None for e in engines):
+        events += 1
+        if events % 2000 == 0:
+            check()
         served = False
         for step in range(n):
             e_idx = (ptr + step) % n

@@ -229,7 +229,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             break
         yield Progress(0.3 + 0.5 * rank / min(len(order), s["max_joint"]), f"scheduling joint point {rank + 1}")
         res = schedule_point(joints[k], objective, bw_eff, s["scheduler"], s["ps_budget"], s["ilp_time_limit"],
-                             check=cancel.check)
+                             check=cancel.check, cancelled=lambda: cancel.cancelled)
         visited += 1
         if res is None:
             continue
@@ -254,11 +254,11 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     if s["simulate"]:
         yield Progress(0.85, "simulating the memory-aware design")
         cancel.check()
-        sim_ma = _simulate_memory_aware(best, bw_raw, limit)
+        sim_ma = _simulate_memory_aware(best, bw_raw, limit, cancel.check)
         yield Progress(0.93, "simulating the contention-unaware baseline")
         cancel.check()
         sim_base = simulate_async([[SimTask(i, l.name, l.traffic_bytes, l.latency_s) for l in p.loads]
-                                   for i, p in enumerate(base)], bw_raw, limit_fps=limit)
+                                   for i, p in enumerate(base)], bw_raw, limit_fps=limit, check=cancel.check)
     yield Progress(1.0, "done")
 
     def figures(fps: list[float]) -> dict[str, Any]:
@@ -302,7 +302,7 @@ def _async_eff() -> float:
     return DMA_BURST / (DMA_BURST + BURST_OVERHEAD + SWITCH_PENALTY)
 
 
-def _simulate_memory_aware(r: PointResult, bw_raw: float, limit: list[float | None]) -> Any:
+def _simulate_memory_aware(r: PointResult, bw_raw: float, limit: list[float | None], check: Any) -> Any:
     """The chosen design on the simulated MCNN-HS: each subgraph gets the slots its scheduled
     bandwidth needs (eq. 7, first inference of the cycle), engines run data-driven."""
     from core.fcnnx.hwsched import slots_for
@@ -320,7 +320,7 @@ def _simulate_memory_aware(r: PointResult, bw_raw: float, limit: list[float | No
             tasks.append(SimTask(t.cnn, load.name, load.traffic_bytes, load.latency_s, 0.0,
                                  slots_for(p.demand(i, s.level[i]) / CAPACITY)))
         chains.append(tasks)
-    return simulate_slots(chains, bw_raw, limit_fps=limit)
+    return simulate_slots(chains, bw_raw, limit_fps=limit, check=check)
 
 
 # ---------------------------------------------------------------- command line

@@ -9,14 +9,18 @@ RCLS heuristic, so the two objectives are directly comparable.
 
 from __future__ import annotations
 
+import threading
+from typing import Callable
+
 from ortools.sat.python import cp_model
 
 from core.fcnnx.schedule import Problem, Schedule
 
 
-def solve_exact(p: Problem, time_limit_s: float = 60.0, workers: int = 2,
-                hint: Schedule | None = None) -> Schedule | None:
-    """Minimum-makespan schedule (optimal when `optimal` is set); None when none was found in time."""
+def solve_exact(p: Problem, time_limit_s: float = 60.0, workers: int = 2, hint: Schedule | None = None,
+                cancelled: Callable[[], bool] = lambda: False) -> Schedule | None:
+    """Minimum-makespan schedule (optimal when `optimal` is set); None when none was found in time.
+    `cancelled` is polled every 0.1 s from a watcher thread that stops the solver."""
     m = cp_model.CpModel()
     n = len(p.tasks)
     horizon = sum(p.duration(i, 1) for i in range(n))
@@ -54,7 +58,25 @@ def solve_exact(p: Problem, time_limit_s: float = 60.0, workers: int = 2,
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = workers
-    status = solver.Solve(m)
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.1):
+            if cancelled():
+                solver.StopSearch()
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        status = solver.Solve(m)
+    finally:
+        done.set()
+        watcher.join()
+    if cancelled():
+        from core.jobs import Cancelled
+
+        raise Cancelled()
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     levels = [next(lv for lv, x in choice[i].items() if solver.Value(x)) for i in range(n)]

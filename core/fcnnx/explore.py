@@ -70,7 +70,8 @@ def async_estimate(combo: Sequence[DesignPoint], objective: Objective, bandwidth
 
 def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwidth_bps: float, scheduler: str = "rcls",
                    budget: int = 300, ilp_time_limit: float = 60.0, max_tasks: int = 600,
-                   check: Callable[[], None] = lambda: None) -> PointResult | None:
+                   check: Callable[[], None] = lambda: None,
+                   cancelled: Callable[[], bool] = lambda: False) -> PointResult | None:
     """The best (repetitions, slow-downs, schedule) for one joint design point."""
     t0 = time.perf_counter()
     frames = [p.frame_time_s for p in combo]
@@ -85,7 +86,7 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
             if optimistic >= best.value:
                 continue
         if scheduler == "ilp":
-            sched = solve_exact(prob, ilp_time_limit)
+            sched = solve_exact(prob, ilp_time_limit, cancelled=cancelled)
             if sched is None:
                 continue
             value, period = objective.best_period(reps, sched.makespan * prob.tick_s)
