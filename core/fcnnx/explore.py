@@ -69,7 +69,7 @@ def async_estimate(combo: Sequence[DesignPoint], objective: Objective, bandwidth
 
 
 def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwidth_bps: float, scheduler: str = "rcls",
-                   budget: int = 300, ilp_time_limit: float = 60.0, max_tasks: int = 600,
+                   budget: int = 300, ilp_time_limit: float = 60.0, max_tasks: int = 800,
                    check: Callable[[], None] = lambda: None,
                    cancelled: Callable[[], bool] = lambda: False) -> PointResult | None:
     """The best (repetitions, slow-downs, schedule) for one joint design point."""
