@@ -95,8 +95,8 @@ def rcls(p: Problem, level: Sequence[int], bandwidth: bool = True) -> Schedule |
     subgraph that does not fit, so a long chain is not starved); the shorter schedule is kept.
     None when a subgraph can never fit."""
     a = _rcls(p, level, bandwidth, strict=False)
-    if a is None or not bandwidth:
-        return a
+    if a is None or not bandwidth or not a.info.get("blocked"):
+        return a          # nothing ever waited for bandwidth: the strict rule gives the same schedule
     b = _rcls(p, level, bandwidth, strict=True)
     return b if b is not None and b.makespan < a.makespan else a
 
@@ -118,6 +118,7 @@ def _rcls(p: Problem, level: Sequence[int], bandwidth: bool, strict: bool) -> Sc
     start = [0] * n
     running: list[tuple[int, int, int]] = []
     used, t, done = 0, 0, 0
+    blocked = False
     while done < n:
         ready = [c for c, ch in enumerate(p.chains) if not busy[c] and nxt[c] < len(ch)]
         ready.sort(key=lambda c: -remaining[p.chains[c][nxt[c]]])
@@ -128,8 +129,10 @@ def _rcls(p: Problem, level: Sequence[int], bandwidth: bool, strict: bool) -> Sc
                 used += dem[i]
                 busy[c] = True
                 heapq.heappush(running, (t + dur[i], c, i))
-            elif strict:
-                break
+            else:
+                blocked = True
+                if strict:
+                    break
         if not running:
             return None
         t = running[0][0]
@@ -139,7 +142,7 @@ def _rcls(p: Problem, level: Sequence[int], bandwidth: bool, strict: bool) -> Sc
             busy[c] = False
             nxt[c] += 1
             done += 1
-    return Schedule(start, list(level), max(start[i] + dur[i] for i in range(n)), "rcls")
+    return Schedule(start, list(level), max(start[i] + dur[i] for i in range(n)), "rcls", info={"blocked": blocked})
 
 
 # ---------------------------------------------------------------- checker
@@ -326,7 +329,10 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
                         cand[i] = min(caps[i], max(1, cur[i] + sign * reach))
                     if cand != cur:
                         yield cand
-        # exchanges: speed one subgraph up and slow another engine's down just enough to share
+        # exchanges (on the finest mesh): speed one subgraph up and slow another engine's down just
+        # enough for the two to share the bandwidth
+        if step > 1:
+            return
         for (i,) in order:
             up = min(caps[i], cur[i] + step)
             if up == cur[i]:
