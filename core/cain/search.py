@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import random
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -116,17 +117,19 @@ class Searcher:
         return node.depth + remaining_lower_bound(self.cfg, node.bag) < self.best
 
     # -------------------------------------------------------------- traversals
-    def run(self, max_nodes: int) -> list[Plan]:
-        """Explore up to `max_nodes` new nodes; return the plans found (each shorter than before)."""
+    def run(self, max_nodes: int, max_seconds: float = 0.1) -> list[Plan]:
+        """Explore up to `max_nodes` new nodes (and about `max_seconds`); return the plans found."""
+        stop_at = time.monotonic() + max_seconds
         if self.traversal == "best-first":
-            return self._run_best_first(max_nodes)
-        return self._run_lazy(max_nodes, front=self.traversal != "dfs")
+            return self._run_best_first(max_nodes, stop_at)
+        return self._run_lazy(max_nodes, front=self.traversal != "dfs", stop_at=stop_at)
 
-    def _run_lazy(self, max_nodes: int, front: bool) -> list[Plan]:
+    def _run_lazy(self, max_nodes: int, front: bool, stop_at: float) -> list[Plan]:
         plans: list[Plan] = []
         dq = self._dq
         target = self.nodes + max_nodes
-        while dq and self.nodes < target:
+        clock = time.monotonic
+        while dq and self.nodes < target and clock() < stop_at:
             if front:
                 node, it = dq.popleft()
             else:
@@ -154,12 +157,13 @@ class Searcher:
             self.exhausted = True
         return plans
 
-    def _run_best_first(self, max_nodes: int) -> list[Plan]:
+    def _run_best_first(self, max_nodes: int, stop_at: float) -> list[Plan]:
         """Global best-first: every child enters one priority queue keyed by depth + eq. 11 cost."""
         plans: list[Plan] = []
         heap = self._heap
         target = self.nodes + max_nodes
-        while heap and self.nodes < target:
+        clock = time.monotonic
+        while heap and self.nodes < target and clock() < stop_at:
             _f, _order, _tick, node, _ = heapq.heappop(heap)
             if not self._promising(node):
                 continue
