@@ -312,11 +312,10 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
     best = f(cur)
     n = len(p.tasks)
     caps = [p.max_level(i) for i in range(n)]
-    # Directions: all slow-downs together, each CNN's together, then each subgraph's own (largest
-    # traffic first); with both signs they positively span the space, as pattern search requires.
-    groups: list[list[int]] = [list(range(n))] + [list(c) for c in p.chains if len(c) > 1]
-    groups += [[i] for i in sorted(range(n), key=lambda i: -p.tasks[i].q0 * p.tasks[i].d0)]
-    order = groups[1 + len([c for c in p.chains if len(c) > 1]):]
+    # Directions: each subgraph's own slow-down (largest traffic first), each CNN's together, all
+    # together; with both signs they positively span the space, as pattern search requires.
+    order = [[i] for i in sorted(range(n), key=lambda i: -p.tasks[i].q0 * p.tasks[i].d0)]
+    groups: list[list[int]] = order + [list(c) for c in p.chains if len(c) > 1] + [list(range(n))]
     chain_of = {i: c for c, ch in enumerate(p.chains) for i in ch}
 
     def moves(step: int) -> Iterator[list[int]]:
