@@ -247,3 +247,50 @@ def test_cnn_that_does_not_fit_names_the_resources(monkeypatch):
     out = run_foreground(spec.run(req, CancelToken()), quiet=True)
     assert isinstance(out.error, InputError)
     assert "does not fit Tiny" in str(out.error) and "luts" in str(out.error)
+
+
+def _tiny_onnx(path) -> str:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((16, 8, 3, 3)).astype(np.float32), "w2")
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p1", "w2"], ["y"], name="conv2")]
+    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 14, 14])], [w1, w2])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def test_onnx_cnn_joins_a_zoo_cnn(tmp_path):
+    path = _tiny_onnx(tmp_path / "tiny.onnx")
+    spec, req = _cli("--cnns", "lenet5", "--onnx", path, "--bandwidth", "1GB/s", "--no-simulate")
+    out = run_foreground(spec.run(req, CancelToken()), quiet=True)
+    assert out.error is None, out.error
+    assert len(out.result["cnns"]) == 2 and out.result["schedule"]["constraint_violations"] == []
+    tiny = out.result["design"]["per_cnn"][1]
+    assert tiny["design"]["subgraphs"] and tiny["fps"] > 0
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    spec, req = _cli("--onnx", str(bad))
+    out = run_foreground(spec.run(req, CancelToken()), quiet=True)
+    assert isinstance(out.error, InputError)
+
+
+def test_cancel_stops_the_run_quickly():
+    import threading
+    import time
+
+    spec, req = _cli("--cnns", "zfnet,scenelabel,vgg16", "--bandwidth", "1GB/s")
+    token = CancelToken()
+    threading.Timer(0.3, token.cancel).start()
+    t0 = time.perf_counter()
+    out = run_foreground(spec.run(req, token), token, quiet=True)
+    assert out.cancelled
+    assert time.perf_counter() - t0 < 3.0
