@@ -279,7 +279,7 @@ def test_bad_settings_name_the_field():
 
 
 def test_one_by_one_seed_is_reported_first_and_must_be_beaten():
-    events, r = _run({"workers": 1, "time_s": 3.0, "seed_share": 0.5}, name="sobel")
+    events, r = _run({"workers": 1, "time_s": 120, "max_nodes": 1200, "seed_share": 0.5}, name="sobel")
     plans = [e.data for e in events if isinstance(e, PartialResult) and e.kind == "plan"]
     assert plans[0]["method"] == "one-by-one"
     assert all(p["method"] == "simultaneous" for p in plans[1:])

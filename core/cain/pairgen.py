@@ -46,6 +46,7 @@ class PairConfig:
     jitter: float = 0.0              # relative noise on costs: diversifies parallel workers
     scaled_cost: bool = True         # count a Goal's Atoms divided by the power of two common to them
     max_children: int = 48           # best children kept per node (Cain too cuts the exhaustive list)
+    focus: bool = False              # split only the largest Goal (moves/copies of all Goals still allowed)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     def __post_init__(self) -> None:
@@ -154,6 +155,11 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
     has = cfg.has
     distinct = sorted(set(bag))
     others_base = set(distinct) | cfg.initial_set
+    focus_goal = None
+    if cfg.focus:
+        big = [g for g in distinct if g not in cfg.initial_set]
+        if big:
+            focus_goal = max(big, key=lambda g: (gl.size(g) / gl.pow2_factor(g), g))
     for g in distinct:
         if g in cfg.initial_set and bag.count(g) == 1:
             continue
@@ -205,6 +211,8 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
                             out.append(("sub", g, (h, b), ()))
                     elif (has["subx/4"] if one else has["sub2x/5"]):
                         out.append(("subx" if one else "sub2x", g, (h, b), dirs))
+        if focus_goal is not None and g != focus_goal:
+            continue
         if len(ps) > 1 and has["add/3"]:
             # partial matches with other Goals (Cain's Atom-distance pairs): the part of G that
             # equals a translated part of another Goal H becomes a Lower of its own, to be shared

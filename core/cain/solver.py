@@ -93,10 +93,12 @@ class Improvement:
 def worker_variant(index: int) -> dict[str, Any]:
     """Heuristic variant of worker `index`: a small portfolio, so two cores search differently.
 
-    Worker 0 counts a Goal's Atoms divided by their common power of two (scaled eq. 11-14);
-    worker 1 uses eq. 11-14 as printed; further workers add seeded noise to either.
+    Worker 0 (also the single in-process search) counts a Goal's Atoms divided by their common
+    power of two (scaled eq. 11-14) and splits only the largest Goal at each node; worker 1 uses
+    eq. 11-14 as printed and splits every Goal; further workers add seeded noise to either.
     """
-    return {"scaled_cost": index % 2 == 0, "jitter": 0.0 if index < 2 else 0.2}
+    even = index % 2 == 0
+    return {"scaled_cost": even, "focus": even, "jitter": 0.0 if index < 2 else 0.2}
 
 
 def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_nodes: int | None,
@@ -135,6 +137,8 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
     start = time.monotonic()
     deadline = start + time_s
     if workers <= 1:
+        for k, v in worker_variant(0).items():
+            setattr(problem.cfg, k, v)
         s = Searcher(problem.cfg, problem.final_bag, traversal, best=bound)
         last = 0.0
         last_mem = time.monotonic()
@@ -238,16 +242,19 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
         best = 1 << 30
         nodes = 0
         budget = time_s
-        if seed_share > 0 and len(approx.goals) > 1 and max_nodes is None:
+        if seed_share > 0 and len(approx.goals) > 1:
             # a quick one-by-one program first: a verified upper bound the simultaneous search
             # then has to beat (it prunes with it from the start)
-            for ev in _solve_individually(approx, isa, regs, time_s * seed_share, None, workers, traversal,
+            seed_max = None if max_nodes is None else max(1, int(max_nodes * seed_share))
+            for ev in _solve_individually(approx, isa, regs, time_s * seed_share, seed_max, workers, traversal,
                                           cancel, start):
                 if isinstance(ev, Improvement):
                     best = ev.length
-                    nodes = ev.nodes
+                nodes = max(nodes, ev.nodes)
                 yield ev
             budget = max(0.05, time_s - (time.monotonic() - start))
+            if max_nodes is not None:
+                max_nodes = max(1, max_nodes - nodes)
         seed_nodes = nodes
         for kind, payload in search_plans(problem, budget, max_nodes, workers, traversal, cancel, bound=best):
             if kind == "stats":
