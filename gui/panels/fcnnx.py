@@ -101,7 +101,7 @@ class FcnnxPanel(GenericPanel):
         self._loading = False
 
     # ------------------------------------------------------------ settings
-    def _edited(self, *args: Any) -> None:
+    def _edited(self) -> None:
         if not self._loading:
             self.settings_changed.emit()
 
