@@ -294,3 +294,9 @@ def test_cancel_stops_the_run_quickly():
     out = run_foreground(spec.run(req, token), token, quiet=True)
     assert out.cancelled
     assert time.perf_counter() - t0 < 3.0
+
+
+def test_exact_scheduler_refuses_large_problems():
+    spec, req = _cli("--cnns", "zfnet,vgg16", "--scheduler", "ilp", "--no-simulate")
+    out = run_foreground(spec.run(req, CancelToken()), quiet=True)
+    assert isinstance(out.error, InputError) and "use the rcls scheduler" in str(out.error)

@@ -13,7 +13,7 @@ from core.boards import BOARDS, board_resources
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.fcnnx.dse import DesignPoint, explore_cnn, joint_points, joint_resources, pareto, thin
-from core.fcnnx.explore import (SCHEDULERS, PointResult, async_estimate, lower_bound, schedule_json,
+from core.fcnnx.explore import (ILP_MAX_TASKS, SCHEDULERS, PointResult, async_estimate, lower_bound, schedule_json,
                                 schedule_point)
 from core.fcnnx.model import RESOURCE_KEYS, average_utilisation
 from core.fcnnx.schedule import OBJECTIVES, Objective
@@ -218,6 +218,12 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                            "designs": [p.avg_util for p in combo]})
         yield MetricPoint("peak", util, peak, "joint")
         yield MetricPoint("contention-unaware (est.)", util, red, "joint")
+
+    if s["scheduler"] == "ilp":
+        fewest = min(sum(len(p.loads) for p in c) for c in joints)
+        if fewest > ILP_MAX_TASKS:
+            raise InputError(f"the exact scheduler handles up to {ILP_MAX_TASKS} subgraphs per cycle; the smallest joint "
+                             f"design of these CNNs has {fewest}: use the rcls scheduler", "scheduler")
 
     # 4. memory-aware DSE (Algorithm 1) with bound pruning
     order = sorted(range(len(joints)), key=lambda k: lower_bound(joints[k], objective))

@@ -23,6 +23,7 @@ from core.fcnnx.schedule import (CAPACITY, Objective, Problem, Schedule, bandwid
                                  rep_candidates)
 
 SCHEDULERS = ("rcls", "ilp")
+ILP_MAX_TASKS = 60        # the exact scheduler is for small problems (subgraphs per cycle)
 
 
 @dataclass
@@ -78,6 +79,10 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
     traffic = [sum(l.traffic_bytes for l in p.loads) for p in combo]
     nsub = [len(p.loads) for p in combo]
     best: PointResult | None = None
+    if scheduler == "ilp":
+        max_tasks = min(max_tasks, ILP_MAX_TASKS)
+        if sum(nsub) > max_tasks:
+            return None
     for reps in rep_candidates(frames, traffic, nsub, objective, bandwidth_bps, max_tasks=max_tasks):
         check()
         prob = build_problem([p.loads for p in combo], reps, bandwidth_bps)
