@@ -273,8 +273,8 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
             best = plan.length
             yield Improvement(alloc.program, dict(zip(approx.names, alloc.output_registers)),
                               alloc.input_registers, seed_nodes + max(plan.nodes_at_find, 1),
-                              time.monotonic() - start, True, msg, _bags_json(plan, approx.d),
-                              _regs_json(alloc, approx.d))
+                              time.monotonic() - start, True, msg, bags=_bags_json(plan, approx.d),
+                              registers=_regs_json(alloc, approx.d), method="simultaneous")
         return
     yield from _solve_individually(approx, isa, regs, time_s, max_nodes, workers, traversal, cancel, start)
 
