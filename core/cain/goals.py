@@ -146,12 +146,6 @@ def norm_key(g: Goal) -> Goal:
     return tuple(e - k for e in g)
 
 
-@lru_cache(maxsize=1 << 18)
-def distinct_atoms(g: Goal) -> bool:
-    """True when the Goal holds two different Atoms (Cain eq. 13's a != b)."""
-    return len(g) > 1
-
-
 @lru_cache(maxsize=1 << 20)
 def is_subgoal(a: Goal, b: Goal) -> bool:
     """a is a sub-multiset of b: same signs and no more Atoms at every position."""
@@ -166,11 +160,6 @@ def is_subgoal(a: Goal, b: Goal) -> bool:
         elif cb > c:
             return False
     return True
-
-
-def minus_sub(b: Goal, a: Goal) -> Goal:
-    """b - a where a is a sub-Goal of b."""
-    return sub(b, a)
 
 
 def positions(g: Goal) -> list[int]:

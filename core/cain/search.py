@@ -15,7 +15,6 @@ the remaining instructions cannot beat the best plan.  After a plan, search goes
 from __future__ import annotations
 
 import heapq
-import random
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -181,7 +180,3 @@ class Searcher:
         if not heap:
             self.exhausted = True
         return plans
-
-
-def make_rng(seed: int) -> random.Random:
-    return random.Random(seed)

@@ -16,14 +16,14 @@ from typing import Any, Iterator
 
 from core.cain import goals as gl
 from core.cain.approx import Approximation
-from core.cain.codegen import Allocated, AllocationError, allocate, cpp_kernel, goal_bag_json
+from core.cain.codegen import Allocated, AllocationError, allocate, goal_bag_json
 from core.cain.goals import Bag, Goal
 from core.cain.pairgen import PairConfig
 from core.cain.search import Plan, Searcher
 from core.cain.verify import verify
 from core.jobs import CancelToken
 from core.scamp5.isa import InstructionSet, register_names
-from core.scamp5.program import Instr, format_instr
+from core.scamp5.program import Instr
 
 SLICE_NODES = 40          # nodes per search slice between checks (well under 0.2 s)
 MEMORY_BUDGET_MB = 1600   # all search processes together; each trims its frontier beyond its share
@@ -325,12 +325,3 @@ def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[
     if ok:
         yield Improvement(program, outputs, inputs, max(total_nodes, 1), time.monotonic() - start, True, msg,
                           method="one-by-one")
-
-
-def format_program_lines(program: list[Instr]) -> list[str]:
-    return [format_instr(i) for i in program]
-
-
-def cpp_for(program: list[Instr], title: str, inputs: dict[int, str], outputs: dict[str, str],
-            regs: tuple[str, ...]) -> str:
-    return cpp_kernel(program, title, inputs, outputs, regs)
