@@ -300,3 +300,23 @@ def test_exact_scheduler_refuses_large_problems():
     spec, req = _cli("--cnns", "zfnet,vgg16", "--scheduler", "ilp", "--no-simulate")
     out = run_foreground(spec.run(req, CancelToken()), quiet=True)
     assert isinstance(out.error, InputError) and "use the rcls scheduler" in str(out.error)
+
+
+def test_batch_counts_frames_and_objectives_match_their_figures():
+    from core.engine import JobRequest
+    from core.workload import CnnSet, FpgaTarget
+
+    spec = get_engine("fcnnx")
+    runs = {}
+    for batch in (1, 4):
+        req = JobRequest(CnnSet(["lenet5", "cifar10_quick"], batch=batch), FpgaTarget("zc706", 0.5),
+                         {"objective": "throughput"})
+        out = run_foreground(spec.run(req, CancelToken()), quiet=True)
+        assert out.error is None, out.error
+        r = runs[batch] = out.result
+        obj = Objective("throughput", tuple(r["gops_max"]), tuple(r["ops_per_inference"]))
+        for key in ("predicted", "simulated"):
+            assert r[key]["objective"] == pytest.approx(obj.value_of_fps(r[key]["fps"]), rel=1e-9)
+        assert r["schedule"]["constraint_violations"] == []
+    # weights are loaded once per batch, so batching never lowers the peak frame rate
+    assert max(runs[4]["fps_max"][i] / runs[1]["fps_max"][i] for i in range(2)) > 1.0

@@ -199,6 +199,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     targets = [min(u, m) for u, m in zip(user_targets, fps_max)]
     objective = Objective(s["objective"], tuple(targets if s["objective"] == "fps" else gops_max), tuple(ops))
     limit = targets if s["objective"] == "fps" else [None] * len(nets)
+    limit_batches = [l / batch if l else None for l in limit]     # the simulator counts batches
 
     # 3. joint design points
     fronts = [thin(f, s["front_size"]) for f in fronts_all]
@@ -268,7 +269,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         for j, cand in enumerate(top):
             yield Progress(0.82 + 0.1 * j / len(top), f"simulating memory-aware design {j + 1}/{len(top)}")
             cancel.check()
-            sim = _simulate_memory_aware(cand, bw_raw, limit, cancel.check)
+            sim = _simulate_memory_aware(cand, bw_raw, limit_batches, cancel.check, batch)
             measured.append((objective.value_of_fps(sim.fps), j, cand, sim))
             verification.append({"predicted": cand.value, "simulated": measured[-1][0],
                                  "fps_predicted": cand.fps, "fps_simulated": sim.fps})
@@ -276,7 +277,8 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         yield Progress(0.93, "simulating the contention-unaware baseline")
         cancel.check()
         sim_base = simulate_async([[SimTask(i, l.name, l.traffic_bytes, l.latency_s) for l in p.loads]
-                                   for i, p in enumerate(base)], bw_raw, limit_fps=limit, check=cancel.check)
+                                   for i, p in enumerate(base)], bw_raw, limit_fps=limit_batches, check=cancel.check)
+        sim_base.fps = [f * batch for f in sim_base.fps]
     yield Progress(1.0, "done")
 
     def figures(fps: list[float]) -> dict[str, Any]:
@@ -320,7 +322,7 @@ def _async_eff() -> float:
     return DMA_BURST / (DMA_BURST + BURST_OVERHEAD + SWITCH_PENALTY)
 
 
-def _simulate_memory_aware(r: PointResult, bw_raw: float, limit: list[float | None], check: Any) -> Any:
+def _simulate_memory_aware(r: PointResult, bw_raw: float, limit: list[float | None], check: Any, batch: int = 1) -> Any:
     """The chosen design on the simulated MCNN-HS: each subgraph gets the slots its scheduled
     bandwidth needs (eq. 7, first inference of the cycle), engines run data-driven."""
     from core.fcnnx.hwsched import slots_for
@@ -338,7 +340,9 @@ def _simulate_memory_aware(r: PointResult, bw_raw: float, limit: list[float | No
             tasks.append(SimTask(t.cnn, load.name, load.traffic_bytes, load.latency_s, 0.0,
                                  slots_for(p.demand(i, s.level[i]) / CAPACITY)))
         chains.append(tasks)
-    return simulate_slots(chains, bw_raw, limit_fps=limit, check=check)
+    sim = simulate_slots(chains, bw_raw, limit_fps=limit, check=check)
+    sim.fps = [f * batch for f in sim.fps]      # batches per second -> frames per second
+    return sim
 
 
 # ---------------------------------------------------------------- command line

@@ -40,7 +40,7 @@ class PointResult:
 
     @property
     def fps(self) -> list[float]:
-        return [r / self.period_s for r in self.reps]
+        return [f / self.period_s for f in self.problem.frames]
 
 
 def peak_fps(combo: Sequence[DesignPoint]) -> list[float]:
@@ -83,18 +83,19 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
         max_tasks = min(max_tasks, ILP_MAX_TASKS)
         if sum(nsub) > max_tasks:
             return None
-    for reps in rep_candidates(frames, traffic, nsub, objective, bandwidth_bps, max_tasks=max_tasks):
+    batch = combo[0].batch
+    for reps in rep_candidates(frames, traffic, nsub, objective, bandwidth_bps, max_tasks=max_tasks, batch=batch):
         check()
-        prob = build_problem([p.loads for p in combo], reps, bandwidth_bps)
+        prob = build_problem([p.loads for p in combo], reps, bandwidth_bps, batch)
         if best is not None:   # even a schedule as short as the lower bound could not win
-            optimistic, _ = objective.best_period(reps, makespan_lower_bound(prob) * prob.tick_s)
+            optimistic, _ = objective.best_period(prob.frames, makespan_lower_bound(prob) * prob.tick_s)
             if optimistic >= best.value:
                 continue
         if scheduler == "ilp":
             sched = solve_exact(prob, ilp_time_limit, cancelled=cancelled)
             if sched is None:
                 continue
-            value, period = objective.best_period(reps, sched.makespan * prob.tick_s)
+            value, period = objective.best_period(prob.frames, sched.makespan * prob.tick_s)
             evals = 1
         else:
             res = pattern_search(prob, objective, budget=budget, check=check)

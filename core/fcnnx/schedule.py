@@ -45,6 +45,12 @@ class Problem:
     bandwidth_bps: float              # effective bandwidth that CAPACITY units stand for
     capacity: int = CAPACITY
     levels: int = LEVELS
+    batch: int = 1                    # frames per inference of a subgraph chain
+
+    @property
+    def frames(self) -> list[int]:
+        """Frames each CNN processes per cycle."""
+        return [r * self.batch for r in self.reps]
 
     def duration(self, i: int, level: int) -> int:
         return -(-self.tasks[i].d0 * self.levels // level)
@@ -70,7 +76,8 @@ class Schedule:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def build_problem(loads: Sequence[Sequence[Any]], reps: Sequence[int], bandwidth_bps: float) -> Problem:
+def build_problem(loads: Sequence[Sequence[Any]], reps: Sequence[int], bandwidth_bps: float,
+                  batch: int = 1) -> Problem:
     """Tasks of one cycle from each CNN's subgraph loads (latency_s, traffic_bytes) and repetitions."""
     longest = max(r * sum(l.latency_s for l in ls) for ls, r in zip(loads, reps))
     tick = longest / TARGET_TICKS
@@ -84,7 +91,7 @@ def build_problem(loads: Sequence[Sequence[Any]], reps: Sequence[int], bandwidth
                 chain.append(len(tasks))
                 tasks.append(Task(i, j, k, f"{i}:{l.name}#{k + 1}", d0, q0))
         chains.append(chain)
-    return Problem(tasks, chains, list(reps), tick, bandwidth_bps)
+    return Problem(tasks, chains, list(reps), tick, bandwidth_bps, batch=batch)
 
 
 # ---------------------------------------------------------------- RCLS
@@ -265,7 +272,7 @@ def evaluate(p: Problem, levels: Sequence[int], objective: Objective) -> tuple[f
     s = rcls(p, levels)
     if s is None:
         return math.inf, None, math.inf
-    value, period = objective.best_period(p.reps, s.makespan * p.tick_s)
+    value, period = objective.best_period(p.frames, s.makespan * p.tick_s)
     return value, s, period
 
 
@@ -369,14 +376,14 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
 # ---------------------------------------------------------------- repetitions per cycle
 def rep_candidates(frame_s: Sequence[float], bytes_per_inf: Sequence[int], n_subgraphs: Sequence[int],
                    objective: Objective, bandwidth_bps: float, max_rep: int = 4, max_tasks: int = 600,
-                   keep: int = 4) -> list[tuple[int, ...]]:
+                   keep: int = 4, batch: int = 1) -> list[tuple[int, ...]]:
     """Repetition vectors ranked by an optimistic estimate of the cycle (each engine alone, and the
     total traffic over the bandwidth). Candidates: every small vector (entries up to max_rep), and
     vectors proportional to the wanted frame rates (min of the objective's aim and the engine's
     peak), with the slowest CNN repeated 1..8 times and the others rounded down or up."""
     n = len(frame_s)
     vectors: set[tuple[int, ...]] = set(itertools.product(range(1, max_rep + 1), repeat=n))
-    want = [min(1.0 / objective.rate_factor(i), 1.0 / frame_s[i]) for i in range(n)]
+    want = [min(1.0 / objective.rate_factor(i), batch / frame_s[i]) for i in range(n)]
     slowest = min(want)
     for m in range(1, 9):
         base = [m * w / slowest for w in want]
@@ -390,7 +397,7 @@ def rep_candidates(frame_s: Sequence[float], bytes_per_inf: Sequence[int], n_sub
             continue
         k = max(max(r * f for r, f in zip(reps, frame_s)),
                 sum(r * b for r, b in zip(reps, bytes_per_inf)) / bandwidth_bps)
-        value, _ = objective.best_period(reps, k)
+        value, _ = objective.best_period([r * batch for r in reps], k)
         scored.append((value, sum(reps), reps))
     if not scored:
         scored = [(0.0, n, tuple(1 for _ in frame_s))]
