@@ -23,7 +23,7 @@ from core.fcnnx.schedule import (Objective, Problem, Schedule, Task, build_probl
 from core.jobs import CancelToken, run_foreground
 from core.nets import zoo
 from core.nets.opcount import workload_gops
-from sims.fcnnx_des import SimTask, planning_efficiency, simulate_async, simulate_scheduled
+from sims.fcnnx_des import SimTask, simulate_async, simulate_scheduled
 
 ZC706 = board_resources("zc706")
 

@@ -18,9 +18,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from core.fcnnx.model import (BRAM_ENGINE, FF_ENGINE, LUT_ENGINE, RESOURCE_KEYS, Block, EngineDesign, LayerTask, SubgraphLoad, alone_time,
-                              average_utilisation, build_subgraphs, design_to_json, engine_resources, feature_blocks,
-                              fits, in_tile_for, stage_resources, subgraph_loads)
+from core.fcnnx.model import (BRAM_ENGINE, FF_ENGINE, LUT_ENGINE, RESOURCE_KEYS, Block, EngineDesign, LayerTask,
+                              SubgraphLoad, alone_time, average_utilisation, build_subgraphs, design_to_json,
+                              feature_blocks, fits, in_tile_for, stage_resources, subgraph_loads)
 from core.nets.layers import Network
 
 TILE_CAPS: tuple[int | None, ...] = (None, 1 << 20, 1 << 18, 1 << 16)

@@ -9,7 +9,6 @@ with the whole bandwidth), so the search stops as soon as no unvisited point can
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -19,7 +18,7 @@ from core.fcnnx.exact import solve_exact
 from core.fcnnx.hwsched import (BURST_LENGTH, SLOT_RESOLUTION, configuration_table, elements_per_beat,
                                 rounds_needed, slots_for)
 from core.fcnnx.schedule import (CAPACITY, Objective, Problem, Schedule, bandwidth_profile, build_problem,
-                                 check_schedule, greedy_slowdowns, makespan_lower_bound, pattern_search,
+                                 check_schedule, makespan_lower_bound, pattern_search,
                                  rep_candidates)
 
 SCHEDULERS = ("rcls", "ilp")
@@ -129,7 +128,8 @@ def schedule_json(r: PointResult, names: Sequence[str]) -> dict[str, Any]:
                                 [rows[i]["elements"] for i in first], [rows[i]["slots"] for i in first],
                                 total_slots=SLOT_RESOLUTION)
     return {"method": s.method,
-            "configuration_table": [dict(e.to_json(), cnn=names[e.engine]) for e in table], "optimal": s.optimal, "repetitions": list(r.reps),
+            "configuration_table": [dict(e.to_json(), cnn=names[e.engine]) for e in table],
+            "optimal": s.optimal, "repetitions": list(r.reps), "frames_per_cycle": r.problem.frames,
             "makespan_s": s.makespan * p.tick_s, "period_s": r.period_s, "tick_s": p.tick_s,
             "subgraphs": rows, "constraint_violations": r.errors,
             "bandwidth_profile": [[t * p.tick_s, u / CAPACITY * p.bandwidth_bps / 1e9] for t, u in prof]}

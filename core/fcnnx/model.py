@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.nets.layers import Conv, Eltwise, Network, Pool
+from core.nets.layers import Conv, Network, Pool
 
 WORD_BYTES = 2                      # Q8.8
 BRAM_WORDS = 1024                   # one 18 Kb BRAM as 1K x 18
