@@ -63,7 +63,7 @@ def run_one(name: str, isa: str, time_s: float, workers: int, registers: int = 6
     return {"filter": name, "set": isa, "length": final["length"], "paper": PAPER.get((name, isa)),
             "time_to_first_s": final["time_to_first_s"], "time_to_best_s": final["time_to_best_s"],
             "nodes": final["nodes_explored"], "nodes_per_s": final["nodes_per_s"],
-            "peak_mem_mb": round(peak / 2 ** 20), "verified": final["verified"]}
+            "peak_mem_mb": round(peak / 2 ** 20), "verified": final["verified"], "method": final.get("method")}
 
 
 def main() -> None:
@@ -78,14 +78,14 @@ def main() -> None:
     sets = args.sets.split(",") + (["auke"] if args.auke else [])
     rows = []
     print(f"{'filter':16s} {'set':6s} {'length':>6s} {'paper':>5s} {'first s':>8s} {'best s':>8s} "
-          f"{'nodes':>8s} {'nodes/s':>8s} {'peak MB':>8s} verified", flush=True)
+          f"{'nodes':>8s} {'nodes/s':>8s} {'peak MB':>8s} verified method", flush=True)
     for name in args.filters.split(","):
         for isa in sets:
             r = run_one(name, isa, args.time, args.workers)
             rows.append(r)
             print(f"{r['filter']:16s} {r['set']:6s} {str(r['length']):>6s} {str(r['paper']):>5s} "
                   f"{str(r['time_to_first_s']):>8s} {str(r['time_to_best_s']):>8s} {r['nodes']:>8d} "
-                  f"{str(r['nodes_per_s']):>8s} {r['peak_mem_mb']:>8d} {r['verified']}", flush=True)
+                  f"{str(r['nodes_per_s']):>8s} {r['peak_mem_mb']:>8d} {r['verified']} {r['method']}", flush=True)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
