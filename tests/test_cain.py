@@ -288,3 +288,15 @@ def test_one_by_one_seed_is_reported_first_and_must_be_beaten():
     assert r["verified"] and r["improvements"][0]["method"] == "one-by-one"
     assert len(r["register_goals"]) == r["length"] + 1
     check_program_independently(r)
+
+
+def test_closing_a_run_with_workers_ends_the_worker_processes():
+    import multiprocessing
+
+    job = ENGINE.run(JobRequest(preset("gauss5"), None, {"workers": 2, "time_s": 60}), CancelToken())
+    for ev in job:
+        if isinstance(ev, MetricPoint) or multiprocessing.active_children():
+            break
+    assert multiprocessing.active_children()
+    job.close()                      # what the GUI/CLI do on Cancel
+    assert not [p for p in multiprocessing.active_children() if p.is_alive()]
