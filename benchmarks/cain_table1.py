@@ -45,6 +45,20 @@ def _rss_total(proc: psutil.Process) -> int:
     return total
 
 
+ADD_SUB = {"add", "addx", "add2x", "sub", "subx", "sub2x"}
+
+
+def add_sub_operands(program: list[str]) -> int:
+    """Register operands read by add/sub macros (Cain's Table 2 measure of shared work)."""
+    total = 0
+    for line in program:
+        op, args = line.split("(", 1)
+        if op in ADD_SUB:
+            regs = [a.strip() for a in args.rstrip(")").split(",")[1:]]
+            total += sum(1 for a in regs if a not in ("north", "east", "south", "west"))
+    return total
+
+
 def run_one(name: str, isa: str, time_s: float, workers: int, registers: int = 6) -> dict:
     req = JobRequest(preset(name), None, {"isa": isa, "time_s": time_s, "workers": workers,
                                           "registers": registers})
@@ -63,7 +77,8 @@ def run_one(name: str, isa: str, time_s: float, workers: int, registers: int = 6
     return {"filter": name, "set": isa, "length": final["length"], "paper": PAPER.get((name, isa)),
             "time_to_first_s": final["time_to_first_s"], "time_to_best_s": final["time_to_best_s"],
             "nodes": final["nodes_explored"], "nodes_per_s": final["nodes_per_s"],
-            "peak_mem_mb": round(peak / 2 ** 20), "verified": final["verified"], "method": final.get("method")}
+            "peak_mem_mb": round(peak / 2 ** 20), "verified": final["verified"], "method": final.get("method"),
+            "add_sub_operands": add_sub_operands(final["program"]) if final["program"] else None}
 
 
 def main() -> None:
@@ -78,14 +93,14 @@ def main() -> None:
     sets = args.sets.split(",") + (["auke"] if args.auke else [])
     rows = []
     print(f"{'filter':16s} {'set':6s} {'length':>6s} {'paper':>5s} {'first s':>8s} {'best s':>8s} "
-          f"{'nodes':>8s} {'nodes/s':>8s} {'peak MB':>8s} verified method", flush=True)
+          f"{'nodes':>8s} {'nodes/s':>8s} {'peak MB':>8s} verified method add/sub-operands", flush=True)
     for name in args.filters.split(","):
         for isa in sets:
             r = run_one(name, isa, args.time, args.workers)
             rows.append(r)
             print(f"{r['filter']:16s} {r['set']:6s} {str(r['length']):>6s} {str(r['paper']):>5s} "
                   f"{str(r['time_to_first_s']):>8s} {str(r['time_to_best_s']):>8s} {r['nodes']:>8d} "
-                  f"{str(r['nodes_per_s']):>8s} {r['peak_mem_mb']:>8d} {r['verified']} {r['method']}", flush=True)
+                  f"{str(r['nodes_per_s']):>8s} {r['peak_mem_mb']:>8d} {r['verified']} {r['method']} {r['add_sub_operands']}", flush=True)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
