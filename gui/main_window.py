@@ -62,7 +62,7 @@ class MainWindow(QMainWindow):
         self.runner.finished.connect(self._on_finished)
         self.results: dict[str, tuple[dict[str, Any], str | None]] = {}
         self.undo_stack = QUndoStack(self)
-        self.undo_stack.cleanChanged.connect(lambda clean: self.setWindowModified(not clean or self._extra_dirty))
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._extra_dirty = False
         self._applying = False
         self._snapshot: dict | None = None
@@ -512,6 +512,9 @@ class MainWindow(QMainWindow):
         urls = event.mimeData().urls()
         if urls:
             self.open_path(urls[0].toLocalFile())
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        self.setWindowModified(not clean or self._extra_dirty)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._confirm_discard():
