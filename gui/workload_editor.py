@@ -230,6 +230,9 @@ class KernelEditor(QWidget):
 class CnnSetPicker(QWidget):
     """Tick CNNs of the built-in model zoo."""
 
+    # f-CNNx's three-CNN example, so a CNN engine runs on something sensible before any edit.
+    DEFAULT = ("zfnet", "scenelabel", "vgg16")
+
     changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -245,7 +248,7 @@ class CnnSetPicker(QWidget):
             item = QListWidgetItem(f"{title}  ({name})")
             item.setData(Qt.ItemDataRole.UserRole, name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Unchecked)
+            item.setCheckState(Qt.CheckState.Checked if name in self.DEFAULT else Qt.CheckState.Unchecked)
             self.list.addItem(item)
         self.list.itemChanged.connect(lambda _i: self.changed.emit())
         layout.addWidget(self.list, 1)

@@ -78,3 +78,11 @@ def test_target_editor_round_trips(qtbot):
     for t in (FpgaTarget("zedboard", 2.5), DataflowTarget(131072, 8, 12, 14), MobileSocTarget(4, 8)):
         ed.set_target(t)
         assert ed.target() == t
+
+
+def test_cnn_picker_starts_with_a_runnable_set(qtbot):
+    """Switching to a CNN engine must not leave the user with an empty, unrunnable workload."""
+    ed = WorkloadEditor()
+    qtbot.addWidget(ed)
+    ed.set_kind("cnn_set")
+    assert sorted(ed.workload().cnns) == ["scenelabel", "vgg16", "zfnet"]
