@@ -117,46 +117,103 @@ def _group(total_bytes: float, burst_bytes: int) -> int:
     return max(1, math.ceil(total_bytes / burst_bytes / MAX_EVENTS))
 
 
-def simulate_scheduled(cycle: list[list[SimTask]], reps: list[int], period_s: float, bandwidth_bps: float, cycles: int = 3,
-                       port_bytes: int = 8, burst: int = MCNN_BURST) -> SimResult:
-    """Engines follow the static schedule; memory shared by round-robin slots (MCNN-HS)."""
-    n = len(cycle)
-    beat = port_bytes / bandwidth_bps
-    total = cycles * sum(t.nbytes for ts in cycle for t in ts)
-    g = _group(total, burst * port_bytes)
-    chunk = g * burst * port_bytes
-    engines = [_Engine([(c * period_s + t.release_s, t) for c in range(cycles) for t in ts]) for ts in cycle]
-    t, last, busy, moved, payload = 0.0, -1, 0.0, 0, 0.0
-    ptr = 0
-    while any(e.task is not None for e in engines):
+class _Port:
+    """The shared memory port: the clock and what it has spent on bursts, switches and payload."""
+
+    def __init__(self, port_bytes: int, bandwidth_bps: float, group: int) -> None:
+        self.port_bytes = port_bytes
+        self.beat = port_bytes / bandwidth_bps
+        self.g = group
+        self.t = 0.0
+        self.last = -1
+        self.busy = 0.0
+        self.moved = 0
+        self.payload = 0.0
+
+    def transfer(self, e_idx: int, engine: _Engine, chunk: int) -> None:
+        """Move up to `chunk` bytes of the engine's current subgraph (g grouped bursts)."""
+        task = engine.task
+        assert task is not None
+        nb = min(chunk, task.nbytes - engine.delivered)
+        beats = math.ceil(nb / self.port_bytes)
+        cost = beats + self.g * BURST_OVERHEAD + (self.g * SWITCH_PENALTY if self.last != e_idx else 0)
+        self.t += cost * self.beat
+        self.busy += cost * self.beat
+        self.payload += beats * self.beat
+        self.moved += nb
+        self.last = e_idx
+        engine.receive(nb, self.t)
+
+    def result(self, fps: list[float], period_s: float | None,
+               trace: list[tuple[int, str, float, float]] | None = None) -> SimResult:
+        return SimResult(fps, period_s, self.t, self.moved, self.busy,
+                         self.payload / self.busy if self.busy else 0.0, self.g, trace or [])
+
+
+def _round_robin(engines: list[_Engine], port: _Port, chunk: int, running: Callable[[], bool],
+                 check: Callable[[], None] = lambda: None) -> None:
+    """The MCNN-HS control unit: hand the port to the next ready engine for its subgraph's slots."""
+    n = len(engines)
+    ptr = events = 0
+    while running():
+        events += 1
+        if events % 2000 == 0:
+            check()
         served = False
         for step in range(n):
             e_idx = (ptr + step) % n
             e = engines[e_idx]
-            task = e.task
-            if task is None or e.want_time(chunk) > t + 1e-15:
+            if e.task is None or e.want_time(chunk) > port.t + 1e-15:
                 continue
-            for _ in range(task.slots):
+            for _ in range(e.task.slots):
                 task = e.task
-                if task is None or e.want_time(chunk) > t + 1e-15 or e.k >= len(e.queue):
+                if task is None or e.want_time(chunk) > port.t + 1e-15:
                     break
-                nb = min(chunk, task.nbytes - e.delivered)
-                beats = math.ceil(nb / port_bytes)
-                cost = beats + g * BURST_OVERHEAD + (g * SWITCH_PENALTY if last != e_idx else 0)
-                t += cost * beat
-                busy += cost * beat
-                payload += beats * beat
-                moved += nb
-                last = e_idx
-                e.receive(nb, t)
+                port.transfer(e_idx, e, chunk)
                 if e.task is not task:
                     break
             ptr = (e_idx + 1) % n
             served = True
             break
         if not served:
-            t = max(t, min(e.want_time(chunk) for e in engines))
-    return _result(engines, cycle, reps, cycles, period_s, t, moved, busy, payload, g)
+            port.t = max(port.t, min(e.want_time(chunk) for e in engines))
+
+
+def _chain_setup(chains: list[list[SimTask]], bandwidth_bps: float, inferences: int,
+                 limit_fps: list[float | None] | None, port_bytes: int, burst: int) -> tuple[list[_Engine], _Port, int]:
+    """Free-running engines, one per CNN chain; the slowest sets the horizon, the others run as many
+    inferences as fit meanwhile (inputs at most at `limit_fps`)."""
+    limit_fps = limit_fps or [None] * len(chains)
+    total = sum(inferences * sum(t.nbytes for t in ch) for ch in chains)
+    g = _group(total * 4, burst * port_bytes)
+    biggest = max(sum(t.nbytes for t in ch) for ch in chains)
+    engines = []
+    for ch, lim in zip(chains, limit_fps):
+        reps = inferences * min(512, math.ceil(4 * biggest / sum(t.nbytes for t in ch)))
+        engines.append(_Engine([((r / lim) if (lim and j == 0) else 0.0, task)
+                                for r in range(reps) for j, task in enumerate(ch)], len(ch)))
+    return engines, _Port(port_bytes, bandwidth_bps, g), g * burst * port_bytes
+
+
+def _chain_fps(engines: list[_Engine], t: float) -> list[float]:
+    """Inference rate of each engine between its first and last completed inference."""
+    fps = []
+    for e in engines:
+        finishes = [end for k, end in e.ends if (k + 1) % e.chain_len == 0]
+        fps.append((len(finishes) - 1) / (finishes[-1] - finishes[0]) if len(finishes) >= 2 and finishes[-1] > finishes[0]
+                   else len(finishes) / t)
+    return fps
+
+
+def simulate_scheduled(cycle: list[list[SimTask]], reps: list[int], period_s: float, bandwidth_bps: float, cycles: int = 3,
+                       port_bytes: int = 8, burst: int = MCNN_BURST) -> SimResult:
+    """Engines follow the static schedule; memory shared by round-robin slots (MCNN-HS)."""
+    total = cycles * sum(t.nbytes for ts in cycle for t in ts)
+    g = _group(total, burst * port_bytes)
+    port = _Port(port_bytes, bandwidth_bps, g)
+    engines = [_Engine([(c * period_s + t.release_s, t) for c in range(cycles) for t in ts]) for ts in cycle]
+    _round_robin(engines, port, g * burst * port_bytes, lambda: any(e.task is not None for e in engines))
+    return _result(engines, cycle, reps, cycles, period_s, port)
 
 
 def simulate_async(chains: list[list[SimTask]], bandwidth_bps: float, inferences: int = 3,
@@ -164,59 +221,24 @@ def simulate_async(chains: list[list[SimTask]], bandwidth_bps: float, inferences
                    seed: int = 1, check: Callable[[], None] = lambda: None) -> SimResult:
     """Contention-unaware baseline: free-running engines, one DMA each, FCFS memory."""
     rng = random.Random(seed)
-    n = len(chains)
-    beat = port_bytes / bandwidth_bps
-    limit_fps = limit_fps or [None] * n
-    # the slowest engine sets the horizon: the others run as many inferences as fit meanwhile
-    total = sum(inferences * sum(t.nbytes for t in ch) for ch in chains)
-    g = _group(total * 4, burst * port_bytes)
-    chunk = g * burst * port_bytes
-    queues = []
-    biggest = max(sum(t.nbytes for t in ch) for ch in chains)
-    for ch, lim in zip(chains, limit_fps):
-        q = []
-        reps = inferences * min(512, math.ceil(4 * biggest / sum(t.nbytes for t in ch)))
-        for r in range(reps):
-            for j, task in enumerate(ch):
-                q.append(((r / lim) if (lim and j == 0) else 0.0, task))
-        queues.append(q)
-    engines = [_Engine(q, len(ch)) for q, ch in zip(queues, chains)]
-    t, last, busy, moved, payload = 0.0, -1, 0.0, 0, 0.0
-    lens = [len(ch) for ch in chains]
-
+    engines, port, chunk = _chain_setup(chains, bandwidth_bps, inferences, limit_fps, port_bytes, burst)
     events = 0
     while min(e.completed for e in engines) < inferences and any(e.task is not None for e in engines):
         events += 1
         if events % 2000 == 0:
             check()
-        wants = [(engines[i].want_time(chunk), rng.random(), i) for i in range(n)]
-        ready = [w for w in wants if w[0] <= t + 1e-15]
+        wants = [(e.want_time(chunk), rng.random(), i) for i, e in enumerate(engines)]
+        ready = [w for w in wants if w[0] <= port.t + 1e-15]
         if not ready:
-            t = max(t, min(w[0] for w in wants))
+            port.t = max(port.t, min(w[0] for w in wants))
             continue
         _, _, e_idx = min(ready)
-        e = engines[e_idx]
-        task = e.task
-        assert task is not None
-        nb = min(chunk, task.nbytes - e.delivered)
-        beats = math.ceil(nb / port_bytes)
-        cost = beats + g * BURST_OVERHEAD + (g * SWITCH_PENALTY if last != e_idx else 0)
-        t += cost * beat
-        busy += cost * beat
-        payload += beats * beat
-        moved += nb
-        last = e_idx
-        e.receive(nb, t)
-    fps = []
-    for i, e in enumerate(engines):
-        finishes = [end for k, end in e.ends if (k + 1) % lens[i] == 0]
-        fps.append((len(finishes) - 1) / (finishes[-1] - finishes[0]) if len(finishes) >= 2 and finishes[-1] > finishes[0]
-                   else len(finishes) / t)
-    return SimResult(fps, None, t, moved, busy, payload / busy if busy else 0.0, g)
+        port.transfer(e_idx, engines[e_idx], chunk)
+    return port.result(_chain_fps(engines, port.t), None)
 
 
 def _result(engines: list[_Engine], cycle: list[list[SimTask]], reps: list[int], cycles: int, period_s: float,
-            t: float, moved: int, busy: float, payload: float, g: int) -> SimResult:
+            port: _Port) -> SimResult:
     per_cycle = [len(ts) for ts in cycle]
     cycle_end = [0.0] * cycles
     trace = []
@@ -237,7 +259,7 @@ def _result(engines: list[_Engine], cycle: list[list[SimTask]], reps: list[int],
     else:
         period = max(cycle_end[0], period_s)
     fps = [r / period if period > 0 else 0.0 for r in reps]
-    return SimResult(fps, period, t, moved, busy, payload / busy if busy else 0.0, g, trace)
+    return port.result(fps, period, trace)
 
 
 def simulate_slots(chains: list[list[SimTask]], bandwidth_bps: float, inferences: int = 3,
@@ -246,55 +268,8 @@ def simulate_slots(chains: list[list[SimTask]], bandwidth_bps: float, inferences
     """The MCNN-HS as the paper's control unit runs it: engines free-running and data-driven (inputs
     at most at `limit_fps`), the port handed round-robin to the engines, each for its current
     subgraph's configured number of consecutive slots of one long burst."""
-    n = len(chains)
-    beat = port_bytes / bandwidth_bps
-    limit_fps = limit_fps or [None] * n
-    total = sum(inferences * sum(t.nbytes for t in ch) for ch in chains)
-    g = _group(total * 4, burst * port_bytes)
-    chunk = g * burst * port_bytes
-    biggest = max(sum(t.nbytes for t in ch) for ch in chains)
-    engines = []
-    for ch, lim in zip(chains, limit_fps):
-        reps = inferences * min(512, math.ceil(4 * biggest / sum(t.nbytes for t in ch)))
-        engines.append(_Engine([((r / lim) if (lim and j == 0) else 0.0, task)
-                                for r in range(reps) for j, task in enumerate(ch)], len(ch)))
-    lens = [len(ch) for ch in chains]
-    t, last, busy, moved, payload, ptr = 0.0, -1, 0.0, 0, 0.0, 0
-
-    events = 0
-    while min(e.completed for e in engines) < inferences and any(e.task is not None for e in engines):
-        events += 1
-        if events % 2000 == 0:
-            check()
-        served = False
-        for step in range(n):
-            e_idx = (ptr + step) % n
-            e = engines[e_idx]
-            if e.task is None or e.want_time(chunk) > t + 1e-15:
-                continue
-            for _ in range(e.task.slots):
-                task = e.task
-                if task is None or e.want_time(chunk) > t + 1e-15:
-                    break
-                nb = min(chunk, task.nbytes - e.delivered)
-                beats = math.ceil(nb / port_bytes)
-                cost = beats + g * BURST_OVERHEAD + (g * SWITCH_PENALTY if last != e_idx else 0)
-                t += cost * beat
-                busy += cost * beat
-                payload += beats * beat
-                moved += nb
-                last = e_idx
-                e.receive(nb, t)
-                if e.task is not task:
-                    break
-            ptr = (e_idx + 1) % n
-            served = True
-            break
-        if not served:
-            t = max(t, min(e.want_time(chunk) for e in engines))
-    fps = []
-    for i, e in enumerate(engines):
-        finishes = [end for k, end in e.ends if (k + 1) % lens[i] == 0]
-        fps.append((len(finishes) - 1) / (finishes[-1] - finishes[0]) if len(finishes) >= 2 and finishes[-1] > finishes[0]
-                   else len(finishes) / t)
-    return SimResult(fps, None, t, moved, busy, payload / busy if busy else 0.0, g)
+    engines, port, chunk = _chain_setup(chains, bandwidth_bps, inferences, limit_fps, port_bytes, burst)
+    _round_robin(engines, port, chunk,
+                 lambda: min(e.completed for e in engines) < inferences and any(e.task is not None for e in engines),
+                 check)
+    return port.result(_chain_fps(engines, port.t), None)
