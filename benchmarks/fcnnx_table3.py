@@ -8,7 +8,6 @@ than the bandwidth at their peak rates), whether the memory-aware design beats t
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from pathlib import Path

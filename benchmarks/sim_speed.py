@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from core.scamp5.isa import OPS  # noqa: E402
-from core.scamp5.program import Instr, parse_program  # noqa: E402
+from core.scamp5.program import parse_program  # noqa: E402
 from sims.scamp5.array import PixelArray  # noqa: E402
 from sims.scamp5.bus import expand  # noqa: E402
 from sims.scamp5.images import load_input, to_values  # noqa: E402

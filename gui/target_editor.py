@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QStackedWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
 
 from core.boards import BOARDS
 from core.workload import (TARGET_KINDS, DataflowTarget, FpgaTarget, MobileSocTarget, Scamp5Target,
                            Target)
+from gui.kind_pages import KindPages
 
 
 def _spin(lo: int, hi: int, value: int, suffix: str = "", step: int = 1) -> QSpinBox:
@@ -21,25 +20,15 @@ def _spin(lo: int, hi: int, value: int, suffix: str = "", step: int = 1) -> QSpi
     return s
 
 
-class TargetEditor(QWidget):
-    changed = Signal()
-
+class TargetEditor(KindPages):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.kind = QComboBox()
-        for key, title in TARGET_KINDS.items():
-            self.kind.addItem(title, key)
-        layout.addWidget(self.kind)
-        self.stack = QStackedWidget()
-        layout.addWidget(self.stack)
+        super().__init__(TARGET_KINDS, parent)
 
         d = Scamp5Target()
         self.s_registers = _spin(2, 26, d.registers)
         self.s_registers.setToolTip("Analogue registers A, B, C, ... (SCAMP-5 has six)")
         self.s_size = _spin(8, 4096, d.array_size, " px")
-        self._scamp5 = self._page([("Registers", self.s_registers), ("Array size", self.s_size)])
+        self._page("scamp5", [("Registers", self.s_registers), ("Array size", self.s_size)])
 
         f = FpgaTarget()
         self.f_board = QComboBox()
@@ -51,14 +40,14 @@ class TargetEditor(QWidget):
         self.f_bandwidth.setSingleStep(0.1)
         self.f_bandwidth.setSuffix(" GB/s")
         self.f_bandwidth.setValue(f.bandwidth_gbps)
-        self._fpga = self._page([("Board", self.f_board), ("Off-chip bandwidth", self.f_bandwidth)])
+        self._page("fpga", [("Board", self.f_board), ("Off-chip bandwidth", self.f_bandwidth)])
 
         a = DataflowTarget()
         self.a_memory = _spin(1, 1 << 20, a.memory_bytes // 1024, " KiB")
         self.a_word = _spin(1, 64, a.word_bits, " bit")
         self.a_rows = _spin(1, 4096, a.pe_rows)
         self.a_cols = _spin(1, 4096, a.pe_cols)
-        self._dataflow = self._page([("On-chip memory", self.a_memory), ("Word", self.a_word),
+        self._page("dataflow", [("On-chip memory", self.a_memory), ("Word", self.a_word),
                                      ("PE rows", self.a_rows), ("PE columns", self.a_cols)])
 
         m = MobileSocTarget()
@@ -67,36 +56,22 @@ class TargetEditor(QWidget):
         for w in (1, 2, 4, 8, 16):
             self.m_vector.addItem(f"{w} lanes (float32)", w)
         self.m_vector.setCurrentIndex(self.m_vector.findData(m.vector_width))
-        self._soc = self._page([("Cores", self.m_cores), ("Vector width", self.m_vector)])
+        self._page("mobile_soc", [("Cores", self.m_cores), ("Vector width", self.m_vector)])
 
-        self._pages = {"scamp5": self._scamp5, "fpga": self._fpga, "dataflow": self._dataflow,
-                       "mobile_soc": self._soc}
         for w in (self.s_registers, self.s_size, self.a_memory, self.a_word, self.a_rows, self.a_cols,
                   self.m_cores):
             w.valueChanged.connect(lambda _v: self.changed.emit())
         self.f_bandwidth.valueChanged.connect(lambda _v: self.changed.emit())
         for c in (self.f_board, self.m_vector):
             c.currentIndexChanged.connect(lambda _i: self.changed.emit())
-        self.kind.currentIndexChanged.connect(self._kind_changed)
 
-    def _page(self, rows: list[tuple[str, QWidget]]) -> QWidget:
+    def _page(self, kind: str, rows: list[tuple[str, QWidget]]) -> QWidget:
         page = QWidget()
         form = QFormLayout(page)
         form.setContentsMargins(0, 0, 0, 0)
         for label, w in rows:
             form.addRow(label, w)
-        self.stack.addWidget(page)
-        return page
-
-    def _kind_changed(self) -> None:
-        self.stack.setCurrentWidget(self._pages[self.current_kind()])
-        self.changed.emit()
-
-    def current_kind(self) -> str:
-        return self.kind.currentData()
-
-    def set_kind(self, kind: str) -> None:
-        self.kind.setCurrentIndex(self.kind.findData(kind))
+        return self.add_page(kind, page)
 
     def target(self) -> Target:
         kind = self.current_kind()

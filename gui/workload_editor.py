@@ -8,11 +8,12 @@ import re
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFormLayout, QHBoxLayout, QInputDialog,
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSpinBox,
-                               QStackedWidget, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.errors import InputError
 from core.filters import PRESETS
 from core.workload import (MAX_KERNEL_SIZE, WORKLOAD_KINDS, CnnSet, FpspFilter, Kernel, KernelSet, Workload)
+from gui.kind_pages import KindPages
 
 
 def parse_kernel_text(text: str) -> list[list[list[float]]]:
@@ -319,39 +320,17 @@ class FilterPresetPicker(QWidget):
         self._update()
 
 
-class WorkloadEditor(QWidget):
+class WorkloadEditor(KindPages):
     """The workload kind and its editor."""
 
-    changed = Signal()
-
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.kind = QComboBox()
-        for key, title in WORKLOAD_KINDS.items():
-            self.kind.addItem(title, key)
-        layout.addWidget(self.kind)
-        self.stack = QStackedWidget()
+        super().__init__(WORKLOAD_KINDS, parent)
         self.kernels = KernelEditor()
         self.cnns = CnnSetPicker()
         self.filters = FilterPresetPicker()
-        self._pages = {"kernels": self.kernels, "cnn_set": self.cnns, "fpsp_filter": self.filters}
-        for page in self._pages.values():
-            self.stack.addWidget(page)
+        for kind, page in (("kernels", self.kernels), ("cnn_set", self.cnns), ("fpsp_filter", self.filters)):
+            self.add_page(kind, page)
             page.changed.connect(self.changed)
-        layout.addWidget(self.stack, 1)
-        self.kind.currentIndexChanged.connect(self._kind_changed)
-
-    def current_kind(self) -> str:
-        return self.kind.currentData()
-
-    def set_kind(self, kind: str) -> None:
-        self.kind.setCurrentIndex(self.kind.findData(kind))
-
-    def _kind_changed(self) -> None:
-        self.stack.setCurrentWidget(self._pages[self.current_kind()])
-        self.changed.emit()
 
     def workload(self) -> Workload:
         """The edited workload; raises InputError when it is not valid."""

@@ -222,7 +222,6 @@ def simulate(t: MeritTransform, cfg: MeritzConfig, name: str = "",
     plan = plan_tiles(t, cfg)
     s = get_strategy(t.strategy)
     groups = _operand_groups(t)
-    anames = {n for n, _ in t.accumulate}
     sizes = dict(t.indices)
     p_ranges = [_ranges(sizes[n], plan.tile[n]) for n, _ in t.parallel]
     a_ranges = [_ranges(sizes[n], plan.tile[n]) for n, _ in t.accumulate]

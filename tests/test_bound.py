@@ -14,8 +14,8 @@ import pytest
 from core.bound import analysis
 from core.bound.bounds import conv_bound, matmul_bound, paper_reuse, window_reuse
 from core.bound.engine import ENGINE
-from core.bound.geometry import Axis, axis_tables, distinct_tiles
-from core.bound.loopnest import (BASELINES, Tiling, evaluate, exhaustive_optimal, min_memory, paper_traffic,
+from core.bound.geometry import distinct_tiles
+from core.bound.loopnest import (BASELINES, Tiling, evaluate, exhaustive_optimal, paper_traffic,
                                  search_baseline, search_optimal, traffic_of)
 from core.bound.onchip import map_to_pes, size_architecture
 from core.bound.shapes import ConvShape, from_conv, parse_layer_spec

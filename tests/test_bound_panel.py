@@ -8,7 +8,7 @@ import pytest
 
 from core.bound.engine import ENGINE
 from core.engine import JobRequest
-from core.jobs import CancelToken, FinalResult
+from core.jobs import CancelToken
 from core.workload import CnnSet, DataflowTarget
 from gui.plotting import table_to_csv
 

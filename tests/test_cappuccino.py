@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 
 import numpy as np
 import pytest
@@ -362,7 +361,7 @@ def _random_model(kind: str):
         b.pool("p1", 3, 2, mode="max", ceil_mode=True)
         b.fc("fc", 5, relu=False)
     net = b.network()
-    weights, shape = {}, net.input_shape
+    weights = {}
     for layer in net.layers:
         if hasattr(layer, "out_ch"):
             fan = layer.in_ch * layer.k_h * layer.k_w

@@ -12,7 +12,7 @@ from onnx.reference import ReferenceEvaluator
 from core.errors import InputError
 from core.nets import zoo
 from core.nets.check import check_chain
-from core.nets.layers import Conv, Eltwise, Network, Pool
+from core.nets.layers import Conv, Network, Pool
 from core.nets.onnx_import import UnsupportedOperators, load_onnx, load_onnx_weights
 
 RNG = np.random.default_rng(7)

@@ -15,7 +15,7 @@ from core.errors import InputError
 from core.filters import preset
 from core.scamp5.interp import run_exact, run_symbolic
 from core.scamp5.isa import OPS
-from core.scamp5.program import Instr, parse_program
+from core.scamp5.program import parse_program
 from sims.scamp5 import analysis
 from sims.scamp5.array import PixelArray
 from sims.scamp5.bus import BUS_STEPS, NEWS, BusOp, expand

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from core.engine import JobRequest, get_engine
-from core.jobs import CancelToken, FinalResult
+from core.jobs import CancelToken
 from core.workload import Scamp5Target
 
 REPO = Path(__file__).resolve().parents[1]

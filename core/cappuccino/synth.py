@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -226,7 +225,7 @@ def _conv_fn(idx: int, op: ConvOp, mode: str, bin_: Buffer, bout: Buffer, V: int
         body = _out_lane_body(name, bin_, wtype, wld, n, kh, kw, hpi, wpi)
     else:
         body = _vector_body(name, bin_, wtype, wld, xld, si, kh, kw, hpi, wpi)
-    tail = ((f"    res = relu(res);\n" if op.relu else "")
+    tail = (("    res = relu(res);\n" if op.relu else "")
             + f"    {yst}(out + ((so * {hpo} + r + {ho}) * {wpo} + c + {ho}) * V, res);\n"
             f"  }}\n"
             + ("  FTZ_OFF();\n" if mode == RELAXED else "")

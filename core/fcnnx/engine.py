@@ -409,7 +409,7 @@ def format_text(r: dict[str, Any]) -> str:
                      + (f"{sim['fps'][i]:>10.2f}{sim['gops'][i]:>11.2f}" if sim else f"{'-':>10}{'-':>11}")
                      + (f"{bsim['fps'][i]:>10.2f}{bsim['gops'][i]:>11.2f}" if bsim else f"{'-':>10}{'-':>11}"))
     u = r["design"]["utilisation"]
-    lines.append(f"device use: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in u.items()))
+    lines.append("device use: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in u.items()))
     sch = r["schedule"]
     lines.append(f"schedule: {len(sch['subgraphs'])} subgraphs per cycle, repetitions {sch['repetitions']}, "
                  f"makespan {1e3 * sch['makespan_s']:.2f} ms, period {1e3 * sch['period_s']:.2f} ms, "

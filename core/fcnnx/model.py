@@ -103,7 +103,6 @@ class Block:
 def feature_blocks(net: Network) -> list[Block]:
     """The conv blocks of the feature extractor (stops at the first fully connected layer)."""
     blocks: list[Block] = []
-    shape = tuple(net.input_shape)
     pending_pools: list[Pool] = []
     for layer in net.layers:
         if isinstance(layer, Conv):
