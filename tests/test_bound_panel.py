@@ -11,33 +11,14 @@ from core.engine import JobRequest
 from core.jobs import CancelToken
 from core.workload import CnnSet, DataflowTarget
 from gui.plotting import table_to_csv
-
-
-class FakeContext:
-    def __init__(self) -> None:
-        self.logs: list[str] = []
-
-    def workload(self):
-        return CnnSet(["alexnet"])
-
-    def target(self):
-        return DataflowTarget(memory_bytes=64 * 1024)
-
-    def log(self, message, level="info"):
-        self.logs.append(message)
-
-    def status(self, message):
-        pass
-
-    def result_of(self, name):
-        return None
+from panel_context import FakeContext
 
 
 @pytest.fixture
 def panel(qtbot):
     from gui.panels.bound import PANEL
 
-    p = PANEL(ENGINE, FakeContext())
+    p = PANEL(ENGINE, FakeContext(CnnSet(["alexnet"]), DataflowTarget(memory_bytes=64 * 1024)))
     qtbot.addWidget(p)
     return p
 
@@ -89,7 +70,7 @@ def test_panel_settings_round_trip(panel, qtbot):
 
 
 def test_panel_falls_back_to_its_own_network_when_the_window_has_none(panel):
-    panel.context.workload = lambda: CnnSet([])
+    panel.context.workload_value = CnnSet([])
     panel.set_settings({"source": "workload", "network": "lenet5"})
     s = panel.settings()
     assert s["source"] == "network" and s["network"] == "lenet5"

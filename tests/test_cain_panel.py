@@ -14,26 +14,7 @@ from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken, FinalResult, PartialResult
 from core.scamp5.program import parse_program
 from core.workload import FpspFilter, Scamp5Target
-
-
-class FakeContext:
-    def __init__(self) -> None:
-        self.logs: list[str] = []
-
-    def workload(self):
-        return FpspFilter("gauss3")
-
-    def target(self):
-        return Scamp5Target()
-
-    def log(self, message: str, level: str = "info") -> None:
-        self.logs.append(message)
-
-    def status(self, message: str) -> None:
-        pass
-
-    def result_of(self, engine_name: str):
-        return None
+from panel_context import FakeContext
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +28,7 @@ def events():
 def panel(qtbot):
     from gui.panels.cain import PANEL
 
-    p = PANEL(get_engine("cain"), FakeContext())
+    p = PANEL(get_engine("cain"), FakeContext(FpspFilter("gauss3"), Scamp5Target()))
     qtbot.addWidget(p)
     return p
 

@@ -13,30 +13,14 @@ from core.engine import JobRequest
 from core.jobs import CancelToken, FinalResult
 from core.workload import MobileSocTarget
 from gui.plotting import table_to_csv
-
-
-class FakeContext:
-    def workload(self):
-        return None
-
-    def target(self):
-        return MobileSocTarget(cores=2, vector_width=4)
-
-    def log(self, message, level="info"):
-        pass
-
-    def status(self, message):
-        pass
-
-    def result_of(self, name):
-        return None
+from panel_context import FakeContext
 
 
 @pytest.fixture
 def panel(qtbot):
     from gui.panels.cappuccino import PANEL
 
-    p = PANEL(ENGINE, FakeContext())
+    p = PANEL(ENGINE, FakeContext(None, MobileSocTarget(cores=2, vector_width=4)))
     qtbot.addWidget(p)
     return p
 

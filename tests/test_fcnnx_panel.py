@@ -9,30 +9,14 @@ import pytest
 from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken, FinalResult
 from core.workload import CnnSet, FpgaTarget
-
-
-class FakeContext:
-    def workload(self):
-        return CnnSet(["lenet5", "cifar10_quick"])
-
-    def target(self):
-        return FpgaTarget("zc706", 0.5)
-
-    def log(self, message, level="info"):
-        pass
-
-    def status(self, message):
-        pass
-
-    def result_of(self, name):
-        return None
+from panel_context import FakeContext
 
 
 @pytest.fixture
 def panel(qtbot):
     from gui.panels.fcnnx import PANEL
 
-    p = PANEL(get_engine("fcnnx"), FakeContext())
+    p = PANEL(get_engine("fcnnx"), FakeContext(CnnSet(["lenet5", "cifar10_quick"]), FpgaTarget("zc706", 0.5)))
     qtbot.addWidget(p)
     return p
 

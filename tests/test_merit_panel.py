@@ -8,26 +8,7 @@ import pytest
 
 from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken, FinalResult
-
-
-class FakeContext:
-    def __init__(self) -> None:
-        self.logs: list[str] = []
-
-    def workload(self):
-        return None
-
-    def target(self):
-        return None
-
-    def log(self, message, level="info"):
-        self.logs.append(message)
-
-    def status(self, message):
-        pass
-
-    def result_of(self, name):
-        return None
+from panel_context import FakeContext
 
 
 @pytest.fixture(scope="module")

@@ -16,38 +16,17 @@ from PIL import Image
 from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken
 from core.workload import Scamp5Target
+from panel_context import FakeContext
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE2 = str(REPO / "assets/programs/analognet2_cain_table2.txt")
-
-
-class FakeContext:
-    def __init__(self, cain: dict[str, Any] | None = None) -> None:
-        self.logs: list[str] = []
-        self.statuses: list[str] = []
-        self.cain = cain
-
-    def workload(self):
-        return None
-
-    def target(self):
-        return Scamp5Target(6, 32)
-
-    def log(self, message: str, level: str = "info") -> None:
-        self.logs.append(message)
-
-    def status(self, message: str) -> None:
-        self.statuses.append(message)
-
-    def result_of(self, engine_name: str):
-        return self.cain if engine_name == "cain" else None
 
 
 @pytest.fixture
 def panel(qtbot):
     from gui.panels.simulate import PANEL
 
-    p = PANEL(get_engine("simulate"), FakeContext())
+    p = PANEL(get_engine("simulate"), FakeContext(None, Scamp5Target(6, 32)))
     qtbot.addWidget(p)
     return p
 
@@ -184,7 +163,7 @@ def test_use_code_search_result(qtbot) -> None:
     cain = {"filter": "demo", "program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
             "input_register": "A", "kernel_names": ["k"], "denominator": 4,
             "approximated_kernels": {"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]}}
-    p = PANEL(get_engine("simulate"), FakeContext(cain))
+    p = PANEL(get_engine("simulate"), FakeContext(None, Scamp5Target(6, 32), {"cain": cain}))
     qtbot.addWidget(p)
     assert p.use_code_search_result()
     s = p.settings()
@@ -197,7 +176,7 @@ def test_use_code_search_result(qtbot) -> None:
     assert p.use_code_search_result()
     r = _events(p.settings())[-1].data
     assert r["exact"] is True and "code search" in r["label"]
-    empty = PANEL(get_engine("simulate"), FakeContext())
+    empty = PANEL(get_engine("simulate"), FakeContext(None, Scamp5Target(6, 32)))
     qtbot.addWidget(empty)
     assert not empty.use_code_search_result() and empty.context.statuses
 
