@@ -27,6 +27,7 @@ from core.scamp5.program import Instr
 
 SLICE_NODES = 40          # nodes per search slice between checks (well under 0.2 s)
 MEMORY_BUDGET_MB = 1600   # all search processes together; each trims its frontier beyond its share
+STOP_GRACE_S = 3.0        # how long a cancelled search waits for its workers before killing them
 
 
 def _rss_mb() -> float:
@@ -199,11 +200,18 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
         yield "stats", sum(nodes[:])
     finally:
         stop.set()
+        # Keep reading while the workers stop: a worker exits only once its queue has been flushed,
+        # and killing it instead leaks its semaphores.
+        end = time.monotonic() + STOP_GRACE_S
+        while any(p.is_alive() for p in procs) and time.monotonic() < end:
+            try:
+                out.get(timeout=0.02)
+            except queue_mod.Empty:
+                pass
         for p in procs:
-            p.join(timeout=1.0)
             if p.is_alive():
                 p.terminate()
-                p.join(timeout=1.0)
+            p.join(timeout=1.0)
         out.close()
         out.cancel_join_thread()
 
