@@ -22,7 +22,7 @@ def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: st
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     app = make_app()
-    from gui.main_window import MainWindow
+    from gui.main_window import MainWindow, fit_to_screen
 
     window = MainWindow()
     if tab:
@@ -37,6 +37,8 @@ def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: st
             return 2
     if tab:
         window.set_current_engine(tab)
+    if not screenshot:
+        fit_to_screen(window)
     window.show()
     if screenshot:
         return _screenshot(app, window, screenshot)

@@ -9,9 +9,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QUndoCommand, QUndoStack
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QPlainTextEdit,
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
+from PySide6.QtGui import (QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence,
+                           QUndoCommand, QUndoStack)
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QPlainTextEdit,
                                QProgressBar, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from core import __version__
@@ -49,11 +50,23 @@ class _StateChange(QUndoCommand):
         self.window.apply_state(self.before)
 
 
+DEFAULT_SIZE = (1360, 860)
+
+
+def fit_to_screen(window: QMainWindow) -> None:
+    """Shrink the first window to the screen's free area (never below the window's minimum)."""
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return
+    free = screen.availableGeometry()
+    window.resize(min(window.width(), free.width()), min(window.height(), free.height()))
+
+
 class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
         self.setAcceptDrops(True)
-        self.resize(1360, 860)
+        self.resize(*DEFAULT_SIZE)
         self.path: Path | None = None
         self.runner = JobRunner(parent=self)
         self.runner.events.connect(self._on_events)
@@ -100,6 +113,13 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(QLabel("No engines are installed."), "Engines")
         self.tabs.currentChanged.connect(self._tab_changed)
         self.setCentralWidget(self.tabs)
+        # Long entries (board and filter names) must not set the window's minimum width.
+        for combo in self.findChildren(QComboBox):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(8)
+            QApplication.sendEvent(combo, QEvent(QEvent.Type.StyleChange))   # drops its cached size hints
+        for widget in self.findChildren(QWidget):      # and every layout above it recomputes its own
+            widget.updateGeometry()
 
         # ---- bottom: log
         self.log_view = QPlainTextEdit()

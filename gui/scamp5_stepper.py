@@ -20,8 +20,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QListWidget, QListWidgetItem, QPushButton, QSpinBox, QSplitter,
+from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QFileDialog, QFrame, QGridLayout, QGroupBox, QHBoxLayout,
+                               QLabel, QListWidget, QListWidgetItem, QPushButton, QScrollArea, QSpinBox, QSplitter,
                                QVBoxLayout, QWidget)
 
 from core.fpsp_sim.replay import Replay
@@ -148,13 +148,13 @@ class Scamp5Stepper(QWidget):
         # Selecting a line (click, Up/Down, Home/End in the listing) jumps to it.
         self.listing.currentRowChanged.connect(lambda row: self.set_step(row) if row >= 0 else None)
         lv.addWidget(self.listing, 1)
-        nav = QHBoxLayout()
+        nav = QGridLayout()        # two by two, so the listing column stays narrow
         self.first_button = self._button("|◀ First", "Back to the input (Home)", lambda: self.set_step(0))
         self.back_button = self._button("◀ Back", "Step back (Left)", self.step_back)
         self.forward_button = self._button("Next ▶", "Step forward (Right)", self.step_forward)
         self.end_button = self._button("End ▶|", "Run to the end (End)", self.run_to_end)
-        for b in (self.first_button, self.back_button, self.forward_button, self.end_button):
-            nav.addWidget(b)
+        for i, b in enumerate((self.first_button, self.back_button, self.forward_button, self.end_button)):
+            nav.addWidget(b, i // 2, i % 2)
         lv.addLayout(nav)
         play = QHBoxLayout()
         self.play_button = self._button("Play", "Play / pause (Space)", self.toggle_play)
@@ -186,7 +186,7 @@ class Scamp5Stepper(QWidget):
         self.grid = RegisterGrid()
         self.grid.pe_clicked.connect(self.set_pe)
         cv.addWidget(self.grid, 1)
-        opts = QHBoxLayout()
+        opts = QVBoxLayout()
         self.diff_box = QCheckBox("Show change from the previous step")
         self.diff_box.toggled.connect(lambda _on: self._redraw())
         opts.addWidget(self.diff_box)
@@ -196,7 +196,8 @@ class Scamp5Stepper(QWidget):
         self.readout_box.toggled.connect(lambda _on: self._redraw())
         opts.addWidget(self.readout_box)
         self.scale_label = QLabel("")
-        opts.addWidget(self.scale_label, 1)
+        self.scale_label.setWordWrap(True)
+        opts.addWidget(self.scale_label)
         cv.addLayout(opts)
         split.addWidget(centre)
 
@@ -224,7 +225,11 @@ class Scamp5Stepper(QWidget):
         self.pe_view.setTextFormat(Qt.TextFormat.RichText)
         self.pe_view.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.pe_view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        pl.addWidget(self.pe_view, 1, 0, 1, 4)
+        pe_scroll = QScrollArea()      # the neighbourhood tables may be wider than the pane
+        pe_scroll.setWidgetResizable(True)
+        pe_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        pe_scroll.setWidget(self.pe_view)
+        pl.addWidget(pe_scroll, 1, 0, 1, 4)
         rv.addWidget(pe_box, 2)
         ex = QHBoxLayout()
         self.export_png_button = self._button("Export view PNG…", "Save this view as a PNG image", self.ask_export_view)
@@ -234,7 +239,9 @@ class Scamp5Stepper(QWidget):
         ex.addWidget(self.export_run_button)
         rv.addLayout(ex)
         split.addWidget(right)
-        split.setSizes([260, 620, 360])
+        split.setSizes([240, 520, 480])
+        for i, stretch in enumerate((0, 1, 1)):
+            split.setStretchFactor(i, stretch)
 
         for keys, slot in ((("Right", "N"), self.step_forward), (("Left", "P"), self.step_back),
                            (("Home",), lambda: self.set_step(0)), (("End",), self.run_to_end),

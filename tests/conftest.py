@@ -1,4 +1,4 @@
-"""Shared fixtures: headless Qt, a private settings folder, and a small demo engine."""
+"""Shared fixtures: headless Qt, no modal dialogs, a private settings folder, and a small demo engine."""
 
 from __future__ import annotations
 
@@ -64,3 +64,14 @@ def demo_engine(monkeypatch):
 def _private_qsettings(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("HOME", str(tmp_path))
+
+
+@pytest.fixture(autouse=True)
+def _no_modal_dialogs(monkeypatch):
+    """A modal message box would wait forever headless: answer 'discard' and just record messages.
+    Tests that check a message patch these again themselves."""
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
+    for name in ("warning", "critical", "information"):
+        monkeypatch.setattr(QMessageBox, name, lambda *a, **k: QMessageBox.StandardButton.Ok)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QT
 from core.atomic import atomic_write_text
 from core.engine import EngineSpec
 from core.jobs import Event, MetricPoint, PartialResult
+from gui.flow_layout import FlowLayout
 from gui.panels.base import EnginePanel, PanelContext
 from gui.plotting import LivePlot, ask_export_plot
 
@@ -48,8 +49,9 @@ class GenericPanel(EnginePanel):
         self.summary = QLabel(engine.summary)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        self.controls = QHBoxLayout()          # subclasses add settings widgets here
-        layout.addLayout(self.controls)
+        bar = QWidget()
+        self.controls = FlowLayout(bar)        # subclasses add settings widgets here; rows wrap
+        layout.addWidget(bar)
         self.tabs = QTabWidget()
         layout.addWidget(self.tabs, 1)
         self.plot = LivePlot(title="Live metrics")
