@@ -28,7 +28,7 @@ import numpy as np
 
 from core.errors import InputError
 from sims.scamp5.bus import NEWS, OFFSET, BusOp
-from sims.scamp5.noise import NoiseModel
+from sims.scamp5.noise import NoiseModel, gaussian_fields
 
 
 def shift(plane: np.ndarray, dr: int, dc: int, fill: float | bool = 0) -> np.ndarray:
@@ -152,11 +152,9 @@ class PixelArray:
         per_op_std = None
         if per_op:
             per_op_std = self.noise.write_factor * magnitude / n + self.noise.write_constant
-        for name in op.writes:
-            v = value
-            if per_op_std is not None:
-                draw = self.per_op_rng.standard_normal(self.shape, dtype=np.float32)
-                v = value + per_op_std * draw
+        draws = gaussian_fields(self.per_op_rng, n, self.shape) if per_op_std is not None else None
+        for i, name in enumerate(op.writes):
+            v = value if draws is None else value + per_op_std * draws[i]
             self._write(name, v, sigma, valid)
         self.bus_steps += 1
 
