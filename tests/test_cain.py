@@ -300,3 +300,15 @@ def test_closing_a_run_with_workers_ends_the_worker_processes():
     assert multiprocessing.active_children()
     job.close()                      # what the GUI/CLI do on Cancel
     assert not [p for p in multiprocessing.active_children() if p.is_alive()]
+
+
+def test_a_failing_search_worker_fails_the_run_instead_of_finding_nothing():
+    from dataclasses import replace
+
+    from core.cain.solver import search_plans
+
+    a = approximate(preset("gauss3"))
+    p = build_problem(a.goals, a.d, 1, register_names(6), instruction_set("all"))
+    broken = replace(p, final_goals=[None])          # the workers cannot even build their first Goal-Bag
+    with pytest.raises(RuntimeError, match="search worker . failed"):
+        list(search_plans(broken, 10.0, None, 2, "cgds", CancelToken()))

@@ -104,15 +104,17 @@ def worker_variant(index: int) -> dict[str, Any]:
 
 def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_nodes: int | None,
             out: Any, stop: Any, best: Any, nodes: Any, index: int) -> None:
-    cfg = problem.cfg
-    cfg.rng = random.Random(seed)
-    for k, v in worker_variant(index).items():
-        setattr(cfg, k, v)
-    s = Searcher(cfg, problem.final_bag, traversal)
-    last_report = 0.0
-    last_mem = 0.0
-    share = MEMORY_BUDGET_MB / max(1, len(nodes))
+    s: Searcher | None = None
+    error = None
     try:
+        cfg = problem.cfg
+        cfg.rng = random.Random(seed)
+        for k, v in worker_variant(index).items():
+            setattr(cfg, k, v)
+        s = Searcher(cfg, problem.final_bag, traversal)
+        last_report = 0.0
+        last_mem = 0.0
+        share = MEMORY_BUDGET_MB / max(1, len(nodes))
         while not stop.is_set() and time.monotonic() < deadline and not s.exhausted:
             if max_nodes is not None and s.nodes >= max_nodes:
                 break
@@ -127,9 +129,12 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
                 last_mem = now
                 if _rss_mb() > share:
                     s.trim()
+    except Exception as exc:          # reported to the parent, which fails the run with it
+        error = f"{type(exc).__name__}: {exc}"
     finally:
-        nodes[index] = s.nodes
-        out.put(("done", index, s.exhausted))
+        if s is not None:
+            nodes[index] = s.nodes
+        out.put(("done", index, bool(s and s.exhausted), error))
 
 
 def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers: int, traversal: str,
@@ -177,13 +182,20 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
         last = 0.0
         while done < workers:
             cancel.check()
+            all_exited = not any(p.is_alive() for p in procs)    # checked before reading: no race
             try:
                 msg = out.get(timeout=0.05)
             except queue_mod.Empty:
                 msg = None
+                if all_exited:
+                    codes = sorted({p.exitcode for p in procs if p.exitcode})
+                    raise RuntimeError(f"{workers - done} of {workers} search worker processes ended without "
+                                       f"finishing (exit codes {codes or [0]})")
             if msg is not None:
                 if msg[0] == "done":
                     done += 1
+                    if msg[3]:
+                        raise RuntimeError(f"search worker {msg[1]} failed: {msg[3]}")
                 elif msg[0] == "plan":
                     plan: Plan = msg[2]
                     if plan.length < best_len:
