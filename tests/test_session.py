@@ -132,3 +132,19 @@ def test_migration_path(tmp_path, demo_engine, monkeypatch):
     monkeypatch.setitem(sessions.MIGRATIONS, 1, up)
     s = sessions.load(_write(tmp_path, doc))
     assert calls == [1] and s.engines["demo"].settings == {"steps": 7}
+
+
+def test_atomic_write_keeps_usual_permissions(tmp_path):
+    import os
+    import stat
+
+    from core.atomic import atomic_write_text
+
+    fresh = tmp_path / "new.dfx"
+    atomic_write_text(fresh, "{}")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~umask
+    fresh.chmod(0o640)
+    atomic_write_text(fresh, "{}", keep_backup=True)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o640
