@@ -27,7 +27,7 @@ test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 screenshot: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) main.py --screenshot assets/screenshot.png
+	QT_QPA_PLATFORM=offscreen $(PY) main.py --open assets/example_session.dfx --tab cain --screenshot assets/screenshot.png
 
 clean:
 	rm -rf $(VENV) .pytest_cache
