@@ -88,6 +88,16 @@ def test_optimal_tiling_runs_in_the_simulator_within_S():
     assert sim.total == opt.traffic.total
 
 
+def test_rows_no_window_reaches_under_a_non_dividing_stride_are_never_loaded():
+    reached, extra = shape(Ci=3, H=9, W=9, Co=4, k=3, stride=2, pad=0), shape(Ci=3, H=10, W=10, Co=4, k=3, stride=2, pad=0)
+    assert (extra.Ho, extra.Wo) == (reached.Ho, reached.Wo) == (4, 4)     # floor, as PyTorch and ONNX
+    S = 120
+    assert search_optimal(extra, S).traffic.total == search_optimal(reached, S).traffic.total
+    sim = simulate(extra, search_optimal(extra, S).tiling, S)
+    assert sim.max_abs_error == 0.0 and sim.total == search_optimal(reached, S).traffic.total
+    assert conv_bound(extra, S).total == conv_bound(reached, S).total
+
+
 # ------------------------------------------------------------------ optimality (exhaustive enumeration)
 TEST_SIZED = [
     # VGG-like 3x3/1 pad 1, AlexNet conv1-like 11x11/4 scaled to 5x5/2, 1x1, grouped, batch 2

@@ -63,6 +63,13 @@ def test_automatic_d_meets_the_tolerance_and_reports_errors():
     assert approximate(third, d=3).approximated[0][0][0] == 1   # 1/8
 
 
+def test_a_loose_tolerance_never_picks_a_d_that_rounds_a_kernel_away():
+    small = ks([[0, 0.2, 0], [0.2, 0.1, 0.2], [0, 0.2, 0]], den=1)
+    a = approximate(small, tolerance=0.5)     # d = 0 and d = 1 are within 0.5 but give all zeros
+    assert a.d == 2 and any(n for row in a.approximated[0] for n in row)
+    assert a.max_abs_error <= 0.5
+
+
 @pytest.mark.parametrize("kernels,kwargs,message", [
     (ks([[1, "x", 1]]), {}, "not a number"),
     (ks([]), {}, "empty kernel"),

@@ -43,6 +43,19 @@ def test_settings_round_trip_and_change_signal(panel, qtbot):
         panel.isa.setCurrentIndex(panel.isa.findData("all"))
 
 
+def test_tolerance_field_round_trips_and_applies_only_to_auto_d(panel, qtbot):
+    panel.set_settings(dict(panel.settings(), d=None, tolerance=0.01))
+    assert panel.settings()["tolerance"] == 0.01 and panel.tolerance.isEnabled()
+    panel.tolerance.setText("0.05")
+    with qtbot.waitSignal(panel.settings_changed, timeout=1000):
+        panel.tolerance.editingFinished.emit()
+    assert panel.settings()["tolerance"] == 0.05
+    panel.tolerance.setText("")             # half-typed: the stored value stays
+    assert panel.settings()["tolerance"] == 0.01
+    panel.d.setValue(4)
+    assert not panel.tolerance.isEnabled()
+
+
 def test_live_events_then_stored_result(panel, events):
     panel.job_started()
     panel.handle_events([e for e in events if not isinstance(e, FinalResult)])

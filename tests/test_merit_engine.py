@@ -41,8 +41,12 @@ def test_cli_run_fig6_workload():
     assert r["butterfly_examples"]["eq16_H_prime"] == ["10x", "x1x", "001"]
     assert [row["rate"] for row in r["reuse"]["rows"]][:2] == pytest.approx([0.3333, 5.3333], abs=1e-3)
     assert r["meritz"]["curve"]["alus"] == [32, 64]
+    rates = {(row["architecture"], row["level"]): row["rate"] for row in r["reuse"]["rows"]}
+    assert rates[("MERIT-z", "1 TAU, 16x16 output tile")] == pytest.approx(78.77, abs=5e-3)
+    assert rates[("Eyeriss", "Overall (row stationary)")] == pytest.approx(19.38, abs=5e-3)
     text = spec.format_text(r)
-    assert "extra cycles" in text and "78.77" in text
+    # the text shows the computed rate next to the paper's, not just the paper's figure
+    assert "extra cycles" in text and f"{rates[('MERIT-z', '1 TAU, 16x16 output tile')]:7.2f} (paper 78.77)" in text
 
 
 def test_metric_points_for_the_curve():

@@ -81,6 +81,19 @@ def test_conflict_free_layouts_pass_butterfly_test(fig6):
         assert v["butterfly_ok"] and v["routed_fraction"] == 1.0
 
 
+def test_stride_4_reads_along_a_row_need_padding_or_xor_inside_the_row():
+    wl = W.WORKLOADS["alexnet-conv1"]
+    res = {r.name: r for r in B.analyse(wl.transform, wl.transform.operand("I"), wl.tile, 8)}
+    assert res["naive"].extra_cycles > 0
+    pad, xor = res["padding"], res["xor"]
+    assert pad.extra_cycles == 0 and "after every 4 words of a row" in pad.detail
+    assert xor.extra_cycles == 0 and "column >>" in xor.detail
+    # both are bijections: every footprint word keeps its own address
+    for r in (pad, xor):
+        cells = [b for row in r.grid for b in row if b >= 0]
+        assert len(cells) == 3 * 39 * 39 and r.padding_words == len(r.grid) * r.pitch - len(cells)
+
+
 def test_bad_bank_count():
     wl = W.WORKLOADS["conv3x3"]
     with pytest.raises(InputError):

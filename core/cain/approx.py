@@ -115,6 +115,18 @@ def _approx_at(kernels: list, d: int) -> tuple[list, list, float]:
     return approx, errors, worst
 
 
+def _zeroes_a_kernel(kernels: list, d: int) -> bool:
+    """A loose tolerance must not pick a d so coarse that some kernel rounds to nothing."""
+    approx = _approx_at(kernels, d)[0]
+    return any(all(n == 0 for chan in a for row in chan for n in row)
+               and any(v for chan in given for row in chan for v in row)
+               for a, given in zip(approx, kernels))
+
+
+def _short(n: int) -> str:
+    return str(n) if abs(n) < 10 ** 6 else f"{n:.3e}"
+
+
 def approximate(ks: KernelSet, d: int | None = None, tolerance: float = 1e-9,
                 max_kernels: int | None = None) -> Approximation:
     """Approximate every kernel to multiples of 1/2^d and build its Goal."""
@@ -129,7 +141,9 @@ def approximate(ks: KernelSet, d: int | None = None, tolerance: float = 1e-9,
     else:
         if not (tolerance >= 0 and math.isfinite(tolerance)):
             raise InputError(f"tolerance must be a non-negative number, got {tolerance!r}", "tolerance")
-        chosen = next((dd for dd in range(MAX_D + 1) if _approx_at(kernels, dd)[2] <= tolerance), None)
+        chosen = next((dd for dd in range(MAX_D + 1)
+                       if _approx_at(kernels, dd)[2] <= tolerance and not _zeroes_a_kernel(kernels, dd)),
+                      None)
         if chosen is None:
             raise InputError(f"no d up to {MAX_D} approximates the kernels within {tolerance:g}; "
                              f"give d explicitly or raise the tolerance", "d")
@@ -145,7 +159,7 @@ def approximate(ks: KernelSet, d: int | None = None, tolerance: float = 1e-9,
                 for c, n in enumerate(row):
                     if n:
                         if abs(n) > MAX_COEF:
-                            raise InputError(f"coefficient {n}/2^{chosen} is too large for the search "
+                            raise InputError(f"coefficient {_short(n)}/2^{chosen} is too large for the search "
                                              f"(limit {MAX_COEF} Atoms); use a smaller d", where)
                         coefs[(c - w // 2, h // 2 - r, z)] = n
                         total += abs(n)

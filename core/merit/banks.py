@@ -6,8 +6,10 @@ footprint elements at once. A bank holding several distinct requested words cost
 per extra word. Layouts compared, as in Fig. 6:
 
 * naive (ii-a): row-major, row pitch = footprint width;
-* padding (ii-b): the smallest row padding that removes every conflict;
-* XOR hash (ii-c): row pitch rounded to a power of two, column bits XORed with row bits;
+* padding (ii-b): the smallest row padding that removes every conflict, or else padding words
+  inside each row (after every g words), which strided reads along a row need;
+* XOR hash (ii-c): row pitch rounded to a power of two, column bits XORed with row bits (or,
+  for strided reads along a row, with higher column bits);
 * re-tiling (iii, iv): the naive layout, but lanes grouped into warps along other lane bits.
 """
 
@@ -156,6 +158,34 @@ def _sample(acc: Access, max_steps: int = 48) -> Access:
     return Access(acc.fp, acc.rows[:, pick], acc.cols[:, pick], acc.lane_bits)
 
 
+def _intra_row_padding(sac: Access, swarps: np.ndarray, n_banks: int, max_pad: int,
+                       check: Callable[[], None]) -> tuple | None:
+    """Padding inside rows, for strided reads along a row that no row pitch can spread
+    (AlexNet CONV1's stride 4): p words after every g columns, maybe rp more per row."""
+    W = sac.width
+    found = None
+    g = 1
+    while g < W:
+        for p in range(1, max_pad + 1):
+            for rp in range(0, max_pad + 1):
+                check()
+                P = W + ((W - 1) // g) * p + rp
+
+                def f(r, c, g=g, p=p, P=P):
+                    return r * P + c + (c // g) * p
+                cyc = _evaluate("padding", sac, f, P, swarps, n_banks, "").extra_cycles
+                key = (cyc, P)
+                if found is None or key < found[0]:
+                    found = (key, g, p, rp, f, P)
+                if cyc == 0:
+                    break
+        g *= 2
+    if found is None:
+        return None
+    (cyc, _), g, p, rp, f, P = found
+    return (cyc, g, p, rp, f, P)
+
+
 def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
             max_pad: int | None = None, check: Callable[[], None] | None = None) -> list[LayoutResult]:
     """Conflicts of the naive layout and of the three remedies of Fig. 6.
@@ -190,9 +220,17 @@ def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
             best = (cyc, p, f)
         if cyc == 0:
             break
+    if best is not None and best[0] > 0:
+        best = _intra_row_padding(sac, swarps, n_banks, max_pad, check) or best
     if best is not None:
-        p = best[1]
-        out.append(final("padding", best[2], W + p, warps, f"{p} padding word(s) after every {W} words (pitch {W + p})"))
+        if len(best) == 3:
+            p = best[1]
+            out.append(final("padding", best[2], W + p, warps,
+                             f"{p} padding word(s) after every {W} words (pitch {W + p})"))
+        else:
+            _, g, p, rp, f, P = best
+            out.append(final("padding", f, P, warps, f"{p} padding word(s) after every {g} words of a row"
+                             + (f", {rp} more at its end" if rp else "") + f" (pitch {P})"))
     # (ii-c) XOR hash: pitch a power of two, column XOR (row bits << m)
     xbest = None
     P0 = 1 << max(0, (W - 1).bit_length())
@@ -210,6 +248,20 @@ def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
                         xbest = (key, addr_of, P, f"pitch {P}, column XOR (((row >> {r}) & {(1 << q) - 1}) << {m})")
         if xbest and xbest[0][0] == 0:
             break
+    if xbest and xbest[0][0] > 0:
+        # strided reads along a row: XOR low column bits with higher column bits (a bijection
+        # inside each aligned block of 2^sh columns, so no extra padding)
+        for sh in range(2, P0.bit_length()):
+            for q in range(1, 3):
+                for m in range(0, sh - q + 1):
+                    def addr_of(rr, cc, P=P0, q=q, m=m, sh=sh):
+                        return rr * P + (cc ^ (((cc >> sh) & ((1 << q) - 1)) << m))
+                    check()
+                    cyc = _evaluate("xor", sac, addr_of, P0, swarps, n_banks, "").extra_cycles
+                    key = (cyc, P0, q)
+                    if key < xbest[0]:
+                        xbest = (key, addr_of, P0,
+                                 f"pitch {P0}, column XOR (((column >> {sh}) & {(1 << q) - 1}) << {m})")
     if xbest:
         out.append(final("xor", xbest[1], xbest[2], warps, xbest[3]))
     # (iii, iv) re-tiling: other lane bits form the warp

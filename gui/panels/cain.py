@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QHBoxLayout, QLabel, QPlainTextEdit,
+from PySide6.QtGui import QDoubleValidator, QFont
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
                                QPushButton, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
@@ -85,12 +85,21 @@ class CainPanel(GenericPanel):
         self.d.setSpecialValueText("auto")
         self.d.setToolTip("Coefficients become multiples of 1/2^d; 'auto' picks the smallest exact d")
         c.addWidget(self.d)
+        c.addWidget(QLabel("Tolerance:"))
+        self.tolerance = QLineEdit()
+        self.tolerance.setValidator(QDoubleValidator(0.0, 1e6, 12))
+        self.tolerance.setMaximumWidth(90)
+        self.tolerance.setToolTip("With d = auto: the largest error allowed per coefficient "
+                                  "(e.g. 0.01); 1e-9 asks for an exact approximation")
+        c.addWidget(self.tolerance)
         c.addStretch(1)
         for w in (self.isa, self.mode, self.traversal):
             w.currentIndexChanged.connect(self._changed)
         for w in (self.registers, self.workers, self.d):
             w.valueChanged.connect(self._changed)
         self.time_s.valueChanged.connect(self._changed)
+        self.tolerance.editingFinished.connect(self._changed)
+        self.d.valueChanged.connect(lambda v: self.tolerance.setEnabled(v < 0))
         self._build_views()
         self.set_settings(default_settings())
 
@@ -176,12 +185,18 @@ class CainPanel(GenericPanel):
             "traversal": self.traversal.currentData(), "workers": self.workers.value(),
             "d": None if self.d.value() < 0 else self.d.value(),
         })
+        try:
+            s["tolerance"] = max(0.0, float(self.tolerance.text()))
+        except ValueError:      # left empty or half-typed: keep what was set before
+            pass
         return s
 
     def set_settings(self, settings: dict[str, Any]) -> None:
         s = default_settings()
         s.update(settings)
         self._extra = {k: v for k, v in s.items() if k in ("max_nodes", "tolerance")}
+        self.tolerance.setText(f"{float(s['tolerance']):g}")
+        self.tolerance.setEnabled(s["d"] is None)
         widgets = (self.isa, self.mode, self.registers, self.time_s, self.traversal, self.workers, self.d)
         for w in widgets:
             w.blockSignals(True)
