@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from core.errors import InputError
-from core.nets.layers import Conv
+from core.nets.layers import Conv, conv_out
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,11 @@ class ConvShape:
 
     @property
     def Ho(self) -> int:
-        return (self.Hi + 2 * self.pad - self.dilation * (self.Hk - 1) - 1) // self.stride + 1
+        return conv_out(self.Hi, self.Hk, self.stride, self.pad, self.dilation)
 
     @property
     def Wo(self) -> int:
-        return (self.Wi + 2 * self.pad - self.dilation * (self.Wk - 1) - 1) // self.stride + 1
+        return conv_out(self.Wi, self.Wk, self.stride, self.pad, self.dilation)
 
     @property
     def Cig(self) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.nets.builder import NetBuilder
-from core.nets.layers import Conv, Network, Pool
+from core.nets.layers import Conv, Network, Pool, conv_out
 
 ASSET = Path(__file__).resolve().parents[2] / "assets" / "digits_cnn.npz"
 BUILTIN = "builtin-digits"
@@ -40,7 +40,7 @@ class ConvOp:
     def out_shape(self) -> Shape:
         m, _, kh, kw = self.weight.shape
         _, h, w = self.in_shape
-        return (m, (h + 2 * self.pad - kh) // self.stride + 1, (w + 2 * self.pad - kw) // self.stride + 1)
+        return (m, conv_out(h, kh, self.stride, self.pad), conv_out(w, kw, self.stride, self.pad))
 
     @property
     def macs(self) -> int:

@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from core.merit.transform import AxisMap, MeritTransform, Operand
+from core.nets.layers import conv_out
 
 
 # ---------------------------------------------------------------- builders
@@ -30,8 +31,7 @@ def conv(cin: int, h: int, w: int, cout: int, k: int, stride: int = 1, dilation:
          groups: int = 1, strategy: str = "dot", name: str = "conv", kw: int | None = None) -> MeritTransform:
     """Convolution: M(I)[p, a] = I[g*cig + ic, y*s + ky*dil - pad, x*s + kx*dil - pad] (eqs. 6, 7)."""
     kw = kw or k
-    oh = (h + 2 * pad - dilation * (k - 1) - 1) // stride + 1
-    ow = (w + 2 * pad - dilation * (kw - 1) - 1) // stride + 1
+    oh, ow = conv_out(h, k, stride, pad, dilation), conv_out(w, kw, stride, pad, dilation)
     cig, cog = cin // groups, cout // groups
     par = ([("g", groups)] if groups > 1 else []) + [("oc", cog), ("y", oh), ("x", ow)]
     acc = [("ic", cig), ("ky", k), ("kx", kw)]
@@ -111,8 +111,7 @@ def bilateral(h: int, w: int, k: int, sigma_s: float = 2.0, sigma_r: float = 0.1
 
 
 def depthwise(c: int, h: int, w: int, k: int = 3, stride: int = 1, pad: int = 1) -> MeritTransform:
-    oh = (h + 2 * pad - k) // stride + 1
-    ow = (w + 2 * pad - k) // stride + 1
+    oh, ow = conv_out(h, k, stride, pad), conv_out(w, k, stride, pad)
     return MeritTransform(
         "depthwise", [("c", c), ("y", oh), ("x", ow)], [("ky", k), ("kx", k)],
         [Operand("I", (c, h, w), {"c": AxisMap(0), "y": AxisMap(1, stride, -pad), "ky": AxisMap(1),
@@ -150,8 +149,7 @@ def conv_ref(I: np.ndarray, W: np.ndarray, stride: int = 1, dilation: int = 1, p
     cin, h, w = I.shape
     cout, cig, k, kw = W.shape
     Ip = np.pad(I, [(0, 0), (pad, pad), (pad, pad)])
-    oh = (h + 2 * pad - dilation * (k - 1) - 1) // stride + 1
-    ow = (w + 2 * pad - dilation * (kw - 1) - 1) // stride + 1
+    oh, ow = conv_out(h, k, stride, pad, dilation), conv_out(w, kw, stride, pad, dilation)
     out = np.zeros((cout, oh, ow))
     cog = cout // groups
     for ky in range(k):

@@ -6,6 +6,13 @@ from dataclasses import dataclass, field
 from typing import Union
 
 
+def conv_out(n: int, k: int, stride: int = 1, pad: int = 0, dilation: int = 1) -> int:
+    """Output size of a convolution along one axis, rounded down as in PyTorch and ONNX.
+
+    Every engine sizes convolutions through this one function so that they agree at the edges."""
+    return (n + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+
+
 @dataclass(frozen=True)
 class Conv:
     """Convolution; a fully connected layer is a Conv with k=1 over a 1x1 input (`fc=True`)."""
@@ -26,11 +33,11 @@ class Conv:
 
     @property
     def out_h(self) -> int:
-        return (self.in_h + 2 * self.pad - self.dilation * (self.k_h - 1) - 1) // self.stride + 1
+        return conv_out(self.in_h, self.k_h, self.stride, self.pad, self.dilation)
 
     @property
     def out_w(self) -> int:
-        return (self.in_w + 2 * self.pad - self.dilation * (self.k_w - 1) - 1) // self.stride + 1
+        return conv_out(self.in_w, self.k_w, self.stride, self.pad, self.dilation)
 
     @property
     def weights(self) -> int:

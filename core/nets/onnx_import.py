@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import InputError
-from core.nets.layers import Conv, Eltwise, Layer, Network, Pool
+from core.nets.layers import Conv, Eltwise, Layer, Network, Pool, conv_out
 
 # Only ReLU folds into a layer (Conv.relu). Clip (ReLU6) and Sigmoid would change the numbers
 # an engine computes from the layer table, so they are listed as unsupported, not altered.
@@ -91,9 +91,9 @@ def _attrs(node: Any) -> dict[str, Any]:
 
 def _pick_pad(n: int, k: int, stride: int, dil: int, begin: int, end: int) -> tuple[int, list[int]]:
     """ONNX output size for (begin, end) padding, and the symmetric pads that give the same size."""
-    want = (n + begin + end - dil * (k - 1) - 1) // stride + 1
+    want = conv_out(n + begin + end, k, stride, 0, dil)
     cands = sorted({begin, end, (begin + end) // 2, -(-(begin + end) // 2)})
-    ok = [p for p in cands if (n + 2 * p - dil * (k - 1) - 1) // stride + 1 == want]
+    ok = [p for p in cands if conv_out(n, k, stride, p, dil) == want]
     return want, ok
 
 
