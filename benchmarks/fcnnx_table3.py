@@ -2,8 +2,8 @@
 discrete-event simulator (sims/fcnnx_des.py), FPSobj with 25 fps targets (4 fps for VGG16).
 
 Run: .venv/bin/python benchmarks/fcnnx_table3.py [--quick]
-Prints the table and, for every bandwidth-bound row (the chosen design's CNNs together need more
-than the bandwidth at their peak rates), whether the memory-aware design beats the baseline.
+Prints the table and, for every bandwidth-bound row (the contention-unaware design's CNNs together
+need more than the bandwidth their interleaved DMA bursts get), whether the memory-aware design beats it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from core.engine import JobRequest  # noqa: E402
 from core.fcnnx.engine import default_settings, run  # noqa: E402
 from core.jobs import CancelToken, FinalResult  # noqa: E402
 from core.workload import CnnSet, FpgaTarget  # noqa: E402
+from sims.fcnnx_des import BURST_OVERHEAD, DMA_BURST, SWITCH_PENALTY  # noqa: E402
+
+DMA_EFFICIENCY = DMA_BURST / (DMA_BURST + BURST_OVERHEAD + SWITCH_PENALTY)   # interleaved 256-beat bursts
 
 SETS = {"3 CNNs": ["zfnet", "scenelabel", "vgg16"], "4 CNNs": ["zfnet", "pilotnet", "scenelabel", "vgg16"]}
 TARGETS = {"zfnet": 25.0, "pilotnet": 25.0, "scenelabel": 25.0, "vgg16": 4.0}
@@ -26,7 +29,7 @@ BANDWIDTHS = (1.0, 1.7, 2.0, 3.8)
 
 def run_row(cnns: list[str], bw: float) -> dict:
     s = default_settings()
-    s.update(targets=[TARGETS[c] for c in cnns], objective="fps")
+    s.update(targets=[TARGETS[c] for c in cnns], objective="fps", strict_targets=False)   # eq. 5, as the paper
     for ev in run(JobRequest(CnnSet(cnns), FpgaTarget("zc706", bw), s), CancelToken()):
         if isinstance(ev, FinalResult):
             return ev.data
@@ -34,9 +37,13 @@ def run_row(cnns: list[str], bw: float) -> dict:
 
 
 def bandwidth_bound(r: dict) -> bool:
+    """Judged on the contention-unaware design (the memory-aware one was chosen to fit the
+    bandwidth, so judging it would be circular): its CNNs at their peak rates need more than its
+    DMA bursts can draw from the port."""
+    base = r["baseline"]
     need = sum(f * sum(sg["traffic_bytes"] for sg in d["subgraphs"])
-               for f, d in zip(r["peak"]["fps"], r["design"]["per_cnn"]))
-    return need > r["effective_bandwidth_gbps"] * 1e9
+               for f, d in zip(base["peak"]["fps"], base["design"]))
+    return need > r["bandwidth_gbps"] * 1e9 * DMA_EFFICIENCY
 
 
 def main() -> int:

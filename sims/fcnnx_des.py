@@ -15,7 +15,8 @@ gives 92-97% efficiency (the paper measured > 90% on ZC706); interleaved 256-bea
 72%. Engines are fluid consumers: a subgraph consumes its bytes at traffic/latency bytes per second
 at most, from a FIFO of FIFO_BYTES filled by whole bursts; it ends when its last byte is consumed.
 For long runs bursts are grouped (g bursts per event, g overheads and penalties) to bound the
-number of events; `SimResult.group` reports g.
+number of events; the FIFO is then scaled by g too, so that a grouped chunk still fills only part
+of it and transfer and compute keep overlapping as they do at g = 1. `SimResult.group` reports g.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ class SimResult:
 class _Engine:
     """State of one engine's current subgraph."""
 
-    def __init__(self, tasks: list[tuple[float, SimTask]], chain_len: int = 0) -> None:
+    def __init__(self, tasks: list[tuple[float, SimTask]], chain_len: int = 0, fifo_bytes: int = FIFO_BYTES) -> None:
         self.queue = tasks            # (release time, task) in order
+        self.fifo = fifo_bytes
         self.chain_len = chain_len    # subgraphs per inference (0: not counted)
         self.completed = 0
         self.k = -1
@@ -97,7 +99,7 @@ class _Engine:
         t = self.task
         if t is None:
             return math.inf
-        room_needed = FIFO_BYTES - min(chunk, FIFO_BYTES)
+        room_needed = self.fifo - min(chunk, self.fifo)
         return max(self.start, self.cons - room_needed / t.rate)
 
     def receive(self, n: int, at: float) -> None:
@@ -191,7 +193,7 @@ def _chain_setup(chains: list[list[SimTask]], bandwidth_bps: float, inferences: 
     for ch, lim in zip(chains, limit_fps):
         reps = inferences * min(512, math.ceil(4 * biggest / sum(t.nbytes for t in ch)))
         engines.append(_Engine([((r / lim) if (lim and j == 0) else 0.0, task)
-                                for r in range(reps) for j, task in enumerate(ch)], len(ch)))
+                                for r in range(reps) for j, task in enumerate(ch)], len(ch), g * FIFO_BYTES))
     return engines, _Port(port_bytes, bandwidth_bps, g), g * burst * port_bytes
 
 
@@ -211,7 +213,8 @@ def simulate_scheduled(cycle: list[list[SimTask]], reps: list[int], period_s: fl
     total = cycles * sum(t.nbytes for ts in cycle for t in ts)
     g = _group(total, burst * port_bytes)
     port = _Port(port_bytes, bandwidth_bps, g)
-    engines = [_Engine([(c * period_s + t.release_s, t) for c in range(cycles) for t in ts]) for ts in cycle]
+    engines = [_Engine([(c * period_s + t.release_s, t) for c in range(cycles) for t in ts], 0, g * FIFO_BYTES)
+               for ts in cycle]
     _round_robin(engines, port, g * burst * port_bytes, lambda: any(e.task is not None for e in engines))
     return _result(engines, cycle, reps, cycles, period_s, port)
 

@@ -30,7 +30,7 @@ def default_settings() -> dict[str, Any]:
     """Empty/zero values mean "take it from the window" (CNN set, board, bandwidth, batch)."""
     return {"cnns": [], "onnx": [], "targets": [], "board": "", "bandwidth_gbps": 0.0, "objective": "fps",
             "scheduler": "rcls", "front_size": 6, "max_joint": 60, "ps_budget": 200, "ilp_time_limit": 30.0,
-            "simulate": True, "verify_top": 3, "strict_targets": False, "batch": 0}
+            "simulate": True, "verify_top": 3, "strict_targets": None, "batch": 0, "prune": True}
 
 
 SETTINGS_SCHEMA: dict[str, Any] = {
@@ -49,8 +49,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "ilp_time_limit": {"type": "number", "exclusiveMinimum": 0},
         "simulate": {"type": "boolean"},
         "verify_top": {"type": "integer", "minimum": 1, "maximum": 20},
-        "strict_targets": {"type": "boolean"},
+        "strict_targets": {"type": ["boolean", "null"]},    # null: strict when targets are given
         "batch": {"type": "integer", "minimum": 0},
+        "prune": {"type": "boolean"},
     },
 }
 
@@ -114,8 +115,12 @@ def _platform(s: dict[str, Any], target: Any) -> tuple[str, float]:
     if board not in BOARDS:
         raise InputError(f"unknown board {board!r}; known: {', '.join(BOARDS)}", "board")
     bw = float(s["bandwidth_gbps"]) or (target.bandwidth_gbps if isinstance(target, FpgaTarget) else 1.0)
-    if bw <= 0:
-        raise InputError("bandwidth must be positive", "bandwidth_gbps")
+    if not bw > 0 or not math.isfinite(bw):
+        raise InputError(f"bandwidth must be a positive number of GB/s, got {bw!r}", "bandwidth_gbps")
+    top = BOARDS[board].max_bandwidth_gbps
+    if bw > top:
+        raise InputError(f"{bw:g} GB/s is more than {BOARDS[board].name}'s memory can deliver (at most {top:g} GB/s)",
+                         "bandwidth_gbps")
     return board, bw
 
 
@@ -190,10 +195,13 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
 
     # 2. targets (eq. 5: min(user, max attainable))
     unreachable = [(n, u, m) for n, u, m in zip(names, user_targets, fps_max) if u > m]
-    if unreachable and s["strict_targets"]:
+    # targets the user typed are a requirement: refuse those no design reaches; the implicit
+    # 25 fps defaults are lowered as eq. 5 does (unless told otherwise either way)
+    strict = bool(s["targets"]) if s["strict_targets"] is None else s["strict_targets"]
+    if unreachable and strict:
         raise InputError("targets no design can reach: " + "; ".join(
-            f"{n} asks {u:g} fps, at most {m:.2f} fps on this device at {bw_gbps:g} GB/s" for n, u, m in unreachable),
-            "targets")
+            f"{n} asks {u:g} fps, at most {m:.2f} fps on this device at {bw_gbps:g} GB/s" for n, u, m in unreachable)
+            + " (lower them, or let eq. 5 lower them with --clamp-targets)", "targets")
     for n, u, m in unreachable:
         yield LogLine(f"{n}: target {u:g} fps is above the attainable {m:.2f} fps; using {m:.2f} (eq. 5)", "warning")
     targets = [min(u, m) for u, m in zip(user_targets, fps_max)]
@@ -233,7 +241,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     visited = 0
     for rank, k in enumerate(order[:s["max_joint"]]):
         cancel.check()
-        if best is not None and lower_bound(joints[k], objective) >= best.value:
+        if s["prune"] and best is not None and lower_bound(joints[k], objective) >= best.value:
             yield LogLine(f"stopped after {visited} joint points: no other point can beat {best.value:.4f}")
             break
         yield Progress(0.3 + 0.5 * rank / min(len(order), s["max_joint"]), f"scheduling joint point {rank + 1}")
@@ -356,8 +364,15 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", choices=SCHEDULERS, default="rcls", help="rcls heuristic or exact CP-SAT (small problems)")
     p.add_argument("--front-size", type=int, default=6, help="Pareto points per CNN entering the joint enumeration")
     p.add_argument("--max-joint", type=int, default=60, help="most joint design points to schedule")
-    p.add_argument("--strict-targets", action="store_true", help="refuse targets above the attainable fps")
+    tg = p.add_mutually_exclusive_group()
+    tg.add_argument("--strict-targets", dest="strict_targets", action="store_true", default=None,
+                    help="refuse targets above the attainable fps (the default when --targets is given)")
+    tg.add_argument("--clamp-targets", dest="strict_targets", action="store_false",
+                    help="lower targets above the attainable fps to it (eq. 5; the default for the implicit 25 fps)")
     p.add_argument("--no-simulate", action="store_true", help="skip the discrete-event simulation")
+    p.add_argument("--all-joint", action="store_true",
+                   help="schedule every joint point (up to --max-joint) instead of stopping at the bound: "
+                        "the full memory-aware cloud of Fig. 4, slower")
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
@@ -388,7 +403,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     settings = default_settings()
     settings.update(onnx=list(args.onnx), targets=targets, objective=args.objective, scheduler=args.scheduler,
                     front_size=args.front_size, max_joint=args.max_joint, strict_targets=args.strict_targets,
-                    simulate=not args.no_simulate)
+                    simulate=not args.no_simulate, prune=not args.all_joint)
     return JobRequest(CnnSet(cnns) if cnns else None, FpgaTarget(args.platform, bw), settings)
 
 

@@ -83,13 +83,18 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
         if sum(nsub) > max_tasks:
             return None
     batch = combo[0].batch
+    # best bound first: the repetition vector that could reach the lowest objective is scheduled
+    # first, so that the others are often pruned by the bound below
+    problems = []
     for reps in rep_candidates(frames, traffic, nsub, objective, bandwidth_bps, max_tasks=max_tasks, batch=batch):
-        check()
         prob = build_problem([p.loads for p in combo], reps, bandwidth_bps, batch)
-        if best is not None:   # even a schedule as short as the lower bound could not win
-            optimistic, _ = objective.best_period(prob.frames, makespan_lower_bound(prob) * prob.tick_s)
-            if optimistic >= best.value:
-                continue
+        optimistic, _ = objective.best_period(prob.frames, makespan_lower_bound(prob) * prob.tick_s)
+        problems.append((optimistic, len(problems), reps, prob))
+    problems.sort(key=lambda x: (x[0], x[1]))
+    for optimistic, _, reps, prob in problems:
+        check()
+        if best is not None and optimistic >= best.value:   # even the lower bound could not win
+            continue
         if scheduler == "ilp":
             sched = solve_exact(prob, ilp_time_limit, cancelled=cancelled)
             if sched is None:

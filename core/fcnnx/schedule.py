@@ -109,29 +109,33 @@ def rcls(p: Problem, level: Sequence[int], bandwidth: bool = True) -> Schedule |
 
 
 def _rcls(p: Problem, level: Sequence[int], bandwidth: bool, strict: bool) -> Schedule | None:
+    # the inner loop runs thousands of times per pattern search: plain lists, no method calls
     n = len(p.tasks)
-    dur = [p.duration(i, level[i]) for i in range(n)]
-    dem = [p.demand(i, level[i]) for i in range(n)]
-    if bandwidth and any(q > p.capacity for q in dem):
+    L, cap = p.levels, p.capacity
+    dur = [-(-t.d0 * L // lv) for t, lv in zip(p.tasks, level)]
+    dem = [-(-t.q0 * lv // L) for t, lv in zip(p.tasks, level)]
+    if bandwidth and max(dem) > cap:
         return None
+    chains = p.chains
     remaining = [0] * n
-    for chain in p.chains:
+    for chain in chains:
         acc = 0
         for i in reversed(chain):
             acc += dur[i]
             remaining[i] = acc
-    nxt = [0] * len(p.chains)
-    busy = [False] * len(p.chains)
+    lens = [len(ch) for ch in chains]
+    nxt = [0] * len(chains)
+    busy = [False] * len(chains)
     start = [0] * n
     running: list[tuple[int, int, int]] = []
     used, t, done = 0, 0, 0
     blocked = False
     while done < n:
-        ready = [c for c, ch in enumerate(p.chains) if not busy[c] and nxt[c] < len(ch)]
-        ready.sort(key=lambda c: -remaining[p.chains[c][nxt[c]]])
-        for c in ready:
-            i = p.chains[c][nxt[c]]
-            if not bandwidth or used + dem[i] <= p.capacity:
+        ready = [(-remaining[ch[nxt[c]]], c) for c, ch in enumerate(chains) if not busy[c] and nxt[c] < lens[c]]
+        ready.sort()
+        for _, c in ready:
+            i = chains[c][nxt[c]]
+            if not bandwidth or used + dem[i] <= cap:
                 start[i] = t
                 used += dem[i]
                 busy[c] = True
@@ -149,7 +153,7 @@ def _rcls(p: Problem, level: Sequence[int], bandwidth: bool, strict: bool) -> Sc
             busy[c] = False
             nxt[c] += 1
             done += 1
-    return Schedule(start, list(level), max(start[i] + dur[i] for i in range(n)), "rcls", info={"blocked": blocked})
+    return Schedule(start, list(level), max(map(int.__add__, start, dur)), "rcls", info={"blocked": blocked})
 
 
 # ---------------------------------------------------------------- checker

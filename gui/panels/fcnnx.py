@@ -63,12 +63,16 @@ class FcnnxPanel(GenericPanel):
         self.scheduler.addItem("RCLS + pattern search", "rcls")
         self.scheduler.addItem("exact (CP-SAT)", "ilp")
         self.simulate = QCheckBox("simulate")
-        for w in (self.cnns, self.targets, self.board, self.bandwidth, self.objective, self.scheduler, self.simulate):
+        self.all_joint = QCheckBox("all joint points")
+        self.all_joint.setToolTip("Schedule every joint design point (slower) instead of stopping when no other "
+                                  "point can beat the best: fills the memory-aware points of Fig. 4")
+        for w in (self.cnns, self.targets, self.board, self.bandwidth, self.objective, self.scheduler, self.simulate,
+                  self.all_joint):
             c.addWidget(w)
         c.addStretch(1)
         for sig in (self.cnns.editingFinished, self.targets.editingFinished, self.board.currentIndexChanged,
                     self.bandwidth.valueChanged, self.objective.currentIndexChanged,
-                    self.scheduler.currentIndexChanged, self.simulate.toggled):
+                    self.scheduler.currentIndexChanged, self.simulate.toggled, self.all_joint.toggled):
             sig.connect(self._edited)
 
         self.pareto_plot = ScatterPlot(title="Per-CNN design points (latency-resource Pareto fronts)",
@@ -117,7 +121,7 @@ class FcnnxPanel(GenericPanel):
         s.update(cnns=[n.strip() for n in self.cnns.text().split(",") if n.strip()], targets=targets,
                  board=self.board.currentData() or "", bandwidth_gbps=round(self.bandwidth.value(), 3),
                  objective=self.objective.currentData(), scheduler=self.scheduler.currentData(),
-                 simulate=self.simulate.isChecked())
+                 simulate=self.simulate.isChecked(), prune=not self.all_joint.isChecked())
         return s
 
     def set_settings(self, settings: dict[str, Any]) -> None:
@@ -131,6 +135,7 @@ class FcnnxPanel(GenericPanel):
         self.objective.setCurrentIndex(max(0, self.objective.findData(s["objective"])))
         self.scheduler.setCurrentIndex(max(0, self.scheduler.findData(s["scheduler"])))
         self.simulate.setChecked(bool(s["simulate"]))
+        self.all_joint.setChecked(not s.get("prune", True))
         self._loading = was
 
     # ------------------------------------------------------------ live events
