@@ -158,32 +158,42 @@ def _sample(acc: Access, max_steps: int = 48) -> Access:
     return Access(acc.fp, acc.rows[:, pick], acc.cols[:, pick], acc.lane_bits)
 
 
-def _intra_row_padding(sac: Access, swarps: np.ndarray, n_banks: int, max_pad: int,
-                       check: Callable[[], None]) -> tuple | None:
-    """Padding inside rows, for strided reads along a row that no row pitch can spread
-    (AlexNet CONV1's stride 4): p words after every g columns, maybe rp more per row."""
-    W = sac.width
-    found = None
-    g = 1
-    while g < W:
-        for p in range(1, max_pad + 1):
-            for rp in range(0, max_pad + 1):
-                check()
-                P = W + ((W - 1) // g) * p + rp
+def _padded(W: int, g: int, p: int, rp: int) -> tuple[Callable, int]:
+    """Address map with p padding words after every g columns of a row and rp more at its end;
+    g >= W is plain row padding."""
+    P = W + ((W - 1) // g) * p + rp
 
-                def f(r, c, g=g, p=p, P=P):
-                    return r * P + c + (c // g) * p
-                cyc = _evaluate("padding", sac, f, P, swarps, n_banks, "").extra_cycles
-                key = (cyc, P)
-                if found is None or key < found[0]:
-                    found = (key, g, p, rp, f, P)
-                if cyc == 0:
-                    break
-        g *= 2
+    def addr_of(r, c):
+        return r * P + c + (c // g) * p
+    return addr_of, P
+
+
+def _padding_search(sac: Access, swarps: np.ndarray, n_banks: int, max_pad: int,
+                    check: Callable[[], None]) -> tuple[int, int, int, int] | None:
+    """(extra cycles, g, p, rp) of the cheapest padding: the smallest row padding first; only if
+    none removes every conflict, padding inside rows (strided reads along a row, as in AlexNet
+    CONV1's stride 4, hit the same banks whatever the row pitch)."""
+    W = sac.width
+    row = [(W, 0, rp) for rp in range(1, max_pad + 1)]
+    inside = sorted(((g, p, rp) for g in (1 << k for k in range(max(0, (W - 1).bit_length())))
+                     for p in range(1, max_pad + 1) for rp in range(0, max_pad + 1)),
+                    key=lambda c: _padded(W, *c)[1])      # cheapest first: the first free one wins
+    found = None
+    for stage in (row, inside):
+        for g, p, rp in stage:
+            check()
+            f, P = _padded(W, g, p, rp)
+            cyc = _evaluate("padding", sac, f, P, swarps, n_banks, "").extra_cycles
+            if found is None or (cyc, P) < found[0]:
+                found = ((cyc, P), g, p, rp)
+            if cyc == 0:
+                break
+        if found is not None and found[0][0] == 0:
+            break
     if found is None:
         return None
-    (cyc, _), g, p, rp, f, P = found
-    return (cyc, g, p, rp, f, P)
+    (cyc, _), g, p, rp = found
+    return cyc, g, p, rp
 
 
 def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
@@ -211,26 +221,14 @@ def analyse(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
     naive = out[0]
     # (ii-b) padding: smallest pad that removes every conflict
     max_pad = n_banks * 2 if max_pad is None else max_pad
-    best = None
-    for p in range(1, max_pad + 1):
-        check()
-        f = lambda r, c, P=W + p: r * P + c
-        cyc = _evaluate("padding", sac, f, W + p, swarps, n_banks, "").extra_cycles
-        if best is None or cyc < best[0]:
-            best = (cyc, p, f)
-        if cyc == 0:
-            break
-    if best is not None and best[0] > 0:
-        best = _intra_row_padding(sac, swarps, n_banks, max_pad, check) or best
-    if best is not None:
-        if len(best) == 3:
-            p = best[1]
-            out.append(final("padding", best[2], W + p, warps,
-                             f"{p} padding word(s) after every {W} words (pitch {W + p})"))
-        else:
-            _, g, p, rp, f, P = best
-            out.append(final("padding", f, P, warps, f"{p} padding word(s) after every {g} words of a row"
-                             + (f", {rp} more at its end" if rp else "") + f" (pitch {P})"))
+    pad = _padding_search(sac, swarps, n_banks, max_pad, check)
+    if pad is not None:
+        _, g, p, rp = pad
+        f, P = _padded(W, g, p, rp)
+        detail = (f"{rp} padding word(s) after every {W} words (pitch {P})" if g >= W else
+                  f"{p} padding word(s) after every {g} words of a row" + (f", {rp} more at its end" if rp else "")
+                  + f" (pitch {P})")
+        out.append(final("padding", f, P, warps, detail))
     # (ii-c) XOR hash: pitch a power of two, column XOR (row bits << m)
     xbest = None
     P0 = 1 << max(0, (W - 1).bit_length())
