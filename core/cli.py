@@ -14,7 +14,7 @@ import traceback
 
 from core import __version__
 from core.engine import engines
-from core.errors import InputError
+from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, run_foreground
 
 EXIT_BAD_INPUT = 2
@@ -83,6 +83,8 @@ def run_engine_command(args: argparse.Namespace) -> int:
         return _fail("interrupted", 130, args.json)
     if isinstance(outcome.error, InputError):
         return _fail(str(outcome.error), EXIT_BAD_INPUT, args.json)
+    if isinstance(outcome.error, CheckFailed):
+        return _fail(f"{spec.name}: {outcome.error}", 1, args.json)
     if outcome.error is not None:
         traceback.print_exception(outcome.error, file=sys.stderr)
         return _fail(f"{spec.name} failed: {type(outcome.error).__name__}: {outcome.error}", 1, args.json)

@@ -12,5 +12,11 @@ class InputError(ValueError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class CheckFailed(RuntimeError):
+    """The program checked its own result and found it wrong (a layout that does not compute the
+    same, compiled code that classifies differently): the message is the whole story, so front
+    ends show it without a traceback."""
+
+
 class SessionError(InputError):
     """A session file that cannot be opened; `where` is the JSON field path."""

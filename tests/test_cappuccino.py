@@ -10,11 +10,11 @@ import pytest
 
 from core.cappuccino import allocation, layout, synth
 from core.cappuccino.engine import ENGINE
-from core.cappuccino.forward import check_layouts, forward_map_major, forward_reference
+from core.cappuccino.forward import apply_op, check_layouts, forward_map_major, forward_reference
 from core.cappuccino.inexact import search_modes
 from core.cappuccino.model import ConvOp, load_builtin
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED, flush_denormals, to_half
-from core.errors import InputError
+from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Cancelled, FinalResult, MetricPoint, run_foreground
 from core.workload import FpgaTarget, MobileSocTarget
 
@@ -239,7 +239,7 @@ def test_cancel_stops_run():
 
 
 # ------------------------------------------------------------------ ONNX input
-def _digits_onnx(model, path, extra_group: bool = False):
+def _digits_onnx(model, path, extra_group: bool = False, relu_after_pool: str = ""):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -255,6 +255,9 @@ def _digits_onnx(model, path, extra_group: bool = False):
              helper.make_node("MaxPool", ["r2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]),
              helper.make_node("Flatten", ["p2"], ["f"]),
              helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1, name="fc")]
+    if relu_after_pool:                 # conv1 -> MaxPool/AveragePool -> Relu instead of Relu -> MaxPool
+        nodes[1:3] = [helper.make_node(relu_after_pool, ["a1"], ["q1"], kernel_shape=[2, 2], strides=[2, 2]),
+                      helper.make_node("Relu", ["q1"], ["p1"], name="relu1")]
     if extra_group:
         inits.append(numpy_helper.from_array(np.ones((16, 1, 3, 3), np.float32), "wg"))
         nodes.insert(2, helper.make_node("Conv", ["r1", "wg"], ["g1"], pads=[1, 1, 1, 1], group=16, name="dw"))
@@ -271,6 +274,28 @@ def test_onnx_model_gives_same_accuracy_as_builtin(model, tmp_path):
     assert r["inexact"]["precise_accuracy"] == pytest.approx(
         100 * (forward_reference(model, model.x_val)[0].argmax(1) == model.y_val).mean())
     assert r["layout_check"]["precise"]["ok"]
+
+
+def test_onnx_relu_after_max_pool_computes_like_onnx(model, tmp_path):
+    pytest.importorskip("core.nets.onnx_import")
+    from core.cappuccino.model import load_onnx_model
+
+    _digits_onnx(model, tmp_path / "mp.onnx", relu_after_pool="MaxPool")
+    m = load_onnx_model(str(tmp_path / "mp.onnx"))
+    assert m.conv_ops[0].relu
+    # ONNX semantics in numpy: conv1, max pool, then ReLU; the rest as the built-in model
+    c1 = model.conv_ops[0]
+    from core.cappuccino.numerics import conv2d_nchw, pool_nchw
+
+    x = pool_nchw(conv2d_nchw(model.x_val, c1.weight, c1.bias, 1, 1), 2, 2, 0, "max")
+    x = np.maximum(x, 0)
+    for op in model.ops[2:]:
+        x, _ = apply_op(op, x, False)
+    np.testing.assert_allclose(forward_reference(m, m.x_val)[0], x.reshape(len(x), -1), rtol=1e-5, atol=1e-5)
+    _digits_onnx(model, tmp_path / "avg.onnx", relu_after_pool="AveragePool")
+    with pytest.raises(InputError) as e:
+        run(cli("--onnx", str(tmp_path / "avg.onnx"), "--no-compile"))
+    assert "relu1" in str(e.value) and "averaging" in str(e.value)
 
 
 def test_onnx_unsynthesisable_layers_are_listed_and_refused(model, tmp_path):
@@ -425,3 +450,140 @@ def test_branches_and_depthwise_are_listed_not_skipped():
     with pytest.raises(InputError) as e:
         build_ops(net, {})
     assert "sum" in str(e.value) and "dw" in str(e.value)
+
+
+# ------------------------------------------------------------------ failed checks fail the run
+def test_failed_layout_check_fails_the_run(monkeypatch):
+    from core.cappuccino import engine
+    from core.cappuccino.forward import LayoutCheck
+
+    broken = LayoutCheck({"conv1": 0.25, "conv2": 0.0}, {"conv1": True, "conv2": False}, 0.9, False)
+    monkeypatch.setattr(engine, "check_layouts", lambda *a, **k: broken)
+    with pytest.raises(CheckFailed) as e:
+        run(cli("--no-compile", "--limit", "20"))
+    msg = str(e.value)
+    assert "map-major layout check failed" in msg and "conv1: max relative difference 2.50e-01" in msg
+    assert "conv2" in msg and "own addresses" in msg and "90.0 %" in msg
+
+
+@needs_cc
+def test_program_classifying_unlike_numpy_fails_the_run(monkeypatch, tmp_path, capsys):
+    from main import main
+
+    real = synth.run_program
+
+    def wrong(exe, *args, **kw):      # the inexact program answers the next class for every image
+        rr = real(exe, *args, **kw)
+        if exe.name == "cappuccino":
+            rr.predictions = [(p + 1) % 10 for p in rr.predictions]
+        return rr
+
+    monkeypatch.setattr(synth, "run_program", wrong)
+    argv = ["--limit", "30", "--min-seconds", "0", "--repeats", "1", "--threads", "1"]
+    out = run_foreground(ENGINE.run(cli(*argv), CancelToken()), quiet=True)
+    assert isinstance(out.error, CheckFailed) and "parallel_inexact classified 30 of 30" in str(out.error)
+    assert out.result["summary"].startswith("CHECK FAILED: parallel_inexact classified 30 of 30 images")
+    assert out.result["synthesis"]["programs"]["parallel"]["mismatches"] == 0
+    assert "CHECK FAILED" in ENGINE.format_text(out.result)
+    assert main(["cappuccino", "--quiet", *argv]) == 1
+    err = capsys.readouterr().err
+    assert "compiled program check failed" in err and "Traceback" not in err     # a message, not a crash
+
+
+def test_validation_file_refuses_non_finite_images_and_bad_labels(model, tmp_path):
+    pytest.importorskip("core.nets.onnx_import")
+    _digits_onnx(model, tmp_path / "d.onnx")
+    x, y = model.x_val[:8].copy(), model.y_val[:8].copy()
+    x[3, 0, 2, 2] = np.nan
+    cases = {"nan": (x, y, "x[3]", "non-finite")}
+    x_inf = model.x_val[:8].copy()
+    x_inf[5, 0, 0, 0] = np.inf
+    cases["inf"] = (x_inf, y, "x[5]", "non-finite")
+    ok_x = model.x_val[:8]
+    for name, labels, index in (("big", [0, 1, 57, 3, 4, 5, 6, 7], "y[2]"),
+                                ("frac", [0, 1, 2, 3.5, 4, 5, 6, 7], "y[3]"),
+                                ("neg", [0, -1, 2, 3, 4, 5, 6, 7], "y[1]"),
+                                ("nan_label", [0, 1, 2, 3, 4, np.nan, 6, 7], "y[5]"),
+                                ("text", list("abcdefgh"), "dtype")):
+        cases[name] = (ok_x, np.array(labels), index, "0..9")
+    for name, (xs, ys, index, what) in cases.items():
+        path = tmp_path / f"{name}.npz"
+        np.savez(path, x=xs, y=ys)
+        with pytest.raises(InputError) as e:
+            run(cli("--onnx", str(tmp_path / "d.onnx"), "--validation", str(path), "--no-compile"))
+        assert e.value.where == "validation", name
+        assert str(path) in e.value.message and index in e.value.message and what in e.value.message, name
+    np.savez(tmp_path / "float_ok.npz", x=ok_x, y=y.astype(np.float64))       # whole numbers as floats
+    r = run(cli("--onnx", str(tmp_path / "d.onnx"), "--validation", str(tmp_path / "float_ok.npz"), "--no-compile"))
+    assert r["model"]["validation_images"] == 8
+
+
+def test_unsupported_operators_and_layers_in_one_message(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = {"w1": rng.standard_normal((4, 1, 3, 3)), "wd": rng.standard_normal((4, 1, 3, 3)),
+             "wf": rng.standard_normal((10, 64))}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1], name="c1"),
+             helper.make_node("Conv", ["a", "wd"], ["d"], pads=[1, 1, 1, 1], group=4, name="dw"),
+             helper.make_node("Sigmoid", ["d"], ["s"], name="sig"),
+             helper.make_node("MaxPool", ["s"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("Gemm", ["f", "wf"], ["y"], transB=1, name="fc")]
+    g = helper.make_graph(nodes, "t", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+                          [numpy_helper.from_array(v.astype(np.float32), k) for k, v in inits.items()])
+    path = tmp_path / "dw_sig.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    with pytest.raises(InputError) as e:
+        run(cli("--onnx", str(path), "--no-compile"))
+    msg = str(e.value)
+    assert "Sigmoid" in msg and "'sig'" in msg and "dw: grouped/depthwise convolution (groups=4)" in msg
+    assert e.value.where == str(path)
+
+
+def test_builtin_model_uses_the_validation_file(model, tmp_path):
+    np.savez(tmp_path / "val.npz", x=model.x_val[:25], y=model.y_val[:25])
+    r = run(cli("--model", "builtin-digits", "--validation", str(tmp_path / "val.npz"), "--no-compile"))
+    assert r["model"]["validation_images"] == 25 and r["model"]["validation_file"] == str(tmp_path / "val.npz")
+    np.savez(tmp_path / "bad.npz", x=model.x_val[:5], y=np.full(5, 10))
+    with pytest.raises(InputError) as e:
+        run(cli("--validation", str(tmp_path / "bad.npz"), "--no-compile"))
+    assert e.value.where == "validation" and "y[0] = 10" in e.value.message
+
+
+def test_text_lists_every_configuration_with_its_accuracy():
+    r = run(cli("--no-compile", "--limit", "40"))
+    text = ENGINE.format_text(r).splitlines()
+    configs = r["inexact"]["configurations"]
+    for c in configs:
+        line = next(l for l in text if l.lstrip().startswith(f"#{c['index']} "))
+        assert f"{c['accuracy']:.2f} %" in line and ("within budget" in line) == c["within_budget"]
+    assert any("conv1=imprecise" in l and "single layer" in l for l in text)
+    assert any("all precise" in l and l.lstrip().startswith("#0 ") for l in text)
+
+
+def test_messages_say_where_the_programs_went(monkeypatch, tmp_path):
+    r = run(cli("--no-compile", "--limit", "20"))
+    assert "not kept" in r["synthesis"]["message"] and "written" not in r["synthesis"]["message"]
+    monkeypatch.setattr(synth, "find_compiler", lambda: None)
+    r = run(cli("--limit", "20", "--emit", str(tmp_path / "out")))
+    assert f"written to {(tmp_path / 'out').resolve()}" in r["synthesis"]["message"]
+    r = run(cli("--limit", "20"))
+    assert "no C compiler found" in r["synthesis"]["message"] and "not kept" in r["synthesis"]["message"]
+
+
+def test_missing_cc_is_reported_not_silently_replaced(monkeypatch):
+    monkeypatch.setenv("CC", "no-such-compiler-xyz")
+    cc, note = synth.find_compiler_noting()
+    assert "CC='no-such-compiler-xyz'" in note and "not an executable" in note
+    assert cc == synth.find_compiler()
+    monkeypatch.setattr(synth, "find_compiler", lambda: None)
+    events = list(ENGINE.run(cli("--limit", "20"), CancelToken()))
+    logs = [e.message for e in events if type(e).__name__ == "LogLine"]
+    assert any("no-such-compiler-xyz" in m for m in logs)
+    final = events[-1].data["synthesis"]
+    assert "no-such-compiler-xyz" in final["compiler_note"] and "no-such-compiler-xyz" in final["message"]
+    monkeypatch.delenv("CC")
+    assert synth.find_compiler_noting()[1] == ""

@@ -146,7 +146,7 @@ def test_branches_add_concat_matmul_bias(tmp_path):
     assert kinds == [("Conv", "", (4, 6, 6)), ("Eltwise", "add", (4, 6, 6)), ("Conv", "", (2, 6, 6)),
                      ("Conv", "", (3, 6, 6)), ("Eltwise", "concat", (5, 6, 6)), ("Pool", "", (5, 1, 1)),
                      ("Conv", "", (3, 1, 1))]
-    assert not net.layers[0].relu                   # the ReLU follows the add, not the conv
+    assert not net.layers[0].relu and net.layers[1].relu   # the ReLU follows the add, not the conv
     w = load_onnx_weights(path)
     np.testing.assert_array_equal(w["fc"]["bias"], inits["bm"])   # the Add was folded as the bias
     x = _rand(1, 4, 6, 6)
@@ -284,3 +284,85 @@ def test_non_square_global_pool_and_bad_reshape_are_refused(tmp_path):
     inits = {"w": _rand(2, 1, 1, 1), "shape": np.array([1, 4, 2, 2], np.int64)}
     with pytest.raises(UnsupportedOperators, match="fold"):
         load_onnx(_save(tmp_path / "reshape.onnx", nodes, inits, (1, 1, 4, 2)))
+
+
+# ------------------------------------------------------------------ where a Relu can go
+def _relu_graph(tmp_path, name, middle, extra=None, in_shape=(1, 2, 6, 6)):
+    """Conv 'conv' (3 maps, 3x3, pad 1) -> `middle` nodes -> Flatten -> Gemm 'fc' (output y)."""
+    inits = {"w": _rand(3, in_shape[1], 3, 3), "b": _rand(3) - 0.5, **(extra or {})}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1])] + middle
+    probe = onnx.load(_save(tmp_path / f"{name}_probe.onnx", nodes, inits, in_shape, out=middle[-1].output[0]))
+    n = int(np.prod([d.dim_value for d in probe.graph.output[0].type.tensor_type.shape.dim][1:]))
+    inits.update(wf=_rand(4, n), bf=_rand(4))
+    nodes = nodes + [helper.make_node("Flatten", [middle[-1].output[0]], ["f"], name="flat"),
+                     helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], name="fc", transB=1)]
+    return _save(tmp_path / f"{name}.onnx", nodes, inits, in_shape)
+
+
+def test_relu_after_max_pool_is_folded_into_the_conv(tmp_path):
+    path = _relu_graph(tmp_path, "mp_relu", [
+        helper.make_node("MaxPool", ["c"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Relu", ["p"], ["r"], name="relu")])
+    net, w = load_onnx(path), load_onnx_weights(path)
+    conv, pool, fc = net.layers
+    assert conv.relu and pool.mode == "max" and not fc.relu
+    x = _rand(1, 2, 6, 6)
+    # ONNX order (pool, then ReLU) in numpy; the layer table computes ReLU, then pool
+    c = conv2d(x[0], w["conv"]["weight"], w["conv"]["bias"], 1, 1, 1)
+    pooled = c.reshape(3, 3, 2, 3, 2).max(axis=(2, 4))
+    want = w["fc"]["weight"] @ np.maximum(pooled, 0).reshape(-1) + w["fc"]["bias"]
+    got = run_chain(net, w, x[0]).reshape(-1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    (onnx_y,) = ReferenceEvaluator(path).run(None, {"x": x})
+    np.testing.assert_allclose(got, onnx_y.reshape(-1), rtol=1e-4, atol=1e-5)
+
+
+def test_relu_after_flatten_is_folded_and_a_second_relu_is_a_no_op(tmp_path):
+    path = _relu_graph(tmp_path, "flat_relu", [
+        helper.make_node("Relu", ["c"], ["r0"], name="relu0"),
+        helper.make_node("MaxPool", ["r0"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Relu", ["p"], ["r1"], name="again"),          # input already >= 0
+        helper.make_node("Flatten", ["r1"], ["f0"], name="flat0"),
+        helper.make_node("Gemm", ["f0", "w2"], ["g"], name="fc0", transB=1),
+        helper.make_node("Flatten", ["g"], ["g2"], name="flat1"),
+        helper.make_node("Relu", ["g2"], ["r2"], name="relu_flat")],   # FC -> Flatten -> Relu
+        extra={"w2": _rand(5, 27)})
+    net, w = load_onnx(path), load_onnx_weights(path)
+    assert [(l.name, getattr(l, "relu", None)) for l in net.layers] == [
+        ("conv", True), ("pool", None), ("fc0", True), ("fc", False)]
+    x = _rand(1, 2, 6, 6)
+    (want,) = ReferenceEvaluator(path).run(None, {"x": x})
+    np.testing.assert_allclose(run_chain(net, w, x[0]).reshape(-1), want.reshape(-1), rtol=1e-4, atol=1e-5)
+    # Conv -> Flatten -> Relu: the ReLU of the flattened maps is the conv's ReLU
+    path = _relu_graph(tmp_path, "conv_flat_relu", [helper.make_node("Flatten", ["c"], ["cf"], name="flat_c"),
+                                                     helper.make_node("Relu", ["cf"], ["r"], name="relu")])
+    net, w = load_onnx(path), load_onnx_weights(path)
+    assert [getattr(l, "relu", None) for l in net.layers] == [True, False]
+    (want,) = ReferenceEvaluator(path).run(None, {"x": x})
+    np.testing.assert_allclose(run_chain(net, w, x[0]).reshape(-1), want.reshape(-1), rtol=1e-4, atol=1e-5)
+
+
+def test_relu_that_no_layer_can_apply_is_refused_with_the_reason(tmp_path):
+    avg = _relu_graph(tmp_path, "avg_relu", [
+        helper.make_node("AveragePool", ["c"], ["p"], name="avg", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Relu", ["p"], ["r"], name="relu_avg")])
+    with pytest.raises(UnsupportedOperators) as err:
+        load_onnx(avg)
+    assert [(op, n) for op, n, _ in err.value.ops] == [("Relu", "relu_avg")]
+    assert "AveragePool 'avg'" in str(err.value) and "averaging" in str(err.value)
+
+    # the conv output is also read by a second pooling branch that needs it un-rectified
+    shared = [helper.make_node("MaxPool", ["c"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+              helper.make_node("Relu", ["p"], ["r"], name="relu_shared"),
+              helper.make_node("MaxPool", ["c"], ["q"], name="pool2", kernel_shape=[2, 2], strides=[2, 2]),
+              helper.make_node("Add", ["r", "q"], ["s"], name="sum")]
+    with pytest.raises(UnsupportedOperators) as err:
+        load_onnx(_relu_graph(tmp_path, "shared", shared))
+    assert [n for _, n, _ in err.value.ops] == ["relu_shared"] and "other nodes" in str(err.value)
+
+    inits = {"w": _rand(3, 2, 3, 3)}
+    on_input = [helper.make_node("Relu", ["x"], ["r"], name="relu_in"),
+                helper.make_node("Conv", ["r", "w"], ["y"], name="conv")]
+    with pytest.raises(UnsupportedOperators) as err:
+        load_onnx(_save(tmp_path / "in_relu.onnx", on_input, inits, (1, 2, 5, 5)))
+    assert [n for _, n, _ in err.value.ops] == ["relu_in"] and "network input" in str(err.value)

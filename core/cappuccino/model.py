@@ -16,7 +16,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.nets.builder import NetBuilder
-from core.nets.layers import Conv, Network, Pool, conv_out
+from core.nets.layers import Conv, Layer, Network, Pool, conv_out
 
 ASSET = Path(__file__).resolve().parents[2] / "assets" / "digits_cnn.npz"
 BUILTIN = "builtin-digits"
@@ -103,31 +103,36 @@ def digits_network() -> Network:
     return b.network("Trained by `python -m core.cappuccino.train_digits` (seed 0); weights in assets/digits_cnn.npz.")
 
 
+def layer_problems(layer: Layer) -> list[str]:
+    """What the synthesiser cannot handle in one layer by itself (chaining is checked separately)."""
+    if isinstance(layer, Conv):
+        bad = []
+        if layer.groups != 1:
+            bad.append(f"{layer.name}: grouped/depthwise convolution (groups={layer.groups})")
+        if layer.dilation != 1:
+            bad.append(f"{layer.name}: dilated convolution (dilation={layer.dilation})")
+        return bad
+    if isinstance(layer, Pool):
+        return [f"{layer.name}: pooling mode {layer.mode!r}"] if layer.mode not in ("max", "avg") else []
+    op = getattr(layer, "op", type(layer).__name__)
+    return [f"{layer.name}: {type(layer).__name__} ({op}) layers are not synthesised (branches)"]
+
+
 def unsupported_layers(net: Network) -> list[str]:
     """Every layer the synthesiser cannot handle, each with the reason (empty when all are fine)."""
     bad = []
     shape = tuple(net.input_shape)
     for layer in net.layers:
+        bad += layer_problems(layer)
         if isinstance(layer, Conv):
-            if layer.groups != 1:
-                bad.append(f"{layer.name}: grouped/depthwise convolution (groups={layer.groups})")
-            if layer.dilation != 1:
-                bad.append(f"{layer.name}: dilated convolution (dilation={layer.dilation})")
             expect = (layer.in_ch, layer.in_h, layer.in_w)
             flat = (shape[0] * shape[1] * shape[2], 1, 1)
             if expect != shape and not (layer.fc and expect == flat):
                 bad.append(f"{layer.name}: reads {expect} but the previous layer gives {shape} (not a chain)")
-            shape = layer.out_shape
         elif isinstance(layer, Pool):
-            if layer.mode not in ("max", "avg"):
-                bad.append(f"{layer.name}: pooling mode {layer.mode!r}")
             if (layer.ch, layer.in_h, layer.in_w) != shape:
                 bad.append(f"{layer.name}: reads {(layer.ch, layer.in_h, layer.in_w)} but the previous layer gives {shape}")
-            shape = layer.out_shape
-        else:
-            op = getattr(layer, "op", type(layer).__name__)
-            bad.append(f"{layer.name}: {type(layer).__name__} ({op}) layers are not synthesised (branches)")
-            shape = layer.out_shape
+        shape = layer.out_shape
     if not any(isinstance(l, Conv) for l in net.layers):
         bad.append(f"{net.name}: no convolution or fully connected layer")
     return bad
@@ -188,38 +193,64 @@ def digits_validation(val_index: np.ndarray | None = None) -> tuple[np.ndarray, 
     return x[val_index], y[val_index]
 
 
-def load_builtin(limit: int | None = None) -> CnnModel:
+def load_builtin(limit: int | None = None, validation: str | None = None) -> CnnModel:
+    """The built-in digits CNN; its validation set is the held-out digits unless a file is given."""
     if not ASSET.exists():
         raise InputError(f"{ASSET} is missing; run `python -m core.cappuccino.train_digits`", "model")
     with np.load(ASSET) as f:
         params = {k: f[k] for k in f.files}
     net = digits_network()
     weights = {n: (params[f"{n}.weight"], params[f"{n}.bias"]) for n in ("conv1", "conv2", "fc")}
-    x, y = digits_validation(params["val_index"])
+    ops = build_ops(net, weights)
+    extra: dict[str, Any] = {"trained_validation_accuracy": float(params["val_accuracy"])}
+    if validation:
+        x, y = load_validation_npz(validation, tuple(net.input_shape), int(np.prod(ops[-1].out_shape)))
+        extra["validation_file"] = str(validation)
+    else:
+        x, y = digits_validation(params["val_index"])
     if limit:
         x, y = x[:limit], y[:limit]
-    return CnnModel(BUILTIN, net, build_ops(net, weights), x, y, net.notes,
-                    {"trained_validation_accuracy": float(params["val_accuracy"])})
+    return CnnModel(BUILTIN, net, ops, x, y, net.notes, extra)
 
 
-def load_validation_npz(path: str, shape: Shape) -> tuple[np.ndarray, np.ndarray]:
-    """A validation set file: arrays `x` (B, C, H, W) or (B, H, W) and integer labels `y`."""
+def load_validation_npz(path: str, shape: Shape, outputs: int) -> tuple[np.ndarray, np.ndarray]:
+    """A validation set file: arrays `x` (B, C, H, W) or (B, H, W) and labels `y` in 0..outputs-1.
+
+    NaN/inf images and labels that are not class indices are refused here: they would otherwise
+    turn into a meaningless accuracy (and wrong inexact-mode choices) without any error.
+    """
     p = Path(path)
     if not p.is_file():
         raise InputError(f"no such file: {path}", "validation")
     try:
         with np.load(p) as f:
-            x, y = np.asarray(f["x"], np.float32), np.asarray(f["y"]).astype(np.int64).reshape(-1)
+            x_raw, y_raw = np.asarray(f["x"]), np.asarray(f["y"]).reshape(-1)
     except KeyError as exc:
         raise InputError(f"{path}: needs arrays 'x' and 'y' ({exc})", "validation") from None
     except Exception as exc:  # not an npz
         raise InputError(f"{path}: not a numpy .npz file ({exc})", "validation") from None
+    if x_raw.dtype.kind not in "iuf":
+        raise InputError(f"{path}: images x must be numbers, got dtype {x_raw.dtype}", "validation")
+    if y_raw.dtype.kind not in "iuf":
+        raise InputError(f"{path}: labels y must be class indices 0..{outputs - 1}, got dtype {y_raw.dtype}",
+                         "validation")
+    x = x_raw.astype(np.float32)
     if x.ndim == 3:
         x = x[:, None]
-    if x.shape[1:] != tuple(shape) or len(x) != len(y) or len(y) == 0:
-        raise InputError(f"{path}: x has shape {x.shape} and y {y.shape}; the network needs (B, {shape[0]}, "
+    if x.shape[1:] != tuple(shape) or len(x) != len(y_raw) or len(y_raw) == 0:
+        raise InputError(f"{path}: x has shape {x.shape} and y {y_raw.shape}; the network needs (B, {shape[0]}, "
                          f"{shape[1]}, {shape[2]}) with one label per image", "validation")
-    return x, y
+    finite = np.isfinite(x).reshape(len(x), -1).all(axis=1)
+    if not finite.all():
+        i = int(np.argmin(finite))
+        raise InputError(f"{path}: image x[{i}] has a non-finite value (NaN or infinity as float32)", "validation")
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(y_raw) & (y_raw == np.round(y_raw)) & (y_raw >= 0) & (y_raw < outputs)
+    if not ok.all():
+        i = int(np.argmin(ok))
+        raise InputError(f"{path}: label y[{i}] = {y_raw[i]} is not a class index 0..{outputs - 1} "
+                         f"(the network has {outputs} outputs)", "validation")
+    return x, y_raw.astype(np.int64)
 
 
 def load_onnx_model(path: str, validation: str | None = None, limit: int | None = None) -> CnnModel:
@@ -236,18 +267,22 @@ def load_onnx_model(path: str, validation: str | None = None, limit: int | None 
             net, raw = onnx_import.load_onnx_with_weights(str(p))
         else:
             net, raw = onnx_import.load_onnx(str(p)), onnx_import.load_onnx_weights(str(p))
-    except InputError:
+    except InputError as exc:
+        # operators the importer refuses: name the imported layers this engine refuses too, so that
+        # one message lists everything to change (e.g. a Sigmoid and a depthwise convolution)
+        layers = getattr(exc, "layers", None) or []
+        more = [problem for layer in layers for problem in layer_problems(layer)]
+        if more:
+            raise InputError(f"{exc.message}; the synthesiser also cannot handle these layers: "
+                             + "; ".join(more), exc.where) from None
         raise
     except Exception as exc:
-        unsupported = getattr(onnx_import, "UnsupportedOperators", None)
-        if unsupported is not None and isinstance(exc, unsupported):
-            raise InputError(f"cannot synthesise: {exc}", path) from None
         raise InputError(f"cannot read ONNX model: {exc}", path) from None
     weights = _normalise_weights(raw)
     ops = build_ops(net, weights)
     shape = tuple(net.input_shape)
     if validation:
-        x, y = load_validation_npz(validation, shape)
+        x, y = load_validation_npz(validation, shape, int(np.prod(ops[-1].out_shape)))
     elif shape == (1, 8, 8):
         x, y = digits_validation()
     else:

@@ -531,6 +531,16 @@ def find_compiler() -> str | None:
     return None
 
 
+def find_compiler_noting() -> tuple[str | None, str]:
+    """The compiler and, when $CC names one that is not found, a note saying what is used instead
+    (so a misspelt CC does not silently time programs built by another compiler)."""
+    cc = find_compiler()
+    wanted = os.environ.get("CC")
+    if wanted and not shutil.which(wanted):
+        return cc, f"CC={wanted!r} is not an executable on PATH; using {cc or 'no compiler'} instead"
+    return cc, ""
+
+
 def compile_c(cc: str, source: Path, exe: Path, openmp: bool, check: Callable[[], None]) -> None:
     flags = ["-O3", "-march=native", "-std=gnu11"] + (["-fopenmp"] if openmp else [])
     _run_checked([cc, *flags, str(source), "-o", str(exe), "-lm"], check, f"compiling {source.name}")

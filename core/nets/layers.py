@@ -91,6 +91,7 @@ class Eltwise:
     h: int
     w: int
     op: str = "add"
+    relu: bool = False         # a ReLU follows the sum (ONNX Add -> Relu); shapes and MACs are unchanged
 
     @property
     def out_shape(self) -> tuple[int, int, int]:

@@ -1,8 +1,11 @@
 """Read an ONNX model into a layer table (`load_onnx`) and its folded weights (`load_onnx_weights`).
 
-Only inference graphs made of the operators in `SUPPORTED` are accepted.  Activations, Dropout,
-Identity and Softmax leave shapes alone and are folded away; BatchNormalization is folded into the
-Conv/Gemm before it; Add/Concat become `Eltwise` entries.  Every other operator is collected and
+Only inference graphs made of the operators in `SUPPORTED` are accepted.  Dropout, Identity and
+Softmax leave shapes alone and are folded away; BatchNormalization is folded into the Conv/Gemm
+before it; Add/Concat become `Eltwise` entries.  A Relu sets `relu=True` on the layer whose output
+it rectifies (directly, or through max pooling / flattening, with which ReLU commutes), or is
+dropped when its input is already non-negative; a Relu that cannot be expressed that way (after
+average pooling, on the network input, on a tensor other nodes also read) is reported as unsupported.  Every other operator is collected and
 reported together in one `UnsupportedOperators` error (nothing is dropped silently).  Shapes are
 computed with the formulas of `core.nets.layers` and cross-checked against ONNX shape inference,
 so a layer table that disagrees with ONNX (e.g. padding the table cannot express) is refused.
@@ -20,8 +23,8 @@ import numpy as np
 from core.errors import InputError
 from core.nets.layers import Conv, Eltwise, Layer, Network, Pool, conv_out
 
-# Only ReLU folds into a layer (Conv.relu). Clip (ReLU6) and Sigmoid would change the numbers
-# an engine computes from the layer table, so they are listed as unsupported, not altered.
+# Only ReLU folds into a layer (Conv.relu / Eltwise.relu). Clip (ReLU6) and Sigmoid would change the
+# numbers an engine computes from the layer table, so they are listed as unsupported, not altered.
 ACTIVATIONS = {"Relu"}
 PASS_THROUGH = {"Dropout", "Identity", "Softmax"}
 SUPPORTED = ({"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool", "Flatten",
@@ -29,10 +32,15 @@ SUPPORTED = ({"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAverage
 
 
 class UnsupportedOperators(InputError):
-    """The model uses operators the layer table cannot represent; `ops` lists (op_type, node, why)."""
+    """The model uses operators the layer table cannot represent; `ops` lists (op_type, node, why).
 
-    def __init__(self, path: str, ops: list[tuple[str, str, str]]) -> None:
+    `layers` holds the layers that were imported anyway, so a caller can report its own objections
+    to them in the same message instead of making the user fix the file twice.
+    """
+
+    def __init__(self, path: str, ops: list[tuple[str, str, str]], layers: list[Layer] | None = None) -> None:
         self.ops = ops
+        self.layers = list(layers or [])
         items = "; ".join(f"{op} (node {name!r}{', ' + why if why else ''})" for op, name, why in ops)
         super().__init__(f"unsupported ONNX operator(s): {items}", str(path))
 
@@ -42,6 +50,8 @@ class _Tensor:
     shape: tuple[int, int, int]   # (C, H, W); a flat vector of N values is (N, 1, 1)
     flat: bool = False
     layer: str | None = None      # the Conv/FC whose un-activated output this is (BN can fold into it)
+    relu_into: str | None = None  # the layer whose relu=True would rectify this tensor exactly
+    nonneg: bool = False          # known >= 0 (after a ReLU), so a further Relu changes nothing
 
 
 @dataclass
@@ -113,7 +123,10 @@ class _Importer:
         self.unsupported: list[tuple[str, str, str]] = []
         self.folded = {"BatchNormalization": 0, "activation": 0, "pass-through": 0}
         self.consumers: dict[str, int] = {}
+        self.producer: dict[str, Any] = {}
         for node in self.graph.node:
+            for name in node.output:
+                self.producer[name] = node
             for name in node.input:
                 if name:
                     self.consumers[name] = self.consumers.get(name, 0) + 1
@@ -158,6 +171,11 @@ class _Importer:
             raise InputError(f"input {name!r} is not an activation tensor", self.where(node))
         return t
 
+    def _relu_carry(self, name: str, x: _Tensor) -> str | None:
+        """ReLU commutes with max pooling and reshapes, but only a tensor no one else reads may be
+        rectified earlier, so the fold target passes through a single-consumer input only."""
+        return x.relu_into if self.consumers.get(name, 0) == 1 else None
+
     def _input(self) -> tuple[int, int, int]:
         ins = [i for i in self.graph.input if i.name not in self.consts]
         if len(ins) != 1:
@@ -196,7 +214,7 @@ class _Importer:
         layer = Conv(name, c, h, wd, out_ch, kh, kw, strides[0], pads, g, dil[0], relu=False)
         self._add_layer(layer)
         self.weights[name] = {"weight": w.astype(np.float32), "bias": np.asarray(b, np.float32).reshape(out_ch)}
-        self._set(node, node.output[0], _Tensor(layer.out_shape, layer=name))
+        self._set(node, node.output[0], _Tensor(layer.out_shape, layer=name, relu_into=name))
 
     def _pads(self, node: Any, a: dict, hw: tuple[int, int], k: tuple[int, int], s: int, d: int) -> int:
         auto = a.get("auto_pad", b"NOTSET")
@@ -248,7 +266,9 @@ class _Importer:
             mode = "max" if node.op_type == "MaxPool" else "avg"
             layer = Pool(name, c, h, w, k[0], strides[0], pad, mode, ceil)
         self._add_layer(layer)
-        self._set(node, node.output[0], _Tensor(layer.out_shape))
+        # max(relu(a), relu(b)) = relu(max(a, b)); averaging does not commute with ReLU
+        into = self._relu_carry(node.input[0], x) if node.op_type == "MaxPool" else None
+        self._set(node, node.output[0], _Tensor(layer.out_shape, relu_into=into, nonneg=x.nonneg))
 
     def fc(self, node: Any, i: int) -> None:
         a = _attrs(node)
@@ -276,7 +296,7 @@ class _Importer:
         layer = Conv(name, fan_in, 1, 1, out, 1, 1, fc=True, relu=False)
         self._add_layer(layer)
         self.weights[name] = {"weight": np.asarray(w, np.float32), "bias": np.asarray(bias, np.float32)}
-        self._set(node, node.output[0], _Tensor((out, 1, 1), flat=True, layer=name))
+        self._set(node, node.output[0], _Tensor((out, 1, 1), flat=True, layer=name, relu_into=name))
 
     def batchnorm(self, node: Any, i: int) -> None:
         x = self._act(node, node.input[0])
@@ -293,20 +313,46 @@ class _Importer:
         wb["weight"] = (wb["weight"] * scale.reshape(shape)).astype(np.float32)
         wb["bias"] = ((wb["bias"] - mean) * scale + beta).astype(np.float32)
         self.folded["BatchNormalization"] += 1
-        self._set(node, node.output[0], _Tensor(x.shape, x.flat, x.layer))
+        self._set(node, node.output[0], _Tensor(x.shape, x.flat, x.layer, relu_into=x.layer))
 
     def activation(self, node: Any, i: int) -> None:
         x = self._act(node, node.input[0])
-        if x.layer is not None and self.consumers.get(node.input[0], 0) == 1:
-            j = self.index[x.layer]
+        into = self._relu_carry(node.input[0], x)
+        if x.nonneg:
+            pass                                    # already rectified: the Relu is a no-op
+        elif into is not None:
+            j = self.index[into]
             self.layers[j] = dataclasses.replace(self.layers[j], relu=True)
+        else:
+            self.unsupported.append((node.op_type, node.name or f"#{i}", self._why_no_relu(node.input[0])))
+            self.tensors[node.output[0]] = None
+            return
         self.folded["activation"] += 1
-        self._set(node, node.output[0], _Tensor(x.shape, x.flat))
+        self._set(node, node.output[0], _Tensor(x.shape, x.flat, nonneg=True))
+
+    def _why_no_relu(self, name: str) -> str:
+        """Why the Relu reading tensor `name` has no layer to be folded into (for the error message)."""
+        node = self.producer.get(name)
+        if node is None:
+            return "a ReLU of the network input has no layer to fold into"
+        what = f"{node.op_type} {node.name!r}" if node.name else f"the {node.op_type} writing {name!r}"
+        if self.consumers.get(name, 0) > 1:
+            return f"the output of {what} is also read un-rectified by other nodes, so no layer can apply this ReLU"
+        if node.op_type in ("AveragePool", "GlobalAveragePool"):
+            return f"it follows {what}; ReLU does not commute with averaging, so it cannot move into the layer before"
+        if node.op_type in ("MaxPool", "Flatten", "Reshape", "Dropout", "Identity") and node.input:
+            return self._why_no_relu(node.input[0])
+        return f"it follows {what}, which has no ReLU it could be folded into"
 
     def pass_through(self, node: Any, i: int) -> None:
         x = self._act(node, node.input[0])
         self.folded["pass-through"] += 1
-        self._set(node, node.output[0], dataclasses.replace(x))
+        if node.op_type == "Softmax":           # not the layer's output any more, but non-negative
+            self._set(node, node.output[0], _Tensor(x.shape, x.flat, nonneg=True))
+            return
+        single = self.consumers.get(node.input[0], 0) == 1
+        self._set(node, node.output[0], dataclasses.replace(x, layer=x.layer if single else None,
+                                                            relu_into=x.relu_into if single else None))
 
     def flatten(self, node: Any, i: int) -> None:
         x = self._act(node, node.input[0])
@@ -314,16 +360,19 @@ class _Importer:
         if axis not in (0, 1):
             raise InputError(f"Flatten axis {axis} would split a sample", self.where(node))
         n = int(np.prod(x.shape))
-        self._set(node, node.output[0], _Tensor((n, 1, 1), flat=True, layer=x.layer if x.flat else None))
+        self._set(node, node.output[0], _Tensor((n, 1, 1), flat=True, layer=x.layer if x.flat else None,
+                                                relu_into=self._relu_carry(node.input[0], x), nonneg=x.nonneg))
 
     def reshape(self, node: Any, i: int) -> None:
         x = self._act(node, node.input[0])
         target = self._const(node, node.input[1], "Reshape shape").astype(int).tolist()
         n = int(np.prod(x.shape))
+        into = self._relu_carry(node.input[0], x)
         if len(target) == 2 and target[0] in (1, -1, 0) and target[1] in (n, -1):
-            self._set(node, node.output[0], _Tensor((n, 1, 1), flat=True, layer=x.layer if x.flat else None))
+            self._set(node, node.output[0], _Tensor((n, 1, 1), flat=True, layer=x.layer if x.flat else None,
+                                                    relu_into=into, nonneg=x.nonneg))
         elif len(target) == 4 and not x.flat and [abs(v) for v in target[1:]] == list(x.shape):
-            self._set(node, node.output[0], dataclasses.replace(x))
+            self._set(node, node.output[0], dataclasses.replace(x, relu_into=into))
         else:
             self.unsupported.append((node.op_type, node.name or f"#{i}", f"reshape to {target} is not a flatten"))
             self.tensors[node.output[0]] = None
@@ -336,9 +385,10 @@ class _Importer:
             x = self._act(node, other)
             bias = self.consts[const]
             out_ch = x.shape[0]
-            if x.layer is None or bias.size not in (1, out_ch):
+            if x.layer is None or bias.size not in (1, out_ch) or self.consumers.get(other, 0) != 1:
                 self.unsupported.append((node.op_type, node.name or f"#{i}",
-                                         "adding a constant is only supported as a Conv/MatMul bias"))
+                                         "adding a constant is only supported as the bias of a Conv/MatMul "
+                                         "no other node reads"))
                 self.tensors[node.output[0]] = None
                 return
             wb = self.weights[x.layer]
@@ -353,7 +403,7 @@ class _Importer:
             return
         name = self._name(node, i)
         self._add_layer(Eltwise(name, *xa.shape, op="add"))
-        self._set(node, node.output[0], _Tensor(xa.shape, xa.flat))
+        self._set(node, node.output[0], _Tensor(xa.shape, xa.flat, relu_into=name, nonneg=xa.nonneg and xb.nonneg))
 
     def concat(self, node: Any, i: int) -> None:
         xs = [self._act(node, n) for n in node.input]
@@ -367,7 +417,7 @@ class _Importer:
         h, w = xs[0].shape[1:]
         name = self._name(node, i)
         self._add_layer(Eltwise(name, c, h, w, op="concat"))
-        self._set(node, node.output[0], _Tensor((c, h, w)))
+        self._set(node, node.output[0], _Tensor((c, h, w), nonneg=all(x.nonneg for x in xs)))
 
     def constant(self, node: Any, i: int) -> None:
         from onnx import numpy_helper
@@ -406,7 +456,7 @@ class _Importer:
                 raise InputError(f"cannot interpret this node ({type(exc).__name__}: {exc})"[:300],
                                  self.where(node)) from None
         if self.unsupported:
-            raise UnsupportedOperators(self.path, self.unsupported)
+            raise UnsupportedOperators(self.path, self.unsupported, self.layers)
         if not any(isinstance(l, Conv) for l in self.layers):
             raise InputError("the model has no Conv, Gemm or MatMul layer", self.path)
         notes = (f"Imported from ONNX file {os.path.basename(self.path)}: {len(self.graph.node)} nodes; folded "

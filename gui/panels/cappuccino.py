@@ -316,7 +316,7 @@ class CappuccinoPanel(GenericPanel):
 
     def _edited(self, *args: Any) -> None:
         onnx = self.model_box.currentData() == "onnx"
-        for w in (self.onnx_edit, self.onnx_button, self.validation_edit):
+        for w in (self.onnx_edit, self.onnx_button):     # a validation file serves both models
             w.setEnabled(onnx)
         if not self._loading:
             self.settings_changed.emit()
