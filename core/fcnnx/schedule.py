@@ -18,6 +18,7 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterator, Sequence
 
 CAPACITY = 1000           # bandwidth units that make up the effective bandwidth B_mem
@@ -57,6 +58,14 @@ class Problem:
 
     def demand(self, i: int, level: int) -> int:
         return -(-self.tasks[i].q0 * level // self.levels)
+
+    @cached_property
+    def d0(self) -> list[int]:
+        return [t.d0 for t in self.tasks]
+
+    @cached_property
+    def q0(self) -> list[int]:
+        return [t.q0 for t in self.tasks]
 
     def max_level(self, i: int) -> int:
         """Fastest slow-down level whose demand fits the bandwidth on its own."""
@@ -102,8 +111,8 @@ def rcls(p: Problem, level: Sequence[int], bandwidth: bool = True) -> Schedule |
     subgraph that does not fit, so a long chain is not starved); the shorter schedule is kept.
     None when a subgraph can never fit."""
     a = _rcls(p, level, bandwidth, strict=False)
-    if a is None or not bandwidth or not a.info.get("blocked"):
-        return a          # nothing ever waited for bandwidth: the strict rule gives the same schedule
+    if a is None or not bandwidth or not a.info.get("overtook"):
+        return a          # nothing ever started past a waiting subgraph: the strict rule gives the same schedule
     b = _rcls(p, level, bandwidth, strict=True)
     return b if b is not None and b.makespan < a.makespan else a
 
@@ -112,8 +121,8 @@ def _rcls(p: Problem, level: Sequence[int], bandwidth: bool, strict: bool) -> Sc
     # the inner loop runs thousands of times per pattern search: plain lists, no method calls
     n = len(p.tasks)
     L, cap = p.levels, p.capacity
-    dur = [-(-t.d0 * L // lv) for t, lv in zip(p.tasks, level)]
-    dem = [-(-t.q0 * lv // L) for t, lv in zip(p.tasks, level)]
+    dur = [-(-d * L // lv) for d, lv in zip(p.d0, level)]
+    dem = [-(-q * lv // L) for q, lv in zip(p.q0, level)]
     if bandwidth and max(dem) > cap:
         return None
     chains = p.chains
@@ -129,19 +138,21 @@ def _rcls(p: Problem, level: Sequence[int], bandwidth: bool, strict: bool) -> Sc
     start = [0] * n
     running: list[tuple[int, int, int]] = []
     used, t, done = 0, 0, 0
-    blocked = False
+    blocked = overtook = False
     while done < n:
         ready = [(-remaining[ch[nxt[c]]], c) for c, ch in enumerate(chains) if not busy[c] and nxt[c] < lens[c]]
         ready.sort()
+        waiting = False
         for _, c in ready:
             i = chains[c][nxt[c]]
             if not bandwidth or used + dem[i] <= cap:
+                overtook = overtook or waiting
                 start[i] = t
                 used += dem[i]
                 busy[c] = True
                 heapq.heappush(running, (t + dur[i], c, i))
             else:
-                blocked = True
+                blocked = waiting = True
                 if strict:
                     break
         if not running:
@@ -153,7 +164,8 @@ def _rcls(p: Problem, level: Sequence[int], bandwidth: bool, strict: bool) -> Sc
             busy[c] = False
             nxt[c] += 1
             done += 1
-    return Schedule(start, list(level), max(map(int.__add__, start, dur)), "rcls", info={"blocked": blocked})
+    return Schedule(start, list(level), max(map(int.__add__, start, dur)), "rcls",
+                    info={"blocked": blocked, "overtook": overtook})
 
 
 # ---------------------------------------------------------------- checker
@@ -394,15 +406,17 @@ def rep_candidates(frame_s: Sequence[float], bytes_per_inf: Sequence[int], n_sub
         for pick in itertools.product((math.floor, math.ceil), repeat=n):
             vectors.add(tuple(max(1, int(f(b))) for f, b in zip(pick, base)))
     scored = []
-    for reps in vectors:
+    rf = [objective.rate_factor(i) for i in range(n)]
+    for reps in vectors:     # ~100 vectors per joint point: best_period inlined, same arithmetic
         if math.gcd(*reps) != 1:
             continue
         if sum(r * k for r, k in zip(reps, n_subgraphs)) > max_tasks:
             continue
         k = max(max(r * f for r, f in zip(reps, frame_s)),
                 sum(r * b for r, b in zip(reps, bytes_per_inf)) / bandwidth_bps)
-        value, _ = objective.best_period([r * batch for r in reps], k)
-        scored.append((value, sum(reps), reps))
+        a = [(r * batch) * f for r, f in zip(reps, rf)]
+        x = min(sum(a) / sum(v * v for v in a), 1.0 / k)
+        scored.append((sum((v * x - 1.0) ** 2 for v in a), sum(reps), reps))
     if not scored:
         scored = [(0.0, n, tuple(1 for _ in frame_s))]
     scored.sort()
