@@ -36,6 +36,16 @@ def test_settings_roundtrip_and_signal(panel, qtbot):
     assert panel.onnx_edit.isEnabled()
 
 
+def test_validation_file_is_picked_with_a_file_dialog(panel, qtbot, monkeypatch):
+    from gui.panels import cappuccino as mod
+
+    monkeypatch.setattr(mod.QFileDialog, "getOpenFileName", lambda *a, **k: ("/data/val.npz", ""))
+    with qtbot.waitSignal(panel.settings_changed):
+        panel.validation_button.click()
+    assert panel.settings()["validation_path"] == "/data/val.npz"
+    assert panel.validation_button.isEnabled()          # a validation file serves the built-in model too
+
+
 def test_panel_draws_a_real_run_and_redraws_from_json(panel):
     settings = dict(panel.settings(), limit=40, min_seconds=0.0, repeats=1,
                     compile=synth.find_compiler() is not None)

@@ -247,6 +247,9 @@ class CappuccinoPanel(GenericPanel):
         self.onnx_button.clicked.connect(self._browse)
         self.validation_edit = QLineEdit()
         self.validation_edit.setPlaceholderText("validation .npz (x, y)")
+        self.validation_button = QPushButton("…")
+        self.validation_button.setToolTip("Pick a validation set: a .npz file with images x and labels y")
+        self.validation_button.clicked.connect(self._browse_validation)
         self.budget = QDoubleSpinBox()
         self.budget.setRange(0.0, 100.0)
         self.budget.setSingleStep(0.1)
@@ -258,7 +261,7 @@ class CappuccinoPanel(GenericPanel):
         self.emit_edit = QLineEdit()
         self.emit_edit.setPlaceholderText("emit folder (optional)")
         for w in (QLabel("Model"), self.model_box, self.onnx_edit, self.onnx_button, self.validation_edit,
-                  QLabel("Accuracy budget"), self.budget, self.prefer, self.compile_box, self.emit_edit):
+                  self.validation_button, QLabel("Accuracy budget"), self.budget, self.prefer, self.compile_box, self.emit_edit):
             c.addWidget(w)
         for sig in (self.model_box.currentIndexChanged, self.onnx_edit.textChanged, self.validation_edit.textChanged,
                     self.budget.valueChanged, self.prefer.currentIndexChanged, self.compile_box.toggled,
@@ -313,6 +316,11 @@ class CappuccinoPanel(GenericPanel):
         if path:
             self.onnx_edit.setText(path)
             self.model_box.setCurrentIndex(1)
+
+    def _browse_validation(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Validation set", "", "numpy archive (*.npz)")
+        if path:
+            self.validation_edit.setText(path)
 
     def _edited(self, *args: Any) -> None:
         onnx = self.model_box.currentData() == "onnx"
