@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog
 from core import __version__
 from core import session as sessions
 from core.engine import EngineSpec, JobRequest, engines
-from core.errors import InputError
+from core.errors import CheckFailed, InputError
 from core.jobs import JobOutcome, LogLine, Progress
 from core.workload import Target, Workload
 from gui.job_runner import JobRunner
@@ -332,7 +332,7 @@ class MainWindow(QMainWindow):
             self.status(f"{title} cancelled")
         elif outcome.error is not None:
             err = outcome.error
-            if isinstance(err, InputError):
+            if isinstance(err, (InputError, CheckFailed)):   # the message is the whole story
                 message = str(err)
             else:
                 message = f"{type(err).__name__}: {err}"

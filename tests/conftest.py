@@ -12,7 +12,7 @@ import pytest
 
 from core import engine as engine_module
 from core.engine import EngineSpec, JobRequest
-from core.errors import InputError
+from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 
 
@@ -28,6 +28,8 @@ def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         cancel.check()
         if request.settings.get("fail_at") == i:
             raise RuntimeError("demo failure")
+        if request.settings.get("check_fails_at") == i:
+            raise CheckFailed("demo result disagrees with its reference")
         total += i
         yield MetricPoint("sum", i, total)
         yield Progress((i + 1) / steps, f"step {i + 1}")

@@ -71,6 +71,15 @@ def test_engine_error_becomes_a_message(window, qtbot):
     assert "demo failure" in window.log_view.toPlainText()
 
 
+def test_a_failed_self_check_is_a_message_without_traceback(window, qtbot):
+    window.set_current_engine("demo")
+    window.panels["demo"].settings = lambda: {"steps": 5, "check_fails_at": 1}
+    window.run_current()
+    qtbot.waitUntil(lambda: bool(window.warnings), timeout=5000)
+    assert "demo result disagrees with its reference" in window.warnings[0]
+    assert "Traceback" not in window.log_view.toPlainText()
+
+
 def test_close_with_running_job_leaves_no_thread(window, qtbot):
     window.set_current_engine("demo")
     window.panels["demo"].settings = lambda: {"steps": 1_000_000, "delay": 0.001}
