@@ -9,17 +9,19 @@ with the whole bandwidth), so the search stops as soon as no unvisited point can
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from core.fcnnx.bounds import configuration_bound
 from core.fcnnx.dse import DesignPoint
 from core.fcnnx.exact import solve_exact
 from core.fcnnx.hwsched import (BURST_LENGTH, SLOT_RESOLUTION, configuration_table, elements_per_beat,
                                 rounds_needed, slots_for)
-from core.fcnnx.schedule import (CAPACITY, Objective, Problem, Schedule, bandwidth_profile, build_problem,
-                                 check_schedule, makespan_lower_bound, pattern_search,
-                                 rep_candidates)
+from core.fcnnx.schedule import (CAPACITY, Objective, Problem, Schedule, SearchResult, bandwidth_profile,
+                                 best_proposal, build_problem, check_schedule, makespan_lower_bound,
+                                 pattern_search, rep_candidates)
 
 SCHEDULERS = ("rcls", "ilp")
 ILP_MAX_TASKS = 60        # the exact scheduler is for small problems (subgraphs per cycle)
@@ -68,47 +70,90 @@ def async_estimate(combo: Sequence[DesignPoint], objective: Objective, bandwidth
     return [f * scale for f in fps]
 
 
+@dataclass(order=True)
+class _Cycle:
+    """A repetition vector waiting in schedule_point's queue, keyed by the best objective its
+    makespan bound allows."""
+
+    key: float
+    seq: int
+    reps: tuple[int, ...] = field(compare=False)
+    problem: Problem = field(compare=False)
+    bound: int = field(compare=False)
+    refined: bool = field(compare=False, default=False)
+    probe: SearchResult | None = field(compare=False, default=None)
+
+
 def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwidth_bps: float, scheduler: str = "rcls",
                    budget: int = 300, ilp_time_limit: float = 60.0, max_tasks: int = 800,
                    check: Callable[[], None] = lambda: None,
                    cancelled: Callable[[], bool] = lambda: False) -> PointResult | None:
-    """The best (repetitions, slow-downs, schedule) for one joint design point."""
+    """The best (repetitions, slow-downs, schedule) for one joint design point.
+
+    Repetition vectors are taken best bound first, so that the others are often pruned. A vector's
+    bound starts as the simple one (longest chain, traffic) and is tightened by the configuration
+    bound the first time the vector comes up, then the vector goes back into the queue: a vector
+    whose engines cannot all run at full speed together is not scheduled before one that may beat
+    it. With rcls the greedy proposals are tried first; one that reaches the simple bound is optimal
+    for its vector and needs neither the tighter bound nor the pattern search."""
     t0 = time.perf_counter()
     frames = [p.frame_time_s for p in combo]
     traffic = [sum(l.traffic_bytes for l in p.loads) for p in combo]
     nsub = [len(p.loads) for p in combo]
-    best: PointResult | None = None
     if scheduler == "ilp":
         max_tasks = min(max_tasks, ILP_MAX_TASKS)
         if sum(nsub) > max_tasks:
             return None
     batch = combo[0].batch
-    # best bound first: the repetition vector that could reach the lowest objective is scheduled
-    # first, so that the others are often pruned by the bound below
-    problems = []
+
+    def key(prob: Problem, bound: int) -> float:
+        return objective.best_period(prob.frames, bound * prob.tick_s)[0]
+
+    queue = []
     for reps in rep_candidates(frames, traffic, nsub, objective, bandwidth_bps, max_tasks=max_tasks, batch=batch):
         prob = build_problem([p.loads for p in combo], reps, bandwidth_bps, batch)
-        optimistic, _ = objective.best_period(prob.frames, makespan_lower_bound(prob) * prob.tick_s)
-        problems.append((optimistic, len(problems), reps, prob))
-    problems.sort(key=lambda x: (x[0], x[1]))
-    for optimistic, _, reps, prob in problems:
+        bound = makespan_lower_bound(prob)
+        queue.append(_Cycle(key(prob, bound), len(queue), tuple(reps), prob, bound))
+    heapq.heapify(queue)
+    best: PointResult | None = None
+    evaluations = 0
+
+    def consider(c: _Cycle, sched: Schedule, value: float, period: float) -> None:
+        nonlocal best
+        if best is None or value < best.value:
+            best = PointResult(combo, value, c.reps, c.problem, sched, period)
+
+    while queue:
         check()
-        if best is not None and optimistic >= best.value:   # even the lower bound could not win
+        c = heapq.heappop(queue)
+        if best is not None and c.key >= best.value:      # nor can any other: the queue is ordered
+            break
+        if scheduler == "rcls" and c.probe is None:
+            c.probe = best_proposal(c.problem, objective, c.bound)
+            evaluations += c.probe.evaluations
+            consider(c, c.probe.schedule, c.probe.value, c.probe.period_s)
+            if c.probe.schedule.makespan <= c.bound:
+                continue
+        if not c.refined:
+            c.bound, c.refined = configuration_bound(c.problem, c.bound), True
+            c.key = key(c.problem, c.bound)
+            heapq.heappush(queue, c)
             continue
         if scheduler == "ilp":
-            sched = solve_exact(prob, ilp_time_limit, cancelled=cancelled)
+            sched = solve_exact(c.problem, ilp_time_limit, cancelled=cancelled)
             if sched is None:
                 continue
-            value, period = objective.best_period(prob.frames, sched.makespan * prob.tick_s)
-            evals = 1
+            value, period = objective.best_period(c.problem.frames, sched.makespan * c.problem.tick_s)
+            evaluations += 1
         else:
-            res = pattern_search(prob, objective, budget=budget, check=check)
-            sched, value, period, evals = res.schedule, res.value, res.period_s, res.evaluations
-        errs = check_schedule(prob, sched)
-        cand = PointResult(combo, value, tuple(reps), prob, sched, period, evals, 0.0, errs)
-        if best is None or value < best.value:
-            best = cand
+            res = pattern_search(c.problem, objective, start=c.probe.schedule.level, budget=budget, check=check,
+                                 bound=c.bound)
+            sched, value, period = res.schedule, res.value, res.period_s
+            evaluations += res.evaluations
+        consider(c, sched, value, period)
     if best is not None:
+        best.errors = check_schedule(best.problem, best.schedule)
+        best.evaluations = evaluations
         best.seconds = time.perf_counter() - t0
     return best
 

@@ -258,21 +258,36 @@ def greedy_slowdowns(p: Problem) -> list[int]:
     return levels
 
 
+def _fitting_level(p: Problem, i: int, units: float) -> int:
+    """Fastest allowed level at which subgraph i draws at most `units` of bandwidth (at least 1)."""
+    return max(1, min(p.max_level(i), int(p.levels * units // p.tasks[i].q0)))
+
+
 def initial_proposals(p: Problem) -> list[list[int]]:
-    """Greedy slow-down proposals: RemoveViolations of the unconstrained RCLS schedule, and every
+    """Greedy slow-down proposals: RemoveViolations of the unconstrained RCLS schedule; every
     subgraph at the fastest speed that keeps it within 1/m of the bandwidth (m = 1 .. N+1), so that
-    m bandwidth-hungry engines can share the port."""
+    m bandwidth-hungry engines can share the port; fluid shares; and, per engine, that engine at
+    full speed with the others in what its heaviest subgraph leaves."""
+    n = len(p.tasks)
     props = [greedy_slowdowns(p)]
     for share in range(1, len(p.chains) + 2):      # each subgraph limited to 1/share of the bandwidth
-        props.append([max(1, min(p.max_level(i), p.levels * p.capacity // (share * p.tasks[i].q0)))
-                      for i in range(len(p.tasks))])
+        props.append([_fitting_level(p, i, p.capacity / share) for i in range(n)])
     # fluid shares: engine i gets the fraction of the bandwidth its cycle traffic needs, so that all
     # chains can run side by side and end together when the cycle is bandwidth-bound
     traffic = [sum(p.tasks[i].q0 * p.tasks[i].d0 for i in ch) for ch in p.chains]
+    chain_of = [0] * n
+    for c, ch in enumerate(p.chains):
+        for i in ch:
+            chain_of[i] = c
     total = sum(traffic) or 1
-    share_of = {i: traffic[c] / total for c, ch in enumerate(p.chains) for i in ch}
-    props.append([max(1, min(p.max_level(i), int(p.levels * share_of[i] * p.capacity / p.tasks[i].q0)))
-                  for i in range(len(p.tasks))])
+    props.append([_fitting_level(p, i, traffic[chain_of[i]] / total * p.capacity) for i in range(n)])
+    # one engine gives way to another: when two critical engines cannot run side by side at full
+    # speed, the cycle is shortest if one keeps its speed and the other fits in the rest
+    for c, ch in enumerate(p.chains):
+        left = p.capacity - max(p.demand(i, p.max_level(i)) for i in ch)
+        rest = sum(traffic) - traffic[c] or 1
+        props.append([p.max_level(i) if chain_of[i] == c else _fitting_level(p, i, left * traffic[chain_of[i]] / rest)
+                      for i in range(n)])
     return props
 
 
@@ -314,13 +329,40 @@ def _better(p: Problem, a: tuple[float, Schedule | None, float], b: tuple[float,
     return abs(a[0] - b[0]) <= 1e-12 and _chain_ends(p, a[1]) < _chain_ends(p, b[1])
 
 
+def best_proposal(p: Problem, objective: Objective, bound: int | None = None) -> SearchResult:
+    """The best of the greedy proposals (Algorithm 1, lines 3-5), stopping at the first one whose
+    schedule reaches `bound` (the makespan lower bound: nothing can beat it)."""
+    bound = makespan_lower_bound(p) if bound is None else bound
+    best: tuple[float, Schedule | None, float] = (math.inf, None, math.inf)
+    tried = 0
+    for lv in initial_proposals(p):
+        res = evaluate(p, lv, objective)
+        tried += 1
+        if _better(p, res, best):
+            best = res
+            if res[1] is not None and res[1].makespan <= bound:
+                break
+    assert best[1] is not None, "a proposal at levels that fit the bandwidth always schedules"
+    return SearchResult(best[1], best[0], best[2], tried)
+
+
 def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None = None, budget: int = 300,
-                   check: Callable[[], None] = lambda: None) -> SearchResult:
-    """Derivative-free pattern search over the slow-down levels (Algorithm 1, line 8): explore the
-    coordinate directions at the current mesh size, move on the first improvement; when none
-    improves, poll twice as far; when that fails too, halve the mesh."""
-    proposals = [list(start)] if start is not None else initial_proposals(p)
+                   check: Callable[[], None] = lambda: None, bound: int | None = None) -> SearchResult:
+    """Derivative-free pattern search over the slow-down levels (Algorithm 1, line 8) from `start`
+    (by default the best greedy proposal): explore the coordinate directions at the current mesh
+    size, move on the first improvement; when none improves, poll twice as far; when that fails
+    too, halve the mesh. Stops at `bound` (default: `makespan_lower_bound`) or after `budget`
+    evaluations, proposals included."""
+    bound = makespan_lower_bound(p) if bound is None else bound
     cache: dict[tuple[int, ...], tuple[float, Schedule | None, float]] = {}
+    spent = 0
+    if start is None:
+        first = best_proposal(p, objective, bound)
+        cur = list(first.schedule.level)
+        cache[tuple(cur)] = (first.value, first.schedule, first.period_s)
+        spent = first.evaluations - 1
+    else:
+        cur = list(start)
 
     def f(lv: list[int]) -> tuple[float, Schedule | None, float]:
         key = tuple(lv)
@@ -328,10 +370,6 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
             cache[key] = evaluate(p, lv, objective)
         return cache[key]
 
-    cur = proposals[0]
-    for lv in proposals[1:]:
-        if _better(p, f(lv), f(cur)):
-            cur = lv
     best = f(cur)
     n = len(p.tasks)
     caps = [p.max_level(i) for i in range(n)]
@@ -370,9 +408,8 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
                     cand[i], cand[j] = up, lv
                     yield cand
 
-    bound = makespan_lower_bound(p)
     step = max(1, p.levels // 8)      # the proposals are already close: start with a fine mesh
-    while step >= 1 and len(cache) < budget and best[1] is not None and best[1].makespan > bound:
+    while step >= 1 and spent + len(cache) < budget and best[1] is not None and best[1].makespan > bound:
         moved = False
         for cand in moves(step):
             res = f(cand)
@@ -381,12 +418,12 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
             if _better(p, res, best):
                 cur, best, moved = cand, res, True
                 break
-            if len(cache) >= budget:
+            if spent + len(cache) >= budget:
                 break
         if not moved:
             step //= 2
     assert best[1] is not None
-    return SearchResult(best[1], best[0], best[2], len(cache))
+    return SearchResult(best[1], best[0], best[2], spent + len(cache))
 
 
 # ---------------------------------------------------------------- repetitions per cycle
