@@ -120,7 +120,7 @@ def configuration_bound(p: Problem, simple: int | None = None, max_evaluations: 
     best = oracle.bound(lam)
     directions = list(np.eye(n)) + [np.ones(n)]
     step, evaluations = 4.0, 1
-    while step > 1.2 and evaluations < max_evaluations:
+    while step > 1.1 and evaluations < max_evaluations:
         moved = False
         for cand in (lam * step ** (sign * d) for d in directions for sign in (1, -1)):
             value = oracle.bound(cand)
