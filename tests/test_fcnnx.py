@@ -24,6 +24,7 @@ from core.fcnnx.schedule import (Objective, Problem, Schedule, Task, build_probl
 from core.jobs import CancelToken, run_foreground
 from core.nets import zoo
 from core.nets.opcount import workload_gops
+from fcnnx_problems import random_problem
 from sims.fcnnx_des import SimTask, simulate_async, simulate_scheduled, simulate_slots
 
 ZC706 = board_resources("zc706")
@@ -149,14 +150,8 @@ def test_rcls_keeps_the_shorter_list_rule_and_its_schedules_are_valid():
 
     rng = random.Random(11)
     for _ in range(300):
-        tasks, chains = [], []
-        for c in range(rng.randint(1, 4)):
-            chains.append([])
-            for k in range(rng.randint(1, 6)):
-                chains[-1].append(len(tasks))
-                tasks.append(Task(c, k, 0, f"{c}:{k}", rng.randint(1, 200), rng.randint(1, 1200)))
-        p = Problem(tasks, chains, [1] * len(chains), 1e-3, 1e9)
-        lv = [rng.randint(1, 16) for _ in tasks]
+        p = random_problem(rng, engines=(1, 4), subgraphs=(1, 6), ticks=(1, 200), units=(1, 1200))
+        lv = [rng.randint(1, 16) for _ in p.tasks]
         both = [x for x in (_rcls(p, lv, True, False), _rcls(p, lv, True, True)) if x is not None]
         s = rcls(p, lv)
         assert (s is None) == (not both)
