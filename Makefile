@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: run test screenshot benchmarks clean
+.PHONY: run test lint screenshot benchmarks clean
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,8 +26,14 @@ run: $(STAMP)
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
+# Style (ruff), types of core/ and sims/ (mypy), import layering (import-linter); settings in pyproject.toml.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
 screenshot: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) main.py --open assets/example_session.dfx --tab cain --screenshot assets/screenshot.png
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -15,7 +15,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     from gui.app import run_gui  # Qt is loaded only when the GUI is wanted
 
-    return run_gui(open_path=args.open, screenshot=args.screenshot, tab=args.tab)
+    return run_gui(open_path=args.open, screenshot=args.screenshot, tab=args.tab, compare=args.compare,
+                   size=args.size)
 
 
 if __name__ == "__main__":

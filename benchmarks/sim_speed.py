@@ -81,11 +81,12 @@ def time_gui_steps(size: int) -> tuple[float, float]:
     app = QApplication.instance() or QApplication([])
     from core.fpsp_sim import replay
     from core.fpsp_sim.engine import default_settings
+    from core.workload import Scamp5Target
     from gui.scamp5_stepper import Scamp5Stepper
 
     st = Scamp5Stepper()
     t0 = time.perf_counter()
-    st.load(replay.build(dict(default_settings(), size=size)))
+    st.load(replay.build(default_settings(), Scamp5Target(array_size=size)))
     load = time.perf_counter() - t0
     samples = []
     for i in list(range(1, st.steps + 1)) + list(range(st.steps - 1, -1, -1)):

@@ -30,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--screenshot", metavar="FILE.png",
                         help="render the window offscreen to an image and exit")
     parser.add_argument("--tab", metavar="NAME", help="engine tab to show (with the GUI or --screenshot)")
+    parser.add_argument("--compare", metavar="RUN,RUN", help="open the comparison of these runs (GUI)")
+    parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1600x1000 (GUI, --screenshot)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     session = sub.add_parser("session", help="work with session files")
@@ -59,16 +61,19 @@ def _validate_session(args: argparse.Namespace) -> int:
     from core import session
 
     try:
-        s = session.load(args.file)
+        p = session.load(args.file)
     except InputError as exc:
         if args.json:
             print(json.dumps({"valid": False, "error": exc.message, "where": exc.where}))
         return _fail(str(exc), EXIT_BAD_INPUT, args.json)
-    info = {"valid": True, "workload": s.workload.kind, "target": s.target.kind,
-            "engines": {n: st.result is not None for n, st in s.engines.items()}}
+    runs: dict[str, int] = {}
+    for r in p.runs:
+        runs[r.status] = runs.get(r.status, 0) + 1
+    info = {"valid": True, "workloads": len(p.workloads), "targets": len(p.targets), "runs": runs,
+            "engines": sorted(p.engines)}
     print(json.dumps(info) if args.json else
-          f"{args.file}: valid ({s.workload.kind} workload, {s.target.kind} target, "
-          f"{sum(info['engines'].values())} stored result(s))")
+          f"{args.file}: valid ({len(p.workloads)} workload(s), {len(p.targets)} target(s), "
+          f"{len(p.runs)} run(s){': ' if runs else ''}{', '.join(f'{n} {s}' for s, n in runs.items())})")
     return 0
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from core.jobs import CancelToken, Event
+from core.results import EngineResult
 from core.workload import Target, Workload
 
 
@@ -42,9 +43,21 @@ class EngineSpec:
     # window switches to a fitting kind when the user opens the engine's tab.
     workload_kinds: tuple[str, ...] = ()
     target_kinds: tuple[str, ...] = ()
-    # Optional JSON schema for the settings stored in sessions (validated on load).
+    # JSON schema of the settings (validated on load). Its "properties" carry each setting's type and
+    # range ("minimum"/"maximum"), a "title" (widget label) and a "description" (tooltip): the GUI's
+    # binding builds its widgets' ranges from it, so a value core accepts is never clamped.
     settings_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     order: int = 100
+    # The engine's typed result (core.results.EngineResult subclass): checks a stored result on load
+    # and brings older versions forward. None: results are kept as unchecked JSON (test engines).
+    result_type: type[EngineResult] | None = None
+    # Why a workload/target the kinds allow still does not fit (e.g. a CNN without weights for an
+    # engine that needs them); None when it fits.
+    workload_problem: Callable[[Workload], str | None] | None = None
+    # Session format 1 kept some workloads and targets inside engine settings (MERIT's workload list,
+    # Cappuccino's model, the bound's network): returns (settings without them, the workload and
+    # target they implied, or None).
+    migrate_v1_settings: Callable[[dict[str, Any]], tuple[dict[str, Any], Workload | None, Target | None]] | None = None
 
 
 _REGISTRY: dict[str, EngineSpec] | None = None

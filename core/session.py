@@ -1,16 +1,17 @@
-"""Session files (.dfx): the workload, the target, every engine's settings and finished results.
+"""Session files (.dfx): a whole project (library, engine choices and settings, every run) as JSON.
 
-JSON with a format name and a version. Reading checks the structure (JSON schema) and then the
-meaning (workload and target readers, each engine's settings schema), so a bad file is refused
-with the field path that is wrong, and the caller's open session is never touched. Writing is
-atomic and keeps the previous file as `.bak`. Older versions are brought forward by MIGRATIONS.
+Reading checks the structure (JSON schema), then the meaning (workload and target readers, each
+engine's settings schema, each stored result against its engine's result type), and builds a complete
+Project before anything else sees it: a bad file is refused with the path of the wrong field and the
+caller's open project is never touched. Writing is atomic and keeps the previous file as `.bak`.
+Older format versions are brought forward by MIGRATIONS; docs/session-format.md describes version 2.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,79 +20,98 @@ import jsonschema
 from core import __version__
 from core.atomic import atomic_write_text
 from core.errors import InputError, SessionError
-from core.workload import (FpspFilter, Scamp5Target, Target, Workload, target_from_json,
-                           workload_from_json)
+from core.project import RUN_STATUSES, EngineChoice, Entry, Project, Run, starter_targets, starter_workloads
+from core.workload import target_from_json, workload_from_json
 
 FORMAT = "dataflow-explorer-session"
-VERSION = 1
+VERSION = 2
 SUFFIX = ".dfx"
 
-# MIGRATIONS[n] turns a version-n document into a version-(n+1) document.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+_ENTRY = {"type": "object", "required": ["id", "name", "value"], "additionalProperties": False,
+          "properties": {"id": {"type": "string", "minLength": 1}, "name": {"type": "string"},
+                         "value": {"type": "object", "required": ["kind"]}}}
+_SNAPSHOT = {"type": ["object", "null"], "required": ["id", "name", "value"],
+             "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "value": {"type": "object"}}}
+_POINTS = {"type": "array", "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}}
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["format", "version", "workload", "target", "engines"],
+    "required": ["format", "version", "library", "engines", "runs"],
+    "additionalProperties": False,
     "properties": {
         "format": {"const": FORMAT},
         "version": {"type": "integer"},
         "app_version": {"type": "string"},
         "saved_at": {"type": "string"},
-        "workload": {"type": "object", "required": ["kind"]},
-        "target": {"type": "object", "required": ["kind"]},
-        "current_engine": {"type": ["string", "null"]},
-        "engines": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "required": ["settings"],
-                "properties": {
-                    "settings": {"type": "object"},
-                    "result": {"type": ["object", "null"]},
-                    "finished_at": {"type": ["string", "null"]},
-                },
-                "additionalProperties": False,
-            },
-        },
+        "library": {"type": "object", "required": ["workloads", "targets"], "additionalProperties": False,
+                    "properties": {"workloads": {"type": "array", "items": _ENTRY},
+                                   "targets": {"type": "array", "items": _ENTRY}}},
+        "engines": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["settings"], "additionalProperties": False,
+            "properties": {"settings": {"type": "object"}, "workload": {"type": ["string", "null"]},
+                           "target": {"type": ["string", "null"]}}}},
+        "runs": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["id", "engine", "status", "settings", "started_at"],
+            "properties": {
+                "id": {"type": "string", "minLength": 1}, "engine": {"type": "string"},
+                "status": {"enum": list(RUN_STATUSES)}, "settings": {"type": "object"},
+                "workload": _SNAPSHOT, "target": _SNAPSHOT,
+                "started_at": {"type": "string"}, "finished_at": {"type": ["string", "null"]},
+                "duration_s": {"type": ["number", "null"], "minimum": 0},
+                "result": {"type": ["object", "null"]}, "result_version": {"type": ["integer", "null"]},
+                "partial": {"type": "object", "additionalProperties": {"type": "object"}},
+                "series": {"type": "object", "additionalProperties": {
+                    "type": "object", "additionalProperties": _POINTS}},
+                "error": {"type": ["string", "null"]},
+                "headline": {"type": "object"}, "note": {"type": "string"},
+            }}},
+        "view": {"type": "object", "properties": {"current_engine": {"type": ["string", "null"]}}},
     },
-    "additionalProperties": False,
 }
 
 
-@dataclass
-class EngineState:
-    settings: dict[str, Any]
-    result: dict[str, Any] | None = None
-    finished_at: str | None = None
-
-
-@dataclass
-class Session:
-    workload: Workload = field(default_factory=lambda: FpspFilter("analognet2"))
-    target: Target = field(default_factory=Scamp5Target)
-    engines: dict[str, EngineState] = field(default_factory=dict)
-    current_engine: str | None = None
-
-
-def to_json(session: Session) -> dict[str, Any]:
+# ================================================================ writing
+def to_json(project: Project) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
         "app_version": __version__,
         "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "workload": session.workload.to_json(),
-        "target": session.target.to_json(),
-        "current_engine": session.current_engine,
-        "engines": {name: {"settings": st.settings, "result": st.result, "finished_at": st.finished_at}
-                    for name, st in session.engines.items()},
+        "library": {lib: [e.snapshot() for e in project.entries(lib)] for lib in ("workloads", "targets")},
+        "engines": {name: {"settings": c.settings, "workload": c.workload, "target": c.target}
+                    for name, c in project.engines.items()},
+        "runs": [_run_json(r) for r in project.runs if r.status != "running"],
+        "view": dict(project.view),
     }
 
 
-def _json_path(error: jsonschema.ValidationError) -> str:
-    path = "session"
-    for part in error.absolute_path:
+def _run_json(r: Run) -> dict[str, Any]:
+    return {"id": r.id, "engine": r.engine, "status": r.status, "settings": r.settings, "workload": r.workload,
+            "target": r.target, "started_at": r.started_at, "finished_at": r.finished_at,
+            "duration_s": r.duration_s, "result": r.result, "result_version": r.result_version,
+            "partial": r.partial, "series": r.series, "error": r.error, "headline": r.headline, "note": r.note}
+
+
+def save(project: Project, path: str | Path) -> None:
+    """Write atomically; the previous file, if any, is kept as `<name>.bak`. Raises ValueError for
+    values JSON cannot hold (NaN), before anything is written."""
+    text = json.dumps(to_json(project), indent=1, allow_nan=False)
+    atomic_write_text(Path(path), text + "\n", keep_backup=True)
+
+
+# ================================================================ reading
+def _json_path(parts: Any, root: str = "session") -> str:
+    path = root
+    for part in parts:
         path += f"[{part}]" if isinstance(part, int) else f".{part}"
     return path
+
+
+def _schema_check(schema: dict[str, Any], doc: Any, root: str) -> None:
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise SessionError(errors[0].message[:300], _json_path(errors[0].absolute_path, root))
 
 
 def _migrate(doc: dict[str, Any]) -> dict[str, Any]:
@@ -108,8 +128,8 @@ def _migrate(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def from_json(doc: Any) -> Session:
-    """Check a decoded document and build the Session; raises SessionError naming the field."""
+def from_json(doc: Any) -> Project:
+    """Check a decoded document and build the whole Project; raises SessionError naming the field."""
     from core.engine import engines
 
     if not isinstance(doc, dict):
@@ -117,36 +137,76 @@ def from_json(doc: Any) -> Session:
     if doc.get("format") != FORMAT:
         raise SessionError(f"not a Dataflow Explorer session (format is {doc.get('format')!r}, "
                            f"expected {FORMAT!r})", "session.format")
-    doc = _migrate(dict(doc))
-    errors = sorted(jsonschema.Draft202012Validator(_SCHEMA).iter_errors(doc), key=lambda e: list(e.absolute_path))
-    if errors:
-        raise SessionError(errors[0].message[:300], _json_path(errors[0]))
+    doc = _migrate(copy.deepcopy(doc))
+    _schema_check(_SCHEMA, doc, "session")
+    known = engines()
+    p = Project()
     try:
-        workload = workload_from_json(doc["workload"], "session.workload")
-        target = target_from_json(doc["target"], "session.target")
+        for lib, reader in (("workloads", workload_from_json), ("targets", target_from_json)):
+            seen: set[str] = set()
+            for i, item in enumerate(doc["library"][lib]):
+                where = f"session.library.{lib}[{i}]"
+                if item["id"] in seen:
+                    raise SessionError(f"a second item has id {item['id']!r}", f"{where}.id")
+                seen.add(item["id"])
+                p.entries(lib).append(Entry(item["id"], item["name"], reader(item["value"], f"{where}.value")))
+        for name, st in doc["engines"].items():
+            where = f"session.engines.{name}"
+            if name not in known:
+                raise SessionError(f"unknown engine {name!r}; known: {', '.join(known)}", where)
+            _settings_check(known[name].settings_schema, st["settings"], f"{where}.settings")
+            for lib, key in (("workloads", "workload"), ("targets", "target")):
+                ref = st.get(key)
+                if ref is not None and p.entry(lib, ref) is None:
+                    raise SessionError(f"no {key} with id {ref!r} in the library", f"{where}.{key}")
+            p.engines[name] = EngineChoice(dict(st["settings"]), st.get("workload"), st.get("target"))
+        seen_runs: set[str] = set()
+        for i, r in enumerate(doc["runs"]):
+            where = f"session.runs[{i}]"
+            if r["id"] in seen_runs:
+                raise SessionError(f"a second run has id {r['id']!r}", f"{where}.id")
+            seen_runs.add(r["id"])
+            p.runs.append(_run_from_json(r, where, known))
     except SessionError:
         raise
     except InputError as exc:
         raise SessionError(exc.message, exc.where) from None
-    known = engines()
-    states: dict[str, EngineState] = {}
-    for name, st in doc["engines"].items():
-        where = f"session.engines.{name}"
-        if name not in known:
-            raise SessionError(f"unknown engine {name!r}; known: {', '.join(known)}", where)
-        schema_errors = list(jsonschema.Draft202012Validator(known[name].settings_schema).iter_errors(st["settings"]))
-        if schema_errors:
-            err = schema_errors[0]
-            sub = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-            raise SessionError(err.message[:300], f"{where}.settings{sub}")
-        states[name] = EngineState(dict(st["settings"]), st.get("result"), st.get("finished_at"))
-    current = doc.get("current_engine")
+    current = (doc.get("view") or {}).get("current_engine")
     if current is not None and current not in known:
-        raise SessionError(f"unknown engine {current!r}", "session.current_engine")
-    return Session(workload=workload, target=target, engines=states, current_engine=current)
+        raise SessionError(f"unknown engine {current!r}", "session.view.current_engine")
+    p.view = {**doc.get("view", {}), "current_engine": current}
+    for name in known:
+        p.choice(name)              # engines the file does not mention start on their defaults
+    return p
 
 
-def load(path: str | Path) -> Session:
+def _settings_check(schema: dict[str, Any], settings: Any, where: str) -> None:
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(settings))
+    if errors:
+        raise SessionError(errors[0].message[:300], _json_path(errors[0].absolute_path, where))
+
+
+def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
+    if r["engine"] not in known:
+        raise SessionError(f"unknown engine {r['engine']!r}; known: {', '.join(known)}", f"{where}.engine")
+    spec = known[r["engine"]]
+    for key, reader in (("workload", workload_from_json), ("target", target_from_json)):
+        if r.get(key) is not None:
+            reader(r[key]["value"], f"{where}.{key}.value")
+    result, version, headline = r.get("result"), r.get("result_version"), r.get("headline") or {}
+    if r["status"] == "finished" and result is None:
+        raise SessionError("a finished run has no result", f"{where}.result")
+    if result is not None and spec.result_type is not None:
+        obj = spec.result_type.from_json(result, version, f"{where}.result")
+        result, version, headline = obj.to_json(), spec.result_type.VERSION, dict(obj.headline())
+    return Run(id=r["id"], engine=r["engine"], settings=dict(r["settings"]), workload=r.get("workload"),
+               target=r.get("target"), status=r["status"], started_at=r["started_at"],
+               finished_at=r.get("finished_at"), duration_s=r.get("duration_s"), result=result,
+               result_version=version, partial=dict(r.get("partial") or {}), series=dict(r.get("series") or {}),
+               error=r.get("error"), headline=headline, note=r.get("note", ""))
+
+
+def load(path: str | Path) -> Project:
     """Read and validate a session file; raises SessionError (where = file or field path)."""
     path = Path(path)
     try:
@@ -163,7 +223,115 @@ def load(path: str | Path) -> Session:
     return from_json(doc)
 
 
-def save(session: Session, path: str | Path) -> None:
-    """Write atomically; the previous file, if any, is kept as `<name>.bak`."""
-    text = json.dumps(to_json(session), indent=1, allow_nan=False)
-    atomic_write_text(Path(path), text + "\n", keep_backup=True)
+# ================================================================ migrations
+_V1_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["format", "version", "workload", "target", "engines"],
+    "additionalProperties": False,
+    "properties": {
+        "format": {"const": FORMAT}, "version": {"const": 1}, "app_version": {"type": "string"},
+        "saved_at": {"type": "string"},
+        "workload": {"type": "object", "required": ["kind"]},
+        "target": {"type": "object", "required": ["kind"]},
+        "current_engine": {"type": ["string", "null"]},
+        "engines": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["settings"], "additionalProperties": False,
+            "properties": {"settings": {"type": "object"}, "result": {"type": ["object", "null"]},
+                           "finished_at": {"type": ["string", "null"]}}}},
+    },
+}
+
+
+def _v1_item_name(value: dict[str, Any]) -> str:
+    kind = value.get("kind")
+    if kind == "fpsp_filter":
+        return str(value.get("preset", "filter"))
+    if kind == "kernels":
+        return str(value.get("name", "kernels"))
+    if kind == "cnn_set":
+        return " + ".join(map(str, value.get("cnns", []))) or "CNN set"
+    if kind == "cnn":
+        return str(value.get("onnx_path") or value.get("network", "CNN"))
+    if kind == "merit_transform":
+        return f"MERIT {(value.get('transform') or {}).get('name') or value.get('builtin', '')}".strip()
+    from core.workload import TARGET_KINDS
+
+    return TARGET_KINDS.get(str(kind), str(kind))
+
+
+def migrate_v1(doc: dict[str, Any]) -> dict[str, Any]:
+    """Format 1 held one workload, one target and the last result of each engine. Version 2 gets a
+    library holding those (plus what engine settings implied, plus starter items for engines that
+    would otherwise have nothing to run), a choice per engine, and each stored result as a run."""
+    from core.engine import engines
+
+    _schema_check(_V1_SCHEMA, doc, "session")
+    known = engines()
+    library: dict[str, list[dict[str, Any]]] = {"workloads": [], "targets": []}
+
+    def add(lib: str, value: dict[str, Any], name: str | None = None) -> str:
+        for item in library[lib]:
+            if item["value"] == value:
+                return str(item["id"])
+        entry_id = f"{lib[0]}{len(library[lib]) + 1}"
+        base = name or _v1_item_name(value)
+        names = {i["name"] for i in library[lib]}
+        label, n = base, 2
+        while label in names:
+            label, n = f"{base} ({n})", n + 1
+        library[lib].append({"id": entry_id, "name": label, "value": value})
+        return entry_id
+
+    def kind_of(lib: str, entry_id: str | None) -> str | None:
+        return next((i["value"]["kind"] for i in library[lib] if i["id"] == entry_id), None)
+
+    w1 = add("workloads", doc["workload"])
+    t1 = add("targets", doc["target"])
+    out_engines: dict[str, Any] = {}
+    runs: list[dict[str, Any]] = []
+    for name, st in doc["engines"].items():
+        spec = known.get(name)
+        settings = dict(st["settings"])
+        choice: dict[str, str | None] = {"workload": None, "target": None}
+        implied: tuple[Any, Any] = (None, None)
+        if spec is not None and spec.migrate_v1_settings is not None:
+            try:
+                settings, *implied_list = spec.migrate_v1_settings(settings)
+                implied = (implied_list[0], implied_list[1])
+            except InputError as exc:
+                raise SessionError(exc.message, f"session.engines.{name}.settings") from None
+        for lib, key, first, extra, kinds in (
+                ("workloads", "workload", w1, implied[0], spec.workload_kinds if spec else ()),
+                ("targets", "target", t1, implied[1], spec.target_kinds if spec else ())):
+            if extra is not None:
+                choice[key] = add(lib, extra.to_json())
+            elif kind_of(lib, first) in kinds:
+                choice[key] = first
+        out_engines[name] = {"settings": settings, **choice}
+        if st.get("result") is not None:
+            snap = {key: next(({"id": i["id"], "name": i["name"], "value": i["value"]} for i in library[lib]
+                               if i["id"] == choice[key]), None)
+                    for lib, key in (("workloads", "workload"), ("targets", "target"))}
+            stamp = st.get("finished_at") or doc.get("saved_at") or ""
+            runs.append({"id": f"r{len(runs) + 1}", "engine": name, "status": "finished", "settings": settings,
+                         "workload": snap["workload"], "target": snap["target"], "started_at": stamp,
+                         "finished_at": stamp, "duration_s": None, "result": st["result"], "result_version": 1,
+                         "partial": {}, "series": {}, "error": None, "headline": {}, "note": "from a version-1 session"})
+    for name, spec in known.items():           # engines the file did not know start on their defaults
+        out_engines.setdefault(name, {"settings": spec.default_settings(), "workload": None, "target": None})
+    # Engines left with no fitting workload or target get the starter item of their kind.
+    for lib, key, starters in (("workloads", "workload", starter_workloads()), ("targets", "target", starter_targets())):
+        for name, choice_doc in out_engines.items():
+            spec = known.get(name)
+            kinds = (spec.workload_kinds if key == "workload" else spec.target_kinds) if spec else ()
+            if choice_doc[key] is None and kinds:
+                found = next(((n, v) for n, v in starters if v.kind in kinds), None)
+                if found is not None:
+                    choice_doc[key] = add(lib, found[1].to_json(), found[0])
+    return {"format": FORMAT, "version": 2, "app_version": doc.get("app_version", ""),
+            "saved_at": doc.get("saved_at", ""), "library": library, "engines": out_engines, "runs": runs,
+            "view": {"current_engine": doc.get("current_engine")}}
+
+
+# MIGRATIONS[n] turns a version-n document into a version-(n+1) document.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: migrate_v1}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from core.errors import InputError
 
@@ -43,11 +43,57 @@ def _positive_int(d: Any, key: str, path: str, default: Any = ..., maximum: int 
     return value
 
 
+def _str_list(d: Any, key: str, path: str, what: str, default: Any = ...) -> list[str]:
+    values = _get(d, key, path, list, default)
+    for i, v in enumerate(values):
+        if not isinstance(v, str):
+            raise InputError(f"expected {what}, got {v!r}"[:200], f"{path}.{key}[{i}]")
+    return list(values)
+
+
 def _positive_number(d: Any, key: str, path: str, default: Any = ...) -> float:
     value = float(_get(d, key, path, (int, float), default))
     if not math.isfinite(value) or value <= 0:
         raise InputError(f"must be a positive number, got {value}", f"{path}.{key}")
     return value
+
+
+def read_fields(d: Any, schema: dict[str, Any], path: str) -> dict[str, Any]:
+    """Read the fields a JSON schema's "properties" describe (integer/number/boolean/string, enum,
+    minimum/maximum, defaults), with messages that name the field and the allowed range. The same
+    schema sets the GUI widgets' ranges, so anything this accepts a widget can show."""
+    if not isinstance(d, dict):
+        raise InputError(f"expected an object, got {type(d).__name__}", path)
+    out: dict[str, Any] = {}
+    for key, prop in schema["properties"].items():
+        where = f"{path}.{key}"
+        if key not in d:
+            if "default" not in prop:
+                raise InputError("missing field", where)
+            out[key] = prop["default"]
+            continue
+        value = d[key]
+        kind = prop.get("type")
+        if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InputError(f"expected an integer, got {value!r}"[:200], where)
+        if kind == "number":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InputError(f"expected a finite number, got {value!r}"[:200], where)
+            value = float(value)
+        if kind == "string" and not isinstance(value, str):
+            raise InputError(f"expected a string, got {value!r}"[:200], where)
+        if kind == "boolean" and not isinstance(value, bool):
+            raise InputError(f"expected true or false, got {value!r}"[:200], where)
+        if "enum" in prop and value not in prop["enum"]:
+            raise InputError(f"must be one of {', '.join(map(str, prop['enum']))}, got {value!r}"[:200], where)
+        lo, hi = prop.get("minimum"), prop.get("maximum")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            rng = f"{lo}..{hi}" if lo is not None and hi is not None else (f">= {lo}" if lo is not None else f"<= {hi}")
+            raise InputError(f"must be {rng}, got {value}", where)
+        if "exclusiveMinimum" in prop and value <= prop["exclusiveMinimum"]:
+            raise InputError(f"must be above {prop['exclusiveMinimum']}, got {value}", where)
+        out[key] = value
+    return out
 
 
 # ---------------------------------------------------------------- workloads
@@ -122,12 +168,13 @@ class CnnSet:
 
     cnns: list[str]
     batch: int = 1
+    onnx: list[str] = field(default_factory=list)    # ONNX files mapped beside the zoo networks
     kind: str = field(default="cnn_set", init=False)
 
     def validate(self, path: str = "workload") -> None:
         from core.nets import zoo
 
-        if not self.cnns:
+        if not self.cnns and not self.onnx:
             raise InputError("no CNNs picked", f"{path}.cnns")
         known = zoo.names()
         for i, n in enumerate(self.cnns):
@@ -135,15 +182,16 @@ class CnnSet:
                 raise InputError(f"unknown CNN {n!r}; known: {', '.join(known)}", f"{path}.cnns[{i}]")
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "cnn_set", "cnns": list(self.cnns), "batch": self.batch}
+        d: dict[str, Any] = {"kind": "cnn_set", "cnns": list(self.cnns), "batch": self.batch}
+        if self.onnx:
+            d["onnx"] = list(self.onnx)
+        return d
 
     @staticmethod
     def from_json(d: Any, path: str = "workload") -> "CnnSet":
-        cnns = _get(d, "cnns", path, list)
-        for i, n in enumerate(cnns):
-            if not isinstance(n, str):
-                raise InputError(f"expected a CNN name, got {n!r}", f"{path}.cnns[{i}]")
-        cs = CnnSet(cnns=list(cnns), batch=_positive_int(d, "batch", path, 1))
+        cnns = _str_list(d, "cnns", path, "a CNN name")
+        onnx = _str_list(d, "onnx", path, "an ONNX file path", [])
+        cs = CnnSet(cnns=cnns, batch=_positive_int(d, "batch", path, 1), onnx=onnx)
         cs.validate(path)
         return cs
 
@@ -173,13 +221,110 @@ class FpspFilter:
         return FpspFilter(name)
 
 
-Workload = Union[KernelSet, CnnSet, FpspFilter]
-WORKLOAD_KINDS = {"kernels": "Convolution kernels", "cnn_set": "Multi-CNN set", "fpsp_filter": "FPSP filter"}
+# The trained 8x8 digits CNN shipped in assets/ (the one network here with real weights).
+BUILTIN_DIGITS = "builtin-digits"
+
+
+@dataclass
+class CnnNetwork:
+    """One CNN: a zoo network, the built-in digits CNN, or an ONNX file; optionally with a
+    validation set attached (a .npz of images x and labels y)."""
+
+    network: str = "vgg16"           # zoo name or BUILTIN_DIGITS; ignored when onnx_path is set
+    onnx_path: str = ""
+    validation_path: str = ""
+    batch: int = 1
+    kind: str = field(default="cnn", init=False)
+
+    @property
+    def source(self) -> str:
+        return "onnx" if self.onnx_path else "builtin" if self.network == BUILTIN_DIGITS else "zoo"
+
+    def validate(self, path: str = "workload") -> None:
+        from core.nets import zoo
+
+        if not self.onnx_path and self.network != BUILTIN_DIGITS and self.network not in zoo.names():
+            raise InputError(f"unknown CNN {self.network!r}; known: {', '.join([BUILTIN_DIGITS, *zoo.names()])}",
+                             f"{path}.network")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "cnn", "network": self.network, "onnx_path": self.onnx_path,
+                "validation_path": self.validation_path, "batch": self.batch}
+
+    @staticmethod
+    def from_json(d: Any, path: str = "workload") -> "CnnNetwork":
+        c = CnnNetwork(_get(d, "network", path, str, "vgg16"), _get(d, "onnx_path", path, str, ""),
+                       _get(d, "validation_path", path, str, ""), _positive_int(d, "batch", path, 1))
+        c.validate(path)
+        return c
+
+
+@dataclass
+class MeritTransformWorkload:
+    """A MERIT tensor transform: one of the engine's built-in workloads, or a user's transform JSON
+    (the format of docs/merit.md)."""
+
+    builtin: str = "conv3x3"
+    transform: dict[str, Any] | None = None
+    kind: str = field(default="merit_transform", init=False)
+
+    def validate(self, path: str = "workload") -> None:
+        if self.transform is not None:
+            from core.merit.fileformat import workload_from_json as merit_from_json
+
+            merit_from_json(self.transform, f"{path}.transform")
+            return
+        from core.merit import workloads as merit_workloads
+
+        if self.builtin not in merit_workloads.WORKLOADS:
+            raise InputError(f"unknown MERIT workload {self.builtin!r}; known: {', '.join(merit_workloads.names())}",
+                             f"{path}.builtin")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "merit_transform", "builtin": self.builtin, "transform": self.transform}
+
+    @staticmethod
+    def from_json(d: Any, path: str = "workload") -> "MeritTransformWorkload":
+        transform = _get(d, "transform", path, (dict, type(None)), None)
+        w = MeritTransformWorkload(_get(d, "builtin", path, str, "conv3x3"), transform)
+        w.validate(path)
+        return w
+
+
+@dataclass
+class ConvLayers:
+    """Convolution layers written as specs (`Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1`), for engines
+    that analyse layers one by one."""
+
+    layers: list[str] = field(default_factory=list)
+    kind: str = field(default="conv_layers", init=False)
+
+    def validate(self, path: str = "workload") -> None:
+        if not self.layers:
+            raise InputError("no layer given: add a spec like Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1",
+                             f"{path}.layers")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "conv_layers", "layers": list(self.layers)}
+
+    @staticmethod
+    def from_json(d: Any, path: str = "workload") -> "ConvLayers":
+        c = ConvLayers(_str_list(d, "layers", path, "a layer spec"))
+        c.validate(path)
+        return c
+
+
+Workload = Union[KernelSet, CnnSet, FpspFilter, CnnNetwork, MeritTransformWorkload, ConvLayers]
+WORKLOAD_KINDS = {"kernels": "Convolution kernels", "fpsp_filter": "FPSP filter", "cnn": "CNN",
+                  "cnn_set": "Multi-CNN set", "merit_transform": "MERIT transform",
+                  "conv_layers": "Convolution layers"}
 
 
 def workload_from_json(d: Any, path: str = "workload") -> Workload:
     kind = _get(d, "kind", path, str)
-    readers = {"kernels": KernelSet.from_json, "cnn_set": CnnSet.from_json, "fpsp_filter": FpspFilter.from_json}
+    readers: dict[str, Callable[[Any, str], Workload]] = {"kernels": KernelSet.from_json, "cnn_set": CnnSet.from_json, "fpsp_filter": FpspFilter.from_json,
+               "cnn": CnnNetwork.from_json, "merit_transform": MeritTransformWorkload.from_json,
+               "conv_layers": ConvLayers.from_json}
     if kind not in readers:
         raise InputError(f"unknown workload kind {kind!r}; expected one of {', '.join(readers)}", f"{path}.kind")
     return readers[kind](d, path)
@@ -195,6 +340,16 @@ def kernels_of(workload: Workload | None) -> KernelSet:
 
 
 # ---------------------------------------------------------------- targets
+# Each target's fields as a JSON schema: the reader checks them and the GUI builds its editor
+# (widget kinds, ranges, labels, tooltips) from the same schema.
+def _int_field(title: str, default: int, lo: int, hi: int, tip: str, unit: str = "") -> dict[str, Any]:
+    f: dict[str, Any] = {"type": "integer", "title": title, "default": default, "minimum": lo, "maximum": hi,
+                         "description": tip}
+    if unit:
+        f["unit"] = unit
+    return f
+
+
 @dataclass
 class Scamp5Target:
     """SCAMP-5 focal-plane sensor-processor."""
@@ -203,15 +358,24 @@ class Scamp5Target:
     array_size: int = 256
     kind: str = field(default="scamp5", init=False)
 
+    SCHEMA = {"properties": {
+        "registers": _int_field("Registers", 6, 2, 26, "Analogue registers A, B, C, ... (SCAMP-5 has six)"),
+        "array_size": _int_field("Array size", 256, 1, 4096, "Pixels per side of the square PE array (SCAMP-5: 256)",
+                                 "px"),
+    }}
+
     def to_json(self) -> dict[str, Any]:
         return {"kind": "scamp5", "registers": self.registers, "array_size": self.array_size}
 
     @staticmethod
     def from_json(d: Any, path: str = "target") -> "Scamp5Target":
-        regs = _positive_int(d, "registers", path, 6, maximum=26)
-        if regs < 2:
-            raise InputError("SCAMP-5 needs at least 2 analogue registers", f"{path}.registers")
-        return Scamp5Target(regs, _positive_int(d, "array_size", path, 256, maximum=4096))
+        return Scamp5Target(**read_fields(d, Scamp5Target.SCHEMA, path))
+
+
+def _board_names() -> list[str]:
+    from core.boards import BOARDS
+
+    return list(BOARDS)
 
 
 @dataclass
@@ -222,17 +386,20 @@ class FpgaTarget:
     bandwidth_gbps: float = 1.0
     kind: str = field(default="fpga", init=False)
 
+    SCHEMA = {"properties": {
+        "board": {"type": "string", "title": "Board", "default": "zc706", "enum": _board_names(),
+                  "description": "FPGA board (device resources from the vendor's data sheet)"},
+        "bandwidth_gbps": {"type": "number", "title": "Off-chip bandwidth", "default": 1.0, "exclusiveMinimum": 0,
+                           "maximum": 1000.0, "unit": "GB/s",
+                           "description": "Off-chip memory bandwidth shared by all CNNs"},
+    }}
+
     def to_json(self) -> dict[str, Any]:
         return {"kind": "fpga", "board": self.board, "bandwidth_gbps": self.bandwidth_gbps}
 
     @staticmethod
     def from_json(d: Any, path: str = "target") -> "FpgaTarget":
-        from core.boards import BOARDS
-
-        board = _get(d, "board", path, str, "zc706")
-        if board not in BOARDS:
-            raise InputError(f"unknown board {board!r}; known: {', '.join(BOARDS)}", f"{path}.board")
-        return FpgaTarget(board, _positive_number(d, "bandwidth_gbps", path, 1.0))
+        return FpgaTarget(**read_fields(d, FpgaTarget.SCHEMA, path))
 
 
 @dataclass
@@ -245,6 +412,13 @@ class DataflowTarget:
     pe_cols: int = 16
     kind: str = field(default="dataflow", init=False)
 
+    SCHEMA = {"properties": {
+        "memory_bytes": _int_field("On-chip memory", 65536, 1, 2 ** 31 - 1, "On-chip buffer size in bytes", "B"),
+        "word_bits": _int_field("Word", 16, 1, 64, "Bits per data word", "bit"),
+        "pe_rows": _int_field("PE rows", 16, 1, 4096, "Rows of the processing-element array"),
+        "pe_cols": _int_field("PE columns", 16, 1, 4096, "Columns of the processing-element array"),
+    }}
+
     @property
     def memory_words(self) -> int:
         return self.memory_bytes * 8 // self.word_bits
@@ -255,10 +429,7 @@ class DataflowTarget:
 
     @staticmethod
     def from_json(d: Any, path: str = "target") -> "DataflowTarget":
-        return DataflowTarget(_positive_int(d, "memory_bytes", path, 65536),
-                              _positive_int(d, "word_bits", path, 16, maximum=64),
-                              _positive_int(d, "pe_rows", path, 16, maximum=4096),
-                              _positive_int(d, "pe_cols", path, 16, maximum=4096))
+        return DataflowTarget(**read_fields(d, DataflowTarget.SCHEMA, path))
 
 
 @dataclass
@@ -269,25 +440,30 @@ class MobileSocTarget:
     vector_width: int = 4
     kind: str = field(default="mobile_soc", init=False)
 
+    SCHEMA = {"properties": {
+        "cores": _int_field("Cores", 2, 1, 256, "CPU cores (one worker thread each)"),
+        "vector_width": {"type": "integer", "title": "Vector width", "default": 4, "enum": [1, 2, 4, 8, 16, 32, 64],
+                         "unit": "lanes", "description": "SIMD width in float32 lanes (a power of two)"},
+    }}
+
     def to_json(self) -> dict[str, Any]:
         return {"kind": "mobile_soc", "cores": self.cores, "vector_width": self.vector_width}
 
     @staticmethod
     def from_json(d: Any, path: str = "target") -> "MobileSocTarget":
-        vw = _positive_int(d, "vector_width", path, 4, maximum=64)
-        if vw & (vw - 1):
-            raise InputError(f"vector width must be a power of two, got {vw}", f"{path}.vector_width")
-        return MobileSocTarget(_positive_int(d, "cores", path, 2, maximum=256), vw)
+        return MobileSocTarget(**read_fields(d, MobileSocTarget.SCHEMA, path))
 
 
 Target = Union[Scamp5Target, FpgaTarget, DataflowTarget, MobileSocTarget]
+TARGET_TYPES: dict[str, Any] = {"scamp5": Scamp5Target, "fpga": FpgaTarget, "dataflow": DataflowTarget,
+                                "mobile_soc": MobileSocTarget}
 TARGET_KINDS = {"scamp5": "SCAMP-5 focal-plane sensor-processor", "fpga": "FPGA board",
                 "dataflow": "Dataflow accelerator", "mobile_soc": "Mobile SoC"}
 
 
 def target_from_json(d: Any, path: str = "target") -> Target:
     kind = _get(d, "kind", path, str)
-    readers = {"scamp5": Scamp5Target.from_json, "fpga": FpgaTarget.from_json,
+    readers: dict[str, Callable[[Any, str], Target]] = {"scamp5": Scamp5Target.from_json, "fpga": FpgaTarget.from_json,
                "dataflow": DataflowTarget.from_json, "mobile_soc": MobileSocTarget.from_json}
     if kind not in readers:
         raise InputError(f"unknown target kind {kind!r}; expected one of {', '.join(readers)}", f"{path}.kind")

@@ -18,7 +18,8 @@ def make_app() -> QApplication:
     return app
 
 
-def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: str | None = None) -> int:
+def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: str | None = None,
+            compare: str | None = None, size: str | None = None) -> int:
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     app = make_app()
@@ -37,6 +38,22 @@ def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: st
             return 2
     if tab:
         window.set_current_engine(tab)
+    if compare:
+        ids = [r.strip() for r in compare.split(",") if r.strip()]
+        try:
+            for r in ids:
+                window.project.run(r)
+        except KeyError as exc:
+            print(f"error: --compare: {exc.args[0]}", file=sys.stderr)
+            return 2
+        window.compare(ids)
+    if size:
+        try:
+            w, h = (int(v) for v in size.lower().split("x"))
+        except ValueError:
+            print(f"error: --size: expected WIDTHxHEIGHT, got {size!r}", file=sys.stderr)
+            return 2
+        window.resize(w, h)
     if not screenshot:
         fit_to_screen(window)
     window.show()
@@ -62,8 +79,7 @@ def _screenshot(app: QApplication, window, path: str) -> int:
         return 1
     os.replace(tmp, target)
     window.shutdown_jobs()
-    window.undo_stack.setClean()
-    window._extra_dirty = False
+    window.project.mark_saved()          # nothing to ask about: the screenshot changed nothing
     window.close()
     print(f"wrote {target}")
     return 0

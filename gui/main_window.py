@@ -1,55 +1,41 @@
-"""The main window: workload and target on the left, one tab per engine, Run/Cancel, sessions."""
+"""The main window: the library on the left, one tab per engine (each with the choice bar saying what
+it runs), the runs and the log below, a comparison on demand; Run/Cancel, sessions, undo.
+
+All state is in `self.project` (core.project.Project); widgets read and write it. The window only
+keeps view state: which run each tab shows and which runs are on their way.
+"""
 
 from __future__ import annotations
 
-import datetime as _dt
 import platform
 import time
 import traceback
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
-from PySide6.QtGui import (QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence,
-                           QUndoCommand, QUndoStack)
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QPlainTextEdit,
-                               QProgressBar, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+                               QPlainTextEdit, QProgressBar, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from core import __version__
 from core import session as sessions
-from core.engine import EngineSpec, JobRequest, engines
+from core.engine import EngineSpec, engines
 from core.errors import CheckFailed, InputError
 from core.jobs import JobOutcome, LogLine, Progress
+from core.project import Project, ProjectEvent, Run
 from core.workload import Target, Workload
+from gui.choice_bar import ChoiceBar
+from gui.compare_view import CompareView
 from gui.job_runner import JobRunner
+from gui.library_dock import LibraryBrowser
 from gui.panels import panel_classes
 from gui.panels.base import EnginePanel
 from gui.panels.generic import GenericPanel
-from gui.target_editor import TargetEditor
-from gui.workload_editor import WorkloadEditor
+from gui.runs_view import RunsView
 
 APP_NAME = "Dataflow Explorer"
 MAX_RECENT = 8
-
-
-class _StateChange(QUndoCommand):
-    """An edit of the workload, target or engine settings, undone by restoring a snapshot."""
-
-    def __init__(self, window: "MainWindow", before: dict, after: dict) -> None:
-        super().__init__("Edit")
-        self.window, self.before, self.after = window, before, after
-        self._first = True
-
-    def redo(self) -> None:
-        if self._first:           # the edit has already happened in the widgets
-            self._first = False
-            return
-        self.window.apply_state(self.after)
-
-    def undo(self) -> None:
-        self.window.apply_state(self.before)
-
-
 DEFAULT_SIZE = (1360, 860)
 
 
@@ -62,53 +48,45 @@ def fit_to_screen(window: QMainWindow) -> None:
     window.resize(min(window.width(), free.width()), min(window.height(), free.height()))
 
 
+class EngineTab(QWidget):
+    """One engine's tab: the choice bar over the engine's panel."""
+
+    def __init__(self, bar: ChoiceBar, panel: EnginePanel) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 0)
+        lay.addWidget(bar)
+        lay.addWidget(panel, 1)
+        self.bar, self.panel = bar, panel
+
+
 class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
         self.setAcceptDrops(True)
         self.resize(*DEFAULT_SIZE)
         self.path: Path | None = None
+        self.project = Project.starter()
+        self.project.changed.connect(self._project_changed)
+        self.project.undo_stack.changed.connect(self._update_undo_actions)
         self.runner = JobRunner(parent=self)
         self.runner.events.connect(self._on_events)
         self.runner.progress.connect(self._on_progress)
         self.runner.finished.connect(self._on_finished)
-        self.results: dict[str, tuple[dict[str, Any], str | None]] = {}
-        self.undo_stack = QUndoStack(self)
-        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
-        self._extra_dirty = False
-        self._applying = False
-        self._snapshot: dict | None = None
-        self._debounce = QTimer(self)
-        self._debounce.setSingleShot(True)
-        self._debounce.setInterval(250)
-        self._debounce.timeout.connect(self._record_edit)
+        self._running: dict[str, str] = {}          # engine -> id of its run in progress
 
-        # ---- left: workload and target
-        left = QWidget()
-        lay = QVBoxLayout(left)
-        lay.addWidget(QLabel("<b>Workload</b>"))
-        self.workload_editor = WorkloadEditor()
-        lay.addWidget(self.workload_editor, 1)
-        lay.addWidget(QLabel("<b>Target model</b>"))
-        self.target_editor = TargetEditor()
-        lay.addWidget(self.target_editor)
-        self.setup_dock = QDockWidget("Workload and target", self)
-        self.setup_dock.setObjectName("setup")
-        self.setup_dock.setWidget(left)
-        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.setup_dock)
-        self.workload_editor.changed.connect(self._edited)
-        self.target_editor.changed.connect(self._edited)
-
-        # ---- centre: engine tabs
+        # ---- centre: one tab per engine
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.panels: dict[str, EnginePanel] = {}
+        self.bars: dict[str, ChoiceBar] = {}
         custom = panel_classes()
         for name, spec in engines().items():
             panel = custom.get(name, GenericPanel)(spec, self)
-            panel.settings_changed.connect(self._edited)
-            self.panels[name] = panel
-            self.tabs.addTab(panel, spec.title)
+            bar = ChoiceBar(self.project, spec, lambda run_id: self.open_run(run_id))
+            self.panels[name], self.bars[name] = panel, bar
+            self.tabs.addTab(EngineTab(bar, panel), spec.title)
+            self.tabs.setTabToolTip(self.tabs.count() - 1, spec.summary)
         if not self.panels:
             self.tabs.addTab(QLabel("No engines are installed."), "Engines")
         self.tabs.currentChanged.connect(self._tab_changed)
@@ -116,21 +94,28 @@ class MainWindow(QMainWindow):
         # Long entries (board and filter names) must not set the window's minimum width.
         for combo in self.findChildren(QComboBox):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(8)
+            combo.setMinimumContentsLength(min(max(combo.minimumContentsLength(), 8), 16))
             QApplication.sendEvent(combo, QEvent(QEvent.Type.StyleChange))   # drops its cached size hints
         for widget in self.findChildren(QWidget):      # and every layout above it recomputes its own
             widget.updateGeometry()
 
-        # ---- bottom: log
+        # ---- docks: library (left), runs and log (bottom), comparison (right, on demand)
+        self.library = LibraryBrowser(self.project, self)
+        self.library_dock = self._dock("Library", "library", self.library, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.runs_view = RunsView(self.project, self)
+        self.runs_dock = self._dock("Runs", "runs", self.runs_view, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.log_view = QPlainTextEdit()
         self.log_view.setReadOnly(True)
         self.log_view.setMaximumBlockCount(5000)
-        self.log_dock = QDockWidget("Log", self)
-        self.log_dock.setObjectName("log")
-        self.log_dock.setWidget(self.log_view)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log_dock)
-        self.resizeDocks([self.log_dock], [130], Qt.Orientation.Vertical)
-        self.resizeDocks([self.setup_dock], [330], Qt.Orientation.Horizontal)
+        self.log_dock = self._dock("Log", "log", self.log_view, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.runs_dock, self.log_dock)
+        self.runs_dock.raise_()
+        self.compare_view = CompareView(self.project)
+        self.compare_dock = self._dock("Compare runs", "compare", self.compare_view,
+                                       Qt.DockWidgetArea.RightDockWidgetArea)
+        self.compare_dock.hide()
+        self.resizeDocks([self.runs_dock], [190], Qt.Orientation.Vertical)
+        self.resizeDocks([self.library_dock], [330], Qt.Orientation.Horizontal)
 
         # ---- status bar with progress
         self.progress_bar = QProgressBar()
@@ -145,27 +130,36 @@ class MainWindow(QMainWindow):
         self._clock.timeout.connect(self._tick)
 
         self._build_actions()
-        self.new_session(ask=False)
-        self._tab_changed(self.tabs.currentIndex())
+        self._restore_layout()
+        self._show_project()
+        self._update_title()
         from core.engine import LOAD_ERRORS
 
         for pkg, reason in LOAD_ERRORS.items():
             self.log(f"engine core.{pkg} could not be loaded: {reason}", "error")
         self.statusBar().showMessage("Ready", 3000)
 
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
     # ================================================================ actions and menus
-    def _action(self, text: str, slot, shortcut: QKeySequence | str | None = None, tip: str = "") -> QAction:
+    def _action(self, text: str, slot: Any, shortcut: QKeySequence | str | None = None, tip: str = "") -> QAction:
         act = QAction(text, self)
         if shortcut is not None:
             act.setShortcut(QKeySequence(shortcut))
         if tip:
             act.setStatusTip(tip)
+            act.setToolTip(tip)
         act.triggered.connect(slot)
         return act
 
     def _build_actions(self) -> None:
         S = QKeySequence.StandardKey
-        self.act_new = self._action("&New", lambda: self.new_session(), S.New, "Start an empty session")
+        self.act_new = self._action("&New", lambda: self.new_session(), S.New, "Start a new project")
         self.act_open = self._action("&Open…", self.open_dialog, S.Open, "Open a session file")
         self.act_save = self._action("&Save", self.save, S.Save, "Save the session")
         self.act_save_as = self._action("Save &As…", self.save_as, S.SaveAs)
@@ -173,11 +167,10 @@ class MainWindow(QMainWindow):
         self.act_run = self._action("&Run", self.run_current, "F5", "Run the engine of the current tab")
         self.act_cancel = self._action("&Cancel", self.cancel_current, "Esc", "Cancel the running job")
         self.act_cancel.setEnabled(False)
-        self.act_undo = self.undo_stack.createUndoAction(self, "&Undo")
-        self.act_undo.setShortcut(QKeySequence(S.Undo))
-        self.act_redo = self.undo_stack.createRedoAction(self, "&Redo")
-        self.act_redo.setShortcut(QKeySequence(S.Redo))
-        self.act_clear_result = self._action("Clear &result of this tab", self.clear_current_result)
+        self.act_undo = self._action("&Undo", self.project.undo, S.Undo)
+        self.act_redo = self._action("&Redo", self.project.redo, S.Redo)
+        self.act_compare = self._action("&Compare selected runs", self._compare_selected, "Ctrl+D",
+                                        "Compare the runs selected in the Runs view side by side")
         self.act_about = self._action("&About", self.about)
 
         mb = self.menuBar()
@@ -190,11 +183,9 @@ class MainWindow(QMainWindow):
         m.addAction(self.act_quit)
         m = mb.addMenu("&Edit")
         m.addActions([self.act_undo, self.act_redo])
-        m.addSeparator()
-        m.addAction(self.act_clear_result)
         m = mb.addMenu("&View")
-        m.addAction(self.setup_dock.toggleViewAction())
-        m.addAction(self.log_dock.toggleViewAction())
+        for dock in (self.library_dock, self.runs_dock, self.log_dock, self.compare_dock):
+            m.addAction(dock.toggleViewAction())
         m.addSeparator()
         m.addAction(self._action("Next tab", lambda: self.tabs.setCurrentIndex((self.tabs.currentIndex() + 1)
                                                                               % max(1, self.tabs.count())), "Ctrl+PgDown"))
@@ -202,6 +193,8 @@ class MainWindow(QMainWindow):
                                                                                   % max(1, self.tabs.count())), "Ctrl+PgUp"))
         m = mb.addMenu("&Run")
         m.addActions([self.act_run, self.act_cancel])
+        m.addSeparator()
+        m.addAction(self.act_compare)
         m = mb.addMenu("&Help")
         m.addAction(self.act_about)
 
@@ -209,19 +202,37 @@ class MainWindow(QMainWindow):
         tb.setObjectName("main-toolbar")
         tb.addActions([self.act_new, self.act_open, self.act_save])
         tb.addSeparator()
+        tb.addActions([self.act_undo, self.act_redo])
+        tb.addSeparator()
         tb.addActions([self.act_run, self.act_cancel])
         self.addToolBar(tb)
         self._refresh_recent()
+        self._update_undo_actions()
+
+    def _update_undo_actions(self) -> None:
+        st = self.project.undo_stack
+        self.act_undo.setEnabled(st.can_undo())
+        self.act_redo.setEnabled(st.can_redo())
+        self.act_undo.setText(f"&Undo {st.undo_text()}".rstrip())
+        self.act_redo.setText(f"&Redo {st.redo_text()}".rstrip())
+        self.setWindowModified(self.project.modified)
+
+    def _project_changed(self, ev: ProjectEvent) -> None:
+        self.setWindowModified(self.project.modified)
+        if ev.kind == "run" and ev.id is not None:
+            self._run_changed(ev.id, ev.engine)
 
     # ================================================================ context for panels
     def workload(self) -> Workload | None:
-        try:
-            return self.workload_editor.workload()
-        except InputError:
-            return None
+        """The workload of the current tab."""
+        spec = self.current_engine()
+        e = self.project.chosen(spec.name, "workloads") if spec else None
+        return e.value if e else None
 
     def target(self) -> Target | None:
-        return self.target_editor.target()
+        spec = self.current_engine()
+        e = self.project.chosen(spec.name, "targets") if spec else None
+        return e.value if e else None
 
     def log(self, message: str, level: str = "info") -> None:
         stamp = time.strftime("%H:%M:%S")
@@ -230,35 +241,93 @@ class MainWindow(QMainWindow):
     def status(self, message: str) -> None:
         self.statusBar().showMessage(message, 5000)
 
-    def result_of(self, engine_name: str) -> dict[str, Any] | None:
-        entry = self.results.get(engine_name)
-        return entry[0] if entry else None
-
-    # ================================================================ engine tabs
+    # ================================================================ engine tabs and runs on show
     def current_engine(self) -> EngineSpec | None:
-        panel = self.tabs.currentWidget()
-        return panel.engine if isinstance(panel, EnginePanel) else None
+        tab = self.tabs.currentWidget()
+        return tab.panel.engine if isinstance(tab, EngineTab) else None
 
     def set_current_engine(self, name: str) -> None:
         if name not in self.panels:
             raise KeyError(f"no engine tab named {name!r}; known: {', '.join(self.panels)}")
-        self.tabs.setCurrentWidget(self.panels[name])
+        self.tabs.setCurrentIndex(list(self.panels).index(name))
 
     def _tab_changed(self, _index: int) -> None:
         spec = self.current_engine()
-        if spec is None:
-            return
-        switched = []
-        if spec.workload_kinds and self.workload_editor.current_kind() not in spec.workload_kinds:
-            self.workload_editor.set_kind(spec.workload_kinds[0])
-            switched.append("workload")
-        if spec.target_kinds and self.target_editor.current_kind() not in spec.target_kinds:
-            self.target_editor.set_kind(spec.target_kinds[0])
-            switched.append("target")
-        if switched:
-            self.status(f"{spec.title} uses a different {' and '.join(switched)}: switched")
+        if spec is not None:
+            self.project.view["current_engine"] = spec.name    # view state: not an edit, not undone
         self._update_run_actions()
 
+    def shown_run(self, engine: str) -> Run | None:
+        run_id = self.bars[engine].shown_run
+        try:
+            return self.project.run(run_id) if run_id else None
+        except KeyError:
+            return None
+
+    def open_run(self, run_id: str, **focus: Any) -> None:
+        """Show a run in its engine's tab (switching to it)."""
+        run = self.project.run(run_id)
+        self.set_current_engine(run.engine)
+        self._show(run.engine, run, **focus)
+
+    def _show(self, engine: str, run: Run | None, **focus: Any) -> None:
+        self.bars[engine].set_shown_run(run.id if run else None)
+        self.panels[engine].show_run(run, **focus)
+
+    def _show_project(self) -> None:
+        """Draw a freshly loaded project: each tab shows its newest run, the saved tab is current."""
+        for name in self.panels:
+            runs = self.project.runs_of(name)
+            self._show(name, runs[-1] if runs else None)
+        current = self.project.view.get("current_engine")
+        if current in self.panels:
+            self.set_current_engine(current)
+        self._tab_changed(self.tabs.currentIndex())
+
+    def _run_changed(self, run_id: str, engine: str | None) -> None:
+        """A run was deleted (or restored by undo): a tab showing a deleted run falls back."""
+        if engine in self.bars and self.bars[engine].shown_run == run_id:
+            try:
+                self.project.run(run_id)
+            except KeyError:
+                runs = self.project.runs_of(engine)
+                self._show(engine, runs[-1] if runs else None)
+
+    def rerun(self, run_id: str) -> None:
+        """Run again with a past run's setup (put back into its tab first, one undo step)."""
+        self.restore_setup(run_id)
+        self.run_current()
+
+    def restore_setup(self, run_id: str) -> None:
+        run = self.project.run(run_id)
+        self.project.restore_setup(run_id)
+        self.set_current_engine(run.engine)
+        self.status(f"The setup of {run_id} is back in the {engines()[run.engine].title} tab")
+
+    def compare(self, run_ids: list[str]) -> None:
+        self.compare_view.set_runs(list(run_ids))
+        self.compare_dock.show()
+        self.compare_dock.raise_()
+
+    def _compare_selected(self) -> None:
+        ids = self.runs_view.selected_ids()
+        if len(ids) < 2:
+            self.status("Select two or more runs in the Runs view to compare them")
+            return
+        self.compare(ids)
+
+    def open_in_simulator(self, update: dict[str, Any]) -> None:
+        """Linked view: put a program into the simulator's settings and step through it there."""
+        if "simulate" not in self.panels:
+            return
+        self.project.replace_settings("simulate", {**self.project.settings("simulate"), **update},
+                                      "Open a program in the stepper")
+        self.set_current_engine("simulate")
+        step = getattr(self.panels["simulate"], "step_through_settings", None)
+        if step is not None:
+            step()
+
+    # ================================================================ jobs
     def _update_run_actions(self) -> None:
         spec = self.current_engine()
         running = spec is not None and self.runner.is_running(spec.name)
@@ -268,20 +337,22 @@ class MainWindow(QMainWindow):
             self.progress_bar.reset()
             self.elapsed_label.setText("")
 
-    # ================================================================ jobs
     def run_current(self) -> None:
         spec = self.current_engine()
         if spec is None or self.runner.is_running(spec.name):
             return
         try:
-            workload = self.workload_editor.workload() if spec.workload_kinds else self.workload()
+            run = self.project.start_run(spec.name)
         except InputError as exc:
-            self._show_error(f"The workload is not valid: {exc}")
+            self._show_error(f"{spec.title} cannot run: {exc.message}")
             return
+        request = self.project.request_of(run)
         panel = self.panels[spec.name]
-        request = JobRequest(workload, self.target(), panel.settings())
+        self._running[spec.name] = run.id
+        self.bars[spec.name].set_shown_run(run.id)
+        panel.run = run
         panel.job_started()
-        self.log(f"{spec.title}: started")
+        self.log(f"{spec.title}: {run.id} started on {(run.workload or {}).get('name', 'no workload')}")
         self.runner.start(spec.name, lambda token: spec.run(request, token))
         self._clock.start()
         self._update_run_actions()
@@ -294,13 +365,19 @@ class MainWindow(QMainWindow):
             self.status(f"Cancelling {spec.title}…")
 
     def _on_events(self, name: str, events: list) -> None:
+        run_id = self._running.get(name)
+        if run_id is None:
+            return
+        self.project.record(run_id, events)
         for ev in events:
             if isinstance(ev, LogLine):
                 self.log(f"{engines()[name].title}: {ev.message}", ev.level)
-        self.panels[name].handle_events(events)
+        if self.bars[name].shown_run == run_id:
+            self.panels[name].handle_events(events)
 
     def _on_progress(self, name: str, progress: Progress) -> None:
-        if self.current_engine() is None or self.current_engine().name != name:
+        spec = self.current_engine()
+        if spec is None or spec.name != name:
             return
         if progress.fraction is None:
             self.progress_bar.setRange(0, 0)
@@ -319,128 +396,66 @@ class MainWindow(QMainWindow):
 
     def _on_finished(self, name: str, outcome: JobOutcome) -> None:
         title = engines()[name].title
-        if outcome.result is not None and outcome.error is None and not outcome.cancelled:
-            stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-            self.results[name] = (outcome.result, stamp)
-            self.panels[name].show_result(outcome.result)
-            self._extra_dirty = True
-            self.setWindowModified(True)
-            self.log(f"{title}: finished")
-            self.status(f"{title} finished")
-        elif outcome.cancelled:
-            self.log(f"{title}: cancelled")
-            self.status(f"{title} cancelled")
-        elif outcome.error is not None:
+        run_id = self._running.pop(name, None)
+        if run_id is None:
+            return
+        message = None
+        if outcome.error is not None:
             err = outcome.error
             if isinstance(err, (InputError, CheckFailed)):   # the message is the whole story
                 message = str(err)
             else:
                 message = f"{type(err).__name__}: {err}"
                 self.log("".join(traceback.format_exception(err)).rstrip(), "error")
-            self.log(f"{title}: {message}", "error")
-            self._show_error(f"{title} stopped: {message}")
+        try:
+            run = self.project.finish_run(run_id, outcome, message)
+        except KeyError:            # deleted while running: nothing to show
+            self._update_run_actions()
+            return
+        shown = self.bars[name].shown_run == run_id
+        if run.status == "finished":
+            if shown:
+                self._show(name, run)
+            self.log(f"{title}: {run.id} finished")
+            self.status(f"{title} finished")
+        else:
+            if shown and not run.is_partial:          # nothing to see: back to the newest finished run
+                self._show(name, self.project.latest(name))
+            elif shown:
+                self.bars[name].set_shown_run(run.id)
+            what = run.error or "cancelled"
+            self.log(f"{title}: {run.id} {run.status}: {what}" + (" (partial result kept)" if run.is_partial else ""),
+                     "error" if run.status == "failed" else "info")
+            if run.status == "failed":
+                self._show_error(f"{title} stopped: {run.error}")
+            else:
+                self.status(f"{title} cancelled")
         self._update_run_actions()
 
-    # ================================================================ state, undo, dirty
-    def state(self) -> dict:
-        """The editable state (workload, target, settings) as JSON; the workload may be invalid."""
-        try:
-            workload = self.workload_editor.workload().to_json()
-        except InputError:
-            workload = None
-        return {"workload": workload, "target": self.target().to_json(),
-                "settings": {n: p.settings() for n, p in self.panels.items()}}
-
-    def apply_state(self, state: dict) -> None:
-        from core.workload import target_from_json, workload_from_json
-
-        self._applying = True
-        try:
-            if state.get("workload") is not None:
-                self.workload_editor.set_workload(workload_from_json(state["workload"]))
-            self.target_editor.set_target(target_from_json(state["target"]))
-            for name, settings in state.get("settings", {}).items():
-                if name in self.panels:
-                    self.panels[name].set_settings(settings)
-        finally:
-            self._applying = False
-        self._snapshot = self.state()
-
-    def _edited(self) -> None:
-        if not self._applying:
-            self._debounce.start()
-
-    def _record_edit(self) -> None:
-        new = self.state()
-        if self._snapshot is not None and new != self._snapshot:
-            self.undo_stack.push(_StateChange(self, self._snapshot, new))
-        self._snapshot = new
-
-    def is_dirty(self) -> bool:
-        if self._debounce.isActive():
-            self._record_edit()
-        return self._extra_dirty or not self.undo_stack.isClean()
-
-    def _mark_clean(self) -> None:
-        self._extra_dirty = False
-        self.undo_stack.setClean()
-        self.setWindowModified(False)
-
-    def _update_title(self) -> None:
-        name = self.path.name if self.path else "untitled"
-        self.setWindowTitle(f"{name}[*] — {APP_NAME}")
-
     # ================================================================ sessions
-    def build_session(self) -> sessions.Session:
-        workload = self.workload_editor.workload()      # InputError when not valid
-        engines_state = {}
-        for name, panel in self.panels.items():
-            result, finished = self.results.get(name, (None, None))
-            engines_state[name] = sessions.EngineState(panel.settings(), result, finished)
-        spec = self.current_engine()
-        return sessions.Session(workload, self.target(), engines_state, spec.name if spec else None)
-
-    def load_session(self, s: sessions.Session, path: Path | None) -> None:
-        self._applying = True
-        try:
-            self.workload_editor.set_workload(s.workload)
-            self.target_editor.set_target(s.target)
-            self.results.clear()
-            for name, panel in self.panels.items():
-                st = s.engines.get(name)
-                panel.set_settings(st.settings if st else panel.engine.default_settings())
-                panel.show_result(st.result if st else None)
-                if st and st.result is not None:
-                    self.results[name] = (st.result, st.finished_at)
-            if s.current_engine in self.panels:
-                self.tabs.setCurrentWidget(self.panels[s.current_engine])
-            self.workload_editor.set_workload(s.workload)   # the tab switch may have changed kinds
-            self.target_editor.set_target(s.target)
-        finally:
-            self._applying = False
-        self.path = path
-        self.undo_stack.clear()
-        self._snapshot = self.state()
-        self._mark_clean()
-        self._update_title()
-
     def new_session(self, ask: bool = True) -> None:
         if ask and not self._confirm_discard():
             return
-        self.load_session(sessions.Session(), None)
+        self.project.replace_with(Project.starter())
+        self.path = None
+        self._show_project()
+        self._update_title()
 
     def open_path(self, path: str | Path, ask: bool = True) -> bool:
-        """Open a session; a bad file leaves the open session exactly as it was."""
+        """Open a session: the whole file is read and checked first; a bad file changes nothing."""
         path = Path(path)
         try:
-            s = sessions.load(path)
+            loaded = sessions.load(path)
         except InputError as exc:
             self._show_error(f"Cannot open {path.name}:\n{exc.message}\n\nWhere: {exc.where}")
             self.log(f"open {path}: {exc}", "error")
             return False
         if ask and not self._confirm_discard():
             return False
-        self.load_session(s, path)
+        self.project.replace_with(loaded)
+        self.path = path
+        self._show_project()
+        self._update_title()
         self._add_recent(path)
         self.log(f"opened {path}")
         return True
@@ -454,16 +469,13 @@ class MainWindow(QMainWindow):
     def save_to(self, path: str | Path) -> bool:
         path = Path(path)
         try:
-            s = self.build_session()
-            sessions.save(s, path)
-        except InputError as exc:
-            self._show_error(f"Not saved: the workload is not valid: {exc}")
-            return False
+            sessions.save(self.project, path)
         except (OSError, ValueError) as exc:
             self._show_error(f"Not saved to {path}: {exc}")
             return False
         self.path = path
-        self._mark_clean()
+        self.project.mark_saved()
+        self.setWindowModified(False)
         self._update_title()
         self._add_recent(path)
         self.status(f"Saved {path}")
@@ -482,13 +494,8 @@ class MainWindow(QMainWindow):
             path += sessions.SUFFIX
         return self.save_to(path)
 
-    def clear_current_result(self) -> None:
-        spec = self.current_engine()
-        if spec and spec.name in self.results:
-            del self.results[spec.name]
-            self.panels[spec.name].show_result(None)
-            self._extra_dirty = True
-            self.setWindowModified(True)
+    def is_dirty(self) -> bool:
+        return self.project.modified
 
     def _confirm_discard(self) -> bool:
         if not self.is_dirty():
@@ -501,7 +508,12 @@ class MainWindow(QMainWindow):
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
 
-    # ---- recent files
+    def _update_title(self) -> None:
+        name = self.path.name if self.path else "untitled"
+        self.setWindowTitle(f"{name}[*] — {APP_NAME}")
+        self.setWindowModified(self.project.modified)
+
+    # ---- recent files and layout
     def _settings(self) -> QSettings:
         return QSettings("DataflowExplorer", "DataflowExplorer")
 
@@ -521,6 +533,20 @@ class MainWindow(QMainWindow):
             act.triggered.connect(lambda _c=False, p=p: self.open_path(p))
         self.recent_menu.setEnabled(bool(recent))
 
+    def _restore_layout(self) -> None:
+        st = self._settings()
+        geometry, state = st.value("window/geometry"), st.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+            self.compare_dock.hide()
+
+    def _save_layout(self) -> None:
+        st = self._settings()
+        st.setValue("window/geometry", self.saveGeometry())
+        st.setValue("window/state", self.saveState())
+
     # ================================================================ window events
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         urls = event.mimeData().urls()
@@ -532,13 +558,11 @@ class MainWindow(QMainWindow):
         if urls:
             self.open_path(urls[0].toLocalFile())
 
-    def _on_clean_changed(self, clean: bool) -> None:
-        self.setWindowModified(not clean or self._extra_dirty)
-
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._confirm_discard():
             event.ignore()
             return
+        self._save_layout()
         self.shutdown_jobs()
         event.accept()
 

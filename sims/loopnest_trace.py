@@ -138,7 +138,9 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
                 for s in range(shape.Wk):
                     patch = local[:, :, r * d: r * d + (p1 - p0 - 1) * D + 1: D, s * d: s * d + (q1 - q0 - 1) * D + 1: D]
                     data["out"] += np.einsum("ncpq,mc->nmpq", patch, data["w"][:, :, r, s])
-        on, om, op_, oq = res["out"]
+        last = res["out"]
+        assert last is not None         # set by the loop's first step
+        on, om, op_, oq = last
         (a0, a1), (b0, b1) = ranges["N"][on], ranges["M"][om]
         (e0, e1), (f0, f1) = ranges["P"][op_], ranges["Q"][oq]
         y_dram[a0:a1, co0 + b0:co0 + b1, e0:e1, f0:f1] = data["out"]

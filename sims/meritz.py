@@ -172,6 +172,7 @@ def _plan_cached(key: str, cfg: MeritzConfig) -> Plan:
             use[r] = use[r] + words[g]
         ok = (use[0] <= cap[0]) & (use[1] <= cap[1])
         fits = ok if fits is None else (fits | ok)
+    assert fits is not None             # product(..., repeat=0) still yields one assignment
     feasible = fits & (Pt <= cp_words)
     compute = n_p * n_a * np.ceil(Pt / lanes) * At * s.ops_per_iter
     load = n_p * Pt
@@ -189,10 +190,10 @@ def _plan_cached(key: str, cfg: MeritzConfig) -> Plan:
     w_best = {g: float(np.broadcast_to(words[g], est.shape)[pos]) for g in gnames}
     rp_of = None
     for asg in sorted(assignments, key=lambda a: sum(w_best[g] for g, r in zip(gnames, a) if r == 1)):
-        use = [0.0, 0.0]
+        used = [0.0, 0.0]
         for g, r in zip(gnames, asg):
-            use[r] += w_best[g]
-        if use[0] <= cap[0] and use[1] <= cap[1]:
+            used[r] += w_best[g]
+        if used[0] <= cap[0] and used[1] <= cap[1]:
             rp_of = dict(zip(gnames, asg))
             break
     return Plan(tile, rp_of or {g: 0 for g in gnames}, float(masked[pos]))

@@ -13,7 +13,7 @@ import pytest
 from core import engine as engine_module
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
-from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
+from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
 
 
 def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
@@ -32,6 +32,7 @@ def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             raise CheckFailed("demo result disagrees with its reference")
         total += i
         yield MetricPoint("sum", i, total)
+        yield PartialResult("best", {"sum": total, "step": i})
         yield Progress((i + 1) / steps, f"step {i + 1}")
         if delay:
             time.sleep(delay)

@@ -5,20 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.project import Project
+
 
 @dataclass
 class FakeContext:
-    workload_value: Any = None
-    target_value: Any = None
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    project: Project = field(default_factory=Project.starter)
     logs: list[str] = field(default_factory=list)
     statuses: list[str] = field(default_factory=list)
-
-    def workload(self):
-        return self.workload_value
-
-    def target(self):
-        return self.target_value
+    opened: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    simulator_updates: list[dict[str, Any]] = field(default_factory=list)     # open_in_simulator calls
 
     def log(self, message: str, level: str = "info") -> None:
         self.logs.append(message)
@@ -26,5 +22,22 @@ class FakeContext:
     def status(self, message: str) -> None:
         self.statuses.append(message)
 
-    def result_of(self, engine_name: str):
-        return self.results.get(engine_name)
+    def open_run(self, run_id: str, **focus: Any) -> None:
+        self.opened.append((run_id, focus))
+
+    def open_in_simulator(self, update: dict[str, Any]) -> None:
+        self.simulator_updates.append(update)
+
+    # ---- helpers for tests
+    def use(self, engine: str, lib: str, name: str, value: Any) -> str:
+        """Add a library item and make it the engine's choice; returns its id."""
+        entry_id = self.project.add(lib, name, value)
+        self.project.choose(engine, lib, entry_id)
+        return entry_id
+
+    def add_finished_run(self, engine: str, result: dict[str, Any]):
+        """A finished run of `engine` with this result, as if it had just run."""
+        from core.jobs import JobOutcome
+
+        run = self.project.start_run(engine)
+        return self.project.finish_run(run.id, JobOutcome(result=result))

@@ -371,11 +371,11 @@ def test_engine_network_run_events_and_json():
     assert "conv1" in ENGINE.format_text(r)
 
 
-def test_engine_reads_window_workload_and_target():
+def test_engine_reads_the_chosen_workload_and_target():
     from core.engine import JobRequest
-    from core.workload import CnnSet, DataflowTarget
+    from core.workload import CnnNetwork, DataflowTarget
 
-    req = JobRequest(CnnSet(["lenet5"], batch=3), DataflowTarget(memory_bytes=8192, word_bits=8),
+    req = JobRequest(CnnNetwork("lenet5", batch=3), DataflowTarget(memory_bytes=8192, word_bits=8),
                      {"sweep": False, "dataflows": ["ws"]})
     r = run_foreground(ENGINE.run(req, CancelToken()), quiet=True).result
     assert r["source"]["name"] == "lenet5" and r["batch"] == 3 and r["memory_words"] == 8192
@@ -401,3 +401,113 @@ def test_other_zoo_networks_run(net):
     assert out.error is None, out.error
     for l in out.result["layers"]:
         assert l["optimal"]["traffic"]["total"] >= l["bound"]["compulsory"]["total"]
+
+
+# ------------------------------------------------------------------ the project model: workload, target, settings
+def test_settings_schema_describes_and_bounds_every_setting():
+    props = ENGINE.settings_schema["properties"]
+    assert set(props) == set(ENGINE.default_settings())
+    assert not {"source", "network", "layers", "onnx"} & set(props)          # the workload's now
+    for key, prop in props.items():
+        assert prop.get("title") and prop.get("description"), key
+    from core.engine import JobRequest
+    from core.workload import ConvLayers, DataflowTarget
+
+    def error(**s):
+        req = JobRequest(ConvLayers(["Ci=4,Hi=8,Wi=8,Co=4,Hk=3"]), DataflowTarget(), {"sweep": False, **s})
+        return run_foreground(ENGINE.run(req, CancelToken()), quiet=True).error
+    for key, bad in (("word_bits", 65), ("memory_bytes", -1), ("batch", -1), ("dataflows", ["ws", "xx"]),
+                     ("dataflows", ["ws", "ws"]), ("sweep", 1)):
+        err = error(**{key: bad})
+        assert isinstance(err, InputError) and err.where.startswith(f"settings.{key}"), (key, bad, err)
+    assert error(word_bits=64, batch=1_000_000 // 1000) is None
+
+
+def test_workload_problems_are_named_before_a_run(tmp_path):
+    from core.engine import JobRequest
+    from core.project import Project
+    from core.workload import BUILTIN_DIGITS, CnnNetwork, ConvLayers, DataflowTarget
+
+    p = Project.starter()
+    for value, needle in ((CnnNetwork(BUILTIN_DIGITS), "built-in digits CNN"),
+                          (CnnNetwork(onnx_path=str(tmp_path / "none.onnx")), "ONNX file not found"),
+                          (ConvLayers(["Ci=4,Hi=8,Wi=8,Co=4,Hk=3", "Ci=4,Hi=8"]), "layer 2")):
+        p.choose("bound", "workloads", p.add("workloads", needle, value))
+        assert needle in p.problem("bound", "workloads")
+        out = run_foreground(ENGINE.run(JobRequest(value, DataflowTarget(), {"sweep": False}), CancelToken()),
+                             quiet=True)
+        assert isinstance(out.error, InputError), value
+    p.choose("bound", "workloads", p.add("workloads", "two layers", ConvLayers(["Ci=4,Hi=8,Wi=8,Co=4,Hk=3"] * 2)))
+    assert p.problem("bound", "workloads") is None
+    r = run_foreground(ENGINE.run(p.request("bound"), CancelToken()), quiet=True).result
+    assert [l["name"] for l in r["layers"]] == ["layer1", "layer2"]
+
+
+def _v1(settings: dict, workload: dict | None = None) -> dict:
+    return {"format": "dataflow-explorer-session", "version": 1,
+            "workload": workload or {"kind": "cnn_set", "cnns": ["scenelabel", "zfnet", "vgg16"], "batch": 1},
+            "target": {"kind": "dataflow", "memory_bytes": 32768, "word_bits": 8, "pe_rows": 16, "pe_cols": 16},
+            "engines": {"bound": {"settings": settings}}}
+
+
+@pytest.mark.parametrize("old, value", [
+    ({"source": "network", "network": "alexnet"}, {"kind": "cnn", "network": "alexnet", "onnx_path": ""}),
+    ({"source": "layer", "layers": ["Ci=8,Hi=8,Wi=8,Co=8,Hk=3,pad=1"]},
+     {"kind": "conv_layers", "layers": ["Ci=8,Hi=8,Wi=8,Co=8,Hk=3,pad=1"]}),
+    ({"source": "onnx", "onnx": "models/net.onnx"}, {"kind": "cnn", "onnx_path": "models/net.onnx"}),
+])
+def test_format_1_sources_become_the_tabs_workload(old, value):
+    from core.session import from_json
+
+    settings = {"network": "vgg16", "layers": [], "onnx": "", "memory_bytes": 0, "word_bits": 0, "batch": 2,
+                "dataflows": ["ws"], "sweep": False, **old}
+    p = from_json(_v1(settings))
+    chosen = p.chosen("bound", "workloads").value.to_json()
+    assert {k: chosen[k] for k in value} == value
+    assert p.settings("bound") == {"memory_bytes": 0, "word_bits": 0, "batch": 2, "dataflows": ["ws"], "sweep": False}
+    assert p.chosen("bound", "targets").value.memory_bytes == 32768          # the window's dataflow target
+
+
+def test_format_1_source_workload_implies_no_network():
+    """Format 1's 'workload' source read the window's CNN set; its stale own picker ('lenet5' here)
+    must not become the workload, and no setting says 'network' any more."""
+    from core.session import from_json
+
+    p = from_json(_v1({"source": "workload", "network": "lenet5", "layers": [], "onnx": "", "memory_bytes": 0,
+                       "word_bits": 0, "batch": 0, "dataflows": ["ws"], "sweep": True}))
+    w = p.chosen("bound", "workloads")
+    assert w is not None and w.kind == "cnn" and w.value.network != "lenet5"
+    assert "source" not in p.settings("bound") and "network" not in p.settings("bound")
+    assert p.problem("bound", "workloads") is None
+
+
+def test_kept_example_session_migrates_its_bound_network():
+    from pathlib import Path
+
+    from core.session import load
+
+    p = load(Path(__file__).parent / "data" / "sessions_v1" / "example_session.dfx")
+    assert p.chosen("bound", "workloads").value.to_json()["network"] == "vgg16"
+    assert set(p.settings("bound")) == set(ENGINE.default_settings())
+
+
+def test_command_line_keeps_its_flags_and_output():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from core.workload import CnnNetwork, ConvLayers
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "main.py", "bound", "--network", "lenet5", "--memory", "8KiB",
+                           "--no-sweep", "--json"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    assert r["source"]["name"] == "lenet5" and r["memory_bytes"] == 8192
+    assert _cli(["--network", "alexnet"]).workload == CnnNetwork("alexnet")
+    assert _cli(["--onnx", "m.onnx"]).workload == CnnNetwork(onnx_path="m.onnx")
+    req = _cli(["--layer", "Ci=4,Hi=8,Wi=8,Co=4,Hk=3", "--layer", "Ci=4,Hi=6,Wi=6,Co=2,Hk=1"])
+    assert req.workload == ConvLayers(["Ci=4,Hi=8,Wi=8,Co=4,Hk=3", "Ci=4,Hi=6,Wi=6,Co=2,Hk=1"])
+    assert set(req.settings) == set(ENGINE.default_settings())
+    with pytest.raises(InputError, match="--layer"):
+        _cli(["--layer", "Ci=4,Hi=8"])

@@ -2,14 +2,15 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import dataclasses
 import json
 
 import pytest
 
 from core.bound.engine import ENGINE
-from core.engine import JobRequest
-from core.jobs import CancelToken
-from core.workload import CnnSet, DataflowTarget
+from core.bound.geometry import interior_block, tile_block
+from core.jobs import CancelToken, FinalResult
+from core.workload import CnnNetwork, CnnSet, DataflowTarget
 from gui.plotting import table_to_csv
 from panel_context import FakeContext
 
@@ -18,62 +19,174 @@ from panel_context import FakeContext
 def panel(qtbot):
     from gui.panels.bound import PANEL
 
-    p = PANEL(ENGINE, FakeContext(CnnSet(["alexnet"]), DataflowTarget(memory_bytes=64 * 1024)))
+    ctx = FakeContext()
+    ctx.use("bound", "workloads", "AlexNet", CnnNetwork("alexnet"))
+    ctx.use("bound", "targets", "64 KiB", DataflowTarget(memory_bytes=64 * 1024))
+    p = PANEL(ENGINE, ctx)
     qtbot.addWidget(p)
     return p
 
 
-def test_panel_runs_a_real_result_and_redraws_from_json(panel, qtbot):
-    settings = panel.settings()
-    assert settings["source"] == "workload" and settings["memory_bytes"] == 0
-    ctx = panel.context
-    events = list(ENGINE.run(JobRequest(ctx.workload(), ctx.target(), settings), CancelToken()))
+@pytest.fixture(scope="module")
+def result():
+    settings = {"sweep": True, "dataflows": ["ws", "rs"]}
+    events = list(ENGINE.run(_request(CnnNetwork("alexnet"), settings), CancelToken()))
+    assert isinstance(events[-1], FinalResult)
+    return json.loads(json.dumps(events[-1].data)), events[:-1]      # as a session stores it
+
+
+def _request(workload, settings):
+    from core.engine import JobRequest
+
+    return JobRequest(workload, DataflowTarget(memory_bytes=64 * 1024), settings)
+
+
+def _shown(panel) -> dict:
+    return {key: adapter.read(w, panel.binding.props[key]) for key, (w, adapter) in panel.binding.widgets.items()}
+
+
+def test_every_setting_survives_project_widgets_project_and_undo(panel):
+    project = panel.project
+    s = {"memory_bytes": 12345, "word_bits": 8, "batch": 1_000_000, "dataflows": ["rs", "ws"], "sweep": False}
+    assert set(s) == set(ENGINE.default_settings())
+    project.replace_settings("bound", s)
+    assert project.settings("bound") == s              # shown, never written back (an odd memory size included)
+    shown = _shown(panel)
+    assert shown["memory_bytes"] == 12345 and shown["word_bits"] == 8 and shown["batch"] == 1_000_000
+    assert sorted(shown["dataflows"]) == ["rs", "ws"] and shown["sweep"] is False
+    assert panel.batch.value() == 1_000_000            # the schema's range: not clamped
+    panel.flow_boxes["is"].setChecked(True)
+    assert project.settings("bound")["dataflows"] == ["ws", "is", "rs"]
+    project.undo()
+    assert project.settings("bound") == s and not panel.flow_boxes["is"].isChecked()
+    project.redo()
+    assert "is" in project.settings("bound")["dataflows"] and panel.flow_boxes["is"].isChecked()
+    panel.memory.setCurrentIndex(panel.memory.findData(128 * 1024))
+    assert project.settings("bound")["memory_bytes"] == 128 * 1024
+    project.undo()
+    assert project.settings("bound")["memory_bytes"] == 12345 and panel.memory.currentData() == 12345
+    project.replace_settings("bound", ENGINE.default_settings())
+    assert panel.memory.currentText() == "from target" and panel.batch.text() == "from workload"
+
+
+def test_the_tab_runs_exactly_its_chosen_network(panel):
+    """Defect: with three networks ticked in the window and 'VGG-16' in the tab's own picker, only
+    SceneLabelCNN was analysed (the log said so). Now the tab's workload is one CNN chosen from the
+    library, and that is what the request carries and the result names."""
+    project = panel.project
+    assert any(e.kind == "cnn_set" for e in project.workloads)          # the starter's three-CNN set is there
+    assert all(e.kind in ("cnn", "conv_layers") for e in project.fitting("bound", "workloads"))
+    vgg = next(e for e in project.workloads if e.value == CnnNetwork("vgg16"))
+    project.choose("bound", "workloads", vgg.id)
+    req = project.request("bound")
+    assert req.workload == CnnNetwork("vgg16")
+    quick = dataclasses.replace(req, settings={**req.settings, "sweep": False, "dataflows": []})
+    r = list(ENGINE.run(quick, CancelToken()))[-1].data
+    assert r["source"] == {"kind": "network", "name": "vgg16", "title": r["source"]["title"]}
+    assert len(r["layers"]) == 16
+    # a CNN set cannot be chosen silently: the tab says it does not fit
+    cnn_set = next(e for e in project.workloads if e.kind == "cnn_set")
+    project.choose("bound", "workloads", cnn_set.id)
+    assert "runs CNN or Convolution layers" in project.problem("bound", "workloads")
+
+
+def test_the_panel_never_rewrites_its_settings(panel, result):
+    """Defect: the panel turned source 'workload' into 'network' when the window had no CNN set.
+    The source is now the workload, and showing settings or results writes nothing to the project."""
+    r, _ = result
+    before = panel.project.settings("bound")
+    panel.project.mark_saved()
+    panel.show_result(r)
+    panel.select_layer(2)
+    panel.tile_block.setCurrentIndex(1)
+    assert panel.project.settings("bound") == before and not panel.project.modified
+
+
+def test_panel_runs_a_real_result_and_redraws_from_json(panel, result):
+    r, live = result
     panel.job_started()
-    panel.handle_events(events[:-1])
+    panel.handle_events(live)
     assert panel._live_sweep and "optimal" in panel._live_sweep
-    result = json.loads(json.dumps(events[-1].data))     # as a session would store it
-    panel.show_result(result)
-    n = len(result["layers"])
+    panel.show_result(r)
+    n = len(r["layers"])
     assert panel.table.rowCount() == n + 1
     csv = table_to_csv(panel.table)
     assert csv.splitlines()[0].startswith("layer,R,bound") and "conv1" in csv
     assert panel.tile_layer.count() == n
+    t = r["layers"][0]["optimal"]["tiling"]
+    sh = r["layers"][0]["shape"]
     g = panel.tile_view.geometry_of()
-    t = result["layers"][0]["optimal"]["tiling"]
-    assert g["out"] == (0, t["y"], 0, t["x"])
-    sh = result["layers"][0]["shape"]
+    assert g == tile_block(sh, t, (0, 0)) and g["out"] == (0, t["y"], 0, t["x"])
     assert g["in"][1] - g["in"][0] == (t["y"] - 1) * sh["stride"] + sh["Hk"]     # block plus halo
     panel.tile_block.setCurrentIndex(1)
-    assert panel.tile_view.geometry_of()["out"][0] > 0
+    assert panel.tile_view.block == interior_block(sh, t) and panel.tile_view.geometry_of()["out"][0] > 0
     panel.tile_view.grab()            # paints without error
     assert len(panel.sweep_plot.getPlotItem().listDataItems()) >= 3
     panel.show_result(None)
     assert panel.table.rowCount() == 0
 
 
-def test_panel_settings_round_trip(panel, qtbot):
-    s = {"source": "layer", "network": "vgg16", "layers": ["Ci=8,Hi=8,Wi=8,Co=8,Hk=3,pad=1"], "onnx": "",
-         "memory_bytes": 128 * 1024, "word_bits": 0, "batch": 2, "dataflows": ["ws", "rs"], "sweep": False}
-    emitted = []
-    panel.settings_changed.connect(lambda: emitted.append(1))
-    panel.set_settings(s)
-    assert not emitted                    # loading a session is not an edit
-    out = panel.settings()
-    for k in ("source", "layers", "memory_bytes", "batch", "dataflows", "sweep"):
-        assert out[k] == s[k]
-    assert panel.layer_spec.isVisibleTo(panel) and not panel.network.isVisibleTo(panel)
-    panel.set_settings({**s, "source": "workload"})
-    assert panel.network.isVisibleTo(panel)
-    panel.set_settings(s)
-    panel.flow_boxes["is"].setChecked(True)
-    assert emitted and "is" in panel.settings()["dataflows"]
+def test_a_layer_row_or_bar_selects_its_tiling(panel, result):
+    r, _ = result
+    panel.show_result(r)
+    layers = r["layers"]
+    # a click on a table row: that layer's tile, shown
+    panel.table.cellClicked.emit(3, 5)
+    assert panel.tile_layer.currentIndex() == 3 and panel.tabs.currentWidget() is panel.tile_page
+    assert panel.tile_view.layer["name"] == layers[3]["name"] and layers[3]["name"] in panel.tile_info.text()
+    assert panel.bar_mark.getRegion() == pytest.approx((2.55, 3.45))
+    # moving through the rows with the keyboard follows in the Tile tab without switching to it
+    panel.tabs.setCurrentIndex(0)
+    panel.table.setCurrentCell(1, 0)
+    assert panel.tile_layer.currentIndex() == 1 and panel.tabs.currentIndex() == 0
+    # the total row is no layer
+    panel.table.cellClicked.emit(len(layers), 0)
+    assert panel.tile_layer.currentIndex() == 1
+    # a click on the per-layer bars: the layer at that x (bars of layer i are centred on i)
+    assert panel.layer_at(4.3) == 4 and panel.layer_at(4.5) is None and panel.layer_at(-1) is None
+    panel.bar_clicked_at(4.2)
+    assert panel.tile_layer.currentIndex() == 4 and panel.table.currentRow() == 4
+    assert panel.tabs.currentWidget() is panel.tile_page
+    # choosing a layer in the Tile tab selects its row
+    panel.tile_layer.setCurrentIndex(2)
+    assert panel.table.currentRow() == 2
+    # a stored run opened on a layer (the runs view's focus)
+    run = panel.context.add_finished_run("bound", r)
+    panel.show_run(run, layer=5)
+    assert panel.tile_layer.currentIndex() == 5
 
 
-def test_panel_falls_back_to_its_own_network_when_the_window_has_none(panel):
-    panel.context.workload_value = CnnSet([])
-    panel.set_settings({"source": "workload", "network": "lenet5"})
-    s = panel.settings()
-    assert s["source"] == "network" and s["network"] == "lenet5"
-    r = list(ENGINE.run(JobRequest(panel.context.workload(), panel.context.target(), {**s, "sweep": False}),
-                        CancelToken()))[-1].data
-    assert r["source"]["name"] == "lenet5"
+def test_tile_blocks_read_what_the_traffic_model_counts():
+    """tile_block (what the Tile tab draws) and Axis.spans (what the traffic model sums) agree."""
+    import random
+
+    from core.bound.geometry import layer_axes
+    from core.bound.shapes import ConvShape
+
+    rnd = random.Random(3)
+    for _ in range(200):
+        k, D, P, d = rnd.randint(1, 5), rnd.randint(1, 3), rnd.randint(0, 2), rnd.choice([1, 2])
+        try:
+            sh = ConvShape("t", 1, 2, rnd.randint(3, 20), rnd.randint(3, 20), 2, k, k, D, P, 1, d).validate()
+        except Exception:
+            continue
+        js = sh.to_json()
+        ty, tx = rnd.randint(1, sh.Ho), rnd.randint(1, sh.Wo)
+        ay, ax = layer_axes(js)
+        spans_y, spans_x = ay.spans(ty), ax.spans(tx)
+        for by in range(len(spans_y)):
+            bx = rnd.randrange(len(spans_x))
+            g = tile_block(js, {"y": ty, "x": tx}, (by, bx))
+            y0, y1, x0, x1 = g["in_clipped"]
+            assert (y1 - y0, x1 - x0) == (spans_y[by], spans_x[bx])
+            assert g["out"][1] - g["out"][0] == min(ty, sh.Ho - by * ty)
+
+
+def test_cnn_set_is_not_a_bound_workload():
+    out = list(ENGINE.run(_request(CnnNetwork("lenet5"), {"sweep": False}), CancelToken()))[-1]
+    assert isinstance(out, FinalResult)
+    from core.errors import InputError
+    from core.jobs import run_foreground
+
+    res = run_foreground(ENGINE.run(_request(CnnSet(["lenet5"]), {"sweep": False}), CancelToken()), quiet=True)
+    assert isinstance(res.error, InputError) and res.error.where == "workload"

@@ -22,7 +22,7 @@ from core.engine import JobRequest
 from core.scamp5.interp import SymKernel, run_symbolic
 from core.scamp5.isa import INSTRUCTION_SETS, instruction_set, register_names
 from core.scamp5.program import parse_program
-from core.workload import Kernel, KernelSet
+from core.workload import FpspFilter, Kernel, KernelSet, Scamp5Target
 
 
 def ks(*mats, den=1, name="t"):
@@ -159,8 +159,8 @@ def test_every_reverse_step_is_correct_and_fits_the_registers(name, isa):
 
 
 # ------------------------------------------------------------------ search results
-def _run(settings, kernels=None, name="gauss3"):
-    req = JobRequest(kernels or preset(name), None, settings)
+def _run(settings, kernels=None, name="gauss3", target=None):
+    req = JobRequest(kernels or preset(name), target, settings)
     events = list(ENGINE.run(req, CancelToken()))
     finals = [e for e in events if isinstance(e, FinalResult)]
     assert len(finals) == 1
@@ -191,7 +191,9 @@ def test_every_reported_plan_is_verified_analognet2():
     plans = [e.data for e in events if isinstance(e, PartialResult) and e.kind == "plan"]
     assert plans and r["verified"]
     for p in plans:
-        check_program_independently({**r, "program": p["program"], "outputs": p["output_registers"]})
+        check_program_independently({**r, "program": p["program"], "outputs": p["outputs"]})
+    # the result keeps every improvement's program, the same ones the plans streamed
+    assert [i["program"] for i in r["improvements"]] == [p["program"] for p in plans]
     assert r["length"] < 49             # AUKE's 13 + 21 + 15
 
 
@@ -216,7 +218,7 @@ def test_other_traversals_find_verified_programs(traversal):
 
 def test_multi_channel_kernel_and_more_registers():
     k = ks([[[0, 1, 0], [0, 2, 0], [0, 1, 0]], [[0, 0, 0], [1, 0, -1], [0, 0, 0]]], den=2)
-    _, r = _run({"workers": 1, "time_s": 120, "max_nodes": 1500, "registers": 8}, kernels=k)
+    _, r = _run({"workers": 1, "time_s": 120, "max_nodes": 1500}, kernels=k, target=Scamp5Target(registers=8))
     assert r["found"] and r["verified"]
     assert set(r["input_registers"]) == {"0", "1"}
 
@@ -319,3 +321,56 @@ def test_a_failing_search_worker_fails_the_run_instead_of_finding_nothing():
     broken = replace(p, final_goals=[None])          # the workers cannot even build their first Goal-Bag
     with pytest.raises(RuntimeError, match="search worker . failed"):
         list(search_plans(broken, 10.0, None, 2, "cgds", CancelToken()))
+
+
+# ------------------------------------------------------------------ workload, target and format 1
+def test_v1_register_count_becomes_the_tabs_target():
+    from core.session import from_json
+
+    doc = {"format": "dataflow-explorer-session", "version": 1,
+           "workload": {"kind": "fpsp_filter", "preset": "sobel"},
+           "target": {"kind": "scamp5", "registers": 6, "array_size": 256},
+           "engines": {"cain": {"settings": {"isa": "basic", "registers": 8, "time_s": 5.0, "d": None,
+                                             "tolerance": 1e-9, "seed_share": 0.4}}}}
+    p = from_json(doc)
+    s = p.settings("cain")
+    assert "registers" not in s and s["isa"] == "basic" and s["seed_share"] == 0.4
+    assert p.chosen("cain", "targets").value == Scamp5Target(registers=8)
+    assert p.chosen("cain", "workloads").value == FpspFilter("sobel")
+    doc["engines"]["cain"]["settings"]["registers"] = None      # 'the target's count': the v1 target
+    p = from_json(doc)
+    assert p.chosen("cain", "targets").value == Scamp5Target() and "registers" not in p.settings("cain")
+
+
+def test_the_target_gives_the_register_count():
+    _, r = _run({"workers": 1, "time_s": 60, "max_nodes": 300}, name="gauss3", target=Scamp5Target(registers=4))
+    assert r["registers"] == 4 and r["found"]
+    assert {a for line in r["program"] for a in line.split("(")[1].rstrip(")").split(", ")} <= set("ABCD") | {
+        "north", "east", "south", "west"}
+    with pytest.raises(InputError, match="target.registers"):
+        list(ENGINE.run(JobRequest(preset("gauss3"), Scamp5Target(registers=1), {}), CancelToken()))
+
+
+def test_workload_problem_names_kernels_the_search_cannot_take():
+    assert ENGINE.workload_problem(FpspFilter("analognet2")) is None
+    even = KernelSet("even", 1, [Kernel("k", [[1, 2], [3, 4]])])
+    assert "odd" in ENGINE.workload_problem(even)
+    mixed = KernelSet("mixed", 1, [Kernel("a", [[1]]), Kernel("b", [[[1]], [[2]]])])
+    assert "channels" in ENGINE.workload_problem(mixed)
+
+
+def test_cli_json_from_main():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "main.py", "cain", "--preset", "gauss3", "--time", "30", "--max-nodes",
+                          "300", "--workers", "1", "--registers", "5", "--json"], cwd=repo, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["found"] and r["registers"] == 5 and r["improvements"][-1]["program"] == r["program"]
+    out = subprocess.run([sys.executable, "main.py", "cain", "--preset", "gauss3", "--registers", "1"], cwd=repo,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0 and "registers must be 2" in out.stderr

@@ -15,8 +15,11 @@ from core.cappuccino.inexact import search_modes
 from core.cappuccino.model import ConvOp, load_builtin
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED, flush_denormals, to_half
 from core.errors import CheckFailed, InputError
+from core.engine import JobRequest
 from core.jobs import CancelToken, Cancelled, FinalResult, MetricPoint, run_foreground
-from core.workload import FpgaTarget, MobileSocTarget
+from core.workload import BUILTIN_DIGITS, CnnNetwork, FpgaTarget, MobileSocTarget
+
+DIGITS = CnnNetwork(BUILTIN_DIGITS)
 
 HAVE_CC = synth.find_compiler() is not None
 needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler (gcc/cc/clang) on this machine")
@@ -429,9 +432,10 @@ def test_other_layer_shapes_in_c(kind, tmp_path):
 def test_bad_settings_types_name_the_field():
     from core.engine import JobRequest
 
-    for key, value in (("onnx_path", 3), ("compile", "yes"), ("emit_dir", None)):
+    for key, value in (("prefer", 3), ("compile", "yes"), ("emit_dir", None), ("model", "builtin-digits"),
+                       ("limit", 2.5)):
         with pytest.raises(InputError) as e:
-            run(JobRequest(None, MobileSocTarget(2, 4), dict(ENGINE.default_settings(), **{key: value})))
+            run(JobRequest(DIGITS, MobileSocTarget(2, 4), dict(ENGINE.default_settings(), **{key: value})))
         assert e.value.where == f"settings.{key}"
 
 
@@ -587,3 +591,125 @@ def test_missing_cc_is_reported_not_silently_replaced(monkeypatch):
     assert "no-such-compiler-xyz" in final["compiler_note"] and "no-such-compiler-xyz" in final["message"]
     monkeypatch.delenv("CC")
     assert synth.find_compiler_noting()[1] == ""
+
+
+# ------------------------------------------------------------------ the network as a workload, the SoC as target
+def test_registry_kinds():
+    assert (ENGINE.workload_kinds, ENGINE.target_kinds) == (("cnn",), ("mobile_soc",))
+    assert set(ENGINE.settings_schema["properties"]) == set(ENGINE.default_settings())
+    for key, prop in ENGINE.settings_schema["properties"].items():
+        assert prop.get("title") and prop.get("description"), key
+
+
+def test_new_project_runs_on_a_mobile_soc_with_a_trained_network():
+    """Was: File > New on the Mobile SoC tab, then Run: "target.kind: the Cappuccino engine needs a
+    mobile SoC target, got 'scamp5'". A fresh project must give the tab what it can run."""
+    from core.project import Project
+
+    p = Project.starter()
+    request = p.request("cappuccino")
+    assert request.target.kind == "mobile_soc"
+    assert isinstance(request.workload, CnnNetwork) and ENGINE.workload_problem(request.workload) is None
+    r = run(JobRequest(request.workload, request.target, dict(request.settings, compile=False, limit=20)))
+    assert r["model"]["name"] == BUILTIN_DIGITS
+
+
+def test_zoo_network_has_no_weights_and_says_so():
+    from core.project import Project
+
+    assert "Cappuccino needs trained weights: pick the built-in digits CNN or an ONNX file" in \
+        ENGINE.workload_problem(CnnNetwork("vgg16"))
+    p = Project.starter()
+    vgg = next(e for e in p.workloads if e.value == CnnNetwork("vgg16"))
+    p.choose("cappuccino", "workloads", vgg.id)
+    assert "trained weights" in p.problem("cappuccino", "workloads")
+    with pytest.raises(InputError) as e:
+        p.request("cappuccino")
+    assert e.value.where == "workload"
+    with pytest.raises(InputError) as e:                     # the engine itself refuses it too
+        run(JobRequest(CnnNetwork("vgg16"), MobileSocTarget(2, 4), ENGINE.default_settings()))
+    assert e.value.where == "workload.network" and "trained weights" in e.value.message
+    with pytest.raises(InputError) as e:
+        run(JobRequest(None, MobileSocTarget(2, 4), ENGINE.default_settings()))
+    assert e.value.where == "workload.kind"
+
+
+def test_missing_files_are_workload_problems(tmp_path):
+    assert "ONNX file not found" in ENGINE.workload_problem(CnnNetwork(onnx_path=str(tmp_path / "x.onnx")))
+    assert "validation file not found" in ENGINE.workload_problem(
+        CnnNetwork(BUILTIN_DIGITS, validation_path=str(tmp_path / "v.npz")))
+    assert ENGINE.workload_problem(DIGITS) is None
+
+
+@pytest.mark.parametrize("lanes", [32, 64])
+def test_vector_width_the_target_allows_but_synthesis_cannot_is_refused_not_clamped(lanes):
+    from core.project import Project
+    from core.workload import target_from_json
+
+    target = target_from_json({"kind": "mobile_soc", "cores": 2, "vector_width": lanes})
+    assert target.vector_width == lanes                      # a valid target: read as it is
+    p = Project.starter()
+    soc = next(e for e in p.targets if e.kind == "mobile_soc")
+    p.set_value("targets", soc.id, target)
+    request = p.request("cappuccino")
+    assert request.target.vector_width == lanes             # nothing on the way clamps it
+    with pytest.raises(InputError) as e:
+        run(JobRequest(request.workload, request.target, dict(request.settings, compile=False, limit=10)))
+    assert e.value.where == "target.vector_width" and str(lanes) in e.value.message
+    assert "1, 2, 4, 8, 16" in e.value.message
+
+
+def _v1(settings, target=None):
+    return {"format": "dataflow-explorer-session", "version": 1,
+            "workload": {"kind": "fpsp_filter", "preset": "analognet2"},
+            "target": target or {"kind": "scamp5", "registers": 6, "array_size": 256},
+            "engines": {"cappuccino": {"settings": settings}}}
+
+
+OLD = {"accuracy_budget": 1.5, "prefer": "imprecise", "emit_dir": "/tmp/out", "compile": False, "min_seconds": 0.1,
+       "repeats": 2, "limit": 50}
+
+
+def test_v1_builtin_model_with_validation_becomes_the_cnn_workload():
+    from core.session import from_json
+
+    p = from_json(_v1(dict(OLD, model="builtin-digits", onnx_path="", validation_path="/data/val.npz")))
+    assert p.chosen("cappuccino", "workloads").value == CnnNetwork(BUILTIN_DIGITS, validation_path="/data/val.npz")
+    assert p.settings("cappuccino") == OLD
+    assert p.chosen("cappuccino", "targets").kind == "mobile_soc"     # the session's SCAMP-5 does not fit
+
+
+def test_v1_onnx_model_becomes_an_onnx_workload():
+    from core.session import from_json
+
+    soc = {"kind": "mobile_soc", "cores": 4, "vector_width": 8}
+    p = from_json(_v1(dict(OLD, model="onnx", onnx_path="/m/net.onnx", validation_path="/m/val.npz"), soc))
+    assert p.chosen("cappuccino", "workloads").value == CnnNetwork(onnx_path="/m/net.onnx",
+                                                                   validation_path="/m/val.npz")
+    assert p.chosen("cappuccino", "targets").value == MobileSocTarget(4, 8)
+    assert "ONNX file not found" in p.problem("cappuccino", "workloads")      # said, not a failed load
+
+
+def test_the_kept_example_session_opens_ready_to_run():
+    from pathlib import Path
+
+    from core.session import load
+
+    p = load(Path(__file__).resolve().parent / "data" / "sessions_v1" / "example_session.dfx")
+    request = p.request("cappuccino")
+    assert request.workload == DIGITS and request.target.kind == "mobile_soc"
+    assert set(request.settings) == set(ENGINE.default_settings())
+
+
+def test_command_line_json():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run([sys.executable, "main.py", "cappuccino", "--model", "builtin-digits", "--no-compile",
+                          "--limit", "20", "--threads", "2", "--vector-width", "8", "--json"],
+                         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["model"]["name"] == BUILTIN_DIGITS and r["model"]["validation_images"] == 20
+    assert r["target"] == {"threads": 2, "vector_width": 8}

@@ -11,7 +11,7 @@ from core.cappuccino import layout, synth
 from core.cappuccino.engine import ENGINE
 from core.engine import JobRequest
 from core.jobs import CancelToken, FinalResult
-from core.workload import MobileSocTarget
+from core.workload import BUILTIN_DIGITS, CnnNetwork
 from gui.plotting import table_to_csv
 from panel_context import FakeContext
 
@@ -20,36 +20,61 @@ from panel_context import FakeContext
 def panel(qtbot):
     from gui.panels.cappuccino import PANEL
 
-    p = PANEL(ENGINE, FakeContext(None, MobileSocTarget(cores=2, vector_width=4)))
+    p = PANEL(ENGINE, FakeContext())           # a starter project: the digits CNN on a 2-core, 4-lane SoC
     qtbot.addWidget(p)
     return p
 
 
-def test_settings_roundtrip_and_signal(panel, qtbot):
-    s = panel.settings()
-    assert s["model"] == "builtin-digits" and s["accuracy_budget"] == 0.5
-    with qtbot.waitSignal(panel.settings_changed):
-        panel.budget.setValue(1.5)
-    panel.set_settings(dict(s, model="onnx", onnx_path="/x/y.onnx", prefer="imprecise"))
-    got = panel.settings()
-    assert got["model"] == "onnx" and got["onnx_path"] == "/x/y.onnx" and got["prefer"] == "imprecise"
-    assert panel.onnx_edit.isEnabled()
+# Every setting away from its default, at the edges the engine accepts.
+EDGE = {"accuracy_budget": 100.0, "prefer": "imprecise", "emit_dir": "/tmp/cappuccino out", "compile": False,
+        "min_seconds": 0.0001, "repeats": 1000, "limit": 0}
 
 
-def test_validation_file_is_picked_with_a_file_dialog(panel, qtbot, monkeypatch):
-    from gui.panels import cappuccino as mod
+def _widget_values(panel):
+    return {k: adapter.read(w, panel.binding.props[k]) for k, (w, adapter) in panel.binding.widgets.items()}
 
-    monkeypatch.setattr(mod.QFileDialog, "getOpenFileName", lambda *a, **k: ("/data/val.npz", ""))
-    with qtbot.waitSignal(panel.settings_changed):
-        panel.validation_button.click()
-    assert panel.settings()["validation_path"] == "/data/val.npz"
-    assert panel.validation_button.isEnabled()          # a validation file serves the built-in model too
+
+def test_every_setting_survives_project_widgets_project(panel):
+    project = panel.project
+    assert set(EDGE) == set(project.settings("cappuccino"))
+    project.replace_settings("cappuccino", EDGE)
+    assert set(panel.binding.widgets) == set(EDGE)
+    assert _widget_values(panel) == EDGE
+    assert panel.limit_spin.text() == "all"                  # 0 reads as every validation image
+    other = FakeContext()
+    for key, value in _widget_values(panel).items():
+        other.project.set_setting("cappuccino", key, value)
+    assert other.project.settings("cappuccino") == EDGE == project.settings("cappuccino")
+
+
+def test_widget_edits_undo_and_redo(panel):
+    project = panel.project
+    panel.budget.setValue(1.5)
+    panel.prefer.setCurrentIndex(panel.prefer.findData("imprecise"))
+    assert project.settings("cappuccino")["accuracy_budget"] == 1.5
+    assert project.settings("cappuccino")["prefer"] == "imprecise"
+    project.undo()
+    assert project.settings("cappuccino")["prefer"] == "relaxed" and panel.prefer.currentData() == "relaxed"
+    project.undo()
+    assert project.settings("cappuccino")["accuracy_budget"] == 0.5 and panel.budget.value() == 0.5
+    project.redo()
+    assert panel.budget.value() == 1.5 and project.settings("cappuccino")["accuracy_budget"] == 1.5
+
+
+def test_the_network_is_the_tabs_workload_not_a_panel_picker(panel):
+    """Was: a hidden model list (built-in / ONNX) and file fields in the panel, unseen by the window."""
+    for gone in ("model_box", "onnx_edit", "onnx_button", "validation_edit", "validation_button"):
+        assert not hasattr(panel, gone)
+    assert panel.workload() == CnnNetwork(BUILTIN_DIGITS)
+    onnx = CnnNetwork(onnx_path="/x/net.onnx", validation_path="/x/val.npz")
+    panel.context.use("cappuccino", "workloads", "net", onnx)
+    assert panel.workload() == onnx and "ONNX file not found" in panel.project.problem("cappuccino", "workloads")
 
 
 def test_panel_draws_a_real_run_and_redraws_from_json(panel):
     settings = dict(panel.settings(), limit=40, min_seconds=0.0, repeats=1,
                     compile=synth.find_compiler() is not None)
-    events = list(ENGINE.run(JobRequest(None, panel.context.target(), settings), CancelToken()))
+    events = list(ENGINE.run(JobRequest(panel.workload(), panel.target(), settings), CancelToken()))
     panel.job_started()
     panel.handle_events(events)
     result = [e for e in events if isinstance(e, FinalResult)][0].data

@@ -24,6 +24,7 @@ from core.fcnnx.schedule import (Objective, Problem, Schedule, Task, build_probl
 from core.jobs import CancelToken, run_foreground
 from core.nets import zoo
 from core.nets.opcount import workload_gops
+from core.workload import CnnSet, FpgaTarget
 from fcnnx_problems import random_problem
 from sims.fcnnx_des import SimTask, simulate_async, simulate_scheduled, simulate_slots
 
@@ -378,3 +379,146 @@ def test_batch_counts_frames_and_objectives_match_their_figures():
         assert r["schedule"]["constraint_violations"] == []
     # weights are loaded once per batch, so batching never lowers the peak frame rate
     assert max(runs[4]["fps_max"][i] / runs[1]["fps_max"][i] for i in range(2)) > 1.0
+
+
+# ---------------------------------------------------------------- the project model: workload, target, settings
+def test_settings_schema_describes_and_bounds_every_setting():
+    spec = get_engine("fcnnx")
+    props = spec.settings_schema["properties"]
+    assert set(props) == set(spec.default_settings())
+    assert not {"cnns", "onnx", "board", "bandwidth_gbps", "batch"} & set(props)     # the workload's and target's
+    for key, prop in props.items():
+        assert prop.get("title") and prop.get("description"), key
+    from core.engine import JobRequest
+
+    def refused(**s):
+        out = run_foreground(spec.run(JobRequest(CnnSet(["lenet5"]), FpgaTarget("zc706", 0.5), s), CancelToken()),
+                             quiet=True)
+        return out.error
+    # the engine refuses exactly what the schema refuses, naming the setting
+    for key, bad in (("front_size", 31), ("verify_top", 0), ("max_joint", 0), ("ilp_time_limit", 0.0),
+                     ("objective", "speed"), ("strict_targets", "yes")):
+        err = refused(**{key: bad})
+        assert isinstance(err, InputError) and err.where == f"settings.{key}", (key, err)
+    err = refused(targets=[25.0, -1.0])
+    assert isinstance(err, InputError) and err.where == "settings.targets[1]"
+    assert refused(front_size=30, simulate=False) is None
+
+
+def test_the_chosen_cnn_set_and_fpga_target_are_what_runs():
+    spec = get_engine("fcnnx")
+    from core.project import Project
+
+    p = Project.starter()
+    w = p.add("workloads", "pair", CnnSet(["lenet5", "cifar10_quick"], batch=2))
+    t = p.add("targets", "zedboard", FpgaTarget("zedboard", 0.7))
+    p.choose("fcnnx", "workloads", w)
+    p.choose("fcnnx", "targets", t)
+    p.set_setting("fcnnx", "simulate", False)
+    req = p.request("fcnnx")
+    assert req.workload == CnnSet(["lenet5", "cifar10_quick"], batch=2) and req.target == FpgaTarget("zedboard", 0.7)
+    out = run_foreground(spec.run(req, CancelToken()), quiet=True)
+    assert out.error is None, out.error
+    assert out.result["cnns"] == ["lenet5", "cifar10_quick"] and out.result["board"] == "zedboard"
+    assert out.result["bandwidth_gbps"] == 0.7 and out.result["batch"] == 2
+
+
+def test_missing_onnx_file_is_a_workload_problem(tmp_path):
+    from core.project import Project
+
+    p = Project.starter()
+    w = p.add("workloads", "gone", CnnSet(["lenet5"], onnx=[str(tmp_path / "gone.onnx")]))
+    p.choose("fcnnx", "workloads", w)
+    assert "ONNX file not found" in p.problem("fcnnx", "workloads")
+    with pytest.raises(InputError, match="ONNX file not found"):
+        p.request("fcnnx")
+    path = _tiny_onnx(tmp_path / "gone.onnx")
+    assert p.problem("fcnnx", "workloads") is None and p.request("fcnnx").workload.onnx == [path]
+
+
+def _v1(settings: dict, workload: dict | None = None, target: dict | None = None) -> dict:
+    return {"format": "dataflow-explorer-session", "version": 1,
+            "workload": workload or {"kind": "fpsp_filter", "preset": "analognet2"},
+            "target": target or {"kind": "scamp5", "registers": 6, "array_size": 256},
+            "engines": {"fcnnx": {"settings": settings}}}
+
+
+def test_format_1_settings_become_a_cnn_set_and_an_fpga_target():
+    from core.session import from_json
+
+    old = {"cnns": ["zfnet", "vgg16"], "onnx": [], "targets": [25, 4], "board": "zcu102", "bandwidth_gbps": 1.7,
+           "objective": "fps", "scheduler": "rcls", "front_size": 5, "max_joint": 60, "ps_budget": 200,
+           "ilp_time_limit": 30.0, "simulate": True, "verify_top": 3, "strict_targets": False, "batch": 2}
+    p = from_json(_v1(old))
+    assert p.chosen("fcnnx", "workloads").value == CnnSet(["zfnet", "vgg16"], batch=2)
+    assert p.chosen("fcnnx", "targets").value == FpgaTarget("zcu102", 1.7)
+    s = p.settings("fcnnx")
+    assert s == {**get_engine("fcnnx").default_settings(), "targets": [25, 4], "front_size": 5,
+                 "strict_targets": False}
+    assert p.problem("fcnnx", "workloads") is None and p.problem("fcnnx", "targets") is None
+    # ''/0 meant "the window's": the window's CNN set and FPGA board are the choice, nothing is added
+    window_set = {"kind": "cnn_set", "cnns": ["lenet5"], "batch": 3}
+    window_fpga = {"kind": "fpga", "board": "zedboard", "bandwidth_gbps": 0.8}
+    p = from_json(_v1({**old, "cnns": [], "board": "", "bandwidth_gbps": 0.0, "batch": 0}, window_set, window_fpga))
+    assert p.chosen("fcnnx", "workloads").value == CnnSet(["lenet5"], batch=3)
+    assert p.chosen("fcnnx", "targets").value == FpgaTarget("zedboard", 0.8)
+    assert [e.kind for e in p.workloads].count("cnn_set") == 1 and [e.kind for e in p.targets].count("fpga") == 1
+    # only a bandwidth given: the board was the window's (its default when the window had none)
+    p = from_json(_v1({**old, "cnns": [], "onnx": ["net.onnx"], "board": "", "bandwidth_gbps": 2.0, "batch": 0}))
+    assert p.chosen("fcnnx", "workloads").value == CnnSet([], onnx=["net.onnx"])
+    assert p.chosen("fcnnx", "targets").value == FpgaTarget("zc706", 2.0)
+
+
+def test_engine_keeps_the_schedules_of_the_joint_points_it_scheduled():
+    spec, req = _cli("--cnns", "lenet5,cifar10_quick", "--bandwidth", "0.5GB/s", "--no-simulate", "--all-joint",
+                     "--max-joint", "8")
+    out = run_foreground(spec.run(req, CancelToken()), quiet=True)
+    assert out.error is None, out.error
+    r = json.loads(json.dumps(out.result))
+    chosen, rows = r["chosen_joint"], r["joint_points"]
+    assert rows[chosen]["memory_aware"] == pytest.approx(r["predicted"]["objective"])
+    assert "schedule" not in rows[chosen]                    # the full one is r["schedule"]
+    assert r["baseline_joint"] == min(range(len(rows)), key=lambda k: (rows[k]["peak"], k)) or \
+        rows[r["baseline_joint"]]["peak"] == min(row["peak"] for row in rows)
+    scheduled = [k for k, row in enumerate(rows) if row["memory_aware"] is not None]
+    assert len(scheduled) == 8
+    for k, row in enumerate(rows):
+        fronts = [r["pareto_fronts"][n] for n in r["cnns"]]
+        assert [f[j]["avg_util"] for f, j in zip(fronts, row["front_index"])] == row["designs"]
+        if k == chosen:
+            continue
+        sch = row.get("schedule")
+        assert (sch is not None) == (row["memory_aware"] is not None)
+        if sch is None:
+            continue
+        n = len(sch["cnn"])
+        assert n and all(len(sch[c]) == n for c in ("sub", "inference", "start_s", "duration_s", "slowdown",
+                                                     "bandwidth_gbps"))
+        assert sch["objective"] == row["memory_aware"]
+        assert max(s + d for s, d in zip(sch["start_s"], sch["duration_s"])) <= sch["makespan_s"] * (1 + 1e-5)
+        assert sum(sch["inference"][i] == 1 for i in range(n)) == sum(len(fronts[c][row["front_index"][c]]["subgraphs"])
+                                                                       for c in range(len(fronts)))
+        peak = max(u for _, u in sch["bandwidth_profile"])
+        assert peak <= r["effective_bandwidth_gbps"] * (1 + 1e-4)
+    from core.fcnnx.result import FcnnxResult
+
+    assert FcnnxResult.check(r) == r
+
+
+def test_command_line_keeps_its_flags_and_output(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "main.py", "fcnnx", "--cnns", "lenet5", "--platform", "zedboard",
+                           "--bandwidth", "500MB/s", "--no-simulate", "--json"], cwd=root, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    assert r["cnns"] == ["lenet5"] and r["board"] == "zedboard" and r["bandwidth_gbps"] == 0.5
+    spec, req = _cli("--cnns", "lenet5", "--onnx", "a.onnx", "--platform", "zcu102", "--bandwidth", "2GB/s")
+    assert req.workload == CnnSet(["lenet5"], onnx=["a.onnx"]) and req.target == FpgaTarget("zcu102", 2.0)
+    assert not {"cnns", "onnx", "board", "bandwidth_gbps", "batch"} & set(req.settings)
+    with pytest.raises(InputError, match="1..30"):
+        _cli("--cnns", "lenet5", "--front-size", "31")

@@ -66,14 +66,16 @@ def test_cli_bad_input_exits_2(demo_engine, capsys):
 def test_cli_session_validate(tmp_path, demo_engine, capsys):
     from core import session as sessions
 
+    from core.project import Project
+
     good = tmp_path / "g.dfx"
-    sessions.save(sessions.Session(), good)
+    sessions.save(Project.starter(), good)
     assert main(["session", "validate", str(good)]) == 0
     bad = tmp_path / "b.dfx"
     bad.write_text(good.read_text().replace('"scamp5"', '"toaster"'))
     assert main(["session", "validate", str(bad), "--json"]) == 2
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out == {"valid": False, "error": out["error"], "where": "session.target.kind"}
+    assert out == {"valid": False, "error": out["error"], "where": "session.library.targets[0].value.kind"}
     assert "toaster" in out["error"]
 
 

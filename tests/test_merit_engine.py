@@ -1,13 +1,21 @@
-"""The merit engine through its command-line path, its result and its input errors."""
+"""The merit engine through its command-line path, its result and its input errors; its settings
+schema, its workloads from the library and format-1 sessions."""
 
 import argparse
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from core.engine import JobRequest, get_engine
 from core.errors import InputError
 from core.jobs import CancelToken, FinalResult, MetricPoint, run_foreground
+from core.workload import FpspFilter, Kernel, KernelSet, MeritTransformWorkload
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = {"networks": [], "table_ix": False, "curve_alus": [32]}
 
 
 def _parse(*argv):
@@ -27,7 +35,8 @@ def _run(*argv):
 
 def test_registry_entry():
     spec = get_engine("merit")
-    assert (spec.title, spec.order, spec.workload_kinds, spec.target_kinds) == ("MERIT mapping", 30, (), ())
+    assert (spec.title, spec.order, spec.workload_kinds, spec.target_kinds) == (
+        "MERIT mapping", 30, ("merit_transform", "kernels"), ())
 
 
 def test_cli_run_fig6_workload():
@@ -73,7 +82,9 @@ def test_transform_file(tmp_path):
 @pytest.mark.parametrize("argv, where", [
     (["--workload", "conv3x3", "--banks", "6"], "settings.banks"),
     (["--workload", "conv3x3", "--alus", "100"], "settings.alus"),
-    (["--workload", "nope"], "settings.workload"),
+    (["--workload", "nope"], "--workload"),
+    (["--workload", "conv3x3", "--curve", "32,48"], "--curve"),
+    (["--workload", "conv3x3", "--banks", "128"], "settings.banks"),
     (["--workload", "conv3x3", "--bandwidth", "fast"], "--bandwidth"),
     (["--workload", "conv3x3", "--networks", "nonet"], "settings.networks[0]"),
 ])
@@ -102,7 +113,7 @@ def test_bad_transform_files(tmp_path):
 def test_cancel_stops_the_model():
     spec = get_engine("merit")
     cancel = CancelToken()
-    req = JobRequest(None, None, dict(spec.default_settings(), workload="gemm"))
+    req = JobRequest(MeritTransformWorkload("gemm"), None, spec.default_settings())
     gen = spec.run(req, cancel)
     for ev in gen:
         if isinstance(ev, MetricPoint):
@@ -114,16 +125,31 @@ def test_cancel_stops_the_model():
             pass
 
 
-def test_window_kernel_set_as_convolution():
-    from core.workload import Kernel, KernelSet
-
+def test_kernel_set_workload_as_convolution():
     spec = get_engine("merit")
     ks = KernelSet("blur", 16, [Kernel("g", [[1, 2, 1], [2, 4, 2], [1, 2, 1]]), Kernel("s", [[1, 0, -1]] * 3)])
-    req = JobRequest(ks, None, dict(spec.default_settings(), workload="window-kernels", networks=[],
-                                     table_ix=False, curve_alus=[32]))
+    req = JobRequest(ks, None, dict(spec.default_settings(), **QUICK))
     out = run_foreground(spec.run(req, CancelToken()), quiet=True)
     assert out.error is None and out.result["verification"]["ok"]
     assert out.result["verification"]["output_shape"] == [2, 30, 30]
+
+
+def test_mixed_kernel_sizes_are_a_workload_problem_and_refused():
+    spec = get_engine("merit")
+    ks = KernelSet("mixed", 1, [Kernel("a", [[1, 2, 1]] * 3), Kernel("b", [[1] * 5] * 5)])
+    assert "3x3, 5x5" in spec.workload_problem(ks) and "one kernel size" in spec.workload_problem(ks)
+    out = run_foreground(spec.run(JobRequest(ks, None, dict(spec.default_settings(), **QUICK)), CancelToken()),
+                         quiet=True)
+    assert isinstance(out.error, InputError) and out.error.where == "workload.kernels"
+    assert spec.workload_problem(KernelSet("same", 1, ks.kernels[:1])) is None
+    assert spec.workload_problem(MeritTransformWorkload("motion")) is None
+
+
+@pytest.mark.parametrize("workload", [None, FpspFilter("gauss3")])
+def test_a_run_without_a_merit_workload_says_so(workload):
+    spec = get_engine("merit")
+    out = run_foreground(spec.run(JobRequest(workload, None, spec.default_settings()), CancelToken()), quiet=True)
+    assert isinstance(out.error, InputError) and out.error.where == "workload.kind"
 
 
 def test_tile_override():
@@ -138,6 +164,12 @@ def test_tile_override():
 
 
 @pytest.mark.parametrize("bad, where", [
+    ({"workload": "conv3x3"}, "settings.workload"),        # the workload is the tab's library item now
+    ({"transform": None}, "settings.transform"),
+    ({"banks": 128}, "settings.banks"),
+    ({"seed": -1}, "settings.seed"),
+    ({"networks": ["vgg16", "vgg16"]}, "settings.networks[1]"),
+    ({"tile": {"y": 0}}, "settings.tile.y"),
     ({"networks": "alexnet"}, "settings.networks"),
     ({"seed": "x"}, "settings.seed"),
     ({"curve_alus": [48]}, "settings.curve_alus[0]"),
@@ -150,3 +182,122 @@ def test_bad_session_settings(bad, where):
     with pytest.raises(InputError) as e:
         check_settings(bad)
     assert e.value.where == where
+
+
+# ------------------------------------------------------------------ settings schema
+def test_schema_describes_every_setting_with_the_ranges_the_engine_accepts():
+    from core.merit.engine import BANK_COUNTS, MAX_ALUS, MAX_SEED, SETTINGS_SCHEMA, check_settings
+
+    spec = get_engine("merit")
+    props = SETTINGS_SCHEMA["properties"]
+    assert set(props) == set(spec.default_settings())
+    for key, prop in props.items():
+        assert prop.get("title") and prop.get("description"), key
+    # the extremes the schema (and so the widgets) allow, the engine accepts
+    check_settings({"banks": BANK_COUNTS[-1], "alus": MAX_ALUS, "curve_alus": [32, MAX_ALUS], "seed": MAX_SEED,
+                    "bandwidth_gbps": 1e-3, "networks": props["networks"]["items"]["enum"], "tile": {"y": 1}})
+    for bad in ({"banks": BANK_COUNTS[-1] * 2}, {"alus": MAX_ALUS + 32}, {"seed": MAX_SEED + 1}):
+        with pytest.raises(InputError):
+            check_settings(bad)
+
+
+# ------------------------------------------------------------------ format-1 sessions
+def _v1(merit_settings, workload=None):
+    return {"format": "dataflow-explorer-session", "version": 1,
+            "workload": workload or {"kind": "fpsp_filter", "preset": "analognet2"},
+            "target": {"kind": "scamp5", "registers": 6, "array_size": 256},
+            "engines": {"merit": {"settings": merit_settings}}}
+
+
+OLD = {"banks": 16, "alus": 256, "bandwidth_gbps": 6.4, "networks": ["vgg16"], "table_ix": False,
+       "curve_alus": [32, 64], "seed": 3, "tile": {"y": 8}}
+
+
+def test_v1_builtin_workload_becomes_a_library_item():
+    from core.session import from_json
+
+    p = from_json(_v1(dict(OLD, workload="motion", transform=None)))
+    chosen = p.chosen("merit", "workloads")
+    assert chosen.value == MeritTransformWorkload("motion")
+    assert p.settings("merit") == OLD                       # workload and transform left the settings
+    assert p.problem("merit", "workloads") is None
+    assert p.request("merit").workload == MeritTransformWorkload("motion")
+
+
+def test_v1_transform_becomes_a_transform_workload():
+    from core.session import from_json
+
+    transform = {"name": "gemm-small", "parallel": [["m", 4], ["n", 4]], "accumulate": [["k", 3]],
+                 "operands": [{"name": "A", "shape": [4, 3], "map": {"m": [0], "k": [1]}},
+                              {"name": "B", "shape": [3, 4], "map": {"k": [0], "n": [1]}}]}
+    p = from_json(_v1(dict(OLD, workload="conv3x3", transform=transform)))
+    assert p.chosen("merit", "workloads").value == MeritTransformWorkload(transform=transform)
+    assert "transform" not in p.settings("merit")
+
+
+def test_v1_window_kernels_keep_the_sessions_kernel_set():
+    from core.session import from_json
+
+    ks = {"kind": "kernels", "name": "blur", "denominator": 16, "kernels": [{"name": "g", "values": [[1, 2, 1]] * 3}]}
+    p = from_json(_v1(dict(OLD, workload="window-kernels", transform=None), ks))
+    chosen = p.chosen("merit", "workloads")
+    assert chosen.kind == "kernels" and chosen.value.name == "blur"
+    # with an FPSP filter in the session (no kernel set) the tab gets a starter item it can run instead
+    p = from_json(_v1(dict(OLD, workload="window-kernels", transform=None)))
+    assert p.chosen("merit", "workloads").kind in ("kernels", "merit_transform")
+    assert p.problem("merit", "workloads") is None
+
+
+def test_v1_unknown_workload_is_refused_with_its_place():
+    from core.errors import SessionError
+    from core.session import from_json
+
+    with pytest.raises(SessionError) as e:
+        from_json(_v1(dict(OLD, workload="nope", transform=None)))
+    assert e.value.where == "session.engines.merit.settings" and "nope" in e.value.message
+
+
+def test_the_kept_example_session_opens_with_a_merit_workload():
+    from core.session import load
+
+    p = load(ROOT / "tests" / "data" / "sessions_v1" / "example_session.dfx")
+    assert p.chosen("merit", "workloads").value == MeritTransformWorkload("conv3x3")
+    assert "workload" not in p.settings("merit") and p.problem("merit", "workloads") is None
+
+
+# ------------------------------------------------------------------ the command line
+def test_command_line_json(tmp_path):
+    out = subprocess.run([sys.executable, "main.py", "merit", "--workload", "gemm", "--networks", "",
+                          "--no-table-ix", "--curve", "32,64", "--tile", "m=4", "--json"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["workload"] == "gemm" and r["verification"]["ok"] and r["meritz"]["curve"]["alus"] == [32, 64]
+    assert r["tiling"]["tile"]["parallel"]["m"] == 4
+    bad = subprocess.run([sys.executable, "main.py", "merit", "--workload", "gemm", "--tile", "m=4,n"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "--tile" in bad.stderr and "'n'" in bad.stderr
+
+
+def test_tile_and_alu_list_texts():
+    from core.merit.engine import format_tile, parse_alu_list, parse_tile
+
+    assert parse_tile(format_tile({"y": 16, "x": 8})) == {"y": 16, "x": 8}
+    assert parse_tile("") == {}
+    for text in ("y=16,x", "y=0", "y=2,y=4", "=3"):
+        with pytest.raises(InputError):
+            parse_tile(text)
+    assert parse_alu_list("32, 64,") == [32, 64]
+    for text in ("32,x", "48", "0"):
+        with pytest.raises(InputError):
+            parse_alu_list(text)
+
+
+def test_layers_carry_their_tile_footprints():
+    """What the panel's layer -> tile view reads: each MERIT-z layer's parallel indices and footprints."""
+    _, r = _run("--workload", "conv3x3", "--networks", "", "--no-table-ix", "--curve", "32")
+    layer = r["meritz"]["suites"][-1]["layers"][0]
+    tile = layer["tile"]
+    assert layer["parallel"] == ["oc", "y", "x"]
+    # eq. 9 for the input: channels ic, rows y + ky - 1, columns x + kx - 1
+    assert layer["footprints"]["0:I"] == [tile["ic"], tile["y"] + tile["ky"] - 1, tile["x"] + tile["kx"] - 1]

@@ -172,3 +172,86 @@ def test_export_writes_every_step(tmp_path: Path) -> None:
         assert im.n_frames == 22
     r = _run("--program", TABLE2, "--size", "16", "--export", str(tmp_path / "frames"))
     assert len(r["exported"]) == 22 and (tmp_path / "frames" / "step_021.png").exists()
+
+
+# ------------------------------------------------------------------ workload, target and format 1
+def _v1(settings: dict, workload: dict | None = None) -> dict:
+    return {"format": "dataflow-explorer-session", "version": 1,
+            "workload": workload or {"kind": "fpsp_filter", "preset": "analognet2"},
+            "target": {"kind": "scamp5", "registers": 6, "array_size": 256},
+            "engines": {"simulate": {"settings": settings}}}
+
+
+def _chosen(project, lib: str):
+    e = project.chosen("simulate", lib)
+    return e.value if e else None
+
+
+def test_v1_preset_size_and_registers_become_the_tabs_workload_and_target() -> None:
+    from core.session import from_json
+    from core.workload import FpspFilter, Scamp5Target
+
+    p = from_json(_v1({"program_source": "preset", "preset": "gauss3", "filter": "", "size": 64, "registers": 8,
+                       "noise": 0.01}))
+    s = p.settings("simulate")
+    assert _chosen(p, "workloads") == FpspFilter("gauss3") and _chosen(p, "targets") == Scamp5Target(8, 64)
+    assert s["program_source"] == "search" and s["noise"] == 0.01
+    assert not {"preset", "filter", "size", "registers"} & set(s)
+    assert p.problem("simulate", "workloads") is None and p.request("simulate").settings == s
+
+
+def test_v1_filter_becomes_the_workload_checked_against() -> None:
+    from core.session import from_json
+    from core.workload import FpspFilter
+
+    p = from_json(_v1({"program_source": "file", "program_file": TABLE2, "preset": "", "filter": "analognet2-tool"}))
+    assert _chosen(p, "workloads") == FpspFilter("analognet2-tool")
+    assert p.settings("simulate")["reference"] == "workload"
+    spec = get_engine("simulate")
+    req = p.request("simulate")
+    r = list(spec.run(type(req)(req.workload, type(req.target)(6, 24), req.settings), CancelToken()))[-1].data
+    assert r["exact"] is True and r["outputs"]["B"]["goal_matches_expected"]
+    # no filter, no preset: the window's workload stays the choice and nothing is checked against it
+    p = from_json(_v1({"program_source": "file", "preset": "", "filter": "", "size": None, "registers": None}))
+    assert _chosen(p, "workloads") == FpspFilter("analognet2") and p.settings("simulate")["reference"] == "none"
+    assert _chosen(p, "targets").array_size == 256
+    # kernels pasted from a code search stay with their pasted program
+    exp = {"denominator": 2, "kernels": [[[0, 0, 0], [0, 2, 2], [0, 0, 0]]]}
+    p = from_json(_v1({"program_source": "text", "program_text": "add(C, A, B)", "expected": exp}))
+    assert p.settings("simulate")["reference"] == "expected" and p.settings("simulate")["expected"] == exp
+
+
+def test_the_kept_v1_example_session_replays_its_simulator_run() -> None:
+    from core.fpsp_sim import replay
+    from core.session import load
+
+    p = load(REPO / "tests/data/sessions_v1/example_session.dfx")
+    run = p.latest("simulate")
+    assert run is not None and "preset" in run.result["settings"]      # stored as format 1 wrote it
+    rp = replay.from_result(run.result)
+    assert rp.run.final.values["A"].shape == (256, 256) and len(rp.program.program) == 21
+    assert "preset" not in p.settings("simulate") and "size" not in p.settings("simulate")
+
+
+def test_workload_problem_names_multi_channel_kernels() -> None:
+    from core.workload import Kernel, KernelSet
+
+    spec = get_engine("simulate")
+    assert spec.workload_problem(KernelSet("one", 1, [Kernel("k", [[1, 2, 1]])])) is None
+    two = KernelSet("rgb", 1, [Kernel("k", [[[1]], [[2]]])])
+    assert "several input channels" in spec.workload_problem(two)
+
+
+def test_cli_json_from_main() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "main.py", "simulate", "--program", TABLE2, "--filter", "analognet2-tool",
+                          "--size", "24", "--registers", "6", "--json"], cwd=REPO, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["exact"] is True and r["array"]["size"] == 24 and r["settings"]["reference"] == "workload"
+    out = subprocess.run([sys.executable, "main.py", "simulate", "--program", TABLE2, "--filter", "nosuch"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0 and "unknown filter preset" in out.stderr

@@ -15,30 +15,42 @@ from PIL import Image
 
 from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken
-from core.workload import Scamp5Target
+from core.project import Run
+from core.workload import FpspFilter, Scamp5Target
 from panel_context import FakeContext
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE2 = str(REPO / "assets/programs/analognet2_cain_table2.txt")
 
 
+def _context(size: int = 32) -> FakeContext:
+    ctx = FakeContext()
+    ctx.use("simulate", "targets", f"SCAMP-5 {size}x{size}", Scamp5Target(6, size))
+    return ctx
+
+
 @pytest.fixture
-def panel(qtbot):
+def ctx():
+    return _context()
+
+
+@pytest.fixture
+def panel(qtbot, ctx):
     from gui.panels.simulate import PANEL
 
-    p = PANEL(get_engine("simulate"), FakeContext(None, Scamp5Target(6, 32)))
+    p = PANEL(get_engine("simulate"), ctx)
     qtbot.addWidget(p)
     return p
 
 
-def _events(settings: dict[str, Any]):
+def _events(settings: dict[str, Any], size: int = 32, workload: Any = None):
     spec = get_engine("simulate")
-    return list(spec.run(JobRequest(None, Scamp5Target(6, 32), settings), CancelToken()))
+    return list(spec.run(JobRequest(workload, Scamp5Target(6, size), settings), CancelToken()))
 
 
 def test_result_is_shown_and_stepped(panel) -> None:
     s = panel.settings()
-    s.update(program_file=TABLE2, size=32, noise=0.005)
+    s.update(program_file=TABLE2, noise=0.005)
     events = _events(s)
     panel.job_started()
     panel.handle_events(events[:-1])
@@ -79,7 +91,7 @@ def test_result_is_shown_and_stepped(panel) -> None:
 
 def test_pe_zoom_shows_neighbours_and_goals(panel) -> None:
     s = panel.settings()
-    s.update(program_file=TABLE2, size=32)
+    s.update(program_file=TABLE2)
     panel.show_result(_events(s)[-1].data)
     st = panel.stepper
     st.set_step(21)
@@ -102,8 +114,8 @@ def test_keyboard_and_play(panel, qtbot) -> None:
     from PySide6.QtCore import Qt
 
     s = panel.settings()
-    s.update(program_file=TABLE2, size=16)
-    panel.show_result(_events(s)[-1].data)
+    s.update(program_file=TABLE2)
+    panel.show_result(_events(s, 16)[-1].data)
     st = panel.stepper
     panel.show()
     qtbot.waitExposed(panel)
@@ -134,8 +146,8 @@ def test_keyboard_and_play(panel, qtbot) -> None:
 
 def test_exports(panel, tmp_path: Path) -> None:
     s = panel.settings()
-    s.update(program_file=TABLE2, size=16)
-    panel.show_result(_events(s)[-1].data)
+    s.update(program_file=TABLE2)
+    panel.show_result(_events(s, 16)[-1].data)
     st = panel.stepper
     st.export_view(str(tmp_path / "view.png"))
     assert Image.open(tmp_path / "view.png").size[0] > 100
@@ -146,42 +158,113 @@ def test_exports(panel, tmp_path: Path) -> None:
     assert len(files) == 22 and files[0].name == "frames_000.png"
 
 
-def test_step_through_pasted_text_and_errors(panel) -> None:
-    panel.set_settings(dict(panel.settings(), program_source="text",
-                            program_text="# outputs: B\nmovx(B, A, north)\nadd(B, A, B)\n"))
+def test_step_through_pasted_text_and_errors(panel, ctx) -> None:
+    ctx.project.replace_settings("simulate", dict(panel.settings(), program_source="text",
+                                                  program_text="# outputs: B\nmovx(B, A, north)\nadd(B, A, B)\n"))
+    assert panel.program_text.toPlainText().startswith("# outputs: B")
     assert panel.step_through_settings()
     assert panel.stepper.steps == 2 and panel.stepper.replay.run.final.values["B"].shape == (32, 32)
-    panel.set_settings(dict(panel.settings(), program_text="add(B, A)\n"))
+    panel.program_text.setPlainText("add(B, A)\n")            # typed: goes straight into the project
+    assert ctx.project.settings("simulate")["program_text"] == "add(B, A)\n"
     assert not panel.step_through_settings()
     assert "line 1" in panel.stepper.message.text()
 
 
-def test_use_code_search_result(qtbot) -> None:
+# The shape of the code-search engine's result (core/cain/engine.py), cut to what the hand-over reads.
+def _cain_result(denominator: int) -> dict[str, Any]:
+    return {"filter": "demo", "program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
+            "outputs": {"k": "C"}, "input_register": "A", "input_registers": {"0": "A"}, "kernel_names": ["k"],
+            "denominator": denominator, "approximated_kernels": {"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]},
+            "found": True, "improvements": [{"length": 2, "nodes": 5, "time_s": 0.1, "method": "simultaneous"}]}
+
+
+def _add_cain_run(ctx: FakeContext, result: dict[str, Any]) -> None:
+    """A finished code search (appended as is: the cut-down result is not a full CainResult)."""
+    ctx.project.runs.append(Run(id=f"r{len(ctx.project.runs) + 1}", engine="cain", settings={}, workload=None,
+                                target=None, status="finished", result=result))
+
+
+def test_use_code_search_result(panel, ctx, qtbot) -> None:
     from gui.panels.simulate import PANEL
 
-    # The shape of the code-search engine's result (core/cain/engine.py).
-    cain = {"filter": "demo", "program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
-            "input_register": "A", "kernel_names": ["k"], "denominator": 4,
-            "approximated_kernels": {"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]}}
-    p = PANEL(get_engine("simulate"), FakeContext(None, Scamp5Target(6, 32), {"cain": cain}))
-    qtbot.addWidget(p)
-    assert p.use_code_search_result()
-    s = p.settings()
-    assert s["program_source"] == "text" and "# outputs: C" in s["program_text"]
+    _add_cain_run(ctx, _cain_result(4))
+    assert panel.use_code_search_result()
+    s = ctx.project.settings("simulate")
+    assert s["program_source"] == "text" and "# outputs: C" in s["program_text"] and s["reference"] == "expected"
     assert s["expected"]["kernels"] == [[[0, 0, 0], [0, 2, 2], [0, 0, 0]]]
-    assert p.step_through_settings() and p.stepper.replay.program.output_registers == ["C"]
+    assert panel.program_text.toPlainText() == s["program_text"]
+    assert panel.binding.widget("reference").currentData() == "expected"
+    assert panel.step_through_settings() and panel.stepper.replay.program.output_registers == ["C"]
     r = _events(s)[-1].data                     # (A + A east) / 2 is not what this program computes
     assert r["exact"] is False and r["outputs"]["C"]["goal_matches_expected"] is False
-    cain["denominator"] = 2                     # (2 A + 2 A east) / 2 = A + A east: it is
-    assert p.use_code_search_result()
-    r = _events(p.settings())[-1].data
+    _add_cain_run(ctx, _cain_result(2))         # (2 A + 2 A east) / 2 = A + A east: it is
+    assert panel.use_code_search_result()
+    r = _events(ctx.project.settings("simulate"))[-1].data
     assert r["exact"] is True and "code search" in r["label"]
-    empty = PANEL(get_engine("simulate"), FakeContext(None, Scamp5Target(6, 32)))
+    ctx.project.undo()                          # one undo step per hand-over
+    assert ctx.project.settings("simulate")["expected"]["denominator"] == 4
+    empty = PANEL(get_engine("simulate"), _context())
     qtbot.addWidget(empty)
     assert not empty.use_code_search_result() and empty.context.statuses
 
 
-def test_settings_round_trip(panel) -> None:
-    s = dict(panel.settings(), image="pattern:rings", noise=0.01, noise_mode="per-op", seed=9, compare="auke")
-    panel.set_settings(s)
-    assert panel.settings() == s
+CUSTOM = {"program_source": "text", "program_file": "elsewhere.txt", "program_text": "# outputs: B\nneg(B, A)\n",
+          "search_time_s": 0.05, "isa": "basic", "mode": "auke", "reference": "expected",
+          "expected": {"denominator": 1, "kernels": [[[-1]]], "source": "hand"}, "input_register": "A",
+          "output_registers": ["B"], "image": "pattern:rings", "noise": 0.0125, "seed": 2 ** 31 - 1,
+          "noise_mode": "per-op", "fixed_pattern": 0.002, "saturation": 0.0, "compare": "auke",
+          "export": "frames.gif"}
+
+
+def test_every_setting_survives_project_to_widgets_to_project(qtbot, ctx) -> None:
+    from gui.panels.simulate import PANEL
+
+    spec = get_engine("simulate")
+    assert set(CUSTOM) == set(spec.default_settings())
+    ctx.project.replace_settings("simulate", CUSTOM)
+    p = PANEL(spec, ctx)
+    qtbot.addWidget(p)
+    before = len(ctx.project.undo_stack)
+    for key, (widget, adapter) in p.binding.widgets.items():
+        assert adapter.read(widget, p.binding.props[key]) == CUSTOM[key], key
+        p.binding._edited(key)
+    assert ctx.project.settings("simulate") == CUSTOM and len(ctx.project.undo_stack) == before
+    assert set(CUSTOM) - set(p.binding.widgets) == {"expected"}     # data that comes with a pasted program
+    for key in ("fixed_pattern", "saturation"):                    # null: the documented default
+        ctx.project.set_setting("simulate", key, None)
+        assert p.binding.widget(key).text() == "default"
+        p.binding._edited(key)
+        assert ctx.project.settings("simulate")[key] is None
+
+
+def test_undo_redo_of_widget_edits(panel, ctx) -> None:
+    noise = panel.binding.widget("noise")
+    noise.setValue(0.01)
+    assert ctx.project.settings("simulate")["noise"] == 0.01
+    ctx.project.undo()
+    assert ctx.project.settings("simulate")["noise"] == 0.0 and noise.value() == 0.0
+    ctx.project.redo()
+    assert noise.value() == 0.01
+    panel.source.setCurrentIndex(panel.source.findData("search"))
+    assert ctx.project.settings("simulate")["program_source"] == "search"
+    assert not panel.step_button.isEnabled() and panel.binding.widget("search_time_s").isEnabled()
+    ctx.project.undo()
+    assert panel.source.currentData() == "file" and panel.step_button.isEnabled()
+    assert not panel.binding.widget("search_time_s").isEnabled()
+    panel.image.setCurrentText("pattern:checker")
+    assert ctx.project.settings("simulate")["image"] == "pattern:checker"
+    ctx.project.undo()
+    assert panel.image.currentText() == "sample"
+
+
+def test_a_file_program_is_checked_against_the_tabs_workload(panel, ctx) -> None:
+    """'filter' was a hidden workload picker: the tab's workload is now the reference."""
+    ctx.use("simulate", "workloads", "AnalogNet2 (tool)", FpspFilter("analognet2-tool"))
+    ctx.project.set_setting("simulate", "reference", "workload")
+    r = _events(panel.settings(), workload=panel.workload())[-1].data
+    assert r["exact"] is True and r["outputs"]["B"]["goal_matches_expected"]
+    ctx.use("simulate", "workloads", "AnalogNet2 (eq. 1)", FpspFilter("analognet2"))
+    r = _events(panel.settings(), workload=panel.workload())[-1].data
+    assert r["exact"] is False and r["outputs"]["B"]["goal_matches_expected"] is False
+    assert panel.step_through_settings()           # the stepper checks against the same workload
+    assert panel.stepper.replay.program.expected

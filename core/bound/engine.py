@@ -4,59 +4,102 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any, Iterator
+
+import jsonschema
 
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
 from core.bound.loopnest import BASELINES
 from core.bound.onchip import size_architecture
+from core.bound.result import BoundResult
 from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.nets.layers import Conv
 from core.units import parse_bytes
-from core.workload import CnnSet, DataflowTarget
-
-SOURCES = ("workload", "network", "layer", "onnx")
+from core.workload import CnnNetwork, ConvLayers, DataflowTarget, Target, Workload
 
 
 def default_settings() -> dict[str, Any]:
-    """0 means "take it from the window": memory and word size from the dataflow target, batch from the
-    CNN-set workload; source "workload" analyses the workload's first network."""
-    return {"source": "workload", "network": "vgg16", "layers": [], "onnx": "", "memory_bytes": 0,
-            "word_bits": 0, "batch": 0, "dataflows": list(BASELINES), "sweep": True}
+    """0 means "take it from the target or workload": memory and word size from the dataflow target,
+    batch from the CNN workload (or each layer spec's batch=). The layers themselves are the workload."""
+    return {"memory_bytes": 0, "word_bits": 0, "batch": 0, "dataflows": list(BASELINES), "sweep": True}
 
 
+# The settings' types and ranges, checked by `_settings` before a run and read by the GUI's binding
+# for its widgets (labels, tooltips, ranges): one description for both.
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "source": {"enum": list(SOURCES)},
-        "network": {"type": "string"},
-        "layers": {"type": "array", "items": {"type": "string"}},
-        "onnx": {"type": "string"},
-        "memory_bytes": {"type": "integer", "minimum": 0},
-        "word_bits": {"type": "integer", "minimum": 0, "maximum": 64},
-        "batch": {"type": "integer", "minimum": 0},
-        "dataflows": {"type": "array", "items": {"enum": list(BASELINES)}},
-        "sweep": {"type": "boolean"},
+        "memory_bytes": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Memory S", "unit": "B",
+                         "x-labels": {"0": "from target"},
+                         "description": "On-chip memory S in bytes (0: the dataflow target's)"},
+        "word_bits": {"type": "integer", "minimum": 0, "maximum": 64, "title": "Word", "unit": "bit",
+                      "x-labels": {"0": "from target"},
+                      "description": "Bits per data word (0: the dataflow target's)"},
+        "batch": {"type": "integer", "minimum": 0, "maximum": 1_000_000, "title": "Batch",
+                  "x-labels": {"0": "from workload"},
+                  "description": "Batch size (0: the CNN workload's, or each layer spec's batch=, default 1)"},
+        "dataflows": {"type": "array", "items": {"enum": list(BASELINES)}, "uniqueItems": True,
+                      "title": "Baselines",
+                      "description": "Baseline dataflows searched under the same memory and compared with the "
+                                     "communication-optimal one: " + "; ".join(f"{k.upper()}: {b.title}"
+                                                                              for k, b in BASELINES.items())},
+        "sweep": {"type": "boolean", "title": "memory sweep",
+                  "description": "Also analyse the whole network at other on-chip memory sizes (traffic against "
+                                 "memory)"},
     },
 }
 
 
 def _settings(request: JobRequest) -> dict[str, Any]:
+    """The request's settings over the defaults, checked against SETTINGS_SCHEMA (InputError names
+    the setting)."""
     s = default_settings()
     s.update(request.settings or {})
-    if s["source"] not in SOURCES:
-        raise InputError(f"unknown source {s['source']!r}; one of {', '.join(SOURCES)}", "settings.source")
-    for key in ("memory_bytes", "word_bits", "batch"):
-        v = s[key]
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise InputError(f"must be a non-negative integer (0 = from the window), got {v!r}", f"settings.{key}")
-    bad = [d for d in s["dataflows"] if d not in BASELINES]
-    if bad:
-        raise InputError(f"unknown dataflow(s) {', '.join(map(str, bad))}; known: {', '.join(BASELINES)}",
-                         "settings.dataflows")
+    errors = sorted(jsonschema.Draft202012Validator(SETTINGS_SCHEMA).iter_errors(s), key=lambda e: list(e.path))
+    if errors:
+        where = "settings" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in errors[0].absolute_path)
+        raise InputError(errors[0].message[:200], where)
     return s
+
+
+def workload_problem(workload: Any) -> str | None:
+    """Why a CNN or layer list the kinds allow still cannot be analysed; None when it can."""
+    if isinstance(workload, CnnNetwork):
+        if workload.source == "builtin":
+            return ("the built-in digits CNN has no layer table here: Communication bounds analyses zoo networks, "
+                    "ONNX files and layer specs")
+        if workload.source == "onnx" and not Path(workload.onnx_path).is_file():
+            return f"ONNX file not found: {workload.onnx_path}"
+    if isinstance(workload, ConvLayers):
+        for i, text in enumerate(workload.layers):
+            try:
+                parse_layer_spec(text, None, f"layer {i + 1}")
+            except InputError as exc:
+                return f"{exc.where}: {exc.message}"
+    return None
+
+
+def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workload | None, Target | None]:
+    """Format 1 picked the layers in the settings (source network / layer / onnx, or "workload": the
+    window's CNN set's first network); they become a CNN or layer-list workload. "workload" implies
+    none: the tab gets the fitting item the session has."""
+    s = dict(settings)
+    source, network = s.pop("source", "workload"), s.pop("network", "vgg16")
+    layers, onnx = s.pop("layers", []), s.pop("onnx", "")
+    workload: Workload | None = None
+    if source == "network":
+        workload = CnnNetwork(network)
+        workload.validate("settings.network")
+    elif source == "layer":
+        workload = ConvLayers(list(layers))
+        workload.validate("settings.layers")
+    elif source == "onnx":
+        workload = CnnNetwork(onnx_path=onnx)
+    return {**default_settings(), **s}, workload, None
 
 
 def _machine(s: dict[str, Any], target: Any) -> Machine:
@@ -72,42 +115,36 @@ def _machine(s: dict[str, Any], target: Any) -> Machine:
 
 
 def load_shapes(s: dict[str, Any], workload: Any) -> tuple[dict[str, Any], list[ConvShape], list[str]]:
-    """The layers to analyse: (source description, conv shapes, pass-through layer names)."""
-    wl_batch = workload.batch if isinstance(workload, CnnSet) else 1
-    batch = s["batch"] or wl_batch
-    if s["source"] == "layer":
-        if not s["layers"]:
+    """The workload's layers to analyse: (source description, conv shapes, pass-through layer names)."""
+    batch = s["batch"] or (workload.batch if isinstance(workload, CnnNetwork) else 1)
+    if isinstance(workload, ConvLayers):
+        if not workload.layers:
             raise InputError("no layer given: add a spec like Ci=64,Hi=56,Wi=56,Co=128,Hk=3,Wk=3,stride=1,pad=1",
-                             "settings.layers")
-        shapes = [parse_layer_spec(t, batch if s["batch"] else None, f"settings.layers[{i}]")
-                  for i, t in enumerate(s["layers"])]
+                             "workload.layers")
+        shapes = [parse_layer_spec(t, batch if s["batch"] else None, f"workload.layers[{i}]")
+                  for i, t in enumerate(workload.layers)]
         names = [sh.name for sh in shapes]
         if len(set(names)) != len(names):
             shapes = [ConvShape(**{**sh.__dict__, "name": f"{sh.name}{i + 1}"}) for i, sh in enumerate(shapes)]
         return {"kind": "layer", "name": "layer" if len(shapes) == 1 else f"{len(shapes)} layers"}, shapes, []
-    if s["source"] == "onnx":
-        path = s["onnx"]
-        if not path:
-            raise InputError("no ONNX file given", "settings.onnx")
-        net = _load_onnx(path)
-        desc = {"kind": "onnx", "name": net.name, "path": path}
+    if not isinstance(workload, CnnNetwork):
+        kind = getattr(workload, "kind", None)
+        raise InputError(f"Communication bounds analyses one CNN or a list of layer specs, got "
+                         f"{'no workload' if kind is None else repr(kind)}", "workload")
+    why = workload_problem(workload)
+    if why:
+        raise InputError(why, "workload")
+    if workload.source == "onnx":
+        net = _load_onnx(workload.onnx_path)
+        desc = {"kind": "onnx", "name": net.name, "path": workload.onnx_path}
     else:
-        if s["source"] == "workload":
-            if not isinstance(workload, CnnSet):
-                raise InputError("the window's workload is not a CNN set: pick a network here or set a CNN-set "
-                                 "workload", "settings.source")
-            if not workload.cnns:
-                raise InputError("the window's CNN set has no network picked: tick one or choose 'Zoo network'",
-                                 "workload.cnns")
-            name = workload.cnns[0]
-        else:
-            name = s["network"]
         from core.nets import zoo
 
         try:
-            net = zoo.get(name)
+            net = zoo.get(workload.network)
         except KeyError:
-            raise InputError(f"unknown network {name!r}; known: {', '.join(zoo.names())}", "settings.network") from None
+            raise InputError(f"unknown network {workload.network!r}; known: {', '.join(zoo.names())}",
+                             "workload.network") from None
         desc = {"kind": "network", "name": net.name, "title": net.title}
     shapes, passthrough = [], []
     for i, layer in enumerate(net.layers):
@@ -125,15 +162,15 @@ def _load_onnx(path: str) -> Any:
         from core.nets.onnx_import import load_onnx
     except ImportError:
         raise InputError("ONNX import is not available in this build (core.nets.onnx_import missing)",
-                         "settings.onnx") from None
+                         "workload.onnx_path") from None
     try:
         return load_onnx(path)
     except InputError:   # includes UnsupportedOperators, which lists every operator it cannot map
         raise
     except FileNotFoundError:
-        raise InputError(f"no such file: {path}", "settings.onnx") from None
+        raise InputError(f"no such file: {path}", "workload.onnx_path") from None
     except Exception as exc:   # a malformed protobuf or graph: report, never a traceback
-        raise InputError(f"cannot read ONNX file {path}: {type(exc).__name__}: {exc}", "settings.onnx") from None
+        raise InputError(f"cannot read ONNX file {path}: {type(exc).__name__}: {exc}", "workload.onnx_path") from None
 
 
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
@@ -172,7 +209,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     arch = size_architecture(m.memory_bytes, m.word_bits, m.pe_rows, m.pe_cols,
                              r_max=max(l["bound"]["R"] for l in layers))
     yield Progress(1.0, "done")
-    yield FinalResult({
+    yield FinalResult(BoundResult.check({
         "engine": "bound", "source": desc, "memory_bytes": m.memory_bytes, "word_bits": m.word_bits,
         "memory_words": m.words, "pe_rows": m.pe_rows, "pe_cols": m.pe_cols, "batch": shapes[0].B,
         "dataflows": list(dataflows),
@@ -180,7 +217,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         "layers": layers, "passthrough": passthrough, "totals": totals, "sweep": sweep,
         "architecture": arch.to_json(), "paper_architecture": size_architecture().to_json(),
         "timing_s": {"analysis": analysis_s, "total": time.perf_counter() - t0},
-    })
+    }))
 
 
 # ---------------------------------------------------------------- command line
@@ -226,21 +263,22 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     settings = default_settings()
     settings.update(memory_bytes=mem, word_bits=args.word_bits, batch=args.batch, dataflows=flows,
                     sweep=not args.no_sweep)
+    workload: CnnNetwork | ConvLayers
     if args.network:
-        settings.update(source="network", network=args.network)
+        workload = CnnNetwork(args.network)
     elif args.onnx:
-        settings.update(source="onnx", onnx=args.onnx)
+        workload = CnnNetwork(onnx_path=args.onnx)
     else:
-        settings.update(source="layer", layers=list(args.layer))
+        workload = ConvLayers(list(args.layer))
     target = DataflowTarget(memory_bytes=mem, word_bits=args.word_bits, pe_rows=rows, pe_cols=cols)
-    request = JobRequest(workload=None, target=target, settings=settings)
+    request = JobRequest(workload=workload, target=target, settings=settings)
     # Read the layers now so bad specs fail before the run starts (exit 2 with a clear message).
     s = _settings(request)
-    if s["source"] == "layer":
-        for i, text in enumerate(s["layers"]):
+    if isinstance(workload, ConvLayers):
+        for text in workload.layers:
             parse_layer_spec(text, None, f"--layer {text!r}")
-    elif s["source"] == "network":
-        load_shapes(s, None)
+    elif workload.source == "zoo":
+        load_shapes(s, workload)
     return request
 
 
@@ -296,8 +334,11 @@ ENGINE = EngineSpec(
     add_cli_arguments=add_cli_arguments,
     request_from_cli=request_from_cli,
     format_text=format_text,
-    workload_kinds=("cnn_set",),
+    workload_kinds=("cnn", "conv_layers"),
     target_kinds=("dataflow",),
     settings_schema=SETTINGS_SCHEMA,
     order=60,
+    result_type=BoundResult,
+    workload_problem=workload_problem,
+    migrate_v1_settings=migrate_v1_settings,
 )

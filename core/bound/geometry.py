@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -32,6 +33,55 @@ class Axis:
         lo = np.maximum(a * self.D - self.P, 0)
         hi = np.minimum(e * self.D - self.P + self.d * (self.K - 1), self.I - 1)
         return np.maximum(hi - lo + 1, 0)
+
+
+@dataclass(frozen=True)
+class BlockRows:
+    """One tile along one axis, as half-open row ranges: its output rows, the input rows its windows
+    span (padding included, so possibly outside 0..I), those clipped to the real input (what is read
+    from DRAM), and the rows its window origins sit on (the block without its halo)."""
+
+    out: tuple[int, int]
+    span: tuple[int, int]
+    read: tuple[int, int]
+    origin: tuple[int, int]
+
+
+def block_rows(ax: Axis, t: int, index: int) -> BlockRows:
+    """Tile `index` (0-based) of `t` output rows; `read` has the length `ax.spans(t)[index]`."""
+    o0 = index * t
+    o1 = min(o0 + t, ax.O)
+    i0, last = o0 * ax.D - ax.P, (o1 - 1) * ax.D - ax.P
+    i1 = last + ax.d * (ax.K - 1) + 1
+    return BlockRows((o0, o1), (i0, i1), (max(i0, 0), max(min(i1, ax.I), max(i0, 0))), (i0, last + 1))
+
+
+def layer_axes(shape: Mapping[str, Any]) -> tuple[Axis, Axis]:
+    """The row and column axes of a layer shape (ConvShape.to_json(), as in a result)."""
+    return (Axis(shape["Ho"], shape["Hi"], shape["Hk"], shape["stride"], shape["pad"], shape["dilation"]),
+            Axis(shape["Wo"], shape["Wi"], shape["Wk"], shape["stride"], shape["pad"], shape["dilation"]))
+
+
+def block_grid(shape: Mapping[str, Any], tiling: Mapping[str, Any]) -> tuple[int, int]:
+    """How many output blocks a tiling (its y and x tile sizes) cuts a layer into: (rows, columns)."""
+    return -(-shape["Ho"] // tiling["y"]), -(-shape["Wo"] // tiling["x"])
+
+
+def interior_block(shape: Mapping[str, Any], tiling: Mapping[str, Any]) -> tuple[int, int]:
+    """The block in the middle of the grid (a block away from the padded borders when there is one)."""
+    ny, nx = block_grid(shape, tiling)
+    return ny // 2, nx // 2
+
+
+def tile_block(shape: Mapping[str, Any], tiling: Mapping[str, Any],
+               block: tuple[int, int] = (0, 0)) -> dict[str, tuple[int, int, int, int]]:
+    """Output block `block` = (row, column) of a layer's tiling and the input it needs, each as
+    (y0, y1, x0, x1) half-open: "out", "in" (with the halo, padding included), "in_clipped" (read
+    from DRAM) and "core" (the window origins, without the halo)."""
+    ay, ax = layer_axes(shape)
+    ry, rx = block_rows(ay, tiling["y"], block[0]), block_rows(ax, tiling["x"], block[1])
+    return {"out": ry.out + rx.out, "in": ry.span + rx.span, "in_clipped": ry.read + rx.read,
+            "core": ry.origin + rx.origin}
 
 
 @lru_cache(maxsize=4096)

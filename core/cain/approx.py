@@ -46,7 +46,9 @@ def _channels(values: Any, where: str) -> list[list[list[Any]]]:
     return [values]
 
 
-def _check(ks: KernelSet, max_kernels: int | None) -> list[list[list[list[Fraction]]]]:
+def check_kernels(ks: KernelSet, max_kernels: int | None) -> list[list[list[list[Fraction]]]]:
+    """The kernels as exact fractions per channel; InputError for what the search cannot take
+    (also what the engine reports as a workload problem before any run)."""
     if not ks.kernels:
         raise InputError("no kernels: add at least one", "kernels")
     if max_kernels is not None and len(ks.kernels) > max_kernels:
@@ -130,7 +132,8 @@ def _short(n: int) -> str:
 def approximate(ks: KernelSet, d: int | None = None, tolerance: float = 1e-9,
                 max_kernels: int | None = None) -> Approximation:
     """Approximate every kernel to multiples of 1/2^d and build its Goal."""
-    kernels = _check(ks, max_kernels)
+    kernels = check_kernels(ks, max_kernels)
+    chosen: int | None
     if d is not None:
         if isinstance(d, bool) or not isinstance(d, int) or d < 0:
             raise InputError(f"d must be a non-negative integer, got {d!r}", "d")

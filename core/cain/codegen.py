@@ -82,11 +82,11 @@ def allocate(plan: Plan, final_goals: list[Goal], initial: dict[Goal, int], regs
     outputs: list[str] = []
     used: set[str] = set()
     for g in final_goals:
-        r = next((r for r in regs if content[r] == g and r not in used), None)
-        if r is None:
+        holder = next((r for r in regs if content[r] == g and r not in used), None)
+        if holder is None:
             raise AllocationError("a final Goal is not in any register at the end")
-        outputs.append(r)
-        used.add(r)
+        outputs.append(holder)
+        used.add(holder)
     return Allocated(program, inputs, outputs, history)
 
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 from core.cain.api import check_options
-from core.cain.approx import MAX_D, approximate
-from core.cain.codegen import cpp_kernel
+from core.cain.approx import MAX_D, approximate, check_kernels
+from core.cain.plans import cpp_text, make_plan
+from core.cain.result import CainResult
 from core.cain.search import TRAVERSALS
 from core.cain.solver import Improvement, Stats, solve
 from core.engine import EngineSpec, JobRequest
@@ -34,7 +36,6 @@ def default_settings() -> dict[str, Any]:
     return {
         "isa": "all",            # all | basic | auke (AUKE's set; implies the one-by-one baseline)
         "mode": "cain",          # cain (simultaneous) | auke (one kernel at a time, concatenated)
-        "registers": None,       # None = the target's register count (6 on SCAMP-5)
         "time_s": 10.0,
         "max_nodes": None,
         "workers": 2,
@@ -45,21 +46,60 @@ def default_settings() -> dict[str, Any]:
     }
 
 
+MAX_TIME_S = 24 * 3600          # core.cain.api.check_options
+MAX_WORKERS = 64
+
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "isa": {"enum": list(INSTRUCTION_SETS)},
-        "mode": {"enum": list(MODES)},
-        "registers": {"type": ["integer", "null"], "minimum": 2, "maximum": 26},
-        "time_s": {"type": "number", "exclusiveMinimum": 0},
-        "max_nodes": {"type": ["integer", "null"], "minimum": 1},
-        "workers": {"type": "integer", "minimum": 1, "maximum": 64},
-        "traversal": {"enum": list(TRAVERSALS)},
-        "d": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_D},
-        "tolerance": {"type": "number", "minimum": 0},
-        "seed_share": {"type": "number", "minimum": 0, "maximum": 0.9},
+        "isa": {"enum": list(INSTRUCTION_SETS), "title": "Set",
+                "description": "Instruction set: all / basic (Cain's Table 1) or auke (AUKE's set, which also "
+                               "searches one kernel at a time)",
+                "x-labels": {"auke": "auke (AUKE's set)"}},
+        "mode": {"enum": list(MODES), "title": "Mode",
+                 "description": "simultaneous (Cain: all kernels in one search, sharing work) or one kernel at a "
+                                "time, programs concatenated (the AUKE baseline)",
+                 "x-labels": {"cain": "simultaneous", "auke": "one by one"}},
+        "time_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIME_S, "title": "Time", "unit": "s",
+                   "x-decimals": 1, "x-step": 1.0, "description": "Search time budget (at most a day)"},
+        "max_nodes": {"type": ["integer", "null"], "minimum": 1, "title": "Max nodes", "x-null-text": "no limit",
+                      "description": "Stop after exploring this many search nodes; 'no limit' stops on time only"},
+        "workers": {"type": "integer", "minimum": 1, "maximum": MAX_WORKERS, "title": "Workers",
+                    "description": "Search worker processes"},
+        "traversal": {"enum": list(TRAVERSALS), "title": "Traversal",
+                      "description": "cgds (Cain's default), dfs, best-first, or random (CGDS with a random "
+                                     "child order)"},
+        "d": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_D, "title": "d", "x-null-text": "auto",
+              "description": "Coefficients become multiples of 1/2^d; 'auto' picks the smallest d within the "
+                             "tolerance"},
+        "tolerance": {"type": "number", "minimum": 0, "title": "Tolerance", "x-placeholder": "1e-9",
+                      "description": "With d = auto: the largest error allowed per coefficient (e.g. 0.01); "
+                                     "1e-9 asks for an exact approximation"},
+        "seed_share": {"type": "number", "minimum": 0, "maximum": 0.9, "title": "Seed share", "x-decimals": 2,
+                       "x-step": 0.05,
+                       "description": "Several kernels: this share of the time first builds a one-by-one "
+                                      "program, the length the simultaneous search must beat (0 = off)"},
     },
 }
+
+
+def workload_problem(workload: Any) -> str | None:
+    """Kernels the search cannot take whatever the settings (even sizes, mixed channel counts...)."""
+    try:
+        check_kernels(kernels_of(workload), None)
+    except InputError as exc:
+        return f"the code search cannot take these kernels: {exc.where}: {exc.message}" if exc.where \
+            else f"the code search cannot take these kernels: {exc.message}"
+    return None
+
+
+def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
+    """Format 1 kept a register count that overrode the target's: it becomes a SCAMP-5 target."""
+    s = dict(settings)
+    registers = s.pop("registers", None)
+    target = Scamp5Target(registers=registers) if isinstance(registers, int) and not isinstance(registers, bool) \
+        else None
+    return s, None, target
 
 
 def _settings(raw: dict[str, Any], target: Any) -> dict[str, Any]:
@@ -68,18 +108,22 @@ def _settings(raw: dict[str, Any], target: Any) -> dict[str, Any]:
     if unknown:
         raise InputError(f"unknown setting(s): {', '.join(sorted(unknown))}", "settings")
     s.update(raw)
-    if s["registers"] is None:
-        s["registers"] = target.registers if isinstance(target, Scamp5Target) else 6
+    # the search uses the target's registers (SCAMP-5: six, A-F)
+    s["registers"] = target.registers if isinstance(target, Scamp5Target) else 6
     if s["isa"] == "auke":
         s["mode"] = "auke"
     share = s["seed_share"]
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 0.9:
         raise InputError(f"must be a number in 0..0.9, got {share!r}", "settings.seed_share")
+    tol = s["tolerance"]
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (tol >= 0 and math.isfinite(tol)):
+        raise InputError(f"must be a number >= 0, got {tol!r}", "settings.tolerance")
     try:
         check_options(s["isa"], s["registers"], s["time_s"], s["max_nodes"], s["workers"], s["traversal"],
                       s["mode"])
     except InputError as exc:
-        raise InputError(exc.message, f"settings.{exc.where}") from None
+        where = "target.registers" if exc.where == "registers" else f"settings.{exc.where}"
+        raise InputError(exc.message, where) from None
     return s
 
 
@@ -95,12 +139,18 @@ def _register_goals(imp: Improvement, d: int, regs: tuple[str, ...]) -> list[dic
              for r, k in st.items()} for st in states]
 
 
-def _plan_payload(imp: Improvement) -> dict[str, Any]:
-    return {"length": imp.length, "program": [format_instr(i) for i in imp.program],
-            "output_registers": imp.output_registers, "input_registers": {str(c): r for c, r in
-                                                                           imp.input_registers.items()},
-            "nodes": imp.nodes, "time_s": round(imp.elapsed, 4), "method": imp.method, "goal_bags": imp.bags,
-            "register_goals": imp.registers}
+def _improvement(imp: Improvement) -> dict[str, Any]:
+    """An improvement as the result keeps it: when it was found, and its program."""
+    return {"length": imp.length, "nodes": imp.nodes, "time_s": round(imp.elapsed, 4), "method": imp.method,
+            "program": [format_instr(i) for i in imp.program], "outputs": dict(imp.output_registers),
+            "input_registers": {str(c): r for c, r in imp.input_registers.items()}}
+
+
+def _search_fields(ks: KernelSet, approx: Any, s: dict[str, Any]) -> dict[str, Any]:
+    """What every plan of this search shares (core.cain.plans.SEARCH_KEYS)."""
+    return {"filter": ks.name, "kernel_names": list(approx.names), "d": approx.d, "denominator": 2 ** approx.d,
+            "approximated_kernels": dict(zip(approx.names, approx.approximated)), "isa": s["isa"],
+            "registers": s["registers"]}
 
 
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
@@ -139,19 +189,20 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             first_t = ev.elapsed
         if not ev.registers:
             ev.registers = _register_goals(ev, approx.d, regs)
-        improvements.append({"length": ev.length, "nodes": ev.nodes, "time_s": round(ev.elapsed, 4),
-                             "method": ev.method})
+        improvements.append(_improvement(ev))
         yield from _metric_points(ev.nodes, ev.elapsed, ev.length)
-        yield PartialResult("plan", _plan_payload(ev))
+        # a self-contained plan (core.cain.plans): a cancelled run keeps the last one as its partial result
+        yield PartialResult("plan", make_plan(improvements[-1], _search_fields(ks, approx, s),
+                                              {"goal_bags": ev.bags, "register_goals": ev.registers}))
         yield LogLine(f"verified program of length {ev.length} after {ev.nodes} nodes, {ev.elapsed:.2f} s")
     elapsed = time.monotonic() - start
     if best is not None:
         yield from _metric_points(nodes, elapsed, best.length)
-    yield FinalResult(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, regs))
+    yield FinalResult(CainResult.check(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed)))
 
 
 def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | None, first_t: float | None,
-           improvements: list[dict[str, Any]], nodes: int, elapsed: float, regs: tuple[str, ...]) -> dict[str, Any]:
+           improvements: list[dict[str, Any]], nodes: int, elapsed: float) -> dict[str, Any]:
     out: dict[str, Any] = {
         "filter": ks.name, "kernel_names": approx.names, "isa": s["isa"], "mode": s["mode"],
         "registers": s["registers"], "traversal": s["traversal"], "workers": s["workers"],
@@ -172,8 +223,6 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         return out
     prog = [format_instr(i) for i in best.program]
     outputs = best.output_registers
-    title = (f"{ks.name}: {len(prog)} SCAMP-5 macro instructions (Cain, '{s['isa']}' set, d = {approx.d}, "
-             f"verified by the exact interpreter)")
     out.update({
         "found": True, "length": best.length, "program": prog, "method": best.method,
         "output_registers": [outputs[n] for n in approx.names], "outputs": outputs,
@@ -181,7 +230,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         "input_registers": {str(c): r for c, r in best.input_registers.items()},
         "time_to_first_s": round(first_t or best.elapsed, 4), "time_to_best_s": round(best.elapsed, 4),
         "verified": best.verified, "verification": best.check,
-        "cpp": cpp_kernel(best.program, title, best.input_registers, outputs, regs),
+        "cpp": cpp_text(make_plan(improvements[-1], _search_fields(ks, approx, s))),
         "bus_steps": sum(OP_TABLE[i.spec.key].bus_steps for i in best.program),
         "goal_bags": best.bags, "register_goals": best.registers,
     })
@@ -232,12 +281,11 @@ def load_kernel_file(path: str) -> KernelSet:
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
     ks = preset(args.preset) if args.preset else load_kernel_file(args.kernels)
     settings = {"isa": args.isa, "mode": "auke" if args.isa == "auke" else args.mode,
-                "registers": args.registers, "time_s": args.time, "max_nodes": args.max_nodes,
+                "time_s": args.time, "max_nodes": args.max_nodes,
                 "workers": args.workers, "traversal": args.traversal, "d": args.d, "tolerance": args.tolerance,
                 "seed_share": args.seed_share}
-    target = Scamp5Target(registers=args.registers) if isinstance(args.registers, int) and 2 <= args.registers <= 26 \
-        else Scamp5Target()
-    _settings(settings, target)          # bad options fail here, before the run
+    target = Scamp5Target(registers=args.registers)       # --registers is the target's register count
+    _settings(settings, target)          # bad options (a bad register count too) fail here, before the run
     approximate(ks, d=args.d, tolerance=args.tolerance, max_kernels=args.registers)
     return JobRequest(ks, target, settings)
 
@@ -283,5 +331,8 @@ ENGINE = EngineSpec(
     workload_kinds=("fpsp_filter", "kernels"),
     target_kinds=("scamp5",),
     settings_schema=SETTINGS_SCHEMA,
+    workload_problem=workload_problem,
+    migrate_v1_settings=migrate_v1_settings,
     order=10,
+    result_type=CainResult,
 )

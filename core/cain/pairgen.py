@@ -78,7 +78,7 @@ _REUSE = {"mov": (0,), "movx": (0,), "mov2x": (0,), "add": (0, 1, 2), "addx": (0
 
 def extra_registers(cfg: PairConfig, op: str, lowers: tuple[Goal, ...], rest: Bag) -> int | None:
     """Registers needed on top of the child's Goals (None: no available macro fits)."""
-    live = {}
+    live: dict[Goal, int] = {}
     for g in rest:
         live[g] = live.get(g, 0) + 1
     dead = []
@@ -144,9 +144,9 @@ def _shared_parts(g: Goal, distinct: list[Goal], initial: set[Goal]) -> list[Goa
                 if n >= 2 and len(inter) >= 2:
                     best.append((n, gl.from_pairs(inter)))
         best.sort(key=lambda t: -t[0])
-        for n, inter in best[:SHARED_PER_PAIR]:
-            if inter != g:
-                found[inter] = n
+        for n, shared in best[:SHARED_PER_PAIR]:
+            if shared != g:
+                found[shared] = n
     return list(found)
 
 
@@ -186,7 +186,7 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
         for h in others_base:
             if h == g:
                 continue
-            shifts = [((0, 0), ())]
+            shifts: list[tuple[tuple[int, int], tuple[str, ...]]] = [((0, 0), ())]
             if has["addx/4"] or has["subx/4"]:
                 shifts += list(MOVE1.items())
             if has["add2x/5"] or has["sub2x/5"]:

@@ -197,7 +197,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                     if msg[3]:
                         raise RuntimeError(f"search worker {msg[1]} failed: {msg[3]}")
                 elif msg[0] == "plan":
-                    plan: Plan = msg[2]
+                    plan = msg[2]
                     if plan.length < best_len:
                         best_len = plan.length
                         with best.get_lock():

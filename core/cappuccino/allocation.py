@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import cast
 
 from core.cappuccino import layout
-from core.cappuccino.model import ConvOp, Op, PoolOp
+from core.cappuccino.model import ConvOp, Op, PoolOp, Shape
 
 
 @dataclass
@@ -94,6 +95,7 @@ def allocate(ops: list[Op], V: int, workers: int) -> list[LayerAllocation]:
             kind, strategies = ("fc" if op.fc else "conv"), conv_strategies(op)
         else:
             kind, strategies = "pool", pool_strategies(op)
-        table.append(LayerAllocation(op.name, kind, tuple(op.in_shape), tuple(op.out_shape), strategies, "OLP",
+        in_shape, out_shape = cast(Shape, tuple(op.in_shape)), cast(Shape, tuple(op.out_shape))
+        table.append(LayerAllocation(op.name, kind, in_shape, out_shape, strategies, "OLP",
                                      t, groups, layout.worker_ranges(groups, workers)))
     return table

@@ -5,6 +5,10 @@ Steps of a run: load the network, weights and validation set; allocate work to t
 measure every per-layer inexact configuration on the validation set and choose modes under the
 accuracy budget; synthesise the C program and a naive baseline; compile and run both here (when a
 C compiler exists), check their classifications against numpy and report the speedups.
+
+The network is the tab's CNN workload (the built-in trained digits CNN or an ONNX file, with its
+validation set attached) and the mobile SoC target gives the threads and the vector width; the
+settings hold the search and the timing.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Generator, Iterator
 
 import numpy as np
 
@@ -25,10 +29,11 @@ from core.cappuccino.forward import LayoutCheck, check_layouts, forward_referenc
 from core.cappuccino.inexact import Configuration, ModeChoice, search_modes
 from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
+from core.cappuccino.result import CappuccinoResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
-from core.workload import MobileSocTarget
+from core.workload import BUILTIN_DIGITS, CnnNetwork, MobileSocTarget, Target, Workload
 
 NAME = "cappuccino"
 MAX_COMPILED_WEIGHTS = 4_000_000     # weights are embedded as C literals; beyond this gcc takes minutes
@@ -42,43 +47,54 @@ EQUATIONS = {
 
 
 def default_settings() -> dict[str, Any]:
-    return {"model": BUILTIN, "onnx_path": "", "validation_path": "", "accuracy_budget": 0.5,
-            "prefer": RELAXED, "emit_dir": "", "compile": True, "min_seconds": 0.3, "repeats": 3,
-            "limit": 0}
+    return {"accuracy_budget": 0.5, "prefer": RELAXED, "emit_dir": "", "compile": True, "min_seconds": 0.3,
+            "repeats": 3, "limit": 0}
 
 
-SETTINGS_SCHEMA = {
+MAX_BUDGET_PP = 100.0
+
+SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
+    "additionalProperties": False,
     "properties": {
-        "model": {"enum": [BUILTIN, "onnx"]},
-        "onnx_path": {"type": "string"},
-        "validation_path": {"type": "string"},
-        "accuracy_budget": {"type": "number", "minimum": 0},
-        "prefer": {"enum": [RELAXED, IMPRECISE]},
-        "emit_dir": {"type": "string"},
-        "compile": {"type": "boolean"},
-        "min_seconds": {"type": "number", "minimum": 0},
-        "repeats": {"type": "integer", "minimum": 1},
-        "limit": {"type": "integer", "minimum": 0},
+        "accuracy_budget": {"type": "number", "minimum": 0, "maximum": MAX_BUDGET_PP, "title": "Accuracy budget",
+                            "unit": "pp", "x-decimals": 2, "x-step": 0.1,
+                            "description": "Allowed drop of validation accuracy, in percentage points, for "
+                                           "choosing inexact layers"},
+        "prefer": {"type": "string", "enum": [RELAXED, IMPRECISE], "title": "Prefer",
+                   "x-labels": {RELAXED: "prefer relaxed", IMPRECISE: "prefer imprecise"},
+                   "description": "Inexact mode preferred when both keep the same number of layers inexact"},
+        "emit_dir": {"type": "string", "title": "Output folder", "x-placeholder": "emit folder (optional)",
+                     "description": "Folder for the C programs and the validation data (empty: not kept)"},
+        "compile": {"type": "boolean", "title": "Compile and time",
+                    "description": "Build and run the programs with the C compiler found here (gcc, cc, clang)"},
+        "min_seconds": {"type": "number", "minimum": 0, "title": "Min. time per run", "unit": "s", "x-decimals": 2,
+                        "x-step": 0.1, "description": "Timing: each run repeats passes over the images for at "
+                                                      "least this long"},
+        "repeats": {"type": "integer", "minimum": 1, "title": "Runs",
+                    "description": "Timing: runs per program, interleaved; the fastest counts"},
+        "limit": {"type": "integer", "minimum": 0, "title": "Images",
+                  "description": "Use only the first N validation images (0: all)"},
     },
 }
 
 
 def _settings(raw: dict[str, Any]) -> dict[str, Any]:
     s = default_settings()
+    unknown = [k for k in (raw or {}) if k not in s]
+    if unknown:
+        hint = (" (the network is the tab's CNN workload now, not a setting)"
+                if unknown[0] in ("model", "onnx_path", "validation_path") else "")
+        raise InputError(f"unknown setting {unknown[0]!r}{hint}; known: {', '.join(s)}", f"settings.{unknown[0]}")
     s.update(raw or {})
-    for key in ("model", "onnx_path", "validation_path", "emit_dir", "prefer"):
+    for key in ("emit_dir", "prefer"):
         if not isinstance(s[key], str):
             raise InputError(f"expected a string, got {s[key]!r}"[:200], f"settings.{key}")
     if not isinstance(s["compile"], bool):
         raise InputError(f"expected true or false, got {s['compile']!r}", "settings.compile")
-    if s["model"] not in (BUILTIN, "onnx"):
-        raise InputError(f"unknown model {s['model']!r}; use {BUILTIN!r} or 'onnx'", "settings.model")
-    if s["model"] == "onnx" and not s["onnx_path"]:
-        raise InputError("no ONNX file given", "settings.onnx_path")
     b = s["accuracy_budget"]
-    if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b) or b < 0:
-        raise InputError(f"accuracy budget must be a number of percentage points >= 0, got {b!r}",
+    if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b) or not 0 <= b <= MAX_BUDGET_PP:
+        raise InputError(f"accuracy budget must be 0..{MAX_BUDGET_PP:g} percentage points, got {b!r}",
                          "settings.accuracy_budget")
     if s["prefer"] not in (RELAXED, IMPRECISE):
         raise InputError(f"prefer must be 'relaxed' or 'imprecise', got {s['prefer']!r}", "settings.prefer")
@@ -86,6 +102,8 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
         v = s[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo or not math.isfinite(v):
             raise InputError(f"must be a number >= {lo}, got {v!r}", f"settings.{key}")
+        if key != "min_seconds" and v != int(v):
+            raise InputError(f"must be a whole number, got {v!r}", f"settings.{key}")
     s["repeats"], s["limit"] = int(s["repeats"]), int(s["limit"])
     return s
 
@@ -97,26 +115,67 @@ def _target(target: Any) -> tuple[int, int]:
         raise InputError(f"the Cappuccino engine needs a mobile SoC target, got {getattr(target, 'kind', target)!r}",
                          "target.kind")
     if target.vector_width not in synth.VECTOR_WIDTHS:
-        raise InputError(f"vector width must be one of {synth.VECTOR_WIDTHS}, got {target.vector_width}",
-                         "target.vector_width")
+        raise InputError(f"the synthesised C programs use vectors of {', '.join(map(str, synth.VECTOR_WIDTHS))} "
+                         f"float32 lanes; this target has {target.vector_width}", "target.vector_width")
     if not 1 <= target.cores <= 256:
         raise InputError(f"threads must be 1..256, got {target.cores}", "target.cores")
     return target.cores, target.vector_width
 
 
-def load_model(s: dict[str, Any]) -> CnnModel:
-    limit = s["limit"] or None
-    if s["model"] == BUILTIN:
-        return load_builtin(limit, s["validation_path"] or None)
-    return load_onnx_model(s["onnx_path"], s["validation_path"] or None, limit)
+NEEDS_WEIGHTS = "Cappuccino needs trained weights: pick the built-in digits CNN or an ONNX file"
+
+
+def workload_problem(workload: Any) -> str | None:
+    """Why a CNN the kinds allow still cannot be synthesised; None when it can."""
+    if not isinstance(workload, CnnNetwork):
+        return None
+    if workload.source == "zoo":
+        return f"{NEEDS_WEIGHTS} ({workload.network!r} from the model zoo has layer shapes but no weights)"
+    if workload.source == "onnx" and not Path(workload.onnx_path).is_file():
+        return f"ONNX file not found: {workload.onnx_path}"
+    if workload.validation_path and not Path(workload.validation_path).is_file():
+        return f"validation file not found: {workload.validation_path}"
+    return None
+
+
+def _network(workload: Any) -> CnnNetwork:
+    if not isinstance(workload, CnnNetwork):
+        got = "none" if workload is None else repr(getattr(workload, "kind", type(workload).__name__))
+        raise InputError(f"the Cappuccino engine needs a CNN workload (the built-in digits CNN or an ONNX file), "
+                         f"got {got}", "workload.kind")
+    if workload.source == "zoo":
+        raise InputError(f"{NEEDS_WEIGHTS}; {workload.network!r} from the model zoo has no weights",
+                         "workload.network")
+    return workload
+
+
+def load_model(network: CnnNetwork, limit: int = 0) -> CnnModel:
+    validation = network.validation_path or None
+    if network.source == "builtin":
+        return load_builtin(limit or None, validation)
+    return load_onnx_model(network.onnx_path, validation, limit or None)
+
+
+def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workload | None, Target | None]:
+    """Format 1 picked the network in the settings (model builtin-digits or onnx, onnx_path,
+    validation_path); it becomes the CNN workload, its validation set attached."""
+    s = dict(settings)
+    model, onnx_path = s.pop("model", BUILTIN), str(s.pop("onnx_path", "") or "")
+    validation = str(s.pop("validation_path", "") or "")
+    if model == "onnx" and onnx_path:
+        workload = CnnNetwork(onnx_path=onnx_path, validation_path=validation)
+    else:               # the built-in model, or "onnx" with no file (which could not run): the built-in one
+        workload = CnnNetwork(BUILTIN_DIGITS, validation_path=validation)
+    return {**default_settings(), **s}, workload, None
 
 
 # ------------------------------------------------------------------ the run
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     s = _settings(request.settings)
     threads, V = _target(request.target)
+    network = _network(request.workload)
     yield Progress(0.0, "loading model")
-    model = load_model(s)
+    model = load_model(network, s["limit"])
     cancel.check()
     result: dict[str, Any] = {
         "model": {"name": model.name, "title": model.network.title, "input_shape": list(model.input_shape),
@@ -160,10 +219,10 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         result["check_failed"] = mismatch
         result["summary"] = f"CHECK FAILED: {mismatch}; " + result["summary"]
         yield LogLine(mismatch, "error")
-        yield FinalResult(result)
+        yield FinalResult(CappuccinoResult.check(result))
         raise CheckFailed(f"compiled program check failed: {mismatch}")
     yield Progress(1.0, "done")
-    yield FinalResult(result)
+    yield FinalResult(CappuccinoResult.check(result))
 
 
 def _require_layouts(check: LayoutCheck, what: str) -> None:
@@ -210,7 +269,7 @@ def _layer_table(model: CnnModel, alloc: list[allocation.LayerAllocation], choic
 
 
 def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: dict[str, Any],
-                cancel: CancelToken) -> Iterator[Event]:
+                cancel: CancelToken) -> Generator[Event, None, dict[str, Any]]:
     """Write the programs, and when a compiler exists build, run and compare them. Returns a dict."""
     precise = {op.name: PRECISE for op in model.conv_ops}
     sources = {
@@ -353,10 +412,10 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
     settings = default_settings()
-    if getattr(args, "onnx", None):
-        settings.update(model="onnx", onnx_path=args.onnx)
-    settings.update(validation_path=args.validation or "", accuracy_budget=args.accuracy_budget,
-                    prefer=args.prefer, emit_dir=args.emit or "", compile=not args.no_compile,
+    validation = args.validation or ""
+    network = (CnnNetwork(onnx_path=args.onnx, validation_path=validation) if getattr(args, "onnx", None)
+               else CnnNetwork(BUILTIN_DIGITS, validation_path=validation))
+    settings.update(accuracy_budget=args.accuracy_budget, prefer=args.prefer, emit_dir=args.emit or "", compile=not args.no_compile,
                     min_seconds=args.min_seconds, repeats=args.repeats, limit=args.limit)
     if args.vector_width not in synth.VECTOR_WIDTHS:
         raise InputError(f"must be one of {synth.VECTOR_WIDTHS}, got {args.vector_width}", "--vector-width")
@@ -365,10 +424,11 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         raise InputError(f"must be 1..256, got {threads}", "--threads")
     if args.repeats < 1:
         raise InputError(f"must be >= 1, got {args.repeats}", "--repeats")
-    if not math.isfinite(args.accuracy_budget) or args.accuracy_budget < 0:
-        raise InputError(f"must be >= 0 percentage points, got {args.accuracy_budget}", "--accuracy-budget")
+    if not math.isfinite(args.accuracy_budget) or not 0 <= args.accuracy_budget <= MAX_BUDGET_PP:
+        raise InputError(f"must be 0..{MAX_BUDGET_PP:g} percentage points, got {args.accuracy_budget}",
+                         "--accuracy-budget")
     _settings(settings)
-    return JobRequest(None, MobileSocTarget(cores=threads, vector_width=args.vector_width), settings)
+    return JobRequest(network, MobileSocTarget(cores=threads, vector_width=args.vector_width), settings)
 
 
 def _fmt(v: float | None) -> str:
@@ -429,8 +489,11 @@ ENGINE = EngineSpec(
     add_cli_arguments=add_cli_arguments,
     request_from_cli=request_from_cli,
     format_text=format_text,
-    workload_kinds=(),
+    workload_kinds=("cnn",),
     target_kinds=("mobile_soc",),
     settings_schema=SETTINGS_SCHEMA,
     order=40,
+    result_type=CappuccinoResult,
+    workload_problem=workload_problem,
+    migrate_v1_settings=migrate_v1_settings,
 )

@@ -117,6 +117,7 @@ def search_modes(model: CnnModel, budget: float, prefer: str = IMPRECISE,
         return cfg
 
     first = measure({}, "all precise")
+    assert first is not None        # nothing was measured yet
     yield first
     per_layer: dict[str, dict[str, float]] = {n: {PRECISE: first.accuracy} for n in layers}
     for name in layers:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 
@@ -21,6 +21,11 @@ from core.nets.layers import Conv, Layer, Network, Pool, conv_out
 ASSET = Path(__file__).resolve().parents[2] / "assets" / "digits_cnn.npz"
 BUILTIN = "builtin-digits"
 Shape = tuple[int, int, int]
+
+
+def _shape(s: Any) -> Shape:
+    """A (C, H, W) shape as a tuple (network shapes may come from JSON lists)."""
+    return cast(Shape, tuple(s))
 
 
 @dataclass
@@ -84,7 +89,7 @@ class CnnModel:
 
     @property
     def input_shape(self) -> Shape:
-        return tuple(self.network.input_shape)
+        return _shape(self.network.input_shape)
 
     @property
     def conv_ops(self) -> list[ConvOp]:
@@ -144,12 +149,13 @@ def build_ops(net: Network, weights: dict[str, tuple[np.ndarray, np.ndarray | No
     if bad:
         raise InputError("cannot synthesise these layers: " + "; ".join(bad), net.name)
     ops: list[Op] = []
-    shape = tuple(net.input_shape)
+    shape = _shape(net.input_shape)
     for layer in net.layers:
         if isinstance(layer, Pool):
             ops.append(PoolOp(layer.name, layer.k, layer.stride, layer.pad, layer.mode, layer.ceil_mode, shape))
             shape = ops[-1].out_shape
             continue
+        assert isinstance(layer, Conv)      # unsupported_layers refuses every other kind
         if layer.name not in weights:
             raise InputError(f"no weights for layer {layer.name!r}", net.name)
         w, b = weights[layer.name]
@@ -204,7 +210,7 @@ def load_builtin(limit: int | None = None, validation: str | None = None) -> Cnn
     ops = build_ops(net, weights)
     extra: dict[str, Any] = {"trained_validation_accuracy": float(params["val_accuracy"])}
     if validation:
-        x, y = load_validation_npz(validation, tuple(net.input_shape), int(np.prod(ops[-1].out_shape)))
+        x, y = load_validation_npz(validation, _shape(net.input_shape), int(np.prod(ops[-1].out_shape)))
         extra["validation_file"] = str(validation)
     else:
         x, y = digits_validation(params["val_index"])
@@ -280,7 +286,7 @@ def load_onnx_model(path: str, validation: str | None = None, limit: int | None 
         raise InputError(f"cannot read ONNX model: {exc}", path) from None
     weights = _normalise_weights(raw)
     ops = build_ops(net, weights)
-    shape = tuple(net.input_shape)
+    shape = _shape(net.input_shape)
     if validation:
         x, y = load_validation_npz(validation, shape, int(np.prod(ops[-1].out_shape)))
     elif shape == (1, 8, 8):
@@ -295,7 +301,7 @@ def load_onnx_model(path: str, validation: str | None = None, limit: int | None 
 
 def _normalise_weights(raw: Any) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
     """Accept {layer: (W, b)}, {layer: {"weight": W, "bias": b}} or {layer: W}."""
-    out = {}
+    out: dict[str, tuple[Any, Any]] = {}
     for name, val in dict(raw).items():
         if isinstance(val, dict):
             out[name] = (val.get("weight", val.get("W")), val.get("bias", val.get("B")))

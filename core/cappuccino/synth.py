@@ -560,6 +560,7 @@ def run_program(exe: Path, images: Path, count: int, min_seconds: float, check: 
             passes, seconds = int(parts[1]), float(parts[3])
     if pred is None or passes is None or len(pred) != count:
         raise RuntimeError(f"{exe.name} printed unexpected output: {out[:300]!r}")
+    assert seconds is not None      # read on the "passes" line with `passes`
     return RunResult(pred, passes, seconds, np.asarray(logits, np.float64) if len(logits) == count else None)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
 
     params = train(epochs=args.epochs)
     buf = io.BytesIO()
-    np.savez_compressed(buf, **params)
+    np.savez_compressed(buf, **cast(dict[str, Any], params))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(args.out, buf.getvalue())
     args.out.chmod(0o644)

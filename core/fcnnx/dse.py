@@ -128,7 +128,8 @@ class _Grower:
         design.init_stages()
         self.tasks = design.stage_tasks()
         n_st, n_sg = len(self.tasks), len(design.subgraphs)
-        self.per = [[[] for _ in range(n_sg)] for _ in range(n_st)]   # stage -> subgraph -> tasks
+        # stage -> subgraph -> tasks
+        self.per: list[list[list[LayerTask]]] = [[[] for _ in range(n_sg)] for _ in range(n_st)]
         for j, s in enumerate(design.subgraphs):
             for k, (conv, pools) in enumerate(s.blocks):
                 self.per[2 * k][j].append(conv)

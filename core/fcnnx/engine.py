@@ -7,88 +7,135 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from pathlib import Path
 from typing import Any, Iterator
+
+import jsonschema
 
 from core.boards import BOARDS, board_resources
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.fcnnx.dse import DesignPoint, explore_cnn, joint_points, joint_resources, pareto, thin
-from core.fcnnx.explore import (ILP_MAX_TASKS, SCHEDULERS, PointResult, async_estimate, lower_bound, schedule_json,
-                                schedule_point)
+from core.fcnnx.explore import (ILP_MAX_TASKS, SCHEDULERS, PointResult, async_estimate, lower_bound, schedule_compact,
+                                schedule_json, schedule_point)
 from core.fcnnx.model import RESOURCE_KEYS, average_utilisation
+from core.fcnnx.result import FcnnxResult
 from core.fcnnx.schedule import OBJECTIVES, Objective
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.nets.layers import Network
 from core.units import parse_bandwidth
-from core.workload import CnnSet, FpgaTarget
+from core.workload import CnnSet, FpgaTarget, Target, Workload
 from sims.fcnnx_des import SimTask, planning_efficiency, simulate_async, simulate_slots
 
 DEFAULT_TARGET_FPS = 25.0
 
 
 def default_settings() -> dict[str, Any]:
-    """Empty/zero values mean "take it from the window" (CNN set, board, bandwidth, batch)."""
-    return {"cnns": [], "onnx": [], "targets": [], "board": "", "bandwidth_gbps": 0.0, "objective": "fps",
-            "scheduler": "rcls", "front_size": 6, "max_joint": 60, "ps_budget": 200, "ilp_time_limit": 30.0,
-            "simulate": True, "verify_top": 3, "strict_targets": None, "batch": 0, "prune": True}
+    """The engine's own choices; the CNNs (with their batch) come from the CNN-set workload and the
+    board and bandwidth from the FPGA target."""
+    return {"targets": [], "objective": "fps", "scheduler": "rcls", "front_size": 6, "max_joint": 60,
+            "ps_budget": 200, "ilp_time_limit": 30.0, "simulate": True, "verify_top": 3, "strict_targets": None,
+            "prune": True}
 
 
+# The settings' types and ranges, checked by `_settings` before a run and read by the GUI's binding
+# for its widgets (labels, tooltips, ranges): one description for both.
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "cnns": {"type": "array", "items": {"type": "string"}},
-        "onnx": {"type": "array", "items": {"type": "string"}},
-        "targets": {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}},
-        "board": {"type": "string"},
-        "bandwidth_gbps": {"type": "number", "minimum": 0},
-        "objective": {"enum": list(OBJECTIVES)},
-        "scheduler": {"enum": list(SCHEDULERS)},
-        "front_size": {"type": "integer", "minimum": 1, "maximum": 30},
-        "max_joint": {"type": "integer", "minimum": 1},
-        "ps_budget": {"type": "integer", "minimum": 1},
-        "ilp_time_limit": {"type": "number", "exclusiveMinimum": 0},
-        "simulate": {"type": "boolean"},
-        "verify_top": {"type": "integer", "minimum": 1, "maximum": 20},
-        "strict_targets": {"type": ["boolean", "null"]},    # null: strict when targets are given
-        "batch": {"type": "integer", "minimum": 0},
-        "prune": {"type": "boolean"},
+        "targets": {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}, "title": "Target fps",
+                    "x-placeholder": "25 each",
+                    "description": "Target frame rate per CNN, in the workload's order, comma-separated (empty: "
+                                   "25 fps each). FPSobj measures the distance to these targets"},
+        "objective": {"enum": list(OBJECTIVES), "title": "Objective",
+                      "x-labels": {"fps": "FPSobj (eq. 5)", "throughput": "MaxThrpt (eq. 6)"},
+                      "description": "FPSobj: reach each CNN's target frame rate (eq. 5); MaxThrpt: the highest "
+                                     "throughput relative to each CNN alone (eq. 6)"},
+        "scheduler": {"enum": list(SCHEDULERS), "title": "Scheduler",
+                      "x-labels": {"rcls": "RCLS + pattern search", "ilp": "exact (CP-SAT)"},
+                      "description": "How each joint point's bandwidth is scheduled: the RCLS heuristic with pattern "
+                                    f"search, or the exact CP-SAT model (up to {ILP_MAX_TASKS} subgraphs per cycle)"},
+        "strict_targets": {"type": ["boolean", "null"], "enum": [None, True, False], "title": "Unreachable targets",
+                           "x-null-text": "refuse typed targets",
+                           "x-labels": {"True": "refuse", "False": "lower to the attainable fps (eq. 5)"},
+                           "description": "What happens to a target no design reaches: refused, or lowered to the "
+                                          "best attainable frame rate as eq. 5 does (default: typed targets are "
+                                          "refused, the implicit 25 fps lowered)"},
+        "front_size": {"type": "integer", "minimum": 1, "maximum": 30, "title": "Front points",
+                       "description": "Pareto points per CNN that enter the joint enumeration (the front is thinned "
+                                      "evenly in frame time)"},
+        "max_joint": {"type": "integer", "minimum": 1, "maximum": 100_000, "title": "Max joint points",
+                      "description": "The most joint design points the memory-aware search schedules"},
+        "ps_budget": {"type": "integer", "minimum": 1, "maximum": 1_000_000, "title": "Pattern-search budget",
+                      "description": "Schedule evaluations of the pattern search per repetition vector"},
+        "ilp_time_limit": {"type": "number", "exclusiveMinimum": 0, "maximum": 86_400, "unit": "s",
+                           "x-decimals": 1, "x-step": 5.0, "title": "CP-SAT time limit",
+                           "description": "Time limit of the exact scheduler per joint point"},
+        "simulate": {"type": "boolean", "title": "simulate",
+                     "description": "Check the best predicted designs and the contention-unaware baseline in the "
+                                    "discrete-event simulation of the MCNN-HS"},
+        "verify_top": {"type": "integer", "minimum": 1, "maximum": 20, "title": "Designs simulated",
+                       "description": "How many of the best predicted designs are simulated; the best measured one "
+                                      "is kept"},
+        "prune": {"type": "boolean", "title": "Stop at the bound",
+                  "description": "Stop the search when no unscheduled joint point can beat the best one (off: "
+                                 "schedule every joint point up to the limit, the full memory-aware cloud of "
+                                 "Fig. 4, slower)"},
     },
 }
 
 
 # ---------------------------------------------------------------- inputs
 def _settings(request: JobRequest) -> dict[str, Any]:
+    """The request's settings over the defaults, checked against SETTINGS_SCHEMA (InputError names
+    the setting)."""
     s = default_settings()
     s.update(request.settings or {})
-    if s["objective"] not in OBJECTIVES:
-        raise InputError(f"unknown objective {s['objective']!r}; one of {', '.join(OBJECTIVES)}", "settings.objective")
-    if s["scheduler"] not in SCHEDULERS:
-        raise InputError(f"unknown scheduler {s['scheduler']!r}; one of {', '.join(SCHEDULERS)}", "settings.scheduler")
-    for key in ("front_size", "max_joint", "ps_budget", "verify_top"):
-        v = s[key]
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise InputError(f"must be a positive integer, got {v!r}", f"settings.{key}")
-    for i, t in enumerate(s["targets"]):
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
-            raise InputError(f"target frame rates must be positive numbers, got {t!r}", f"settings.targets[{i}]")
-    bw = s["bandwidth_gbps"]
-    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or bw < 0 or not math.isfinite(bw):
-        raise InputError(f"must be a positive bandwidth in GB/s (0 = from the window), got {bw!r}", "settings.bandwidth_gbps")
+    errors = sorted(jsonschema.Draft202012Validator(SETTINGS_SCHEMA).iter_errors(s), key=lambda e: list(e.path))
+    if errors:
+        where = "settings" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in errors[0].absolute_path)
+        raise InputError(errors[0].message[:200], where)
     return s
 
 
-def load_networks(s: dict[str, Any], workload: Any) -> list[Network]:
+def workload_problem(workload: Any) -> str | None:
+    """A CNN set whose ONNX files are gone cannot run (zoo names are checked when the set is made)."""
+    if isinstance(workload, CnnSet):
+        missing = [p for p in workload.onnx if not Path(p).is_file()]
+        if missing:
+            return f"ONNX file not found: {', '.join(missing)}"
+    return None
+
+
+def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workload | None, Target | None]:
+    """Format 1 kept the CNNs, ONNX files and batch (empty/0: the window's CNN set) and the board and
+    bandwidth (''/0: the window's target) in the settings; they become a CNN set and an FPGA target."""
+    s = dict(settings)
+    cnns, onnx, batch = s.pop("cnns", []) or [], s.pop("onnx", []) or [], s.pop("batch", 0) or 0
+    board, bw = s.pop("board", "") or "", s.pop("bandwidth_gbps", 0.0) or 0.0
+    workload = CnnSet(list(cnns), batch=int(batch) or 1, onnx=list(onnx)) if cnns or onnx else None
+    target = None
+    if board or bw:
+        default = FpgaTarget()
+        target = FpgaTarget.from_json({"kind": "fpga", "board": board or default.board,
+                                       "bandwidth_gbps": float(bw) or default.bandwidth_gbps}, "settings")
+    return {**default_settings(), **s}, workload, target
+
+
+def load_networks(workload: Any) -> list[Network]:
+    """The CNN set's networks, zoo ones first then ONNX files; a CNN twice gets distinct names."""
     from core.nets import zoo
 
-    names = list(s["cnns"]) or (list(workload.cnns) if isinstance(workload, CnnSet) else [])
+    if not isinstance(workload, CnnSet):
+        raise InputError("f-CNNx maps a CNN set: choose one as the workload (or give --cnns / --onnx)", "workload")
     nets = []
-    for i, n in enumerate(names):
+    for i, n in enumerate(workload.cnns):
         try:
             nets.append(zoo.get(n))
         except KeyError:
             raise InputError(f"unknown CNN {n!r}; known: {', '.join(zoo.names())} (or give an ONNX file)",
-                             f"cnns[{i}]") from None
-    for i, path in enumerate(s["onnx"]):
+                             f"workload.cnns[{i}]") from None
+    for i, path in enumerate(workload.onnx):
         from core.nets.onnx_import import load_onnx
 
         try:
@@ -96,9 +143,9 @@ def load_networks(s: dict[str, Any], workload: Any) -> list[Network]:
         except InputError:
             raise
         except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read ONNX file {path}: {exc}", f"onnx[{i}]") from None
+            raise InputError(f"cannot read ONNX file {path}: {exc}", f"workload.onnx[{i}]") from None
     if not nets:
-        raise InputError("no CNNs picked: choose a CNN set in the window or give --cnns", "cnns")
+        raise InputError("the CNN set is empty: pick at least one CNN", "workload.cnns")
     seen: dict[str, int] = {}
     for net in nets:   # the same CNN twice (Table II: 2 x CIFAR-10) gets distinct names
         seen[net.name] = seen.get(net.name, 0) + 1
@@ -110,17 +157,18 @@ def load_networks(s: dict[str, Any], workload: Any) -> list[Network]:
     return nets
 
 
-def _platform(s: dict[str, Any], target: Any) -> tuple[str, float]:
-    board = s["board"] or (target.board if isinstance(target, FpgaTarget) else "zc706")
+def _platform(target: Any) -> tuple[str, float]:
+    if not isinstance(target, FpgaTarget):
+        raise InputError("f-CNNx maps onto an FPGA board: choose an FPGA target", "target")
+    board, bw = target.board, float(target.bandwidth_gbps)
     if board not in BOARDS:
-        raise InputError(f"unknown board {board!r}; known: {', '.join(BOARDS)}", "board")
-    bw = float(s["bandwidth_gbps"]) or (target.bandwidth_gbps if isinstance(target, FpgaTarget) else 1.0)
+        raise InputError(f"unknown board {board!r}; known: {', '.join(BOARDS)}", "target.board")
     if not bw > 0 or not math.isfinite(bw):
-        raise InputError(f"bandwidth must be a positive number of GB/s, got {bw!r}", "bandwidth_gbps")
+        raise InputError(f"bandwidth must be a positive number of GB/s, got {bw!r}", "target.bandwidth_gbps")
     top = BOARDS[board].max_bandwidth_gbps
     if bw > top:
         raise InputError(f"{bw:g} GB/s is more than {BOARDS[board].name}'s memory can deliver (at most {top:g} GB/s)",
-                         "bandwidth_gbps")
+                         "target.bandwidth_gbps")
     return board, bw
 
 
@@ -149,18 +197,18 @@ def _no_fit_message(net: Network, board: str, avail: dict[str, int]) -> str:
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     t0 = time.perf_counter()
     s = _settings(request)
-    nets = load_networks(s, request.workload)
+    nets = load_networks(request.workload)
     names = [n.name for n in nets]
-    board_key, bw_gbps = _platform(s, request.target)
+    board_key, bw_gbps = _platform(request.target)
     board = BOARDS[board_key]
     avail = board_resources(board_key)
-    batch = s["batch"] or (request.workload.batch if isinstance(request.workload, CnnSet) else 1)
+    batch = request.workload.batch if isinstance(request.workload, CnnSet) else 1
     clock = board.clock_mhz * 1e6
     bw_raw = bw_gbps * 1e9
     bw_eff = bw_raw * planning_efficiency()
     user_targets = list(s["targets"]) or [DEFAULT_TARGET_FPS] * len(nets)
     if len(user_targets) != len(nets):
-        raise InputError(f"{len(user_targets)} targets for {len(nets)} CNNs ({', '.join(names)})", "targets")
+        raise InputError(f"{len(user_targets)} targets for {len(nets)} CNNs ({', '.join(names)})", "settings.targets")
     yield LogLine(f"{len(nets)} CNNs on {board.name} ({board.device}, {board.clock_mhz:g} MHz) at {bw_gbps:g} GB/s "
                   f"({bw_eff / 1e9:.3f} GB/s effective with {planning_efficiency():.1%} burst efficiency)")
 
@@ -182,9 +230,9 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                     last_emit = time.perf_counter()
                     yield Progress(0.3 * (ci + len(pts) / (len(pts) + 200)) / len(nets), f"DSE {net.name}: {len(pts)} points")
         except ValueError as exc:
-            raise InputError(str(exc), "cnns") from None
+            raise InputError(str(exc), "workload") from None
         if not pts:
-            raise InputError(_no_fit_message(net, board_key, avail), f"cnns[{ci}]")
+            raise InputError(_no_fit_message(net, board_key, avail), "workload")
         explored += len(pts)
         fronts_all.append(pareto(pts))
         yield LogLine(f"{net.name}: {len(pts)} design points, {len(fronts_all[-1])} on the Pareto front, "
@@ -201,7 +249,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     if unreachable and strict:
         raise InputError("targets no design can reach: " + "; ".join(
             f"{n} asks {u:g} fps, at most {m:.2f} fps on this device at {bw_gbps:g} GB/s" for n, u, m in unreachable)
-            + " (lower them, or let eq. 5 lower them with --clamp-targets)", "targets")
+            + " (lower them, or let eq. 5 lower them with --clamp-targets)", "settings.targets")
     for n, u, m in unreachable:
         yield LogLine(f"{n}: target {u:g} fps is above the attainable {m:.2f} fps; using {m:.2f} (eq. 5)", "warning")
     targets = [min(u, m) for u, m in zip(user_targets, fps_max)]
@@ -212,19 +260,22 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     # 3. joint design points
     fronts = [thin(f, s["front_size"]) for f in fronts_all]
     joints = joint_points(fronts, avail)
+    # each joint point names its designs by their index on the CNN's full front (result "pareto_fronts")
+    front_index = [[next(j for j, q in enumerate(full) if q is p) for p, full in zip(combo, fronts_all)]
+                   for combo in joints]
     if not joints:
         smallest = joint_resources(tuple(f[0] for f in fronts))
         over = ", ".join(f"{k} {smallest[k]} > {avail[k]}" for k in RESOURCE_KEYS if smallest[k] > avail[k])
         raise InputError(f"the CNNs do not fit {board.name} together: the smallest designs need {over}; "
-                         f"individually they fit, so map fewer CNNs or pick a larger board", "cnns")
+                         f"individually they fit, so map fewer CNNs or pick a larger board", "workload")
     yield LogLine(f"{len(joints)} joint design points fit the device (of {math.prod(len(f) for f in fronts)})")
-    joint_rows = []
-    for combo in joints:
+    joint_rows: list[dict[str, Any]] = []
+    for combo, fi in zip(joints, front_index):
         util = 100 * average_utilisation(joint_resources(combo), avail)
         peak = lower_bound(combo, objective) / 0.999
         red = objective.value_of_fps(async_estimate(combo, objective, bw_raw, _async_eff(), limit))
         joint_rows.append({"util": util, "peak": peak, "contention_unaware_est": red, "memory_aware": None,
-                           "designs": [p.avg_util for p in combo]})
+                           "designs": [p.avg_util for p in combo], "front_index": fi})
         yield MetricPoint("peak", util, peak, "joint")
         yield MetricPoint("contention-unaware (est.)", util, red, "joint")
 
@@ -238,6 +289,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     order = sorted(range(len(joints)), key=lambda k: lower_bound(joints[k], objective))
     best: PointResult | None = None
     scheduled: list[PointResult] = []
+    joint_of: dict[int, int] = {}          # id(PointResult) -> its joint point
     visited = 0
     for rank, k in enumerate(order[:s["max_joint"]]):
         cancel.check()
@@ -253,7 +305,9 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         if res.errors:
             raise RuntimeError("scheduler produced an invalid schedule: " + "; ".join(res.errors[:3]))
         joint_rows[k]["memory_aware"] = res.value
+        joint_rows[k]["schedule"] = schedule_compact(res)
         scheduled.append(res)
+        joint_of[id(res)] = k
         yield MetricPoint("memory-aware", joint_rows[k]["util"], res.value, "joint")
         if best is None or res.value < best.value:
             best = res
@@ -293,6 +347,8 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         return {"fps": fps, "gops": [f * o / 1e9 for f, o in zip(fps, ops)], "objective": objective.value_of_fps(fps)}
 
     joint_res = joint_resources(best.combo)
+    chosen = joint_of[id(best)]
+    joint_rows[chosen].pop("schedule")          # the chosen point's full schedule is result["schedule"]
     result: dict[str, Any] = {
         "engine": "fcnnx", "cnns": names, "board": board_key, "board_name": board.name, "device": board.device,
         "clock_mhz": board.clock_mhz, "bandwidth_gbps": bw_gbps, "effective_bandwidth_gbps": bw_eff / 1e9,
@@ -309,7 +365,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         "baseline": {"design": [p.to_json() for p in base], "resources": joint_resources(base),
                      "peak": figures([p.fps for p in base]),
                      "estimated": figures(async_estimate(base, objective, bw_raw, _async_eff(), limit))},
-        "joint_points": joint_rows,
+        "joint_points": joint_rows, "chosen_joint": chosen, "baseline_joint": base_k,
         "search": {"explored_designs": explored, "joint_points": len(joints), "scheduled": visited,
                    "evaluations": best.evaluations, "verified_by_simulation": verification},
         "timing_s": {"total": time.perf_counter() - t0},
@@ -321,7 +377,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         result["comparison"] = {
             "throughput_speedup_geomean": math.prod(a / b for a, b in zip(ma["gops"], bs["gops"])) ** (1 / len(names)),
             "objective_memory_aware": ma["objective"], "objective_baseline": bs["objective"]}
-    yield FinalResult(result)
+    yield FinalResult(FcnnxResult.check(result))
 
 
 def _async_eff() -> float:
@@ -397,14 +453,15 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
             raise InputError(f"target frame rates must be positive, got {args.targets!r}", "--targets")
         if len(targets) != len(cnns) + len(args.onnx):
             raise InputError(f"{len(targets)} targets for {len(cnns) + len(args.onnx)} CNNs", "--targets")
-    for key, v in (("--front-size", args.front_size), ("--max-joint", args.max_joint)):
-        if v < 1:
-            raise InputError(f"must be positive, got {v}", key)
+    for key, name, v in (("--front-size", "front_size", args.front_size), ("--max-joint", "max_joint", args.max_joint)):
+        lo, hi = SETTINGS_SCHEMA["properties"][name]["minimum"], SETTINGS_SCHEMA["properties"][name]["maximum"]
+        if not lo <= v <= hi:
+            raise InputError(f"must be {lo}..{hi}, got {v}", key)
     settings = default_settings()
-    settings.update(onnx=list(args.onnx), targets=targets, objective=args.objective, scheduler=args.scheduler,
+    settings.update(targets=targets, objective=args.objective, scheduler=args.scheduler,
                     front_size=args.front_size, max_joint=args.max_joint, strict_targets=args.strict_targets,
                     simulate=not args.no_simulate, prune=not args.all_joint)
-    return JobRequest(CnnSet(cnns) if cnns else None, FpgaTarget(args.platform, bw), settings)
+    return JobRequest(CnnSet(cnns, onnx=list(args.onnx)), FpgaTarget(args.platform, bw), settings)
 
 
 def format_text(r: dict[str, Any]) -> str:
@@ -456,4 +513,5 @@ ENGINE = EngineSpec(
     run=run, default_settings=default_settings, add_cli_arguments=add_cli_arguments,
     request_from_cli=request_from_cli, format_text=format_text,
     workload_kinds=("cnn_set",), target_kinds=("fpga",), settings_schema=SETTINGS_SCHEMA, order=50,
+    result_type=FcnnxResult, workload_problem=workload_problem, migrate_v1_settings=migrate_v1_settings,
 )

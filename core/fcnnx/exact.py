@@ -10,7 +10,7 @@ RCLS heuristic, so the two objectives are directly comparable.
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 from ortools.sat.python import cp_model
 
@@ -21,7 +21,7 @@ def solve_exact(p: Problem, time_limit_s: float = 60.0, workers: int = 2, hint: 
                 cancelled: Callable[[], bool] = lambda: False) -> Schedule | None:
     """Minimum-makespan schedule (optimal when `optimal` is set); None when none was found in time.
     `cancelled` is polled every 0.1 s from a watcher thread that stops the solver."""
-    m = cp_model.CpModel()
+    m: Any = cp_model.CpModel()     # ortools' stubs only name the snake_case API (ortools >= 9.9)
     n = len(p.tasks)
     horizon = sum(p.duration(i, 1) for i in range(n))
     starts, ends, choice = [], [], []

@@ -109,7 +109,7 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
     def key(prob: Problem, bound: int) -> float:
         return objective.best_period(prob.frames, bound * prob.tick_s)[0]
 
-    queue = []
+    queue: list[_Cycle] = []
     for reps in rep_candidates(frames, traffic, nsub, objective, bandwidth_bps, max_tasks=max_tasks, batch=batch):
         prob = build_problem([p.loads for p in combo], reps, bandwidth_bps, batch)
         bound = makespan_lower_bound(prob)
@@ -146,6 +146,7 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
             value, period = objective.best_period(c.problem.frames, sched.makespan * c.problem.tick_s)
             evaluations += 1
         else:
+            assert c.probe is not None      # the rcls branch above always sets it
             res = pattern_search(c.problem, objective, start=c.probe.schedule.level, budget=budget, check=check,
                                  bound=c.bound)
             sched, value, period = res.schedule, res.value, res.period_s
@@ -161,7 +162,7 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
 def schedule_json(r: PointResult, names: Sequence[str]) -> dict[str, Any]:
     """Start times, slow-downs, slots and the MCNN-HS configuration table of one cycle."""
     p, s = r.problem, r.schedule
-    rows = []
+    rows: list[dict[str, Any]] = []
     epb = elements_per_beat()
     for i, t in enumerate(p.tasks):
         d, q = p.duration(i, s.level[i]), p.demand(i, s.level[i])
@@ -183,6 +184,31 @@ def schedule_json(r: PointResult, names: Sequence[str]) -> dict[str, Any]:
             "makespan_s": s.makespan * p.tick_s, "period_s": r.period_s, "tick_s": p.tick_s,
             "subgraphs": rows, "constraint_violations": r.errors,
             "bandwidth_profile": [[t * p.tick_s, u / CAPACITY * p.bandwidth_bps / 1e9] for t, u in prof]}
+
+
+def _g(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+def schedule_compact(r: PointResult) -> dict[str, Any]:
+    """One cycle of a joint point the search scheduled but did not choose, as much as a Gantt chart and
+    a bandwidth profile need: one column per quantity (6 significant digits), CNNs and subgraphs by
+    index (names are on the design points). `schedule_json` is the full form, kept for the chosen point."""
+    p, s = r.problem, r.schedule
+    cols: dict[str, list[Any]] = {"cnn": [], "sub": [], "inference": [], "start_s": [], "duration_s": [],
+                                  "slowdown": [], "bandwidth_gbps": []}
+    for i, t in enumerate(p.tasks):
+        cols["cnn"].append(t.cnn)
+        cols["sub"].append(t.sub)
+        cols["inference"].append(t.rep + 1)
+        cols["start_s"].append(_g(s.start[i] * p.tick_s))
+        cols["duration_s"].append(_g(p.duration(i, s.level[i]) * p.tick_s))
+        cols["slowdown"].append(_g(s.level[i] / p.levels))
+        cols["bandwidth_gbps"].append(_g(p.demand(i, s.level[i]) / CAPACITY * p.bandwidth_bps / 1e9))
+    return {"method": s.method, "optimal": s.optimal, "repetitions": list(r.reps),
+            "makespan_s": s.makespan * p.tick_s, "period_s": r.period_s, "objective": r.value, "fps": r.fps,
+            **cols, "bandwidth_profile": [[_g(t * p.tick_s), _g(u / CAPACITY * p.bandwidth_bps / 1e9)]
+                                          for t, u in bandwidth_profile(p, s)]}
 
 
 def memory_aware_dse(joints: Sequence[tuple[DesignPoint, ...]], objective: Objective, bandwidth_bps: float,

@@ -90,7 +90,8 @@ def build_problem(loads: Sequence[Sequence[Any]], reps: Sequence[int], bandwidth
     """Tasks of one cycle from each CNN's subgraph loads (latency_s, traffic_bytes) and repetitions."""
     longest = max(r * sum(l.latency_s for l in ls) for ls, r in zip(loads, reps))
     tick = longest / TARGET_TICKS
-    tasks, chains = [], []
+    tasks: list[Task] = []
+    chains: list[list[int]] = []
     for i, (ls, r) in enumerate(zip(loads, reps)):
         chain = []
         for k in range(r):

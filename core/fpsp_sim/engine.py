@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -22,32 +23,36 @@ from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.scamp5.interp import SymKernel, run_symbolic
 from core.scamp5.isa import INSTRUCTION_SETS, register_names
-from core.workload import Scamp5Target, kernels_of
+from core.scamp5.program_file import ProgramHeader, write_program
+from sims.scamp5.noise import MODES as NOISE_MODES
+from core.filters import PRESETS
+from core.workload import FpspFilter, KernelSet, Scamp5Target, Target, Workload, kernels_of
 from core.fpsp_sim import sources
+from core.fpsp_sim.result import SimulateResult
 from core.fpsp_sim.sources import ResolvedProgram
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PROGRAM = "assets/programs/analognet2_cain_table2.txt"
-SOURCES = ("file", "text", "preset")
+SOURCES = ("file", "text", "search")
 MODES = ("cain", "auke")
+REFERENCES = ("none", "workload", "expected")
+MAX_SEARCH_S = 24 * 3600              # core.cain.api.check_options
+MAX_SEED = 2 ** 31 - 1
 
 
 def default_settings() -> dict[str, Any]:
     return {
-        "program_source": "file",        # file | text | preset (run the code search)
+        "program_source": "file",        # file | text | search (the code search on the tab's workload)
         "program_file": DEFAULT_PROGRAM,
         "program_text": "",
-        "preset": "",                    # filter preset to compile ('' = the window's workload)
         "search_time_s": 3.0,
         "isa": "all",
         "mode": "cain",
-        "filter": "",                    # compare a file/text program's outputs with this preset
+        "reference": "none",             # what a file/text program's outputs are checked against
         "expected": None,                # or {"denominator": N, "kernels": [matrix per output], "source": str}
         "input_register": "",            # '' = from the program's '# input:' line, else A
         "output_registers": [],          # [] = from '# outputs:' / the search / auto
         "image": "sample",               # sample | pattern:<name> | an image file
-        "size": None,                    # None = the target's array size (256)
-        "registers": None,               # None = the target's register count (6)
         "noise": 0.0,                    # write-noise factor; 0 = exact simulation
         "seed": 1,
         "noise_mode": "emulator",        # emulator (Cain's: std accumulated, drawn on read) | per-op
@@ -61,27 +66,64 @@ def default_settings() -> dict[str, Any]:
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "program_source": {"enum": list(SOURCES)},
-        "program_file": {"type": "string"},
-        "program_text": {"type": "string"},
-        "preset": {"type": "string"},
-        "search_time_s": {"type": "number", "exclusiveMinimum": 0},
-        "isa": {"enum": list(INSTRUCTION_SETS)},
-        "mode": {"enum": list(MODES)},
-        "filter": {"type": "string"},
-        "expected": {"type": ["object", "null"]},
-        "input_register": {"type": "string"},
-        "output_registers": {"type": "array", "items": {"type": "string"}},
-        "image": {"type": "string"},
-        "size": {"type": ["integer", "null"], "minimum": 3, "maximum": 4096},
-        "registers": {"type": ["integer", "null"], "minimum": 2, "maximum": 26},
-        "noise": {"type": "number", "minimum": 0},
-        "seed": {"type": "integer"},
-        "noise_mode": {"enum": ["emulator", "per-op"]},
-        "fixed_pattern": {"type": ["number", "null"], "minimum": 0},
-        "saturation": {"type": ["number", "null"], "minimum": 0},
-        "compare": {"type": "string"},
-        "export": {"type": "string"},
+        "program_source": {"enum": list(SOURCES), "title": "Program",
+                           "description": "Where the program comes from: a file, the pasted text, or a short Cain "
+                                          "code search on the tab's workload",
+                           "x-labels": {"file": "Program file", "text": "Pasted text",
+                                        "search": "Code search (workload)"}},
+        "program_file": {"type": "string", "title": "File", "x-placeholder": "program file",
+                         "description": "Macro program file; its '# input:' and '# outputs:' lines name the "
+                                        "registers (relative paths are also tried in the repository)"},
+        "program_text": {"type": "string", "title": "Program text",
+                         "description": "A pasted program, one macro per line, with optional '# input:' and "
+                                        "'# outputs:' lines"},
+        "search_time_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SEARCH_S, "title": "Search time",
+                          "unit": "s", "x-decimals": 1, "x-step": 1.0,
+                          "description": "Budget of the code search (program 'Code search' and compare 'auke')"},
+        "isa": {"enum": list(INSTRUCTION_SETS), "title": "Search set",
+                "description": "Instruction set of the code search"},
+        "mode": {"enum": list(MODES), "title": "Search mode", "x-labels": {"cain": "simultaneous",
+                                                                           "auke": "one by one"},
+                 "description": "Code search: all kernels at once (Cain) or one at a time (the AUKE baseline)"},
+        "reference": {"enum": list(REFERENCES), "title": "Check against",
+                      "x-labels": {"none": "the program's own Goals", "workload": "the workload's kernels",
+                                   "expected": "the kernels given with the program"},
+                      "description": "What a file or pasted program's outputs are compared with: nothing but the "
+                                     "Goals the program computes, the tab's workload (one kernel per output "
+                                     "register, in order), or the kernels that came with a pasted code-search "
+                                     "program. A code search is always checked against its own approximation."},
+        "expected": {"type": ["object", "null"], "title": "Expected kernels",
+                     "description": "Kernels given with a pasted code-search program ('Check against: the "
+                                    "kernels given with the program')"},
+        "input_register": {"type": "string", "title": "Input", "x-placeholder": "from file",
+                           "description": "Input register; empty: the program's '# input:' line, else A"},
+        "output_registers": {"type": "array", "items": {"type": "string"}, "title": "Outputs",
+                             "x-placeholder": "from file",
+                             "description": "Output registers, comma separated; empty: the program's '# outputs:' "
+                                            "line, the search's, or every register the program writes"},
+        "image": {"type": "string", "title": "Image",
+                  "description": "'sample', pattern:NAME, or an image file path"},
+        "noise": {"type": "number", "minimum": 0, "title": "Noise", "x-decimals": 4, "x-step": 0.001,
+                  "description": "Write-noise factor per bus operation (0 = exact; Cain's emulator: 0.005)"},
+        "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED, "title": "Seed",
+                 "description": "Seed of the random noise and of random image patterns"},
+        "noise_mode": {"enum": list(NOISE_MODES), "title": "Noise mode",
+                       "description": "emulator: std accumulated per register, drawn on read-out (Cain's "
+                                      "emulator); per-op: drawn at every bus operation"},
+        "fixed_pattern": {"type": ["number", "null"], "minimum": 0, "title": "Fixed pattern", "x-decimals": 4,
+                          "x-step": 0.001, "x-null-text": "default",
+                          "description": "Std of the per-PE fixed-pattern offset when noise is on; 'default': "
+                                         "the documented default"},
+        "saturation": {"type": ["number", "null"], "minimum": 0, "title": "Saturation", "x-decimals": 2,
+                       "x-step": 0.1, "x-null-text": "default",
+                       "description": "|value| limit when noise is on (0 = none); 'default': the documented "
+                                      "default"},
+        "compare": {"type": "string", "title": "Compare",
+                    "description": "Also run and compare: 'auke' (an AUKE-style search on the workload) or a "
+                                   "second program file"},
+        "export": {"type": "string", "title": "Export", "x-placeholder": "FILE.gif or FOLDER",
+                   "description": "Write every step's register planes as an animated GIF, or as numbered PNGs "
+                                  "into a folder"},
     },
 }
 
@@ -93,42 +135,96 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise InputError(f"unknown setting(s): {', '.join(sorted(unknown))}", "settings")
     s.update(raw)
-    if s["program_source"] not in SOURCES:
-        raise InputError(f"must be one of {', '.join(SOURCES)}, got {s['program_source']!r}", "settings.program_source")
+    for key, allowed in (("program_source", SOURCES), ("mode", MODES), ("reference", REFERENCES),
+                         ("noise_mode", NOISE_MODES)):
+        if s[key] not in allowed:
+            raise InputError(f"must be one of {', '.join(allowed)}, got {s[key]!r}", f"settings.{key}")
     if s["isa"] not in INSTRUCTION_SETS:
         raise InputError(f"unknown instruction set {s['isa']!r}; known: {', '.join(INSTRUCTION_SETS)}", "settings.isa")
-    if s["mode"] not in MODES:
-        raise InputError(f"must be cain or auke, got {s['mode']!r}", "settings.mode")
-    for key in ("noise", "search_time_s"):
-        v = s[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or v != v:
-            raise InputError(f"must be a number >= 0, got {v!r}", f"settings.{key}")
+    v = s["noise"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
+        raise InputError(f"must be a number >= 0, got {v!r}", "settings.noise")
+    v = s["search_time_s"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= MAX_SEARCH_S:
+        raise InputError(f"must be a number of seconds > 0 (at most a day), got {v!r}", "settings.search_time_s")
     for key in ("fixed_pattern", "saturation"):
         v = s[key]
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0):
             raise InputError(f"must be a number >= 0 or null, got {v!r}", f"settings.{key}")
-    if s["noise_mode"] not in ("emulator", "per-op"):
-        raise InputError(f"must be emulator or per-op, got {s['noise_mode']!r}", "settings.noise_mode")
-    if isinstance(s["seed"], bool) or not isinstance(s["seed"], int):
-        raise InputError(f"must be an integer, got {s['seed']!r}", "settings.seed")
+    if isinstance(s["seed"], bool) or not isinstance(s["seed"], int) or not 0 <= s["seed"] <= MAX_SEED:
+        raise InputError(f"must be an integer in 0..{MAX_SEED}, got {s['seed']!r}", "settings.seed")
     exp = s["expected"]
     if exp is not None:
         if (not isinstance(exp, dict) or not isinstance(exp.get("kernels"), list)
                 or isinstance(exp.get("denominator"), bool) or not isinstance(exp.get("denominator"), (int, float))
                 or exp["denominator"] <= 0):
             raise InputError("expected {'denominator': positive number, 'kernels': [matrix, ...]}", "settings.expected")
+    if s["reference"] == "expected" and exp is None:
+        raise InputError("no kernels came with the program: check against the workload or nothing",
+                         "settings.reference")
     if not isinstance(s["output_registers"], list):
         raise InputError("must be a list of register names", "settings.output_registers")
     return s
 
 
-def _array_shape(s: dict[str, Any], target: Any) -> tuple[int, tuple[str, ...]]:
-    size = s["size"] if s["size"] is not None else (target.array_size if isinstance(target, Scamp5Target) else 256)
-    nreg = s["registers"] if s["registers"] is not None else (target.registers if isinstance(target, Scamp5Target) else 6)
+def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workload | None, Target | None]:
+    """Format 1 picked the search's filter ("preset"), the reference filter ("filter") and the array
+    ("size", "registers") in the settings; they become the tab's workload and target."""
+    s = dict(settings)
+    preset, ref = s.pop("preset", "") or "", s.pop("filter", "") or ""
+    size, regs = s.pop("size", None), s.pop("registers", None)
+    if s.get("program_source") == "preset":
+        s["program_source"] = "search"
+    search, text = s.get("program_source") == "search", s.get("program_source") == "text"
+    # The two never applied together: the search compiled `preset` ('' = the window's workload) and a
+    # file/text program was checked against `filter`; compare 'auke' searched `preset`, else `filter`.
+    name = (preset or ref) if search else ref or (preset if str(s.get("compare", "")).strip() == "auke" else "")
+    if ref and not search:
+        s["reference"] = "workload"
+    elif s.get("expected") is not None and text:
+        s["reference"] = "expected"
+    else:
+        s["reference"] = "none"
+    if s["reference"] != "expected":
+        s["expected"] = None                # the kernels belonged to a pasted program
+    if name and name not in PRESETS:
+        raise InputError(f"unknown filter preset {name!r}", "filter" if name == ref else "preset")
+    workload = FpspFilter(name) if name else None
+    target = None
+    if size is not None or regs is not None:
+        target = Scamp5Target(registers=6 if regs is None else regs, array_size=256 if size is None else size)
+    return s, workload, target
+
+
+def settings_of_result(result: dict[str, Any]) -> dict[str, Any]:
+    """The settings a stored result ran with, brought to today's keys (a version-1 result's too)."""
+    raw = dict(result.get("settings") or {})
+    if any(k in raw for k in ("preset", "filter", "size", "registers")) or raw.get("program_source") == "preset":
+        raw = migrate_v1_settings(raw)[0]
+    return {k: v for k, v in raw.items() if k in default_settings()}
+
+
+def workload_problem(workload: Workload) -> str | None:
+    """The simulator has one input image, so multi-channel kernels cannot be checked or searched."""
+    try:
+        ks = kernels_of(workload)
+    except InputError as exc:
+        return exc.message
+    multi = [k.name for k in ks.kernels if k.values and isinstance(k.values[0][0], list) and len(k.values) > 1]
+    if multi:
+        return (f"the simulator has one input image; {', '.join(multi)} "
+                f"{'has' if len(multi) == 1 else 'have'} several input channels")
+    return None
+
+
+def _array_shape(target: Any) -> tuple[int, tuple[str, ...]]:
+    """The pixel array the target describes (SCAMP-5: 256x256, registers A-F)."""
+    size = target.array_size if isinstance(target, Scamp5Target) else 256
+    nreg = target.registers if isinstance(target, Scamp5Target) else 6
     if isinstance(size, bool) or not isinstance(size, int) or not 3 <= size <= 4096:
-        raise InputError(f"array size must be 3..4096, got {size!r}", "settings.size")
+        raise InputError(f"array size must be 3..4096, got {size!r}", "target.array_size")
     if isinstance(nreg, bool) or not isinstance(nreg, int) or not 2 <= nreg <= 26:
-        raise InputError(f"register count must be 2..26, got {nreg!r}", "settings.registers")
+        raise InputError(f"register count must be 2..26, got {nreg!r}", "target.registers")
     return size, register_names(nreg)
 
 
@@ -140,22 +236,20 @@ def resolve_path(path: str) -> str:
     return str(p)
 
 
-def _filter_kernels(name: str, where: str):
-    from core.filters import PRESETS
-
-    if name not in PRESETS:
-        raise InputError(f"unknown filter preset {name!r}; known: {', '.join(PRESETS)}", where)
-    return PRESETS[name]
+def _workload_kernels(workload: Workload | None, why: str) -> KernelSet:
+    if workload is None:
+        raise InputError(f"{why} needs a workload: convolution kernels or an FPSP filter", "workload")
+    return kernels_of(workload)
 
 
-def resolve_program(s: dict[str, Any], request: JobRequest, regs: tuple[str, ...],
+def resolve_program(s: dict[str, Any], workload: Workload | None, regs: tuple[str, ...],
                     cancel: CancelToken | None = None, mode: str | None = None) -> ResolvedProgram:
     """The program the settings name, with its input/output registers and expected kernels."""
     inp = s["input_register"].upper() or None
     outs = [str(r).upper() for r in s["output_registers"]] or None
     src = s["program_source"]
-    if src == "preset" or mode is not None:
-        ks = _filter_kernels(s["preset"], "settings.preset") if s["preset"] else kernels_of(request.workload)
+    if src == "search" or mode is not None:
+        ks = _workload_kernels(workload, "the code search")
         return sources.from_search(ks, regs, s["isa"], mode or s["mode"], float(s["search_time_s"]), cancel)
     if src == "text":
         if not s["program_text"].strip():
@@ -165,7 +259,10 @@ def resolve_program(s: dict[str, Any], request: JobRequest, regs: tuple[str, ...
         if not s["program_file"]:
             raise InputError("no program file given", "settings.program_file")
         res = sources.from_file(resolve_path(s["program_file"]), regs, inp, outs)
-    if s["expected"] and not s["filter"]:
+    if s["reference"] == "expected":
+        if src != "text":
+            raise InputError("the expected kernels came with a pasted program; check a file against the "
+                             "workload or nothing", "settings.reference")
         exp = s["expected"]
         if len(exp["kernels"]) != len(res.output_registers):
             raise InputError(f"{len(exp['kernels'])} expected kernels but {len(res.output_registers)} output "
@@ -174,15 +271,16 @@ def resolve_program(s: dict[str, Any], request: JobRequest, regs: tuple[str, ...
             res.expected[reg] = sources.kernel_of(k, exp["denominator"], f"settings.expected.kernels[{i}]")
             res.requested[reg] = res.expected[reg]
         res.label += f", checked against {exp.get('source', 'the expected kernels')}"
-    if s["filter"]:
-        ks = _filter_kernels(s["filter"], "settings.filter")
+    elif s["reference"] == "workload":
+        ks = _workload_kernels(workload, "checking against the workload")
         if not res.output_registers:
-            raise InputError("name the output registers (one per kernel) to compare with a filter", "settings.output_registers")
+            raise InputError("name the output registers (one per kernel) to compare with the workload",
+                             "settings.output_registers")
         if len(ks.kernels) != len(res.output_registers):
-            raise InputError(f"filter {s['filter']} has {len(ks.kernels)} kernels but the program names "
-                             f"{len(res.output_registers)} output registers", "settings.filter")
+            raise InputError(f"the workload {ks.name} has {len(ks.kernels)} kernels but the program names "
+                             f"{len(res.output_registers)} output registers", "workload")
         for reg, k in zip(res.output_registers, ks.kernels):
-            res.expected[reg] = sources.kernel_of(k, ks.denominator, "settings.filter")
+            res.expected[reg] = sources.kernel_of(k, ks.denominator, "workload")
             res.requested[reg] = res.expected[reg]
     return res
 
@@ -194,7 +292,7 @@ def _auto_outputs(program, goal_final: dict[str, SymKernel | None]) -> list[str]
         for role, reg in zip(ins.spec.roles, ins.args):
             if role in ("out", "inout") and reg not in written:
                 written.append(reg)
-    return sorted(r for r in written if goal_final.get(r) is not None and goal_final[r].terms)
+    return sorted(r for r in written if (g := goal_final.get(r)) is not None and g.terms)
 
 
 def _kernel_text(k: SymKernel | None) -> list[list[str]] | None:
@@ -255,6 +353,7 @@ def simulate_program(res: ResolvedProgram, levels: np.ndarray, regs: tuple[str, 
     reports: dict[str, Any] = {}
     for reg in outputs:
         kernel = res.expected.get(reg) or goal_states[-1][reg]
+        assert kernel is not None           # checked above: every output holds a value at the end
         rep, _err = analysis.report_register(run, reg, kernel, values, run.read_out(reg), agreement.get(reg))
         d = rep.to_json()
         d["goal"] = _kernel_text(goal_states[-1][reg])
@@ -291,15 +390,15 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
 
     t_start = time.perf_counter()
     s = _settings(request.settings)
-    size, regs = _array_shape(s, request.target)
+    size, regs = _array_shape(request.target)
     yield Progress(0.0, "loading the image")
     image_spec = s["image"]
     if image_spec not in ("sample",) and not image_spec.startswith("pattern:"):
         image_spec = resolve_path(image_spec) if Path(resolve_path(image_spec)).exists() else image_spec
     levels, image_desc = load_input(image_spec, size, int(s["seed"]))
-    if s["program_source"] == "preset":
+    if s["program_source"] == "search":
         yield Progress(None, f"code search ({s['mode']}, {s['search_time_s']:g} s)")
-    res = resolve_program(s, request, regs, cancel)
+    res = resolve_program(s, request.workload, regs, cancel)
     cancel.check()
     noise = NoiseModel.analogue(float(s["noise"]), int(s["seed"]), s["fixed_pattern"], s["saturation"],
                                   mode=s["noise_mode"])
@@ -308,17 +407,15 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     if compare:
         if compare == "auke":
             yield Progress(None, f"AUKE-style code search ({s['search_time_s']:g} s)")
-            sub = dict(s, isa="auke", program_source="preset")
-            if not s["preset"] and s["filter"]:
-                sub["preset"] = s["filter"]
-            other = resolve_program(sub, request, regs, cancel, mode="auke")
+            sub = dict(s, isa="auke", program_source="search")
+            other = resolve_program(sub, request.workload, regs, cancel, mode="auke")
             programs.append(("AUKE-style", other))
         else:
             other = sources.from_file(resolve_path(compare), regs)
             if not other.output_registers and res.output_registers:
                 other.output_registers = list(res.output_registers)
-            other.expected = dict(zip(other.output_registers, [res.expected.get(r) for r in res.output_registers]))
-            other.expected = {k: v for k, v in other.expected.items() if v is not None}
+            other.expected = {k: v for k, r in zip(other.output_registers, res.output_registers)
+                              if (v := res.expected.get(r)) is not None}
             programs.append((Path(compare).stem, other))
     analyses: dict[str, dict[str, Any]] = {}
     for i, (label, prog) in enumerate(programs):
@@ -338,7 +435,9 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                   "sha256": hashlib.sha256(levels.tobytes()).hexdigest()[:16]},
         "noise": dict(noise.to_json(), enabled=noise.enabled),
         "settings": s,
-        "program_text": res.text,
+        # a program file (core.scamp5.program_file): the stored run names its own registers
+        "program_text": write_program(res.program, ProgramHeader(input_registers=[res.input_register],
+                                                                 output_registers=list(main["output_registers"]))),
     })
     if len(programs) > 1:
         result["comparison"] = {
@@ -361,7 +460,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         result["exported"] = [str(f) for f in files]
     result["timings"] = dict(main["timings"], total_s=time.perf_counter() - t_start)
     yield Progress(1.0, "done")
-    yield FinalResult(result)
+    yield FinalResult(SimulateResult.check(result))
 
 
 # ------------------------------------------------------------------ command line
@@ -395,22 +494,26 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
+    """--preset and --filter name the workload (searched, or checked against); --size and
+    --registers the target; the rest are settings."""
     s = default_settings()
+    for flag, given in (("--preset", args.preset), ("--filter", args.filter)):
+        if given and given not in PRESETS:
+            raise InputError(f"unknown filter preset {given!r}; known: {', '.join(PRESETS)}", flag)
+    name = args.preset or args.filter
     if args.program:
-        s.update(program_source="file", program_file=args.program)
+        s.update(program_source="file", program_file=args.program, reference="workload" if args.filter else "none")
     else:
-        s.update(program_source="preset", preset=args.preset)
-        _filter_kernels(args.preset, "--preset")
+        s.update(program_source="search")
     outs = [r.strip().upper() for r in args.outputs.replace(" ", ",").split(",") if r.strip()]
-    s.update(image=args.image, noise=args.noise, seed=args.seed, size=args.size, registers=args.registers,
-             input_register=args.input.upper(), output_registers=outs, filter=args.filter, isa=args.isa,
-             mode=args.mode, search_time_s=args.time, noise_mode=args.noise_mode, export=args.export, compare=args.compare,
+    s.update(image=args.image, noise=args.noise, seed=args.seed, input_register=args.input.upper(),
+             output_registers=outs, isa=args.isa, mode=args.mode, search_time_s=args.time,
+             noise_mode=args.noise_mode, export=args.export, compare=args.compare,
              fixed_pattern=args.fixed_pattern, saturation=args.saturation)
-    if args.filter:
-        _filter_kernels(args.filter, "--filter")
     s = _settings(s)
-    size, regs = _array_shape(s, None)
-    return JobRequest(workload=None, target=Scamp5Target(len(regs), size), settings=s)
+    target = Scamp5Target(registers=args.registers, array_size=args.size)
+    _array_shape(target)
+    return JobRequest(workload=FpspFilter(name) if name else None, target=target, settings=s)
 
 
 def _fmt_kernel(k: list[list[str]] | None) -> str:
@@ -469,5 +572,8 @@ ENGINE = EngineSpec(
     workload_kinds=("fpsp_filter", "kernels"),
     target_kinds=("scamp5",),
     settings_schema=SETTINGS_SCHEMA,
+    workload_problem=workload_problem,
+    migrate_v1_settings=migrate_v1_settings,
     order=20,
+    result_type=SimulateResult,
 )

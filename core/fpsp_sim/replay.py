@@ -16,6 +16,7 @@ from core.errors import InputError
 from core.scamp5.interp import SymKernel, run_symbolic
 from core.fpsp_sim import engine, sources
 from core.fpsp_sim.sources import ResolvedProgram
+from core.workload import Scamp5Target
 
 
 @dataclass
@@ -29,23 +30,20 @@ class Replay:
     image_description: str
 
 
-def build(settings: dict[str, Any], program: ResolvedProgram | None = None, size: int | None = None,
-          registers: int | None = None) -> Replay:
-    """Simulate per the settings (file or text program unless `program` is given)."""
+def build(settings: dict[str, Any], target: Any = None, workload: Any = None,
+          program: ResolvedProgram | None = None) -> Replay:
+    """Simulate per the settings on the target's array (a file or text program, checked against the
+    workload if the settings say so, unless `program` is given)."""
     from sims.scamp5.images import load_input, to_values
     from sims.scamp5.noise import NoiseModel
     from sims.scamp5.simulator import simulate
 
     s = engine._settings(settings)
-    if size is not None and s["size"] is None:
-        s["size"] = size
-    if registers is not None and s["registers"] is None:
-        s["registers"] = registers
-    n, regs = engine._array_shape(s, None)
+    n, regs = engine._array_shape(target)
     if program is None:
-        if s["program_source"] == "preset":
-            raise InputError("run the engine to compile the preset first; the stepper then replays its program")
-        program = engine.resolve_program(s, None, regs)   # type: ignore[arg-type]
+        if s["program_source"] == "search":
+            raise InputError("run the engine to do the code search first; the stepper then replays its program")
+        program = engine.resolve_program(s, workload, regs)
     image = s["image"]
     if image != "sample" and not image.startswith("pattern:"):
         image = engine.resolve_path(image)
@@ -58,15 +56,14 @@ def build(settings: dict[str, Any], program: ResolvedProgram | None = None, size
 
 
 def from_result(result: dict[str, Any]) -> Replay:
-    """Replay a stored result of the simulate engine."""
+    """Replay a stored result of the simulate engine (one stored by format 1 too)."""
     try:
-        settings = dict(result["settings"])
+        settings = engine.settings_of_result(result)
         text = result["program_text"]
         regs = tuple(result["array"]["registers"])
         size = int(result["array"]["size"])
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, InputError) as exc:
         raise InputError(f"the stored result lacks what the stepper needs ({exc})", "result") from None
-    settings.update(size=size, registers=len(regs))
     prog = sources.from_text(text, regs, result.get("label", "stored program"), result.get("input_register", "A"),
                              list(result.get("output_registers", [])) or None, where="stored program")
-    return build(settings, prog)
+    return build(settings, Scamp5Target(registers=len(regs), array_size=size), program=prog)

@@ -1,17 +1,13 @@
 """Where the simulator's program comes from: a text file, pasted text, or the Cain code search.
 
-Program text is the macro syntax of core.scamp5.program. Two optional comment directives name
-the registers, since a bare program does not say which registers are its results:
-
-    # input: A
-    # outputs: A B C
-
-Without `outputs`, the outputs are the registers the program writes that hold a value at the end.
+Program text is the macro syntax of core.scamp5.program with the header of core.scamp5.program_file
+(`# input: A`, `# outputs: A B C`), since a bare program does not say which registers are its
+results. Without `outputs`, the outputs are the registers the program writes that hold a value at
+the end.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,10 +15,9 @@ from typing import Any
 from core.errors import InputError
 from core.jobs import CancelToken
 from core.scamp5.interp import SymKernel
-from core.scamp5.program import Instr, format_instr, parse_program
+from core.scamp5.program import Instr
+from core.scamp5.program_file import read_program
 from core.workload import KernelSet
-
-_DIRECTIVE = re.compile(r"^\s*(?:#|//)\s*(input|outputs?)\s*:\s*(.*)$", re.IGNORECASE)
 
 
 @dataclass
@@ -37,44 +32,21 @@ class ResolvedProgram:
     requested: dict[str, SymKernel] = field(default_factory=dict)  # register -> kernel before approximation
     info: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def text(self) -> str:
-        return "\n".join(format_instr(i) for i in self.program)
-
-
-def directives(text: str) -> dict[str, list[str]]:
-    """`# input: A` and `# outputs: A B C` lines of a program text."""
-    out: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        m = _DIRECTIVE.match(line)
-        if m:
-            key = "input" if m.group(1).lower() == "input" else "outputs"
-            out[key] = [t.upper() for t in re.split(r"[\s,]+", m.group(2).strip()) if t]
-    return out
-
-
-def _check_regs(names: list[str], regs: tuple[str, ...], where: str) -> list[str]:
-    for n in names:
-        if n not in regs:
-            raise InputError(f"register {n!r} is not one of {', '.join(regs)}", where)
-    return names
-
 
 def from_text(text: str, regs: tuple[str, ...], label: str, input_register: str | None = None,
               outputs: list[str] | None = None, where: str = "program") -> ResolvedProgram:
-    """Parse program text; errors carry `where:line N`."""
-    try:
-        program = parse_program(text, regs)
-    except InputError as exc:
-        raise InputError(exc.message, f"{where}:{exc.where}" if exc.where else where) from None
+    """Parse program text (core.scamp5.program_file); errors carry `where:line N`. Registers given
+    here win over the header's."""
+    program, header = read_program(text, regs, where)
     if not program:
         raise InputError("the program has no instructions", where)
-    d = directives(text)
-    inp = input_register or (d.get("input") or ["A"])[0]
-    _check_regs([inp], regs, f"{where}: input register")
-    outs = outputs or d.get("outputs") or []
-    _check_regs(outs, regs, f"{where}: output registers")
-    return ResolvedProgram(program, inp, list(outs), label)
+    inp = input_register or header.input_register or "A"
+    outs = list(outputs or header.output_registers)
+    for what, names in (("input register", [inp]), ("output registers", outs)):
+        for n in names:
+            if n not in regs:
+                raise InputError(f"register {n!r} is not one of {', '.join(regs)}", f"{where}: {what}")
+    return ResolvedProgram(program, inp, outs, label)
 
 
 def from_file(path: str, regs: tuple[str, ...], input_register: str | None = None,
@@ -128,23 +100,22 @@ def from_search(kernels: KernelSet, regs: tuple[str, ...], isa: str, mode: str, 
     return res
 
 
-def settings_from_cain_result(result: dict[str, Any]) -> dict[str, Any]:
-    """Simulator settings that replay a code-search result: its program as text (with its input
-    and output registers as directives) and its approximated kernels as the expected results."""
-    prog = result.get("program")
-    if not prog:
+def settings_from_cain_result(found: dict[str, Any]) -> dict[str, Any]:
+    """Simulator settings that replay a code-search program: a final result (its best program) or
+    one plan (core.cain.plans) goes in as a program file text, and its approximated kernels become
+    the expected results. What the Cain panel's "Open in stepper" and the simulator's "Use
+    code-search result" both apply."""
+    from core.cain import plans
+
+    plan = plans.best_plan(found) if "improvements" in found else found
+    if not plan or not plan.get("program"):
         raise InputError("the code-search result holds no program", "cain.program")
-    lines = prog if isinstance(prog, list) else str(prog).splitlines()
-    outs = [str(r) for r in result.get("output_registers", [])]
-    header = [f"# code search: {result.get('filter', '?')}, {len(lines)} macros",
-              f"# input: {result.get('input_register', 'A')}"]
-    if outs:
-        header.append(f"# outputs: {' '.join(outs)}")
-    out: dict[str, Any] = {"program_source": "text", "program_text": "\n".join(header + [str(x) for x in lines]) + "\n",
-                           "input_register": "", "output_registers": [], "filter": "", "expected": None}
-    approx = result.get("approximated_kernels")
-    names = result.get("kernel_names")
-    if isinstance(approx, dict) and isinstance(names, list) and len(names) == len(outs) and result.get("denominator"):
-        out["expected"] = {"denominator": result["denominator"], "kernels": [approx[n] for n in names],
-                           "source": f"the code search's approximated kernels ({result.get('filter', '?')})"}
+    out: dict[str, Any] = {"program_source": "text", "program_text": plans.program_text(plan),
+                           "input_register": "", "output_registers": [], "reference": "none", "expected": None}
+    approx, names = plan.get("approximated_kernels"), plan.get("kernel_names")
+    if (isinstance(approx, dict) and isinstance(names, list) and len(names) == len(plan.get("output_registers") or [])
+            and plan.get("denominator") and all(n in approx for n in names)):
+        out["reference"] = "expected"
+        out["expected"] = {"denominator": plan["denominator"], "kernels": [approx[n] for n in names],
+                           "source": f"the code search's approximated kernels ({plan.get('filter') or '?'})"}
     return out

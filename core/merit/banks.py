@@ -59,7 +59,7 @@ def tile_access(t: MeritTransform, op: Operand, tile: dict[str, int]) -> Access:
     xs = t.coords(op, {n: v for n, v in k.items() if n in op.maps})
     xs = [np.broadcast_to(x, (lanes, steps)) - np.min(x) for x in xs]
     rows = np.ravel_multi_index(xs[:-1], fp[:-1]) if len(fp) > 1 else np.zeros((lanes, steps), dtype=np.int64)
-    bits = []
+    bits: list[tuple[str, int]] = []
     for (n, _), e in zip(t.parallel, p_ext):
         if e & (e - 1):
             bits = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -35,7 +35,7 @@ def address_pattern(a0: int, c: list[int]) -> np.ndarray:
     """Eq. 10: A_n = A_0 + sum_i c_i b_{n,i}."""
     L = len(c)
     n = np.arange(1 << L)
-    return a0 + sum(ci * ((n >> i) & 1) for i, ci in enumerate(c))
+    return cast(np.ndarray, a0 + sum(ci * ((n >> i) & 1) for i, ci in enumerate(c)))
 
 
 def property_matrix(addr: np.ndarray, rows: int) -> np.ndarray:
@@ -81,7 +81,7 @@ def reduce_to_identity(H: np.ndarray) -> tuple[bool, list[str]]:
     if H.shape[0] != H.shape[1]:
         return False, ["H is not square"]
     used: set[int] = set()
-    steps = []
+    steps: list[str] = []
     while True:
         if np.array_equal(H, np.eye(n, dtype=np.int8)):
             return True, steps

@@ -1,8 +1,14 @@
-"""The MERIT engine: transform, verify, tile, bank/butterfly analysis, reuse and MERIT-z utilisation."""
+"""The MERIT engine: transform, verify, tile, bank/butterfly analysis, reuse and MERIT-z utilisation.
+
+The workload is the tab's library item: a MERIT transform (one of the built-in workloads or a transform
+JSON) or a kernel set, run as a convolution. The settings hold the mapping only: banks, MERIT-z size,
+bandwidth, the suites timed, the curve and the tile.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any, Iterator
 
 import numpy as np
@@ -16,90 +22,184 @@ from core.merit import reuse
 from core.merit import workloads as W
 from core.merit.evaluate import evaluate, m_grid, naive_rows
 from core.merit.fileformat import load_transform_file, workload_from_json
-from core.merit.tiling import tile_sizes, tiling_report
+from core.merit.result import MeritResult
+from core.merit.tiling import clipped_footprint, tile_sizes, tiling_report
 from core.units import parse_bandwidth
 
 CURVE_ALUS = [32, 64, 128, 256, 512, 1024]
 NETWORKS = ["alexnet", "vgg16"]
-WINDOW_KERNELS = "window-kernels"
+# Bank counts: a power of two (the butterfly network's width); the bank analysis grows steeply with the
+# count (64 banks take some 20 s on a 3x3 convolution), so 64 is the limit.
+BANK_COUNTS = [2, 4, 8, 16, 32, 64]
+ALUS_PER_TAU = 32
+MAX_ALUS = 65536
+MAX_SEED = 2 ** 31 - 1
+WORKLOAD_KINDS = ("merit_transform", "kernels")
 
 
 def default_settings() -> dict[str, Any]:
-    return {"workload": "conv3x3", "transform": None, "banks": 8, "alus": 128, "bandwidth_gbps": 3.2,
-            "networks": list(NETWORKS), "table_ix": True, "curve_alus": list(CURVE_ALUS), "seed": 0, "tile": {}}
+    return {"banks": 8, "alus": 128, "bandwidth_gbps": 3.2, "networks": list(NETWORKS), "table_ix": True,
+            "curve_alus": list(CURVE_ALUS), "seed": 0, "tile": {}}
 
 
-SETTINGS_SCHEMA = {
+def _zoo_names() -> list[str]:
+    from core.nets import zoo
+
+    return zoo.names()
+
+
+_ALU_COUNT = {"type": "integer", "minimum": ALUS_PER_TAU, "maximum": MAX_ALUS, "multipleOf": ALUS_PER_TAU}
+
+SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
+    "additionalProperties": False,
     "properties": {
-        "workload": {"type": "string"}, "transform": {"type": ["object", "null"]},
-        "banks": {"type": "integer"}, "alus": {"type": "integer"}, "bandwidth_gbps": {"type": "number"},
-        "networks": {"type": "array", "items": {"type": "string"}}, "table_ix": {"type": "boolean"},
-        "curve_alus": {"type": "array", "items": {"type": "integer"}}, "seed": {"type": "integer"},
-        "tile": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "banks": {"type": "integer", "enum": BANK_COUNTS, "title": "Banks",
+                  "description": "Shared-memory banks = lanes per warp access; a power of two (the butterfly "
+                                 "network's width), 2 to 64"},
+        "alus": {**_ALU_COUNT, "title": "ALUs", "x-step": ALUS_PER_TAU,
+                 "description": f"ALUs of the MERIT-z model: a multiple of {ALUS_PER_TAU} (one TAU), "
+                                f"{ALUS_PER_TAU} to {MAX_ALUS}"},
+        "bandwidth_gbps": {"type": "number", "exclusiveMinimum": 0, "title": "DRAM", "unit": "GB/s",
+                           "x-decimals": 2, "x-step": 0.1,
+                           "description": "DRAM bandwidth of the MERIT-z model (the paper's DDR3-1600: 3.2 GB/s)"},
+        "networks": {"type": "array", "items": {"type": "string", "enum": _zoo_names()}, "uniqueItems": True,
+                     "title": "Networks",
+                     "description": "Zoo networks timed on MERIT-z at batch 32 (Table VIII: AlexNet, VGG-16)"},
+        "table_ix": {"type": "boolean", "title": "Table IX",
+                     "description": "Also time the six Table IX workloads on MERIT-z"},
+        "curve_alus": {"type": "array", "items": _ALU_COUNT, "title": "Curve ALUs",
+                       "description": f"ALU counts of the utilisation curve (Fig. 15), comma-separated; "
+                                      f"multiples of {ALUS_PER_TAU}"},
+        "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED, "title": "Seed",
+                 "description": "Seed of the random operand data the transform is verified on"},
+        "tile": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}, "title": "Tile",
+                 "x-placeholder": "default",
+                 "description": "Tile extents overriding the workload's, as index=size pairs, e.g. y=16,x=8 "
+                                "(indices left out keep the workload's tile)"},
     },
 }
 
 
 # ---------------------------------------------------------------- settings
+def _alu_count(a: Any, where: str, what: str) -> None:
+    if isinstance(a, bool) or not isinstance(a, int) or a < ALUS_PER_TAU or a % ALUS_PER_TAU or a > MAX_ALUS:
+        raise InputError(f"{what} must be a multiple of {ALUS_PER_TAU} (one TAU = {ALUS_PER_TAU} ALUs) up to "
+                         f"{MAX_ALUS}, got {a!r}", where)
+
+
 def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
     s = default_settings()
+    unknown = [k for k in (raw or {}) if k not in s]
+    if unknown:
+        hint = (" (the workload is the tab's library item now, not a setting)"
+                if unknown[0] in ("workload", "transform") else "")
+        raise InputError(f"unknown setting {unknown[0]!r}{hint}; known: {', '.join(s)}", f"settings.{unknown[0]}")
     s.update(raw or {})
-    if s["transform"] is None and s["workload"] not in W.WORKLOADS and s["workload"] != WINDOW_KERNELS:
-        raise InputError(f"unknown workload {s['workload']!r}; known: {', '.join(W.names())}, {WINDOW_KERNELS}",
-                         "settings.workload")
     BF.log2_exact(s["banks"], "settings.banks")
-    alus = s["alus"]
-    if isinstance(alus, bool) or not isinstance(alus, int) or alus < 32 or alus % 32:
-        raise InputError(f"ALU count must be a multiple of 32 (one TAU = 32 ALUs), got {alus!r}", "settings.alus")
+    if s["banks"] not in BANK_COUNTS:
+        raise InputError(f"at most {BANK_COUNTS[-1]} banks (the bank analysis grows steeply), got {s['banks']}",
+                         "settings.banks")
+    _alu_count(s["alus"], "settings.alus", "ALU count")
     bw = s["bandwidth_gbps"]
-    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not bw > 0:
+    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not math.isfinite(bw) or not bw > 0:
         raise InputError(f"bandwidth must be a positive number of GB/s, got {bw!r}", "settings.bandwidth_gbps")
     for key in ("networks", "curve_alus"):
         if not isinstance(s[key], list):
             raise InputError(f"expected a list, got {type(s[key]).__name__}", f"settings.{key}")
-    if isinstance(s["seed"], bool) or not isinstance(s["seed"], int):
-        raise InputError(f"seed must be an integer, got {s['seed']!r}", "settings.seed")
-    if s["transform"] is not None and not isinstance(s["transform"], dict):
-        raise InputError("transform must be a transform object (see docs/merit.md)", "settings.transform")
+    seed = s["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise InputError(f"seed must be an integer 0..{MAX_SEED}, got {seed!r}", "settings.seed")
+    if not isinstance(s["table_ix"], bool):
+        raise InputError(f"expected true or false, got {s['table_ix']!r}", "settings.table_ix")
     if not isinstance(s["tile"], dict):
         raise InputError("tile must map index names to sizes", "settings.tile")
+    for name, v in s["tile"].items():
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise InputError(f"tile size must be a positive integer, got {v!r}", f"settings.tile.{name}")
     for i, a in enumerate(s["curve_alus"]):
-        if isinstance(a, bool) or not isinstance(a, int) or a < 32 or a % 32:
-            raise InputError(f"curve ALU counts must be multiples of 32, got {a!r}", f"settings.curve_alus[{i}]")
-    from core.nets import zoo
-
+        _alu_count(a, f"settings.curve_alus[{i}]", "curve ALU counts")
+    known = _zoo_names()
     for i, n in enumerate(s["networks"]):
-        if n not in zoo.names():
-            raise InputError(f"unknown network {n!r}; known: {', '.join(zoo.names())}", f"settings.networks[{i}]")
+        if n not in known:
+            raise InputError(f"unknown network {n!r}; known: {', '.join(known)}", f"settings.networks[{i}]")
+        if n in s["networks"][:i]:
+            raise InputError(f"{n!r} is listed twice", f"settings.networks[{i}]")
     return s
 
 
-def _window_kernels_workload(workload: Any) -> W.Workload:
-    """The window's kernel set as a convolution: one output channel per kernel, same-size kernels."""
-    from core.workload import KernelSet
-
-    if not isinstance(workload, KernelSet):
-        raise InputError("pick a kernel set in the window to use it as a convolution", "settings.workload")
+def kernel_set_problem(workload: Any) -> str | None:
+    """Why a kernel set cannot run as one convolution (None when it can)."""
     chans = [k.channels for k in workload.kernels]
-    shapes = {(len(c), len(c[0]), len(c[0][0])) for c in chans}
-    if len(shapes) != 1:
-        raise InputError("the kernels differ in size; MERIT needs one kernel size per convolution",
-                         "workload.kernels")
-    z, kh, kw = shapes.pop()
+    shapes = {(len(c), len(c[0]), len(c[0][0])) for c in chans if c and c[0]}
+    if len(shapes) > 1:
+        sizes = ", ".join(sorted(f"{kh}x{kw}" + (f"x{z}" if z > 1 else "") for z, kh, kw in shapes))
+        return f"the kernels differ in size ({sizes}); MERIT needs one kernel size per convolution"
+    return None
+
+
+def workload_problem(workload: Any) -> str | None:
+    """Why a MERIT transform or kernel set the kinds allow still cannot run; None when it can."""
+    from core.workload import KernelSet, MeritTransformWorkload
+
+    if isinstance(workload, KernelSet):
+        return kernel_set_problem(workload)
+    if isinstance(workload, MeritTransformWorkload):
+        try:
+            workload.validate()
+        except InputError as exc:
+            return f"{exc.where}: {exc.message}"
+    return None
+
+
+def _kernel_set_workload(workload: Any) -> W.Workload:
+    """A kernel set as a convolution: one output channel per kernel, same-size kernels."""
+    why = kernel_set_problem(workload)
+    if why:
+        raise InputError(why, "workload.kernels")
+    chans = [k.channels for k in workload.kernels]
+    z, kh, kw = len(chans[0]), len(chans[0][0]), len(chans[0][0][0])
     Wt = np.array(chans, dtype=float) / workload.denominator
     t = W.conv(z, 32, 32, len(chans), kh, name=workload.name, kw=kw)
     return W.Workload(workload.name, f"Kernel set {workload.name!r} as a convolution", [t],
                       lambda r: {"I": r.standard_normal((z, 32, 32)), "W": Wt},
-                      lambda d: W.conv_ref(d["I"], d["W"]), {"oc": 1, "y": 8, "x": 8}, "I", "window kernels")
+                      lambda d: W.conv_ref(d["I"], d["W"]), {"oc": 1, "y": 8, "x": 8}, "I", "kernel set")
 
 
-def resolve_workload(s: dict[str, Any], window_workload: Any = None) -> W.Workload:
-    if s.get("transform") is not None:
-        return workload_from_json(s["transform"], "transform")
-    if s["workload"] == WINDOW_KERNELS:
-        return _window_kernels_workload(window_workload)
-    return W.WORKLOADS[s["workload"]]
+def resolve_workload(workload: Any) -> W.Workload:
+    """The run's MERIT workload: a built-in one, a transform file's, or a kernel set as a convolution."""
+    from core.workload import KernelSet, MeritTransformWorkload
+
+    if isinstance(workload, MeritTransformWorkload):
+        if workload.transform is not None:
+            return workload_from_json(workload.transform, "workload.transform")
+        if workload.builtin not in W.WORKLOADS:
+            raise InputError(f"unknown workload {workload.builtin!r}; known: {', '.join(W.names())}",
+                             "workload.builtin")
+        return W.WORKLOADS[workload.builtin]
+    if isinstance(workload, KernelSet):
+        return _kernel_set_workload(workload)
+    got = "none" if workload is None else repr(getattr(workload, "kind", type(workload).__name__))
+    raise InputError(f"the MERIT engine needs a MERIT transform or a kernel set as workload, got {got}",
+                     "workload.kind")
+
+
+def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
+    """Format 1 picked the workload in the settings: a built-in name, "window-kernels" (the session's
+    kernel set, which the tab keeps when it fits: no implied item) or a transform JSON."""
+    from core.workload import MeritTransformWorkload
+
+    s = dict(settings)
+    name, transform = s.pop("workload", "conv3x3"), s.pop("transform", None)
+    workload: MeritTransformWorkload | None = None
+    if transform is not None:
+        workload = MeritTransformWorkload(transform=transform)
+        workload.validate("settings.transform")
+    elif name != "window-kernels":
+        if name not in W.WORKLOADS:
+            raise InputError(f"unknown workload {name!r}; known: {', '.join(W.names())}", "settings.workload")
+        workload = MeritTransformWorkload(builtin=name)
+    return {**default_settings(), **s}, workload, None
 
 
 # ---------------------------------------------------------------- the run
@@ -118,11 +218,20 @@ def _butterfly_examples() -> dict[str, Any]:
     }
 
 
+def _layer_json(t: Any, r: Any) -> dict[str, Any]:
+    """A MERIT-z layer's result with what its tile means: which indices are parallel and each operand's
+    footprint (eq. 9, clipped to the padded tensor), so a view can show the tile of any layer."""
+    out = r.to_json()
+    out["parallel"] = [n for n, _ in t.parallel]
+    out["footprints"] = {f"{i}:{op.name}": list(clipped_footprint(t, op, r.tile)) for i, op in enumerate(t.operands)}
+    return out
+
+
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     from sims import meritz as Z
 
     s = check_settings(request.settings)
-    wl = resolve_workload(s, request.workload)
+    wl = resolve_workload(request.workload)
     yield Progress(0.02, f"workload {wl.name}")
     for st in wl.stages:
         st.validate(f"transform[{st.name}]")
@@ -189,7 +298,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     for name, layers, paper in suites:
         u, results = Z.run_layers(layers, cfg, cancel.check)
         meritz["suites"].append({"name": name, "utilisation": round(u, 4), "paper": paper,
-                                 "layers": [r.to_json() for r in results]})
+                                 "layers": [_layer_json(tr, r) for (_, tr), r in zip(layers, results)]})
         yield LogLine(f"MERIT-z {cfg.alus} ALUs, {name}: utilisation {u:.3f}" + (f" (paper {paper})" if paper else ""))
         done += 1
         series = []
@@ -202,7 +311,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             yield Progress(0.3 + 0.7 * done / total, f"utilisation of {name} at {a} ALUs")
         meritz["curve"]["series"][name] = series
 
-    yield FinalResult({
+    yield FinalResult(MeritResult.check({
         "workload": wl.name, "title": wl.title, "paper": wl.paper,
         "transform": [st.to_json() for st in wl.stages],
         "verification": verification,
@@ -212,7 +321,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         "butterfly_examples": _butterfly_examples(),
         "reuse": reuse_rep,
         "meritz": meritz,
-    })
+    }))
 
 
 # ---------------------------------------------------------------- command line
@@ -232,25 +341,27 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
+    from core.workload import MeritTransformWorkload
+
     s = default_settings()
     if args.transform:
-        s["transform"] = load_transform_file(args.transform)
-        workload_from_json(s["transform"], args.transform)        # errors now, with the file name
+        transform = load_transform_file(args.transform)
+        workload_from_json(transform, args.transform)             # errors now, with the file name
+        workload = MeritTransformWorkload(transform=transform)
     else:
-        s["workload"] = args.workload
+        if args.workload not in W.WORKLOADS:
+            raise InputError(f"unknown workload {args.workload!r}; known: {', '.join(W.names())}", "--workload")
+        workload = MeritTransformWorkload(builtin=args.workload)
     s["banks"] = args.banks
     s["alus"] = args.alus
     s["bandwidth_gbps"] = parse_bandwidth(args.bandwidth, "--bandwidth")
     s["networks"] = [n for n in args.networks.split(",") if n.strip()]
     s["table_ix"] = not args.no_table_ix
-    try:
-        s["curve_alus"] = [int(x) for x in args.curve.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"cannot read {args.curve!r} as comma-separated ALU counts", "--curve") from None
+    s["curve_alus"] = parse_alu_list(args.curve, "--curve")
     s["seed"] = args.seed
     s["tile"] = parse_tile(args.tile)
     check_settings(s)
-    return JobRequest(workload=None, target=None, settings=s)
+    return JobRequest(workload=workload, target=None, settings=s)
 
 
 def _bf_word(bf: dict[str, Any]) -> str:
@@ -260,17 +371,37 @@ def _bf_word(bf: dict[str, Any]) -> str:
 
 
 def parse_tile(text: str, where: str = "--tile") -> dict[str, int]:
-    """'y=16,x=8' -> {'y': 16, 'x': 8}."""
+    """'y=16,x=8' -> {'y': 16, 'x': 8} (the command line's and the panel's tile text)."""
     out: dict[str, int] = {}
     for part in [p for p in text.split(",") if p.strip()]:
         name, _, val = part.partition("=")
         try:
             n = int(val)
         except ValueError:
-            raise InputError(f"cannot read {part!r} as index=size", where) from None
+            raise InputError(f"cannot read {part.strip()!r} as index=size", where) from None
         if not name.strip() or n <= 0:
-            raise InputError(f"cannot read {part!r} as index=size (size > 0)", where)
+            raise InputError(f"cannot read {part.strip()!r} as index=size (size > 0)", where)
+        if name.strip() in out:
+            raise InputError(f"index {name.strip()!r} is given twice", where)
         out[name.strip()] = n
+    return out
+
+
+def format_tile(tile: dict[str, int]) -> str:
+    """{'y': 16, 'x': 8} -> 'y=16,x=8' (what parse_tile reads back)."""
+    return ",".join(f"{k}={v}" for k, v in tile.items())
+
+
+def parse_alu_list(text: str, where: str = "--curve") -> list[int]:
+    """'32,64,128' -> [32, 64, 128]; each a multiple of 32 (one TAU)."""
+    out = []
+    for i, part in enumerate(p.strip() for p in text.split(",") if p.strip()):
+        try:
+            a = int(part)
+        except ValueError:
+            raise InputError(f"cannot read {part!r} as an ALU count", where) from None
+        _alu_count(a, where, f"ALU count {i + 1}")
+        out.append(a)
     return out
 
 
@@ -329,8 +460,11 @@ ENGINE = EngineSpec(
     add_cli_arguments=add_cli_arguments,
     request_from_cli=request_from_cli,
     format_text=format_text,
-    workload_kinds=(),
+    workload_kinds=WORKLOAD_KINDS,
     target_kinds=(),
     settings_schema=SETTINGS_SCHEMA,
     order=30,
+    result_type=MeritResult,
+    workload_problem=workload_problem,
+    migrate_v1_settings=migrate_v1_settings,
 )

@@ -232,7 +232,7 @@ class Workload:
     title: str
     stages: list[MeritTransform]
     make_data: Callable[[np.random.Generator], dict[str, np.ndarray]]
-    reference: Callable[[dict[str, np.ndarray]], np.ndarray]
+    reference: Callable[[dict[str, np.ndarray]], np.ndarray] | None    # None: a transform file gave none
     tile: dict[str, int] = field(default_factory=dict)     # index -> tile size (missing: full)
     bank_operand: str = ""                                  # operand whose footprint goes to the banks
     paper: str = ""

@@ -9,6 +9,7 @@ flattened table stays in execution order while each layer still reads its true p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from core.errors import InputError
 from core.nets.layers import Conv, Eltwise, Layer, Network, Pool
@@ -34,7 +35,7 @@ class NetBuilder:
     x: T = field(init=False)
 
     def __post_init__(self) -> None:
-        self.x = T("input", tuple(self.input_shape))
+        self.x = T("input", cast(Shape, tuple(self.input_shape)))
 
     # ------------------------------------------------------------------ internals
     def _emit(self, layer: Layer, reads: list[T], shape: Shape) -> T:
@@ -105,4 +106,4 @@ class NetBuilder:
 
     # ------------------------------------------------------------------ result
     def network(self, notes: str = "") -> Network:
-        return Network(self.name, self.title, tuple(self.input_shape), list(self.layers), notes)
+        return Network(self.name, self.title, cast(Shape, tuple(self.input_shape)), list(self.layers), notes)

@@ -8,6 +8,8 @@ of earlier outputs of its height and width produced since the previous merge.
 
 from __future__ import annotations
 
+from typing import cast
+
 from core.errors import InputError
 from core.nets.layers import Conv, Eltwise, Network, Pool
 
@@ -21,8 +23,9 @@ def _subset_sums(values: list[int], limit: int) -> set[int]:
 
 def check_chain(net: Network) -> None:
     """Raise InputError naming the first layer whose input no earlier tensor provides."""
-    seen: list[tuple[int, int, int]] = [tuple(net.input_shape)]
-    since_merge: list[tuple[int, int, int]] = [tuple(net.input_shape)]
+    first = cast("tuple[int, int, int]", tuple(net.input_shape))
+    seen: list[tuple[int, int, int]] = [first]
+    since_merge: list[tuple[int, int, int]] = [first]
     names: set[str] = set()
     for i, l in enumerate(net.layers):
         where = f"{net.name}.layers[{i}] ({l.name})"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -153,7 +153,7 @@ class _Importer:
         """Record an output tensor after checking it against ONNX shape inference."""
         dims = self.inferred.get(name)
         if dims and all(d is not None for d in dims) and len(dims) >= 2:
-            onnx_shape = dims[1:]
+            onnx_shape = cast("tuple[int, ...]", dims[1:])
             ours = (t.shape[0],) if t.flat else t.shape
             if int(np.prod(onnx_shape)) != int(np.prod(ours)) or (len(onnx_shape) == 3 and tuple(onnx_shape) != ours):
                 raise InputError(f"computed shape {ours} disagrees with ONNX shape inference {tuple(onnx_shape)}",
@@ -184,10 +184,11 @@ class _Importer:
         if dims is None or len(dims) not in (2, 4) or any(d is None for d in dims[1:]):
             raise InputError(f"input {ins[0].name!r} must have a fixed shape (N, C, H, W) or (N, F), got {dims}",
                              self.path)
-        if len(dims) == 4:
-            t = _Tensor((dims[1], dims[2], dims[3]))
+        fixed = cast("tuple[int, ...]", dims)       # checked above: no None past the batch axis
+        if len(fixed) == 4:
+            t = _Tensor((fixed[1], fixed[2], fixed[3]))
         else:
-            t = _Tensor((dims[1], 1, 1), flat=True)
+            t = _Tensor((fixed[1], 1, 1), flat=True)
         self.tensors[ins[0].name] = t
         return t.shape
 
@@ -288,7 +289,7 @@ class _Importer:
         out, fan_in = w.shape
         if fan_in != x.shape[0]:
             raise InputError(f"weight expects {fan_in} inputs, the input has {x.shape[0]}", self.where(node))
-        bias = np.zeros(out, np.float32)
+        bias: np.ndarray = np.zeros(out, np.float32)
         if node.op_type == "Gemm" and len(node.input) > 2 and node.input[2]:
             c = self._const(node, node.input[2], "Gemm bias")
             bias = np.broadcast_to(c.reshape(-1) if c.size in (1, out) else c, (out,)) * float(a.get("beta", 1.0))
@@ -322,7 +323,9 @@ class _Importer:
             pass                                    # already rectified: the Relu is a no-op
         elif into is not None:
             j = self.index[into]
-            self.layers[j] = dataclasses.replace(self.layers[j], relu=True)
+            target = self.layers[j]
+            assert isinstance(target, (Conv, Eltwise))      # relu_into only ever names a conv or an add
+            self.layers[j] = dataclasses.replace(target, relu=True)
         else:
             self.unsupported.append((node.op_type, node.name or f"#{i}", self._why_no_relu(node.input[0])))
             self.tensors[node.output[0]] = None

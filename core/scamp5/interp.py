@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -54,10 +54,11 @@ class SymKernel:
         return SymKernel((((0, 0, channel), Fraction(1)),))
 
     @staticmethod
-    def from_matrix(matrix: Sequence[Sequence[float]] | Sequence[Sequence[Sequence[float]]],
+    def from_matrix(matrix: Sequence[Sequence[float | Fraction]] | Sequence[Sequence[Sequence[float | Fraction]]],
                     scale: Fraction | int = 1) -> "SymKernel":
         """A kernel matrix (rows north to south, centre in the middle; or channels of them)."""
-        chans = matrix if (len(matrix) and isinstance(matrix[0][0], (list, tuple, np.ndarray))) else [matrix]
+        chans = cast("Sequence[Sequence[Sequence[float | Fraction]]]",
+                     matrix if (len(matrix) and isinstance(matrix[0][0], (list, tuple, np.ndarray))) else [matrix])
         d: dict[tuple[int, int, int], Fraction] = {}
         for z, chan in enumerate(chans):
             h, w = len(chan), len(chan[0])

@@ -7,22 +7,22 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
-from core.bound.engine import SOURCES, default_settings
+from core.bound.geometry import interior_block, tile_block
 from core.bound.loopnest import BASELINES
 from core.engine import EngineSpec
 from core.jobs import Event, MetricPoint
-from core.workload import CnnSet
+from core.project import Run
+from gui.binding import Adapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import PALETTE, ask_export_table
 
 MEMORY_CHOICES = [0] + [k * 1024 for k in (8, 16, 32, 64, 128, 256, 512, 1024, 2048)]
-SOURCE_LABELS = {"workload": "Window's network", "network": "Zoo network", "layer": "Layer spec", "onnx": "ONNX file"}
 SERIES_ORDER = ["bound", "compulsory", "reference"] + list(BASELINES) + ["optimal"]
 TABLE_COLUMNS = ["layer", "R", "bound", "compulsory", "optimal", "ratio", "b", "z", "y", "x", "k", "memory used",
                  "inputs read", "weights read", "outputs written", "GBuf reads"] + [f"{k} total" for k in BASELINES] + ["best"]
@@ -49,19 +49,10 @@ class TileView(QWidget):
         self.update()
 
     def geometry_of(self) -> dict[str, Any] | None:
-        """Rows/columns of the shown block in output and input coordinates (also used by tests)."""
+        """Rows/columns of the shown block in output and input coordinates (core.bound.geometry)."""
         if not self.layer:
             return None
-        sh, t = self.layer["shape"], self.layer["optimal"]["tiling"]
-        by, bx = self.block
-        y0, x0 = by * t["y"], bx * t["x"]
-        y1, x1 = min(y0 + t["y"], sh["Ho"]), min(x0 + t["x"], sh["Wo"])
-        D, P, d = sh["stride"], sh["pad"], sh["dilation"]
-        iy0, iy1 = y0 * D - P, (y1 - 1) * D - P + d * (sh["Hk"] - 1) + 1
-        ix0, ix1 = x0 * D - P, (x1 - 1) * D - P + d * (sh["Wk"] - 1) + 1
-        return {"out": (y0, y1, x0, x1), "in": (iy0, iy1, ix0, ix1),
-                "in_clipped": (max(iy0, 0), min(iy1, sh["Hi"]), max(ix0, 0), min(ix1, sh["Wi"])),
-                "core": (y0 * D - P, (y1 - 1) * D - P + 1, x0 * D - P, (x1 - 1) * D - P + 1)}
+        return tile_block(self.layer["shape"], self.layer["optimal"]["tiling"], self.block)
 
     def paintEvent(self, event: Any) -> None:   # noqa: N802 (Qt name)
         p = QPainter(self)
@@ -109,43 +100,54 @@ class TileView(QWidget):
         p.drawRect(rect(0, H, 0, W))
 
 
+class FlagBoxes(QWidget):
+    """One check box per allowed value of a list setting (the baseline dataflows to compare)."""
+
+    changed = Signal()
+
+    def __init__(self, values: list[str], tips: dict[str, str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.boxes = {v: QCheckBox(v.upper()) for v in values}
+        for v, box in self.boxes.items():
+            box.setToolTip(tips.get(v, ""))
+            box.toggled.connect(lambda _on: self.changed.emit())
+            row.addWidget(box)
+
+
+class FlagsAdapter(Adapter):
+    def read(self, w: FlagBoxes, prop: dict[str, Any]) -> Any:
+        return [v for v, box in w.boxes.items() if box.isChecked()]
+
+    def write(self, w: FlagBoxes, value: Any, prop: dict[str, Any]) -> None:
+        for v, box in w.boxes.items():
+            box.setChecked(v in value)
+
+    def signal(self, w: FlagBoxes) -> Any:
+        return w.changed
+
+
 class BoundPanel(GenericPanel):
     engine_name = "bound"
 
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
-        c = self.controls
-        self.source = QComboBox()
-        for key in SOURCES:
-            self.source.addItem(SOURCE_LABELS[key], key)
-        self.network = QComboBox()
-        from core.nets import zoo
-
-        for name, title in zoo.titles().items():
-            self.network.addItem(title, name)
-        self.layer_spec = QLineEdit()
-        self.layer_spec.setPlaceholderText("Ci=64,Hi=56,Wi=56,Co=128,Hk=3,Wk=3,stride=1,pad=1  (';' between layers)")
-        self.onnx_path = QLineEdit()
-        self.onnx_path.setPlaceholderText("model.onnx")
-        self.onnx_browse = QPushButton("…")
-        self.onnx_browse.clicked.connect(self._browse)
+        c, b = self.controls, self.binding
         self.memory = QComboBox()
-        for b in MEMORY_CHOICES:
-            self.memory.addItem("from target" if b == 0 else f"{b // 1024} KiB", b)
-        self.batch = QSpinBox()
-        self.batch.setRange(0, 1024)
-        self.batch.setSpecialValueText("batch: window")
-        self.flow_boxes = {k: QCheckBox(k.upper()) for k in BASELINES}
-        self.sweep = QCheckBox("memory sweep")
-        for wdg in (QLabel("Layers:"), self.source, self.network, self.layer_spec, self.onnx_path, self.onnx_browse,
-                    QLabel("S:"), self.memory, self.batch, *self.flow_boxes.values(), self.sweep):
-            c.addWidget(wdg)
-        c.addStretch(1)
-        for sig in (self.source.currentIndexChanged, self.network.currentIndexChanged, self.memory.currentIndexChanged,
-                    self.batch.valueChanged, self.layer_spec.editingFinished, self.onnx_path.editingFinished,
-                    *(b.toggled for b in self.flow_boxes.values()), self.sweep.toggled):
-            sig.connect(self._edited)
-        self.source.currentIndexChanged.connect(self._source_visibility)
+        for nbytes in MEMORY_CHOICES:
+            self.memory.addItem("from target" if nbytes == 0 else f"{nbytes // 1024} KiB", nbytes)
+        c.addWidget(b.label("memory_bytes"))
+        c.addWidget(b.bind("memory_bytes", self.memory))
+        made = b.build_into(c, ["word_bits", "batch"])
+        self.word_bits, self.batch = made["word_bits"], made["batch"]
+        self.word_bits.setSpecialValueText("from target")
+        self.batch.setSpecialValueText("from workload")
+        self.flows = FlagBoxes(list(BASELINES), {k: f.title for k, f in BASELINES.items()})
+        self.flow_boxes = self.flows.boxes
+        c.addWidget(b.bind("dataflows", self.flows, FlagsAdapter()))
+        self.sweep = b.build("sweep")
+        c.addWidget(self.sweep)
 
         # traffic vs memory
         self.sweep_plot = pg.PlotWidget(background="w")
@@ -156,7 +158,7 @@ class BoundPanel(GenericPanel):
         self.sweep_plot.showGrid(x=True, y=True, alpha=0.3)
         self.tabs.insertTab(0, self.sweep_plot, "Traffic vs memory")
         self._live_sweep: dict[str, tuple[list[float], list[float]]] = {}
-        # per-layer bars
+        # per-layer bars: a click on a layer's bars shows its tile
         bar_page = QWidget()
         bl = QVBoxLayout(bar_page)
         self.bar_mode = QComboBox()
@@ -166,11 +168,13 @@ class BoundPanel(GenericPanel):
         bl.addWidget(self.bar_mode, 0, Qt.AlignLeft)
         self.bar_plot = pg.PlotWidget(background="w")
         self.bar_plot.addLegend(offset=(-10, 10))
+        self.bar_plot.scene().sigMouseClicked.connect(self._bar_plot_clicked)
+        self.bar_mark = pg.LinearRegionItem(movable=False, brush=(0, 0, 0, 25))
         bl.addWidget(self.bar_plot, 1)
         self.tabs.insertTab(1, bar_page, "Per layer")
         # tile
-        tile_page = QWidget()
-        tl = QVBoxLayout(tile_page)
+        self.tile_page = QWidget()
+        tl = QVBoxLayout(self.tile_page)
         row = QHBoxLayout()
         self.tile_layer = QComboBox()
         self.tile_layer.currentIndexChanged.connect(self._show_tile)
@@ -186,73 +190,22 @@ class BoundPanel(GenericPanel):
         self.tile_info = QLabel()
         self.tile_info.setWordWrap(True)
         tl.addWidget(self.tile_info)
-        self.tabs.insertTab(2, tile_page, "Tile")
-        # table
+        self.tabs.insertTab(2, self.tile_page, "Tile")
+        # table: clicking a layer's row shows its tile
         table_page = QWidget()
         tb = QVBoxLayout(table_page)
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
+        self.table.setSelectionBehavior(QTableWidget.SelectRows)
+        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.table.currentCellChanged.connect(lambda r, *_: self.select_layer(r, show=False))
+        self.table.cellClicked.connect(lambda r, _c: self.select_layer(r))
         tb.addWidget(self.table, 1)
         self.export_csv = QPushButton("Export CSV…")
         self.export_csv.clicked.connect(lambda: ask_export_table(self, self.table, "bound-layers"))
         tb.addWidget(self.export_csv, 0, Qt.AlignLeft)
         self.tabs.insertTab(3, table_page, "Table")
         self.tabs.setCurrentIndex(0)
-        self._loading = False
-        self.set_settings(default_settings())
-
-    # ------------------------------------------------------------ settings
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", "", "ONNX (*.onnx)")
-        if path:
-            self.onnx_path.setText(path)
-            self._edited()
-
-    def _source_visibility(self) -> None:
-        src = self.source.currentData()
-        self.network.setVisible(src in ("network", "workload"))     # the fallback when the window has none
-        self.network.setToolTip("Used when the window's workload has no network picked" if src == "workload" else "")
-        self.layer_spec.setVisible(src == "layer")
-        self.onnx_path.setVisible(src == "onnx")
-        self.onnx_browse.setVisible(src == "onnx")
-
-    def _edited(self, *args: Any) -> None:
-        if not self._loading:
-            self.settings_changed.emit()
-
-    def settings(self) -> dict[str, Any]:
-        s = default_settings()
-        s.update(source=self.source.currentData(), network=self.network.currentData() or "vgg16",
-                 layers=[t.strip() for t in self.layer_spec.text().split(";") if t.strip()],
-                 onnx=self.onnx_path.text().strip(), memory_bytes=int(self.memory.currentData()),
-                 batch=self.batch.value(), dataflows=[k for k, b in self.flow_boxes.items() if b.isChecked()],
-                 sweep=self.sweep.isChecked())
-        wl = self.context.workload()
-        if s["source"] == "workload" and not (isinstance(wl, CnnSet) and wl.cnns):
-            s["source"] = "network"      # no CNN set in the window: use the network picked here
-        return s
-
-    def set_settings(self, settings: dict[str, Any]) -> None:
-        s = default_settings()
-        s.update(settings or {})
-        self._loading = True
-        try:
-            self.source.setCurrentIndex(max(0, self.source.findData(s["source"])))
-            self.network.setCurrentIndex(max(0, self.network.findData(s["network"])))
-            self.layer_spec.setText("; ".join(s["layers"]))
-            self.onnx_path.setText(s["onnx"])
-            idx = self.memory.findData(s["memory_bytes"])
-            if idx < 0:
-                self.memory.addItem(f"{s['memory_bytes']} B", s["memory_bytes"])
-                idx = self.memory.count() - 1
-            self.memory.setCurrentIndex(idx)
-            self.batch.setValue(s["batch"])
-            for k, b in self.flow_boxes.items():
-                b.setChecked(k in s["dataflows"])
-            self.sweep.setChecked(bool(s["sweep"]))
-        finally:
-            self._loading = False
-        self._source_visibility()
 
     # ------------------------------------------------------------ live events
     def job_started(self) -> None:
@@ -344,6 +297,7 @@ class BoundPanel(GenericPanel):
             self.bar_plot.addItem(item)
         if as_ratio:
             self.bar_plot.addItem(pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen("k", style=Qt.DashLine)))
+        self.bar_plot.addItem(self.bar_mark)          # the layer on show in the Tile tab
         ax = self.bar_plot.getAxis("bottom")
         ax.setTicks([[(i, l["name"]) for i, l in enumerate(layers)]])
 
@@ -373,15 +327,51 @@ class BoundPanel(GenericPanel):
             self.table.setItem(last, c, QTableWidgetItem(str(v)))
         self.table.resizeColumnsToContents()
 
-    def _show_tile(self) -> None:
-        if not self._result or self.tile_layer.currentIndex() < 0:
+    # ------------------------------------------------------------ linked views
+    def select_layer(self, i: int, show: bool = True) -> None:
+        """Layer i becomes the one the Tile tab shows (and the one marked in the bars and the table);
+        `show` brings the Tile tab forward. The total row and out-of-range indices are ignored."""
+        if not self._result or not 0 <= i < len(self._result["layers"]):
             return
-        l = self._result["layers"][self.tile_layer.currentIndex()]
-        t, sh = l["optimal"]["tiling"], l["shape"]
-        block = (0, 0)
-        if self.tile_block.currentIndex() == 1:
-            block = ((-(-sh["Ho"] // t["y"])) // 2, (-(-sh["Wo"] // t["x"])) // 2)
+        self.tile_layer.setCurrentIndex(i)
+        if show:
+            self.tabs.setCurrentWidget(self.tile_page)
+
+    def layer_at(self, x: float) -> int | None:
+        """The layer whose bars stand at x on the per-layer plot (None between groups)."""
+        if not self._result:
+            return None
+        i = round(x)
+        return i if 0 <= i < len(self._result["layers"]) and abs(x - i) <= 0.45 else None
+
+    def bar_clicked_at(self, x: float) -> None:
+        """A click at x (data coordinates) on the per-layer plot."""
+        i = self.layer_at(x)
+        if i is not None:
+            self.select_layer(i)
+
+    def _bar_plot_clicked(self, ev: Any) -> None:
+        vb = self.bar_plot.getPlotItem().vb
+        if vb.sceneBoundingRect().contains(ev.scenePos()):
+            self.bar_clicked_at(vb.mapSceneToView(ev.scenePos()).x())
+
+    def show_run(self, run: Run | None, **focus: Any) -> None:
+        """`focus`: layer=i shows layer i's tile."""
+        super().show_run(run, **focus)
+        if "layer" in focus:
+            self.select_layer(int(focus["layer"]))
+
+    def _show_tile(self) -> None:
+        i = self.tile_layer.currentIndex()
+        if not self._result or i < 0:
+            return
+        l = self._result["layers"][i]
+        t = l["optimal"]["tiling"]
+        block = interior_block(l["shape"], t) if self.tile_block.currentIndex() == 1 else (0, 0)
         self.tile_view.set_layer(l, block)
+        self.bar_mark.setRegion((i - 0.45, i + 0.45))
+        if self.table.currentRow() != i:
+            self.table.selectRow(i)
         tr = l["optimal"]["traffic"]
         self.tile_info.setText(
             f"{l['name']}: b={t['b']} z={t['z']} y={t['y']} x={t['x']} k={t['k']} (order {t['order']}), "

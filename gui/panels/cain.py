@@ -1,33 +1,45 @@
-"""Panel of the "cain" engine: search settings, Fig. 3-style live plots, the best program with its
-register allocation, the Goal-Bag at every step, and program / C++ export."""
+"""Panel of the "cain" engine: search settings, Fig. 3-style live plots whose points are the programs
+found (click one to show it), the shown program with its register allocation, the Goal-Bag at every
+step, program / C++ export, and "Open in stepper" (the simulator tab replays the program)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QDoubleValidator, QFont
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
-                               QPushButton, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider,
+                               QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.atomic import atomic_write_text
-from core.cain.engine import MODES, default_settings
-from core.cain.search import TRAVERSALS
+from core.cain import plans
 from core.engine import EngineSpec
+from core.errors import InputError
+from core.fpsp_sim.sources import settings_from_cain_result
 from core.jobs import Event, MetricPoint, PartialResult
-from core.scamp5.isa import INSTRUCTION_SETS
-from core.workload import FpspFilter, KernelSet
+from core.project import ProjectEvent, Run
+from core.workload import kernels_of
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import LivePlot
+
+POINT_BRUSH = pg.mkBrush("#ff7f0e")
+SHOWN_BRUSH = pg.mkBrush("#d62728")
 
 
 def _mono() -> QFont:
     f = QFont("monospace")
     f.setStyleHint(QFont.StyleHint.Monospace)
     return f
+
+
+def _text_view() -> QPlainTextEdit:
+    v = QPlainTextEdit()
+    v.setReadOnly(True)
+    v.setFont(_mono())
+    return v
 
 
 def matrix_text(m: Any) -> str:
@@ -44,64 +56,21 @@ class CainPanel(GenericPanel):
 
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
-        self._extra: dict[str, Any] = {}
-        self._plan: dict[str, Any] | None = None
-        c = self.controls
-        c.addWidget(QLabel("Set:"))
-        self.isa = QComboBox()
-        for name in INSTRUCTION_SETS:
-            self.isa.addItem(name, name)
-        self.isa.setToolTip("Instruction set: all / basic (Cain's Table 1) or auke (AUKE's set, one kernel at a time)")
-        c.addWidget(self.isa)
-        c.addWidget(QLabel("Mode:"))
-        self.mode = QComboBox()
-        for m in MODES:
-            self.mode.addItem({"cain": "simultaneous", "auke": "one by one"}[m], m)
-        self.mode.setToolTip("simultaneous (Cain) or one kernel at a time, programs concatenated (baseline)")
-        c.addWidget(self.mode)
-        c.addWidget(QLabel("Registers:"))
-        self.registers = QSpinBox()
-        self.registers.setRange(0, 26)
-        self.registers.setSpecialValueText("target")
-        self.registers.setToolTip("Analogue registers; 'target' uses the SCAMP-5 target's count (6)")
-        c.addWidget(self.registers)
-        c.addWidget(QLabel("Time (s):"))
-        self.time_s = QDoubleSpinBox()
-        self.time_s.setRange(0.5, 3600.0)
-        self.time_s.setDecimals(1)
-        c.addWidget(self.time_s)
-        c.addWidget(QLabel("Traversal:"))
-        self.traversal = QComboBox()
-        for t in TRAVERSALS:
-            self.traversal.addItem(t, t)
-        c.addWidget(self.traversal)
-        c.addWidget(QLabel("Workers:"))
-        self.workers = QSpinBox()
-        self.workers.setRange(1, 16)
-        c.addWidget(self.workers)
-        c.addWidget(QLabel("d:"))
-        self.d = QSpinBox()
-        self.d.setRange(-1, 10)
-        self.d.setSpecialValueText("auto")
-        self.d.setToolTip("Coefficients become multiples of 1/2^d; 'auto' picks the smallest exact d")
-        c.addWidget(self.d)
-        c.addWidget(QLabel("Tolerance:"))
-        self.tolerance = QLineEdit()
-        self.tolerance.setValidator(QDoubleValidator(0.0, 1e6, 12))
+        self._plan: dict[str, Any] | None = None          # the program on show
+        self._plans: list[dict[str, Any] | None] = []     # one per point of the plots, in the order found
+        self._shown: int | None = None                    # index of the shown plan in _plans
+        b = self.binding
+        b.build_into(self.controls, ["isa", "mode", "time_s", "traversal", "workers", "max_nodes", "d"])
+        self.controls.addWidget(b.label("tolerance"))
+        self.tolerance = b.bind("tolerance", QLineEdit())
         self.tolerance.setMaximumWidth(90)
-        self.tolerance.setToolTip("With d = auto: the largest error allowed per coefficient "
-                                  "(e.g. 0.01); 1e-9 asks for an exact approximation")
-        c.addWidget(self.tolerance)
-        c.addStretch(1)
-        for w in (self.isa, self.mode, self.traversal):
-            w.currentIndexChanged.connect(self._changed)
-        for w in (self.registers, self.workers, self.d):
-            w.valueChanged.connect(self._changed)
-        self.time_s.valueChanged.connect(self._changed)
-        self.tolerance.editingFinished.connect(self._changed)
-        self.d.valueChanged.connect(lambda v: self.tolerance.setEnabled(v < 0))
+        b.build_into(self.controls, ["seed_share"])
+        self.controls.addStretch(1)
         self._build_views()
-        self.set_settings(default_settings())
+        project, on_change = self.project, self._project_changed
+        project.changed.connect(on_change)
+        self.destroyed.connect(lambda *_: project.changed.disconnect(on_change))
+        self._sync_enabled()
 
     # ------------------------------------------------------------------ views
     def _build_views(self) -> None:
@@ -109,38 +78,55 @@ class CainPanel(GenericPanel):
         pl = QHBoxLayout(plots)
         self.nodes_plot = LivePlot(title="Best length vs nodes explored", x_label="nodes", y_label="instructions")
         self.time_plot = LivePlot(title="Best length vs time", x_label="seconds", y_label="instructions")
-        pl.addWidget(self.nodes_plot)
-        pl.addWidget(self.time_plot)
+        # the programs found, one clickable point each (on top of the live best-length lines)
+        self.points: dict[str, pg.ScatterPlotItem] = {}
+        for key, plot, unit in (("nodes", self.nodes_plot, "nodes"), ("time", self.time_plot, "s")):
+            pts = pg.ScatterPlotItem(size=11, pen=pg.mkPen("k"), brush=POINT_BRUSH, hoverable=True,
+                                     tip=lambda x, y, data, u=unit: f"{y:g} instructions after {x:g} {u}: "
+                                                                    "click to show the program")
+            pts.setZValue(10)
+            pts.sigClicked.connect(self._point_clicked)
+            plot.addItem(pts)
+            self.points[key] = pts
+            pl.addWidget(plot)
         self.tabs.insertTab(0, plots, "Best length")
         # the two plots above replace the generic single plot; "Export plot…" exports the first
         self.tabs.removeTab(self.tabs.indexOf(self.plot))
         self.plot = self.nodes_plot
         self.tabs.setCurrentIndex(0)
 
-        prog = QWidget()
+        self.program_tab = prog = QWidget()
         v = QVBoxLayout(prog)
         self.kernels_label = QLabel()
         self.kernels_label.setWordWrap(True)
         v.addWidget(self.kernels_label)
         self.plan_label = QLabel("No program yet.")
+        self.plan_label.setWordWrap(True)
         v.addWidget(self.plan_label)
         split = QSplitter(Qt.Orientation.Horizontal)
-        self.program_view = QPlainTextEdit()
-        self.program_view.setReadOnly(True)
-        self.program_view.setFont(_mono())
+        self.program_view = _text_view()
         split.addWidget(self.program_view)
         self.alloc_table = QTableWidget(0, 2)
         self.alloc_table.setHorizontalHeaderLabels(["kernel", "register"])
         split.addWidget(self.alloc_table)
         v.addWidget(split, 1)
         row = QHBoxLayout()
+        self.best_button = QPushButton("Show the best")
+        self.best_button.setToolTip("Show the best program again (after clicking an earlier one in the plots)")
+        self.best_button.clicked.connect(lambda: self.select_program(len(self._plans) - 1))
+        self.stepper_button = QPushButton("Open in stepper")
+        self.stepper_button.setToolTip("Replay this program in the simulator tab's stepper, checked against its "
+                                       "approximated kernels")
+        self.stepper_button.clicked.connect(self.open_in_stepper)
         self.export_text_button = QPushButton("Export program…")
+        self.export_text_button.setToolTip("A program file the simulator reads (input and output registers in "
+                                           "its header)")
         self.export_text_button.clicked.connect(self.export_program)
         self.export_cpp_button = QPushButton("Export C++…")
         self.export_cpp_button.clicked.connect(self.export_cpp)
-        for b in (self.export_text_button, self.export_cpp_button):
-            b.setEnabled(False)
-            row.addWidget(b)
+        for w in (self.best_button, self.stepper_button, self.export_text_button, self.export_cpp_button):
+            w.setEnabled(False)
+            row.addWidget(w)
         row.addStretch(1)
         v.addLayout(row)
         self.tabs.insertTab(1, prog, "Program")
@@ -157,78 +143,43 @@ class CainPanel(GenericPanel):
         srow.addWidget(self.step_label)
         sv.addLayout(srow)
         split2 = QSplitter(Qt.Orientation.Horizontal)
-        self.bag_view = QPlainTextEdit()
-        self.bag_view.setReadOnly(True)
-        self.bag_view.setFont(_mono())
-        self.reg_view = QPlainTextEdit()
-        self.reg_view.setReadOnly(True)
-        self.reg_view.setFont(_mono())
+        self.bag_view = _text_view()
+        self.reg_view = _text_view()
         split2.addWidget(self.bag_view)
         split2.addWidget(self.reg_view)
         sv.addWidget(split2, 1)
         self.tabs.insertTab(2, steps, "Goal-Bags")
 
-        self.cpp_view = QPlainTextEdit()
-        self.cpp_view.setReadOnly(True)
-        self.cpp_view.setFont(_mono())
+        self.cpp_view = _text_view()
         self.tabs.insertTab(3, self.cpp_view, "C++")
 
     # ------------------------------------------------------------------ settings
-    def _changed(self, *_: Any) -> None:
-        self.settings_changed.emit()
+    def _project_changed(self, ev: ProjectEvent) -> None:
+        if ev.kind == "reset" or (ev.kind == "settings" and ev.engine == self.engine.name):
+            self._sync_enabled()
 
-    def settings(self) -> dict[str, Any]:
-        s = dict(self._extra)
-        s.update({
-            "isa": self.isa.currentData(), "mode": self.mode.currentData(),
-            "registers": self.registers.value() or None, "time_s": float(self.time_s.value()),
-            "traversal": self.traversal.currentData(), "workers": self.workers.value(),
-            "d": None if self.d.value() < 0 else self.d.value(),
-        })
-        try:
-            s["tolerance"] = max(0.0, float(self.tolerance.text()))
-        except ValueError:      # left empty or half-typed: keep what was set before
-            pass
-        return s
-
-    def set_settings(self, settings: dict[str, Any]) -> None:
-        s = default_settings()
-        s.update(settings)
-        self._extra = {k: v for k, v in s.items() if k in ("max_nodes", "tolerance")}
-        self.tolerance.setText(f"{float(s['tolerance']):g}")
-        self.tolerance.setEnabled(s["d"] is None)
-        widgets = (self.isa, self.mode, self.registers, self.time_s, self.traversal, self.workers, self.d)
-        for w in widgets:
-            w.blockSignals(True)
-        try:
-            self.isa.setCurrentIndex(max(0, self.isa.findData(s["isa"])))
-            self.mode.setCurrentIndex(max(0, self.mode.findData(s["mode"])))
-            self.registers.setValue(int(s["registers"] or 0))
-            self.time_s.setValue(float(s["time_s"]))
-            self.traversal.setCurrentIndex(max(0, self.traversal.findData(s["traversal"])))
-            self.workers.setValue(int(s["workers"]))
-            self.d.setValue(-1 if s["d"] is None else int(s["d"]))
-        finally:
-            for w in widgets:
-                w.blockSignals(False)
+    def _sync_enabled(self) -> None:
+        """The tolerance only applies when d is chosen automatically."""
+        self.tolerance.setEnabled(self.project.choice(self.engine.name).settings.get("d") is None)
 
     # ------------------------------------------------------------------ live events
     def job_started(self) -> None:
         super().job_started()
         self.nodes_plot.clear_series()
         self.time_plot.clear_series()
+        self._clear_points()
         self._plan = None
         self.plan_label.setText("Searching…")
         self._describe_workload()
 
     def _describe_workload(self) -> None:
-        w = self.context.workload()
-        ks = w.kernel_set() if isinstance(w, FpspFilter) else w if isinstance(w, KernelSet) else None
-        if ks is None:
+        try:
+            ks = kernels_of(self.workload())
+        except InputError:
             self.kernels_label.setText("Pick convolution kernels or an FPSP filter as the workload.")
-        else:
-            self.kernels_label.setText(f"Kernels: {ks.name} — " + ", ".join(k.name for k in ks.kernels)
-                                       + f" (over {ks.denominator})")
+            return
+        self.kernels_label.setText(f"Kernels: {ks.name} — " + ", ".join(k.name for k in ks.kernels)
+                                   + f" (over {ks.denominator})")
 
     def handle_events(self, events: list[Event]) -> None:
         batches: dict[str, tuple[list[float], list[float]]] = {}
@@ -247,41 +198,99 @@ class CainPanel(GenericPanel):
 
     def handle_partial(self, event: PartialResult) -> None:
         if event.kind == "plan":
-            self._show_plan(event.data)
+            self._plans.append(event.data)
+            self._add_point(event.data)
+            self.select_program(len(self._plans) - 1)
+
+    # ------------------------------------------------------------------ the programs found
+    def _clear_points(self) -> None:
+        self._plans, self._shown = [], None
+        for pts in self.points.values():
+            pts.clear()
+
+    def _add_point(self, found: dict[str, Any]) -> None:
+        i = len(self._plans) - 1
+        y = float(found["length"])
+        self.points["nodes"].addPoints([{"x": float(found["nodes"]), "y": y, "data": i}])
+        self.points["time"].addPoints([{"x": float(found["time_s"]), "y": y, "data": i}])
+
+    def _point_clicked(self, _item: Any, points: Any, _ev: Any = None) -> None:
+        if len(points):
+            self.select_program(int(points[0].data()))
+            self.tabs.setCurrentWidget(self.program_tab)
+
+    def select_program(self, index: int) -> bool:
+        """Show the index-th program found (-1 or the last: the best) in the Program tab."""
+        if not self._plans or not -len(self._plans) <= index < len(self._plans):
+            return False
+        index %= len(self._plans)
+        plan = self._plans[index]
+        if plan is None:
+            self.context.status("This result was stored without that program; only the best one was kept.")
+            return False
+        self._shown = index
+        for pts in self.points.values():
+            pts.setBrush([SHOWN_BRUSH if p.data() == index else POINT_BRUSH for p in pts.points()])
+        self._show_plan(plan)
+        return True
+
+    @property
+    def shown_is_best(self) -> bool:
+        return self._shown is not None and self._shown == len(self._plans) - 1
 
     # ------------------------------------------------------------------ drawing
-    def _show_plan(self, plan: dict[str, Any], result: dict[str, Any] | None = None) -> None:
+    def _plan_title(self, plan: dict[str, Any]) -> str:
+        if self._shown is None:
+            which = "Program"
+        else:
+            which = "Best program" if self.shown_is_best else f"Program {self._shown + 1} of {len(self._plans)}"
+        return (f"{which}: {len(plan.get('program', []))} instructions (found after {plan.get('nodes', '?')} nodes, "
+                f"{plan.get('time_s', '?')} s, {plan.get('method', '?')}; verified by the exact interpreter)")
+
+    def _show_plan(self, plan: dict[str, Any]) -> None:
         self._plan = plan
         prog = plan.get("program", [])
-        self.plan_label.setText(f"Best program: {len(prog)} instructions "
-                                f"(found after {plan.get('nodes', '?')} nodes, {plan.get('time_s', '?')} s; "
-                                f"verified by the exact interpreter)")
+        self.plan_label.setText(self._plan_title(plan))
         self.program_view.setPlainText("\n".join(f"{i + 1:3d}  {p};" for i, p in enumerate(prog)))
-        outs = plan.get("output_registers") or {}
+        outs = plan.get("outputs") or {}
         inputs = plan.get("input_registers") or {}
         rows = [(f"input (channel {c})", r) for c, r in inputs.items()] + list(outs.items())
         self.alloc_table.setRowCount(len(rows))
         for i, (k, r) in enumerate(rows):
             self.alloc_table.setItem(i, 0, QTableWidgetItem(str(k)))
             self.alloc_table.setItem(i, 1, QTableWidgetItem(str(r)))
-        n = max(len(plan.get("goal_bags", [])), len(plan.get("register_goals", [])))
+        n = max(len(plan.get("goal_bags") or []), len(plan.get("register_goals") or []))
         self.step_slider.setRange(0, max(0, n - 1))
         self.step_slider.setValue(max(0, n - 1))
         self._show_step(self.step_slider.value())
-        for b in (self.export_text_button, self.export_cpp_button):
-            b.setEnabled(bool(prog))
-        if result is not None:
-            self.cpp_view.setPlainText(result.get("cpp", ""))
+        try:
+            self.cpp_view.setPlainText(plans.cpp_text(plan) if prog else "")
+        except InputError as exc:
+            self.cpp_view.setPlainText(f"// cannot write C++ for this program: {exc}")
+        for w in (self.stepper_button, self.export_text_button, self.export_cpp_button):
+            w.setEnabled(bool(prog))
+        self.best_button.setEnabled(not self.shown_is_best and bool(self._plans))
+
+    def _clear_plan(self, message: str) -> None:
+        self._plan = None
+        self.plan_label.setText(message)
+        self.program_view.setPlainText("")
+        self.cpp_view.setPlainText("")
+        self.alloc_table.setRowCount(0)
+        self.step_slider.setRange(0, 0)
+        self._show_step(0)
+        for w in (self.best_button, self.stepper_button, self.export_text_button, self.export_cpp_button):
+            w.setEnabled(False)
 
     def _show_step(self, i: int) -> None:
         plan = self._plan or {}
-        bags = plan.get("goal_bags", [])
-        regs = plan.get("register_goals", [])
+        bags = plan.get("goal_bags") or []
+        regs = plan.get("register_goals") or []
         prog = plan.get("program", [])
         n = max(len(bags), len(regs))
         if not n or i >= n:
             self.step_label.setText("step 0")
-            self.bag_view.setPlainText("")
+            self.bag_view.setPlainText("" if not plan else "(Goal-Bags are kept for the best program only)")
             self.reg_view.setPlainText("")
             return
         what = "before the first instruction" if i == 0 else f"after {i}: {prog[i - 1]}"
@@ -303,15 +312,9 @@ class CainPanel(GenericPanel):
         super().show_result(result)
         self.nodes_plot.clear_series()
         self.time_plot.clear_series()
+        self._clear_points()
         if result is None:
-            self._plan = None
-            self.plan_label.setText("No program yet.")
-            self.program_view.setPlainText("")
-            self.cpp_view.setPlainText("")
-            self.alloc_table.setRowCount(0)
-            self._show_step(0)
-            for b in (self.export_text_button, self.export_cpp_button):
-                b.setEnabled(False)
+            self._clear_plan("No program yet.")
             return
         imps = result.get("improvements", [])
         if imps:
@@ -321,28 +324,44 @@ class CainPanel(GenericPanel):
                                        [float(p["length"]) for p in imps] + [float(imps[-1]["length"])])
             self.time_plot.add_points("best length", [float(p["time_s"]) for p in imps] + [end_t],
                                       [float(p["length"]) for p in imps] + [float(imps[-1]["length"])])
+        for imp, plan in zip(imps, plans.plans_of(result)):
+            self._plans.append(plan)
+            self._add_point(imp)
         self.kernels_label.setText(f"Kernels: {result.get('filter', '')} — d = {result.get('d')}, "
                                    f"max coefficient error {result.get('max_abs_error')}")
-        if result.get("found"):
-            plan = {"program": result.get("program", []), "output_registers": result.get("outputs", {}),
-                    "input_registers": result.get("input_registers", {}),
-                    "nodes": imps[-1]["nodes"] if imps else result.get("nodes_explored"),
-                    "time_s": result.get("time_to_best_s"), "goal_bags": result.get("goal_bags", []),
-                    "register_goals": result.get("register_goals", [])}
-            self._show_plan(plan, result)
+        if result.get("found") and self._plans:
+            self.select_program(len(self._plans) - 1)
         else:
-            self._plan = None
-            self.plan_label.setText("No program found within the budget.")
-            self.program_view.setPlainText("")
-            self.cpp_view.setPlainText("")
+            self._clear_plan("No program found within the budget.")
 
-    # ------------------------------------------------------------------ export
+    def show_run(self, run: Run | None, **focus: Any) -> None:
+        """Draw a run; a cancelled or failed one shows the best program it had found. `program=i`
+        selects the i-th program found (as a click on its point does)."""
+        super().show_run(run, **focus)
+        if run is not None and run.result is None:
+            if self._plan is not None:
+                self.plan_label.setText(f"Run {run.status}. {self._plan_title(self._plan)}")
+            else:
+                self._clear_plan(f"Run {run.status} before any program was found.")
+        if "program" in focus and self.select_program(int(focus["program"])):
+            self.tabs.setCurrentWidget(self.program_tab)
+
+    # ------------------------------------------------------------------ hand-over and export
+    def open_in_stepper(self) -> bool:
+        """Open the shown program in the simulator tab's stepper (the window switches tabs)."""
+        if not self._plan:
+            return False
+        try:
+            update = settings_from_cain_result(self._plan)
+        except InputError as exc:
+            self.context.status(f"Cannot open this program in the stepper: {exc.message}")
+            return False
+        self.context.open_in_simulator(update)
+        return True
+
     def program_text(self) -> str:
-        plan = self._plan or {}
-        outs = plan.get("output_registers") or {}
-        head = [f"# input: {', '.join(str(r) for r in (plan.get('input_registers') or {'0': 'A'}).values())}",
-                f"# outputs: {', '.join(f'{k}={r}' for k, r in outs.items())}"]
-        return "\n".join(head + [f"{p};" for p in plan.get("program", [])]) + "\n"
+        """The shown program as a program file (core.scamp5.program_file), as the simulator reads it."""
+        return plans.program_text(self._plan or {})
 
     def export_program(self) -> None:
         if not self._plan:

@@ -1,18 +1,19 @@
 """Panel of the Cappuccino engine: layer table, OLP thread picture, map-major layout picture,
-accuracy of every configuration tried and the speedup bars. Everything redraws from the result."""
+accuracy of every configuration tried and the speedup bars. Everything redraws from the result.
+The network (a CNN workload) and the SoC are the tab's library choices; the search and timing
+settings are bound to the project by key (gui.binding)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, QSignalBlocker, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.cappuccino import layout
-from core.cappuccino.engine import default_settings
 from core.engine import EngineSpec
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
@@ -236,37 +237,22 @@ class CappuccinoPanel(GenericPanel):
 
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
-        self._loading = False
-        c = self.controls
-        self.model_box = QComboBox()
-        self.model_box.addItem("Built-in digits CNN", "builtin-digits")
-        self.model_box.addItem("ONNX file", "onnx")
-        self.onnx_edit = QLineEdit()
-        self.onnx_edit.setPlaceholderText("model.onnx")
-        self.onnx_button = QPushButton("…")
-        self.onnx_button.clicked.connect(self._browse)
-        self.validation_edit = QLineEdit()
-        self.validation_edit.setPlaceholderText("validation .npz (x, y)")
-        self.validation_button = QPushButton("…")
-        self.validation_button.setToolTip("Pick a validation set: a .npz file with images x and labels y")
-        self.validation_button.clicked.connect(self._browse_validation)
-        self.budget = QDoubleSpinBox()
-        self.budget.setRange(0.0, 100.0)
-        self.budget.setSingleStep(0.1)
-        self.budget.setSuffix(" pp")
-        self.prefer = QComboBox()
-        for m in ("relaxed", "imprecise"):
-            self.prefer.addItem(f"prefer {m}", m)
-        self.compile_box = QCheckBox("compile && time")
-        self.emit_edit = QLineEdit()
-        self.emit_edit.setPlaceholderText("emit folder (optional)")
-        for w in (QLabel("Model"), self.model_box, self.onnx_edit, self.onnx_button, self.validation_edit,
-                  self.validation_button, QLabel("Accuracy budget"), self.budget, self.prefer, self.compile_box, self.emit_edit):
-            c.addWidget(w)
-        for sig in (self.model_box.currentIndexChanged, self.onnx_edit.textChanged, self.validation_edit.textChanged,
-                    self.budget.valueChanged, self.prefer.currentIndexChanged, self.compile_box.toggled,
-                    self.emit_edit.textChanged):
-            sig.connect(self._edited)
+        b = self.binding
+        self.budget = b.build("accuracy_budget")
+        self.prefer = b.build("prefer")
+        self.compile_box = b.build("compile")
+        self.emit_edit = b.build("emit_dir")
+        self.emit_edit.setMinimumWidth(180)
+        self.repeats_spin = b.build("repeats")
+        self.min_seconds_spin = b.build("min_seconds")
+        self.limit_spin = b.build("limit")
+        self.limit_spin.setSpecialValueText("all")           # 0: every validation image
+        for key, w in (("accuracy_budget", self.budget), ("prefer", self.prefer), ("compile", self.compile_box),
+                       ("emit_dir", self.emit_edit), ("repeats", self.repeats_spin),
+                       ("min_seconds", self.min_seconds_spin), ("limit", self.limit_spin)):
+            if key not in ("prefer", "compile", "emit_dir"):
+                self.controls.addWidget(b.label(key))
+            self.controls.addWidget(w)
 
         # layer table
         tab = QWidget()
@@ -308,50 +294,6 @@ class CappuccinoPanel(GenericPanel):
         self.tabs.insertTab(4, self.speed_chart, "Speedup")
         self.speed_values: list[float] = []
         self.tabs.setCurrentIndex(0)
-        self.set_settings(default_settings())
-
-    # ------------------------------------------------------------------ settings
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", "", "ONNX (*.onnx)")
-        if path:
-            self.onnx_edit.setText(path)
-            self.model_box.setCurrentIndex(1)
-
-    def _browse_validation(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Validation set", "", "numpy archive (*.npz)")
-        if path:
-            self.validation_edit.setText(path)
-
-    def _edited(self, *args: Any) -> None:
-        onnx = self.model_box.currentData() == "onnx"
-        for w in (self.onnx_edit, self.onnx_button):     # a validation file serves both models
-            w.setEnabled(onnx)
-        if not self._loading:
-            self.settings_changed.emit()
-
-    def settings(self) -> dict[str, Any]:
-        s = default_settings()
-        s.update(model=self.model_box.currentData(), onnx_path=self.onnx_edit.text().strip(),
-                 validation_path=self.validation_edit.text().strip(), accuracy_budget=float(self.budget.value()),
-                 prefer=self.prefer.currentData(), compile=self.compile_box.isChecked(),
-                 emit_dir=self.emit_edit.text().strip())
-        return s
-
-    def set_settings(self, settings: dict[str, Any]) -> None:
-        s = default_settings()
-        s.update(settings or {})
-        self._loading = True
-        try:
-            self.model_box.setCurrentIndex(max(0, self.model_box.findData(s["model"])))
-            self.onnx_edit.setText(s["onnx_path"])
-            self.validation_edit.setText(s["validation_path"])
-            self.budget.setValue(float(s["accuracy_budget"]))
-            self.prefer.setCurrentIndex(max(0, self.prefer.findData(s["prefer"])))
-            self.compile_box.setChecked(bool(s["compile"]))
-            self.emit_edit.setText(s["emit_dir"])
-        finally:
-            self._loading = False
-        self._edited()
 
     # ------------------------------------------------------------------ results
     def job_started(self) -> None:
@@ -364,9 +306,10 @@ class CappuccinoPanel(GenericPanel):
         self.accuracy_chart.set_data([], None, None)
         self.speed_chart.set_data([])
         self.speed_values = []
-        self.thread_layer.blockSignals(True)
-        self.thread_layer.clear()
-        self.thread_layer.blockSignals(False)
+        with QSignalBlocker(self.thread_layer):
+            self.thread_layer.clear()
+            for row in (result or {}).get("layers", []):
+                self.thread_layer.addItem(f"{row['name']} ({row['kind']})")
         if result is None:
             self.thread_view.set_layer(None, 4, 1)
             self.layout_view.example = None
@@ -375,10 +318,6 @@ class CappuccinoPanel(GenericPanel):
             return
         self._fill_table(result)
         self.message.setText(result.get("summary", ""))
-        self.thread_layer.blockSignals(True)
-        for row in result["layers"]:
-            self.thread_layer.addItem(f"{row['name']} ({row['kind']})")
-        self.thread_layer.blockSignals(False)
         self._show_threads()
         V = result["target"]["vector_width"]
         first = result["layers"][0]

@@ -1,6 +1,7 @@
-"""Panel of the multi-CNN FPGA engine (f-CNNx): Pareto fronts filling in live, joint design points as
-in Fig. 4, a Gantt chart of one schedule cycle over its bandwidth profile, and resource bars per CNN.
-Everything redraws from the result dict alone."""
+"""Panel of the multi-CNN FPGA engine (f-CNNx): the design space (per-CNN Pareto fronts filling in live
+beside the joint design points of Fig. 4) over the selected joint design's schedule cycle (Gantt chart
+over its bandwidth profile) and resources. Clicking a joint point selects that design; clicking a
+Pareto point highlights the joint designs built on it. Everything redraws from the result dict alone."""
 
 from __future__ import annotations
 
@@ -8,31 +9,69 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLineEdit, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from core.boards import BOARDS
 from core.engine import EngineSpec
-from core.fcnnx.engine import default_settings
+from core.fcnnx.joint_view import JointView, chosen_view, joint_view, joints_using
 from core.fcnnx.model import RESOURCE_KEYS
 from core.jobs import Event, MetricPoint
+from core.project import Run
+from gui.binding import CheckAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import PALETTE, LivePlot
 
 JOINT_SERIES = {"peak": "#1f77b4", "contention-unaware (est.)": "#d62728", "memory-aware": "#e6b800"}
+JOINT_KEYS = {"peak": "peak", "contention-unaware (est.)": "contention_unaware_est", "memory-aware": "memory_aware"}
+SETTING_WIDGETS = ["targets", "objective", "scheduler", "strict_targets", "front_size", "max_joint", "ilp_time_limit",
+                   "simulate"]
+
+
+class NotCheckAdapter(CheckAdapter):
+    """A check box that shows the negation of a boolean setting ("all joint points" = not prune)."""
+
+    def read(self, w: QCheckBox, prop: dict[str, Any]) -> Any:
+        return not w.isChecked()
+
+    def write(self, w: QCheckBox, value: Any, prop: dict[str, Any]) -> None:
+        w.setChecked(not value)
 
 
 class ScatterPlot(LivePlot):
-    """A LivePlot drawing points without connecting lines (Pareto clouds, Fig. 4 triplets)."""
+    """A LivePlot drawing points without connecting lines (Pareto clouds, Fig. 4 triplets) that says
+    which point of which series was clicked."""
+
+    def __init__(self, *args: Any, on_click: Any = None, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._on_click = on_click
+        self._marks: list[tuple[float, float]] = []
+        self.mark = pg.PlotDataItem([], [], pen=None, symbol="o", symbolSize=16, symbolBrush=None,
+                                    symbolPen=pg.mkPen("k", width=2))
+        self.mark.setZValue(10)
+        self.mark.setEnabled(False)            # clicks go through the ring to the point under it
+        self.addItem(self.mark)
 
     def add_points(self, series: str, xs: list[float], ys: list[float]) -> None:
         new = series not in self._data
         super().add_points(series, xs, ys)
         if new:
             color = JOINT_SERIES.get(series, PALETTE[(len(self._data) - 1) % len(PALETTE)])
-            self._curves[series].setPen(None)
-            self._curves[series].setSymbolBrush(color)
-            self._curves[series].setSymbolPen(color)
+            curve = self._curves[series]
+            curve.setPen(None)
+            curve.setSymbolBrush(color)
+            curve.setSymbolPen(color)
+            if self._on_click is not None:
+                curve.sigPointsClicked.connect(lambda _item, points, _ev, s=series: points and
+                                               self._on_click(s, int(points[0].index())))
+
+    def set_marks(self, xs: list[float], ys: list[float]) -> None:
+        """Ring the given points (the selection); an empty list clears."""
+        self._marks = list(zip(map(float, xs), map(float, ys)))
+        self.mark.setData(np.asarray(xs, float), np.asarray(ys, float))
+
+    def marks(self) -> list[tuple[float, float]]:
+        return list(self._marks)
 
 
 class FcnnxPanel(GenericPanel):
@@ -40,109 +79,62 @@ class FcnnxPanel(GenericPanel):
 
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
-        self._loading = True
-        c = self.controls
-        self.cnns = QLineEdit()
-        self.cnns.setPlaceholderText("CNNs: window's CNN set (or e.g. zfnet,scenelabel,vgg16)")
-        self.targets = QLineEdit()
-        self.targets.setPlaceholderText("target fps: 25 each")
-        self.board = QComboBox()
-        self.board.addItem("board: window", "")
-        for key, b in BOARDS.items():
-            self.board.addItem(f"{b.name} ({b.device})", key)
-        self.bandwidth = QDoubleSpinBox()
-        self.bandwidth.setRange(0.0, 100.0)
-        self.bandwidth.setDecimals(2)
-        self.bandwidth.setSingleStep(0.1)
-        self.bandwidth.setSuffix(" GB/s")
-        self.bandwidth.setSpecialValueText("bandwidth: window")
-        self.objective = QComboBox()
-        self.objective.addItem("FPSobj (eq. 5)", "fps")
-        self.objective.addItem("MaxThrpt (eq. 6)", "throughput")
-        self.scheduler = QComboBox()
-        self.scheduler.addItem("RCLS + pattern search", "rcls")
-        self.scheduler.addItem("exact (CP-SAT)", "ilp")
-        self.simulate = QCheckBox("simulate")
-        self.all_joint = QCheckBox("all joint points")
+        self.binding.build_into(self.controls, SETTING_WIDGETS)
+        self.all_joint = self.binding.bind("prune", QCheckBox("all joint points"), NotCheckAdapter())
         self.all_joint.setToolTip("Schedule every joint design point (slower) instead of stopping when no other "
                                   "point can beat the best: fills the memory-aware points of Fig. 4")
-        for w in (self.cnns, self.targets, self.board, self.bandwidth, self.objective, self.scheduler, self.simulate,
-                  self.all_joint):
-            c.addWidget(w)
-        c.addStretch(1)
-        for sig in (self.cnns.editingFinished, self.targets.editingFinished, self.board.currentIndexChanged,
-                    self.bandwidth.valueChanged, self.objective.currentIndexChanged,
-                    self.scheduler.currentIndexChanged, self.simulate.toggled, self.all_joint.toggled):
-            sig.connect(self._edited)
+        self.controls.addWidget(self.all_joint)
 
-        self.pareto_plot = ScatterPlot(title="Per-CNN design points (latency-resource Pareto fronts)",
-                                       x_label="average resource use (%)", y_label="fps (whole bandwidth)")
+        self.pareto_plot = ScatterPlot(title="Per-CNN design points (Pareto fronts)", x_label="average resource use (%)",
+                                       y_label="fps (whole bandwidth)", on_click=self.pareto_point_clicked)
         self.pareto_plot.setLogMode(y=True)
-        self.tabs.insertTab(0, self.pareto_plot, "Pareto fronts")
         self.joint_plot = ScatterPlot(title="Joint design points (Fig. 4)", x_label="average resource use (%)",
-                                      y_label="objective (lower is better)")
-        self.tabs.insertTab(1, self.joint_plot, "Joint designs")
-        sched = QWidget()
-        sl = QVBoxLayout(sched)
-        self.sched_info = QLabel("Run the engine to see one cycle of the schedule")
+                                      y_label="objective (lower is better)", on_click=self.joint_point_clicked)
+        self.sched_info = QLabel("Run the engine, then click a joint design point to see its schedule")
         self.sched_info.setWordWrap(True)
-        sl.addWidget(self.sched_info)
         self.gantt = pg.PlotWidget(background="w", title="One schedule cycle")
         self.gantt.setLabel("bottom", "time (ms)")
         self.bw_plot = pg.PlotWidget(background="w")
         self.bw_plot.setLabel("bottom", "time (ms)")
         self.bw_plot.setLabel("left", "GB/s")
         self.bw_plot.setXLink(self.gantt)
-        sl.addWidget(self.gantt, 3)
-        sl.addWidget(self.bw_plot, 2)
-        self.tabs.insertTab(2, sched, "Schedule")
+        for plot, side in ((self.gantt, "bottom"), (self.bw_plot, "bottom"), (self.bw_plot, "left")):
+            plot.getAxis(side).enableAutoSIPrefix(False)       # ms and GB/s as labelled, no "(x0.001)"
         self.res_plot = pg.PlotWidget(background="w", title="Device resources per CNN (%)")
         self.res_plot.addLegend(offset=(-10, 10))
-        self.tabs.insertTab(3, self.res_plot, "Resources")
+        top = QSplitter(Qt.Horizontal)
+        top.addWidget(self.pareto_plot)
+        top.addWidget(self.joint_plot)
+        sched = QWidget()
+        sl = QVBoxLayout(sched)
+        sl.setContentsMargins(0, 0, 0, 0)
+        sl.addWidget(self.gantt, 3)
+        sl.addWidget(self.bw_plot, 2)
+        bottom_row = QSplitter(Qt.Horizontal)
+        bottom_row.addWidget(sched)
+        bottom_row.addWidget(self.res_plot)
+        bottom_row.setStretchFactor(0, 3)
+        bottom_row.setStretchFactor(1, 1)
+        bottom = QWidget()
+        bl = QVBoxLayout(bottom)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(self.sched_info)
+        bl.addWidget(bottom_row, 1)
+        space = QSplitter(Qt.Vertical)
+        space.addWidget(top)
+        space.addWidget(bottom)
+        self.tabs.insertTab(0, space, "Design space")
         self.tabs.setCurrentIndex(0)
         self.gantt_bars: list[dict[str, Any]] = []
-        self.set_settings(default_settings())
-        self._loading = False
-
-    # ------------------------------------------------------------ settings
-    def _edited(self) -> None:
-        if not self._loading:
-            self.settings_changed.emit()
-
-    def settings(self) -> dict[str, Any]:
-        s = default_settings()
-        targets = []
-        for t in self.targets.text().replace(" ", "").split(","):
-            if t:
-                try:
-                    targets.append(float(t))
-                except ValueError:
-                    targets.append(-1.0)       # the engine names the bad entry
-        s.update(cnns=[n.strip() for n in self.cnns.text().split(",") if n.strip()], targets=targets,
-                 board=self.board.currentData() or "", bandwidth_gbps=round(self.bandwidth.value(), 3),
-                 objective=self.objective.currentData(), scheduler=self.scheduler.currentData(),
-                 simulate=self.simulate.isChecked(), prune=not self.all_joint.isChecked())
-        return s
-
-    def set_settings(self, settings: dict[str, Any]) -> None:
-        s = default_settings()
-        s.update(settings or {})
-        was, self._loading = self._loading, True
-        self.cnns.setText(",".join(s["cnns"]))
-        self.targets.setText(",".join(f"{t:g}" for t in s["targets"]))
-        self.board.setCurrentIndex(max(0, self.board.findData(s["board"])))
-        self.bandwidth.setValue(float(s["bandwidth_gbps"]))
-        self.objective.setCurrentIndex(max(0, self.objective.findData(s["objective"])))
-        self.scheduler.setCurrentIndex(max(0, self.scheduler.findData(s["scheduler"])))
-        self.simulate.setChecked(bool(s["simulate"]))
-        self.all_joint.setChecked(not s.get("prune", True))
-        self._loading = was
+        self.selected: JointView | None = None
+        self.highlighted: list[int] = []             # joint points using the clicked Pareto point
+        self._joint_index: dict[str, list[int]] = {}  # joint-plot series -> joint point of each of its points
+        self._shown: dict[str, Any] | None = None     # the result the views draw (None while a run streams)
 
     # ------------------------------------------------------------ live events
     def job_started(self) -> None:
         super().job_started()
-        self.pareto_plot.clear_series()
-        self.joint_plot.clear_series()
+        self._clear_views()
 
     def handle_events(self, events: list[Event]) -> None:
         rest: list[Event] = []
@@ -159,28 +151,108 @@ class FcnnxPanel(GenericPanel):
         super().handle_events(rest)
 
     # ------------------------------------------------------------ result
+    def _clear_views(self) -> None:
+        for plot in (self.pareto_plot, self.joint_plot):
+            plot.clear_series()
+            plot.set_marks([], [])
+        self.gantt.clear()
+        self.bw_plot.clear()
+        self.res_plot.clear()
+        self.gantt_bars, self.selected, self.highlighted, self._joint_index = [], None, [], {}
+        self._shown = None
+
     def show_result(self, result: dict[str, Any] | None) -> None:
         super().show_result(result)
-        self.pareto_plot.clear_series()
-        self.joint_plot.clear_series()
+        self._clear_views()
+        if not result:
+            return
+        self._shown = result
+        for name, front in result["pareto_fronts"].items():
+            self.pareto_plot.add_points(name, [100 * p["avg_util"] for p in front], [p["fps"] for p in front])
+        rows = result["joint_points"]
+        for series, key in JOINT_KEYS.items():
+            ks = [k for k, r in enumerate(rows) if r.get(key) is not None]
+            if ks:
+                self._joint_index[series] = ks
+                self.joint_plot.add_points(series, [rows[k]["util"] for k in ks], [rows[k][key] for k in ks])
+        self._show_joint(chosen_view(result))
+
+    def show_run(self, run: Run | None, **focus: Any) -> None:
+        """`focus`: joint=k selects joint design point k of the run's result."""
+        super().show_run(run, **focus)
+        if self._shown is not None and "joint" in focus:
+            self.select_joint(int(focus["joint"]))
+
+    # ------------------------------------------------------------ linked views
+    def joint_point_clicked(self, series: str, i: int) -> None:
+        """A click on point i of a joint-plot series."""
+        ks = self._joint_index.get(series, [])
+        if 0 <= i < len(ks):
+            self.select_joint(ks[i])
+
+    def pareto_point_clicked(self, cnn: str, i: int) -> None:
+        """A click on point i of a CNN's Pareto front."""
+        self.select_front_point(cnn, i)
+
+    def select_joint(self, k: int) -> JointView:
+        """Select joint design point k: its schedule and resources are drawn, its CNNs' designs ringed."""
+        if self._shown is None:
+            raise RuntimeError("no result on show")
+        view = joint_view(self._shown, k)
+        self._show_joint(view)
+        return view
+
+    def select_front_point(self, cnn: str, i: int) -> list[int]:
+        """Ring point i of a CNN's Pareto front and the joint design points that use it."""
+        if self._shown is None:
+            return []
+        p = self._shown["pareto_fronts"][cnn][i]
+        self.pareto_plot.set_marks([100 * p["avg_util"]], [p["fps"]])
+        self.highlighted = joints_using(self._shown, cnn, i)
+        rows = self._shown["joint_points"]
+        pts = [(rows[k]["util"], rows[k]["memory_aware"] if rows[k]["memory_aware"] is not None else rows[k]["peak"])
+               for k in self.highlighted]
+        self.joint_plot.set_marks([x for x, _ in pts], [y for _, y in pts])
+        what = f"{cnn} design {i + 1} ({100 * p['avg_util']:.1f}% of the device, {p['fps']:.2f} fps alone)"
+        if any(r.get("front_index") is None for r in rows):
+            self.context.status(f"{what}: this result does not record which joint designs use it; run again")
+        else:
+            self.context.status(f"{what}: used by {len(self.highlighted)} joint design(s), ringed")
+        return self.highlighted
+
+    def _show_joint(self, view: JointView) -> None:
+        r = self._shown
+        assert r is not None
+        self.selected = view
         self.gantt.clear()
         self.bw_plot.clear()
         self.res_plot.clear()
         self.gantt_bars = []
-        if not result:
+        rows = r["joint_points"]
+        if view.index is not None:
+            row = rows[view.index]
+            y = row["memory_aware"] if row["memory_aware"] is not None else row["peak"]
+            self.joint_plot.set_marks([row["util"]], [y])
+        if view.designs is not None:
+            self.pareto_plot.set_marks([100 * d["avg_util"] for d in view.designs], [d["fps"] for d in view.designs])
+            self._draw_resources(r, view.designs)
+        title = "The chosen design" if view.index is None else \
+            f"Joint design {view.index}" + (" (chosen)" if view.chosen else "")
+        if view.schedule is None:
+            self.sched_info.setText(f"{title}: {view.note}")
             return
-        for name, front in result["pareto_fronts"].items():
-            self.pareto_plot.add_points(name, [100 * p["avg_util"] for p in front], [p["fps"] for p in front])
-        for series, key in (("peak", "peak"), ("contention-unaware (est.)", "contention_unaware_est"),
-                            ("memory-aware", "memory_aware")):
-            rows = [r for r in result["joint_points"] if r.get(key) is not None]
-            if rows:
-                self.joint_plot.add_points(series, [r["util"] for r in rows], [r[key] for r in rows])
-        self._draw_schedule(result)
-        self._draw_resources(result)
+        self._draw_schedule(r, view.schedule)
+        sch = view.schedule
+        fps = ", ".join(f"{n} {f:.2f}" for n, f in zip(r["cnns"], sch["fps"]))
+        sim = r.get("simulated") if view.chosen else None
+        self.sched_info.setText(
+            f"{title}: {len(sch['subgraphs'])} subgraphs, repetitions {sch['repetitions']}, "
+            f"makespan {1e3 * sch['makespan_s']:.2f} ms, period {1e3 * sch['period_s']:.2f} ms "
+            f"({'optimal' if sch['optimal'] else sch['method']}); predicted fps: {fps}; objective {sch['objective']:.4f}"
+            + (f", simulated {sim['objective']:.4f}, baseline {r['baseline']['simulated']['objective']:.4f}" if sim else "")
+            + ("; constraints checked: ok" if not sch["constraint_violations"] else "; CONSTRAINT VIOLATIONS"))
 
-    def _draw_schedule(self, r: dict[str, Any]) -> None:
-        sch = r["schedule"]
+    def _draw_schedule(self, r: dict[str, Any], sch: dict[str, Any]) -> None:
         names = r["cnns"]
         for i, name in enumerate(names):
             rows = [s for s in sch["subgraphs"] if s["cnn"] == name]
@@ -194,29 +266,19 @@ class FcnnxPanel(GenericPanel):
                                    brushes=shade, pen=pg.mkPen("k", width=0.5))
             self.gantt.addItem(bars)
             self.gantt_bars.extend(rows)
-        axis = self.gantt.getAxis("left")
-        axis.setTicks([[(i, n) for i, n in enumerate(names)]])
+        self.gantt.getAxis("left").setTicks([[(i, n) for i, n in enumerate(names)]])
         prof = sch["bandwidth_profile"]
         if prof:
             xs = [1e3 * t for t, _ in prof] + [1e3 * sch["makespan_s"]]
             ys = [u for _, u in prof]
             self.bw_plot.plot(xs, ys, stepMode="center", fillLevel=0, brush=(31, 119, 180, 90), pen=pg.mkPen("#1f77b4"))
-            self.bw_plot.addLine(y=r["effective_bandwidth_gbps"], pen=pg.mkPen("#d62728", style=pg.QtCore.Qt.DashLine))
-        fps = ", ".join(f"{n} {f:.2f}" for n, f in zip(names, r["predicted"]["fps"]))
-        sim = r.get("simulated")
-        self.sched_info.setText(
-            f"{len(sch['subgraphs'])} subgraphs, repetitions {sch['repetitions']}, makespan {1e3 * sch['makespan_s']:.2f} ms, "
-            f"period {1e3 * sch['period_s']:.2f} ms ({'optimal' if sch['optimal'] else sch['method']}); "
-            f"predicted fps: {fps}; objective {r['predicted']['objective']:.4f}"
-            + (f", simulated {sim['objective']:.4f}, baseline {r['baseline']['simulated']['objective']:.4f}" if sim else "")
-            + ("; constraints checked: ok" if not sch["constraint_violations"] else "; CONSTRAINT VIOLATIONS"))
+            self.bw_plot.addLine(y=r["effective_bandwidth_gbps"], pen=pg.mkPen("#d62728", style=Qt.DashLine))
 
-    def _draw_resources(self, r: dict[str, Any]) -> None:
+    def _draw_resources(self, r: dict[str, Any], designs: list[dict[str, Any]]) -> None:
         names = r["cnns"]
         avail = r["available"]
-        n = len(names)
-        width = 0.8 / max(n, 1)
-        for i, (name, d) in enumerate(zip(names, r["design"]["per_cnn"])):
+        width = 0.8 / max(len(names), 1)
+        for i, (name, d) in enumerate(zip(names, designs)):
             ys = [100 * d["resources"][k] / avail[k] for k in RESOURCE_KEYS]
             xs = np.arange(len(RESOURCE_KEYS)) - 0.4 + width * (i + 0.5)
             self.res_plot.addItem(pg.BarGraphItem(x=xs, height=ys, width=width, brush=PALETTE[i % len(PALETTE)],
@@ -226,7 +288,7 @@ class FcnnxPanel(GenericPanel):
     def resource_bars(self) -> dict[str, list[float]]:
         """Heights of the resource bars per CNN (used by tests)."""
         out = {}
-        for item in self.res_plot.listDataItems() + self.res_plot.getPlotItem().items:
+        for item in self.res_plot.getPlotItem().items:
             if isinstance(item, pg.BarGraphItem):
                 out[item.opts.get("name")] = list(item.opts["height"])
         return out

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QT
 from core.atomic import atomic_write_text
 from core.engine import EngineSpec
 from core.jobs import Event, MetricPoint, PartialResult
+from core.project import Run
 from gui.flow_layout import FlowLayout
 from gui.panels.base import EnginePanel, PanelContext
 from gui.plotting import LivePlot, ask_export_plot
@@ -39,6 +40,15 @@ def fill_tree(parent: QTreeWidgetItem | QTreeWidget, value: Any, key: str = "") 
         parent.addTopLevelItem(node)
     else:
         parent.addChild(node)
+
+
+def replay_events(run: Run) -> list[Event]:
+    """The events a run streamed, rebuilt from what the project kept of them."""
+    events: list[Event] = [MetricPoint(series, x, y, plot)
+                           for plot, by_series in run.series.items()
+                           for series, pts in by_series.items() for x, y in pts]
+    events += [PartialResult(kind, data) for kind, data in run.partial.items()]
+    return events
 
 
 class GenericPanel(EnginePanel):
@@ -97,6 +107,17 @@ class GenericPanel(EnginePanel):
             for k, v in result.items():
                 fill_tree(self.tree, v, k)
             self.tree.expandToDepth(0)
+
+    def show_run(self, run: Run | None, **focus: Any) -> None:
+        """A finished run draws its result; a failed or cancelled one replays what it streamed (its
+        live plot points and last partial results), so its views show where it stopped."""
+        self.run = run
+        if run is None or run.result is not None:
+            self.show_result(run.result if run else None)
+            return
+        self.show_result(None)
+        self.job_started()
+        self.handle_events(replay_events(run))
 
     def export_json(self) -> None:
         if self._result is None:

@@ -1,6 +1,7 @@
 """Panel of the MERIT engine: M(A)/M(B) as index grids (hover shows the source element), the tile and its
 footprint, bank maps per layout with conflicts in red, reuse bars per architecture and utilisation
-curves of the MERIT-z model. Everything redraws from the result dict alone."""
+curves of the MERIT-z model (a layer picked there shows its tile in the tile view). Everything redraws
+from the result dict alone; the settings widgets are bound to the project by key (gui.binding)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,19 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox,
-                               QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QSplitter,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.engine import EngineSpec
-from core.errors import InputError
-from core.merit.engine import CURVE_ALUS, NETWORKS, WINDOW_KERNELS, default_settings, parse_tile
-from core.merit.workloads import WORKLOADS
+from core.merit.engine import ALUS_PER_TAU, NETWORKS, format_tile, parse_alu_list, parse_tile
+from gui.binding import Adapter, LineAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import PALETTE
 
+NO_LAYER_TEXT = "Pick a layer in the Utilisation tab to see its MERIT-z tile here."
 BANK_COLORS = ["#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5"]
 
 
@@ -229,6 +230,70 @@ class BankView(GridView):
         return [k for k, v in self.accessed.items() if v]
 
 
+class TileAdapter(LineAdapter):
+    """The tile as text (y=16,x=8), read by core's parse_tile: text it cannot read is marked on the
+    widget with the reason, and the project keeps the last tile that could be read."""
+
+    def read(self, w: QLineEdit, prop: dict[str, Any]) -> Any:
+        return parse_tile(w.text(), "tile")
+
+    def write(self, w: QLineEdit, value: Any, prop: dict[str, Any]) -> None:
+        w.setText(format_tile(value or {}))
+
+
+class AluListAdapter(LineAdapter):
+    """ALU counts as comma-separated text, read by core's parse_alu_list (multiples of a TAU)."""
+
+    def read(self, w: QLineEdit, prop: dict[str, Any]) -> Any:
+        return parse_alu_list(w.text(), "curve_alus")
+
+    def write(self, w: QLineEdit, value: Any, prop: dict[str, Any]) -> None:
+        w.setText(",".join(str(a) for a in value or []))
+
+
+class CheckList(QWidget):
+    """One check box per item of a list setting (the networks timed on MERIT-z), in a row."""
+
+    changed = Signal()
+
+    def __init__(self, items: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.boxes: dict[str, QCheckBox] = {}
+        self.order: list[str] = []          # the order of the value last shown, kept on read
+        for item in items:
+            self.add_item(item)
+
+    def add_item(self, item: str) -> QCheckBox:
+        box = QCheckBox(item)
+        box.toggled.connect(lambda *_: self.changed.emit())
+        self.layout().addWidget(box)
+        self.boxes[item] = box
+        return box
+
+
+class CheckListAdapter(Adapter):
+    """A list of names as check boxes; a stored name without a box gets one (never dropped), and the
+    stored order is kept."""
+
+    def read(self, w: CheckList, prop: dict[str, Any]) -> Any:
+        checked = [n for n, b in w.boxes.items() if b.isChecked()]
+        kept = [n for n in w.order if n in checked]
+        return kept + [n for n in checked if n not in kept]
+
+    def write(self, w: CheckList, value: Any, prop: dict[str, Any]) -> None:
+        for n in value:
+            if n not in w.boxes:
+                w.add_item(n)
+        for n, b in w.boxes.items():
+            b.setChecked(n in value)
+        w.order = list(value)
+
+    def signal(self, w: CheckList) -> Any:
+        return w.changed
+
+
 def _bf_text(bf: dict[str, Any]) -> str:
     if not bf["butterfly_ok"]:
         return "no"
@@ -267,43 +332,30 @@ class MeritPanel(GenericPanel):
 
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
-        d = default_settings()
-        self.workload_box = QComboBox()
-        for name, wl in WORKLOADS.items():
-            self.workload_box.addItem(f"{wl.title}", name)
-        self.workload_box.addItem("Window's kernel set (as convolution)", WINDOW_KERNELS)
-        self.banks_box = QComboBox()
-        for n in (2, 4, 8, 16, 32):
-            self.banks_box.addItem(str(n), n)
-        self.alus_spin = QSpinBox()
-        self.alus_spin.setRange(32, 4096)
-        self.alus_spin.setSingleStep(32)
-        self.bw_spin = QDoubleSpinBox()
-        self.bw_spin.setRange(0.1, 1000.0)
-        self.bw_spin.setSuffix(" GB/s")
-        self.net_checks = {n: QCheckBox(n) for n in NETWORKS}
-        self.table9_check = QCheckBox("Table IX")
-        self.tile_edit = QLineEdit()
+        self._r: dict[str, Any] | None = None
+        self._suite = -1                      # the utilisation table's suite whose layers are listed
+        b = self.binding
+        self.tile_edit = b.bind("tile", QLineEdit(), TileAdapter())
         self.tile_edit.setPlaceholderText("default")
-        self.tile_edit.setToolTip("Tile extents overriding the workload's, e.g. y=16,x=8")
-        self.curve_edit = QLineEdit()
-        self.curve_edit.setToolTip("ALU counts for the utilisation curve, comma-separated")
-        for label, w in (("Workload", self.workload_box), ("Tile", self.tile_edit), ("Banks", self.banks_box),
-                         ("ALUs", self.alus_spin), ("DRAM", self.bw_spin)):
-            self.controls.addWidget(QLabel(label))
+        self.banks_box = b.build("banks")
+        self.alus_spin = b.build("alus")
+        self.alus_spin.setSingleStep(ALUS_PER_TAU)
+        self.bw_spin = b.build("bandwidth_gbps")
+        for key, w in (("tile", self.tile_edit), ("banks", self.banks_box), ("alus", self.alus_spin),
+                       ("bandwidth_gbps", self.bw_spin)):
+            self.controls.addWidget(b.label(key))
             self.controls.addWidget(w)
-        for w in list(self.net_checks.values()) + [self.table9_check]:
+        self.net_checks = b.bind("networks", CheckList(NETWORKS), CheckListAdapter())
+        self.table9_check = b.build("table_ix")
+        self.controls.addWidget(self.net_checks)
+        self.controls.addWidget(self.table9_check)
+        self.curve_edit = b.bind("curve_alus", QLineEdit(), AluListAdapter())
+        self.curve_edit.setMinimumWidth(180)
+        self.seed_spin = b.build("seed")
+        for key, w in (("curve_alus", self.curve_edit), ("seed", self.seed_spin)):
+            self.controls.addWidget(b.label(key))
             self.controls.addWidget(w)
-        self.controls.addWidget(QLabel("Curve ALUs"))
-        self.controls.addWidget(self.curve_edit)
         self.controls.addStretch(1)
-        self.set_settings(d)
-        for sig in (self.workload_box.currentIndexChanged, self.banks_box.currentIndexChanged,
-                    self.alus_spin.valueChanged, self.bw_spin.valueChanged, self.curve_edit.editingFinished,
-                    self.tile_edit.editingFinished,
-                    self.table9_check.toggled, *[c.toggled for c in self.net_checks.values()]):
-            sig.connect(lambda *_: self.settings_changed.emit())
-        self._transform_json: dict[str, Any] | None = None
 
         # M(A), M(B)
         mtab = QWidget()
@@ -337,8 +389,20 @@ class MeritPanel(GenericPanel):
         split.addWidget(self.footprint_view)
         self.loads_table = _table(["operand", "footprint (eq. 9)", "tiles", "direct", "unrolled", "on the fly",
                                    "saved"])
-        split.addWidget(self.loads_table)
+        tables = QSplitter(Qt.Horizontal)         # the workload's loads | the layer picked in Utilisation
+        tables.addWidget(self.loads_table)
+        layer_box = QWidget()
+        lbl = QVBoxLayout(layer_box)
+        lbl.setContentsMargins(0, 0, 0, 0)
+        self.layer_tile_label = QLabel(NO_LAYER_TEXT)
+        self.layer_tile_label.setWordWrap(True)
+        lbl.addWidget(self.layer_tile_label)
+        self.layer_tile_table = _table(["operand", "footprint (eq. 9)", "words"])
+        lbl.addWidget(self.layer_tile_table, 1)
+        tables.addWidget(layer_box)
+        split.addWidget(tables)
         tl.addWidget(split, 1)
+        self.tile_tab = ttab
         self.tabs.addTab(ttab, "Tile and footprint")
 
         # banks
@@ -385,6 +449,10 @@ class MeritPanel(GenericPanel):
         self.util_table = _table(["workload", "utilisation", "paper", "layers"])
         self.layer_table = _table(["layer", "utilisation", "cycles", "DRAM bytes", "bound", "tile"])
         self.util_table.currentCellChanged.connect(lambda r, *_: self._show_layers(r))
+        self.layer_table.currentCellChanged.connect(lambda r, *_: self._show_layer_tile(r))
+        self.layer_table.cellDoubleClicked.connect(lambda *_: self.tabs.setCurrentWidget(self.tile_tab))
+        self.layer_table.setToolTip("Pick a layer to see its MERIT-z tile in 'Tile and footprint' "
+                                    "(double-click to go there)")
         tables = QSplitter(Qt.Horizontal)
         tables.addWidget(self.util_table)
         tables.addWidget(self.layer_table)
@@ -393,72 +461,30 @@ class MeritPanel(GenericPanel):
         self.plot.setLabel("bottom", "ALUs")
         self.plot.setLabel("left", "utilisation")
 
-    # ---------------------------------------------------------------- settings
-    def settings(self) -> dict[str, Any]:
-        s = default_settings()
-        s["workload"] = self.workload_box.currentData()
-        s["transform"] = self._transform_json
-        s["banks"] = int(self.banks_box.currentData())
-        s["alus"] = int(self.alus_spin.value())
-        s["bandwidth_gbps"] = float(self.bw_spin.value())
-        s["networks"] = [n for n, c in self.net_checks.items() if c.isChecked()]
-        s["table_ix"] = self.table9_check.isChecked()
-        try:
-            s["curve_alus"] = [int(x) for x in self.curve_edit.text().split(",") if x.strip()]
-        except ValueError:
-            s["curve_alus"] = list(CURVE_ALUS)
-        try:
-            s["tile"] = parse_tile(self.tile_edit.text())
-        except InputError:
-            s["tile"] = {}
-            self.context.log(f"ignoring tile {self.tile_edit.text()!r}: write index=size,...", "warning")
-        return s
-
-    def set_settings(self, s: dict[str, Any]) -> None:
-        d = default_settings()
-        d.update(s or {})
-        i = self.workload_box.findData(d["workload"])
-        self.workload_box.setCurrentIndex(max(0, i))
-        j = self.banks_box.findData(d["banks"])
-        if j < 0:
-            self.banks_box.addItem(str(d["banks"]), d["banks"])
-            j = self.banks_box.count() - 1
-        self.banks_box.setCurrentIndex(j)
-        self.alus_spin.setValue(int(d["alus"]))
-        self.bw_spin.setValue(float(d["bandwidth_gbps"]))
-        for n, c in self.net_checks.items():
-            c.setChecked(n in d["networks"])
-        self.table9_check.setChecked(bool(d["table_ix"]))
-        self.curve_edit.setText(",".join(str(a) for a in d["curve_alus"]))
-        self.tile_edit.setText(",".join(f"{k}={v}" for k, v in (d.get("tile") or {}).items()))
-        self._transform_json = d.get("transform")
-
     # ---------------------------------------------------------------- results
-    def job_started(self) -> None:
-        super().job_started()
-
     def show_result(self, result: dict[str, Any] | None) -> None:
         # The result tree gets a summary: the index and bank grids are drawn in their own tabs, and
         # tens of thousands of tree rows make the tree slow (and crashed PySide in a test run).
         super().show_result(None if result is None else _tree_view(result))
         self._result = result                 # export writes the full result
         self._r = result
-        self.operand_box.blockSignals(True)
-        self.operand_box.clear()
-        self.layout_box.blockSignals(True)
-        self.layout_box.clear()
+        with QSignalBlocker(self.operand_box), QSignalBlocker(self.layout_box):
+            self.operand_box.clear()
+            self.layout_box.clear()
+            if result is not None:
+                for g in result["m_grids"]:
+                    self.operand_box.addItem(f"M({g['operand']})")
+                for L in result["banks"]["layouts"]:
+                    self.layout_box.addItem(L["layout"])
         if result is None:
-            self.operand_box.blockSignals(False)
-            self.layout_box.blockSignals(False)
             self.mgrid.set_grid(None)
             self.bank_view.set_layout(None, 8)
             self.footprint_view.set_layout(None, 8)
             self.reuse_plot.clear()
             self.util_plot.clear()
+            _fill(self.util_table, [])
+            self._show_layers(-1)
             return
-        for g in result["m_grids"]:
-            self.operand_box.addItem(f"M({g['operand']})")
-        self.operand_box.blockSignals(False)
         v = result["verification"]
         stages = "; ".join(
             f"{st['name']}: p=({', '.join(f'{n}={s}' for n, s in st['parallel'])}) "
@@ -469,9 +495,6 @@ class MeritPanel(GenericPanel):
         self._show_operand(0)
         self._show_tiling(result)
         b = result["banks"]
-        for L in b["layouts"]:
-            self.layout_box.addItem(L["layout"])
-        self.layout_box.blockSignals(False)
         self._show_layout(0)
         _fill(self.bank_table, [[L["layout"], L["pitch"], L["padding_words"], L["extra_cycles"],
                                  L["conflicting_accesses"], _bf_text(L["butterfly"]),
@@ -480,7 +503,7 @@ class MeritPanel(GenericPanel):
         self._show_utilisation(result["meritz"])
 
     def _show_operand(self, i: int) -> None:
-        r = getattr(self, "_r", None)
+        r = self._r
         if not r or i < 0 or i >= len(r["m_grids"]):
             return
         g = r["m_grids"][i]
@@ -508,7 +531,7 @@ class MeritPanel(GenericPanel):
                                  for ld, k in zip(t["loads"], t["footprints"])])
 
     def _show_layout(self, i: int) -> None:
-        r = getattr(self, "_r", None)
+        r = self._r
         if not r or i < 0 or i >= len(r["banks"]["layouts"]):
             return
         L = r["banks"]["layouts"][i]
@@ -558,13 +581,42 @@ class MeritPanel(GenericPanel):
 
     def _show_layers(self, row: int) -> None:
         """Per-layer results of the workload picked in the utilisation table."""
-        r = getattr(self, "_r", None)
+        r = self._r
         suites = r["meritz"]["suites"] if r else []
-        if not 0 <= row < len(suites):
-            _fill(self.layer_table, [])
+        self._suite = row if 0 <= row < len(suites) else -1
+        with QSignalBlocker(self.layer_table):
+            self.layer_table.setCurrentCell(-1, -1)
+            if self._suite < 0:
+                _fill(self.layer_table, [])
+            else:
+                _fill(self.layer_table, [[L["name"], L["utilisation"], L["cycles"], L["dram_bytes"], L["bound"],
+                                          format_tile(L["tile"])] for L in suites[row]["layers"]])
+        self._show_layer_tile(-1)
+
+    def _show_layer_tile(self, row: int) -> None:
+        """The tile of the layer picked in the utilisation tab, in the tile view: its extents split into
+        parallel and accumulated indices, and each operand's footprint as the engine computed it."""
+        r = self._r
+        suite = r["meritz"]["suites"][self._suite] if r and self._suite >= 0 else None
+        if suite is None or not 0 <= row < len(suite["layers"]):
+            self.layer_tile_label.setText(NO_LAYER_TEXT)
+            _fill(self.layer_tile_table, [])
             return
-        _fill(self.layer_table, [[L["name"], L["utilisation"], L["cycles"], L["dram_bytes"], L["bound"],
-                                  " ".join(f"{k}={v}" for k, v in L["tile"].items())] for L in suites[row]["layers"]])
+        L = suite["layers"][row]
+        parallel = L.get("parallel")
+        if parallel is None:
+            tile_text = format_tile(L["tile"])
+        else:
+            p = ", ".join(f"{k}={v}" for k, v in L["tile"].items() if k in parallel)
+            a = ", ".join(f"{k}={v}" for k, v in L["tile"].items() if k not in parallel)
+            tile_text = f"p ({p}), a ({a or '-'})"
+        fps = L.get("footprints")
+        self.layer_tile_label.setText(
+            f"MERIT-z tile of {suite['name']} / {L['name']}: {tile_text}."
+            + (" Footprints per operand (eq. 9, clipped to the padded tensor) below." if fps is not None else
+               " This run's result predates per-layer footprints: run it again to see them."))
+        _fill(self.layer_tile_table, [[k.split(":", 1)[-1], " x ".join(map(str, fp)), int(np.prod(fp))]
+                                      for k, fp in (fps or {}).items()])
 
 
 PANEL = MeritPanel

@@ -146,13 +146,17 @@ class PixelArray:
             total = np.zeros(self.shape)
             valid = np.ones(self.shape, bool)
             magnitude = np.zeros(self.shape) if need_mag else None
+        assert valid is not None
         value = -total / n if n > 1 else -total
         if self.track_sigma:
+            assert sigma is not None and magnitude is not None       # both kept when tracking sigma
             sigma = sigma + self.noise.write_factor * magnitude / n + self.noise.write_constant
         per_op_std = None
-        if per_op:
+        draws = None
+        if self.per_op_rng is not None:                                # == per_op
+            assert magnitude is not None
             per_op_std = self.noise.write_factor * magnitude / n + self.noise.write_constant
-        draws = gaussian_fields(self.per_op_rng, n, self.shape) if per_op_std is not None else None
+            draws = gaussian_fields(self.per_op_rng, n, self.shape)
         for i, name in enumerate(op.writes):
             v = value if draws is None else value + per_op_std * draws[i]
             self._write(name, v, sigma, valid)

@@ -1,0 +1,84 @@
+"""The typed result of the "cain" engine (core.cain.engine): what a code search found.
+
+The dict is what `core.cain.engine._final` builds; the cain panel, the simulator's "use code-search
+result" button and sessions read it by these keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from core.results import EngineResult, optional_key
+
+IntMatrix = list[list[int]]                     # rows north to south
+FloatMatrix = list[list[float]]
+# a kernel is one matrix, or one matrix per input channel
+IntKernel = Union[IntMatrix, list[IntMatrix]]
+FloatKernel = Union[FloatMatrix, list[FloatMatrix]]
+
+
+@dataclass(kw_only=True)
+class Improvement:
+    """A shorter verified program, when it was found (the live plots' points), and the program
+    itself (core.cain.plans turns it into a plan; results stored before programs were kept lack it)."""
+
+    length: int
+    nodes: int
+    time_s: float
+    method: str                                 # "simultaneous" | "one-by-one"
+    program: list[str] | None = optional_key()
+    outputs: dict[str, str] | None = optional_key()          # kernel name -> register
+    input_registers: dict[str, str] | None = optional_key()  # channel ("0", ...) -> register
+
+
+@dataclass(kw_only=True)
+class GoalJson:
+    """One Goal of a Goal-Bag: its Atom count and coefficients over 2^d."""
+
+    atoms: int
+    matrix: IntKernel
+
+
+@dataclass(kw_only=True)
+class CainResult(EngineResult):
+    """A Cain (or AUKE-mode) search: settings, the approximated kernels and the best program.
+    When nothing was found `found` is false, `length` null and the program lists empty."""
+
+    filter: str
+    kernel_names: list[str]
+    isa: str
+    mode: str
+    registers: int
+    traversal: str
+    workers: int
+    time_budget_s: float
+    max_nodes: int | None
+    d: int
+    denominator: int
+    approximated_kernels: dict[str, IntKernel]
+    coefficient_errors: dict[str, FloatKernel]
+    max_abs_error: float
+    nodes_explored: int
+    elapsed_s: float
+    nodes_per_s: float | None
+    improvements: list[Improvement]
+    found: bool
+    length: int | None
+    program: list[str]
+    method: str | None = optional_key()          # only when a program was found
+    output_registers: list[str]                 # in kernel order
+    outputs: dict[str, str]                     # kernel name -> register
+    input_register: str
+    input_registers: dict[str, str]             # channel ("0", ...) -> register
+    time_to_first_s: float | None
+    time_to_best_s: float | None
+    verified: bool
+    verification: str
+    cpp: str
+    bus_steps: int | None
+    goal_bags: list[list[GoalJson]]             # before each step, the Goals still to make
+    register_goals: list[dict[str, IntMatrix | None]]   # before/after each step: register -> Goal
+
+    def headline(self) -> dict[str, float | int | str | None]:
+        return {"length": self.length, "nodes_explored": self.nodes_explored, "elapsed_s": self.elapsed_s}

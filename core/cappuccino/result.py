@@ -1,0 +1,151 @@
+"""The typed result of the "cappuccino" engine (core.cappuccino.engine): thread allocation, the
+map-major check, the inexact modes chosen under the accuracy budget and the compiled programs.
+
+The cappuccino panel reads layers, target, inexact and synthesis by these keys. Without a C
+compiler (or with compilation off) synthesis has no programs and no speedups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.results import EngineResult, extra_keys, optional_key
+
+
+@dataclass(kw_only=True)
+class ModelInfo:
+    name: str
+    title: str
+    input_shape: list[int]
+    validation_images: int
+    notes: str
+    # what the model loader adds (the built-in one: trained_validation_accuracy, validation_file)
+    extra: dict[str, Any] = extra_keys()
+
+
+@dataclass(kw_only=True)
+class TargetInfo:
+    threads: int
+    vector_width: int
+
+
+@dataclass(kw_only=True)
+class LayoutCheck:
+    """Map-major against row-major, per layer (core.cappuccino.forward.LayoutCheck)."""
+
+    max_abs_diff: dict[str, float]
+    zero_overhead_ok: dict[str, bool]
+    classification_agreement: float
+    ok: bool
+
+
+@dataclass(kw_only=True)
+class LayoutChecks:
+    precise: LayoutCheck
+    chosen: LayoutCheck
+
+
+@dataclass(kw_only=True)
+class Configuration:
+    """One inexact configuration tried on the validation set."""
+
+    index: int
+    stage: str
+    modes: dict[str, str]
+    accuracy: float
+    drop: float
+    inexact_layers: int
+    within_budget: bool
+
+
+@dataclass(kw_only=True)
+class Inexact:
+    modes: dict[str, str]                       # layer -> precise | relaxed | imprecise
+    accuracy: float                             # percent, with the chosen modes
+    precise_accuracy: float
+    budget_pp: float
+    per_layer: dict[str, dict[str, float]]      # layer -> mode -> accuracy with only that layer inexact
+    message: str
+    all_precise_fallback: bool
+    configurations: list[Configuration]
+
+
+@dataclass(kw_only=True)
+class Strategy:
+    name: str                                   # KLP | FLP | OLP
+    threads: int
+    work_per_thread: int
+    reduction_adds: int
+    reduction_depth: int
+    weight_reuse: int
+    memory_words: int
+
+
+@dataclass(kw_only=True)
+class LayerRow:
+    name: str
+    kind: str                                   # conv | fc | pool
+    in_shape: tuple[int, int, int]
+    out_shape: tuple[int, int, int]
+    strategies: list[Strategy]
+    chosen: str
+    olp_threads: int
+    groups: int
+    worker_ranges: list[tuple[int, int]]
+    parallelism: str
+    olp_map_sample: list[list[int]]             # (thread, map, row, col)
+    macs: int
+    mode: str
+    accuracy_alone: dict[str, float]
+    accuracy: float | None                      # None for pooling layers
+
+
+@dataclass(kw_only=True)
+class CompiledProgram:
+    """One compiled C program, timed and compared with the numpy reference."""
+
+    source: str
+    modes: dict[str, str]
+    threads: int
+    seconds_per_pass: float
+    passes: int
+    microseconds_per_image: float
+    median_microseconds_per_image: float
+    agreement: float
+    same_classifications: bool
+    images: int
+    mismatches: int
+    near_ties_differing: int
+    max_logit_difference: float | None
+    accuracy: float
+
+
+@dataclass(kw_only=True)
+class Synthesis:
+    emitted: list[str]                          # files written to the output folder
+    modes: dict[str, str]
+    compiler: str | None
+    compiler_note: str | None = optional_key()
+    programs: dict[str, CompiledProgram] | None = optional_key()   # only when compiled and run
+    speedups: dict[str, float] | None = optional_key()             # program -> baseline time / its time
+    message: str
+
+
+@dataclass(kw_only=True)
+class CappuccinoResult(EngineResult):
+    model: ModelInfo
+    target: TargetInfo
+    equations: dict[str, str]
+    layout_check: LayoutChecks
+    inexact: Inexact
+    layers: list[LayerRow]
+    synthesis: Synthesis
+    classification_agreement: dict[str, float]  # program -> agreement with numpy (empty when not run)
+    summary: str
+    check_failed: str | None = optional_key()   # a compiled program classified differently
+
+    def headline(self) -> dict[str, float | int | str | None]:
+        sp = self.synthesis.speedups or {}
+        return {"speedup": sp.get("parallel_inexact"), "speedup_parallel": sp.get("parallel"),
+                "accuracy": self.inexact.accuracy, "accuracy_drop_pp": self.inexact.precise_accuracy - self.inexact.accuracy}

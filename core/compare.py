@@ -1,0 +1,215 @@
+"""What the runs table shows of a run, and how two or more runs compare, without Qt.
+
+The Runs view and the Compare view only lay these out: which settings differ between runs, which
+metrics they share and which plots can be overlaid live here, so that a table, a CSV export and a
+test all read one answer.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.engine import engines
+from core.project import Run, summary
+
+SETTINGS_TEXT_MAX = 60
+
+# The runs table's columns: run_row key and header, in display order.
+RUN_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("id", "Run"),
+    ("engine_title", "Engine"),
+    ("workload", "Workload"),
+    ("target", "Target"),
+    ("settings", "Key settings"),
+    ("status", "Status"),
+    ("metric", "Headline"),
+    ("value", "Value"),
+    ("duration_s", "Duration (s)"),
+    ("started", "Started"),
+    ("note", "Note"),
+)
+
+
+def engine_title(name: str) -> str:
+    spec = engines().get(name)
+    return spec.title if spec else name
+
+
+def format_value(value: Any) -> str:
+    """A setting or metric as a short text: numbers to 6 significant digits, JSON for the rest."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.6g}" if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"))
+
+
+def local_time(iso: str) -> str:
+    """A stored UTC time stamp as local time, "YYYY-MM-DD HH:MM:SS" (sorts as text)."""
+    try:
+        return _dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return iso
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as JSON values: 1 == 1.0, but True is not 1."""
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def changed_settings(run: Run) -> dict[str, Any]:
+    """The run's settings that differ from its engine's defaults (all of them for an unknown engine)."""
+    spec = engines().get(run.engine)
+    defaults = spec.default_settings() if spec else {}
+    return {k: v for k, v in run.settings.items() if k not in defaults or not same(v, defaults[k])}
+
+
+def settings_text(run: Run, limit: int = SETTINGS_TEXT_MAX) -> str:
+    """`key=value` for each changed setting, shortest first, cut to about `limit` characters."""
+    parts = sorted((f"{k}={format_value(v)}" for k, v in changed_settings(run).items()), key=lambda s: (len(s), s))
+    text = ", ".join(parts)
+    return text if len(text) <= limit else text[:limit - 1].rstrip(", ") + "…"
+
+
+def status_text(run: Run) -> str:
+    """The status, marked partial when a run that ended without its result still made something."""
+    if run.status in ("failed", "cancelled") and run.is_partial:
+        return f"{run.status}, partial"
+    return run.status
+
+
+def run_row(run: Run) -> dict[str, Any]:
+    """One runs-table row: the RUN_COLUMNS keys (raw values, numbers stay numbers) plus `engine`,
+    `state` (the bare status), `error` and `settings_full` for filters and tooltips."""
+    metric, value = next(iter(run.headline.items()), (None, None))
+    return {
+        "id": run.id,
+        "engine": run.engine,
+        "engine_title": engine_title(run.engine),
+        "workload": (run.workload or {}).get("name", ""),
+        "target": (run.target or {}).get("name", ""),
+        "settings": settings_text(run),
+        "settings_full": settings_text(run, limit=10 ** 9),
+        "status": status_text(run),
+        "state": run.status,
+        "metric": metric or "",
+        "value": value,
+        "duration_s": run.duration_s,
+        "started": local_time(run.started_at),
+        "note": run.note,
+        "error": run.error or "",
+    }
+
+
+@dataclass
+class DiffRow:
+    """One compared quantity: its values per run (None where a run lacks it) and whether they differ."""
+
+    key: str
+    values: list[Any]
+    differs: bool
+    absent: list[bool] = field(default_factory=list)     # per run: the run has no such key
+
+
+def _row(key: str, present: list[tuple[bool, Any]]) -> DiffRow:
+    values = [v if has else None for has, v in present]
+    first = present[0]
+    differs = any(has != first[0] or (has and not same(v, first[1])) for has, v in present[1:])
+    return DiffRow(key, values, differs, [not has for has, _ in present])
+
+
+def _union(dicts: list[dict[str, Any]]) -> list[str]:
+    keys: dict[str, None] = {}
+    for d in dicts:
+        keys.update(dict.fromkeys(d))
+    return list(keys)
+
+
+def _item_row(key: str, snaps: list[dict[str, Any] | None]) -> DiffRow:
+    """A workload or target row: its name per run, differing when the snapshot values differ (an item
+    edited between two runs keeps its name, so then its summary is shown too)."""
+    present = [(s is not None, (s or {}).get("value")) for s in snaps]
+    row = _row(key, present)
+    names = [None if s is None else s.get("name", "") for s in snaps]
+    if row.differs and len({n for n in names if n is not None}) < sum(n is not None for n in names):
+        names = [None if s is None else f"{s.get('name', '')}: {_summary(key, s.get('value'))}" for s in snaps]
+    row.values = names
+    return row
+
+
+def _summary(key: str, value: Any) -> str:
+    from core.workload import target_from_json, workload_from_json
+
+    try:
+        return summary((workload_from_json if key == "workload" else target_from_json)(value))
+    except Exception:       # a snapshot this version cannot read: still comparable, just not summed up
+        return "unreadable"
+
+
+def settings_diff(runs: list[Run]) -> list[DiffRow]:
+    """Engine (when the runs differ in it), workload, target, then every setting any run has."""
+    rows: list[DiffRow] = []
+    if len({r.engine for r in runs}) > 1:
+        rows.append(_row("engine", [(True, engine_title(r.engine)) for r in runs]))
+    rows.append(_item_row("workload", [r.workload for r in runs]))
+    rows.append(_item_row("target", [r.target for r in runs]))
+    for key in _union([r.settings for r in runs]):
+        rows.append(_row(key, [(key in r.settings, r.settings.get(key)) for r in runs]))
+    return rows
+
+
+def headline_rows(runs: list[Run]) -> list[DiffRow]:
+    """Every headline metric any run has (first-seen order), then the duration."""
+    rows = [_row(k, [(k in r.headline, r.headline.get(k)) for r in runs]) for k in _union([r.headline for r in runs])]
+    rows.append(_row("duration_s", [(r.duration_s is not None, r.duration_s) for r in runs]))
+    return rows
+
+
+def plots_reason(runs: list[Run]) -> str | None:
+    """Why common_plots has nothing to overlay; None when it has."""
+    if not runs:
+        return "no runs to compare"
+    names = sorted({r.engine for r in runs})
+    if len(names) > 1:
+        return (f"runs of different engines ({', '.join(engine_title(n) for n in names)}) plot different "
+                "quantities: their settings and metrics are compared, their plots are not overlaid")
+    bare = [r.id for r in runs if not r.series]
+    if bare:
+        return f"{', '.join(bare)} plotted nothing (no live series kept), so there is nothing to overlay"
+    if not _common_names(runs):
+        return "these runs have no plot in common"
+    return None
+
+
+def _common_names(runs: list[Run]) -> list[str]:
+    return [p for p in runs[0].series if all(p in r.series for r in runs[1:])]
+
+
+def common_plots(runs: list[Run]) -> dict[str, dict[str, list[list[float]]]]:
+    """The plots every run has (same engine only, so their axes agree), each series labelled
+    "<run id> · <series>", in run order. Empty otherwise: plots_reason says why."""
+    if plots_reason(runs) is not None:
+        return {}
+    return {plot: {series_label(r.id, s): [list(p) for p in pts] for r in runs for s, pts in r.series[plot].items()}
+            for plot in _common_names(runs)}
+
+
+def series_label(run_id: str, series: str) -> str:
+    return f"{run_id} · {series}"
+

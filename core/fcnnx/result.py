@@ -1,0 +1,246 @@
+"""The typed result of the "fcnnx" engine (core.fcnnx.engine): several CNNs mapped onto one FPGA,
+the memory-aware schedule of the best joint design and, when simulated, its check against the
+contention-unaware baseline.
+
+The fcnnx panel draws Pareto fronts, joint points, the schedule's Gantt chart, the bandwidth profile
+and resource bars from these keys. The objective is a distance to the targets: lower is better.
+Each engine's hardware description (`design` of a design point) is kept as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.results import EngineResult, optional_key
+
+
+@dataclass(kw_only=True)
+class Resources:
+    luts: int
+    ffs: int
+    dsps: int
+    bram18k: int
+
+
+@dataclass(kw_only=True)
+class Utilisation:
+    """Share of each device resource used, 0..1."""
+
+    luts: float
+    ffs: float
+    dsps: float
+    bram18k: float
+
+
+@dataclass(kw_only=True)
+class SubgraphLoad:
+    name: str
+    latency_s: float
+    traffic_bytes: int
+
+
+@dataclass(kw_only=True)
+class DesignPointJson:
+    """One CNN's engine design (core.fcnnx.dse.DesignPoint.to_json)."""
+
+    cnn: str
+    resources: Resources
+    avg_util: float
+    frame_time_s: float
+    fps: float
+    gops: float
+    design: dict[str, Any]                      # partition, stages, tile cap: the hardware description
+    subgraphs: list[SubgraphLoad]
+
+
+@dataclass(kw_only=True)
+class JointDesign:
+    per_cnn: list[DesignPointJson]
+    resources: Resources
+    utilisation: Utilisation
+    avg_util: float
+
+
+@dataclass(kw_only=True)
+class ConfigurationEntry:
+    """A row of the MCNN-HS configuration table."""
+
+    engine: int
+    subgraph: str
+    elements: int
+    slots: int
+    address: int
+    rounds: int
+    fraction: float
+    cnn: str
+
+
+@dataclass(kw_only=True)
+class ScheduledSubgraph:
+    cnn: str
+    subgraph: str
+    inference: int
+    start_s: float
+    duration_s: float
+    slowdown: float                             # 1 = full speed
+    bandwidth_gbps: float
+    slots: int
+    elements: int
+    rounds_alone: int
+    burst: int
+    elements_per_beat: int
+
+
+@dataclass(kw_only=True)
+class Schedule:
+    method: str
+    configuration_table: list[ConfigurationEntry]
+    optimal: bool
+    repetitions: list[int]
+    frames_per_cycle: list[int]
+    makespan_s: float
+    period_s: float
+    tick_s: float
+    subgraphs: list[ScheduledSubgraph]
+    constraint_violations: list[str]
+    bandwidth_profile: list[tuple[float, float]]   # (time s, GB/s) steps
+
+
+@dataclass(kw_only=True)
+class Figures:
+    """Frame rates and GOp/s per CNN and the objective they give."""
+
+    fps: list[float]
+    gops: list[float]
+    objective: float
+
+
+@dataclass(kw_only=True)
+class SimulatedBaseline(Figures):
+    efficiency: float
+
+
+@dataclass(kw_only=True)
+class Simulated(Figures):
+    period_s: float | None
+    efficiency: float
+
+
+@dataclass(kw_only=True)
+class Baseline:
+    """The contention-unaware design the paper compares with."""
+
+    design: list[DesignPointJson]
+    resources: Resources
+    peak: Figures
+    estimated: Figures
+    simulated: SimulatedBaseline | None = optional_key()
+
+
+@dataclass(kw_only=True)
+class CompactSchedule:
+    """One cycle of a joint point that was scheduled but not chosen (core.fcnnx.explore.schedule_compact):
+    a column per quantity, one entry per subgraph run; CNNs and subgraphs by index."""
+
+    method: str
+    optimal: bool
+    repetitions: list[int]
+    makespan_s: float
+    period_s: float
+    objective: float
+    fps: list[float]
+    cnn: list[int]
+    sub: list[int]
+    inference: list[int]
+    start_s: list[float]
+    duration_s: list[float]
+    slowdown: list[float]
+    bandwidth_gbps: list[float]
+    bandwidth_profile: list[tuple[float, float]]
+
+
+@dataclass(kw_only=True)
+class JointPoint:
+    util: float                                 # percent
+    peak: float
+    contention_unaware_est: float
+    memory_aware: float | None                  # None: not scheduled (pruned)
+    designs: list[float]
+    # since version 2: each CNN's design as its index in pareto_fronts[cnn], and the cycle of a
+    # scheduled point other than the chosen one (whose full schedule is FcnnxResult.schedule)
+    front_index: list[int] | None = optional_key()
+    schedule: CompactSchedule | None = optional_key()
+
+
+@dataclass(kw_only=True)
+class Verified:
+    predicted: float
+    simulated: float
+    fps_predicted: list[float]
+    fps_simulated: list[float]
+
+
+@dataclass(kw_only=True)
+class Search:
+    explored_designs: int
+    joint_points: int
+    scheduled: int
+    evaluations: int
+    verified_by_simulation: list[Verified]
+
+
+@dataclass(kw_only=True)
+class Timing:
+    total: float
+
+
+@dataclass(kw_only=True)
+class Comparison:
+    throughput_speedup_geomean: float
+    objective_memory_aware: float
+    objective_baseline: float
+
+
+@dataclass(kw_only=True)
+class FcnnxResult(EngineResult):
+    # Version 2 added the joint points' front indices and schedules, and chosen_joint/baseline_joint
+    # (all optional, so version-1 data reads unchanged; the panel says what an old result lacks).
+    VERSION = 2
+    UPGRADES = {1: lambda d: d}
+
+    engine: str
+    cnns: list[str]
+    board: str
+    board_name: str
+    device: str
+    clock_mhz: float
+    bandwidth_gbps: float
+    effective_bandwidth_gbps: float
+    batch: int
+    objective: str
+    scheduler: str
+    user_targets_fps: list[float]
+    targets_fps: list[float]
+    fps_max: list[float]
+    gops_max: list[float]
+    ops_per_inference: list[int]
+    available: Resources
+    pareto_fronts: dict[str, list[DesignPointJson]]
+    design: JointDesign
+    schedule: Schedule
+    predicted: Figures
+    peak: Figures
+    baseline: Baseline
+    joint_points: list[JointPoint]
+    search: Search
+    timing_s: Timing
+    simulated: Simulated | None = optional_key()       # only with simulation on
+    comparison: Comparison | None = optional_key()
+    chosen_joint: int | None = optional_key()          # index in joint_points of `design` (version 2)
+    baseline_joint: int | None = optional_key()        # index in joint_points of the baseline (version 2)
+
+    def headline(self) -> dict[str, float | int | str | None]:
+        return {"objective_predicted": self.predicted.objective,
+                "objective_simulated": None if self.simulated is None else self.simulated.objective,
+                "makespan_s": self.schedule.makespan_s}

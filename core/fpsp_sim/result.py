@@ -1,0 +1,121 @@
+"""The typed result of the "simulate" engine (core.fpsp_sim.engine): one program on the bus-level
+SCAMP-5 model, its errors per output register and how they grow.
+
+The simulate panel's outputs view and Stepper replay a stored result from these keys (settings,
+program_text, array), so a stored result that lacks them must be refused when it is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.results import EngineResult, optional_key
+
+FractionMatrix = list[list[str]]                # coefficients as exact fractions ("-3/4"), rows north to south
+
+
+@dataclass(kw_only=True)
+class OutputReport:
+    """One output register against the ideal correlation with its kernel (sims.scamp5.analysis)."""
+
+    register: str
+    kernel: FractionMatrix
+    rms_error: float                            # over the interior (edge-independent) PEs
+    max_error: float
+    interior_pixels: int
+    edge_pixels: int
+    edge_rms_error: float
+    edge_max_error: float
+    matches_interpreter: bool | None
+    goal: FractionMatrix | None                 # what the program leaves in the register
+    goal_matches_expected: bool
+    requested_kernel: FractionMatrix | None = optional_key()
+
+
+@dataclass(kw_only=True)
+class Timings:
+    simulate_s: float
+    with_analysis_s: float
+    per_instruction_ms: float
+    total_s: float
+
+
+@dataclass(kw_only=True)
+class ArrayShape:
+    size: int
+    registers: list[str]
+
+
+@dataclass(kw_only=True)
+class ImageInfo:
+    source: str
+    description: str
+    sha256: str                                 # first 16 hex digits of the input levels' hash
+
+
+@dataclass(kw_only=True)
+class NoiseInfo:
+    """sims.scamp5.noise.NoiseModel as run, and whether any of it was on."""
+
+    write_factor: float
+    write_constant: float
+    sensor_factor: float
+    fixed_pattern: float
+    saturation: float
+    seed: int
+    chip_seed: int
+    mode: str
+    enabled: bool
+
+
+@dataclass(kw_only=True)
+class ComparedOutput:
+    register: str
+    rms_error: float
+    max_error: float
+
+
+@dataclass(kw_only=True)
+class ComparedProgram:
+    """One of the programs run side by side (--compare), outputs in kernel order."""
+
+    label: str
+    program_length: int
+    bus_steps: int
+    final_mean_rms_error: float
+    outputs: list[ComparedOutput]
+    error_growth: list[float]
+    exact: bool
+    program: list[str]
+
+
+@dataclass(kw_only=True)
+class SimulateResult(EngineResult):
+    label: str
+    program: list[str]
+    program_length: int
+    bus_steps: int
+    input_register: str
+    output_registers: list[str]
+    outputs: dict[str, OutputReport]            # register -> report
+    exact: bool
+    matches_interpreter: bool
+    interpreter_registers: dict[str, bool]
+    error_growth: list[float]                   # mean RMS error of the registers holding a Goal, per step
+    output_error_growth: dict[str, list[float | None]]   # None: no value in the register yet
+    timings: Timings
+    info: dict[str, Any]                        # how the program was made (code-search details), may be empty
+    array: ArrayShape
+    image: ImageInfo
+    noise: NoiseInfo
+    settings: dict[str, Any]                    # the engine's settings as run (their own schema checks them)
+    program_text: str
+    comparison: dict[str, ComparedProgram] | None = optional_key()
+    exported: list[str] | None = optional_key()
+
+    def headline(self) -> dict[str, float | int | str | None]:
+        errs = [o.max_error for o in self.outputs.values()]
+        rms = [o.rms_error for o in self.outputs.values()]
+        return {"max_error": max(errs) if errs else None, "max_rms_error": max(rms) if rms else None,
+                "program_length": self.program_length, "bus_steps": self.bus_steps}

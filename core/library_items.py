@@ -1,0 +1,210 @@
+"""New and imported library items, without Qt.
+
+What a freshly added workload or target of each kind starts as, the variants offered when adding one
+(zoo networks, built-in MERIT workloads, filter presets), the files that can be imported into the
+library (ONNX, kernel JSON, transform JSON), and the text forms the item editors accept (kernels
+typed as text, one layer spec per line). The library browser only presents these; the CLI readers
+they reuse stay the one source of each file format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from core.errors import InputError
+from core.workload import (BUILTIN_DIGITS, MAX_KERNEL_SIZE, TARGET_KINDS, TARGET_TYPES, WORKLOAD_KINDS, CnnNetwork,
+                           CnnSet, ConvLayers, FpspFilter, Kernel, KernelSet, MeritTransformWorkload, Target,
+                           Workload, workload_from_json)
+
+IMPORT_FILTER = "Workload files (*.onnx *.json);;ONNX models (*.onnx);;Kernel or MERIT transform JSON (*.json)"
+DIGITS_TITLE = "Digits CNN (trained)"
+DEFAULT_CNN_SET = ["zfnet", "scenelabel", "vgg16"]       # f-CNNx's three-CNN example
+DEFAULT_LAYER = "Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1"
+
+
+# ---------------------------------------------------------------- new items
+def workload_variants(kind: str) -> dict[str, str]:
+    """The named starting points of a workload kind (value -> title); empty when it has none."""
+    if kind == "cnn":
+        from core.nets import zoo
+
+        return {BUILTIN_DIGITS: DIGITS_TITLE, **zoo.titles()}
+    if kind == "merit_transform":
+        from core.merit import workloads as merit_workloads
+
+        return {n: w.title for n, w in merit_workloads.WORKLOADS.items()}
+    if kind == "fpsp_filter":
+        from core.filters import PRESETS
+
+        return {n: ks.name for n, ks in PRESETS.items()}
+    return {}
+
+
+def new_workload(kind: str, variant: str | None = None) -> tuple[str, Workload]:
+    """(name, value) of a new workload of `kind`, from `variant` (see workload_variants) or a default
+    that an engine of that kind runs as it is."""
+    if kind not in WORKLOAD_KINDS:
+        raise InputError(f"unknown workload kind {kind!r}; one of {', '.join(WORKLOAD_KINDS)}", "kind")
+    variants = workload_variants(kind)
+    if variant is not None and variant not in variants:
+        raise InputError(f"unknown {WORKLOAD_KINDS[kind]} {variant!r}; known: {', '.join(variants)}", "variant")
+    value: Workload
+    if kind == "kernels":
+        value = KernelSet("kernels", 1, [Kernel("k1", [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]])])
+        return "Kernels", value
+    if kind == "fpsp_filter":
+        name = variant or "gauss3"
+        return variants[name], FpspFilter(name)
+    if kind == "cnn":
+        name = variant or "vgg16"
+        return variants.get(name, name), CnnNetwork(name)
+    if kind == "cnn_set":
+        return "CNN set", CnnSet(list(DEFAULT_CNN_SET))
+    if kind == "merit_transform":
+        name = variant or "conv3x3"
+        return f"MERIT {variants[name]}", MeritTransformWorkload(name)
+    return "Layers", ConvLayers([DEFAULT_LAYER])
+
+
+def new_target(kind: str) -> tuple[str, Target]:
+    """(name, value) of a new target of `kind`, on the target's defaults."""
+    if kind not in TARGET_TYPES:
+        raise InputError(f"unknown target kind {kind!r}; one of {', '.join(TARGET_TYPES)}", "kind")
+    return TARGET_KINDS[kind], TARGET_TYPES[kind]()
+
+
+# ---------------------------------------------------------------- text forms
+def parse_kernel_text(text: str) -> list[list[list[float]]]:
+    """Matrices typed or pasted as text: numbers split by spaces/commas, rows by lines or ';',
+    kernels by blank lines. Raises InputError naming the line."""
+    kernels: list[list[list[float]]] = []
+    current: list[list[float]] = []
+    lines = text.replace(";", "\n").splitlines()
+    for n, line in enumerate(lines, 1):
+        cleaned = line.strip().strip("[](){}").strip()
+        if not cleaned:
+            if current:
+                kernels.append(current)
+                current = []
+            continue
+        row = []
+        for tok in re.split(r"[\s,]+", cleaned.replace("[", " ").replace("]", " ").strip()):
+            if not tok:
+                continue
+            try:
+                row.append(float(tok))
+            except ValueError:
+                raise InputError(f"{tok!r} is not a number", f"pasted text line {n}") from None
+        if current and len(row) != len(current[0]):
+            raise InputError(f"ragged rows: {len(row)} values, the kernel's first row has {len(current[0])}",
+                             f"pasted text line {n}")
+        current.append(row)
+    if current:
+        kernels.append(current)
+    if not kernels:
+        raise InputError("no numbers found", "pasted text")
+    for i, k in enumerate(kernels):
+        if len(k) > MAX_KERNEL_SIZE or len(k[0]) > MAX_KERNEL_SIZE:
+            raise InputError(f"kernel {i + 1} is {len(k)}x{len(k[0])}; the limit is "
+                             f"{MAX_KERNEL_SIZE}x{MAX_KERNEL_SIZE}", "pasted text")
+    return kernels
+
+
+def layers_from_text(text: str) -> ConvLayers:
+    """One layer spec per line (blank lines skipped), each checked by the bound engine's reader;
+    InputError names the line."""
+    from core.bound.shapes import parse_layer_spec
+
+    specs = []
+    for n, line in enumerate(text.splitlines(), 1):
+        spec = line.strip()
+        if spec:
+            parse_layer_spec(spec, where=f"line {n}")
+            specs.append(spec)
+    layers = ConvLayers(specs)
+    layers.validate("layers")
+    return layers
+
+
+# ---------------------------------------------------------------- files
+def check_onnx_file(path: str) -> str:
+    """The network's name if `path` is an ONNX model this program can read; InputError naming the
+    file and the problem otherwise."""
+    from core.nets.onnx_import import load_onnx
+
+    try:
+        return load_onnx(path).name
+    except InputError as exc:
+        if str(path) in exc.where:          # the importer's messages already name the file
+            raise
+        raise InputError(exc.message, f"{path}: {exc.where}" if exc.where else str(path)) from None
+
+
+def check_validation_file(path: str) -> None:
+    """A validation set must be an existing .npz file (images x, labels y; read when a run starts)."""
+    p = Path(path)
+    if p.suffix.lower() != ".npz":
+        raise InputError("a validation set is a numpy .npz file (arrays x and y)", str(path))
+    if not p.is_file():
+        raise InputError("file not found", str(path))
+
+
+def load_transform(path: str) -> MeritTransformWorkload:
+    """A MERIT transform JSON file as a workload, checked by MERIT's own reader."""
+    from core.merit.fileformat import load_transform_file
+
+    data = load_transform_file(path)
+    w = MeritTransformWorkload(transform=data)
+    try:
+        w.validate("transform")
+    except InputError as exc:
+        raise InputError(exc.message, f"{path}: {exc.where}") from None
+    return w
+
+
+def import_file(path: str) -> tuple[str, Workload]:
+    """(name, workload) read from a file: an ONNX model (a CNN), a kernel JSON file (the format
+    `main.py cain --kernels` reads), a MERIT transform JSON file, or any workload's JSON form.
+    InputError names the file and the problem; nothing is changed by a failed import."""
+    p = Path(path)
+    stem = p.stem or "imported"
+    if p.suffix.lower() == ".onnx":
+        check_onnx_file(path)
+        return stem, CnnNetwork(onnx_path=str(path))
+    if p.suffix.lower() != ".json":
+        raise InputError("not a file the library imports: expected an ONNX model (.onnx) or a kernel or MERIT "
+                         "transform file (.json)", str(path))
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object, got {type(data).__name__}", str(path))
+    kind = data.get("kind")
+    if kind == "kernels" or (kind is None and "kernels" in data):
+        from core.cain.engine import load_kernel_file
+
+        return stem, load_kernel_file(path)
+    if kind is None and "operands" in data:
+        w = load_transform(path)
+        return str((w.transform or {}).get("name") or stem), w
+    if isinstance(kind, str) and kind in WORKLOAD_KINDS:
+        try:
+            return stem, workload_from_json(data)
+        except InputError as exc:
+            raise InputError(exc.message, f"{path}: {exc.where}") from None
+    raise InputError('neither a kernel file (a "kernels" list) nor a MERIT transform (an "operands" list)',
+                     str(path))
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", str(path)) from None
+    except UnicodeDecodeError:
+        raise InputError("not a text file", str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", f"{path}:{exc.lineno}") from None

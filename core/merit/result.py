@@ -1,0 +1,227 @@
+"""The typed result of the "merit" engine (core.merit.engine): a workload as MERIT transforms,
+verified, tiled, checked for bank conflicts, and timed on the MERIT-z model.
+
+The merit panel redraws everything from these keys (grids, tiles, bank layouts, reuse, utilisation).
+Parts that are the paper's worked examples (butterfly_examples) or tensor maps are kept as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.results import EngineResult, optional_key
+
+
+@dataclass(kw_only=True)
+class OperandJson:
+    """An operand of a stage: its tensor shape, padding and index -> (axis, stride, offset) map."""
+
+    name: str
+    shape: list[int]
+    pad: list[int]
+    map: dict[str, tuple[int, int, int]]
+
+
+@dataclass(kw_only=True)
+class StageJson:
+    """One MERIT transform (core.merit.transform.MeritTransform.to_json)."""
+
+    name: str
+    description: str
+    parallel: list[tuple[str, int]]             # (index, size) pairs, in loop order
+    accumulate: list[tuple[str, int]]
+    operands: list[OperandJson]
+    strategy: str
+    params: dict[str, Any]                      # strategy parameters (e.g. a bilateral sigma), free-form
+    output_shape: list[int]
+
+
+@dataclass(kw_only=True)
+class Verification:
+    """R(M(A), M(B)) against a direct numpy implementation and the element-by-element eq. 5."""
+
+    output_shape: list[int]
+    naive_eq5_max_abs_diff: float
+    naive_rows_checked: int
+    reference: str
+    max_abs_diff: float | None                  # None: the workload has no direct reference
+    ok: bool
+
+
+@dataclass(kw_only=True)
+class MGrid:
+    """A corner of M(operand): source coordinates per (parallel row, accumulate column)."""
+
+    operand: str
+    shape: list[int]
+    rows: int
+    cols: int
+    p_labels: list[list[int]]
+    a_labels: list[list[int]]
+    coords: list[list[list[int]]]               # coords[axis][row][col]
+
+
+@dataclass(kw_only=True)
+class TileJson:
+    parallel: dict[str, int]
+    accumulate: dict[str, int]
+
+
+@dataclass(kw_only=True)
+class LoadCount:
+    operand: str
+    tiles: int
+    direct: int
+    unrolled: int
+    on_the_fly: int
+    saving_vs_direct: float
+
+
+@dataclass(kw_only=True)
+class Tiling:
+    tile: TileJson
+    footprints: dict[str, list[int]]            # "i:operand" -> eq. 9 footprint
+    measured_footprints: dict[str, list[int]]   # bounding box of the reads
+    loads: list[LoadCount]
+    footprint_check: bool
+
+
+@dataclass(kw_only=True)
+class NonSquare:
+    """The XOR-hash + rotation attempt when the square butterfly test fails (eq. 16)."""
+
+    H: list[str]
+    found: bool
+    X: list[list[int]] | None
+    rotation: int
+    H_prime: list[str] | None
+
+
+@dataclass(kw_only=True)
+class Butterfly:
+    lanes: int
+    H: list[str]                                # property matrix rows, e.g. "x10"
+    reduces_to_identity: bool
+    reduction_steps: list[str]
+    non_square: NonSquare | None
+    butterfly_ok: bool
+    routed_fraction: float
+    broadcast_lane_bits: list[int]
+
+
+@dataclass(kw_only=True)
+class BankLayout:
+    layout: str                                 # naive | padded | xor | ...
+    pitch: int
+    padding_words: int
+    extra_cycles: int
+    conflicting_accesses: int
+    accesses: int
+    conflict_free: bool
+    detail: str
+    c: list[int]
+    bank_grid: list[list[int]]                  # bank of every stored word, -1 for padding
+    shown_access: list[tuple[int, int, int]]    # (row, col, accessed) cells of the drawn access
+    butterfly: Butterfly | None
+
+
+@dataclass(kw_only=True)
+class Banks:
+    operand: str
+    footprint: list[int]
+    banks: int
+    lanes: int
+    steps: int
+    layouts: list[BankLayout]
+
+
+@dataclass(kw_only=True)
+class ReuseRow:
+    """A row of Table III; the counts are {"per_pass": n, "once": m}."""
+
+    architecture: str
+    level: str
+    inputs: dict[str, float]
+    kernels: dict[str, float]
+    outputs: dict[str, float]
+    macs: dict[str, float]
+    rate: float
+    note: str
+    paper: float | None
+
+
+@dataclass(kw_only=True)
+class Reuse:
+    rows: list[ReuseRow]
+
+
+@dataclass(kw_only=True)
+class MeritzConfig:
+    alus: int
+    taus: int
+    alus_per_tau: int
+    clock_mhz: float
+    dram_gbps: float
+    rp_kib: list[float]
+    cp_kib: float
+    word_bytes: int
+
+
+@dataclass(kw_only=True)
+class MeritzLayer:
+    name: str
+    utilisation: float
+    cycles: int
+    useful_ops: int
+    dram_bytes: int
+    bound: str                                  # "dram" | "compute"
+    tile: dict[str, int]
+    # Since the layer tile view: the parallel indices and each operand's eq. 9 footprint ("i:name" ->
+    # extents) of the tile; absent in results stored before.
+    parallel: list[str] | None = optional_key()
+    footprints: dict[str, list[int]] | None = optional_key()
+
+
+@dataclass(kw_only=True)
+class MeritzSuite:
+    """A network or workload timed on MERIT-z: overall utilisation and the paper's figure."""
+
+    name: str
+    utilisation: float
+    paper: float | None
+    layers: list[MeritzLayer]
+
+
+@dataclass(kw_only=True)
+class UtilisationCurve:
+    alus: list[int]
+    series: dict[str, list[float]]              # suite name -> utilisation per ALU count
+
+
+@dataclass(kw_only=True)
+class Meritz:
+    config: MeritzConfig
+    suites: list[MeritzSuite]
+    curve: UtilisationCurve
+
+
+@dataclass(kw_only=True)
+class MeritResult(EngineResult):
+    workload: str
+    title: str
+    paper: str
+    transform: list[StageJson]
+    verification: Verification
+    m_grids: list[MGrid]
+    tiling: Tiling
+    banks: Banks
+    butterfly_examples: dict[str, Any]          # the paper's eqs. 11-16 recomputed, as printed
+    reuse: Reuse
+    meritz: Meritz
+
+    def headline(self) -> dict[str, float | int | str | None]:
+        own = [s for s in self.meritz.suites if s.name.startswith("this workload")]
+        return {"verification_ok": "yes" if self.verification.ok else "no",
+                "max_abs_diff": self.verification.max_abs_diff,
+                "meritz_utilisation": own[-1].utilisation if own else None}

@@ -1,0 +1,597 @@
+"""The project: the explorer's one state, without Qt.
+
+A project holds a library of named workloads and named targets, each engine's choice of workload,
+target and settings, and every run ever made (its setup, status, live series and result). Widgets
+read it and change it only through the methods below; each change is announced on `changed` (as
+napari's layers announce theirs) and, when a user made it, recorded on the undo stack. Runs finishing
+are not undoable, deleting one is.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from core.engine import EngineSpec, JobRequest, engines
+from core.errors import InputError
+from core.events import Signal
+from core.jobs import Event, JobOutcome, MetricPoint, PartialResult
+from core.undo import Command, UndoStack
+from core.workload import (TARGET_KINDS, WORKLOAD_KINDS, BUILTIN_DIGITS, CnnNetwork, CnnSet, DataflowTarget,
+                           FpgaTarget, FpspFilter, KernelSet, Kernel, MeritTransformWorkload, MobileSocTarget,
+                           Scamp5Target, Target, Workload)
+
+LIBRARIES = ("workloads", "targets")
+KIND_TITLES = {"workloads": WORKLOAD_KINDS, "targets": TARGET_KINDS}
+RUN_STATUSES = ("running", "finished", "failed", "cancelled")
+MAX_SERIES_POINTS = 4000        # per series of a run; older points are thinned, the newest kept
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class Entry:
+    """A named workload or target in the library; `id` never changes, `name` is the user's."""
+
+    id: str
+    name: str
+    value: Any              # Workload or Target
+
+    @property
+    def kind(self) -> str:
+        return str(self.value.kind)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "value": self.value.to_json()}
+
+
+@dataclass
+class EngineChoice:
+    """What an engine's tab will run: library ids of its workload and target, and its settings."""
+
+    settings: dict[str, Any]
+    workload: str | None = None
+    target: str | None = None
+
+
+@dataclass
+class Run:
+    """One run of an engine, kept whatever its end: its setup as it was, and what it produced."""
+
+    id: str
+    engine: str
+    settings: dict[str, Any]
+    workload: dict[str, Any] | None          # snapshot {"id", "name", "value"}
+    target: dict[str, Any] | None
+    status: str = "running"
+    started_at: str = field(default_factory=now_iso)
+    finished_at: str | None = None
+    duration_s: float | None = None
+    result: dict[str, Any] | None = None     # the final result, checked by the engine's result type
+    result_version: int | None = None
+    partial: dict[str, dict[str, Any]] = field(default_factory=dict)    # last PartialResult per kind
+    series: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)   # plot -> series -> [x, y]
+    error: str | None = None
+    headline: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def is_partial(self) -> bool:
+        """A run that ended without its final result (failed or cancelled) but produced something."""
+        return self.result is None and bool(self.partial or self.series)
+
+    def label(self) -> str:
+        wl = (self.workload or {}).get("name", "no workload")
+        return f"{self.id} {self.engine} · {wl}"
+
+
+@dataclass
+class ProjectEvent:
+    """What changed: kind is library | choice | settings | run | reset."""
+
+    kind: str
+    lib: str | None = None
+    id: str | None = None
+    engine: str | None = None
+    key: str | None = None
+
+
+def _fresh_id(prefix: str, taken: Iterator[str]) -> str:
+    used = set(taken)
+    n = 1
+    while f"{prefix}{n}" in used:
+        n += 1
+    return f"{prefix}{n}"
+
+
+class Project:
+    def __init__(self) -> None:
+        self.workloads: list[Entry] = []
+        self.targets: list[Entry] = []
+        self.engines: dict[str, EngineChoice] = {}
+        self.runs: list[Run] = []
+        self.view: dict[str, Any] = {"current_engine": None}
+        self.changed = Signal()                 # emits ProjectEvent
+        self.undo_stack = UndoStack()
+        self._runs_dirty = False
+        self._macro: list[Command] | None = None
+        self._run_clock: dict[str, float] = {}
+        self._run_serial = 0        # run ids only grow: a deleted run's id is never given again
+
+    # ================================================================ construction
+    @classmethod
+    def starter(cls) -> "Project":
+        """A new project: a small library that lets every engine run before any edit."""
+        p = cls()
+        for name, value in starter_workloads():
+            p.workloads.append(Entry(_fresh_id("w", (e.id for e in p.workloads)), name, value))
+        for tname, target in starter_targets():
+            p.targets.append(Entry(_fresh_id("t", (e.id for e in p.targets)), tname, target))
+        for name in engines():
+            p.choice(name)
+        return p
+
+    def replace_with(self, other: "Project") -> None:
+        """Take over another project's whole state (a session just loaded); history starts anew."""
+        self.workloads, self.targets = other.workloads, other.targets
+        self.engines, self.runs, self.view = other.engines, other.runs, other.view
+        self._runs_dirty = False
+        self.undo_stack.clear()
+        self.changed.emit(ProjectEvent("reset"))
+
+    # ================================================================ undo plumbing
+    def _push(self, text: str, do: Any, undo: Any, merge_key: Any = None) -> None:
+        cmd = Command(text, do, undo, merge_key)
+        if self._macro is not None:
+            cmd.do()
+            self._macro.append(cmd)
+        else:
+            self.undo_stack.push(cmd)
+
+    @contextmanager
+    def macro(self, text: str) -> Iterator[None]:
+        """Changes made inside form one undo step."""
+        if self._macro is not None:         # nested: the outer macro collects
+            yield
+            return
+        self._macro = []
+        try:
+            yield
+        finally:
+            cmds, self._macro = self._macro, None
+        if cmds:
+            def do() -> None:
+                for c in cmds:
+                    c.do()
+
+            def undo() -> None:
+                for c in reversed(cmds):
+                    c.undo()
+            self.undo_stack.push(Command(text, do, undo), done=True)
+
+    def undo(self) -> bool:
+        return self.undo_stack.undo()
+
+    def redo(self) -> bool:
+        return self.undo_stack.redo()
+
+    @property
+    def modified(self) -> bool:
+        return self._runs_dirty or not self.undo_stack.is_clean()
+
+    def mark_saved(self) -> None:
+        self._runs_dirty = False
+        self.undo_stack.set_clean()
+
+    # ================================================================ library
+    def entries(self, lib: str) -> list[Entry]:
+        if lib not in LIBRARIES:
+            raise KeyError(f"no library {lib!r}; one of {', '.join(LIBRARIES)}")
+        return self.workloads if lib == "workloads" else self.targets
+
+    def entry(self, lib: str, entry_id: str | None) -> Entry | None:
+        return next((e for e in self.entries(lib) if e.id == entry_id), None)
+
+    def unique_name(self, lib: str, base: str) -> str:
+        names = {e.name for e in self.entries(lib)}
+        if base not in names:
+            return base
+        n = 2
+        while f"{base} ({n})" in names:
+            n += 1
+        return f"{base} ({n})"
+
+    def add(self, lib: str, name: str, value: Any, index: int | None = None) -> str:
+        """Add a library item (its value already checked); returns its id."""
+        entries = self.entries(lib)
+        _check_kind(lib, value)
+        entry = Entry(_fresh_id(lib[0], (e.id for e in entries)), self.unique_name(lib, name.strip() or "untitled"),
+                      value)
+        pos = len(entries) if index is None else index
+
+        def do() -> None:
+            entries.insert(pos, entry)
+            self.changed.emit(ProjectEvent("library", lib, entry.id))
+
+        def undo() -> None:
+            entries.remove(entry)
+            self.changed.emit(ProjectEvent("library", lib, entry.id))
+        self._push(f"Add {entry.name}", do, undo)
+        return entry.id
+
+    def duplicate(self, lib: str, entry_id: str) -> str:
+        e = self._entry(lib, entry_id)
+        return self.add(lib, f"{e.name} copy", copy.deepcopy(e.value), self.entries(lib).index(e) + 1)
+
+    def rename(self, lib: str, entry_id: str, name: str) -> None:
+        e = self._entry(lib, entry_id)
+        name = name.strip()
+        if not name:
+            raise InputError("a name cannot be empty", f"{lib}.{entry_id}.name")
+        if name == e.name:
+            return
+        if any(o.name == name for o in self.entries(lib) if o is not e):
+            raise InputError(f"another item is already named {name!r}", f"{lib}.{entry_id}.name")
+        old = e.name
+
+        def setter(v: str) -> Any:
+            def f() -> None:
+                e.name = v
+                self.changed.emit(ProjectEvent("library", lib, e.id))
+            return f
+        self._push(f"Rename {old} to {name}", setter(name), setter(old))
+
+    def remove(self, lib: str, entry_id: str) -> None:
+        """Remove an item; engines that had chosen it are left without one (undo restores both)."""
+        entries = self.entries(lib)
+        e = self._entry(lib, entry_id)
+        pos = entries.index(e)
+        attr = "workload" if lib == "workloads" else "target"
+        users = [n for n, c in self.engines.items() if getattr(c, attr) == entry_id]
+
+        def do() -> None:
+            entries.remove(e)
+            for n in users:
+                setattr(self.engines[n], attr, None)
+            self.changed.emit(ProjectEvent("library", lib, e.id))
+            for n in users:
+                self.changed.emit(ProjectEvent("choice", engine=n))
+
+        def undo() -> None:
+            entries.insert(pos, e)
+            for n in users:
+                setattr(self.engines[n], attr, e.id)
+            self.changed.emit(ProjectEvent("library", lib, e.id))
+            for n in users:
+                self.changed.emit(ProjectEvent("choice", engine=n))
+        self._push(f"Delete {e.name}", do, undo)
+
+    def set_value(self, lib: str, entry_id: str, value: Any, text: str = "") -> None:
+        """Replace an item's value (an edit in its editor); quick successive edits merge."""
+        e = self._entry(lib, entry_id)
+        _check_kind(lib, value)
+        if value == e.value:
+            return
+        old = e.value
+
+        def setter(v: Any) -> Any:
+            def f() -> None:
+                e.value = v
+                self.changed.emit(ProjectEvent("library", lib, e.id))
+            return f
+        self._push(text or f"Edit {e.name}", setter(copy.deepcopy(value)), setter(old), ("value", lib, entry_id))
+
+    def _entry(self, lib: str, entry_id: str) -> Entry:
+        e = self.entry(lib, entry_id)
+        if e is None:
+            raise KeyError(f"no {lib[:-1]} with id {entry_id!r}")
+        return e
+
+    # ================================================================ engines
+    def choice(self, engine: str) -> EngineChoice:
+        """The engine's choice; an engine new to this project starts on its defaults and the first
+        fitting library items it can run (not an undoable change: nothing was chosen before)."""
+        if engine not in self.engines:
+            spec = engines().get(engine)
+            settings = spec.default_settings() if spec else {}
+            c = EngineChoice(settings)
+            if spec is not None:
+                # the engine's first-listed kind first (MERIT: a transform before a kernel set)
+                fits = sorted(self.fitting(engine, "workloads"), key=lambda e: spec.workload_kinds.index(e.kind))
+                why = spec.workload_problem or (lambda _w: None)
+                c.workload = next((e.id for e in fits if why(e.value) is None), fits[0].id if fits else None)
+                c.target = next((e.id for e in self.fitting(engine, "targets")), None)
+            self.engines[engine] = c
+        return self.engines[engine]
+
+    def settings(self, engine: str) -> dict[str, Any]:
+        return copy.deepcopy(self.choice(engine).settings)
+
+    def set_setting(self, engine: str, key: str, value: Any) -> None:
+        c = self.choice(engine)
+        missing = key not in c.settings
+        old = c.settings.get(key)
+        if not missing and old == value and type(old) is type(value):
+            return
+        value = copy.deepcopy(value)
+
+        def do() -> None:
+            c.settings[key] = value
+            self.changed.emit(ProjectEvent("settings", engine=engine, key=key))
+
+        def undo() -> None:
+            if missing:
+                c.settings.pop(key, None)
+            else:
+                c.settings[key] = old
+            self.changed.emit(ProjectEvent("settings", engine=engine, key=key))
+        self._push(f"Change {key}", do, undo, ("setting", engine, key))
+
+    def replace_settings(self, engine: str, settings: dict[str, Any], text: str = "Change settings") -> None:
+        c = self.choice(engine)
+        if settings == c.settings:
+            return
+        old, new = c.settings, copy.deepcopy(settings)
+
+        def setter(v: dict[str, Any]) -> Any:
+            def f() -> None:
+                c.settings = v
+                self.changed.emit(ProjectEvent("settings", engine=engine))
+            return f
+        self._push(text, setter(new), setter(old))
+
+    def choose(self, engine: str, lib: str, entry_id: str | None) -> None:
+        c = self.choice(engine)
+        attr = "workload" if lib == "workloads" else "target"
+        old = getattr(c, attr)
+        if old == entry_id:
+            return
+        if entry_id is not None:
+            self._entry(lib, entry_id)
+
+        def setter(v: str | None) -> Any:
+            def f() -> None:
+                setattr(c, attr, v)
+                self.changed.emit(ProjectEvent("choice", engine=engine))
+            return f
+        name = self._entry(lib, entry_id).name if entry_id else "nothing"
+        self._push(f"Use {name}", setter(entry_id), setter(old))
+
+    def fitting(self, engine: str, lib: str) -> list[Entry]:
+        """Library items of the kinds the engine reads (in library order)."""
+        kinds = _kinds(engines()[engine], lib)
+        return [e for e in self.entries(lib) if e.kind in kinds]
+
+    def chosen(self, engine: str, lib: str) -> Entry | None:
+        c = self.choice(engine)
+        return self.entry(lib, c.workload if lib == "workloads" else c.target)
+
+    def problem(self, engine: str, lib: str) -> str | None:
+        """Why the engine cannot run on its current workload (or target); None when it can."""
+        spec = engines()[engine]
+        kinds = _kinds(spec, lib)
+        if not kinds:
+            return None
+        what = "workload" if lib == "workloads" else "target"
+        names = " or ".join(KIND_TITLES[lib][k] for k in kinds)
+        e = self.chosen(engine, lib)
+        if e is None:
+            have = "pick one" if self.fitting(engine, lib) else "the library has none: add one"
+            return f"{spec.title} needs a {what} of kind {names}; {have}"
+        if e.kind not in kinds:
+            return f"{e.name!r} is a {KIND_TITLES[lib].get(e.kind, e.kind)}; {spec.title} runs {names}"
+        if lib == "workloads" and spec.workload_problem is not None:
+            return spec.workload_problem(e.value)
+        return None
+
+    def request(self, engine: str) -> JobRequest:
+        """What a run of the engine gets; InputError (naming workload or target) when it cannot run."""
+        for lib, where in (("workloads", "workload"), ("targets", "target")):
+            why = self.problem(engine, lib)
+            if why:
+                raise InputError(why, where)
+        w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
+        return JobRequest(copy.deepcopy(w.value) if w else None, copy.deepcopy(t.value) if t else None,
+                          self.settings(engine))
+
+    # ================================================================ runs
+    def run(self, run_id: str) -> Run:
+        for r in self.runs:
+            if r.id == run_id:
+                return r
+        raise KeyError(f"no run {run_id!r}")
+
+    def runs_of(self, engine: str) -> list[Run]:
+        return [r for r in self.runs if r.engine == engine]
+
+    def latest(self, engine: str, finished: bool = True) -> Run | None:
+        for r in reversed(self.runs):
+            if r.engine == engine and (not finished or r.status == "finished"):
+                return r
+        return None
+
+    def start_run(self, engine: str) -> Run:
+        """Record a run about to start, with a snapshot of its setup; InputError if it cannot run."""
+        self.request(engine)
+        w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
+        numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
+        self._run_serial = max([self._run_serial, *numbers]) + 1
+        run = Run(id=f"r{self._run_serial}", engine=engine, settings=self.settings(engine),
+                  workload=w.snapshot() if w else None, target=t.snapshot() if t else None)
+        self.runs.append(run)
+        self._run_clock[run.id] = time.monotonic()
+        self._runs_dirty = True
+        self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
+        return run
+
+    def request_of(self, run: Run) -> JobRequest:
+        """The request a run was started with (rebuilt from its snapshot)."""
+        from core.workload import target_from_json, workload_from_json
+
+        return JobRequest(workload_from_json(run.workload["value"]) if run.workload else None,
+                          target_from_json(run.target["value"]) if run.target else None, copy.deepcopy(run.settings))
+
+    def record(self, run_id: str, events: list[Event]) -> None:
+        """Keep what a running job streams: the last partial result of each kind and the plotted series."""
+        run = self.run(run_id)
+        for ev in events:
+            if isinstance(ev, PartialResult):
+                run.partial[ev.kind] = ev.data
+            elif isinstance(ev, MetricPoint):
+                pts = run.series.setdefault(ev.plot, {}).setdefault(ev.series, [])
+                pts.append([float(ev.x), float(ev.y)])
+                if len(pts) > MAX_SERIES_POINTS:
+                    keep = pts[-1]
+                    del pts[1::2]
+                    if pts[-1] is not keep:
+                        pts.append(keep)
+
+    def finish_run(self, run_id: str, outcome: JobOutcome, error_text: str | None = None) -> Run:
+        """Close a run: finished with its checked result, or failed / cancelled keeping what it made."""
+        run = self.run(run_id)
+        started = self._run_clock.pop(run_id, None)
+        run.finished_at = now_iso()
+        run.duration_s = None if started is None else round(time.monotonic() - started, 3)
+        spec = engines().get(run.engine)
+        if outcome.error is not None:
+            run.status = "failed"
+            run.error = error_text or f"{type(outcome.error).__name__}: {outcome.error}"
+        elif outcome.cancelled or outcome.result is None:
+            run.status = "cancelled"
+            if not outcome.cancelled:
+                run.status, run.error = "failed", "finished without a result"
+        else:
+            result = outcome.result
+            rtype = spec.result_type if spec else None
+            if rtype is not None:
+                try:
+                    obj = rtype.from_json(result)
+                    result = obj.to_json()
+                    run.headline = dict(obj.headline())
+                    run.result_version = int(rtype.VERSION)
+                except InputError as exc:
+                    run.status, run.error = "failed", f"the result does not match its type: {exc}"
+                    run.partial["result"] = result
+                    self._runs_dirty = True
+                    self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+                    return run
+            run.status, run.result = "finished", result
+        self._runs_dirty = True
+        self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+        return run
+
+    def delete_run(self, run_id: str) -> None:
+        run = self.run(run_id)
+        pos = self.runs.index(run)
+
+        def do() -> None:
+            self.runs.remove(run)
+            self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+
+        def undo() -> None:
+            self.runs.insert(pos, run)
+            self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+        self._push(f"Delete run {run.id}", do, undo)
+
+    def set_note(self, run_id: str, note: str) -> None:
+        run = self.run(run_id)
+        old = run.note
+
+        def setter(v: str) -> Any:
+            def f() -> None:
+                run.note = v
+                self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+            return f
+        self._push(f"Note on {run.id}", setter(note), setter(old), ("note", run_id))
+
+    def restore_setup(self, run_id: str) -> None:
+        """Put a run's settings, workload and target back into its engine's tab (one undo step). A
+        workload or target that is gone from the library, or was edited since, comes back as an item."""
+        from core.workload import target_from_json, workload_from_json
+
+        run = self.run(run_id)
+        with self.macro(f"Restore the setup of {run.id}"):
+            for lib, snap, reader in (("workloads", run.workload, workload_from_json),
+                                      ("targets", run.target, target_from_json)):
+                if snap is None:
+                    continue
+                value = reader(snap["value"])
+                e = self.entry(lib, snap["id"])
+                if e is None or e.value != value:
+                    same = next((o for o in self.entries(lib) if o.value == value), None)
+                    entry_id = same.id if same else self.add(lib, f"{snap['name']} ({run.id})", value)
+                else:
+                    entry_id = e.id
+                self.choose(run.engine, lib, entry_id)
+            self.replace_settings(run.engine, run.settings)
+
+
+def _kinds(spec: EngineSpec, lib: str) -> tuple[str, ...]:
+    return spec.workload_kinds if lib == "workloads" else spec.target_kinds
+
+
+def _check_kind(lib: str, value: Any) -> None:
+    kind = getattr(value, "kind", None)
+    if kind not in KIND_TITLES[lib]:
+        raise InputError(f"not a {lib[:-1]}: {type(value).__name__}", lib)
+
+
+# ================================================================ the starter library
+def starter_workloads() -> list[tuple[str, Workload]]:
+    """One item of each workload kind, so that every engine runs before any edit."""
+    from core.filters import preset
+
+    g3 = preset("gauss3")
+    return [
+        ("AnalogNet2", FpspFilter("analognet2")),
+        ("My kernels", KernelSet("my kernels", g3.denominator, [Kernel(k.name, copy.deepcopy(k.values))
+                                                                for k in g3.kernels])),
+        ("f-CNNx: ZFNet + SceneLabel + VGG-16", CnnSet(["zfnet", "scenelabel", "vgg16"])),
+        ("VGG-16", CnnNetwork("vgg16")),
+        ("Digits CNN (trained)", CnnNetwork(BUILTIN_DIGITS)),
+        ("MERIT conv 3x3", MeritTransformWorkload("conv3x3")),
+    ]
+
+
+def starter_targets() -> list[tuple[str, Target]]:
+    return [
+        ("SCAMP-5", Scamp5Target()),
+        ("ZC706 at 1 GB/s", FpgaTarget()),
+        ("Accelerator, 64 KiB", DataflowTarget()),
+        ("Mobile SoC, 2 cores x 4 lanes", MobileSocTarget()),
+    ]
+
+
+def summary(value: Any) -> str:
+    """A one-line description of a workload or target for the library browser."""
+    if isinstance(value, FpspFilter):
+        ks = value.kernel_set()
+        return f"{ks.name}: {len(ks.kernels)} kernel(s) over {ks.denominator}"
+    if isinstance(value, KernelSet):
+        sizes = sorted({f"{len(k.channels[0])}x{len(k.channels[0][0])}" for k in value.kernels})
+        return f"{len(value.kernels)} kernel(s) {', '.join(sizes)} over {value.denominator}"
+    if isinstance(value, CnnSet):
+        return ", ".join(value.cnns + value.onnx) + (f"; batch {value.batch}" if value.batch != 1 else "")
+    if isinstance(value, CnnNetwork):
+        src = {"onnx": f"ONNX {value.onnx_path}", "builtin": "built-in trained digits CNN"}.get(value.source,
+                                                                                               f"zoo {value.network}")
+        return src + (f"; validation {value.validation_path}" if value.validation_path else "")
+    if isinstance(value, MeritTransformWorkload):
+        return f"transform {value.transform.get('name', '')}" if value.transform else f"built-in {value.builtin}"
+    if hasattr(value, "layers"):
+        return f"{len(value.layers)} layer spec(s)"
+    if isinstance(value, Scamp5Target):
+        return f"{value.registers} registers, {value.array_size}x{value.array_size} PEs"
+    if isinstance(value, FpgaTarget):
+        return f"{value.board}, {value.bandwidth_gbps:g} GB/s"
+    if isinstance(value, DataflowTarget):
+        return f"{value.memory_bytes} B on chip, {value.word_bits}-bit words, {value.pe_rows}x{value.pe_cols} PEs"
+    if isinstance(value, MobileSocTarget):
+        return f"{value.cores} cores x {value.vector_width} lanes"
+    return str(getattr(value, "kind", value))

@@ -1,0 +1,335 @@
+"""Typed, versioned engine results.
+
+Engines hand back plain JSON dicts: sessions store them, `--json` prints them and the GUI panels
+read them by key. A result type is a dataclass that describes one engine's dict, so that
+
+* a misspelt, missing or mistyped field is caught where the dict is made (the engine checks every
+  result it yields, and a test runs every engine), not later in a panel or a reloaded session;
+* a result stored by an older version is brought forward by kept upgrade functions before it is
+  read, and one from a newer version is refused with a message instead of half-working.
+
+The dicts themselves stay what they were (`to_json` gives back the same keys), so nothing that
+reads them has to change. Everything here is plain Python: no Qt, usable from the command line.
+
+    @dataclass(kw_only=True)
+    class MyResult(EngineResult):
+        VERSION = 2
+        UPGRADES = {1: lambda d: {**d, "total": d.pop("sum")}}
+        total: int
+        note: str | None = optional_key()
+
+    data = MyResult.check(engine_dict)            # raises InputError("missing field", "result.total")
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import functools
+import json
+import math
+import types
+from typing import Any, Callable, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from core.errors import InputError
+
+__all__ = ["EngineResult", "optional_key", "extra_keys", "read_value", "to_plain"]
+
+_OMIT = "core.results.omit_if_none"
+_EXTRAS = "core.results.extras"
+_NONE = type(None)
+
+R = TypeVar("R", bound="EngineResult")
+
+
+def optional_key() -> Any:
+    """A field whose key the engine leaves out when it has nothing to say (e.g. "comparison" only
+    when two programs ran): a missing key reads as None and None writes no key. An explicit null is
+    refused, because writing it back would drop it and the stored dict would change."""
+    return dataclasses.field(default=None, metadata={_OMIT: True})
+
+
+def extra_keys() -> Any:
+    """A `dict[str, T]` field collecting the keys the type does not name (e.g. one total per
+    dataflow, chosen at run time). They are checked against T and written back at the same level,
+    where this field stands in the class. Without such a field unknown keys are refused."""
+    return dataclasses.field(default_factory=dict, metadata={_EXTRAS: True})
+
+
+class EngineResult:
+    """Base of the `@dataclass(kw_only=True)` result types, one per engine.
+
+    VERSION is the version `to_json` writes. UPGRADES[n] turns version-n data into version n+1;
+    they are kept forever, so a session saved years ago still opens.
+    """
+
+    VERSION: ClassVar[int] = 1
+    UPGRADES: ClassVar[dict[int, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+
+    def to_json(self) -> dict[str, Any]:
+        """The plain JSON dict the engine yields (tuples become lists, as in a saved session)."""
+        out = to_plain(self)
+        assert isinstance(out, dict)
+        return out
+
+    @classmethod
+    def upgrade(cls, data: Any, version: int | None = None, path: str = "result") -> Any:
+        """`data` of `version` (None: the current one) brought forward to VERSION; the caller's
+        dict is never changed."""
+        if version is None:
+            return data
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InputError(f"expected a result version >= 1, got {version!r}", path)
+        if version > cls.VERSION:
+            raise InputError(f"this result is version {version}, written by a newer Dataflow Explorer; "
+                             f"{cls.__name__} reads versions up to {cls.VERSION}", path)
+        if version < cls.VERSION:
+            data = copy.deepcopy(data)
+        for v in range(version, cls.VERSION):
+            step = cls.UPGRADES.get(v)
+            if step is None:
+                raise InputError(f"cannot read version {version}: {cls.__name__} keeps no upgrade from "
+                                 f"version {v} to {v + 1}", path)
+            try:
+                data = step(data)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                raise InputError(f"cannot bring version {v} forward ({type(exc).__name__}: {exc})", path) from None
+            if not isinstance(data, dict):
+                raise InputError(f"the upgrade from version {v} gave {_describe(data)}, not an object", path)
+        return data
+
+    @classmethod
+    def from_json(cls: type[R], data: Any, version: int | None = None, path: str = "result") -> R:
+        """Bring `data` forward to VERSION, check it against the type hints and build the result.
+        Raises InputError(message, where) with `where` the field path, e.g. result.layers[3].name."""
+        result: R = _read_dataclass(cls, cls.upgrade(data, version, path), path)
+        return result
+
+    @classmethod
+    def check(cls, data: Any, version: int | None = None, path: str = "result") -> dict[str, Any]:
+        """from_json, then to_json: the checked dict, in the current version (what sessions store)."""
+        return cls.from_json(data, version, path).to_json()
+
+    def headline(self) -> dict[str, float | int | str | None]:
+        """The 2-4 numbers that sum up a run for a runs table or a comparison of runs; the first
+        entry is the headline metric. Each engine's type overrides this."""
+        return {}
+
+
+# ------------------------------------------------------------------ reading
+def read_value(tp: Any, value: Any, where: str) -> Any:
+    """`value` checked against the type `tp` (and converted: tuples read from JSON lists, nested
+    dataclasses built); raises InputError naming `where` and what was expected."""
+    if tp is Any or tp is object:
+        return _read_json(value, where)
+    if tp is None or tp is _NONE:
+        if value is None:
+            return None
+        raise _expected("null", value, where)
+    if tp is bool:
+        if isinstance(value, bool):
+            return bool(value)
+        raise _expected("bool", value, where)
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return int(value)
+        raise _expected("int", value, where)
+    if tp is float:
+        return _read_float(value, where)
+    if tp is str:
+        if isinstance(value, str):
+            return str(value)
+        raise _expected("str", value, where)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _read_dataclass(tp, value, where)
+    origin = get_origin(tp)
+    args = get_args(tp)
+    if origin is Union or origin is types.UnionType:
+        return _read_union(tp, args, value, where)
+    if origin is Literal:
+        for a in args:
+            if type(a) is type(value) and a == value:
+                return value
+        raise _expected(_type_name(tp), value, where)
+    if tp is list or origin is list:
+        if not isinstance(value, (list, tuple)):
+            raise _expected("list", value, where)
+        item = args[0] if args else Any
+        return [read_value(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if tp is tuple or origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise _expected("list", value, where)
+        if not args or (len(args) == 2 and args[1] is Ellipsis):
+            item = args[0] if args else Any
+            return tuple(read_value(item, v, f"{where}[{i}]") for i, v in enumerate(value))
+        if len(value) != len(args):
+            raise InputError(f"expected {len(args)} items, got {len(value)}", where)
+        return tuple(read_value(t, v, f"{where}[{i}]") for i, (t, v) in enumerate(zip(args, value)))
+    if tp is dict or origin is dict:
+        if args and args[0] is not str:
+            raise TypeError(f"core.results: dict keys must be str (JSON object keys), not {args[0]!r}")
+        if not isinstance(value, dict):
+            raise _expected("object", value, where)
+        item = args[1] if args else Any
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InputError(f"expected a string key, got {_describe(k)}", where)
+            out[k] = read_value(item, v, _key(where, k))
+        return out
+    raise TypeError(f"core.results: cannot check values of type {tp!r} (at {where})")
+
+
+def _read_float(value: Any, where: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _expected("float", value, where)
+    if not math.isfinite(value):
+        raise InputError(f"expected a finite number, got {value}", where)
+    # an int stays an int: the stored JSON must not change from 20 to 20.0
+    return value if type(value) in (int, float) else float(value)
+
+
+def _read_union(tp: Any, args: tuple[Any, ...], value: Any, where: str) -> Any:
+    if value is None and _NONE in args:
+        return None
+    errors = []
+    for arm in args:
+        if arm is _NONE:
+            continue
+        try:
+            return read_value(arm, value, where)
+        except InputError as exc:
+            plain = exc.where == where and exc.message == _expected(_type_name(arm), value, where).message
+            errors.append((plain, exc))
+    # an arm that got into the value, or refused it for a reason other than its kind (a NaN),
+    # says best what is wrong; the one that got furthest wins (e.g. a 3-D matrix's cell)
+    telling = [exc for plain, exc in errors if not plain]
+    if telling:
+        raise max(telling, key=lambda e: len(e.where))
+    raise _expected(_type_name(tp), value, where)
+
+
+def _read_json(value: Any, where: str) -> Any:
+    """An untyped part: any JSON value (string keys, finite numbers), copied, tuples as lists."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return _read_float(value, where)
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InputError(f"expected a string key, got {_describe(k)}", where)
+            out[k] = _read_json(v, _key(where, k))
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_read_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise InputError(f"expected a JSON value, got {_describe(value)}", where)
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
+
+
+def _read_dataclass(cls: type, value: Any, where: str) -> Any:
+    if not isinstance(value, dict):
+        raise _expected("object", value, where)
+    hints = _hints(cls)
+    kwargs: dict[str, Any] = {}
+    known: list[str] = []
+    extras: dataclasses.Field[Any] | None = None
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.metadata.get(_EXTRAS):
+            extras = f
+            continue
+        known.append(f.name)
+        if f.name in value:
+            tp = _without_none(hints[f.name]) if f.metadata.get(_OMIT) else hints[f.name]
+            kwargs[f.name] = read_value(tp, value[f.name], _key(where, f.name))
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise InputError("missing field", _key(where, f.name))
+    unknown = [k for k in value if k not in known]
+    if unknown and extras is None:
+        k = unknown[0]
+        close = difflib.get_close_matches(str(k), known, n=1)
+        raise InputError("unknown field" + (f"; did you mean {close[0]!r}?" if close else ""),
+                         _key(where, k) if isinstance(k, str) else where)
+    if extras is not None:
+        kwargs[extras.name] = read_value(hints[extras.name], {k: value[k] for k in unknown}, where)
+    return cls(**kwargs)
+
+
+def _without_none(tp: Any) -> Any:
+    if get_origin(tp) is Union or get_origin(tp) is types.UnionType:
+        arms = tuple(a for a in get_args(tp) if a is not _NONE)
+        return arms[0] if len(arms) == 1 else Union[arms]
+    return tp
+
+
+# ------------------------------------------------------------------ writing
+def to_plain(value: Any) -> Any:
+    """A result (or part of one) as plain JSON values: dataclasses as dicts in field order, without
+    absent optional keys and with extra keys in place; tuples as lists."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(value):
+            v = getattr(value, f.name)
+            if f.metadata.get(_EXTRAS):
+                out.update((k, to_plain(x)) for k, x in v.items())
+            elif not (v is None and f.metadata.get(_OMIT)):
+                out[f.name] = to_plain(v)
+        return out
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    return value
+
+
+# ------------------------------------------------------------------ messages
+def _key(where: str, key: Any) -> str:
+    if isinstance(key, str) and key.isidentifier():
+        return f"{where}.{key}"
+    return f"{where}[{json.dumps(key) if isinstance(key, str) else repr(key)}]"
+
+
+def _type_name(tp: Any) -> str:
+    if tp is Any or tp is object:
+        return "any JSON value"
+    if tp is None or tp is _NONE:
+        return "null"
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return "object"
+    origin = get_origin(tp)
+    if origin is Union or origin is types.UnionType:
+        return " or ".join(_type_name(a) for a in get_args(tp))
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in get_args(tp))
+    if tp in (list, tuple) or origin in (list, tuple):
+        return "list"
+    if tp is dict or origin is dict:
+        return "object"
+    return getattr(tp, "__name__", repr(tp))
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return f"list of {len(value)}"
+    if isinstance(value, (bool, int, float, str)):
+        text = repr(value)
+        return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+    return type(value).__name__
+
+
+def _expected(what: str, value: Any, where: str) -> InputError:
+    return InputError(f"expected {what}, got {_describe(value)}", where)

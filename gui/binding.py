@@ -1,0 +1,345 @@
+"""One binding between settings and widgets, by key, driven by a JSON schema.
+
+A panel names which setting a widget shows (`bind("time_s", spin)`) or lets `build()` make the
+widget from the schema; the binding then sets the widget's range, items, label and tooltip from the
+schema (core's limits, so nothing valid is clamped), writes user edits to the project, and redraws
+the widget whenever the project changes (undo, redo, a loaded session). Settings without a widget
+stay in the project untouched. It replaces each panel's hand-written settings()/set_settings() pair
+and their loading guards: model-to-widget updates are the only place signals are blocked.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QSignalBlocker
+from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLineEdit,
+                               QPlainTextEdit, QSpinBox, QWidget)
+
+from core.errors import InputError
+from core.project import Project, ProjectEvent
+
+INT_MAX = 2 ** 31 - 1
+ERROR_STYLE = "border: 1px solid #d62728;"
+
+
+def _types(prop: dict[str, Any]) -> list[str]:
+    t = prop.get("type", [])
+    return [t] if isinstance(t, str) else list(t)
+
+
+def nullable(prop: dict[str, Any]) -> bool:
+    return "null" in _types(prop) or None in prop.get("enum", [])
+
+
+def _main_type(prop: dict[str, Any]) -> str:
+    ts = [t for t in _types(prop) if t != "null"]
+    if ts:
+        return ts[0]
+    enum = [v for v in prop.get("enum", []) if v is not None]
+    if enum and all(isinstance(v, bool) for v in enum):
+        return "boolean"
+    if enum and all(isinstance(v, int) and not isinstance(v, bool) for v in enum):
+        return "integer"
+    if enum and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in enum):
+        return "number"
+    return "string"
+
+
+def _text_of(value: Any, prop: dict[str, Any]) -> str:
+    labels = prop.get("x-labels", {})
+    return str(labels.get(str(value), value))
+
+
+class Adapter:
+    """How one widget kind shows a value: `read` raises InputError for text it cannot parse."""
+
+    def configure(self, w: Any, prop: dict[str, Any]) -> None: ...
+    def read(self, w: Any, prop: dict[str, Any]) -> Any: ...
+    def write(self, w: Any, value: Any, prop: dict[str, Any]) -> None: ...
+    def signal(self, w: Any) -> Any: ...
+
+
+class CheckAdapter(Adapter):
+    def read(self, w: QCheckBox, prop: dict[str, Any]) -> Any:
+        return w.isChecked()
+
+    def write(self, w: QCheckBox, value: Any, prop: dict[str, Any]) -> None:
+        w.setChecked(bool(value))
+
+    def signal(self, w: QCheckBox) -> Any:
+        return w.toggled
+
+
+class SpinAdapter(Adapter):
+    """QSpinBox / QDoubleSpinBox; a nullable setting shows null as the value below the minimum,
+    with the schema's "x-null-text" (e.g. 'auto') as its special text."""
+
+    def _range(self, w: QAbstractSpinBox, prop: dict[str, Any]) -> tuple[float, float]:
+        integer = isinstance(w, QSpinBox)
+        lo = prop.get("minimum", -INT_MAX if integer else -1e12)
+        if "exclusiveMinimum" in prop:
+            step = 1 if integer else 10 ** -w.decimals()       # type: ignore[attr-defined]
+            lo = prop["exclusiveMinimum"] + step
+        hi = prop.get("maximum", INT_MAX if integer else 1e12)
+        if integer:
+            lo, hi = max(int(lo), -INT_MAX), min(int(hi), INT_MAX)
+        return lo, hi
+
+    def configure(self, w: QAbstractSpinBox, prop: dict[str, Any]) -> None:
+        lo, hi = self._range(w, prop)
+        if nullable(prop):
+            lo = lo - (1 if isinstance(w, QSpinBox) else w.singleStep())     # type: ignore[attr-defined]
+            w.setSpecialValueText(prop.get("x-null-text", "auto"))
+        w.setRange(lo, hi)                                                  # type: ignore[attr-defined]
+        if prop.get("unit"):
+            w.setSuffix(f" {prop['unit']}")                                 # type: ignore[attr-defined]
+
+    def read(self, w: QAbstractSpinBox, prop: dict[str, Any]) -> Any:
+        v = w.value()                                                       # type: ignore[attr-defined]
+        if nullable(prop) and v == w.minimum():                             # type: ignore[attr-defined]
+            return None
+        return int(v) if isinstance(w, QSpinBox) else float(v)
+
+    def write(self, w: QAbstractSpinBox, value: Any, prop: dict[str, Any]) -> None:
+        if value is None:
+            w.setValue(w.minimum())                                         # type: ignore[attr-defined]
+            return
+        if isinstance(w, QDoubleSpinBox) and value != 0:       # enough decimals to show the value exactly
+            digits = max(0, -int(math.floor(math.log10(abs(float(value)))))) + 3
+            if digits > w.decimals():
+                w.setDecimals(min(digits, 12))
+        if value < w.minimum() or value > w.maximum():                      # type: ignore[attr-defined]
+            # The schema allows it (the project holds it): widen rather than clamp.
+            w.setRange(min(w.minimum(), value), max(w.maximum(), value))    # type: ignore[attr-defined]
+        w.setValue(value)                                                   # type: ignore[attr-defined]
+
+    def signal(self, w: QAbstractSpinBox) -> Any:
+        return w.valueChanged                                               # type: ignore[attr-defined]
+
+
+class ComboAdapter(Adapter):
+    """An enum as items (data = value); a stored value missing from the items is added, not lost.
+    An editable combo over a string setting reads its text."""
+
+    def configure(self, w: QComboBox, prop: dict[str, Any]) -> None:
+        if w.count() == 0:
+            for v in prop.get("enum", []):
+                w.addItem(_text_of("auto" if v is None else v, prop) if v is not None
+                          else prop.get("x-null-text", "auto"), v)
+
+    def read(self, w: QComboBox, prop: dict[str, Any]) -> Any:
+        if w.isEditable():
+            text = w.currentText().strip()
+            i = w.findText(text)
+            data = w.itemData(i) if i >= 0 else None
+            return data if data is not None else text
+        return w.currentData()
+
+    def write(self, w: QComboBox, value: Any, prop: dict[str, Any]) -> None:
+        i = next((k for k in range(w.count()) if w.itemData(k) == value and type(w.itemData(k)) is type(value)), -1)
+        if i < 0 and w.isEditable() and isinstance(value, str):
+            w.setCurrentText(value)
+            return
+        if i < 0:
+            w.addItem(_text_of(value, prop), value)
+            i = w.count() - 1
+        w.setCurrentIndex(i)
+
+    def signal(self, w: QComboBox) -> Any:
+        return w.currentTextChanged if w.isEditable() else w.currentIndexChanged
+
+
+class LineAdapter(Adapter):
+    """A string, or a list of strings / numbers written comma-separated."""
+
+    def read(self, w: QLineEdit, prop: dict[str, Any]) -> Any:
+        text = w.text()
+        if _main_type(prop) != "array":
+            if not text.strip() and nullable(prop):
+                return None
+            if _main_type(prop) in ("integer", "number"):
+                return _number(text.strip(), _main_type(prop), "")
+            return text
+        items = [t.strip() for t in text.replace(";", ",").split(",") if t.strip()]
+        kind = _main_type(prop.get("items", {}))
+        if kind in ("integer", "number"):
+            return [_number(t, kind, f" (entry {i + 1})") for i, t in enumerate(items)]
+        return items
+
+    def write(self, w: QLineEdit, value: Any, prop: dict[str, Any]) -> None:
+        if isinstance(value, list):
+            w.setText(",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value))
+        else:
+            w.setText("" if value is None else f"{value:g}" if isinstance(value, float) else str(value))
+
+    def signal(self, w: QLineEdit) -> Any:
+        return w.textEdited
+
+
+def _number(text: str, kind: str, where: str) -> float | int:
+    try:
+        v = float(text)
+    except ValueError:
+        raise InputError(f"{text!r} is not a number{where}") from None
+    if not math.isfinite(v):
+        raise InputError(f"{text!r} is not a finite number{where}")
+    if kind == "integer":
+        if v != int(v):
+            raise InputError(f"{text!r} is not a whole number{where}")
+        return int(v)
+    return v
+
+
+class PlainTextAdapter(Adapter):
+    def read(self, w: QPlainTextEdit, prop: dict[str, Any]) -> Any:
+        return w.toPlainText()
+
+    def write(self, w: QPlainTextEdit, value: Any, prop: dict[str, Any]) -> None:
+        w.setPlainText(str(value or ""))
+
+    def signal(self, w: QPlainTextEdit) -> Any:
+        return w.textChanged
+
+
+def adapter_for(w: QWidget) -> Adapter:
+    for kind, adapter in ((QCheckBox, CheckAdapter), (QAbstractSpinBox, SpinAdapter), (QComboBox, ComboAdapter),
+                          (QLineEdit, LineAdapter), (QPlainTextEdit, PlainTextAdapter)):
+        if isinstance(w, kind):
+            return adapter()
+    raise TypeError(f"no binding adapter for {type(w).__name__}: pass one")
+
+
+class FieldBinding(QObject):
+    """Widgets bound by key to the fields of one JSON object held elsewhere: `read_all` returns the
+    object, `write_field(key, value)` changes it (through the project, so undo records it). The owner
+    calls `refresh()` when the object changed."""
+
+    def __init__(self, schema: dict[str, Any], read_all: Callable[[], dict[str, Any]],
+                 write_field: Callable[[str, Any], None], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.props: dict[str, dict[str, Any]] = dict(schema.get("properties", {}))
+        self._read_all, self._write_field = read_all, write_field
+        self.widgets: dict[str, tuple[QWidget, Adapter]] = {}
+        self.errors: dict[str, str] = {}        # key -> why the widget's text was not taken
+        self.on_error: Callable[[str, str], None] | None = None
+
+    # ------------------------------------------------------------ binding
+    def bind(self, key: str, widget: QWidget, adapter: Adapter | None = None) -> QWidget:
+        if key not in self.props:
+            raise KeyError(f"{key!r} is not in the schema; known: {', '.join(self.props)}")
+        adapter = adapter or adapter_for(widget)
+        prop = self.props[key]
+        adapter.configure(widget, prop)
+        if prop.get("description") and not widget.toolTip():
+            widget.setToolTip(prop["description"])
+        widget.setObjectName(widget.objectName() or f"setting:{key}")
+        self.widgets[key] = (widget, adapter)
+        adapter.signal(widget).connect(lambda *_a, k=key: self._edited(k))
+        self._show(key)
+        return widget
+
+    def build(self, key: str) -> QWidget:
+        """A widget made from the schema: check box, spin box, combo box or line edit."""
+        prop = self.props[key]
+        kind = _main_type(prop)
+        w: QWidget
+        if "enum" in prop:
+            w = QComboBox()
+        elif kind == "boolean":
+            w = QCheckBox(prop.get("title", key))
+        elif kind == "integer":
+            w = QSpinBox()
+        elif kind == "number":
+            w = QDoubleSpinBox()
+            w.setDecimals(int(prop.get("x-decimals", 2)))
+            w.setSingleStep(float(prop.get("x-step", 0.1)))
+        else:
+            w = QLineEdit()
+            if prop.get("x-placeholder"):
+                w.setPlaceholderText(prop["x-placeholder"])
+        return self.bind(key, w)
+
+    def label(self, key: str) -> QLabel:
+        prop = self.props[key]
+        lab = QLabel(f"{prop.get('title', key)}:")
+        if prop.get("description"):
+            lab.setToolTip(prop["description"])
+        return lab
+
+    def build_into(self, layout: Any, keys: list[str]) -> dict[str, QWidget]:
+        """Label and widget for each key, added to a layout (check boxes carry their own label)."""
+        made = {}
+        for key in keys:
+            w = self.build(key)
+            if not isinstance(w, QCheckBox):
+                layout.addWidget(self.label(key))
+            layout.addWidget(w)
+            made[key] = w
+        return made
+
+    def widget(self, key: str) -> QWidget:
+        return self.widgets[key][0]
+
+    # ------------------------------------------------------------ flow
+    def refresh(self, key: str | None = None) -> None:
+        for k in ([key] if key else list(self.widgets)):
+            if k in self.widgets:
+                self._show(k)
+
+    def _show(self, key: str) -> None:
+        widget, adapter = self.widgets[key]
+        values = self._read_all()
+        if key not in values:
+            return
+        blocker = QSignalBlocker(widget)
+        try:
+            try:
+                same = adapter.read(widget, self.props[key]) == values[key]
+            except InputError:
+                same = False
+            if not same:
+                adapter.write(widget, values[key], self.props[key])
+        finally:
+            blocker.unblock()
+        self._set_error(key, None)
+
+    def _edited(self, key: str) -> None:
+        widget, adapter = self.widgets[key]
+        try:
+            value = adapter.read(widget, self.props[key])
+        except InputError as exc:
+            self._set_error(key, exc.message)
+            return
+        self._set_error(key, None)
+        if self._read_all().get(key, object()) != value:
+            self._write_field(key, value)
+
+    def _set_error(self, key: str, message: str | None) -> None:
+        widget = self.widgets[key][0]
+        if message:
+            self.errors[key] = message
+            widget.setStyleSheet(ERROR_STYLE)
+            widget.setToolTip(f"{self.props[key].get('title', key)}: {message}")
+            if self.on_error:
+                self.on_error(key, message)
+        elif key in self.errors:
+            del self.errors[key]
+            widget.setStyleSheet("")
+            widget.setToolTip(self.props[key].get("description", ""))
+
+
+class SettingsBinding(FieldBinding):
+    """A FieldBinding over one engine's settings in the project."""
+
+    def __init__(self, project: Project, engine: str, schema: dict[str, Any], parent: QObject | None = None) -> None:
+        super().__init__(schema, lambda: project.choice(engine).settings,
+                         lambda k, v: project.set_setting(engine, k, v), parent)
+        self.project, self.engine = project, engine
+        project.changed.connect(self._project_changed)
+        self.destroyed.connect(lambda *_: project.changed.disconnect(self._project_changed))
+
+    def _project_changed(self, ev: ProjectEvent) -> None:
+        if ev.kind == "reset" or (ev.kind == "settings" and ev.engine == self.engine):
+            self.refresh(ev.key if ev.kind == "settings" else None)
