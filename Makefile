@@ -32,8 +32,11 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+SHOT := QT_QPA_PLATFORM=offscreen $(PY) main.py --open assets/example_session.dfx --size 1600x1000
 screenshot: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) main.py --open assets/example_session.dfx --tab cain --screenshot assets/screenshot.png
+	$(SHOT) --show r1 --screenshot assets/screenshot.png
+	$(SHOT) --tab cain --compare r3,r4 --screenshot assets/screenshot-compare.png
+	$(SHOT) --tab fcnnx --screenshot assets/screenshot-fcnnx.png
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

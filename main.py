@@ -15,7 +15,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     from gui.app import run_gui  # Qt is loaded only when the GUI is wanted
 
-    return run_gui(open_path=args.open, screenshot=args.screenshot, tab=args.tab, compare=args.compare,
+    return run_gui(open_path=args.open, screenshot=args.screenshot, tab=args.tab, compare=args.compare, show=args.show,
                    size=args.size)
 
 

@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--screenshot", metavar="FILE.png",
                         help="render the window offscreen to an image and exit")
     parser.add_argument("--tab", metavar="NAME", help="engine tab to show (with the GUI or --screenshot)")
+    parser.add_argument("--show", metavar="RUN", help="show this run of the session in its tab (GUI)")
     parser.add_argument("--compare", metavar="RUN,RUN", help="open the comparison of these runs (GUI)")
     parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1600x1000 (GUI, --screenshot)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -243,6 +243,9 @@ _V1_SCHEMA: dict[str, Any] = {
 
 
 def _v1_item_name(value: dict[str, Any]) -> str:
+    for name, item in [*starter_workloads(), *starter_targets()]:   # a starter's own name when it is one
+        if item.to_json() == value:
+            return name
     kind = value.get("kind")
     if kind == "fpsp_filter":
         return str(value.get("preset", "filter"))
@@ -254,9 +257,12 @@ def _v1_item_name(value: dict[str, Any]) -> str:
         return str(value.get("onnx_path") or value.get("network", "CNN"))
     if kind == "merit_transform":
         return f"MERIT {(value.get('transform') or {}).get('name') or value.get('builtin', '')}".strip()
-    from core.workload import TARGET_KINDS
+    try:
+        from core.project import summary
 
-    return TARGET_KINDS.get(str(kind), str(kind))
+        return summary(target_from_json(value))
+    except InputError:                              # checked (and refused) after the migration
+        return str(kind)
 
 
 def migrate_v1(doc: dict[str, Any]) -> dict[str, Any]:

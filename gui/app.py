@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
@@ -19,13 +18,13 @@ def make_app() -> QApplication:
 
 
 def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: str | None = None,
-            compare: str | None = None, size: str | None = None) -> int:
+            compare: str | None = None, size: str | None = None, show: str | None = None) -> int:
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     app = make_app()
     from gui.main_window import MainWindow, fit_to_screen
 
-    window = MainWindow()
+    window = MainWindow(restore_layout=not screenshot)
     if tab:
         try:
             window.set_current_engine(tab)
@@ -38,15 +37,13 @@ def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: st
             return 2
     if tab:
         window.set_current_engine(tab)
-    if compare:
-        ids = [r.strip() for r in compare.split(",") if r.strip()]
-        try:
-            for r in ids:
-                window.project.run(r)
-        except KeyError as exc:
-            print(f"error: --compare: {exc.args[0]}", file=sys.stderr)
-            return 2
-        window.compare(ids)
+    ids = [r.strip() for r in (compare or "").split(",") if r.strip()]
+    unknown = [r for r in ids + ([show] if show else []) if all(run.id != r for run in window.project.runs)]
+    if unknown:
+        print(f"error: --compare/--show: no run {unknown[0]!r} in this session", file=sys.stderr)
+        return 2
+    if show:
+        window.open_run(show)
     if size:
         try:
             w, h = (int(v) for v in size.lower().split("x"))
@@ -57,6 +54,9 @@ def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: st
     if not screenshot:
         fit_to_screen(window)
     window.show()
+    if ids:
+        app.processEvents()             # docks take their sizes once the window is shown
+        window.compare(ids)
     if screenshot:
         return _screenshot(app, window, screenshot)
     return app.exec()
@@ -69,15 +69,22 @@ def _screenshot(app: QApplication, window, path: str) -> int:
     while time.monotonic() < end:      # let layouts and plots settle
         app.processEvents()
         time.sleep(0.02)
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    from core.atomic import atomic_write_bytes
+
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(suffix=target.suffix or ".png", dir=target.parent or ".")
-    os.close(fd)
-    ok = window.grab().save(tmp)
-    if not ok:
-        os.unlink(tmp)
-        print(f"error: could not write {path}", file=sys.stderr)
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    fmt = (target.suffix.lstrip(".") or "png").upper()
+    try:
+        if not window.grab().save(buffer, fmt):
+            raise OSError(f"Qt cannot write {fmt} images")
+        atomic_write_bytes(target, bytes(data.data()))   # usual permissions, never a half-written file
+    except OSError as exc:
+        print(f"error: could not write {path}: {exc}", file=sys.stderr)
         return 1
-    os.replace(tmp, target)
     window.shutdown_jobs()
     window.project.mark_saved()          # nothing to ask about: the screenshot changed nothing
     window.close()

@@ -170,12 +170,17 @@ class LineAdapter(Adapter):
 
     def write(self, w: QLineEdit, value: Any, prop: dict[str, Any]) -> None:
         if isinstance(value, list):
-            w.setText(",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value))
+            w.setText(",".join(_exact(v) for v in value))
         else:
-            w.setText("" if value is None else f"{value:g}" if isinstance(value, float) else str(value))
+            w.setText("" if value is None else _exact(value))
 
     def signal(self, w: QLineEdit) -> Any:
         return w.textEdited
+
+
+def _exact(v: Any) -> str:
+    """Text that reads back as the same value (repr is Python's shortest exact float text)."""
+    return repr(v) if isinstance(v, float) else str(v)
 
 
 def _number(text: str, kind: str, where: str) -> float | int:
@@ -281,6 +286,10 @@ class FieldBinding(QObject):
 
     def widget(self, key: str) -> QWidget:
         return self.widgets[key][0]
+
+    def shown(self) -> dict[str, Any]:
+        """What each bound widget shows, read back as a setting value (InputError if unreadable)."""
+        return {k: adapter.read(w, self.props[k]) for k, (w, adapter) in self.widgets.items()}
 
     # ------------------------------------------------------------ flow
     def refresh(self, key: str | None = None) -> None:

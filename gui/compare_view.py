@@ -109,7 +109,9 @@ class CompareView(QWidget):
         t = QTableWidget()
         t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         t.verticalHeader().hide()
-        t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
+        t.setWordWrap(False)
+        t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         t.horizontalHeader().setStretchLastSection(True)
         return t
 
@@ -156,6 +158,7 @@ class CompareView(QWidget):
         rows = settings_diff(runs) if runs else []
         if self.only_diff.isChecked():
             rows = [r for r in rows if r.differs]
+        rows = sorted(rows, key=lambda r: not r.differs)        # what differs first, then the rest
         self._fill_table(self.settings_table, "Setting", runs, rows)
 
     @staticmethod

@@ -37,6 +37,7 @@ class LibraryBrowser(QWidget):
 
     def __init__(self, project: Project, context: LibraryContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._in_use: set[str] = set()
         self.project, self.context = project, context
         self._current: tuple[str, str] | None = None
         self._last_row: dict[str, int] = {}          # per list: the row selected last (to select a neighbour)
@@ -98,8 +99,8 @@ class LibraryBrowser(QWidget):
         self.editor_area.setFrameShape(QScrollArea.Shape.NoFrame)
         lay.addWidget(self.editor_area, 1)
         self.splitter.addWidget(editor_box)
-        self.splitter.setStretchFactor(0, 2)
-        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
         self.splitter.setStretchFactor(2, 3)
         self.splitter.setSizes([170, 110, 480])
         outer.addWidget(self.splitter, 1)
@@ -262,6 +263,12 @@ class LibraryBrowser(QWidget):
             appeared = self._fill(ev.lib)
             self._after_fill((ev.lib, ev.id) if ev.id is not None and ev.id in appeared else None)
 
+    def mark_in_use(self, ids: set[str]) -> None:
+        """Show in bold the items the current tab runs (the window calls this on tab and choice changes)."""
+        self._in_use = set(ids)
+        for lib in LIBRARIES:
+            self._fill(lib)
+
     def _fill(self, lib: str) -> set[str]:
         """Bring a list in line with the project; returns the ids that were not listed before."""
         tree = self.trees[lib]
@@ -281,8 +288,14 @@ class LibraryBrowser(QWidget):
             for col, text in enumerate(texts):
                 if item.text(col) != text:
                     item.setText(col, text)
-            item.setToolTip(0, f"{e.name} ({e.id}): double-click or F2 to rename")
+            item.setToolTip(0, f"{e.name} ({e.id}): double-click or F2 to rename"
+                            + ("; the current tab runs it" if e.id in self._in_use else ""))
             item.setToolTip(2, texts[2])
+            font = item.font(0)
+            if font.bold() != (e.id in self._in_use):
+                font.setBold(e.id in self._in_use)
+                for col in range(len(texts)):
+                    item.setFont(col, font)
         b.unblock()
         return {e.id for e in entries} - set(listed)
 

@@ -15,8 +15,9 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                               QPlainTextEdit, QProgressBar, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow, QMessageBox,
+                               QPlainTextEdit, QProgressBar, QScrollArea, QTabWidget, QToolBar, QVBoxLayout,
+                               QWidget)
 
 from core import __version__
 from core import session as sessions
@@ -61,7 +62,7 @@ class EngineTab(QWidget):
 
 
 class MainWindow(QMainWindow):
-    def __init__(self) -> None:
+    def __init__(self, restore_layout: bool = True) -> None:
         super().__init__()
         self.setAcceptDrops(True)
         self.resize(*DEFAULT_SIZE)
@@ -111,9 +112,13 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.runs_dock, self.log_dock)
         self.runs_dock.raise_()
         self.compare_view = CompareView(self.project)
-        self.compare_dock = self._dock("Compare runs", "compare", self.compare_view,
-                                       Qt.DockWidgetArea.RightDockWidgetArea)
-        self.compare_dock.hide()
+        scroller = QScrollArea()                # the dock may be short: scroll rather than grow the window
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QFrame.Shape.NoFrame)
+        scroller.setWidget(self.compare_view)
+        self.compare_dock = self._dock("Compare runs", "compare", scroller, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.log_dock, self.compare_dock)      # full width: tables beside plots
+        self.runs_dock.raise_()
         self.resizeDocks([self.runs_dock], [190], Qt.Orientation.Vertical)
         self.resizeDocks([self.library_dock], [330], Qt.Orientation.Horizontal)
 
@@ -130,7 +135,8 @@ class MainWindow(QMainWindow):
         self._clock.timeout.connect(self._tick)
 
         self._build_actions()
-        self._restore_layout()
+        if restore_layout:              # screenshots use the default layout, whatever the user's
+            self._restore_layout()
         self._show_project()
         self._update_title()
         from core.engine import LOAD_ERRORS
@@ -219,6 +225,8 @@ class MainWindow(QMainWindow):
 
     def _project_changed(self, ev: ProjectEvent) -> None:
         self.setWindowModified(self.project.modified)
+        if ev.kind in ("choice", "reset", "library"):
+            self._mark_in_use()
         if ev.kind == "run" and ev.id is not None:
             self._run_changed(ev.id, ev.engine)
 
@@ -255,7 +263,17 @@ class MainWindow(QMainWindow):
         spec = self.current_engine()
         if spec is not None:
             self.project.view["current_engine"] = spec.name    # view state: not an edit, not undone
+        self._mark_in_use()
         self._update_run_actions()
+
+    def _mark_in_use(self) -> None:
+        """The library shows in bold what the current tab runs."""
+        spec = self.current_engine()
+        library = getattr(self, "library", None)
+        if spec is None or library is None:
+            return
+        c = self.project.choice(spec.name)
+        library.mark_in_use({i for i in (c.workload, c.target) if i})
 
     def shown_run(self, engine: str) -> Run | None:
         run_id = self.bars[engine].shown_run
@@ -308,6 +326,8 @@ class MainWindow(QMainWindow):
         self.compare_view.set_runs(list(run_ids))
         self.compare_dock.show()
         self.compare_dock.raise_()
+        if not self.compare_dock.isFloating():          # room for the tables and the overlaid plots
+            self.resizeDocks([self.compare_dock], [max(300, int(0.45 * self.height()))], Qt.Orientation.Vertical)
 
     def _compare_selected(self) -> None:
         ids = self.runs_view.selected_ids()
@@ -540,7 +560,6 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             self.restoreState(state)
-            self.compare_dock.hide()
 
     def _save_layout(self) -> None:
         st = self._settings()

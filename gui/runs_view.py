@@ -236,8 +236,12 @@ class RunsView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                                    | QAbstractItemView.EditTrigger.EditKeyPressed)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)   # runs are few: fit them
+        header.setMaximumSectionSize(260)
+        header.setStretchLastSection(True)
         self.table.doubleClicked.connect(self._double_clicked)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)

@@ -41,9 +41,6 @@ def _request(workload, settings):
     return JobRequest(workload, DataflowTarget(memory_bytes=64 * 1024), settings)
 
 
-def _shown(panel) -> dict:
-    return {key: adapter.read(w, panel.binding.props[key]) for key, (w, adapter) in panel.binding.widgets.items()}
-
 
 def test_every_setting_survives_project_widgets_project_and_undo(panel):
     project = panel.project
@@ -51,7 +48,7 @@ def test_every_setting_survives_project_widgets_project_and_undo(panel):
     assert set(s) == set(ENGINE.default_settings())
     project.replace_settings("bound", s)
     assert project.settings("bound") == s              # shown, never written back (an odd memory size included)
-    shown = _shown(panel)
+    shown = panel.binding.shown()
     assert shown["memory_bytes"] == 12345 and shown["word_bits"] == 8 and shown["batch"] == 1_000_000
     assert sorted(shown["dataflows"]) == ["rs", "ws"] and shown["sweep"] is False
     assert panel.batch.value() == 1_000_000            # the schema's range: not clamped

@@ -30,19 +30,16 @@ EDGE = {"accuracy_budget": 100.0, "prefer": "imprecise", "emit_dir": "/tmp/cappu
         "min_seconds": 0.0001, "repeats": 1000, "limit": 0}
 
 
-def _widget_values(panel):
-    return {k: adapter.read(w, panel.binding.props[k]) for k, (w, adapter) in panel.binding.widgets.items()}
-
 
 def test_every_setting_survives_project_widgets_project(panel):
     project = panel.project
     assert set(EDGE) == set(project.settings("cappuccino"))
     project.replace_settings("cappuccino", EDGE)
     assert set(panel.binding.widgets) == set(EDGE)
-    assert _widget_values(panel) == EDGE
+    assert panel.binding.shown() == EDGE
     assert panel.limit_spin.text() == "all"                  # 0 reads as every validation image
     other = FakeContext()
-    for key, value in _widget_values(panel).items():
+    for key, value in panel.binding.shown().items():
         other.project.set_setting("cappuccino", key, value)
     assert other.project.settings("cappuccino") == EDGE == project.settings("cappuccino")
 

@@ -39,9 +39,6 @@ def result():
     return json.loads(json.dumps(events[-1].data)), events[:-1]
 
 
-def _shown(panel) -> dict:
-    return {key: adapter.read(w, panel.binding.props[key]) for key, (w, adapter) in panel.binding.widgets.items()}
-
 
 def test_every_setting_survives_project_widgets_project_and_undo(panel):
     project = panel.project
@@ -51,7 +48,7 @@ def test_every_setting_survives_project_widgets_project_and_undo(panel):
     assert set(s) == set(get_engine("fcnnx").default_settings())       # every setting is exercised
     project.replace_settings("fcnnx", s)
     assert project.settings("fcnnx") == s              # the widgets took the values without writing back
-    shown = _shown(panel)
+    shown = panel.binding.shown()
     assert shown == {k: s[k] for k in shown} and len(shown) == 9      # ps_budget, verify_top: no widget
     assert panel.all_joint.isChecked()                 # "all joint points" is not prune
     # an edit in a widget is one undoable change of the project
@@ -67,7 +64,7 @@ def test_every_setting_survives_project_widgets_project_and_undo(panel):
     assert project.settings("fcnnx")["prune"] is False and panel.all_joint.isChecked()
     # strict_targets is three-valued: null survives too
     project.set_setting("fcnnx", "strict_targets", None)
-    assert _shown(panel)["strict_targets"] is None and project.settings("fcnnx")["strict_targets"] is None
+    assert panel.binding.shown()["strict_targets"] is None and project.settings("fcnnx")["strict_targets"] is None
 
 
 def test_targets_field_reads_numbers_and_flags_bad_text(panel):

@@ -38,16 +38,13 @@ EDGE = {"banks": 64, "alus": MAX_ALUS, "bandwidth_gbps": 0.005, "networks": ["vg
         "table_ix": False, "curve_alus": [1024, 32], "seed": MAX_SEED, "tile": {"y": 8, "x": 4}}
 
 
-def _widget_values(panel):
-    return {k: adapter.read(w, panel.binding.props[k]) for k, (w, adapter) in panel.binding.widgets.items()}
-
 
 def test_every_setting_survives_project_widgets_project(panel):
     project = panel.project
     assert set(EDGE) == set(project.settings("merit"))
     project.replace_settings("merit", EDGE)
     assert set(panel.binding.widgets) == set(EDGE)          # every setting has its widget
-    shown = _widget_values(panel)
+    shown = panel.binding.shown()
     assert shown == EDGE
     assert panel.net_checks.boxes["resnet18"].isChecked()     # a box was added, not the network dropped
     other = FakeContext()                                     # widgets -> a second project

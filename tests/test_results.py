@@ -2,7 +2,8 @@
 
 Every engine runs once on a small case; its result must be what its type describes (the engine
 checks it before yielding it), round-trip unchanged, and refuse missing, mistyped and unknown
-fields naming their path. The stored results in assets/example_session.dfx must pass their types.
+fields naming their path. The stored results of the kept format-1 example session and of the
+shipped example session (format 2) must pass their types.
 """
 
 from __future__ import annotations
@@ -261,7 +262,7 @@ def test_optional_and_extra_keys_keep_the_dict(runs):
 
 
 def test_stored_example_session_results_pass_their_types():
-    doc = json.loads((REPO / "assets/example_session.dfx").read_text(encoding="utf-8"))
+    doc = json.loads((REPO / "tests/data/sessions_v1/example_session.dfx").read_text(encoding="utf-8"))
     for name in ("cain", "simulate"):
         stored = doc["engines"][name]["result"]
         rtype = get_engine(name).result_type
@@ -269,6 +270,11 @@ def test_stored_example_session_results_pass_their_types():
         assert rtype.check(stored, version=1) == stored
     head = CainResult.from_json(doc["engines"]["cain"]["result"]).headline()
     assert head["length"] == 21            # the README's "21 instructions in 10 s"
+    shipped = json.loads((REPO / "assets/example_session.dfx").read_text(encoding="utf-8"))
+    assert shipped["version"] == 2 and {r["engine"] for r in shipped["runs"]} >= {"cain", "simulate", "bound"}
+    for run in shipped["runs"]:
+        rtype = TYPES[run["engine"]]
+        assert rtype.check(run["result"], version=run["result_version"]) == run["result"], run["id"]
 
 
 # ------------------------------------------------------------------ versions and upgrades

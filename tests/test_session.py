@@ -205,7 +205,7 @@ def test_kept_v1_files_open(path):
 def test_example_session_migrates_to_its_runs():
     p = sessions.load(Path(__file__).parent / "data" / "sessions_v1" / "example_session.dfx")
     cain = p.runs_of("cain")[0]
-    assert cain.workload["name"] == "analognet2" and cain.result["length"] == len(cain.result["program"])
+    assert cain.workload["name"] == "AnalogNet2" and cain.result["length"] == len(cain.result["program"])
     assert cain.headline and next(iter(cain.headline))      # computed from the typed result
     again = sessions.from_json(json.loads(json.dumps(sessions.to_json(p))))
     assert _state(again) == _state(p)
@@ -237,3 +237,28 @@ def test_atomic_write_keeps_usual_permissions(tmp_path):
     fresh.chmod(0o640)
     atomic_write_text(fresh, "{}", keep_backup=True)
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o640
+
+
+def test_kept_v1_engine_settings_become_library_choices():
+    from core.workload import (CnnNetwork, ConvLayers, FpgaTarget, FpspFilter, MeritTransformWorkload,
+                               MobileSocTarget)
+
+    p = sessions.load(Path(__file__).parent / "data" / "sessions_v1" / "cnn_workbench.dfx")
+
+    def value(engine, lib):
+        return p.chosen(engine, lib).value
+
+    assert value("bound", "workloads") == CnnNetwork("alexnet")
+    assert value("merit", "workloads") == MeritTransformWorkload("gemm")
+    assert value("fcnnx", "workloads").cnns == ["zfnet", "vgg16"]
+    assert value("fcnnx", "targets") == FpgaTarget("zcu102", 2.5)
+    assert value("cappuccino", "workloads") == CnnNetwork(onnx_path="models/small.onnx", validation_path="val.npz")
+    assert value("cain", "targets").registers == 8 and p.settings("cain")["seed_share"] == 0.4
+    assert p.settings("bound")["memory_bytes"] == 131072 and "source" not in p.settings("bound")
+    assert p.problem("cappuccino", "workloads")          # the ONNX file is not here: the tab says so
+
+    q = sessions.load(Path(__file__).parent / "data" / "sessions_v1" / "kernels_on_mobile.dfx")
+    assert q.chosen("simulate", "workloads").value == FpspFilter("sobel")
+    assert q.chosen("bound", "workloads").value == ConvLayers(["name=c1,Ci=16,Hi=28,Wi=28,Co=32,kernel=3,pad=1"])
+    assert q.chosen("merit", "workloads").value.kind == "kernels"        # the session's own kernel set
+    assert q.chosen("cappuccino", "targets").value == MobileSocTarget(4, 8)

@@ -239,3 +239,56 @@ def test_drop_and_recent(window, tmp_path):
     assert window.path == path and any(e.name == "lap" for e in window.project.workloads)
     recent = [a.text() for a in window.recent_menu.actions()]
     assert str(path.resolve()) in recent
+
+
+def _another_value(prop, current):
+    """A different value the schema allows (None when this helper cannot pick one)."""
+    if "enum" in prop:
+        return next((v for v in prop["enum"] if v != current), None)
+    kind = prop.get("type")
+    kind = [t for t in kind if t != "null"][0] if isinstance(kind, list) else kind
+    if kind == "boolean":
+        return not current
+    if kind in ("integer", "number") and isinstance(current, (int, float)) and not isinstance(current, bool):
+        hi = prop.get("maximum", current + 10)
+        step = prop.get("multipleOf", 1)
+        value = current + step if current + step <= hi else current - step
+        lo = prop.get("minimum", prop.get("exclusiveMinimum", value - 1) + (1e-9))
+        return (int(value) if kind == "integer" else float(value)) if value >= lo else None
+    return None
+
+
+def test_every_engines_settings_survive_save_open_and_undo(window, tmp_path):
+    """Each bound setting changed to another valid value: the widgets show it, a saved and reopened
+    session holds it, and undoing every edit brings back the defaults in project and widgets."""
+    project = window.project
+    defaults = {n: project.settings(n) for n in window.panels}
+    changed = {}
+    for name, panel in window.panels.items():
+        for key in panel.binding.widgets:
+            new = _another_value(panel.binding.props[key], project.settings(name).get(key))
+            if new is not None:
+                project.undo_stack.seal()
+                project.set_setting(name, key, new)
+                changed.setdefault(name, []).append(key)
+        assert panel.binding.shown() == {k: project.settings(name)[k] for k in panel.binding.widgets}, name
+    assert set(changed) >= set(window.panels) - {"demo"}
+    edited = {n: project.settings(n) for n in window.panels}
+    path = tmp_path / "all.dfx"
+    assert window.save_to(path)
+    window.new_session(ask=False)
+    assert {n: window.project.settings(n) for n in window.panels} == defaults
+    assert window.open_path(path, ask=False)
+    for name, panel in window.panels.items():
+        assert window.project.settings(name) == edited[name], name
+        assert panel.binding.shown() == {k: edited[name][k] for k in panel.binding.widgets}, name
+    window.project.replace_with(sessions.load(path))
+    for name, keys in changed.items():             # edit again, then undo every edit
+        for key in keys:
+            window.project.undo_stack.seal()
+            window.project.set_setting(name, key, defaults[name][key])
+    while window.project.undo():
+        pass
+    for name, panel in window.panels.items():
+        assert window.project.settings(name) == edited[name], name
+        assert panel.binding.shown() == {k: edited[name][k] for k in panel.binding.widgets}, name

@@ -10,6 +10,7 @@ extra keys (a number, or null where a dataflow does not fit some layer).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from core.bound.onchip import ArchitectureSizing
 from core.results import EngineResult, extra_keys, optional_key
 
 
@@ -180,25 +181,6 @@ class SweepRow:
 
 
 @dataclass(kw_only=True)
-class Architecture:
-    """Buffer sizing for a machine (core.bound.onchip.ArchitectureSizing)."""
-
-    psum_bytes: int
-    word_bits: int
-    pe_rows: int
-    pe_cols: int
-    psum_entries: int
-    psums_per_pe: int
-    z_at_r1: float
-    wgbuf: int
-    bxy_at_rmax: float
-    halo_entries: float
-    igbuf: int
-    greg_input_entries: int
-    greg_weight_entries: int
-
-
-@dataclass(kw_only=True)
 class Timing:
     analysis: float
     total: float
@@ -220,8 +202,8 @@ class BoundResult(EngineResult):
     passthrough: list[str]                      # layers that move no conv traffic (pooling, ...)
     totals: Totals
     sweep: list[SweepRow]
-    architecture: Architecture                  # buffer sizing for this machine
-    paper_architecture: Architecture            # the same for the paper's machine
+    architecture: ArchitectureSizing                  # buffer sizing for this machine
+    paper_architecture: ArchitectureSizing            # the same for the paper's machine
     timing_s: Timing
 
     def headline(self) -> dict[str, float | int | str | None]:

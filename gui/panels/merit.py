@@ -460,6 +460,9 @@ class MeritPanel(GenericPanel):
         self.tabs.addTab(utab, "Utilisation")
         self.plot.setLabel("bottom", "ALUs")
         self.plot.setLabel("left", "utilisation")
+        for generic in (self.plot, self.tree):      # the engine's own views first, the generic ones last
+            self.tabs.tabBar().moveTab(self.tabs.indexOf(generic), self.tabs.count() - 1)
+        self.tabs.setCurrentIndex(0)
 
     # ---------------------------------------------------------------- results
     def show_result(self, result: dict[str, Any] | None) -> None:
