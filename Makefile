@@ -37,6 +37,7 @@ screenshot: $(STAMP)
 	$(SHOT) --show r1 --screenshot assets/screenshot.png
 	$(SHOT) --tab cain --compare r3,r4 --screenshot assets/screenshot-compare.png
 	$(SHOT) --tab fcnnx --screenshot assets/screenshot-fcnnx.png
+	$(SHOT) --show r2:step=8 --screenshot assets/screenshot-stepper.png
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

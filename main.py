@@ -5,11 +5,15 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from core.cli import build_parser, dispatch
-
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:        # Ctrl-C while the app loads ends as it does later: one line, exit 130
+        from core.cli import build_parser, dispatch
+
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
     code = dispatch(args)
     if code is not None:
         return code

@@ -1,56 +1,63 @@
-"""Cain's Fig. 3 and Fig. 4 on this machine, with random 3x3 kernels as in the paper's eq. 15
-(coefficients u/8, u uniform in 0..8).
+"""Cain's Fig. 3 and Fig. 4 on this machine, as studies (assets/studies/cain_fig3_nodes.json,
+cain_fig3_kernels.json, cain_fig4.json) run by the study runner on a local Dask cluster: random 3x3
+kernels as in the paper's eq. 15 (coefficients u/8, u uniform in 0..8), one search per point, the
+points spread over the workers.
 
   fig3        median best length vs nodes explored, local heuristic vs random order
               (paper: 100 filters, 20000 nodes, 60 s, 1 worker)
   fig3right   shortest length for filters of 1-4 random kernels (paper: 25 each, 60 s, 4 threads)
-  fig4        18 registers, 1-10 kernels: kernels compiled one by one (concatenated, each kernel
-              getting an equal share of the budget) vs simultaneously (same total budget; the
-              simultaneous run is not seeded with a one-by-one program)
-              (paper: 10 filters each, 60 s per compilation, 4 threads)
+  fig4        18 registers, 1-10 kernels: kernels compiled one by one (the AUKE baseline, programs
+              concatenated) vs simultaneously (the simultaneous run is not seeded with a one-by-one
+              program) (paper: 10 filters each, 60 s per compilation, 4 threads)
 
 The defaults are scaled down so a full run takes minutes, not hours; pass --samples, --time and
---max-nodes to match the paper.  Writes CSV files, and PNG plots when matplotlib is installed.
+--max-nodes to match the paper, and --cluster tcp://HOST:PORT to spread the points over a cluster
+(docs/studies.md). Writes CSV files, and PNG plots when matplotlib is installed; each study's
+results file (JSON lines) lands beside them.
 
     .venv/bin/python benchmarks/cain_fig3_fig4.py [--part fig3|fig3right|fig4|all] [--samples N]
-        [--time S] [--max-nodes N] [--workers N] [--out DIR]
+        [--time S] [--max-nodes N] [--max-kernels N] [--cluster local:N|tcp://HOST:PORT] [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import random
+import json
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.cain.engine import ENGINE  # noqa: E402
-from core.engine import JobRequest  # noqa: E402
-from core.jobs import CancelToken, FinalResult  # noqa: E402
-from core.workload import Kernel, KernelSet  # noqa: E402
+from core.study import spec  # noqa: E402
+from core.study.runner import StudyRunner  # noqa: E402
+
+STUDIES = Path(__file__).resolve().parents[1] / "assets" / "studies"
 
 
-def random_filter(rng: random.Random, n: int) -> KernelSet:
-    kernels = []
-    for i in range(n):
-        while True:
-            m = [[rng.randint(0, 8) for _ in range(3)] for _ in range(3)]
-            if any(any(r) for r in m):
-                break
-        kernels.append(Kernel(f"r{i + 1}", m))
-    return KernelSet(f"random x{n}", 8, kernels)
-
-
-def run(ks: KernelSet, **settings) -> dict:
-    final = None
-    for ev in ENGINE.run(JobRequest(ks, None, settings), CancelToken()):
-        if isinstance(ev, FinalResult):
-            final = ev.data
-    assert final is not None
-    return final
+def run_study(name: str, args: argparse.Namespace, settings: dict[str, Any], axes: dict[str, Any]) -> list[dict]:
+    """Run an asset study with these settings and axes (by label) swapped in; its finished records."""
+    doc = json.loads((STUDIES / f"{name}.json").read_text())
+    doc["settings"] = {**doc["settings"], **settings}
+    for axis in doc["axes"]:
+        if axis.get("label", axis["param"].split(".", 1)[-1]) in axes:
+            axis.pop("values", None)
+            axis.pop("range", None)
+            axis.update(axes[axis.get("label", axis["param"].split(".", 1)[-1])])
+    study = spec.from_json(doc, None, STUDIES / f"{name}.json")
+    out = args.out / f"{name}.results.jsonl"
+    print(f"{name}: {len(study.points)} points on {args.cluster}", flush=True)
+    summary = StudyRunner(study, args.cluster, out, on_log=lambda m: print(f"  {m}", flush=True),
+                          on_record=lambda r: print(f"  #{r['index']} {r['params']}: {r['status']} "
+                                                    f"{r['metrics'] or r.get('error', '')}", flush=True)).run()
+    if summary.error:
+        raise SystemExit(f"{name}: {summary.error}")
+    failed = [r for r in summary.records if r["status"] != "finished"]
+    if failed:
+        print(f"{name}: {len(failed)} point(s) did not finish: {failed[0].get('error')}")
+    return [r for r in summary.records if r["status"] == "finished"]
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
@@ -74,20 +81,18 @@ def _plt():
         return None
 
 
-def fig3(args: argparse.Namespace, rng: random.Random) -> None:
+def fig3(args: argparse.Namespace) -> None:
+    recs = run_study("cain_fig3_nodes", args, {"time_s": args.time, "max_nodes": args.max_nodes},
+                     {"filter": {"range": {"from": 1, "to": args.samples}}})
     checkpoints = sorted({int(args.max_nodes * k / 40) for k in range(1, 41)})
     curves: dict[str, list[list[int | None]]] = {"heuristic": [], "random": []}
     found = {"heuristic": 0, "random": 0}
-    for s in range(args.samples):
-        ks = random_filter(rng, 1)
-        for label, trav in (("heuristic", "cgds"), ("random", "random")):
-            r = run(ks, time_s=args.time, max_nodes=args.max_nodes, workers=1, traversal=trav)
-            imps = r["improvements"]
-            found[label] += bool(imps)
-            curves[label].append([min((p["length"] for p in imps if p["nodes"] <= n), default=None)
-                                  for n in checkpoints])
-        print(f"fig3 sample {s + 1}/{args.samples}: heuristic best {curves['heuristic'][-1][-1]}, "
-              f"random best {curves['random'][-1][-1]}", flush=True)
+    for r in recs:
+        label = "heuristic" if r["params"]["traversal"] == "cgds" else "random"
+        imps = r["result"]["improvements"]
+        found[label] += bool(imps)
+        curves[label].append([min((p["length"] for p in imps if p["nodes"] <= n), default=None)
+                              for n in checkpoints])
     rows = []
     for i, n in enumerate(checkpoints):
         row = {"nodes": n}
@@ -112,12 +117,12 @@ def fig3(args: argparse.Namespace, rng: random.Random) -> None:
         fig.savefig(args.out / "fig3_nodes.png", dpi=120)
 
 
-def fig3_right(args: argparse.Namespace, rng: random.Random) -> None:
-    rows = []
+def fig3_right(args: argparse.Namespace) -> None:
+    recs = run_study("cain_fig3_kernels", args, {"time_s": args.time},
+                     {"filter": {"range": {"from": 1, "to": args.samples}}})
+    rows = [{"kernels": r["params"]["kernels"], "sample": r["params"]["filter"] - 1,
+             "length": r["metrics"]["length"] or ""} for r in recs]
     for n in range(1, 5):
-        for s in range(args.samples):
-            r = run(random_filter(rng, n), time_s=args.time, workers=args.workers, seed_share=0.0)
-            rows.append({"kernels": n, "sample": s, "length": r["length"] or ""})
         lengths = [r["length"] for r in rows if r["kernels"] == n and r["length"] != ""]
         print(f"fig3 right: {n} kernel(s): median {statistics.median(lengths) if lengths else '-'} "
               f"({len(lengths)}/{args.samples} found)", flush=True)
@@ -131,17 +136,20 @@ def fig3_right(args: argparse.Namespace, rng: random.Random) -> None:
         fig.savefig(args.out / "fig3_kernels.png", dpi=120)
 
 
-def fig4(args: argparse.Namespace, rng: random.Random) -> None:
-    rows = []
-    for n in range(1, args.max_kernels + 1):
-        for s in range(args.samples):
-            ks = random_filter(rng, n)
-            sim = run(ks, time_s=args.time, workers=args.workers, registers=18, seed_share=0.0)
-            ind = run(ks, time_s=args.time, workers=args.workers, registers=18, mode="auke", isa="all")
-            rows.append({"kernels": n, "sample": s, "simultaneous": sim["length"] or "",
-                         "individual": ind["length"] or ""})
-            print(f"fig4: {n} kernel(s) sample {s + 1}: simultaneous {sim['length']}, "
-                  f"individually {ind['length']}", flush=True)
+def fig4(args: argparse.Namespace) -> None:
+    recs = run_study("cain_fig4", args, {"time_s": args.time},
+                     {"filter": {"range": {"from": 1, "to": args.samples}},
+                      "kernels": {"range": {"from": 1, "to": args.max_kernels}}})
+    by_point: dict[tuple[int, int], dict[str, Any]] = {}
+    for r in recs:
+        row = by_point.setdefault((r["params"]["kernels"], r["params"]["filter"]),
+                                  {"kernels": r["params"]["kernels"], "sample": r["params"]["filter"] - 1,
+                                   "simultaneous": "", "individual": ""})
+        row["simultaneous" if r["params"]["mode"] == "cain" else "individual"] = r["metrics"]["length"] or ""
+    rows = [by_point[k] for k in sorted(by_point)]
+    for row in rows:
+        print(f"fig4: {row['kernels']} kernel(s) sample {row['sample'] + 1}: simultaneous {row['simultaneous']}, "
+              f"individually {row['individual']}")
     _write_csv(args.out / "fig4.csv", rows)
     plt = _plt()
     if plt:
@@ -158,21 +166,20 @@ def fig4(args: argparse.Namespace, rng: random.Random) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", default="all", choices=["fig3", "fig3right", "fig4", "all"])
-    ap.add_argument("--samples", type=int, default=10)
+    ap.add_argument("--samples", type=int, default=10, help="random filters per point of each figure")
     ap.add_argument("--time", type=float, default=10.0, help="seconds per compilation")
     ap.add_argument("--max-nodes", type=int, default=5000, help="node budget for fig3 (paper: 20000)")
     ap.add_argument("--max-kernels", type=int, default=10, help="fig4: largest kernel count")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=15)
+    ap.add_argument("--cluster", default="local", help="local (a worker per core), local:N, or tcp://HOST:PORT")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out" / "cain")
     args = ap.parse_args()
-    rng = random.Random(args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
     if args.part in ("fig3", "all"):
-        fig3(args, rng)
+        fig3(args)
     if args.part in ("fig3right", "all"):
-        fig3_right(args, rng)
+        fig3_right(args)
     if args.part in ("fig4", "all"):
-        fig4(args, rng)
+        fig4(args)
 
 
 if __name__ == "__main__":

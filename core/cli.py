@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import traceback
+from typing import NoReturn
 
 from core import __version__
 from core.engine import engines
@@ -18,10 +20,56 @@ from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, run_foreground
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+INT_LIMIT = 2 ** 63
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (`error: argument --time: ...`), exit 2, as every other
+    bad input; the usage stays one `--help` away."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def finite_float(text: str) -> float:
+    """A command-line number: finite (argparse's float takes 'nan', 'inf' and 1e400 -> inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text[:40]!r}")
+    return value
+
+
+def machine_int(text: str) -> int:
+    """A command-line integer that fits a C long (the engines hand them to numpy and C code)."""
+    digits = text.strip().lstrip("+-")
+    if not digits.isdigit() or not digits.isascii():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}")
+    if len(digits) > 19 or not -INT_LIMIT <= int(text) < INT_LIMIT:
+        shown = text if len(text) <= 24 else f"a number of {len(digits)} digits"
+        raise argparse.ArgumentTypeError(f"{shown} is beyond the 64-bit integer range")
+    return int(text)
+
+
+def _checked_types(parser: argparse.ArgumentParser) -> None:
+    """Every float option finite and every int option a machine integer, whatever the engine wrote:
+    one place for the numbers of all command lines."""
+    for action in parser._actions:
+        if action.type is float:
+            action.type = finite_float
+        elif action.type is int:
+            action.type = machine_int
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="main.py",
         description="Dataflow Explorer: map convolution workloads onto unusual accelerators. "
                     "Without a subcommand, starts the GUI.")
@@ -30,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--screenshot", metavar="FILE.png",
                         help="render the window offscreen to an image and exit")
     parser.add_argument("--tab", metavar="NAME", help="engine tab to show (with the GUI or --screenshot)")
-    parser.add_argument("--show", metavar="RUN", help="show this run of the session in its tab (GUI)")
+    parser.add_argument("--show", metavar="RUN[:KEY=N]", help="show this run of the session in its tab (GUI); "
+                        "r2:step=8 shows the stepper at instruction 8, r1:program=0 Cain's first program")
     parser.add_argument("--compare", metavar="RUN,RUN", help="open the comparison of these runs (GUI)")
     parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1600x1000 (GUI, --screenshot)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -40,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate = ssub.add_parser("validate", help="check a session file (exit 0 valid, 2 invalid)")
     validate.add_argument("file")
     validate.add_argument("--json", action="store_true", help="print one JSON object")
+    from core.study.cli import add_parser as add_study_parser
+
+    add_study_parser(sub)
 
     from core.engine import LOAD_ERRORS
 
@@ -48,13 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     for spec in engines().values():
         p = sub.add_parser(spec.name, help=spec.title, description=spec.summary)
         spec.add_cli_arguments(p)
+        _checked_types(p)
         p.add_argument("--json", action="store_true", help="print the result as one JSON object")
         p.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     return parser
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {_one_line(message)}", file=sys.stderr)
     return code
 
 
@@ -86,7 +139,7 @@ def run_engine_command(args: argparse.Namespace) -> int:
         return _fail(str(exc), EXIT_BAD_INPUT, args.json)
     outcome = run_foreground(spec.run(request, CancelToken()), quiet=getattr(args, "quiet", False))
     if outcome.cancelled:
-        return _fail("interrupted", 130, args.json)
+        return _fail("interrupted", EXIT_INTERRUPTED, args.json)
     if isinstance(outcome.error, InputError):
         return _fail(str(outcome.error), EXIT_BAD_INPUT, args.json)
     if isinstance(outcome.error, CheckFailed):
@@ -101,9 +154,22 @@ def run_engine_command(args: argparse.Namespace) -> int:
 
 
 def dispatch(args: argparse.Namespace) -> int | None:
-    """Run a subcommand and return its exit code, or None when the GUI is wanted."""
-    if args.command == "session":
-        return _validate_session(args)
-    if args.command is not None:
-        return run_engine_command(args)
+    """Run a subcommand and return its exit code, or None when the GUI is wanted. Ctrl-C at any
+    point is one line and exit 130 (a running job is cancelled by run_foreground first)."""
+    try:
+        if args.command == "session":
+            return _validate_session(args)
+        if args.command == "study":
+            from core.study.cli import run_command
+
+            return run_command(args)
+        if args.command is not None:
+            return run_engine_command(args)
+    except KeyboardInterrupt:
+        return interrupted()
     return None
+
+
+def interrupted() -> int:
+    """Ctrl-C: one line, exit 130 (also for the entry point, while the app is still loading)."""
+    return _fail("interrupted", EXIT_INTERRUPTED, False)

@@ -9,7 +9,7 @@ they reuse stay the one source of each file format.
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -95,9 +95,14 @@ def parse_kernel_text(text: str) -> list[list[list[float]]]:
             if not tok:
                 continue
             try:
-                row.append(float(tok))
+                value = float(tok)
             except ValueError:
-                raise InputError(f"{tok!r} is not a number", f"pasted text line {n}") from None
+                raise InputError(f"{tok[:40]!r} is not a number", f"pasted text line {n}") from None
+            if not math.isfinite(value):
+                raise InputError(f"{tok[:40]!r} is not a finite number", f"pasted text line {n}")
+            row.append(value)
+        if not row:
+            raise InputError("no numbers on this line", f"pasted text line {n}")
         if current and len(row) != len(current[0]):
             raise InputError(f"ragged rows: {len(row)} values, the kernel's first row has {len(current[0])}",
                              f"pasted text line {n}")
@@ -190,21 +195,15 @@ def import_file(path: str) -> tuple[str, Workload]:
         return str((w.transform or {}).get("name") or stem), w
     if isinstance(kind, str) and kind in WORKLOAD_KINDS:
         try:
-            return stem, workload_from_json(data)
+            return stem, workload_from_json(data, "")
         except InputError as exc:
-            raise InputError(exc.message, f"{path}: {exc.where}") from None
+            raise InputError(exc.message, f"{path}: {exc.where}" if exc.where else str(path)) from None
     raise InputError('neither a kernel file (a "kernels" list) nor a MERIT transform (an "operands" list)',
                      str(path))
 
 
 def _read_json(path: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", str(path)) from None
-    except UnicodeDecodeError:
-        raise InputError("not a text file", str(path)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", f"{path}:{exc.lineno}") from None
+    """The file as JSON, with the checks of every input file (UTF-8, nesting, finite numbers)."""
+    from core.checks import read_json_file
+
+    return read_json_file(path, "file")

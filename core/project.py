@@ -430,6 +430,23 @@ class Project:
         self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
         return run
 
+    def add_finished_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
+                         settings: dict[str, Any], outcome: JobOutcome, duration_s: float | None = None,
+                         note: str = "", events: list[Event] | None = None, error_text: str | None = None) -> Run:
+        """Record a run that ran elsewhere (a study's point on a Dask worker): its setup snapshots
+        ({"id", "name", "value"}), what it streamed, and its outcome, checked by finish_run as any run's."""
+        numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
+        self._run_serial = max([self._run_serial, *numbers]) + 1
+        run = Run(id=f"r{self._run_serial}", engine=engine, settings=copy.deepcopy(settings),
+                  workload=copy.deepcopy(workload), target=copy.deepcopy(target), note=note)
+        self.runs.append(run)
+        self._run_clock[run.id] = time.monotonic() - (duration_s or 0.0)
+        self.record(run.id, events or [])
+        finished = self.finish_run(run.id, outcome, error_text)
+        if duration_s is None:
+            finished.duration_s = None
+        return finished
+
     def request_of(self, run: Run) -> JobRequest:
         """The request a run was started with (rebuilt from its snapshot)."""
         from core.workload import target_from_json, workload_from_json
@@ -469,7 +486,9 @@ class Project:
         else:
             result = outcome.result
             rtype = spec.result_type if spec else None
-            if rtype is not None:
+            if rtype is not None and outcome.checked is not None:   # read back where it ran (core.worker)
+                run.headline, run.result_version = dict(outcome.checked.headline), int(outcome.checked.version)
+            elif rtype is not None:
                 try:
                     obj = rtype.from_json(result)
                     result = obj.to_json()

@@ -104,12 +104,18 @@ class EngineResult:
         """Bring `data` forward to VERSION, check it against the type hints and build the result.
         Raises InputError(message, where) with `where` the field path, e.g. result.layers[3].name."""
         result: R = _read_dataclass(cls, cls.upgrade(data, version, path), path)
+        result.validate(path)
         return result
 
     @classmethod
     def check(cls, data: Any, version: int | None = None, path: str = "result") -> dict[str, Any]:
         """from_json, then to_json: the checked dict, in the current version (what sessions store)."""
         return cls.from_json(data, version, path).to_json()
+
+    def validate(self, path: str = "result") -> None:
+        """Checks the type hints cannot state, run by from_json: a free-form part (`dict[str, Any]`)
+        that still has numbers where numbers are needed, e.g. the engine settings a result keeps,
+        checked against the engine's settings schema. Raises InputError naming the field."""
 
     def headline(self) -> dict[str, float | int | str | None]:
         """The 2-4 numbers that sum up a run for a runs table or a comparison of runs; the first

@@ -5,20 +5,25 @@ engine's settings schema, each stored result against its engine's result type), 
 Project before anything else sees it: a bad file is refused with the path of the wrong field and the
 caller's open project is never touched. Writing is atomic and keeps the previous file as `.bak`.
 Older format versions are brought forward by MIGRATIONS; docs/session-format.md describes version 2.
+
+No version is lost when two windows or processes save the same file: a save may name the version
+it read (`expected`, the digest `load_stamped` gave), and is refused with SessionChanged when the
+file on disk is no longer that version; the check, the backup and the replacement happen under one
+lock (core.atomic), so the `.bak` is always the version that was on disk just before.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime as _dt
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, Callable
 
-import jsonschema
-
 from core import __version__
-from core.atomic import atomic_write_text
+from core.atomic import atomic_write_bytes
+from core.checks import check_numbers, check_settings, decode_text, loads, schema_errors
 from core.errors import InputError, SessionError
 from core.project import RUN_STATUSES, EngineChoice, Entry, Project, Run, starter_targets, starter_workloads
 from core.workload import target_from_json, workload_from_json
@@ -93,11 +98,43 @@ def _run_json(r: Run) -> dict[str, Any]:
             "partial": r.partial, "series": r.series, "error": r.error, "headline": r.headline, "note": r.note}
 
 
-def save(project: Project, path: str | Path) -> None:
-    """Write atomically; the previous file, if any, is kept as `<name>.bak`. Raises ValueError for
-    values JSON cannot hold (NaN), before anything is written."""
-    text = json.dumps(to_json(project), indent=1, allow_nan=False)
-    atomic_write_text(Path(path), text + "\n", keep_backup=True)
+class SessionChanged(SessionError):
+    """The file on disk is not the version the caller read: saving would lose the other version."""
+
+
+# `expected` of save(): compare nothing (a first save, or the user chose to overwrite)
+UNCHECKED: Any = object()
+
+
+def stamp(data: bytes | None) -> str | None:
+    """A version of a file, as the digest of its bytes (None: no file)."""
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def file_stamp(path: str | Path) -> str | None:
+    """The version of the file at `path` now (None: there is none)."""
+    try:
+        return stamp(Path(path).read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def save(project: Project, path: str | Path, expected: str | None = UNCHECKED) -> str | None:
+    """Write atomically; the version on disk just before, if any, is kept as `<name>.bak`. With
+    `expected` (a stamp, None for "no file yet"), refuse with SessionChanged when the file on disk is
+    another version, so a save never silently replaces one this caller has not seen. Raises
+    ValueError for values JSON cannot hold (NaN), before anything is written. Returns the stamp of
+    what was written (the `expected` of the next save)."""
+    data = (json.dumps(to_json(project), indent=1, allow_nan=False) + "\n").encode("utf-8")
+
+    def unchanged(current: bytes | None) -> None:
+        if expected is not UNCHECKED and stamp(current) != expected:
+            what = "was deleted" if current is None else "was created" if expected is None else "was changed"
+            raise SessionChanged(f"the file {what} on disk since this session read it (by another window or "
+                                 f"program); not saved, so that version is not lost", str(path))
+
+    atomic_write_bytes(Path(path), data, keep_backup=True, check=unchanged)
+    return stamp(data)
 
 
 # ================================================================ reading
@@ -109,7 +146,7 @@ def _json_path(parts: Any, root: str = "session") -> str:
 
 
 def _schema_check(schema: dict[str, Any], doc: Any, root: str) -> None:
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    errors = schema_errors(schema, doc)
     if errors:
         raise SessionError(errors[0].message[:300], _json_path(errors[0].absolute_path, root))
 
@@ -137,6 +174,10 @@ def from_json(doc: Any) -> Project:
     if doc.get("format") != FORMAT:
         raise SessionError(f"not a Dataflow Explorer session (format is {doc.get('format')!r}, "
                            f"expected {FORMAT!r})", "session.format")
+    try:     # every number finite and a machine integer, nesting bounded (also makes deepcopy safe)
+        check_numbers(doc, "session")
+    except InputError as exc:
+        raise SessionError(exc.message, exc.where) from None
     doc = _migrate(copy.deepcopy(doc))
     _schema_check(_SCHEMA, doc, "session")
     known = engines()
@@ -181,15 +222,17 @@ def from_json(doc: Any) -> Project:
 
 
 def _settings_check(schema: dict[str, Any], settings: Any, where: str) -> None:
-    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(settings))
-    if errors:
-        raise SessionError(errors[0].message[:300], _json_path(errors[0].absolute_path, where))
+    try:        # the engine's own settings check (core.checks): what the GUI and command line run
+        check_settings(schema, settings, where)
+    except InputError as exc:
+        raise SessionError(exc.message, exc.where) from None
 
 
 def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
     if r["engine"] not in known:
         raise SessionError(f"unknown engine {r['engine']!r}; known: {', '.join(known)}", f"{where}.engine")
     spec = known[r["engine"]]
+    _settings_check(spec.settings_schema, r["settings"], f"{where}.settings")
     for key, reader in (("workload", workload_from_json), ("target", target_from_json)):
         if r.get(key) is not None:
             reader(r[key]["value"], f"{where}.{key}.value")
@@ -199,6 +242,10 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
     if result is not None and spec.result_type is not None:
         obj = spec.result_type.from_json(result, version, f"{where}.result")
         result, version, headline = obj.to_json(), spec.result_type.VERSION, dict(obj.headline())
+    for key, value in headline.items():      # kept from the file when there is no result to recompute it
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, str))):
+            raise SessionError(f"expected a number, a text or null, got {type(value).__name__}",
+                               f"{where}.headline.{key}")
     return Run(id=r["id"], engine=r["engine"], settings=dict(r["settings"]), workload=r.get("workload"),
                target=r.get("target"), status=r["status"], started_at=r["started_at"],
                finished_at=r.get("finished_at"), duration_s=r.get("duration_s"), result=result,
@@ -208,19 +255,27 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
 
 def load(path: str | Path) -> Project:
     """Read and validate a session file; raises SessionError (where = file or field path)."""
+    return load_stamped(path)[0]
+
+
+def load_stamped(path: str | Path) -> tuple[Project, str | None]:
+    """load, and the version read (file_stamp), for a later save(..., expected=) to compare with."""
     path = Path(path)
     try:
         raw = path.read_bytes()
+    except IsADirectoryError:
+        raise SessionError("is a folder, not a session file", str(path)) from None
     except OSError as exc:
         raise SessionError(f"cannot read the file: {exc.strerror or exc}", str(path)) from None
     try:
-        doc = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SessionError("not a text (UTF-8) file", str(path)) from None
-    except json.JSONDecodeError as exc:
-        hint = " (the file looks truncated)" if exc.pos >= len(raw.rstrip()) else ""
-        raise SessionError(f"not valid JSON: {exc.msg}{hint}", f"{path}:{exc.lineno}:{exc.colno}") from None
-    return from_json(doc)
+        doc = loads(decode_text(raw, str(path)), str(path))   # UTF-8, nesting checked before decoding
+        return from_json(doc), stamp(raw)
+    except SessionError:
+        raise
+    except InputError as exc:
+        raise SessionError(exc.message, exc.where) from None
+    except RecursionError:          # not reached past the checks above; a bad file must never escape as one
+        raise SessionError("nested too deeply to read", str(path)) from None
 
 
 # ================================================================ migrations

@@ -10,24 +10,32 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
+from core.checks import INT_LIMIT, check_numbers, number_problem
 from core.errors import InputError
 
 MAX_KERNEL_SIZE = 7
+MAX_DENOMINATOR = 2 ** 31 - 1
+MAX_BATCH = 1_000_000
 
 
 # ---------------------------------------------------------------- small checked readers
+def _join(path: str, key: str) -> str:
+    """`path.key`, or just `key` at the root (a file's own fields: `kernels[0].values`)."""
+    return f"{path}.{key}" if path else key
+
+
 def _get(d: Any, key: str, path: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
     if not isinstance(d, dict):
         raise InputError(f"expected an object, got {type(d).__name__}", path)
     if key not in d:
         if default is ...:
-            raise InputError("missing field", f"{path}.{key}")
+            raise InputError("missing field", _join(path, key))
         return default
     value = d[key]
     ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in _as_tuple(kind))
     if not ok:
         names = "/".join(t.__name__ for t in _as_tuple(kind))
-        raise InputError(f"expected {names}, got {type(value).__name__} {value!r}"[:200], f"{path}.{key}")
+        raise InputError(f"expected {names}, got {type(value).__name__} {_short(value)}", _join(path, key))
     return value
 
 
@@ -35,26 +43,37 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
 
-def _positive_int(d: Any, key: str, path: str, default: Any = ..., maximum: int | None = None) -> int:
+def _positive_int(d: Any, key: str, path: str, default: Any = ..., maximum: int = INT_LIMIT - 1) -> int:
     value = _get(d, key, path, int, default)
-    if value <= 0 or (maximum is not None and value > maximum):
-        rng = f"1..{maximum}" if maximum else "a positive integer"
-        raise InputError(f"must be {rng}, got {value}", f"{path}.{key}")
+    if value <= 0 or value > maximum:
+        raise InputError(f"must be 1..{maximum}, got {_short(value)}", _join(path, key))
     return value
+
+
+def _short(value: Any) -> str:
+    """A value for a message: huge integers by their digit count, long texts cut."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 24:
+        return f"a number of {len(str(abs(value)))} digits"
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _str_list(d: Any, key: str, path: str, what: str, default: Any = ...) -> list[str]:
     values = _get(d, key, path, list, default)
     for i, v in enumerate(values):
         if not isinstance(v, str):
-            raise InputError(f"expected {what}, got {v!r}"[:200], f"{path}.{key}[{i}]")
+            raise InputError(f"expected {what}, got {v!r}"[:200], f"{_join(path, key)}[{i}]")
     return list(values)
 
 
 def _positive_number(d: Any, key: str, path: str, default: Any = ...) -> float:
-    value = float(_get(d, key, path, (int, float), default))
+    raw = _get(d, key, path, (int, float), default)
+    problem = number_problem(raw)
+    if problem:
+        raise InputError(problem, _join(path, key))
+    value = float(raw)
     if not math.isfinite(value) or value <= 0:
-        raise InputError(f"must be a positive number, got {value}", f"{path}.{key}")
+        raise InputError(f"must be a positive number, got {value}", _join(path, key))
     return value
 
 
@@ -66,7 +85,7 @@ def read_fields(d: Any, schema: dict[str, Any], path: str) -> dict[str, Any]:
         raise InputError(f"expected an object, got {type(d).__name__}", path)
     out: dict[str, Any] = {}
     for key, prop in schema["properties"].items():
-        where = f"{path}.{key}"
+        where = _join(path, key)
         if key not in d:
             if "default" not in prop:
                 raise InputError("missing field", where)
@@ -74,6 +93,9 @@ def read_fields(d: Any, schema: dict[str, Any], path: str) -> dict[str, Any]:
             continue
         value = d[key]
         kind = prop.get("type")
+        problem = number_problem(value) if isinstance(value, (int, float)) else None
+        if problem:
+            raise InputError(problem, where)
         if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
             raise InputError(f"expected an integer, got {value!r}"[:200], where)
         if kind == "number":
@@ -106,7 +128,53 @@ class Kernel:
 
     @property
     def channels(self) -> list[list[list[float]]]:
-        return self.values if self.values and isinstance(self.values[0][0], list) else [self.values]
+        v = self.values
+        return v if v and isinstance(v[0], list) and v[0] and isinstance(v[0][0], list) else [v]
+
+
+def kernel_shape(values: Any, where: str) -> tuple[int, int, int]:
+    """(channels, height, width) of a kernel's values: a matrix (rows of numbers) or a list of
+    equally sized matrices, one per input channel. InputError names the row, column or channel once."""
+    if not isinstance(values, list) or not values:
+        raise InputError("empty kernel: expected rows of numbers", where)
+    three_d = isinstance(values[0], list) and bool(values[0]) and isinstance(values[0][0], list)
+    if not three_d:
+        h, w = _matrix_shape(values, where, "")
+        return 1, h, w
+    shape: tuple[int, int] | None = None
+    for c, chan in enumerate(values):
+        if not isinstance(chan, list) or not chan or not isinstance(chan[0], list):
+            raise InputError(f"channel {c + 1} is not a matrix (rows of numbers)", where)
+        hw = _matrix_shape(chan, where, f"channel {c + 1}, ")
+        if shape is None:
+            shape = hw
+        elif hw != shape:
+            raise InputError(f"channel {c + 1} is {hw[0]}x{hw[1]}, channel 1 is {shape[0]}x{shape[1]}", where)
+    assert shape is not None
+    return len(values), shape[0], shape[1]
+
+
+def _matrix_shape(rows: list[Any], where: str, prefix: str) -> tuple[int, int]:
+    w = -1
+    for r, row in enumerate(rows):
+        if not isinstance(row, list):
+            raise InputError(f"{prefix}row {r + 1}: expected a list of numbers, got {_short(row)}", where)
+        if not row:
+            raise InputError(f"{prefix}row {r + 1} is empty", where)
+        if w < 0:
+            w = len(row)
+        elif len(row) != w:
+            raise InputError(f"{prefix}ragged rows: row {r + 1} has {len(row)} values, row 1 has {w}", where)
+        for j, v in enumerate(row):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise InputError(f"{prefix}row {r + 1}, column {j + 1}: not a number: {_short(v)}", where)
+            problem = number_problem(v)
+            if problem:
+                raise InputError(f"{prefix}row {r + 1}, column {j + 1}: {problem}", where)
+    h = len(rows)
+    if h > MAX_KERNEL_SIZE or w > MAX_KERNEL_SIZE:
+        raise InputError(f"{prefix}kernel is {h}x{w}; the limit is {MAX_KERNEL_SIZE}x{MAX_KERNEL_SIZE}", where)
+    return h, w
 
 
 @dataclass
@@ -120,28 +188,12 @@ class KernelSet:
 
     def validate(self, path: str = "workload") -> None:
         if not self.kernels:
-            raise InputError("no kernels: add at least one", f"{path}.kernels")
-        if self.denominator <= 0:
-            raise InputError(f"denominator must be positive, got {self.denominator}", f"{path}.denominator")
+            raise InputError("no kernels: add at least one", _join(path, "kernels"))
+        den = self.denominator
+        if isinstance(den, bool) or not isinstance(den, int) or not 0 < den <= MAX_DENOMINATOR:
+            raise InputError(f"must be an integer 1..{MAX_DENOMINATOR}, got {_short(den)}", _join(path, "denominator"))
         for i, k in enumerate(self.kernels):
-            kp = f"{path}.kernels[{i}].values"
-            chans = k.channels
-            if not chans or not chans[0]:
-                raise InputError("empty kernel", kp)
-            h, w = len(chans[0]), len(chans[0][0]) if chans[0] else 0
-            for c, chan in enumerate(chans):
-                for r, row in enumerate(chan):
-                    if not isinstance(row, list):
-                        raise InputError("rows must be lists of numbers", f"{kp}[{c}][{r}]")
-                    if len(row) != w:
-                        raise InputError(f"ragged rows: row {r + 1} has {len(row)} values, row 1 has {w}", kp)
-                    for j, v in enumerate(row):
-                        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                            raise InputError(f"not a number: {v!r} (row {r + 1}, column {j + 1})", kp)
-                if len(chan) != h:
-                    raise InputError("channels have different sizes", kp)
-            if h > MAX_KERNEL_SIZE or w > MAX_KERNEL_SIZE:
-                raise InputError(f"kernel is {h}x{w}; the limit is {MAX_KERNEL_SIZE}x{MAX_KERNEL_SIZE}", kp)
+            kernel_shape(k.values, f"{_join(path, 'kernels')}[{i}].values")
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "kernels", "name": self.name, "denominator": self.denominator,
@@ -150,16 +202,21 @@ class KernelSet:
     @staticmethod
     def from_json(d: Any, path: str = "workload") -> "KernelSet":
         name = _get(d, "name", path, str, "kernels")
-        den = _positive_int(d, "denominator", path, 1)
+        den = _positive_int(d, "denominator", path, 1, MAX_DENOMINATOR)
         raw = _get(d, "kernels", path, list)
         kernels = []
         for i, k in enumerate(raw):
-            kp = f"{path}.kernels[{i}]"
+            kp = f"{_join(path, 'kernels')}[{i}]"
             values = _get(k, "values", kp, list)
             kernels.append(Kernel(_get(k, "name", kp, str, f"k{i + 1}"), values))
         ks = KernelSet(name=name, denominator=den, kernels=kernels)
         ks.validate(path)
         return ks
+
+
+def _check_batch(batch: Any, path: str) -> None:
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 0 < batch <= MAX_BATCH:
+        raise InputError(f"must be an integer 1..{MAX_BATCH}, got {_short(batch)}", _join(path, "batch"))
 
 
 @dataclass
@@ -175,11 +232,12 @@ class CnnSet:
         from core.nets import zoo
 
         if not self.cnns and not self.onnx:
-            raise InputError("no CNNs picked", f"{path}.cnns")
+            raise InputError("no CNNs picked", _join(path, "cnns"))
+        _check_batch(self.batch, path)
         known = zoo.names()
         for i, n in enumerate(self.cnns):
             if n not in known:
-                raise InputError(f"unknown CNN {n!r}; known: {', '.join(known)}", f"{path}.cnns[{i}]")
+                raise InputError(f"unknown CNN {n!r}; known: {', '.join(known)}", f"{_join(path, 'cnns')}[{i}]")
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": "cnn_set", "cnns": list(self.cnns), "batch": self.batch}
@@ -191,7 +249,7 @@ class CnnSet:
     def from_json(d: Any, path: str = "workload") -> "CnnSet":
         cnns = _str_list(d, "cnns", path, "a CNN name")
         onnx = _str_list(d, "onnx", path, "an ONNX file path", [])
-        cs = CnnSet(cnns=cnns, batch=_positive_int(d, "batch", path, 1), onnx=onnx)
+        cs = CnnSet(cnns=cnns, batch=_positive_int(d, "batch", path, 1, MAX_BATCH), onnx=onnx)
         cs.validate(path)
         return cs
 
@@ -217,7 +275,7 @@ class FpspFilter:
 
         name = _get(d, "preset", path, str)
         if name not in PRESETS:
-            raise InputError(f"unknown filter preset {name!r}; known: {', '.join(PRESETS)}", f"{path}.preset")
+            raise InputError(f"unknown filter preset {name!r}; known: {', '.join(PRESETS)}", _join(path, "preset"))
         return FpspFilter(name)
 
 
@@ -243,9 +301,10 @@ class CnnNetwork:
     def validate(self, path: str = "workload") -> None:
         from core.nets import zoo
 
+        _check_batch(self.batch, path)
         if not self.onnx_path and self.network != BUILTIN_DIGITS and self.network not in zoo.names():
             raise InputError(f"unknown CNN {self.network!r}; known: {', '.join([BUILTIN_DIGITS, *zoo.names()])}",
-                             f"{path}.network")
+                             _join(path, "network"))
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "cnn", "network": self.network, "onnx_path": self.onnx_path,
@@ -254,7 +313,7 @@ class CnnNetwork:
     @staticmethod
     def from_json(d: Any, path: str = "workload") -> "CnnNetwork":
         c = CnnNetwork(_get(d, "network", path, str, "vgg16"), _get(d, "onnx_path", path, str, ""),
-                       _get(d, "validation_path", path, str, ""), _positive_int(d, "batch", path, 1))
+                       _get(d, "validation_path", path, str, ""), _positive_int(d, "batch", path, 1, MAX_BATCH))
         c.validate(path)
         return c
 
@@ -272,13 +331,14 @@ class MeritTransformWorkload:
         if self.transform is not None:
             from core.merit.fileformat import workload_from_json as merit_from_json
 
-            merit_from_json(self.transform, f"{path}.transform")
+            check_numbers(self.transform, _join(path, "transform"))
+            merit_from_json(self.transform, _join(path, "transform"))
             return
         from core.merit import workloads as merit_workloads
 
         if self.builtin not in merit_workloads.WORKLOADS:
             raise InputError(f"unknown MERIT workload {self.builtin!r}; known: {', '.join(merit_workloads.names())}",
-                             f"{path}.builtin")
+                             _join(path, "builtin"))
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "merit_transform", "builtin": self.builtin, "transform": self.transform}
@@ -302,7 +362,7 @@ class ConvLayers:
     def validate(self, path: str = "workload") -> None:
         if not self.layers:
             raise InputError("no layer given: add a spec like Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1",
-                             f"{path}.layers")
+                             _join(path, "layers"))
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "conv_layers", "layers": list(self.layers)}
@@ -326,7 +386,7 @@ def workload_from_json(d: Any, path: str = "workload") -> Workload:
                "cnn": CnnNetwork.from_json, "merit_transform": MeritTransformWorkload.from_json,
                "conv_layers": ConvLayers.from_json}
     if kind not in readers:
-        raise InputError(f"unknown workload kind {kind!r}; expected one of {', '.join(readers)}", f"{path}.kind")
+        raise InputError(f"unknown workload kind {kind!r}; expected one of {', '.join(readers)}", _join(path, "kind"))
     return readers[kind](d, path)
 
 
@@ -466,5 +526,5 @@ def target_from_json(d: Any, path: str = "target") -> Target:
     readers: dict[str, Callable[[Any, str], Target]] = {"scamp5": Scamp5Target.from_json, "fpga": FpgaTarget.from_json,
                "dataflow": DataflowTarget.from_json, "mobile_soc": MobileSocTarget.from_json}
     if kind not in readers:
-        raise InputError(f"unknown target kind {kind!r}; expected one of {', '.join(readers)}", f"{path}.kind")
+        raise InputError(f"unknown target kind {kind!r}; expected one of {', '.join(readers)}", _join(path, "kind"))
     return readers[kind](d, path)

@@ -106,6 +106,8 @@ class ChoiceBar(QWidget):
         self.runs_combo.clear()
         if not runs:
             self.runs_combo.addItem("no run yet", None)
+        elif self.shown_run is None:
+            self.runs_combo.addItem(f"none shown ({len(runs)} run(s): pick one)", None)
         for r in reversed(runs):
             self.runs_combo.addItem(run_title(r), r.id)
         i = self.runs_combo.findData(self.shown_run)

@@ -1,33 +1,30 @@
-"""Runs engine generators off the UI thread and hands their events to the UI in throttled batches.
+"""Runs engines in worker processes (core.worker) and hands their events to the UI in throttled batches.
 
-Each job runs on a plain Python thread that drives the generator (core.jobs.drive) into a queue.
-A QTimer on the UI thread drains the queue at a steady rate, so a chatty engine cannot flood the
-event loop and plots redraw once per tick, not once per point.
+No engine code runs in the GUI process: `start` sends the engine's name and the JobRequest to a
+child process, whose events arrive on a reader thread (core.worker.ProcessJob). A QTimer on the UI
+thread drains them every 50 ms, so a chatty engine cannot flood the event loop and plots redraw once
+per tick, not once per point.
 """
 
 from __future__ import annotations
 
 import queue
-import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core.jobs import CancelToken, Event, JobOutcome, Progress, drive
-
-JobFactory = Callable[[CancelToken], Iterator[Event]]
+from core.engine import JobRequest
+from core.jobs import Eta, Event, JobOutcome, Progress
+from core.worker import ProcessJob
 
 
 @dataclass
 class _Job:
     name: str
-    token: CancelToken
-    thread: threading.Thread
-    events: "queue.SimpleQueue[Event]" = field(default_factory=queue.SimpleQueue)
+    process: ProcessJob
+    eta: Eta = field(default_factory=Eta)
     started: float = field(default_factory=time.monotonic)
-    outcome: JobOutcome | None = None
 
 
 class JobRunner(QObject):
@@ -45,20 +42,21 @@ class JobRunner(QObject):
         self._timer.timeout.connect(self._drain)
 
     # ------------------------------------------------------------ control
-    def start(self, name: str, factory: JobFactory) -> None:
+    def start(self, name: str, request: JobRequest) -> None:
+        """Run engine `name` on `request` in a new worker process. A process that cannot start
+        ends the job with that error (reported through `finished` like any engine error)."""
         if self.is_running(name):
             raise RuntimeError(f"a {name} job is already running")
-        token = CancelToken()
-        job = _Job(name, token, threading.Thread(target=lambda: None))
-        job.thread = threading.Thread(target=self._work, args=(job, factory), name=f"job-{name}", daemon=True)
-        self._jobs[name] = job
-        job.thread.start()
+        process = ProcessJob(name, request)
+        process.start()
+        self._jobs[name] = _Job(name, process)
         self._timer.start()
 
     def cancel(self, name: str) -> None:
+        """Ask the job to stop; its processes are terminated if they have not ended 0.3 s later."""
         job = self._jobs.get(name)
         if job is not None:
-            job.token.cancel()
+            job.process.cancel()
 
     def is_running(self, name: str) -> bool:
         return name in self._jobs
@@ -70,42 +68,49 @@ class JobRunner(QObject):
         job = self._jobs.get(name)
         return None if job is None else time.monotonic() - job.started
 
+    def eta(self, name: str) -> Eta | None:
+        """The job's time-left estimate (core.jobs.Eta), fed with every Progress it reports."""
+        job = self._jobs.get(name)
+        return None if job is None else job.eta
+
+    def pid(self, name: str) -> int | None:
+        """The id of the job's worker process (it leads the group of every process the engine starts)."""
+        job = self._jobs.get(name)
+        return None if job is None else job.process.pid
+
     def shutdown(self, timeout: float = 5.0) -> bool:
-        """Cancel every job and wait for their threads; True when none is left behind."""
+        """Cancel every job and wait until their processes have ended; True when none is left behind.
+        Their final events and outcomes are still emitted, so cancelled runs are recorded."""
         for job in self._jobs.values():
-            job.token.cancel()
+            job.process.cancel()
         deadline = time.monotonic() + timeout
         for job in list(self._jobs.values()):
-            job.thread.join(max(0.0, deadline - time.monotonic()))
+            if not job.process.wait(max(0.0, deadline - time.monotonic())):
+                job.process.kill()
+                job.process.wait(1.0)
+        ended = all(job.process.done.is_set() for job in self._jobs.values())
         self._drain()
         self._timer.stop()
-        return all(not j.thread.is_alive() for j in self._jobs.values())
+        return ended
 
     # ------------------------------------------------------------ internals
-    @staticmethod
-    def _work(job: _Job, factory: JobFactory) -> None:
-        try:
-            generator = factory(job.token)
-        except Exception as exc:  # building the job failed: report like an engine error
-            job.outcome = JobOutcome(error=exc)
-            return
-        job.outcome = drive(generator, job.events.put, job.token)
-
     def _drain(self) -> None:
         for name, job in list(self._jobs.items()):
+            done = job.process.done.is_set()        # read first: after it, no batch can still arrive
             batch: list[Event] = []
             while True:
                 try:
-                    batch.append(job.events.get_nowait())
+                    batch.extend(job.process.batches.get_nowait())
                 except queue.Empty:
                     break
             if batch:
                 self.events.emit(name, batch)
                 last = next((e for e in reversed(batch) if isinstance(e, Progress)), None)
                 if last is not None:
+                    job.eta.update(last.fraction)
                     self.progress.emit(name, last)
-            if not job.thread.is_alive() and job.events.empty():
+            if done:
                 del self._jobs[name]
-                self.finished.emit(name, job.outcome or JobOutcome(cancelled=True))
+                self.finished.emit(name, job.process.outcome or JobOutcome(cancelled=True))
         if not self._jobs:
             self._timer.stop()

@@ -8,23 +8,24 @@ keeps view state: which run each tab shows and which runs are on their way.
 from __future__ import annotations
 
 import platform
+import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow, QMessageBox,
-                               QPlainTextEdit, QProgressBar, QScrollArea, QTabWidget, QToolBar, QVBoxLayout,
+                               QPlainTextEdit, QProgressBar, QScrollArea, QSplitter, QTabWidget, QToolBar, QVBoxLayout,
                                QWidget)
 
 from core import __version__
 from core import session as sessions
 from core.engine import EngineSpec, engines
-from core.errors import CheckFailed, InputError
-from core.jobs import JobOutcome, LogLine, Progress
+from core.errors import InputError
+from core.jobs import JobOutcome, LogLine, Progress, eta_text
 from core.project import Project, ProjectEvent, Run
+from core.worker import error_report
 from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
 from gui.compare_view import CompareView
@@ -34,6 +35,7 @@ from gui.panels import panel_classes
 from gui.panels.base import EnginePanel
 from gui.panels.generic import GenericPanel
 from gui.runs_view import RunsView
+from gui.study_panel import StudyPanel
 
 APP_NAME = "Dataflow Explorer"
 MAX_RECENT = 8
@@ -62,6 +64,13 @@ class EngineTab(QWidget):
 
 
 class MainWindow(QMainWindow):
+    # False in non-interactive modes (--screenshot): no modal dialog ever opens; errors go to stderr
+    # as one line each, and questions get their safe answer (nothing overwritten or discarded).
+    interactive = True
+    # The version of the session file as last opened or saved here (core.session.stamp): a save that
+    # finds another version on disk asks before replacing it.
+    _disk_stamp: str | None = None
+
     def __init__(self, restore_layout: bool = True) -> None:
         super().__init__()
         self.setAcceptDrops(True)
@@ -75,6 +84,10 @@ class MainWindow(QMainWindow):
         self.runner.progress.connect(self._on_progress)
         self.runner.finished.connect(self._on_finished)
         self._running: dict[str, str] = {}          # engine -> id of its run in progress
+        # What a hidden tab has still to draw: engine -> {"events": its run's events so far, "show": the
+        # id of a run to show then (None: none)}; drawn when the tab is next shown, so runs in other
+        # tabs cost the window nothing.
+        self._deferred: dict[str, dict[str, Any]] = {}
 
         # ---- centre: one tab per engine
         self.tabs = QTabWidget()
@@ -86,7 +99,9 @@ class MainWindow(QMainWindow):
             panel = custom.get(name, GenericPanel)(spec, self)
             bar = ChoiceBar(self.project, spec, lambda run_id: self.open_run(run_id))
             self.panels[name], self.bars[name] = panel, bar
-            self.tabs.addTab(EngineTab(bar, panel), spec.title)
+            tab = EngineTab(bar, panel)
+            tab.setObjectName(f"tab-{name}")        # names the tab's splitters in the saved layout
+            self.tabs.addTab(tab, spec.title)
             self.tabs.setTabToolTip(self.tabs.count() - 1, spec.summary)
         if not self.panels:
             self.tabs.addTab(QLabel("No engines are installed."), "Engines")
@@ -118,6 +133,9 @@ class MainWindow(QMainWindow):
         scroller.setWidget(self.compare_view)
         self.compare_dock = self._dock("Compare runs", "compare", scroller, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.log_dock, self.compare_dock)      # full width: tables beside plots
+        self.study_panel = StudyPanel(self)     # sweeps: every point becomes a run of the project
+        self.study_dock = self._dock("Studies", "studies", self.study_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.compare_dock, self.study_dock)
         self.runs_dock.raise_()
         self.resizeDocks([self.runs_dock], [190], Qt.Orientation.Vertical)
         self.resizeDocks([self.library_dock], [330], Qt.Orientation.Horizontal)
@@ -135,7 +153,8 @@ class MainWindow(QMainWindow):
         self._clock.timeout.connect(self._tick)
 
         self._build_actions()
-        if restore_layout:              # screenshots use the default layout, whatever the user's
+        self._remember_layout = restore_layout
+        if restore_layout:              # screenshots use the default layout, whatever the user's, and keep it
             self._restore_layout()
         self._show_project()
         self._update_title()
@@ -190,7 +209,7 @@ class MainWindow(QMainWindow):
         m = mb.addMenu("&Edit")
         m.addActions([self.act_undo, self.act_redo])
         m = mb.addMenu("&View")
-        for dock in (self.library_dock, self.runs_dock, self.log_dock, self.compare_dock):
+        for dock in (self.library_dock, self.runs_dock, self.log_dock, self.compare_dock, self.study_dock):
             m.addAction(dock.toggleViewAction())
         m.addSeparator()
         m.addAction(self._action("Next tab", lambda: self.tabs.setCurrentIndex((self.tabs.currentIndex() + 1)
@@ -263,6 +282,7 @@ class MainWindow(QMainWindow):
         spec = self.current_engine()
         if spec is not None:
             self.project.view["current_engine"] = spec.name    # view state: not an edit, not undone
+            self._catch_up(spec.name)
         self._mark_in_use()
         self._update_run_actions()
 
@@ -285,12 +305,40 @@ class MainWindow(QMainWindow):
     def open_run(self, run_id: str, **focus: Any) -> None:
         """Show a run in its engine's tab (switching to it)."""
         run = self.project.run(run_id)
+        self._deferred.pop(run.engine, None)
         self.set_current_engine(run.engine)
         self._show(run.engine, run, **focus)
 
     def _show(self, engine: str, run: Run | None, **focus: Any) -> None:
+        self._deferred.pop(engine, None)
         self.bars[engine].set_shown_run(run.id if run else None)
         self.panels[engine].show_run(run, **focus)
+
+    def _on_show(self, engine: str) -> bool:
+        spec = self.current_engine()
+        return spec is not None and spec.name == engine
+
+    def _show_when_seen(self, engine: str, run: Run | None) -> None:
+        """Show a run now if its tab is on show, else when the tab is next shown."""
+        if self._on_show(engine):
+            self._show(engine, run)
+        else:
+            self.bars[engine].set_shown_run(run.id if run else None)
+            self._deferred.setdefault(engine, {"events": []})["show"] = run.id if run else None
+
+    def _catch_up(self, engine: str) -> None:
+        """Draw what a tab missed while hidden: its job's events in one batch, then the run to show."""
+        missed = self._deferred.pop(engine, None)
+        if missed is None:
+            return
+        if missed["events"]:
+            self.panels[engine].handle_events(missed["events"])
+        if "show" in missed:
+            try:
+                self._show(engine, self.project.run(missed["show"]) if missed["show"] else None)
+            except KeyError:            # deleted meanwhile
+                runs = self.project.runs_of(engine)
+                self._show(engine, runs[-1] if runs else None)
 
     def _show_project(self) -> None:
         """Draw a freshly loaded project: each tab shows its newest run, the saved tab is current."""
@@ -369,11 +417,12 @@ class MainWindow(QMainWindow):
         request = self.project.request_of(run)
         panel = self.panels[spec.name]
         self._running[spec.name] = run.id
+        self._deferred.pop(spec.name, None)
         self.bars[spec.name].set_shown_run(run.id)
         panel.run = run
         panel.job_started()
         self.log(f"{spec.title}: {run.id} started on {(run.workload or {}).get('name', 'no workload')}")
-        self.runner.start(spec.name, lambda token: spec.run(request, token))
+        self.runner.start(spec.name, request)          # in a worker process: no engine code runs here
         self._clock.start()
         self._update_run_actions()
         self.progress_bar.setRange(0, 0)
@@ -393,7 +442,10 @@ class MainWindow(QMainWindow):
             if isinstance(ev, LogLine):
                 self.log(f"{engines()[name].title}: {ev.message}", ev.level)
         if self.bars[name].shown_run == run_id:
-            self.panels[name].handle_events(events)
+            if self._on_show(name):
+                self.panels[name].handle_events(events)
+            else:                       # a hidden tab draws them when it is shown (_catch_up)
+                self._deferred.setdefault(name, {"events": []})["events"].extend(events)
 
     def _on_progress(self, name: str, progress: Progress) -> None:
         spec = self.current_engine()
@@ -410,7 +462,9 @@ class MainWindow(QMainWindow):
     def _tick(self) -> None:
         spec = self.current_engine()
         elapsed = self.runner.elapsed(spec.name) if spec else None
-        self.elapsed_label.setText("" if elapsed is None else f"{elapsed:6.1f} s")
+        eta = self.runner.eta(spec.name) if spec else None
+        left = eta_text(eta) if eta is not None else ""
+        self.elapsed_label.setText("" if elapsed is None else f"{elapsed:6.1f} s" + (f" · {left}" if left else ""))
         if not self.runner.running():
             self._clock.stop()
 
@@ -421,12 +475,11 @@ class MainWindow(QMainWindow):
             return
         message = None
         if outcome.error is not None:
-            err = outcome.error
-            if isinstance(err, (InputError, CheckFailed)):   # the message is the whole story
-                message = str(err)
-            else:
-                message = f"{type(err).__name__}: {err}"
-                self.log("".join(traceback.format_exception(err)).rstrip(), "error")
+            # bad input and failed self-checks: the message alone; other errors: "Type: message" with
+            # the worker's traceback in the log; a crashed worker: how its process ended
+            message, details = error_report(outcome.error)
+            if details:
+                self.log(details, "error")
         try:
             run = self.project.finish_run(run_id, outcome, message)
         except KeyError:            # deleted while running: nothing to show
@@ -435,12 +488,12 @@ class MainWindow(QMainWindow):
         shown = self.bars[name].shown_run == run_id
         if run.status == "finished":
             if shown:
-                self._show(name, run)
+                self._show_when_seen(name, run)
             self.log(f"{title}: {run.id} finished")
             self.status(f"{title} finished")
         else:
             if shown and not run.is_partial:          # nothing to see: back to the newest finished run
-                self._show(name, self.project.latest(name))
+                self._show_when_seen(name, self.project.latest(name))
             elif shown:
                 self.bars[name].set_shown_run(run.id)
             what = run.error or "cancelled"
@@ -465,15 +518,15 @@ class MainWindow(QMainWindow):
         """Open a session: the whole file is read and checked first; a bad file changes nothing."""
         path = Path(path)
         try:
-            loaded = sessions.load(path)
+            loaded, stamp = sessions.load_stamped(path)
         except InputError as exc:
-            self._show_error(f"Cannot open {path.name}:\n{exc.message}\n\nWhere: {exc.where}")
+            self._show_error(f"Cannot open {path.name}:\n{exc.message}\n\nWhere: {exc.where}", exc)
             self.log(f"open {path}: {exc}", "error")
             return False
         if ask and not self._confirm_discard():
             return False
         self.project.replace_with(loaded)
-        self.path = path
+        self.path, self._disk_stamp = path, stamp
         self._show_project()
         self._update_title()
         self._add_recent(path)
@@ -487,13 +540,25 @@ class MainWindow(QMainWindow):
             self.open_path(path)
 
     def save_to(self, path: str | Path) -> bool:
+        """Save; when the file is the one opened here and another window or program has changed it
+        since, ask first (overwrite / save as / cancel) rather than lose that version."""
         path = Path(path)
+        same = self.path is not None and path.absolute() == self.path.absolute()
         try:
-            sessions.save(self.project, path)
+            try:
+                stamp = sessions.save(self.project, path, self._disk_stamp if same else sessions.UNCHECKED)
+            except sessions.SessionChanged as exc:
+                choice = self._ask_changed_on_disk(path, exc)
+                if choice == "save_as":
+                    return self.save_as()
+                if choice != "overwrite":
+                    self.status(f"Not saved: {path.name} changed on disk")
+                    return False
+                stamp = sessions.save(self.project, path)       # the user chose; the .bak keeps theirs
         except (OSError, ValueError) as exc:
             self._show_error(f"Not saved to {path}: {exc}")
             return False
-        self.path = path
+        self.path, self._disk_stamp = path, stamp
         self.project.mark_saved()
         self.setWindowModified(False)
         self._update_title()
@@ -517,9 +582,25 @@ class MainWindow(QMainWindow):
     def is_dirty(self) -> bool:
         return self.project.modified
 
+    def _ask_changed_on_disk(self, path: Path, exc: InputError) -> str:
+        """'overwrite', 'save_as' or 'cancel' for a session file changed on disk since it was read."""
+        if not self.interactive:
+            self._show_error(str(exc), exc)
+            return "cancel"
+        answer = QMessageBox.question(
+            self, APP_NAME, f"{path.name} has changed on disk since it was opened or saved here (another window "
+            f"or program saved it).\n\nYes: overwrite it with this session (its version is kept as "
+            f"{path.name}.bak)\nNo: save this session under another name\nCancel: do not save",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel)
+        return {QMessageBox.StandardButton.Yes: "overwrite", QMessageBox.StandardButton.No: "save_as"}.get(
+            answer, "cancel")
+
     def _confirm_discard(self) -> bool:
         if not self.is_dirty():
             return True
+        if not self.interactive:        # nobody to ask: keep the changes (callers then do nothing)
+            return False
         answer = QMessageBox.question(
             self, APP_NAME, "The session has unsaved changes. Save them?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
@@ -553,18 +634,46 @@ class MainWindow(QMainWindow):
             act.triggered.connect(lambda _c=False, p=p: self.open_path(p))
         self.recent_menu.setEnabled(bool(recent))
 
+    def _splitter_key(self, splitter: QSplitter) -> str:
+        """A splitter's place in the window, the same from one start to the next: the object names
+        (or class and rank among same-class siblings) of its parents, e.g.
+        "library/LibraryBrowser0/QSplitter0" or "QTabWidget0/.../tab-cain/CainPanel0/.../QSplitter0"."""
+        parts: list[str] = []
+        w: QWidget | None = splitter
+        while w is not None and w is not self:
+            parent = w.parentWidget()
+            name = w.objectName()
+            if not name:
+                same = [c for c in (parent.children() if parent is not None else []) if type(c) is type(w)]
+                name = f"{type(w).__name__}{same.index(w) if w in same else 0}"
+            parts.append(name.replace("/", "_"))
+            w = parent
+        return "/".join(reversed(parts))
+
     def _restore_layout(self) -> None:
+        """Geometry, maximised state, docks and toolbars, and every splitter's sizes, as last closed."""
         st = self._settings()
         geometry, state = st.value("window/geometry"), st.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             self.restoreState(state)
+        if str(st.value("window/maximized", "false")).lower() == "true":
+            self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
+        for splitter in self.findChildren(QSplitter):
+            sizes = st.value(f"splitters/{self._splitter_key(splitter)}")
+            if isinstance(sizes, QByteArray):
+                splitter.restoreState(sizes)
 
     def _save_layout(self) -> None:
+        if not self._remember_layout:
+            return
         st = self._settings()
         st.setValue("window/geometry", self.saveGeometry())
         st.setValue("window/state", self.saveState())
+        st.setValue("window/maximized", self.isMaximized())
+        for splitter in self.findChildren(QSplitter):
+            st.setValue(f"splitters/{self._splitter_key(splitter)}", splitter.saveState())
 
     # ================================================================ window events
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -590,8 +699,12 @@ class MainWindow(QMainWindow):
             self.log("stopping running jobs")
         return self.runner.shutdown()
 
-    def _show_error(self, message: str) -> None:
-        QMessageBox.warning(self, APP_NAME, message)
+    def _show_error(self, message: str, exc: InputError | None = None) -> None:
+        """A message box, or in a non-interactive mode one line on stderr (`error: <where>: <what>`)."""
+        if self.interactive:
+            QMessageBox.warning(self, APP_NAME, message)
+            return
+        print(f"error: {' '.join(str(exc if exc is not None else message).split())}", file=sys.stderr)
 
     def about(self) -> None:
         import numpy

@@ -1,30 +1,252 @@
-"""Plotting helpers shared by all panels: a live multi-series plot and image/table exports."""
+"""Plotting helpers shared by all panels: themed plots that read well, a live multi-series plot,
+and image/table exports.
+
+Every plot is made here (`new_plot`, `LivePlot`) so the same rules hold everywhere:
+- colours follow the application's palette (a dark window gives dark plots; white only in a light
+  palette), and follow it again when it changes;
+- axes never rescale by an SI prefix ("(x0.001)"): values show in the unit the label names;
+- log axes label their ticks as plain numbers (20, 500, 0.01) and switch to powers of ten (10⁶,
+  2·10⁶) only far from 1;
+- the legend sits under the plot (beside it when the plot is wide and low), so it never covers data;
+- a series that holds the best value so far ("best length", "best objective", by the engines'
+  naming) is drawn as steps: the value holds until the next improvement.
+"""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
-from PySide6.QtWidgets import QFileDialog, QTableWidget, QWidget
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication, QFileDialog, QTableWidget, QWidget
 
 from core.atomic import atomic_write_text
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+# Brighter versions of PALETTE for a dark background (same hues, same order).
+PALETTE_DARK = ["#5fa8e8", "#ff6b6b", "#5fd35f", "#ffa54f", "#c29bf0", "#c49a8f", "#f4a6d7", "#4fe0ef"]
+LEGEND_ENTRY_WIDTH = 170          # px per legend column when the legend wraps under the plot
 
 
-class LivePlot(pg.PlotWidget):
-    """Named series that grow point by point; redraws happen once per batch, not per point."""
+@dataclass(frozen=True)
+class Theme:
+    """Colours of plots and image views, read from the application's palette."""
+
+    dark: bool
+    background: QColor
+    foreground: QColor
+    grid_alpha: float
+
+    @property
+    def series(self) -> list[str]:
+        return PALETTE_DARK if self.dark else PALETTE
+
+
+def theme() -> Theme:
+    """The current palette's colours: the window's base colour behind plots, its text colour for axes."""
+    app = QApplication.instance()
+    pal = app.palette() if isinstance(app, QApplication) else QPalette()
+    window = pal.color(QPalette.ColorRole.Window)
+    dark = window.lightness() < 128
+    if dark:
+        return Theme(True, QColor(pal.color(QPalette.ColorRole.Base)), QColor(pal.color(QPalette.ColorRole.Text)), 0.25)
+    return Theme(False, QColor("white"), QColor(pal.color(QPalette.ColorRole.WindowText)), 0.3)
+
+
+def diverging_colormap(th: Theme | None = None) -> pg.ColorMap:
+    """Blue (negative), neutral (0), red (positive) for signed register planes; the neutral middle is
+    white in a light palette and a dark grey in a dark one, so zero blends with the background."""
+    if (th or theme()).dark:
+        return pg.ColorMap([0.0, 0.5, 1.0], [(90, 140, 255), (40, 40, 44), (255, 90, 80)])
+    return pg.ColorMap([0.0, 0.5, 1.0], [(38, 76, 217), (255, 255, 255), (217, 38, 38)])
+
+
+def series_colour(i: int, th: Theme | None = None) -> str:
+    return (th or theme()).series[i % len(PALETTE)]
+
+
+def is_best_so_far(series: str) -> bool:
+    """A series of the best value so far, by name ("best length", "r3 · best length")."""
+    return series.rsplit("· ", 1)[-1].rsplit(": ", 1)[-1].strip().lower().startswith("best ")
+
+
+def readable_number(x: float) -> str:
+    """A tick label: plain digits near 1, powers of ten far from it (no '2e+06', no '(x1e6)')."""
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    if 1e-3 <= abs(x) < 1e5:
+        return f"{x:.6g}"
+    exp = int(math.floor(math.log10(abs(x)) + 1e-9))
+    mant = x / 10 ** exp
+    sup = str(exp).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    m = f"{mant:.2g}"
+    return f"10{sup}" if m == "1" else f"-10{sup}" if m == "-1" else f"{m}·10{sup}"
+
+
+class ReadableAxis(pg.AxisItem):
+    """An axis without SI-prefix scaling whose log ticks read as numbers."""
+
+    def __init__(self, orientation: str, **kw: Any) -> None:
+        super().__init__(orientation, **kw)
+        self.enableAutoSIPrefix(False)
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
+        """Decades always; 2 and 5 times a decade when at most three decades show; every minor tick
+        below one decade. (pyqtgraph labels all of 2..9 and they run into each other.)"""
+        vals = [float(v) for v in values]
+        span = (max(vals) - min(vals)) if vals else 0.0
+        out = []
+        for v in vals:
+            mant = round(10 ** (v - math.floor(v + 1e-9)), 6)
+            keep = mant == 1 or span < 1 or (span <= 3 and mant in (2, 5))
+            out.append(readable_number(10 ** v * scale) if keep else "")
+        return out
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
+        if self.logMode:
+            return self.logTickStrings(values, scale, spacing)
+        strings = super().tickStrings(values, scale, spacing)
+        return [readable_number(v * scale) if abs(v * scale) >= 1e5 else s for v, s in zip(values, strings)]
+
+
+class OutsideLegend(pg.LegendItem):
+    """A legend laid out in the plot's own grid, under the x axis: it takes room, never covers data."""
+
+    def updateSize(self) -> None:  # noqa: N802 (pyqtgraph name)
+        height = width = 0.0
+        for row in range(self.layout.rowCount()):
+            row_h = row_w = 0.0
+            for col in range(self.layout.columnCount()):
+                item = self.layout.itemAt(row, col)
+                if item:
+                    row_w += item.width() + 3
+                    row_h = max(row_h, item.height())
+            width, height = max(width, row_w), height + row_h
+        self.setMinimumHeight(height + 6)
+        self.setMaximumHeight(height + 6)
+        self.setMaximumWidth(width + 6)
+        self.updateGeometry()
+
+
+def _axes() -> dict[str, ReadableAxis]:
+    return {side: ReadableAxis(side) for side in ("left", "bottom", "right", "top")}
+
+
+class ThemedPlot(pg.PlotWidget):
+    """A PlotWidget following the rules in this module's docstring."""
+
+    def __init__(self, parent: QWidget | None = None, title: str = "", x_label: str = "", y_label: str = "",
+                 legend: bool = True, **kw: Any) -> None:
+        kw.setdefault("axisItems", _axes())
+        super().__init__(parent=parent, **kw)
+        for side in ("top", "right"):                  # made readable too, in case a panel shows them
+            self.getPlotItem().hideAxis(side)
+        self._title = title
+        self.legend: OutsideLegend | None = None
+        if legend:
+            item = self.getPlotItem()
+            self.legend = OutsideLegend(offset=None, colCount=1)
+            item.layout.addItem(self.legend, 4, 1)
+            item.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignLeft)
+            item.legend = self.legend                  # plot(name=...) and addLegend() use it
+        self._legend_at = (4, 1)
+        if x_label:
+            self.setLabel("bottom", x_label)
+        if y_label:
+            self.setLabel("left", y_label)
+        self.apply_theme()
+        self._themed = True
+
+    def setTitle(self, title: str | None = None, **kw: Any) -> None:  # noqa: N802 (Qt name)
+        """As PlotItem.setTitle, in the theme's colour (a colour given by a caller is ignored)."""
+        self._title = title or ""
+        kw.pop("color", None)
+        self.getPlotItem().setTitle(title, color=theme().foreground, **kw)
+
+    def setLabel(self, axis: str, text: str | None = None, units: str | None = None, unitPrefix: Any = None,  # noqa: N802,N803
+                 **args: Any) -> None:
+        """As PlotItem.setLabel, in the theme's colour."""
+        args.setdefault("color", theme().foreground)
+        self.getPlotItem().setLabel(axis, text, units, unitPrefix, **args)
+
+    def apply_theme(self) -> None:
+        th = theme()
+        self.setBackground(th.background)
+        item = self.getPlotItem()
+        for side in ("left", "bottom", "right", "top"):
+            axis = item.getAxis(side)
+            axis.setPen(pg.mkPen(th.foreground))
+            axis.setTextPen(pg.mkPen(th.foreground))
+            if axis.labelText or axis.labelUnits:
+                axis.setLabel(axis.labelText, axis.labelUnits, **{**axis.labelStyle, "color": th.foreground})
+        self.showGrid(x=True, y=True, alpha=th.grid_alpha)
+        if self._title:
+            item.setTitle(self._title, color=th.foreground)
+        if self.legend is not None:
+            self.legend.setLabelTextColor(th.foreground)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.PaletteChange and getattr(self, "_themed", False):
+            self.apply_theme()
+        super().changeEvent(event)
+
+    def close(self) -> bool:
+        """As PlotWidget.close, taking the legend off the scene first: PlotWidget.close clears the
+        scene, which would delete the legend under Python's feet (a crash)."""
+        legend, self.legend = self.legend, None
+        item = self.getPlotItem()
+        if legend is not None and item is not None:
+            item.legend = None
+            item.layout.removeItem(legend)
+            if legend.scene() is not None:
+                legend.scene().removeItem(legend)
+        return super().close()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        if getattr(self, "_themed", False):
+            self._place_legend()
+
+    def _place_legend(self) -> None:
+        """Under the plot, in as many columns as fit; beside it (one column) when the plot is wide and
+        low, where rows under it would squeeze the data."""
+        legend = self.legend
+        if legend is None:
+            return
+        item = self.getPlotItem()
+        side = self.width() > 2.5 * self.height()
+        where = (2, 3) if side else (4, 1)
+        if self._legend_at != where:
+            item.layout.removeItem(legend)
+            item.layout.addItem(legend, *where)
+            item.layout.setAlignment(legend, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft if side
+                                     else Qt.AlignmentFlag.AlignLeft)
+            self._legend_at = where
+        cols = 1 if side else max(1, min(len(legend.items) or 1, int(self.width() // LEGEND_ENTRY_WIDTH)))
+        legend.setColumnCount(cols)
+        legend.updateSize()
+
+
+def new_plot(title: str = "", x_label: str = "", y_label: str = "", parent: QWidget | None = None,
+             legend: bool = True) -> ThemedPlot:
+    """A plot for a panel: themed, readable axes, legend under the plot."""
+    return ThemedPlot(parent=parent, title=title, x_label=x_label, y_label=y_label, legend=legend)
+
+
+class LivePlot(ThemedPlot):
+    """Named series that grow point by point; redraws happen once per batch, not per point.
+
+    `step` draws every series as steps; by default only best-so-far series are (is_best_so_far)."""
 
     def __init__(self, title: str = "", x_label: str = "", y_label: str = "", parent: QWidget | None = None,
-                 step: bool = False) -> None:
-        super().__init__(parent=parent, background="w")
-        self.setTitle(title, color="k")
-        self.setLabel("bottom", x_label)
-        self.setLabel("left", y_label)
-        self.showGrid(x=True, y=True, alpha=0.3)
-        self.addLegend(offset=(-10, 10))
+                 step: bool | None = None) -> None:
+        super().__init__(parent=parent, title=title, x_label=x_label, y_label=y_label)
         self._data: dict[str, tuple[list[float], list[float]]] = {}
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._step = step
@@ -34,17 +256,22 @@ class LivePlot(pg.PlotWidget):
             self.removeItem(curve)
         self._curves.clear()
         self._data.clear()
-        legend = self.getPlotItem().legend
-        if legend is not None:
-            legend.clear()
+        if self.legend is not None:
+            self.legend.clear()
+
+    def steps(self, series: str) -> bool:
+        """Whether a series is drawn as steps."""
+        return is_best_so_far(series) if self._step is None else self._step
 
     def add_points(self, series: str, xs: list[float], ys: list[float]) -> None:
         if series not in self._data:
-            color = PALETTE[len(self._data) % len(PALETTE)]
+            color = series_colour(len(self._data))
             self._data[series] = ([], [])
+            # "right": y[i] holds from x[i] to x[i+1] (pyqtgraph's naming)
             self._curves[series] = self.plot([], [], name=series, pen=pg.mkPen(color, width=2),
-                                             symbol="o", symbolSize=5, symbolBrush=color,
-                                             stepMode=None)
+                                             symbol="o", symbolSize=5, symbolBrush=color, symbolPen=color,
+                                             stepMode="right" if self.steps(series) else None)
+            self._place_legend()
         dx, dy = self._data[series]
         dx.extend(xs)
         dy.extend(ys)

@@ -11,10 +11,9 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from core.fpsp_sim.replay import Replay
+from gui.plotting import diverging_colormap, theme
 from sims.scamp5 import analysis
 from sims.scamp5.images import FULL_SCALE
-
-CMAP = pg.ColorMap([0.0, 0.5, 1.0], [(38, 76, 217), (255, 255, 255), (217, 38, 38)])
 
 
 def kernel_from_text(rows: list[list[str]]):
@@ -32,7 +31,7 @@ class OutputsView(QWidget):
         self.info.setWordWrap(True)
         lay.addWidget(self.info)
         self.view = pg.GraphicsLayoutWidget()
-        self.view.setBackground("w")
+        self.view.setBackground(theme().background)
         lay.addWidget(self.view, 1)
         self.maps: dict[str, dict[str, np.ndarray]] = {}
 
@@ -47,7 +46,9 @@ class OutputsView(QWidget):
         self.maps.clear()
         run = replay.run
         values = replay.levels.astype(float) / FULL_SCALE
-        lut = CMAP.getLookupTable(0.0, 1.0, 256)
+        th = theme()
+        self.view.setBackground(th.background)
+        lut = diverging_colormap(th).getLookupTable(0.0, 1.0, 256)
         lines = []
         for row, (reg, rep) in enumerate(result.get("outputs", {}).items()):
             read = run.read_out(reg)
@@ -58,7 +59,7 @@ class OutputsView(QWidget):
             emax = float(np.max(np.abs(err[run.final.valid[reg]]))) if run.final.valid[reg].any() else 0.0
             for col, (name, plane, lim) in enumerate((("read-out", read, vmax), ("ideal", ideal, vmax),
                                                       ("error", err, emax or 1e-12))):
-                self.view.addLabel(f"{reg} {name} (±{lim:.3g})", row=2 * row, col=col, color="k")
+                self.view.addLabel(f"{reg} {name} (±{lim:.3g})", row=2 * row, col=col, color=th.foreground)
                 vb = self.view.addViewBox(row=2 * row + 1, col=col, lockAspect=True, enableMenu=False)
                 vb.invertY(True)
                 img = pg.ImageItem(plane.T, levels=(-lim, lim))

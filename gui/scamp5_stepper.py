@@ -1,34 +1,51 @@
-"""The instruction-stepping view of the SCAMP-5 simulator.
+"""The instruction stepper of the SCAMP-5 simulator: the centrepiece of the simulate tab.
 
 It shows a replayed run (core.fpsp_sim.replay): the program listing with the current macro
-highlighted, every register plane (A.., NEWS) as an image on one shared colour scale (or its
-change from the previous step), the bus operations of the current macro, and a zoom on one PE and
-its four neighbours with each register's value and the Goal (kernel) it holds.
+highlighted; every register plane (A.., NEWS) on one canvas with linked pan and zoom
+(gui.stepper_canvas: planes shown or hidden, a shared or per-plane colour scale with a colour bar,
+the registers the instruction writes framed, its NEWS shifts drawn as arrows); the bus operations
+of the macro; and one PE's registers, neighbours and Goals (gui.stepper_inspector).
 
-All states are computed before the first step is shown (the run keeps one snapshot per macro), so
-stepping forward or back only redraws images and never waits for the simulator.
+All states are computed before the first step is shown (the run keeps one snapshot per macro and
+unchanged planes are shared), so stepping only redraws the planes the macro changed.
+
+A small stable API, for the panel, the tests and the benchmarks (benchmarks/stepper_speed.py, the
+responsiveness benchmark):
+- `load(replay)` shows a run; `clear(message)` empties the view;
+- `set_step(i)`, `step_forward()`, `step_back()`, `run_to_end()`; `steps` is the macro count;
+- `set_play_rate(instr_per_s)`, `play(loop=None)`, `stop()`, `is_playing()`; Play keeps the asked
+  rate on average (each tick is scheduled from a deadline, not from the previous tick's end);
+  with `loop` it starts again from the input after the last macro;
+- `step_changed(int)` is emitted once per shown step;
+- `export_view(png)`, `export_run(gif_or_png)`: an animated GIF, or a PNG strip of every step.
 """
 
 from __future__ import annotations
 
-import html
-from fractions import Fraction
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QFileDialog, QFrame, QGridLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QListWidget, QListWidgetItem, QPushButton, QScrollArea, QSpinBox, QSplitter,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFontDatabase, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFrame, QGridLayout, QGroupBox,
+                               QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QScrollArea, QSpinBox,
+                               QSplitter, QVBoxLayout, QWidget)
 
 from core.fpsp_sim.replay import Replay
+from gui.stepper_canvas import PlaneCanvas
+from gui.stepper_inspector import NEIGHBOURS, PeInspector
+from sims.scamp5 import step_effects
 from sims.scamp5.bus import NEWS
+from sims.scamp5.render import robust_limit
 
-CMAP = pg.ColorMap([0.0, 0.5, 1.0], [(38, 76, 217), (255, 255, 255), (217, 38, 38)])
 HIGHLIGHT = QColor(255, 230, 140)
+WRITTEN_ROW = QColor(255, 179, 71)
+EFFECT_TEXT = QColor(200, 110, 0)
+KEY_TEXT = "Orange frame: written by this instruction. Arrow: a NEWS shift, values move that way."
+SCALES = (("step", "per plane and step"), ("plane", "per plane, whole run"), ("shared", "one for all"))
+LEFT_WIDTH = 150             # px, the control column: the planes' grid gets the rest
 
 
 class _Listing(QListWidget):
@@ -43,78 +60,6 @@ class _Listing(QListWidget):
         super().keyPressEvent(event)
 
 
-class RegisterGrid(pg.GraphicsLayoutWidget):
-    """One image per register plane, shared colour levels, a marker on the chosen PE."""
-
-    pe_clicked = Signal(int, int)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent=parent)
-        self.setBackground("w")
-        self.images: dict[str, pg.ImageItem] = {}
-        self.markers: dict[str, pg.ScatterPlotItem] = {}
-        self.titles: dict[str, pg.LabelItem] = {}
-        self._lut = CMAP.getLookupTable(0.0, 1.0, 256)
-
-    def setup(self, planes: list[str], columns: int = 4) -> None:
-        self.clear()
-        self.images.clear()
-        self.markers.clear()
-        self.titles.clear()
-        for i, name in enumerate(planes):
-            r, c = divmod(i, columns)
-            title = self.addLabel(name, row=2 * r, col=c, color="k")
-            vb = self.addViewBox(row=2 * r + 1, col=c, lockAspect=True, enableMenu=False)
-            vb.invertY(True)
-            img = pg.ImageItem()
-            img.setLookupTable(self._lut)
-            vb.addItem(img)
-            marker = pg.ScatterPlotItem(size=9, pen=pg.mkPen("k", width=1.5), brush=None, symbol="s")
-            vb.addItem(marker)
-            img.mouseClickEvent = self._click_handler(img)   # type: ignore[method-assign]
-            self.images[name], self.markers[name], self.titles[name] = img, marker, title
-
-    def _click_handler(self, img: pg.ImageItem):
-        def handler(ev: Any) -> None:
-            pos = ev.pos()
-            self.pe_clicked.emit(int(pos.y()), int(pos.x()))
-            ev.accept()
-        return handler
-
-    def show_planes(self, planes: dict[str, np.ndarray], limit: float, pe: tuple[int, int]) -> None:
-        for name, img in self.images.items():
-            # Column-major for pyqtgraph: x = column, y = row (row 0 at the top via invertY).
-            img.setImage(planes[name].T, autoLevels=False, levels=(-limit, limit))
-            self.markers[name].setData([pe[1] + 0.5], [pe[0] + 0.5])
-
-
-def robust_limit(planes, quantile: float = 0.995) -> float:
-    """One symmetric colour limit for many planes: the largest per-plane 99.5 % quantile of |value|
-    (a few extreme PEs, e.g. at the edges, do not wash out the rest)."""
-    best = 0.0
-    for p in planes:
-        sample = np.abs(p[::2, ::2])
-        if sample.size:
-            best = max(best, float(np.quantile(sample, quantile)))
-    return best or 1.0
-
-
-def _frac(v: Any) -> str:
-    f = Fraction(v)
-    return "0" if f == 0 else str(f)
-
-
-def goal_html(goal: Any) -> str:
-    """A Goal (SymKernel) as a small HTML matrix, rows north to south."""
-    if goal is None:
-        return "<i>undefined</i>"
-    if not goal.terms:
-        return "0"
-    rows = goal.to_matrix(max(goal.radius(), 1))
-    cells = "".join("<tr>" + "".join(f"<td align='right'>{_frac(v)}</td>" for v in row) + "</tr>" for row in rows)
-    return f"<table cellspacing='0' cellpadding='1' border='1'>{cells}</table>"
-
-
 class Scamp5Stepper(QWidget):
     """Step through a replayed run; see the module docstring."""
 
@@ -126,122 +71,32 @@ class Scamp5Stepper(QWidget):
         self.step = 0
         self._drawn = False
         self.pe = (0, 0)
-        self.limit = 1.0
-        self.diff_limit = 1.0
         self.planes: list[str] = []
+        self.value_limits: dict[str, float] = {}
+        self._diff_limits: dict[str, float] | None = None
+        self._step_limits: tuple[Any, dict[str, float]] = (None, {})
         self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._tick)
+        self._due = 0.0
+        self._hover: tuple[str, int, int] = ("", -1, -1)
 
         outer = QVBoxLayout(self)
+        outer.setContentsMargins(2, 2, 2, 2)
         self.message = QLabel("Run the simulator (or press 'Step through') to step through a program.")
         self.message.setWordWrap(True)
         outer.addWidget(self.message)
         split = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = split
         outer.addWidget(split, 1)
-
-        # ---- left: listing and navigation
-        left = QWidget()
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(0, 0, 0, 0)
-        self.listing = _Listing()
-        self.listing.setFont(self._mono())
-        # Selecting a line (click, Up/Down, Home/End in the listing) jumps to it.
-        self.listing.currentRowChanged.connect(lambda row: self.set_step(row) if row >= 0 else None)
-        lv.addWidget(self.listing, 1)
-        nav = QGridLayout()        # two by two, so the listing column stays narrow
-        self.first_button = self._button("|◀ First", "Back to the input (Home)", lambda: self.set_step(0))
-        self.back_button = self._button("◀ Back", "Step back (Left)", self.step_back)
-        self.forward_button = self._button("Next ▶", "Step forward (Right)", self.step_forward)
-        self.end_button = self._button("End ▶|", "Run to the end (End)", self.run_to_end)
-        for i, b in enumerate((self.first_button, self.back_button, self.forward_button, self.end_button)):
-            nav.addWidget(b, i // 2, i % 2)
-        lv.addLayout(nav)
-        play = QHBoxLayout()
-        self.play_button = self._button("Play", "Play / pause (Space)", self.toggle_play)
-        self.speed = QDoubleSpinBox()
-        self.speed.setRange(0.25, 50.0)
-        self.speed.setValue(4.0)
-        self.speed.setSuffix(" instr/s")
-        self.speed.valueChanged.connect(self._speed_changed)
-        play.addWidget(self.play_button)
-        play.addWidget(self.speed)
-        lv.addLayout(play)
-        jump = QHBoxLayout()
-        jump.addWidget(QLabel("Line:"))
-        self.jump_spin = QSpinBox()
-        self.jump_spin.setRange(0, 0)
-        self.jump_spin.setToolTip("Instruction number to jump to (Ctrl+G); 0 is the input")
-        jump.addWidget(self.jump_spin)
-        self.jump_button = self._button("Go", "Jump to this line", lambda: self.set_step(self.jump_spin.value()))
-        jump.addWidget(self.jump_button)
-        lv.addLayout(jump)
-        self.position = QLabel("")
-        lv.addWidget(self.position)
-        split.addWidget(left)
-
-        # ---- centre: register planes
-        centre = QWidget()
-        cv = QVBoxLayout(centre)
-        cv.setContentsMargins(0, 0, 0, 0)
-        self.grid = RegisterGrid()
-        self.grid.pe_clicked.connect(self.set_pe)
-        cv.addWidget(self.grid, 1)
-        opts = QVBoxLayout()
-        self.diff_box = QCheckBox("Show change from the previous step")
-        self.diff_box.toggled.connect(lambda _on: self._redraw())
-        opts.addWidget(self.diff_box)
-        self.readout_box = QCheckBox("As read out (with noise)")
-        self.readout_box.setToolTip("Emulator noise model: add the accumulated noise, drawn as on read-out "
-                                    "(the same draw every time for a given step)")
-        self.readout_box.toggled.connect(lambda _on: self._redraw())
-        opts.addWidget(self.readout_box)
-        self.scale_label = QLabel("")
-        self.scale_label.setWordWrap(True)
-        opts.addWidget(self.scale_label)
-        cv.addLayout(opts)
-        split.addWidget(centre)
-
-        # ---- right: bus operations, PE zoom, export
-        right = QWidget()
-        rv = QVBoxLayout(right)
-        rv.setContentsMargins(0, 0, 0, 0)
-        bus_box = QGroupBox("Bus operations of this instruction")
-        bl = QVBoxLayout(bus_box)
-        self.bus_list = QListWidget()
-        self.bus_list.setFont(self._mono())
-        bl.addWidget(self.bus_list)
-        rv.addWidget(bus_box, 1)
-        pe_box = QGroupBox("Processing element and its neighbours")
-        pl = QGridLayout(pe_box)
-        pl.addWidget(QLabel("row"), 0, 0)
-        self.pe_row = QSpinBox()
-        pl.addWidget(self.pe_row, 0, 1)
-        pl.addWidget(QLabel("column"), 0, 2)
-        self.pe_col = QSpinBox()
-        pl.addWidget(self.pe_col, 0, 3)
-        self.pe_row.valueChanged.connect(lambda v: self.set_pe(v, self.pe_col.value()))
-        self.pe_col.valueChanged.connect(lambda v: self.set_pe(self.pe_row.value(), v))
-        self.pe_view = QLabel("")
-        self.pe_view.setTextFormat(Qt.TextFormat.RichText)
-        self.pe_view.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.pe_view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        pe_scroll = QScrollArea()      # the neighbourhood tables may be wider than the pane
-        pe_scroll.setWidgetResizable(True)
-        pe_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        pe_scroll.setWidget(self.pe_view)
-        pl.addWidget(pe_scroll, 1, 0, 1, 4)
-        rv.addWidget(pe_box, 2)
-        ex = QHBoxLayout()
-        self.export_png_button = self._button("Export view PNG…", "Save this view as a PNG image", self.ask_export_view)
-        self.export_run_button = self._button("Export run…", "Save every step as a GIF or numbered PNGs",
-                                              self.ask_export_run)
-        ex.addWidget(self.export_png_button)
-        ex.addWidget(self.export_run_button)
-        rv.addLayout(ex)
-        split.addWidget(right)
-        split.setSizes([240, 520, 480])
-        for i, stretch in enumerate((0, 1, 1)):
+        split.addWidget(self._build_left())
+        split.addWidget(self._build_centre())
+        split.addWidget(self._build_right())
+        split.setSizes([LEFT_WIDTH, 1000, 330])
+        for i, stretch in enumerate((0, 1, 0)):
             split.setStretchFactor(i, stretch)
+        split.setCollapsible(1, False)
 
         for keys, slot in ((("Right", "N"), self.step_forward), (("Left", "P"), self.step_back),
                            (("Home",), lambda: self.set_step(0)), (("End",), self.run_to_end),
@@ -257,6 +112,165 @@ class Scamp5Stepper(QWidget):
                       Qt.Key.Key_Space: self.toggle_play}
         self.listing.key_handler = self.handle_key
         self._set_enabled(False)
+
+    # ------------------------------------------------------------------ building
+    def _build_left(self) -> QScrollArea:
+        """The slim control column: transport, the planes (napari's layer list), scales, colour bar."""
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.setSpacing(3)
+        nav = QGridLayout()
+        nav.setSpacing(2)
+        self.first_button = _button("|◀", "Back to the input (Home)", lambda: self.set_step(0))
+        self.back_button = _button("◀", "Step back (Left)", self.step_back)
+        self.forward_button = _button("▶", "Step forward (Right)", self.step_forward)
+        self.end_button = _button("▶|", "Run to the end (End)", self.run_to_end)
+        for i, b in enumerate((self.first_button, self.back_button, self.forward_button, self.end_button)):
+            b.setMinimumWidth(10)
+            nav.addWidget(b, 0, i)
+        self.play_button = _button("Play", "Play / pause (Space)", self.toggle_play)
+        nav.addWidget(self.play_button, 1, 0, 1, 2)
+        self.loop_box = QCheckBox("Loop")
+        self.loop_box.setToolTip("Play again from the input after the last instruction")
+        nav.addWidget(self.loop_box, 1, 2, 1, 2)
+        self.speed = QDoubleSpinBox()
+        self.speed.setRange(0.25, 60.0)
+        self.speed.setDecimals(2)
+        self.speed.setValue(4.0)
+        self.speed.setSuffix(" instr/s")
+        self.speed.setToolTip("Play speed in instructions per second")
+        self.speed.valueChanged.connect(self._speed_changed)
+        nav.addWidget(self.speed, 2, 0, 1, 4)
+        self.jump_spin = QSpinBox()
+        self.jump_spin.setRange(0, 0)
+        self.jump_spin.setPrefix("line ")
+        self.jump_spin.setToolTip("Instruction number to jump to (Ctrl+G); 0 is the input")
+        nav.addWidget(self.jump_spin, 3, 0, 1, 3)
+        self.jump_button = _button("Go", "Jump to this line", lambda: self.set_step(self.jump_spin.value()))
+        self.jump_button.setMinimumWidth(10)
+        nav.addWidget(self.jump_button, 3, 3)
+        lv.addLayout(nav)
+
+        lv.addSpacing(4)
+        lv.addWidget(QLabel("<b>Planes</b>"))
+        self.plane_list = QListWidget()
+        self.plane_list.setToolTip("Tick the planes to show; the instruction's written registers are marked")
+        self.plane_list.itemChanged.connect(self._plane_item_changed)
+        lv.addWidget(self.plane_list)
+        self.scale_combo = QComboBox()
+        for key, text in SCALES:
+            self.scale_combo.addItem(text, key)
+        self.scale_combo.setToolTip("Colour limits: each plane's own at this step (its limit in its badge), each "
+                                    "plane's own over the whole run, or one for all planes and steps")
+        self.scale_combo.currentIndexChanged.connect(lambda _i: self._redraw())
+        lv.addWidget(self.scale_combo)
+        self.diff_box = QCheckBox("change from previous")
+        self.diff_box.setToolTip("Show each plane's change from the previous step")
+        self.diff_box.toggled.connect(lambda _on: self._redraw())
+        lv.addWidget(self.diff_box)
+        self.readout_box = QCheckBox("as read out (noise)")
+        self.readout_box.setToolTip("Emulator noise model: add the accumulated noise, drawn as on read-out "
+                                    "(the same draw every time for a given step)")
+        self.readout_box.toggled.connect(lambda _on: self._redraw())
+        lv.addWidget(self.readout_box)
+        self.reset_zoom_button = _button("Fit all planes", "Show the whole array in every plane (zoom with the "
+                                         "wheel, drag to pan; all planes follow)", self._reset_zoom)
+        lv.addWidget(self.reset_zoom_button)
+        self.scale_label = _fixed_label(3)
+        lv.addWidget(self.scale_label)
+        self.colorbar_slot = lv                        # the canvas's colour bar goes here (see __init__)
+        for w in (self.speed, self.jump_spin, self.scale_combo):
+            w.setMinimumWidth(40)
+        self.scale_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        # in a small window the column scrolls instead of making the whole window taller
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(LEFT_WIDTH)
+        scroll.setMaximumWidth(LEFT_WIDTH + 20)
+        return scroll
+
+    def _build_centre(self) -> QWidget:
+        centre = QWidget()
+        cv = QVBoxLayout(centre)
+        cv.setContentsMargins(0, 0, 0, 0)
+        cv.setSpacing(0)
+        self.canvas = PlaneCanvas()
+        self.canvas.setToolTip("Wheel: zoom all planes; drag: pan; click: inspect a PE; double click: this plane alone")
+        self.canvas.pe_clicked.connect(self.set_pe)
+        self.canvas.hovered.connect(self._hovered)
+        cv.addWidget(self.canvas, 1)
+        self.colorbar_slot.addWidget(self.canvas.colorbar_view)
+        self.hover_label = _fixed_label(4)
+        self.hover_label.setText(KEY_TEXT)
+        self.colorbar_slot.addWidget(self.hover_label)
+        self.colorbar_slot.addStretch(1)
+        return centre
+
+    def _build_right(self) -> QWidget:
+        """The program column: listing, bus operations, PE inspector, exports."""
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        rv.setContentsMargins(0, 0, 0, 0)
+        parts = QSplitter(Qt.Orientation.Vertical)
+        self.listing = _Listing()
+        self.listing.setFont(_mono())
+        # Selecting a line (click, Up/Down, Home/End in the listing) jumps to it.
+        self.listing.currentRowChanged.connect(lambda row: self.set_step(row) if row >= 0 else None)
+        parts.addWidget(self.listing)
+        bus_box = QGroupBox("Bus operations of this instruction")
+        bl = QVBoxLayout(bus_box)
+        bl.setContentsMargins(4, 4, 4, 4)
+        self.bus_list = QListWidget()
+        self.bus_list.setFont(_mono())
+        self.bus_list.setWordWrap(True)
+        rows = self.bus_list.fontMetrics().height() + 2
+        self.bus_list.setMinimumHeight(3 * rows + 6)
+        self.bus_list.setMaximumHeight(8 * rows + 8)         # div's five bus steps and what it writes and reads
+        bl.addWidget(self.bus_list)
+        parts.addWidget(bus_box)
+        pe_box = QGroupBox("Processing element")
+        pl = QVBoxLayout(pe_box)
+        pl.setContentsMargins(4, 4, 4, 4)
+        self.inspector = PeInspector()
+        self.inspector.pe_changed.connect(self.set_pe)
+        self.pe_row, self.pe_col = self.inspector.row, self.inspector.col
+        pl.addWidget(self.inspector)
+        parts.addWidget(pe_box)
+        parts.setStretchFactor(0, 1)
+        parts.setStretchFactor(1, 0)
+        parts.setStretchFactor(2, 3)
+        parts.setSizes([150, 120, 400])
+        rv.addWidget(parts, 1)
+        ex = QHBoxLayout()
+        self.export_png_button = _button("View PNG…", "Save this view as a PNG image", self.ask_export_view)
+        self.export_run_button = _button("Export run…", "Save every step as an animated GIF or as one PNG strip "
+                                         "(the planes on show, with this colour scale)", self.ask_export_run)
+        ex.addWidget(self.export_png_button)
+        ex.addWidget(self.export_run_button)
+        rv.addLayout(ex)
+        return right
+
+    @property
+    def pe_view(self) -> QLabel:
+        """The inspector's text (kept for callers of the former PE zoom)."""
+        return self.inspector.view
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.PaletteChange:        # the canvas took the new colours: draw with them
+            QTimer.singleShot(0, self._redraw)
+        super().changeEvent(event)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)
+        super().showEvent(event)
+        QTimer.singleShot(0, self._scroll_listing)  # a step chosen while hidden: its line into view, once laid out
+
+    def _scroll_listing(self) -> None:
+        if self.replay is not None and 0 <= self.step < self.listing.count():
+            self.listing.scrollToItem(self.listing.item(self.step), QListWidget.ScrollHint.PositionAtCenter)
 
     def handle_key(self, event: Any) -> bool:
         """Stepping keys; True when the key was one of them."""
@@ -277,22 +291,10 @@ class Scamp5Stepper(QWidget):
             super().keyPressEvent(event)
 
     # ------------------------------------------------------------------ helpers
-    @staticmethod
-    def _mono():
-        from PySide6.QtGui import QFontDatabase
-
-        return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-
-    def _button(self, text: str, tip: str, slot) -> QPushButton:
-        b = QPushButton(text)
-        b.setToolTip(tip)
-        b.clicked.connect(slot)
-        return b
-
     def _set_enabled(self, on: bool) -> None:
         for w in (self.first_button, self.back_button, self.forward_button, self.end_button, self.play_button,
-                  self.jump_button, self.jump_spin, self.export_png_button, self.export_run_button,
-                  self.diff_box, self.pe_row, self.pe_col):
+                  self.jump_button, self.jump_spin, self.export_png_button, self.export_run_button, self.scale_combo,
+                  self.diff_box, self.pe_row, self.pe_col, self.reset_zoom_button, self.loop_box):
             w.setEnabled(on)
         self.readout_box.setEnabled(bool(on and self.replay is not None and self.replay.run.noise.accumulate))
 
@@ -300,10 +302,57 @@ class Scamp5Stepper(QWidget):
         self.jump_spin.setFocus()
         self.jump_spin.selectAll()
 
+    def _reset_zoom(self) -> None:
+        self.canvas.reset_view()
+
     @property
     def steps(self) -> int:
         """Number of macros (states are 0..steps)."""
         return 0 if self.replay is None else len(self.replay.run.records) - 1
+
+    @property
+    def scale_mode(self) -> str:
+        """'step' (each plane, each step), 'plane' (each plane over the run) or 'shared'."""
+        return str(self.scale_combo.currentData())
+
+    def set_scale_mode(self, mode: str) -> None:
+        self.scale_combo.setCurrentIndex(self.scale_combo.findData(mode))
+
+    @property
+    def per_plane(self) -> bool:
+        return self.scale_mode != "shared"
+
+    # ------------------------------------------------------------------ planes on show
+    def _make_plane_list(self) -> None:
+        self.plane_list.blockSignals(True)
+        self.plane_list.clear()
+        for name in self.planes:
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked if name in self.canvas.hidden else Qt.CheckState.Checked)
+            item.setToolTip(f"Show or hide plane {name}")
+            self.plane_list.addItem(item)
+        self.plane_list.blockSignals(False)
+        rows = self.plane_list.sizeHintForRow(0) if self.planes else 16
+        self.plane_list.setMaximumHeight(rows * max(len(self.planes), 1) + 2 * self.plane_list.frameWidth() + 2)
+
+    def _plane_item_changed(self, item: QListWidgetItem) -> None:
+        on = item.checkState() == Qt.CheckState.Checked
+        if on == (item.text() in self.canvas.hidden):       # a tick changed (not the written-row colour)
+            self.set_plane_visible(item.text(), on)
+
+    def set_plane_visible(self, name: str, on: bool) -> None:
+        """Show or hide one register plane (the others take its room)."""
+        items = self.plane_list.findItems(name, Qt.MatchFlag.MatchExactly)
+        state = Qt.CheckState.Checked if on else Qt.CheckState.Unchecked
+        if items and items[0].checkState() != state:
+            items[0].setCheckState(state)          # re-enters through itemChanged
+            return
+        self.canvas.set_plane_visible(name, on)
+        self._redraw()
+
+    def visible_planes(self) -> list[str]:
+        return self.canvas.visible_planes()
 
     # ------------------------------------------------------------------ loading
     def clear(self, message: str = "") -> None:
@@ -311,48 +360,46 @@ class Scamp5Stepper(QWidget):
         self.replay = None
         self.listing.clear()
         self.bus_list.clear()
-        self.pe_view.setText("")
-        self.grid.setup([])
+        self.inspector.clear()
+        self.canvas.set_planes([])
         self._set_enabled(False)
         self.message.setText(message or "Run the simulator to step through a program.")
 
     def load(self, replay: Replay) -> None:
-        """Show a replayed run; computes the shared colour scales once."""
+        """Show a replayed run; computes the colour scales once (change scales when first asked for)."""
         self.stop()
         self.replay = replay
         run = replay.run
         self.planes = list(run.registers) + [NEWS]
-        self.limit = robust_limit(rec.state.values[p] for rec in run.records for p in self.planes)
-        self.diff_limit = robust_limit(run.records[i].state.values[p] - run.records[i - 1].state.values[p]
-                                       for i in range(1, len(run.records)) for p in self.planes)
+        self.value_limits = {p: robust_limit(rec.state.values[p] for rec in run.records) for p in self.planes}
+        self._diff_limits = None
+        self._step_limits = (None, {})
         self.listing.clear()
         self.listing.addItem(QListWidgetItem(f"{0:>3}  (input in {run.input_register}: {replay.image_description})"))
         for i, ins in enumerate(run.program, start=1):
             self.listing.addItem(QListWidgetItem(f"{i:>3}  {ins}"))
         rows, cols = run.final.values[run.registers[0]].shape
-        self.pe_row.setRange(0, rows - 1)
-        self.pe_col.setRange(0, cols - 1)
+        self.inspector.set_shape(rows, cols)
         self.jump_spin.setRange(0, self.steps)
-        self.grid.setup(self.planes)
-        noise = ("noise on (emulator model: the planes show register contents; the accumulated noise "
-                 "is drawn when a register is read out, see Outputs)" if run.noise.accumulate
+        self.jump_spin.setSuffix(f" of {self.steps}")
+        self.canvas.set_planes(self.planes)
+        self._make_plane_list()
+        noise = ("noise on (emulator model: the planes are register contents; 'as read out' adds the "
+                 "accumulated noise)" if run.noise.accumulate
                  else "noise on" if run.noise.enabled else "exact (noise off)")
         self.message.setText(f"{replay.program.label}: {self.steps} instructions, {run.bus_steps()} bus operations, "
-                             f"{rows}x{cols} PEs, {noise}. Outputs: {', '.join(replay.program.output_registers) or '-'}."
-                             f" Keys: Left/Right step, Home/End, Space play, Ctrl+G jump; click a pixel to zoom on it.")
+                             f"{rows}x{cols} PEs, {noise}. Outputs: {', '.join(replay.program.output_registers) or '-'}.")
+        self.message.setToolTip("Keys: Left/Right (P/N) step, Home/End, Space play, Ctrl+G jump. "
+                                "Click a pixel to inspect its PE; wheel zooms all planes.")
         self._set_enabled(True)
         self.pe = (min(self.pe[0], rows - 1), min(self.pe[1], cols - 1))
         if self.pe == (0, 0):
             self.pe = (rows // 2, cols // 2)
-        self.pe_row.blockSignals(True)
-        self.pe_col.blockSignals(True)
-        self.pe_row.setValue(self.pe[0])
-        self.pe_col.setValue(self.pe[1])
-        self.pe_row.blockSignals(False)
-        self.pe_col.blockSignals(False)
+        self.inspector.set_pe(*self.pe)
         self.step = -1
         self._drawn = False
         self.set_step(0)
+        self.canvas.reset_view()
 
     # ------------------------------------------------------------------ stepping
     def set_step(self, step: int) -> None:
@@ -369,15 +416,20 @@ class Scamp5Stepper(QWidget):
         self.listing.item(step).setBackground(QBrush(HIGHLIGHT))
         if self.listing.currentRow() != step:
             self.listing.setCurrentRow(step)       # re-enters set_step with the same step: no-op
-        self.listing.scrollToItem(self.listing.item(step))
+        self._scroll_listing()
         self.jump_spin.setValue(step)
         rec = self.replay.run.records[step]
         self.bus_list.clear()
         if rec.instr is None:
             self.bus_list.addItem(f"sensor image -> {self.replay.run.input_register}")
-        for k, op in enumerate(rec.bus_ops, start=1):
-            self.bus_list.addItem(f"{k}. {op}    {op.describe()}")
-        self.position.setText(f"step {step} of {self.steps}")
+        self.bus_list.addItems([f"{k}. {op}  {op.describe()}" for k, op in enumerate(rec.bus_ops, start=1)])
+        written, read, shifts = self.effects()
+        notes = ([f"writes {', '.join(written)}" + (f"; reads {', '.join(read)}" if read else "")]
+                 + [f"shift: {s.describe()}" for s in shifts])
+        for text in notes:
+            item = QListWidgetItem(text)
+            item.setForeground(QBrush(EFFECT_TEXT))
+            self.bus_list.addItem(item)
         self._redraw()
         self._drawn = True
         if changed:
@@ -393,14 +445,34 @@ class Scamp5Stepper(QWidget):
         self.stop()
         self.set_step(self.steps)
 
+    # ------------------------------------------------------------------ play
+    def set_play_rate(self, instr_per_s: float) -> None:
+        self.speed.setValue(float(instr_per_s))
+
+    def play_rate(self) -> float:
+        return float(self.speed.value())
+
+    def is_playing(self) -> bool:
+        return self.timer.isActive()
+
+    def play(self, loop: bool | None = None) -> None:
+        """Advance one instruction per 1/rate seconds until the end (or forever with loop)."""
+        if self.replay is None or self.steps == 0:
+            return
+        if loop is not None:
+            self.loop_box.setChecked(loop)
+        if self.step >= self.steps:
+            self.set_step(0)
+        period = 1.0 / self.play_rate()
+        self._due = time.perf_counter() + period
+        self.timer.start(int(round(period * 1000)))
+        self.play_button.setText("Pause")
+
     def toggle_play(self) -> None:
         if self.timer.isActive():
             self.stop()
-        elif self.replay is not None:
-            if self.step >= self.steps:
-                self.set_step(0)
-            self.timer.start(int(1000 / self.speed.value()))
-            self.play_button.setText("Pause")
+        else:
+            self.play()
 
     def stop(self) -> None:
         self.timer.stop()
@@ -408,13 +480,21 @@ class Scamp5Stepper(QWidget):
 
     def _speed_changed(self, v: float) -> None:
         if self.timer.isActive():
-            self.timer.setInterval(int(1000 / v))
+            self._due = time.perf_counter() + 1.0 / v
+            self.timer.start(int(round(1000 / v)))
 
     def _tick(self) -> None:
         if self.step < self.steps:
             self.step_forward()
-        if self.step >= self.steps:
+        elif self.loop_box.isChecked():
+            self.set_step(0)
+        if self.step >= self.steps and not self.loop_box.isChecked():
             self.stop()
+            return
+        period = 1.0 / self.play_rate()
+        now = time.perf_counter()
+        self._due = max(self._due + period, now - period)        # late: catch up by one tick at most
+        self.timer.start(max(0, int(round((self._due - now) * 1000))))
 
     # ------------------------------------------------------------------ drawing
     def values_at(self, step: int) -> dict[str, np.ndarray]:
@@ -433,15 +513,69 @@ class Scamp5Stepper(QWidget):
         prev = self.values_at(max(self.step - 1, 0))
         return {p: now[p] - prev[p] for p in self.planes}
 
+    def diff_limits(self) -> dict[str, float]:
+        """Per-plane colour limits of the change from one step to the next (computed when first needed)."""
+        if self._diff_limits is None:
+            assert self.replay is not None
+            recs = self.replay.run.records
+            self._diff_limits = {
+                p: robust_limit(recs[i].state.values[p] - recs[i - 1].state.values[p] for i in range(1, len(recs))
+                                if recs[i].state.values[p] is not recs[i - 1].state.values[p])
+                for p in self.planes}
+        return self._diff_limits
+
+    def limits(self, planes: dict[str, np.ndarray] | None = None) -> dict[str, float]:
+        """The colour limit of each plane: its own at this step or over the run, or the largest of the
+        planes on show over the run."""
+        if self.scale_mode == "step":
+            now = self.current_planes() if planes is None else planes
+            key = (self.step, self.diff_box.isChecked(), self.readout_box.isChecked())
+            if self._step_limits[0] != key:
+                self._step_limits = (key, {})
+            cache = self._step_limits[1]
+            for p in self.planes:
+                if p not in cache:
+                    cache[p] = robust_limit([now[p]])
+            return dict(cache)
+        per = self.diff_limits() if self.diff_box.isChecked() else self.value_limits
+        if self.per_plane:
+            return dict(per)
+        shown = self.visible_planes() or self.planes
+        lim = max((per[p] for p in shown), default=1.0)
+        return {p: lim for p in self.planes}
+
+    def effects(self) -> tuple[tuple[str, ...], tuple[str, ...], list[step_effects.Shift]]:
+        """(written, read, shifts) of the instruction on show; the input step writes the input register."""
+        assert self.replay is not None
+        rec = self.replay.run.records[self.step]
+        if rec.instr is None:
+            return (self.replay.run.input_register,), (), []
+        return step_effects.written(rec.bus_ops), step_effects.read(rec.bus_ops), step_effects.shifts(rec.bus_ops)
+
     def _redraw(self) -> None:
         if self.replay is None:
             return
-        diff = self.diff_box.isChecked()
-        limit = self.diff_limit if diff else self.limit
-        self.grid.show_planes(self.current_planes(), limit, self.pe)
-        what = "change from the previous step" if diff else "value"
-        self.scale_label.setText(f"colour scale ({what}, all registers): blue -{limit:.3g} … white 0 … red +{limit:.3g}")
+        planes = self.current_planes()
+        limits = self.limits(planes)
+        self.canvas.show_planes(planes, limits, self.pe)
+        written, read, shifts = self.effects()
+        self.canvas.mark(written, read, shifts, limits if self.per_plane else None)
+        what = "change from the previous step" if self.diff_box.isChecked() else "value"
+        if self.per_plane:
+            self.canvas.set_colorbar(-1.0, 1.0)
+            self.scale_label.setText(f"{what} ÷ each plane's limit (±, in its badge)")
+        else:
+            lim = next(iter(limits.values()), 1.0)
+            self.canvas.set_colorbar(-lim, lim)
+            self.scale_label.setText(f"{what}, all planes")
+        for i in range(self.plane_list.count()):
+            item = self.plane_list.item(i)
+            on = item.text() in written
+            item.setBackground(QBrush(WRITTEN_ROW) if on else QBrush())
+            item.setForeground(QBrush(QColor("black")) if on else QBrush())     # readable on orange, dark palette too
         self._update_pe()
+        if self._hover[0]:
+            self._hovered(*self._hover)
 
     def set_pe(self, row: int, col: int) -> None:
         if self.replay is None:
@@ -450,10 +584,7 @@ class Scamp5Stepper(QWidget):
         if not (0 <= row < rows and 0 <= col < cols):
             return
         self.pe = (row, col)
-        for spin, v in ((self.pe_row, row), (self.pe_col, col)):
-            spin.blockSignals(True)
-            spin.setValue(v)
-            spin.blockSignals(False)
+        self.inspector.set_pe(row, col)
         self._redraw()
 
     def pe_values(self) -> dict[str, dict[str, float | None]]:
@@ -465,7 +596,7 @@ class Scamp5Stepper(QWidget):
         for p in self.planes:
             v = values[p]
             cell: dict[str, float | None] = {}
-            for key, (dr, dc) in (("C", (0, 0)), ("N", (-1, 0)), ("E", (0, 1)), ("S", (1, 0)), ("W", (0, -1))):
+            for key, (dr, dc) in NEIGHBOURS:
                 rr, cc = r + dr, c + dc
                 cell[key] = float(v[rr, cc]) if 0 <= rr < v.shape[0] and 0 <= cc < v.shape[1] else None
             out[p] = cell
@@ -473,41 +604,37 @@ class Scamp5Stepper(QWidget):
 
     def _update_pe(self) -> None:
         assert self.replay is not None
-        goals = self.replay.goals[self.step]
-        vals = self.pe_values()
+        self.inspector.show_pe(self.step, self.pe, self.pe_values(), self.replay.goals[self.step], self.effects()[0])
 
-        def f(x: float | None) -> str:
-            return "—" if x is None else f"{x:.4g}"
-
-        parts = [f"<b>PE (row {self.pe[0]}, column {self.pe[1]}) after step {self.step}</b>",
-                 "<table cellspacing='6'><tr>"]
-        for i, p in enumerate(self.planes):
-            v = vals[p]
-            cross = (f"<table cellspacing='0' cellpadding='2' border='1'>"
-                     f"<tr><td></td><td>{f(v['N'])}</td><td></td></tr>"
-                     f"<tr><td>{f(v['W'])}</td><td><b>{f(v['C'])}</b></td><td>{f(v['E'])}</td></tr>"
-                     f"<tr><td></td><td>{f(v['S'])}</td><td></td></tr></table>")
-            goal = goal_html(goals.get(p)) if p != NEWS else "<i>(macro scratch)</i>"
-            parts.append(f"<td valign='top'><b>{html.escape(p)}</b><br>{cross}<br>Goal:<br>{goal}</td>")
-            if i % 4 == 3:
-                parts.append("</tr><tr>")
-        parts.append("</tr></table>")
-        self.pe_view.setText("".join(parts))
+    def _hovered(self, plane: str, row: int, col: int) -> None:
+        self._hover = (plane, row, col)
+        if not plane or self.replay is None:
+            self.hover_label.setText(KEY_TEXT)
+            return
+        v = self.current_planes()[plane][row, col]
+        what = "change" if self.diff_box.isChecked() else "value"
+        self.hover_label.setText(f"{plane} at row {row}, column {col}: {what} {v:.4g}")
 
     # ------------------------------------------------------------------ export
     def export_view(self, path: str) -> None:
-        """The current view (listing, planes, bus operations, PE zoom) as a PNG."""
+        """The current view (listing, planes, bus operations, PE inspector) as a PNG."""
         pix = self.grab()
         if not pix.save(path, "PNG"):
             raise OSError(f"cannot write {path}")
 
     def export_run(self, path: str, ms_per_frame: int | None = None) -> list[Path]:
-        from sims.scamp5.render import export_frames
+        """Every step of the run: an animated GIF (.gif) or one PNG strip (.png), with the planes on
+        show and the colour scale of the view; any other path is a folder of numbered PNGs."""
+        from sims.scamp5.render import export_frames, export_strip
 
         assert self.replay is not None
-        ms = ms_per_frame or int(1000 / self.speed.value())
-        return export_frames(self.replay.run, path, self.planes, difference=self.diff_box.isChecked(),
-                             ms_per_frame=ms)
+        planes = self.visible_planes() or self.planes
+        limits: Any = self.scale_mode if self.scale_mode == "step" else self.limits()
+        diff = self.diff_box.isChecked()
+        if Path(path).suffix.lower() == ".png":
+            return [export_strip(self.replay.run, path, planes, difference=diff, limit=limits)]
+        ms = ms_per_frame or int(1000 / self.play_rate())
+        return export_frames(self.replay.run, path, planes, difference=diff, ms_per_frame=ms, limit=limits)
 
     def ask_export_view(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export view", f"scamp5-step{self.step}.png", "PNG image (*.png)")
@@ -516,6 +643,27 @@ class Scamp5Stepper(QWidget):
 
     def ask_export_run(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export run", "scamp5-run.gif",
-                                              "Animated GIF (*.gif);;PNG sequence (*.png)")
+                                              "Animated GIF (*.gif);;PNG strip, every step in one image (*.png)")
         if path:
             self.export_run(path)
+
+
+def _fixed_label(lines: int) -> QLabel:
+    """A word-wrapped label of fixed size: its text changes every step, and a label whose size may
+    change makes Qt lay out the whole window again (tens of ms)."""
+    label = QLabel(" ")
+    label.setWordWrap(True)
+    label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+    label.setFixedSize(LEFT_WIDTH, lines * label.fontMetrics().height() + 2)
+    return label
+
+
+def _mono():
+    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+
+def _button(text: str, tip: str, slot) -> QPushButton:
+    b = QPushButton(text)
+    b.setToolTip(tip)
+    b.clicked.connect(slot)
+    return b

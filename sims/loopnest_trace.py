@@ -1,12 +1,14 @@
 """Trace simulator: run a tiled convolution loop nest with an explicit on-chip buffer and count words.
 
 DRAM holds the input, weight and output arrays. The buffer holds one tile of each tensor. Moving
-to a new loop iteration fetches any tile that changed (input tiles with their halo, clipped at the
-borders since zero padding is generated on chip), writes a replaced partial-sum tile back to DRAM,
-and reads it back if that output tile was started before. The MACs are computed from the buffered
-data only, and the final DRAM output is compared with a direct convolution, so a tiling that
-forgot a word would produce wrong numbers, not just wrong counts. The buffer footprint is checked
-against S at every step. Used by tests to confirm `core.bound.loopnest` word for word.
+to a new loop iteration fetches any tile that changed (input tiles with their halo: exactly the
+input rows and columns some window of the tile reads, so zero padding, which is generated on chip,
+and rows a stride larger than the kernel skips are never fetched), writes a replaced partial-sum
+tile back to DRAM, and reads it back if that output tile was started before. The MACs are computed
+from the buffered data only (rows not fetched are zeros on chip), and the final DRAM output is
+compared with a direct convolution on inputs with no zero, so a tiling that forgot a word would
+produce wrong numbers, not just wrong counts. The buffer footprint is checked against S at every
+step. Used by tests to confirm `core.bound.loopnest` word for word.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.bound.bounds import axes
 from core.bound.loopnest import Tiling
 from core.bound.shapes import ConvShape
 
@@ -65,7 +68,8 @@ def _ranges(total: int, tile: int) -> list[tuple[int, int]]:
 def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: int = 0) -> TraceCounts:
     """Execute the tiled nest group by group and count every word moved between DRAM and buffer."""
     rng = np.random.default_rng(seed)
-    x = rng.integers(-4, 5, size=(shape.B, shape.Ci, shape.Hi, shape.Wi)).astype(np.float64)
+    x = rng.integers(1, 5, size=(shape.B, shape.Ci, shape.Hi, shape.Wi)) * rng.choice([-1, 1], size=(shape.B, shape.Ci, shape.Hi, shape.Wi))
+    x = x.astype(np.float64)                  # no zero input: a row that was needed but not fetched shows
     w = rng.integers(-3, 4, size=(shape.Co, shape.Cig, shape.Hk, shape.Wk)).astype(np.float64)
     y_dram = np.zeros((shape.B, shape.Co, shape.Ho, shape.Wo))
     counts = TraceCounts()
@@ -78,11 +82,7 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
         if len(counts.log) < keep_log:
             counts.log.append((tensor, op, words))
 
-    def in_window(o0: int, o1: int, k: int, size: int) -> tuple[int, int, int]:
-        """Unclipped first input row, and the clipped [lo, hi) rows that exist in DRAM."""
-        first = o0 * D - P
-        last = (o1 - 1) * D - P + d * (k - 1)
-        return first, max(first, 0), min(last, size - 1) + 1
+    ay, ax = axes(shape)
 
     for g in range(shape.groups):
         ci0, co0 = g * shape.Cig, g * shape.Cog
@@ -118,10 +118,9 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
                 log("weights", "read", data["w"].size)
                 res["w"] = key_w
             key_in = (pos["N"], pos["C"], pos["P"], pos["Q"])
-            ry0, ylo, yhi = in_window(p0, p1, shape.Hk, shape.Hi)
-            rx0, xlo, xhi = in_window(q0, q1, shape.Wk, shape.Wi)
+            rows, cols = ay.rows_read(p0, p1), ax.rows_read(q0, q1)     # what the windows touch
             if res["in"] != key_in:
-                data["in"] = x[n0:n1, ci0 + c0:ci0 + c1, ylo:yhi, xlo:xhi].copy()
+                data["in"] = x[n0:n1, ci0 + c0:ci0 + c1][:, :, rows][:, :, :, cols].copy()
                 counts.input_reads += data["in"].size
                 log("inputs", "read", data["in"].size)
                 res["in"] = key_in
@@ -132,8 +131,9 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
             # Compute from on-chip data only: zero padding is made here, not read from DRAM.
             hy = (p1 - p0 - 1) * D + d * (shape.Hk - 1) + 1
             hx = (q1 - q0 - 1) * D + d * (shape.Wk - 1) + 1
+            ry0, rx0 = p0 * D - P, q0 * D - P                              # first row of the span, padding included
             local = np.zeros((n1 - n0, c1 - c0, hy, hx))
-            local[:, :, ylo - ry0:yhi - ry0, xlo - rx0:xhi - rx0] = data["in"]
+            local[:, :, (rows - ry0)[:, None], cols - rx0] = data["in"]
             for r in range(shape.Hk):
                 for s in range(shape.Wk):
                     patch = local[:, :, r * d: r * d + (p1 - p0 - 1) * D + 1: D, s * d: s * d + (q1 - q0 - 1) * D + 1: D]
@@ -147,4 +147,98 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
         counts.output_writes += data["out"].size
         log("outputs", "write", data["out"].size)
     counts.max_abs_error = float(np.abs(y_dram - direct_conv(x, w, shape)).max())
+    return counts
+
+
+@dataclass
+class OnChipCounts:
+    """Words moved on chip by the paper's PE-array mapping (core.bound.onchip), counted as they move."""
+
+    gbuf_input_reads: int = 0
+    gbuf_weight_reads: int = 0
+    greg_input_writes: int = 0
+    greg_weight_writes: int = 0
+    greg_reads: int = 0
+    lreg_writes: int = 0
+    output_drain: int = 0
+    pe_rows_used: int = 0
+    max_psums_per_pe: int = 0
+    max_abs_error: float = 0.0
+
+
+def _split(a: int, b: int, parts: int) -> list[tuple[int, int]]:
+    """[a, b) cut into pieces of ceil((b - a) / parts), as the PE rows share a block's outputs."""
+    sub = -(-(b - a) // parts)
+    return [(s, min(s + sub, b)) for s in range(a, b, sub)]
+
+
+def simulate_onchip(shape: ConvShape, tiling: Tiling, pe_rows: int, pe_cols: int, split: tuple[int, int, int],
+                    group_rows: int = 4, group_cols: int = 4, seed: int = 0) -> OnChipCounts:
+    """Run the output-stationary dataflow on a p x q PE array, block by block and channel step by
+    channel step, and count what moves between the global buffer (GBuf), the global registers (GRegs)
+    and the PEs' local registers (LRegs).
+
+    The block's b*y*x outputs are split over the PE rows into `split` = (pb, py, px) patches, its z
+    output channels over the columns (ceil(z/q) each). Per channel step the GBuf sends each PE row the
+    input rows and columns its patch's windows read (to the GRegs of every group of `group_cols` PEs
+    along the row) and each weight once (to the GRegs of every group of `group_rows` PEs down its
+    column); each MAC reads its input and weight from the GRegs (two reads) and accumulates into its
+    PE's LReg (one write), padding included, as the array computes whole windows; finished sums
+    drain once. Outputs are computed from the PEs' own registers and checked against a direct
+    convolution, so a patch that missed a row gives wrong numbers, not only wrong counts."""
+    if not tiling.order.endswith("C"):
+        raise ValueError("the PE mapping is the output-stationary dataflow: input channels innermost")
+    rng = np.random.default_rng(seed)
+    x = (rng.integers(1, 5, size=(shape.B, shape.Ci, shape.Hi, shape.Wi))
+         * rng.choice([-1, 1], size=(shape.B, shape.Ci, shape.Hi, shape.Wi))).astype(np.float64)
+    w = rng.integers(-3, 4, size=(shape.Co, shape.Cig, shape.Hk, shape.Wk)).astype(np.float64)
+    out = np.zeros((shape.B, shape.Co, shape.Ho, shape.Wo))
+    counts = OnChipCounts()
+    D, P, d = shape.stride, shape.pad, shape.dilation
+    ay, ax = axes(shape)
+    pb, py, px = split
+    zs = -(-tiling.m // pe_cols)
+    col_groups, row_groups = -(-pe_cols // group_cols), -(-pe_rows // group_rows)
+    for g in range(shape.groups):
+        ci0, co0 = g * shape.Cig, g * shape.Cog
+        for (n0, n1), (m0, m1), (p0, p1), (q0, q1) in itertools.product(
+                _ranges(shape.B, tiling.n), _ranges(shape.Cog, tiling.m), _ranges(shape.Ho, tiling.p),
+                _ranges(shape.Wo, tiling.q)):
+            patches = list(itertools.product(_split(n0, n1, pb), _split(p0, p1, py), _split(q0, q1, px)))
+            columns = _ranges(m1 - m0, zs)
+            counts.pe_rows_used = max(counts.pe_rows_used, len(patches))
+            if len(patches) > pe_rows or len(columns) > pe_cols:
+                raise ValueError(f"block needs {len(patches)} x {len(columns)} PEs, the array has {pe_rows} x {pe_cols}")
+            lregs = {(i, j): np.zeros((b1 - b0, c1 - c0, y1 - y0, x1 - x0))
+                     for i, ((b0, b1), (y0, y1), (x0, x1)) in enumerate(patches) for j, (c0, c1) in enumerate(columns)}
+            counts.max_psums_per_pe = max(counts.max_psums_per_pe, max(v.size for v in lregs.values()))
+            for c0, c1 in _ranges(shape.Cig, tiling.c):
+                k = c1 - c0
+                wg = w[co0 + m0:co0 + m1, c0:c1]                        # each weight leaves the GBuf once
+                counts.gbuf_weight_reads += wg.size
+                counts.greg_weight_writes += wg.size * row_groups
+                for i, ((b0, b1), (y0, y1), (x0, x1)) in enumerate(patches):
+                    rows, cols = ay.rows_read(y0, y1), ax.rows_read(x0, x1)
+                    greg = x[b0:b1, ci0 + c0:ci0 + c1][:, :, rows][:, :, :, cols]    # this PE row's patch
+                    counts.gbuf_input_reads += greg.size
+                    counts.greg_input_writes += greg.size * col_groups
+                    hy = (y1 - y0 - 1) * D + d * (shape.Hk - 1) + 1
+                    hx = (x1 - x0 - 1) * D + d * (shape.Wk - 1) + 1
+                    local = np.zeros((b1 - b0, k, hy, hx))              # padding and skipped rows: zeros
+                    local[:, :, (rows - (y0 * D - P))[:, None], cols - (x0 * D - P)] = greg
+                    for j, (e0, e1) in enumerate(columns):
+                        acc = lregs[(i, j)]
+                        for r in range(shape.Hk):
+                            for s in range(shape.Wk):
+                                patch = local[:, :, r * d: r * d + (y1 - y0 - 1) * D + 1: D,
+                                              s * d: s * d + (x1 - x0 - 1) * D + 1: D]
+                                acc += np.einsum("ncpq,mc->nmpq", patch, wg[e0:e1, :, r, s])
+                        macs = acc.size * k * shape.Hk * shape.Wk
+                        counts.greg_reads += 2 * macs
+                        counts.lreg_writes += macs
+            for i, ((b0, b1), (y0, y1), (x0, x1)) in enumerate(patches):
+                for j, (e0, e1) in enumerate(columns):
+                    out[b0:b1, co0 + m0 + e0:co0 + m0 + e1, y0:y1, x0:x1] = lregs[(i, j)]
+                    counts.output_drain += lregs[(i, j)].size
+    counts.max_abs_error = float(np.abs(out - direct_conv(x, w, shape)).max())
     return counts

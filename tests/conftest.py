@@ -3,55 +3,13 @@
 from __future__ import annotations
 
 import os
-import time
-from typing import Iterator
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 
 from core import engine as engine_module
-from core.engine import EngineSpec, JobRequest
-from core.errors import CheckFailed, InputError
-from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
-
-
-def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
-    """Counts to `steps`, one metric point per step; fails on request (for error handling tests)."""
-    steps = int(request.settings.get("steps", 10))
-    delay = float(request.settings.get("delay", 0.0))
-    if steps < 0:
-        raise InputError("steps must be >= 0", "settings.steps")
-    yield LogLine("demo started")
-    total = 0
-    for i in range(steps):
-        cancel.check()
-        if request.settings.get("fail_at") == i:
-            raise RuntimeError("demo failure")
-        if request.settings.get("check_fails_at") == i:
-            raise CheckFailed("demo result disagrees with its reference")
-        total += i
-        yield MetricPoint("sum", i, total)
-        yield PartialResult("best", {"sum": total, "step": i})
-        yield Progress((i + 1) / steps, f"step {i + 1}")
-        if delay:
-            time.sleep(delay)
-    yield FinalResult({"steps": steps, "sum": total})
-
-
-def _add_cli(parser) -> None:
-    parser.add_argument("--steps", type=int, default=10)
-
-
-DEMO = EngineSpec(
-    name="demo", title="Demo", summary="Counts; used by the tests of the job mechanism.",
-    run=demo_run, default_settings=lambda: {"steps": 10},
-    add_cli_arguments=_add_cli,
-    request_from_cli=lambda args: JobRequest(None, None, {"steps": args.steps}),
-    format_text=lambda r: f"sum={r['sum']}",
-    settings_schema={"type": "object", "properties": {"steps": {"type": "integer"}}},
-    order=0,
-)
+from tests.demo_engine import DEMO, demo_run  # noqa: F401  (demo_run: re-exported for the tests)
 
 
 @pytest.fixture

@@ -108,7 +108,9 @@ def test_panel_runs_a_real_result_and_redraws_from_json(panel, result):
     n = len(r["layers"])
     assert panel.table.rowCount() == n + 1
     csv = table_to_csv(panel.table)
-    assert csv.splitlines()[0].startswith("layer,R,bound") and "conv1" in csv
+    assert csv.splitlines()[0].startswith("layer,R,proven,paper (asymptotic)") and "conv1" in csv
+    names = {item.name() for item in panel.sweep_plot.getPlotItem().listDataItems()}
+    assert {"proven", "paper (asymptotic)"} <= names                  # the two bounds, labelled apart
     assert panel.tile_layer.count() == n
     t = r["layers"][0]["optimal"]["tiling"]
     sh = r["layers"][0]["shape"]
@@ -154,7 +156,9 @@ def test_a_layer_row_or_bar_selects_its_tiling(panel, result):
 
 
 def test_tile_blocks_read_what_the_traffic_model_counts():
-    """tile_block (what the Tile tab draws) and Axis.spans (what the traffic model sums) agree."""
+    """tile_block (what the Tile tab draws) and Axis.spans (what the traffic model sums) agree: the
+    rows and columns read lie in "in_clipped" and number what the model counts (fewer than its
+    extent when a stride larger than the kernel skips some)."""
     import random
 
     from core.bound.geometry import layer_axes
@@ -162,7 +166,7 @@ def test_tile_blocks_read_what_the_traffic_model_counts():
 
     rnd = random.Random(3)
     for _ in range(200):
-        k, D, P, d = rnd.randint(1, 5), rnd.randint(1, 3), rnd.randint(0, 2), rnd.choice([1, 2])
+        k, D, P, d = rnd.randint(1, 5), rnd.randint(1, 4), rnd.randint(0, 2), rnd.choice([1, 2, 3])
         try:
             sh = ConvShape("t", 1, 2, rnd.randint(3, 20), rnd.randint(3, 20), 2, k, k, D, P, 1, d).validate()
         except Exception:
@@ -175,7 +179,15 @@ def test_tile_blocks_read_what_the_traffic_model_counts():
             bx = rnd.randrange(len(spans_x))
             g = tile_block(js, {"y": ty, "x": tx}, (by, bx))
             y0, y1, x0, x1 = g["in_clipped"]
-            assert (y1 - y0, x1 - x0) == (spans_y[by], spans_x[bx])
+            rows, cols = g["rows_read"], g["cols_read"]
+            assert (len(rows), len(cols)) == (spans_y[by], spans_x[bx])
+            assert all(y0 <= v < y1 for v in rows) and all(x0 <= v < x1 for v in cols)
+            if rows:
+                assert (rows[0], rows[-1] + 1) == (y0, y1)
+            # every row read is touched by a window of the block, and every touched real row is read
+            o0, o1 = g["out"][0], g["out"][1]
+            touched = {o * D - P + r * d for o in range(o0, o1) for r in range(k)}
+            assert set(rows) == {v for v in touched if 0 <= v < sh.Hi}
             assert g["out"][1] - g["out"][0] == min(ty, sh.Ho - by * ty)
 
 

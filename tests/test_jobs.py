@@ -84,3 +84,44 @@ def test_cli_help_lists_subcommands(capsys):
         main(["--help"])
     assert info.value.code == 0
     assert "session" in capsys.readouterr().out
+
+
+def test_eta_from_the_fraction_rate():
+    from core.jobs import Eta, eta_text, format_duration
+
+    eta = Eta()
+    assert eta.remaining(0.0) is None
+    eta.update(None, 0.0)                      # an unknown fraction says nothing
+    eta.update(0.05, 10.0)                     # first report after a slow start: the rate counts from here
+    eta.update(0.10, 10.5)
+    assert eta.remaining(10.5) is None         # under a second of reports: no estimate yet
+    eta.update(0.15, 11.0)
+    assert eta.remaining(11.0) == pytest.approx(8.5)        # 0.1 per s, 0.85 left
+    assert eta.remaining(12.0) == pytest.approx(7.5)        # counts down between reports
+    assert eta_text(eta, 12.0) == "about 8 s left"
+    eta.update(1.0, 13.0)
+    assert eta.remaining(20.0) == 0.0
+    assert (format_duration(42), format_duration(125), format_duration(4380)) == ("42 s", "2 min 05 s", "1 h 13 min")
+
+
+def test_eta_of_a_time_budget_is_the_budget_left():
+    """Cain reports elapsed/budget: the estimate is exact, whatever happened before its first report."""
+    from core.jobs import Eta
+
+    eta = Eta()
+    for t in range(0, 21):
+        eta.update(t / 60, 5.0 + t)            # the job started 5 s before the engine's first report
+    assert eta.remaining(25.0) == pytest.approx(40.0)
+
+
+def test_command_line_progress_line_shows_time_left():
+    import io
+
+    from core.jobs import Progress, _StderrProgress
+
+    out = io.StringIO()
+    display = _StderrProgress(out, quiet=False)
+    display.last = -10.0
+    display.eta.update(0.0, display.start - 2.0)
+    display(Progress(0.5, "half way"))
+    assert "50.0% about 2 s left, half way" in out.getvalue()

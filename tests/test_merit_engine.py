@@ -101,7 +101,7 @@ def test_bad_transform_files(tmp_path):
     f.write_text('{"name": "x",\n "parallel": [}')
     with pytest.raises(InputError) as e:
         spec.request_from_cli(_parse("--transform", str(f))[1])
-    assert e.value.where == f"{f}:2"
+    assert e.value.where == f"{f}:2:15"          # line:column (core.checks reads every JSON file)
     f.write_text(json.dumps({"parallel": [["m", 4]], "accumulate": [["k", 3]], "operands": [
         {"name": "A", "shape": [4, 3], "map": {"m": [0, 2, 0], "k": [1]}},
         {"name": "B", "shape": [3], "map": {"k": [0]}}]}))

@@ -262,3 +262,216 @@ def test_kept_v1_engine_settings_become_library_choices():
     assert q.chosen("bound", "workloads").value == ConvLayers(["name=c1,Ci=16,Hi=28,Wi=28,Co=32,kernel=3,pad=1"])
     assert q.chosen("merit", "workloads").value.kind == "kernels"        # the session's own kernel set
     assert q.chosen("cappuccino", "targets").value == MobileSocTarget(4, 8)
+
+
+# ---------------------------------------------------------------- saves that never lose a version
+WRITER = r"""
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from core import session
+from core.engine import engines
+engines()                                       # loaded before the rounds: they race on the save alone
+folder, name, rounds = sys.argv[2], sys.argv[3], int(sys.argv[4])
+path = os.path.join(folder, "s.dfx")
+
+def wait(f):
+    while not os.path.exists(os.path.join(folder, f)):
+        time.sleep(0.0005)
+
+for r in range(rounds):
+    wait(f"ready{r}")
+    project, stamp = session.load_stamped(path)
+    project.view["writer"] = name
+    project.view["round"] = r
+    open(os.path.join(folder, f"loaded{r}{name}"), "w").close()
+    wait(f"go{r}")
+    try:
+        session.save(project, path, stamp)
+        outcome = "saved"
+    except session.SessionChanged:
+        outcome = "changed"
+    with open(os.path.join(folder, f"done{r}{name}.part"), "w") as fh:
+        fh.write(outcome)
+    os.replace(os.path.join(folder, f"done{r}{name}.part"), os.path.join(folder, f"done{r}{name}"))
+"""
+
+
+def _wait_for(*paths: Path, timeout: float = 60.0) -> None:
+    import time
+
+    end = time.monotonic() + timeout
+    while not all(p.exists() for p in paths):
+        assert time.monotonic() < end, f"no {[p.name for p in paths if not p.exists()]}"
+        time.sleep(0.001)
+
+
+def test_two_processes_saving_at_once_never_lose_the_version_on_disk(tmp_path):
+    """Two writers read the same version, then save at the same moment, 12 rounds: one saves, the
+    other is told the file changed (nothing replaced); the .bak holds the version both read, never
+    the other writer's; no temporary file is left."""
+    import subprocess
+    import sys
+
+    rounds = 12
+    path = tmp_path / "s.dfx"
+    root = str(Path(__file__).resolve().parents[1])
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, root, str(tmp_path), name, str(rounds)])
+               for name in ("A", "B")]
+    try:
+        winners = []
+        for r in range(rounds):
+            base = Project.starter()
+            base.view["round"], base.view["writer"] = r, "base"
+            sessions.save(base, path)
+            before = path.read_bytes()
+            (tmp_path / f"ready{r}").touch()
+            _wait_for(tmp_path / f"loaded{r}A", tmp_path / f"loaded{r}B")
+            (tmp_path / f"go{r}").touch()
+            _wait_for(tmp_path / f"done{r}A", tmp_path / f"done{r}B")
+            outcomes = {n: (tmp_path / f"done{r}{n}").read_text() for n in "AB"}
+            assert sorted(outcomes.values()) == ["changed", "saved"], (r, outcomes)
+            winner = next(n for n, o in outcomes.items() if o == "saved")
+            winners.append(winner)
+            on_disk = json.loads(path.read_text())["view"]
+            assert (on_disk["writer"], on_disk["round"]) == (winner, r)
+            assert (tmp_path / "s.dfx.bak").read_bytes() == before, f"round {r}: the .bak is not the version read"
+            assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]     # ours end .tmp
+    finally:
+        for w in writers:
+            w.wait(timeout=60)
+    assert all(w.returncode == 0 for w in writers)
+    print(f"winners over {rounds} rounds: {''.join(winners)}")
+
+
+def test_a_save_over_a_changed_file_is_refused_and_changes_nothing(tmp_path):
+    path = tmp_path / "s.dfx"
+    sessions.save(Project.starter(), path)
+    mine, stamp = sessions.load_stamped(path)
+    theirs = Project.starter()
+    theirs.view["by"] = "another window"
+    sessions.save(theirs, path)
+    on_disk, bak = path.read_bytes(), (tmp_path / "s.dfx.bak").read_bytes()
+    mine.view["by"] = "me"
+    with pytest.raises(sessions.SessionChanged, match="changed on disk"):
+        sessions.save(mine, path, stamp)
+    assert path.read_bytes() == on_disk and (tmp_path / "s.dfx.bak").read_bytes() == bak
+    with pytest.raises(sessions.SessionChanged, match="was created"):       # expected no file at all
+        sessions.save(mine, path, None)
+    new_stamp = sessions.save(mine, path, sessions.file_stamp(path))      # knowingly over theirs
+    assert new_stamp == sessions.file_stamp(path) and (tmp_path / "s.dfx.bak").read_bytes() == on_disk
+
+
+def test_stale_temporary_files_are_removed_by_the_next_save(tmp_path):
+    path = tmp_path / "s.dfx"
+    for stale in (".s.dfx.k3j4h5g6.tmp", ".s.dfx.bak.a1b2c3d4.tmp"):
+        (tmp_path / stale).write_bytes(b"half a session" * 1000)
+    (tmp_path / ".other.dfx.zzzzzzzz.tmp").write_text("another file's")        # not ours to remove
+    sessions.save(Project.starter(), path)
+    sessions.save(Project.starter(), path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.dfx.zzzzzzzz.tmp", "s.dfx", "s.dfx.bak"]
+
+
+KILLED_WRITER = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from core import session
+from core.project import Project
+p = Project.starter()
+p.view["padding"] = "x" * 8_000_000           # a big session: each save takes a while
+print("ready", flush=True)
+while True:
+    session.save(p, sys.argv[2])
+"""
+
+
+def test_a_save_killed_at_any_moment_leaves_a_whole_file_and_the_next_save_no_temporary(tmp_path):
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "s.dfx"
+    sessions.save(Project.starter(), path)
+    root = str(Path(__file__).resolve().parents[1])
+    rng = random.Random(7)
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, root, str(path)], stdout=subprocess.PIPE,
+                                text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.05, 0.6))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        sessions.load(path)                     # never a half-written session
+    sessions.save(Project.starter(), path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.dfx", "s.dfx.bak"]
+
+
+# ---------------------------------------------------------------- the window: changed on disk, non-interactive
+@pytest.fixture
+def window(qtbot):
+    from gui.main_window import MainWindow
+
+    w = MainWindow(restore_layout=False)
+    qtbot.addWidget(w)
+    yield w
+    w.project.mark_saved()
+    w.shutdown_jobs()
+
+
+def _changed_behind(path: Path) -> bytes:
+    other = Project.starter()
+    other.view["by"] = "another window"
+    sessions.save(other, path)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("answer,kept", [("Cancel", "theirs"), ("Yes", "mine"), ("No", "save as")])
+def test_the_window_asks_before_saving_over_a_file_changed_on_disk(tmp_path, window, monkeypatch, answer, kept):
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    path = tmp_path / "s.dfx"
+    sessions.save(Project.starter(), path)
+    assert window.open_path(path, ask=False)
+    window.project.view["by"] = "me"
+    theirs = _changed_behind(path)
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda _w, _t, text, *a: asked.append(text)
+                        or getattr(QMessageBox.StandardButton, answer))
+    elsewhere = tmp_path / "mine.dfx"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(elsewhere), ""))
+    saved = window.save()
+    assert asked and "changed on disk" in asked[0]
+    if kept == "theirs":
+        assert not saved and path.read_bytes() == theirs
+    elif kept == "mine":
+        assert saved and json.loads(path.read_text())["view"]["by"] == "me"
+        assert (tmp_path / "s.dfx.bak").read_bytes() == theirs              # their version is kept
+    else:
+        assert saved and path.read_bytes() == theirs and json.loads(elsewhere.read_text())["view"]["by"] == "me"
+    if saved:                                   # saved again: no question, the window knows this version
+        asked.clear()
+        assert window.save() and not asked
+
+
+def test_without_a_user_the_window_never_opens_a_dialog(tmp_path, window, monkeypatch, capsys):
+    """--screenshot and other non-interactive modes: errors are one line on stderr, nothing is
+    overwritten or discarded without asking."""
+    from PySide6.QtWidgets import QMessageBox
+
+    def no_dialog(*a, **k):
+        raise AssertionError("a modal dialog in a non-interactive mode")
+
+    for name in ("question", "warning", "critical", "information"):
+        monkeypatch.setattr(QMessageBox, name, no_dialog)
+    window.interactive = False
+    (tmp_path / "deep.dfx").write_text("[" * 100_000 + "]" * 100_000)
+    assert not window.open_path(tmp_path / "deep.dfx", ask=False)
+    path = tmp_path / "s.dfx"
+    sessions.save(Project.starter(), path)
+    assert window.open_path(path, ask=False)
+    window.project.view["by"] = "me"
+    theirs = _changed_behind(path)
+    assert not window.save() and path.read_bytes() == theirs
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 2 and "nested too deeply" in errors[0] and "changed on disk" in errors[1]

@@ -99,12 +99,14 @@ def test_pe_zoom_shows_neighbours_and_goals(panel) -> None:
     vals = st.pe_values()
     a = st.replay.run.final.values["A"]
     assert vals["A"]["C"] == a[10, 12] and vals["A"]["N"] == a[9, 12] and vals["A"]["E"] == a[10, 13]
-    text = st.pe_view.text()
-    assert "row 10, column 12" in text and "-3/4" in text          # kernel 1 of AnalogNet2 in register A
+    text = st.inspector.text()
+    assert "row 10, column 12" in text
+    assert "A = 1/4 ×\n 0  0  0\n-3  1  0\n-3  0  2\n" in text    # kernel 1 of AnalogNet2 in register A
     st.set_pe(0, 0)
     assert st.pe_values()["A"]["N"] is None                        # off the array
+    assert "\nA\t" in st.inspector.text() and "\t—" in st.inspector.text()
     st.set_step(2)
-    assert "undefined" in st.pe_view.text()                       # div's scratch registers
+    assert "C undefined" in st.inspector.text()                    # div's scratch registers
     maps = panel.outputs.maps                                     # exact run: zero error inside
     valid = st.replay.run.final.valid["B"]
     assert np.all(maps["B"]["error"][valid] == 0) and "exact" in panel.outputs.info.text()
@@ -154,8 +156,11 @@ def test_exports(panel, tmp_path: Path) -> None:
     [gif] = st.export_run(str(tmp_path / "run.gif"))
     with Image.open(gif) as im:
         assert im.n_frames == 22
-    files = st.export_run(str(tmp_path / "frames.png"))
-    assert len(files) == 22 and files[0].name == "frames_000.png"
+    [strip] = st.export_run(str(tmp_path / "strip.png"))           # every step in one image
+    with Image.open(strip) as im:
+        assert im.format == "PNG" and im.size[1] > 22 * 64
+    files = st.export_run(str(tmp_path / "frames"))                 # a folder: numbered PNGs
+    assert len(files) == 22 and files[0].name == "step_000.png"
 
 
 def test_step_through_pasted_text_and_errors(panel, ctx) -> None:

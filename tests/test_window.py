@@ -223,6 +223,46 @@ def test_screenshot_command(tmp_path, demo_engine):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_window_remembers_its_layout_and_screenshots_ignore_it(qtbot, demo_engine):
+    """Splitters (the library's, a panel's), docks, geometry and the maximised state survive a restart."""
+    from PySide6.QtWidgets import QSplitter
+
+    from gui.main_window import MainWindow
+
+    def opened(**kw):
+        w = MainWindow(**kw)
+        qtbot.addWidget(w)
+        w.resize(1300, 850)
+        w.show()
+        w.set_current_engine("cain")            # a hidden tab's splitters have no sizes yet
+        qtbot.wait(10)
+        return w
+
+    def cain_split(w):
+        return w.panels["cain"].findChildren(QSplitter)[0]
+
+    first = opened()
+    lib, cain = first.library.splitter, cain_split(first)
+    lib.setSizes([sum(lib.sizes()) - 160, 80, 80])
+    cain.setSizes([150, sum(cain.sizes()) - 150])
+    lib_sizes, cain_sizes = lib.sizes(), cain.sizes()
+    first.log_dock.raise_()
+    first.close()
+
+    second = opened()
+    assert second.library.splitter.sizes() == lib_sizes and cain_split(second).sizes() == cain_sizes
+    assert not second.log_dock.visibleRegion().isEmpty() and second.runs_dock.visibleRegion().isEmpty()
+    second.showMaximized()
+    second.close()
+    assert opened().isMaximized()
+
+    shot = opened(restore_layout=False)         # --screenshot: the default layout, and nothing saved
+    assert not shot.isMaximized() and shot.library.splitter.sizes() != lib_sizes
+    shot.library.splitter.setSizes([10, 10, 500])
+    shot.close()
+    assert opened().isMaximized()
+
+
 def test_drop_and_recent(window, tmp_path):
     from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
     from PySide6.QtGui import QDropEvent

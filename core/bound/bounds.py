@@ -1,12 +1,22 @@
-"""The lower bounds of off-chip traffic (Chen, Han, Wang, HPCA 2020, section 3).
+"""Lower bounds of off-chip traffic: one proven for the machine model, and the paper's formula.
 
-Matrix multiply of A x C by C x B with S words on chip: Q >= 2ABC/sqrt(S) (+ AB output writes).
-Convolution: an input element serves up to R sliding windows, so Q >= 2*MACs/sqrt(R*S) + outputs.
-We take R as the exact maximum number of windows reading one input element (3x3 stride 1 -> 9;
-11x11 stride 4 -> 9), which is the quantity the pebble-game argument needs; the paper's
-approximation Hk*Wk/D^2 is reported beside it. Compulsory traffic (every input that some window
-reads, every weight and every output moved once) is a second lower bound that dominates for small
-layers, so results are also compared with max(bound, compulsory).
+The machine: DRAM and one on-chip memory of S words; every word loaded or stored costs one; a MAC
+out[o] += in[i] * w[k] needs its input, its weight and the running partial sum of o on chip; each
+MAC is done once (no recomputation, no Winograd/FFT rewriting of the sums) and each output is
+accumulated in one running sum; zero padding is made on chip. `segment_bound` is a red-blue pebble
+(Hong-Kung segment) argument for this machine, exact for finite layers (no x' ~ D*x, no dropped
+terms); docs/bound.md gives the proof. In short: cut any schedule into segments of M reads, where
+creating a partial sum counts as reading a zero (that adds O reads, and the O final stores pay for
+them). A segment can only use what was on chip at its start (<= S words) or read in it, so its
+MACs V have |inputs| + |weights| + |outputs| <= S + M, and by the Loomis-Whitney inequality with
+the exact window reuse R, |V| <= sqrt(R |inputs| |weights| |outputs|), also at most the MACs one
+output, weight or input takes part in times their number. With F(S + M) the most MACs such a
+segment can hold, Q >= (ceil(MACs / F(S + M)) - 1) * M for every M; leading term 2 MACs / sqrt(R S).
+
+The paper's 2 MACs / sqrt(R S) + outputs (Chen, Han, Wang, HPCA 2020) assumes x' ~ D*x and
+HkWkCi >> sqrt(RS); it is kept as `paper`, labelled asymptotic: real dataflows can move less.
+Compulsory traffic (every input some window reads, every weight, every output moved once) is the
+other proven bound; `reference` is the larger of the two (never their sum).
 """
 
 from __future__ import annotations
@@ -15,12 +25,16 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from core.bound.geometry import Axis, max_reuse, rows_used
+from core.bound.geometry import Axis, axis_counts, max_reuse, rows_used
 from core.bound.shapes import ConvShape
+
+# Segment lengths M tried, as S * 2^(k/8): every M gives a valid bound, so the search only decides how
+# good it is: a coarse pass over k = -40..48, then the neighbours of the best.
+_COARSE = range(-40, 49, 4)
 
 
 def matmul_bound(A: int, B: int, C: int, S: int) -> float:
-    """Reads needed to multiply an A x C by a C x B matrix with S words on chip (writes excluded)."""
+    """The paper's reads to multiply an A x C by a C x B matrix with S words on chip (asymptotic)."""
     return 2.0 * A * B * C / math.sqrt(S)
 
 
@@ -30,7 +44,7 @@ def axes(shape: ConvShape) -> tuple[Axis, Axis]:
 
 
 def window_reuse(shape: ConvShape) -> int:
-    """R: the most windows that read one input element (1 for 1x1 kernels and fully connected)."""
+    """R: the most (output position, kernel tap) pairs that read one input element (1 for 1x1 kernels)."""
     ay, ax = axes(shape)
     return max(1, max_reuse(ay) * max_reuse(ax))
 
@@ -41,18 +55,102 @@ def paper_reuse(shape: ConvShape) -> float:
 
 
 @dataclass(frozen=True)
+class MacCounts:
+    """What the segment argument needs about a layer's MACs (padding MACs excluded: they multiply
+    zeros made on chip and are never needed)."""
+
+    macs: int             # MACs whose input is a real element
+    R: int                # most MACs of one output channel reading one input element
+    per_output: int       # most MACs of one output
+    per_weight: int       # most MACs of one weight
+    per_input: int        # most MACs of one input element (R times the output channels of its group)
+
+
+def mac_counts(shape: ConvShape) -> MacCounts:
+    cy, cx = (axis_counts(a) for a in axes(shape))
+    R = max(1, cy.reuse * cx.reuse)
+    return MacCounts(macs=shape.B * shape.Co * shape.Cig * cy.pairs * cx.pairs, R=R,
+                     per_output=shape.Cig * cy.taps_per_output * cx.taps_per_output,
+                     per_weight=shape.B * cy.outputs_per_tap * cx.outputs_per_tap,
+                     per_input=shape.Cog * R)
+
+
+def segment_macs(X: float, c: MacCounts) -> float:
+    """F(X): an upper bound on the MACs of a set whose inputs, weights and outputs number X in all.
+
+    The largest v with some a + b + c <= X (inputs a, weights b, outputs c) such that
+    v <= sqrt(R a b c) (Loomis-Whitney), v <= a * per_input, v <= b * per_weight, v <= c * per_output,
+    and v <= MACs. Read backwards: the fewest items v MACs need, X_min(v) = min a + b + c subject to
+    a, b, c >= v / K (K the caps) and a b c >= v^2 / R, rises with v; its minimiser lifts the smallest
+    lower bounds to a common level (water filling), which gives X_min in closed form on four ranges
+    of v. F inverts it; raised by a relative 1e-9 against rounding, so never below the true maximum."""
+    if X <= 0 or c.macs == 0:
+        return 0.0
+    R = float(c.R)
+    K1, K2, K3 = sorted((float(c.per_input), float(c.per_weight), float(c.per_output)), reverse=True)
+    # X_min(v) where the ranges of v meet: K3^3/R (X = 3 K3^2 / R), K2^2 K3/R and K1 K2 K3/R
+    v2, v3 = K2 ** 2 * K3 / R, K1 * K2 * K3 / R
+    x1 = 3 * K3 ** 2 / R
+    x2 = 2 * math.sqrt(v2 * K3 / R) + v2 / K3
+    x3 = K2 * K3 / R + v3 / K2 + v3 / K3
+    if X <= x1:                                   # no cap binds: a = b = c = X / 3
+        v = math.sqrt(R) * (X / 3) ** 1.5
+    elif X <= x2:                                 # the smallest cap binds: two at level s, 2s + R s^2 / K3^2 = X
+        e = R * X / K3 ** 2
+        s = K3 ** 2 / R * e / (math.sqrt(1 + e) + 1)
+        v = R * s * s / K3
+    elif X <= x3:                                 # two caps bind, the third at K2 K3 / R
+        v = (X - K2 * K3 / R) / (1 / K2 + 1 / K3)
+    else:                                         # all three caps bind
+        v = X / (1 / K1 + 1 / K2 + 1 / K3)
+    return min(v, float(c.macs)) * (1 + 1e-9)
+
+
+@dataclass(frozen=True)
+class SegmentBound:
+    """Q >= ceil((MACs - F(M)) / F(S + M)) * M, the best over segment lengths M (reads per segment)."""
+
+    total: float
+    reads_per_segment: int      # M that gave the bound
+    macs_per_segment: float     # F(S + M): most MACs one segment can do
+
+    def to_json(self) -> dict[str, Any]:
+        return {"total": self.total, "reads_per_segment": self.reads_per_segment,
+                "macs_per_segment": self.macs_per_segment}
+
+
+def segment_bound(shape: ConvShape, S: int, counts: MacCounts | None = None) -> SegmentBound:
+    """The segment bound for S words (docs/bound.md, "The proven bound"). The first segment starts
+    with nothing on chip, so it holds at most F(M) MACs and every later one F(S + M)."""
+    c = counts or mac_counts(shape)
+
+    def at(k: int) -> SegmentBound:
+        M = max(1, round(S * 2.0 ** (k / 8)))
+        f = segment_macs(S + M, c)
+        if f <= 0:
+            return SegmentBound(0.0, M, f)
+        # MACs <= F(M) + (h - 1) F(S + M) for h segments, and segments 1..h-1 read M words each
+        return SegmentBound(float(max(0, math.ceil((c.macs - segment_macs(M, c)) / f)) * M), M, f)
+
+    k0 = max(_COARSE, key=lambda k: at(k).total)
+    return max((at(k) for k in range(k0 - 3, k0 + 4)), key=lambda b: b.total)
+
+
+@dataclass(frozen=True)
 class LayerBound:
     R: int
     R_paper: float
-    reads: float          # 2 * MACs / sqrt(R * S)
-    writes: int           # every output written once
+    macs_real: int             # MACs with a real (not padding) input
+    segment: SegmentBound      # proven
+    paper_reads: float         # paper (asymptotic): 2 * MACs / sqrt(R * S) ...
+    paper_writes: int          # ... plus every output written once
     compulsory_inputs: int
     compulsory_weights: int
     compulsory_outputs: int
 
     @property
-    def total(self) -> float:
-        return self.reads + self.writes
+    def paper(self) -> float:
+        return self.paper_reads + self.paper_writes
 
     @property
     def compulsory(self) -> int:
@@ -60,22 +158,36 @@ class LayerBound:
 
     @property
     def reference(self) -> float:
-        """The larger of the two lower bounds; no dataflow can move less."""
-        return max(self.total, float(self.compulsory))
+        """The proven lower bound: the larger of the segment bound and the compulsory traffic (each
+        holds for every schedule of the machine model, so their maximum does; their sum would not)."""
+        return max(self.segment.total, float(self.compulsory))
 
     def to_json(self) -> dict[str, Any]:
-        return {"R": self.R, "R_paper": self.R_paper, "reads": self.reads, "writes": self.writes,
-                "total": self.total,
+        return {"R": self.R, "R_paper": self.R_paper, "macs_real": self.macs_real,
+                "segment": self.segment.to_json(),
+                "paper": {"reads": self.paper_reads, "writes": self.paper_writes, "total": self.paper},
                 "compulsory": {"inputs": self.compulsory_inputs, "weights": self.compulsory_weights,
                                "outputs": self.compulsory_outputs, "total": self.compulsory},
                 "reference": self.reference}
 
 
-def conv_bound(shape: ConvShape, S: int) -> LayerBound:
-    """The convolution bound for S words of on-chip memory, and the compulsory traffic."""
-    R = window_reuse(shape)
+def compulsory_inputs(shape: ConvShape) -> int:
+    """Input elements some window reads (padding and rows a stride skips are never needed)."""
     ay, ax = axes(shape)
-    used_inputs = shape.B * shape.Ci * rows_used(ay) * rows_used(ax)
-    return LayerBound(R=R, R_paper=paper_reuse(shape), reads=2.0 * shape.macs / math.sqrt(R * S),
-                      writes=shape.outputs, compulsory_inputs=used_inputs,
-                      compulsory_weights=shape.weights, compulsory_outputs=shape.outputs)
+    return shape.B * shape.Ci * rows_used(ay) * rows_used(ax)
+
+
+def compulsory_weights(shape: ConvShape) -> int:
+    """Weights some MAC with a real input uses: all of them, unless a kernel tap only ever meets
+    padding (a kernel wider than a padded, tiny or dilated map)."""
+    cy, cx = (axis_counts(a) for a in axes(shape))
+    return shape.Co * shape.Cig * cy.taps_used * cx.taps_used
+
+
+def conv_bound(shape: ConvShape, S: int) -> LayerBound:
+    """The proven bound, the paper's asymptotic formula and the compulsory traffic for S words."""
+    c = mac_counts(shape)
+    return LayerBound(R=c.R, R_paper=paper_reuse(shape), macs_real=c.macs, segment=segment_bound(shape, S, c),
+                      paper_reads=2.0 * shape.macs / math.sqrt(c.R * S), paper_writes=shape.outputs,
+                      compulsory_inputs=compulsory_inputs(shape), compulsory_weights=compulsory_weights(shape),
+                      compulsory_outputs=shape.outputs)

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from pathlib import Path
 from typing import Any, Iterator
-
-import jsonschema
 
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
 from core.bound.loopnest import BASELINES
 from core.bound.onchip import size_architecture
 from core.bound.result import BoundResult
 from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
+from core.checks import check_settings
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
@@ -59,10 +59,7 @@ def _settings(request: JobRequest) -> dict[str, Any]:
     the setting)."""
     s = default_settings()
     s.update(request.settings or {})
-    errors = sorted(jsonschema.Draft202012Validator(SETTINGS_SCHEMA).iter_errors(s), key=lambda e: list(e.path))
-    if errors:
-        where = "settings" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in errors[0].absolute_path)
-        raise InputError(errors[0].message[:200], where)
+    check_settings(SETTINGS_SCHEMA, s)            # types, ranges, finite numbers (core.checks)
     return s
 
 
@@ -202,7 +199,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             yield Progress(0.5 + 0.5 * j / len(machines), f"memory sweep {mm.memory_bytes // 1024} KiB")
             row = sweep_point(shapes, mm, dataflows, cancel.check)
             sweep.append(row)
-            for key in ("bound", "compulsory", "reference", "optimal") + dataflows:
+            for key in ("segment", "paper", "compulsory", "reference", "optimal") + dataflows:
                 if row.get(key) is not None:
                     yield MetricPoint(key, mm.memory_bytes / 1024, row[key], "sweep")
     totals = network_totals(layers, dataflows)
@@ -232,17 +229,19 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--word-bits", type=int, default=16, help="bits per word (default 16)")
     p.add_argument("--dataflows", default="all",
                    help=f"baselines to compare: all, none, or a comma list of {','.join(BASELINES)}")
-    p.add_argument("--batch", type=int, default=0, help="batch size (default 1, or batch= in a --layer spec)")
+    p.add_argument("--batch", type=int, default=None,
+                   help="batch size (default: the network's, 1, or batch= in a --layer spec)")
     p.add_argument("--pe", default="16x16", help="PE array rows x columns for on-chip traffic (default 16x16)")
     p.add_argument("--no-sweep", action="store_true", help="skip the traffic-vs-memory sweep")
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
-    mem = parse_bytes(args.memory, "--memory")
+    mem = parse_bytes(args.memory, "--memory", SETTINGS_SCHEMA["properties"]["memory_bytes"]["maximum"])
     if not 1 <= args.word_bits <= 64:
         raise InputError(f"must be 1..64, got {args.word_bits}", "--word-bits")
-    if args.batch < 0:
-        raise InputError(f"must be positive, got {args.batch}", "--batch")
+    max_batch = SETTINGS_SCHEMA["properties"]["batch"]["maximum"]
+    if args.batch is not None and not 1 <= args.batch <= max_batch:     # 0 is the settings' "from workload"
+        raise InputError(f"must be 1..{max_batch}, got {args.batch}", "--batch")
     text = args.dataflows.strip().lower()
     if text == "all":
         flows = list(BASELINES)
@@ -254,14 +253,15 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         if bad:
             raise InputError(f"unknown dataflow(s) {', '.join(bad)}; known: all, none, {', '.join(BASELINES)}",
                              "--dataflows")
-    try:
-        rows, cols = (int(v) for v in args.pe.lower().split("x"))
-    except ValueError:
-        raise InputError(f"expected ROWSxCOLS like 16x16, got {args.pe!r}", "--pe") from None
-    if rows <= 0 or cols <= 0:
-        raise InputError(f"PE array sizes must be positive, got {args.pe!r}", "--pe")
+    m = re.fullmatch(r"\s*(\d{1,9})\s*[xX]\s*(\d{1,9})\s*", args.pe)
+    if not m:
+        raise InputError(f"expected ROWSxCOLS like 16x16, got {args.pe[:40]!r}", "--pe")
+    rows, cols = int(m.group(1)), int(m.group(2))
+    pe_max = DataflowTarget.SCHEMA["properties"]["pe_rows"]["maximum"]
+    if not (1 <= rows <= pe_max and 1 <= cols <= pe_max):
+        raise InputError(f"PE array sides must be 1..{pe_max}, got {args.pe!r}", "--pe")
     settings = default_settings()
-    settings.update(memory_bytes=mem, word_bits=args.word_bits, batch=args.batch, dataflows=flows,
+    settings.update(memory_bytes=mem, word_bits=args.word_bits, batch=args.batch or 0, dataflows=flows,
                     sweep=not args.no_sweep)
     workload: CnnNetwork | ConvLayers
     if args.network:
@@ -276,7 +276,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     s = _settings(request)
     if isinstance(workload, ConvLayers):
         for text in workload.layers:
-            parse_layer_spec(text, None, f"--layer {text!r}")
+            parse_layer_spec(text, None, f"--layer {text if len(text) <= 60 else text[:57] + '...'!r}")
     elif workload.source == "zoo":
         load_shapes(s, workload)
     return request
@@ -288,29 +288,37 @@ def _fmt(v: float | None) -> str:
     return f"{v / 1e6:.3f}M" if abs(v) >= 1e5 else f"{v:.0f}"
 
 
+def _num(v: float | None) -> str:
+    return "     -" if v is None else f"{v:6.3f}"
+
+
 def format_text(r: dict[str, Any]) -> str:
     flows = r["dataflows"]
     lines = [f"Communication bounds: {r['source']['name']}, S = {r['memory_words']} words "
              f"({r['memory_bytes']} B, {r['word_bits']}-bit), batch {r['batch']}", ""]
-    head = f"{'layer':10s} {'R':>3s} {'bound':>9s} {'compuls':>9s} {'optimal':>9s} {'ratio':>6s}  {'tiling b,z,y,x,k':18s}"
+    head = (f"{'layer':10s} {'R':>3s} {'proven':>10s} {'paper':>9s} {'optimal':>9s} {'ratio':>6s} {'/paper':>6s}  "
+            f"{'tiling b,z,y,x,k':18s}")
     head += "".join(f" {k:>9s}" for k in flows)
     lines += [head, "-" * len(head)]
     for l in r["layers"]:
-        t = l["optimal"]["tiling"]
-        row = (f"{l['name'][:10]:10s} {l['bound']['R']:3d} {_fmt(l['bound']['total']):>9s} "
-               f"{_fmt(l['bound']['compulsory']['total']):>9s} {_fmt(l['optimal']['traffic']['total']):>9s} "
-               f"{l['optimal']['ratio_reference']:6.3f}  " + f"{t['b']},{t['z']},{t['y']},{t['x']},{t['k']}".ljust(18))
+        t, b = l["optimal"]["tiling"], l["bound"]
+        which = "s" if b["segment"]["total"] > b["compulsory"]["total"] else "c"
+        row = (f"{l['name'][:10]:10s} {b['R']:3d} {_fmt(b['reference']):>9s}{which} {_fmt(b['paper']['total']):>9s} "
+               f"{_fmt(l['optimal']['traffic']['total']):>9s} {_num(l['optimal']['ratio_reference'])} "
+               f"{_num(l['optimal']['ratio_paper'])}  " + f"{t['b']},{t['z']},{t['y']},{t['x']},{t['k']}".ljust(18))
         for k in flows:
-            b = l["baselines"][k]
-            row += f" {_fmt(None if b is None else b['traffic']['total']):>9s}"
+            bl = l["baselines"][k]
+            row += f" {_fmt(None if bl is None else bl['traffic']['total']):>9s}"
         lines.append(row)
     t = r["totals"]
     lines.append("-" * len(head))
-    row = (f"{'total':10s} {'':3s} {_fmt(t['bound']):>9s} {_fmt(t['compulsory']):>9s} {_fmt(t['optimal']):>9s} "
-           f"{t['ratio_reference']:6.3f}").ljust(len(head) - 10 * len(flows))
+    row = (f"{'total':10s} {'':3s} {_fmt(t['reference']):>9s}  {_fmt(t['paper']):>9s} {_fmt(t['optimal']):>9s} "
+           f"{_num(t['ratio_reference'])} {_num(t['ratio_paper'])}").ljust(len(head) - 10 * len(flows))
     lines.append(row + "".join(f" {_fmt(t[k]):>9s}" for k in flows))
-    lines += ["", "Traffic in words (M = 10^6); ratio = optimal / max(bound, compulsory); bound = 2*MACs/sqrt(R*S) + "
-              "output writes.",
+    lines += ["", "Traffic in words (M = 10^6). proven = the lower bound no schedule can beat: the larger of the "
+              "segment bound (s) and the compulsory traffic (c), see docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
+              "output writes (asymptotic, not a bound); ratio = optimal / proven, /paper = optimal / paper.",
+              f"Worst layer ratio to the proven bound: {_num(t['worst_ratio_reference']).strip()}",
               f"Optimal dataflow GBuf reads (on chip, {r['pe_rows']}x{r['pe_cols']} PEs): {_fmt(t['gbuf_reads'])}"]
     a = r["paper_architecture"]
     lines.append(f"Paper's sizing example: {a['pe_rows']}x{a['pe_cols']} PEs, {a['psum_entries']} psum entries "
@@ -325,8 +333,10 @@ def format_text(r: dict[str, Any]) -> str:
 ENGINE = EngineSpec(
     name="bound",
     title="Communication bounds",
-    summary="Lower bound of off-chip traffic for each CNN layer with S words on chip (2*MACs/sqrt(R*S), "
-            "Chen et al. HPCA 2020), the communication-optimal output-stationary dataflow with its exact "
+    summary="Proven lower bound of off-chip traffic for each CNN layer with S words on chip (a red-blue pebble "
+            "segment bound with the exact window reuse R, and the compulsory traffic; the paper's asymptotic "
+            "2*MACs/sqrt(R*S) beside it, Chen et al. HPCA 2020), the communication-optimal output-stationary "
+            "dataflow with its exact "
             "integer tiling, and weight-, input-, output- and row-stationary baselines searched under the "
             "same memory, plus the PE-array GBuf/register traffic.",
     run=run,

@@ -1,9 +1,13 @@
-"""Exact one-dimensional tile geometry: which input rows an output-row tile needs.
+"""Exact one-dimensional tile geometry: which input rows an output-row tile reads.
 
-Output rows [a, e] of a convolution with stride D, padding P, kernel K and dilation d need input
-rows [a*D - P, e*D - P + d*(K-1)], clipped to the real input (padding is never read from DRAM).
-Tiles are `t` rows; the last tile is the remainder (ceilings at the edge). These sums are what the
-trace simulator counts, so they are exact, not the paper's x' ~ D*x approximation.
+Output row o of a convolution with stride D, padding P, kernel K and dilation d reads input rows
+o*D - P + r*d (r = 0..K-1). A tile of output rows [a, e] reads the union of those rows that lie in
+the real input: padding is never read from DRAM, and rows that no window of the tile touches (a
+stride larger than the kernel's extent, gaps between dilated taps) are never loaded. When every
+row between the first and the last is touched this is the span [a*D - P, e*D - P + d*(K-1)]
+clipped to the input. Tiles are `t` rows; the last tile is the remainder (ceilings at the edge).
+These counts are what the trace simulator loads, so they are exact, not the paper's x' ~ D*x
+approximation.
 """
 
 from __future__ import annotations
@@ -26,20 +30,35 @@ class Axis:
     P: int
     d: int = 1
 
+    def taps(self) -> np.ndarray:
+        """The O x K input row of every (output row, kernel tap), padding rows included (< 0 or >= I)."""
+        return np.arange(self.O)[:, None] * self.D - self.P + np.arange(self.K)[None, :] * self.d
+
+    def rows_read(self, o0: int, o1: int) -> np.ndarray:
+        """The input rows (sorted, in the real input) that output rows o0..o1-1 read."""
+        rows = self.taps()[o0:o1].ravel()
+        return np.unique(rows[(rows >= 0) & (rows < self.I)])
+
+    def read_counts(self, group: np.ndarray) -> np.ndarray:
+        """How many distinct real input rows each group of output rows reads; `group[o]` (0, 1, ...)
+        says which group output row o belongs to."""
+        rows = self.taps()
+        ids = np.broadcast_to(np.asarray(group, dtype=np.int64)[:, None], rows.shape)
+        ok = (rows >= 0) & (rows < self.I)
+        keys = np.unique(ids[ok] * self.I + rows[ok])
+        return np.bincount(keys // self.I, minlength=int(np.max(group)) + 1).astype(np.int64)
+
     def spans(self, t: int) -> np.ndarray:
-        """Input rows read by each tile of `t` output rows (clipped to the input)."""
-        a = np.arange(0, self.O, t)
-        e = np.minimum(a + t, self.O) - 1
-        lo = np.maximum(a * self.D - self.P, 0)
-        hi = np.minimum(e * self.D - self.P + self.d * (self.K - 1), self.I - 1)
-        return np.maximum(hi - lo + 1, 0)
+        """How many input rows each tile of `t` output rows reads (distinct rows in the real input)."""
+        return self.read_counts(np.arange(self.O) // t)
 
 
 @dataclass(frozen=True)
 class BlockRows:
     """One tile along one axis, as half-open row ranges: its output rows, the input rows its windows
-    span (padding included, so possibly outside 0..I), those clipped to the real input (what is read
-    from DRAM), and the rows its window origins sit on (the block without its halo)."""
+    span (padding included, so possibly outside 0..I), the first to the last row read from DRAM
+    (inside the span; rows a large stride skips in between are not read, see `Axis.rows_read`), and
+    the rows its window origins sit on (the block without its halo)."""
 
     out: tuple[int, int]
     span: tuple[int, int]
@@ -48,12 +67,15 @@ class BlockRows:
 
 
 def block_rows(ax: Axis, t: int, index: int) -> BlockRows:
-    """Tile `index` (0-based) of `t` output rows; `read` has the length `ax.spans(t)[index]`."""
+    """Tile `index` (0-based) of `t` output rows; `ax.spans(t)[index]` rows of `read` are loaded (all
+    of them unless the stride or the dilation leaves gaps)."""
     o0 = index * t
     o1 = min(o0 + t, ax.O)
     i0, last = o0 * ax.D - ax.P, (o1 - 1) * ax.D - ax.P
     i1 = last + ax.d * (ax.K - 1) + 1
-    return BlockRows((o0, o1), (i0, i1), (max(i0, 0), max(min(i1, ax.I), max(i0, 0))), (i0, last + 1))
+    rows = ax.rows_read(o0, o1)
+    read = (int(rows[0]), int(rows[-1]) + 1) if rows.size else (max(i0, 0), max(i0, 0))
+    return BlockRows((o0, o1), (i0, i1), read, (i0, last + 1))
 
 
 def layer_axes(shape: Mapping[str, Any]) -> tuple[Axis, Axis]:
@@ -74,14 +96,18 @@ def interior_block(shape: Mapping[str, Any], tiling: Mapping[str, Any]) -> tuple
 
 
 def tile_block(shape: Mapping[str, Any], tiling: Mapping[str, Any],
-               block: tuple[int, int] = (0, 0)) -> dict[str, tuple[int, int, int, int]]:
+               block: tuple[int, int] = (0, 0)) -> dict[str, tuple[int, ...]]:
     """Output block `block` = (row, column) of a layer's tiling and the input it needs, each as
-    (y0, y1, x0, x1) half-open: "out", "in" (with the halo, padding included), "in_clipped" (read
-    from DRAM) and "core" (the window origins, without the halo)."""
+    (y0, y1, x0, x1) half-open: "out", "in" (with the halo, padding included), "in_clipped" (the
+    rows and columns from the first to the last read from DRAM) and "core" (the window origins,
+    without the halo); and "rows_read", "cols_read": the input rows and columns actually loaded
+    (a stride larger than the kernel skips some inside "in_clipped")."""
     ay, ax = layer_axes(shape)
     ry, rx = block_rows(ay, tiling["y"], block[0]), block_rows(ax, tiling["x"], block[1])
     return {"out": ry.out + rx.out, "in": ry.span + rx.span, "in_clipped": ry.read + rx.read,
-            "core": ry.origin + rx.origin}
+            "core": ry.origin + rx.origin,
+            "rows_read": tuple(int(v) for v in ay.rows_read(*ry.out)),
+            "cols_read": tuple(int(v) for v in ax.rows_read(*rx.out))}
 
 
 @lru_cache(maxsize=4096)
@@ -105,23 +131,42 @@ def axis_tables(ax: Axis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def max_reuse(ax: Axis) -> int:
     """The largest number of (output position, kernel tap) pairs that read one input row."""
-    counts = np.zeros(ax.I, dtype=np.int64)
-    o = np.arange(ax.O)
-    for r in range(ax.K):
-        rows = o * ax.D - ax.P + r * ax.d
-        rows = rows[(rows >= 0) & (rows < ax.I)]
-        np.add.at(counts, rows, 1)
-    return int(counts.max()) if ax.I else 0
+    rows = ax.taps()
+    rows = rows[(rows >= 0) & (rows < ax.I)]
+    return int(np.bincount(rows, minlength=ax.I).max()) if rows.size else 0
 
 
 def rows_used(ax: Axis) -> int:
     """Input rows touched by at least one window (rows a stride skips are never read)."""
-    used = np.zeros(ax.I, dtype=bool)
-    o = np.arange(ax.O)
-    for r in range(ax.K):
-        rows = o * ax.D - ax.P + r * ax.d
-        used[rows[(rows >= 0) & (rows < ax.I)]] = True
-    return int(used.sum())
+    rows = ax.taps()
+    return int(np.unique(rows[(rows >= 0) & (rows < ax.I)]).size)
+
+
+def real_taps(ax: Axis) -> np.ndarray:
+    """O x K: True where (output row, tap) reads a real input row, False where it reads padding."""
+    rows = ax.taps()
+    return (rows >= 0) & (rows < ax.I)
+
+
+@dataclass(frozen=True)
+class AxisCounts:
+    """What the lower bound needs to know about one axis: `pairs`, the (output, tap) pairs reading
+    a real row; `reuse`, the most pairs reading one input row; `taps_per_output`, the most real taps
+    of one output; `outputs_per_tap`, the most outputs one tap serves with a real row; `taps_used`,
+    the taps that read a real row for some output (a tap that only ever meets padding needs no weight)."""
+
+    pairs: int
+    reuse: int
+    taps_per_output: int
+    outputs_per_tap: int
+    taps_used: int
+
+
+def axis_counts(ax: Axis) -> AxisCounts:
+    real = real_taps(ax)
+    per_tap = real.sum(axis=0)
+    return AxisCounts(int(real.sum()), max_reuse(ax), int(real.sum(axis=1).max()), int(per_tap.max()),
+                      int((per_tap > 0).sum()))
 
 
 def distinct_tiles(n: int) -> np.ndarray:

@@ -1,5 +1,11 @@
 """On-chip traffic of the paper's PE-array mapping, and its architecture-sizing example (section 4.2, 5).
 
+The on-chip bounds of section 4.2: every word filled into the GBuf is read out at least once
+(`gbuf_read_bound`; weights meet it, inputs exceed it by the halo the PE rows' patches share), every
+MAC reads two operands from registers (GReg reads >= 2 MACs) and updates one partial sum (LReg
+writes >= MACs, met by keeping the sums in the PEs). `sims.loopnest_trace.simulate_onchip` runs the
+mapping and counts these words as they move.
+
 A p x q PE array computes one output block (b, z, y, x) per iteration. PEs in a column share weights
 and PEs in a row share inputs: each of the q columns owns zs = ceil(z/q) output channels and each
 of the p rows owns a patch of the b*y*x outputs (bs x ys x xs). Partial sums live in the PEs' local
@@ -23,18 +29,20 @@ from core.bound.loopnest import Tiling, traffic_of
 from core.bound.shapes import ConvShape
 
 
+def patch_groups(O: int, tile: int, parts: int) -> np.ndarray:
+    """For each of O output rows, which PE-row patch it falls in when every tile of `tile` rows is
+    split into `parts` patches of ceil(len/parts) rows (the last tile may be shorter)."""
+    o = np.arange(O)
+    start = (o // tile) * tile
+    length = np.minimum(start + tile, O) - start
+    sub = -(-length // parts)
+    return (o // tile) * parts + (o - start) // sub
+
+
 def _patch_rows(ax: Axis, tile: int, parts: int) -> int:
-    """Input rows the GBuf sends over the whole axis when each tile is split among `parts` PE rows."""
-    total = 0
-    for a in range(0, ax.O, tile):
-        e = min(a + tile, ax.O)
-        sub = -(-(e - a) // parts)
-        for s0 in range(a, e, sub):
-            s1 = min(s0 + sub, e) - 1
-            lo = max(s0 * ax.D - ax.P, 0)
-            hi = min(s1 * ax.D - ax.P + ax.d * (ax.K - 1), ax.I - 1)
-            total += max(hi - lo + 1, 0)
-    return total
+    """Input rows the GBuf sends over the whole axis when each tile is split among `parts` PE rows
+    (each patch reads the rows its windows touch, halo included)."""
+    return int(ax.read_counts(patch_groups(ax.O, tile, parts)).sum())
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,7 @@ class PeMapping:
     lreg_writes: int
     lreg_reads: int
     output_drain: int         # final sums leaving the LRegs
+    gbuf_read_bound: int      # every word the GBuf is filled with is read at least once (section 4.2)
 
     @property
     def gbuf_reads(self) -> int:
@@ -99,7 +108,7 @@ def map_to_pes(shape: ConvShape, t: Tiling, pe_rows: int, pe_cols: int, group_ro
     return PeMapping(pe_rows, pe_cols, pb, py, px, zs, psums, util, gbuf_in, gbuf_w,
                      dram.input_reads + dram.weight_reads + dram.output_reads,
                      gbuf_in * -(-pe_cols // group_cols), gbuf_w * -(-pe_rows // group_rows), 2 * macs,
-                     macs, macs, shape.outputs)
+                     macs, macs, shape.outputs, dram.input_reads + dram.weight_reads)
 
 
 def _pow2(v: float) -> int:

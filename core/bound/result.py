@@ -1,16 +1,28 @@
 """The typed result of the "bound" engine (core.bound.engine): off-chip traffic of every conv/fc
-layer against the communication lower bound, for the optimal dataflow and the chosen baselines,
+layer against the communication lower bounds, for the optimal dataflow and the chosen baselines,
 and a sweep over on-chip memory sizes.
 
 The bound panel draws the sweep, the per-layer bars and table and one layer's tiling from these
 keys. Which baseline dataflows appear is chosen at run time, so their totals and sweep values are
 extra keys (a number, or null where a dataflow does not fit some layer).
+
+Version 2 (issue 16): the lower bound is the proven one, `reference` = max(segment bound,
+compulsory); the paper's formula is kept beside it as `paper` (asymptotic, not a bound), every
+`ratio_bound` (traffic / paper formula) is now `ratio_paper`, and the on-chip mapping reports its
+GBuf read bound. Version-1 results are brought forward
+by computing the segment bound from each stored layer shape; their traffic figures stay as they were
+computed (version 1 loaded whole input spans, rows a stride skips included).
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
+from typing import Any
+
+from core.bound.bounds import conv_bound
 from core.bound.onchip import ArchitectureSizing
+from core.bound.shapes import ConvShape
 from core.results import EngineResult, extra_keys, optional_key
 
 
@@ -51,14 +63,32 @@ class Compulsory:
 
 
 @dataclass(kw_only=True)
-class LayerBound:
-    R: int                                      # most windows reading one input element
-    R_paper: float
+class Segment:
+    """The proven segment (Hong-Kung / Loomis-Whitney) bound, core.bound.bounds.segment_bound."""
+
+    total: float
+    reads_per_segment: int
+    macs_per_segment: float
+
+
+@dataclass(kw_only=True)
+class Paper:
+    """The paper's 2*MACs/sqrt(R*S) + output writes: asymptotic, dataflows can move less."""
+
     reads: float
     writes: int
     total: float
+
+
+@dataclass(kw_only=True)
+class LayerBound:
+    R: int                                      # most windows reading one input element
+    R_paper: float
+    macs_real: int                              # MACs whose input is not padding
+    segment: Segment
+    paper: Paper
     compulsory: Compulsory
-    reference: float                            # max(bound, compulsory): no dataflow moves less
+    reference: float                            # proven: max(segment, compulsory); no schedule moves less
 
 
 @dataclass(kw_only=True)
@@ -110,6 +140,7 @@ class OnChip:
     lreg_writes: int
     lreg_reads: int
     output_drain: int
+    gbuf_read_bound: int                        # GBuf reads >= the words filled into it
     gbuf_reads: int
     greg_writes: int
 
@@ -118,8 +149,8 @@ class OnChip:
 class Optimal:
     tiling: TilingJson
     traffic: TrafficJson
-    ratio_bound: float | None                   # None when the bound is 0
-    ratio_reference: float | None
+    ratio_reference: float | None               # traffic / proven bound; None when it is 0
+    ratio_paper: float | None                   # traffic / paper's formula (below 1 happens)
     evaluated: int
     onchip: OnChip
 
@@ -129,8 +160,8 @@ class BaselineJson:
     title: str
     tiling: TilingJson
     traffic: TrafficJson
-    ratio_bound: float | None
     ratio_reference: float | None
+    ratio_paper: float | None
     vs_optimal: float | None
 
 
@@ -156,24 +187,27 @@ class LayerJson:
 @dataclass(kw_only=True)
 class Totals:
     macs: int
-    bound: float
+    segment: float
+    paper: float
     compulsory: int
-    reference: float
+    reference: float                            # sum over layers of the proven bound
     optimal: int
     optimal_reads: int
     optimal_writes: int
     gbuf_reads: int
     per_dataflow: dict[str, int | None] = extra_keys()   # baseline dataflow -> total, None if it does not fit
     best: int
-    ratio_bound: float | None
     ratio_reference: float | None
+    ratio_paper: float | None
+    worst_ratio_reference: float | None         # the largest per-layer optimal / proven bound
 
 
 @dataclass(kw_only=True)
 class SweepRow:
     memory_bytes: int
     words: int
-    bound: float
+    segment: float
+    paper: float
     compulsory: int
     reference: float
     optimal: int | None                         # None: some layer does not fit
@@ -188,6 +222,9 @@ class Timing:
 
 @dataclass(kw_only=True)
 class BoundResult(EngineResult):
+    VERSION = 2
+    UPGRADES = {1: lambda d: upgrade_v1(d)}
+
     engine: str
     source: Source
     memory_bytes: int
@@ -207,5 +244,46 @@ class BoundResult(EngineResult):
     timing_s: Timing
 
     def headline(self) -> dict[str, float | int | str | None]:
-        return {"optimal_traffic": self.totals.optimal, "ratio_bound": self.totals.ratio_bound,
-                "ratio_reference": self.totals.ratio_reference}
+        return {"optimal_traffic": self.totals.optimal, "ratio_reference": self.totals.ratio_reference,
+                "worst_ratio_reference": self.totals.worst_ratio_reference, "ratio_paper": self.totals.ratio_paper}
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b > 0 else None
+
+
+def upgrade_v1(old: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 -> 2: the paper's formula moves to `paper`, the segment bound is computed from each
+    stored layer shape (and, for the sweep, at each stored memory size), `reference` becomes the
+    proven max(segment, compulsory) and ratios follow it; `ratio_bound` becomes `ratio_paper`."""
+    d = copy.deepcopy(old)
+    fields = ("name", "B", "Ci", "Hi", "Wi", "Co", "Hk", "Wk", "stride", "pad", "groups", "dilation", "fc")
+    shapes = [ConvShape(**{k: l["shape"][k] for k in fields}) for l in d["layers"]]
+    S = d["memory_words"]
+    for l, shape in zip(d["layers"], shapes):
+        b = l["bound"]
+        new = conv_bound(shape, S).to_json()
+        new["paper"] = {"reads": b["reads"], "writes": b["writes"], "total": b["total"]}
+        new["R"], new["R_paper"] = b["R"], b["R_paper"]
+        l["bound"] = new
+        oc, tr = l["optimal"]["onchip"], l["optimal"]["traffic"]
+        oc["gbuf_read_bound"] = tr["input_reads"] + tr["weight_reads"]
+        for run in [l["optimal"], *(v for v in l["baselines"].values() if v is not None)]:
+            run.pop("ratio_bound", None)
+            run["ratio_reference"] = _ratio(run["traffic"]["total"], new["reference"])
+            run["ratio_paper"] = _ratio(run["traffic"]["total"], new["paper"]["total"])
+    t = d["totals"]
+    t["paper"] = t.pop("bound")
+    t.pop("ratio_bound", None)
+    t["segment"] = sum(l["bound"]["segment"]["total"] for l in d["layers"])
+    t["reference"] = sum(l["bound"]["reference"] for l in d["layers"])
+    t["ratio_reference"] = _ratio(t["optimal"], t["reference"])
+    t["ratio_paper"] = _ratio(t["optimal"], t["paper"])
+    ratios = [l["optimal"]["ratio_reference"] for l in d["layers"] if l["optimal"]["ratio_reference"] is not None]
+    t["worst_ratio_reference"] = max(ratios) if ratios else None
+    for row in d["sweep"]:
+        row["paper"] = row.pop("bound")
+        bounds = [conv_bound(s, row["words"]) for s in shapes]
+        row["segment"] = sum(b.segment.total for b in bounds)
+        row["reference"] = sum(b.reference for b in bounds)
+    return d

@@ -86,9 +86,11 @@ class ConvShape:
         for key in ("B", "Ci", "Hi", "Wi", "Co", "Hk", "Wk", "stride", "groups", "dilation"):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise InputError(f"{_LABEL[key]} must be a positive integer, got {v!r}", where)
-        if self.pad < 0:
-            raise InputError(f"padding must be >= 0, got {self.pad}", where)
+                raise InputError(f"{_LABEL[key]} must be a positive integer, got {_shown(v)}", where)
+            if v > MAX_SIZE[key]:
+                raise InputError(f"{_LABEL[key]} must be at most {MAX_SIZE[key]}, got {_shown(v)}", where)
+        if not isinstance(self.pad, int) or isinstance(self.pad, bool) or not 0 <= self.pad <= MAX_SIZE["pad"]:
+            raise InputError(f"padding must be 0..{MAX_SIZE['pad']}, got {_shown(self.pad)}", where)
         if self.Ci % self.groups or self.Co % self.groups:
             raise InputError(f"groups={self.groups} must divide input channels {self.Ci} and output "
                              f"channels {self.Co}", where)
@@ -105,6 +107,17 @@ class ConvShape:
             raise InputError(f"padding {self.pad} is not smaller than the kernel ({self.Hk}x{self.Wk}): some "
                              f"outputs would see only padding", where)
         return self
+
+
+# The largest layer the analysis takes: its tables grow with the input's extent (2048 x 2048 takes
+# some 15 s, 4096 x 4096 40 s and 3 GB) and its counts must stay machine integers.
+MAX_SIZE = {"B": 1_000_000, "Ci": 65536, "Co": 65536, "Hi": 2048, "Wi": 2048, "Hk": 64, "Wk": 64, "stride": 64,
+            "groups": 65536, "dilation": 64, "pad": 64}
+
+
+def _shown(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 30 else f"a number of {len(text)} digits"
 
 
 _LABEL = {"B": "batch", "Ci": "input channels (Ci)", "Hi": "input height (Hi)", "Wi": "input width (Wi)",
@@ -156,7 +169,7 @@ def parse_layer_spec(text: str, batch: int | None = None, where: str = "--layer"
         try:
             number = int(value.strip())
         except ValueError:
-            raise InputError(f"{key.strip()} must be an integer, got {value.strip()!r}", where) from None
+            raise InputError(f"{key.strip()} must be an integer, got {_shown(value.strip())}", where) from None
         if canon == "kernel":
             vals["Hk"] = vals["Wk"] = number
         else:

@@ -13,7 +13,7 @@ from typing import Any
 
 from core.cain.goals import MAX_COEF, Goal, make_goal
 from core.errors import InputError
-from core.workload import MAX_KERNEL_SIZE, KernelSet
+from core.workload import KernelSet, kernel_shape
 
 MAX_D = 10          # beyond this the Atom counts (and the search space) explode
 MAX_ATOMS = 2048    # Atoms in one Goal
@@ -54,36 +54,14 @@ def check_kernels(ks: KernelSet, max_kernels: int | None) -> list[list[list[list
     if max_kernels is not None and len(ks.kernels) > max_kernels:
         raise InputError(f"{len(ks.kernels)} kernels but only {max_kernels} registers: each output "
                          f"needs its own register", "kernels")
-    if not isinstance(ks.denominator, int) or ks.denominator <= 0:
+    if isinstance(ks.denominator, bool) or not isinstance(ks.denominator, int) or ks.denominator <= 0:
         raise InputError(f"denominator must be a positive integer, got {ks.denominator!r}", "denominator")
     out = []
     shape = None
     for i, k in enumerate(ks.kernels):
         where = f"kernels[{i}] ({k.name})"
-        chans = _channels(k.values, where)
-        h = len(chans[0])
-        w = len(chans[0][0]) if isinstance(chans[0][0], list) else -1
-        if h == 0 or w <= 0:
-            raise InputError("empty kernel", where)
-        fr = []
-        for c, chan in enumerate(chans):
-            if not isinstance(chan, list) or len(chan) != h:
-                raise InputError("channels have different sizes", where)
-            rows = []
-            for r, row in enumerate(chan):
-                if not isinstance(row, list):
-                    raise InputError(f"row {r + 1} is not a list of numbers", where)
-                if len(row) != w:
-                    raise InputError(f"ragged rows: row {r + 1} has {len(row)} values, row 1 has {w}", where)
-                vals = []
-                for j, v in enumerate(row):
-                    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                        raise InputError(f"not a number: {v!r} (row {r + 1}, column {j + 1})", where)
-                    vals.append(Fraction(v) / ks.denominator)
-                rows.append(vals)
-            fr.append(rows)
-        if h > MAX_KERNEL_SIZE or w > MAX_KERNEL_SIZE:
-            raise InputError(f"kernel is {h}x{w}; the limit is {MAX_KERNEL_SIZE}x{MAX_KERNEL_SIZE}", where)
+        _, h, w = kernel_shape(k.values, where)        # the one structural check (core.workload)
+        fr = [[[Fraction(v) / ks.denominator for v in row] for row in chan] for chan in _channels(k.values, where)]
         if h % 2 == 0 or w % 2 == 0:
             raise InputError(f"kernel is {h}x{w}; sizes must be odd so the kernel has a centre", where)
         if shape is not None and len(fr) != shape:

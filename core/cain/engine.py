@@ -8,10 +8,8 @@ and reports every shorter program it finds -- each one first verified by the exa
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
 from core.cain.api import check_options
@@ -20,6 +18,7 @@ from core.cain.plans import cpp_text, make_plan
 from core.cain.result import CainResult
 from core.cain.search import TRAVERSALS
 from core.cain.solver import Improvement, Stats, solve
+from core.checks import check_settings, check_types, read_json_file
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.filters import PRESETS, preset
@@ -107,6 +106,7 @@ def _settings(raw: dict[str, Any], target: Any) -> dict[str, Any]:
     unknown = set(raw) - set(s)
     if unknown:
         raise InputError(f"unknown setting(s): {', '.join(sorted(unknown))}", "settings")
+    check_types(SETTINGS_SCHEMA, raw)             # types and numbers first (core.checks)
     s.update(raw)
     # the search uses the target's registers (SCAMP-5: six, A-F)
     s["registers"] = target.registers if isinstance(target, Scamp5Target) else 6
@@ -124,6 +124,7 @@ def _settings(raw: dict[str, Any], target: Any) -> dict[str, Any]:
     except InputError as exc:
         where = "target.registers" if exc.where == "registers" else f"settings.{exc.where}"
         raise InputError(exc.message, where) from None
+    check_settings(SETTINGS_SCHEMA, raw)          # then what the checks above left to the schema
     return s
 
 
@@ -261,21 +262,14 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def load_kernel_file(path: str) -> KernelSet:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read kernel file: {exc.strerror or exc}", path) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", f"{path}:{exc.lineno}") from None
+    """A kernel file (docs/cain.md): UTF-8 JSON, every field checked; InputError names the file and field."""
+    data = read_json_file(path, "kernel file")
     if isinstance(data, dict) and "kind" in data and data["kind"] != "kernels":
-        raise InputError(f"expected kind 'kernels', got {data['kind']!r}", f"{path}: kind")
+        raise InputError(f"expected kind 'kernels', got {data['kind']!r}"[:200], f"{path}: kind")
     try:
-        return KernelSet.from_json(data, "kernels")
+        return KernelSet.from_json(data, "")
     except InputError as exc:
-        raise InputError(exc.message, f"{path}: {exc.where}") from None
+        raise InputError(exc.message, f"{path}: {exc.where}" if exc.where else str(path)) from None
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
@@ -285,8 +279,8 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
                 "workers": args.workers, "traversal": args.traversal, "d": args.d, "tolerance": args.tolerance,
                 "seed_share": args.seed_share}
     target = Scamp5Target(registers=args.registers)       # --registers is the target's register count
-    _settings(settings, target)          # bad options (a bad register count too) fail here, before the run
     approximate(ks, d=args.d, tolerance=args.tolerance, max_kernels=args.registers)
+    _settings(settings, target)          # bad options (a bad register count too) fail here, before the run
     return JobRequest(ks, target, settings)
 
 

@@ -41,6 +41,9 @@ class Plan:
     steps: list[Step]
     bags: list[Bag]
     nodes_at_find: int
+    # time.monotonic() when the search reached it (the clock is system-wide, so a worker process's
+    # stamp compares with the parent's deadline): a plan found after its budget is never reported
+    found_at: float = 0.0
 
     @property
     def length(self) -> int:
@@ -56,7 +59,7 @@ def plan_from(leaf: Node, nodes: int) -> Plan:
         steps.append(n.step)
         n = n.parent
         bags.append(n.bag)
-    return Plan(steps, bags, nodes)
+    return Plan(steps, bags, nodes, time.monotonic())
 
 
 @dataclass

@@ -8,8 +8,10 @@ engine turns them into job events and `api.compile_filter` keeps the last improv
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue as queue_mod
 import random
+import signal
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -27,7 +29,7 @@ from core.scamp5.program import Instr
 
 SLICE_NODES = 40          # nodes per search slice between checks (well under 0.2 s)
 MEMORY_BUDGET_MB = 1600   # all search processes together; each trims its frontier beyond its share
-STOP_GRACE_S = 3.0        # how long a cancelled search waits for its workers before killing them
+STOP_GRACE_S = 0.5        # how long a stopped search waits for its workers (a slice, then exit) before killing them
 
 
 def _rss_mb() -> float:
@@ -104,6 +106,7 @@ def worker_variant(index: int) -> dict[str, Any]:
 
 def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_nodes: int | None,
             out: Any, stop: Any, best: Any, nodes: Any, index: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's: it stops the workers (_start)
     s: Searcher | None = None
     error = None
     try:
@@ -119,7 +122,7 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
             if max_nodes is not None and s.nodes >= max_nodes:
                 break
             s.best = min(s.best, best.value)
-            for plan in s.run(SLICE_NODES):
+            for plan in s.run(SLICE_NODES, max(0.0, min(0.1, deadline - time.monotonic()))):
                 out.put(("plan", index, plan))
             now = time.monotonic()
             if now - last_report > 0.1:
@@ -135,6 +138,26 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
         if s is not None:
             nodes[index] = s.nodes
         out.put(("done", index, bool(s and s.exhausted), error))
+    # Leave at once: an orderly interpreter exit frees a search's whole memory (up to a GB, the best
+    # part of a second) while the run waits. The queue is flushed first, so nothing sent is lost.
+    out.close()
+    out.join_thread()
+    os._exit(0)
+
+
+def _start(p: Any) -> None:
+    """Start a worker with SIGINT blocked, a mask it keeps through exec: Ctrl-C in a terminal goes to
+    the whole process group, and only the parent may act on it (it stops the workers), so no worker
+    prints a KeyboardInterrupt traceback, not even while it starts. The parent gets a Ctrl-C that
+    came meanwhile as soon as the mask is restored."""
+    if not hasattr(signal, "pthread_sigmask"):
+        p.start()
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        p.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers: int, traversal: str,
@@ -156,8 +179,10 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                     s.trim()
             if max_nodes is not None and s.nodes >= max_nodes:
                 break
-            for plan in s.run(SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - s.nodes)):
-                yield "plan", plan
+            for plan in s.run(SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - s.nodes),
+                              max(0.0, min(0.1, deadline - time.monotonic()))):
+                if plan.found_at <= deadline:
+                    yield "plan", plan
             if time.monotonic() - last > 0.1:
                 last = time.monotonic()
                 yield "stats", s.nodes
@@ -174,41 +199,60 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
         p = ctx.Process(target=_worker, daemon=True,
                         args=(problem, traversal, 1000 + i, deadline, per_worker,
                               out, stop, best, nodes, i))
-        p.start()
+        _start(p)
         procs.append(p)
     done = 0
     best_len = bound
+
+    def take(msg: Any) -> Plan | None:
+        """Count a worker's end; return a plan found within the budget and shorter than any so far."""
+        nonlocal done, best_len
+        if msg[0] == "done":
+            done += 1
+            if msg[3]:
+                raise RuntimeError(f"search worker {msg[1]} failed: {msg[3]}")
+        elif msg[0] == "plan":
+            plan = msg[2]
+            if plan.found_at <= deadline and plan.length < best_len:
+                best_len = plan.length
+                with best.get_lock():
+                    best.value = min(best.value, plan.length)
+                plan.nodes_at_find = sum(nodes[:])
+                return plan
+        return None
+
     try:
         last = 0.0
-        while done < workers:
+        while done < workers and time.monotonic() < deadline:
             cancel.check()
             all_exited = not any(p.is_alive() for p in procs)    # checked before reading: no race
             try:
-                msg = out.get(timeout=0.05)
+                msg = out.get(timeout=max(0.001, min(0.05, deadline - time.monotonic())))
             except queue_mod.Empty:
                 msg = None
                 if all_exited:
                     codes = sorted({p.exitcode for p in procs if p.exitcode})
                     raise RuntimeError(f"{workers - done} of {workers} search worker processes ended without "
                                        f"finishing (exit codes {codes or [0]})")
-            if msg is not None:
-                if msg[0] == "done":
-                    done += 1
-                    if msg[3]:
-                        raise RuntimeError(f"search worker {msg[1]} failed: {msg[3]}")
-                elif msg[0] == "plan":
-                    plan = msg[2]
-                    if plan.length < best_len:
-                        best_len = plan.length
-                        with best.get_lock():
-                            best.value = min(best.value, plan.length)
-                        plan.nodes_at_find = sum(nodes[:])
-                        yield "plan", plan
+            found = None if msg is None else take(msg)
+            if found is not None:
+                yield "plan", found
             if time.monotonic() - last > 0.1:
                 last = time.monotonic()
                 yield "stats", sum(nodes[:])
-            if time.monotonic() > deadline + 5.0:
-                break
+        # The budget is spent: stop the workers, and still take the plans they found within it.
+        stop.set()
+        end = time.monotonic() + STOP_GRACE_S
+        while done < workers and time.monotonic() < end:
+            cancel.check()
+            try:
+                found = take(out.get(timeout=0.02))
+            except queue_mod.Empty:
+                if not any(p.is_alive() for p in procs):
+                    break
+                continue
+            if found is not None:
+                yield "plan", found
         yield "stats", sum(nodes[:])
     finally:
         stop.set()
@@ -254,28 +298,36 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
 
     With several kernels and `seed_share` > 0, that share of the time first builds a one-by-one
     program (reported with method "one-by-one"); the simultaneous search must then beat it.
+
+    The budget is kept: no search goes on past `time_s`, and a program is reported with the time its
+    search found it (a plan found after the budget is dropped), so every improvement's `elapsed` is
+    within `time_s` whatever verifying it took.
     """
     regs = register_names(registers)
     start = time.monotonic()
+    deadline = start + time_s
     if mode == "cain":
         problem = build_problem(approx.goals, approx.d, approx.channels, regs, isa)
         best = 1 << 30
         nodes = 0
+        last_t = 0.0
         budget = time_s
         if seed_share > 0 and len(approx.goals) > 1:
             # a quick one-by-one program first: a verified upper bound the simultaneous search
             # then has to beat (it prunes with it from the start)
             seed_max = None if max_nodes is None else max(1, int(max_nodes * seed_share))
             for ev in _solve_individually(approx, isa, regs, time_s * seed_share, seed_max, workers, traversal,
-                                          cancel, start):
+                                          cancel, start, deadline):
                 if isinstance(ev, Improvement):
-                    best = ev.length
+                    best, last_t = ev.length, ev.elapsed
                 nodes = max(nodes, ev.nodes)
                 yield ev
-            budget = max(0.05, time_s - (time.monotonic() - start))
+            budget = max(0.0, deadline - time.monotonic())
             if max_nodes is not None:
                 max_nodes = max(1, max_nodes - nodes)
         seed_nodes = nodes
+        if budget <= 0:
+            return
         for kind, payload in search_plans(problem, budget, max_nodes, workers, traversal, cancel, bound=best):
             if kind == "stats":
                 nodes = seed_nodes + payload
@@ -291,24 +343,29 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
             if not ok:
                 continue      # an unverified plan is never reported
             best = plan.length
+            # workers report out of order: a plan one found before another's earlier report counts
+            # from that report, so times grow with each improvement (and stay within the budget)
+            last_t = max(last_t, plan.found_at - start)
             yield Improvement(alloc.program, dict(zip(approx.names, alloc.output_registers)),
                               alloc.input_registers, seed_nodes + max(plan.nodes_at_find, 1),
-                              time.monotonic() - start, True, msg, bags=_bags_json(plan, approx.d),
+                              last_t, True, msg, bags=_bags_json(plan, approx.d),
                               registers=_regs_json(alloc, approx.d), method="simultaneous")
         return
-    yield from _solve_individually(approx, isa, regs, time_s, max_nodes, workers, traversal, cancel, start)
+    yield from _solve_individually(approx, isa, regs, time_s, max_nodes, workers, traversal, cancel, start, deadline)
 
 
 def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[str, ...], time_s: float,
                         max_nodes: int | None, workers: int, traversal: str, cancel: CancelToken,
-                        start: float) -> Iterator[Improvement | Stats]:
-    """AUKE-style baseline: one kernel at a time, earlier outputs' registers reserved, input kept."""
+                        start: float, deadline: float) -> Iterator[Improvement | Stats]:
+    """AUKE-style baseline: one kernel at a time, earlier outputs' registers reserved, input kept;
+    kernel k searches until k+1 n-ths of `time_s`, and none past `deadline` (the whole run's)."""
     n = len(approx.goals)
     used: list[str] = []
     program: list[Instr] = []
     outputs: dict[str, str] = {}
     total_nodes = 0
     inputs: dict[int, str] = {}
+    found_at = start          # when the last kernel's chosen plan was found: the program's time
     for k, (name, goal) in enumerate(zip(approx.names, approx.goals)):
         avail = tuple(r for r in regs if r not in used)
         last = k == n - 1
@@ -317,7 +374,10 @@ def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[
         problem = build_problem(finals, approx.d, approx.channels, avail, isa)
         problem.final_goals = finals
         best_alloc: Allocated | None = None
-        budget = max(time_s * (k + 1) / n - (time.monotonic() - start), 0.05)
+        best_found = start
+        budget = min(max(time_s * (k + 1) / n - (time.monotonic() - start), 0.05), deadline - time.monotonic())
+        if budget <= 0:
+            return      # the run's budget is spent: no program made of every kernel's
         sub_nodes = 0
         for kind, payload in search_plans(problem, budget, None if max_nodes is None else max(1, max_nodes // n),
                                           workers, traversal, cancel):
@@ -333,7 +393,7 @@ def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[
             except AllocationError:
                 continue
             if ok:
-                best_alloc = alloc
+                best_alloc, best_found = alloc, plan.found_at
         total_nodes += sub_nodes
         if best_alloc is None:
             return      # no program for this kernel within the budget: nothing verified to report
@@ -341,7 +401,8 @@ def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[
         outputs[name] = best_alloc.output_registers[0]
         inputs = inputs or best_alloc.input_registers
         used.append(best_alloc.output_registers[0])
+        found_at = max(found_at, best_found)
     ok, msg = verify(program, approx.goals, approx.d, inputs, [outputs[nm] for nm in approx.names], regs)
     if ok:
-        yield Improvement(program, outputs, inputs, max(total_nodes, 1), time.monotonic() - start, True, msg,
+        yield Improvement(program, outputs, inputs, max(total_nodes, 1), found_at - start, True, msg,
                           method="one-by-one")

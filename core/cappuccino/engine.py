@@ -30,6 +30,7 @@ from core.cappuccino.inexact import Configuration, ModeChoice, search_modes
 from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
 from core.cappuccino.result import CappuccinoResult
+from core.checks import check_settings, check_types
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
@@ -68,12 +69,12 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                      "description": "Folder for the C programs and the validation data (empty: not kept)"},
         "compile": {"type": "boolean", "title": "Compile and time",
                     "description": "Build and run the programs with the C compiler found here (gcc, cc, clang)"},
-        "min_seconds": {"type": "number", "minimum": 0, "title": "Min. time per run", "unit": "s", "x-decimals": 2,
+        "min_seconds": {"type": "number", "minimum": 0, "maximum": 600, "title": "Min. time per run", "unit": "s", "x-decimals": 2,
                         "x-step": 0.1, "description": "Timing: each run repeats passes over the images for at "
                                                       "least this long"},
-        "repeats": {"type": "integer", "minimum": 1, "title": "Runs",
+        "repeats": {"type": "integer", "minimum": 1, "maximum": 1000, "title": "Runs",
                     "description": "Timing: runs per program, interleaved; the fastest counts"},
-        "limit": {"type": "integer", "minimum": 0, "title": "Images",
+        "limit": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Images",
                   "description": "Use only the first N validation images (0: all)"},
     },
 }
@@ -86,6 +87,7 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
         hint = (" (the network is the tab's CNN workload now, not a setting)"
                 if unknown[0] in ("model", "onnx_path", "validation_path") else "")
         raise InputError(f"unknown setting {unknown[0]!r}{hint}; known: {', '.join(s)}", f"settings.{unknown[0]}")
+    check_types(SETTINGS_SCHEMA, raw or {})       # types and numbers first (core.checks)
     s.update(raw or {})
     for key in ("emit_dir", "prefer"):
         if not isinstance(s[key], str):
@@ -105,6 +107,7 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
         if key != "min_seconds" and v != int(v):
             raise InputError(f"must be a whole number, got {v!r}", f"settings.{key}")
     s["repeats"], s["limit"] = int(s["repeats"]), int(s["limit"])
+    check_settings(SETTINGS_SCHEMA, raw or {})    # then what the checks above left to the schema
     return s
 
 

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-import jsonschema
 
 from core.boards import BOARDS, board_resources
+from core.checks import check_settings
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.fcnnx.dse import DesignPoint, explore_cnn, joint_points, joint_resources, pareto, thin
@@ -91,10 +91,7 @@ def _settings(request: JobRequest) -> dict[str, Any]:
     the setting)."""
     s = default_settings()
     s.update(request.settings or {})
-    errors = sorted(jsonschema.Draft202012Validator(SETTINGS_SCHEMA).iter_errors(s), key=lambda e: list(e.path))
-    if errors:
-        where = "settings" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in errors[0].absolute_path)
-        raise InputError(errors[0].message[:200], where)
+    check_settings(SETTINGS_SCHEMA, s)            # types, ranges, finite numbers (core.checks)
     return s
 
 

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from core.checks import check_settings, check_types
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
@@ -134,6 +135,7 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
     unknown = set(raw) - set(s)
     if unknown:
         raise InputError(f"unknown setting(s): {', '.join(sorted(unknown))}", "settings")
+    check_types(SETTINGS_SCHEMA, raw)             # types and numbers first (core.checks)
     s.update(raw)
     for key, allowed in (("program_source", SOURCES), ("mode", MODES), ("reference", REFERENCES),
                          ("noise_mode", NOISE_MODES)):
@@ -164,6 +166,7 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
                          "settings.reference")
     if not isinstance(s["output_registers"], list):
         raise InputError("must be a list of register names", "settings.output_registers")
+    check_settings(SETTINGS_SCHEMA, raw)          # then what the checks above left to the schema
     return s
 
 

@@ -114,6 +114,14 @@ class SimulateResult(EngineResult):
     comparison: dict[str, ComparedProgram] | None = optional_key()
     exported: list[str] | None = optional_key()
 
+    def validate(self, path: str = "result") -> None:
+        """The settings kept are the engine's (a version-1 result's brought to today's keys first):
+        the same checks as any settings, so a text where the panel needs a number is refused."""
+        from core.checks import check_settings
+        from core.fpsp_sim.engine import SETTINGS_SCHEMA, settings_of_result
+
+        check_settings(SETTINGS_SCHEMA, settings_of_result({"settings": self.settings}), f"{path}.settings")
+
     def headline(self) -> dict[str, float | int | str | None]:
         errs = [o.max_error for o in self.outputs.values()]
         rms = [o.rms_error for o in self.outputs.values()]

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from core.checks import check_types
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
@@ -96,6 +97,7 @@ def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
                 if unknown[0] in ("workload", "transform") else "")
         raise InputError(f"unknown setting {unknown[0]!r}{hint}; known: {', '.join(s)}", f"settings.{unknown[0]}")
     s.update(raw or {})
+    check_types(SETTINGS_SCHEMA, s)               # types and numbers first (core.checks)
     BF.log2_exact(s["banks"], "settings.banks")
     if s["banks"] not in BANK_COUNTS:
         raise InputError(f"at most {BANK_COUNTS[-1]} banks (the bank analysis grows steeply), got {s['banks']}",
@@ -346,7 +348,10 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     s = default_settings()
     if args.transform:
         transform = load_transform_file(args.transform)
-        workload_from_json(transform, args.transform)             # errors now, with the file name
+        try:                                                        # errors now, with the file name
+            workload_from_json(transform, "")
+        except InputError as exc:
+            raise InputError(exc.message, f"{args.transform}: {exc.where.lstrip('.')}") from None
         workload = MeritTransformWorkload(transform=transform)
     else:
         if args.workload not in W.WORKLOADS:

@@ -22,8 +22,7 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -56,9 +55,18 @@ REFERENCES: dict[str, Callable[..., np.ndarray]] = {
 }
 
 
+# What a transform file may ask for: an operand of 16 M elements and 2^28 multiply-adds are some
+# five times the largest built-in workload (AlexNet conv1) and still run in memory.
+MAX_SIZE = 2 ** 31 - 1
+MAX_OPERAND_ELEMENTS = 2 ** 24
+MAX_WORK = 2 ** 28
+MAX_DATA_ABS = 1e100         # operand values whose products and sums stay finite
+
+
 def _int(v: Any, where: str, positive: bool = False) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or (positive and v <= 0):
-        raise InputError(f"expected a {'positive ' if positive else ''}integer, got {v!r}", where)
+    if isinstance(v, bool) or not isinstance(v, int) or (positive and v <= 0) or abs(v) > MAX_SIZE:
+        shown = repr(v) if len(repr(v)) <= 40 else f"a number of {len(str(v))} characters"
+        raise InputError(f"expected a{' positive' if positive else 'n'} integer up to {MAX_SIZE}, got {shown}", where)
     return v
 
 
@@ -123,8 +131,19 @@ def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
         if not isinstance(out_shape, list):
             raise InputError("output_shape must be a list", f"{where}.output_shape")
         out_shape = tuple(_int(s, f"{where}.output_shape", True) for s in out_shape)
+    for key in ("name", "description"):
+        if not isinstance(d.get(key, ""), str):
+            raise InputError(f"expected a text, got {type(d[key]).__name__}", f"{where}.{key}")
     t = MeritTransform(str(d.get("name", "transform")), par, acc, operands, strategy, dict(params), out_shape,
                        str(d.get("description", "")))
+    for oi, op in enumerate(operands):
+        elements = int(np.prod([int(n) for n in op.shape], dtype=object))
+        if elements > MAX_OPERAND_ELEMENTS:
+            raise InputError(f"operand {op.name!r} has {elements} elements; at most {MAX_OPERAND_ELEMENTS}",
+                             f"{where}.operands[{oi}].shape")
+    work = int(np.prod([n for _, n in par + acc], dtype=object))
+    if work > MAX_WORK:
+        raise InputError(f"the indices span {work} multiply-adds; at most {MAX_WORK}", f"{where}.parallel")
     t.validate(where)
     return t
 
@@ -138,9 +157,13 @@ def workload_from_json(d: dict[str, Any], where: str = "transform") -> W.Workloa
     given = {}
     for name, v in data_raw.items():
         try:
-            given[name] = np.asarray(v, dtype=float)
-        except (TypeError, ValueError):
+            arr = np.asarray(v, dtype=float)
+        except (TypeError, ValueError, OverflowError):
             raise InputError("not a rectangular array of numbers", f"{where}.data.{name}") from None
+        if arr.size and not (np.isfinite(arr).all() and float(np.abs(arr).max()) <= MAX_DATA_ABS):
+            raise InputError(f"values must be finite numbers of magnitude at most {MAX_DATA_ABS:g}",
+                             f"{where}.data.{name}")
+        given[name] = arr
     shapes = {op.name: op.shape for op in t.operands}
     for name, arr in given.items():
         if name not in shapes:
@@ -157,28 +180,49 @@ def workload_from_json(d: dict[str, Any], where: str = "transform") -> W.Workloa
     ref = d.get("reference")
     reference = None
     if ref is not None:
-        if not isinstance(ref, dict) or ref.get("kind") not in REFERENCES:
+        if not isinstance(ref, dict) or not isinstance(ref.get("kind"), str) or ref["kind"] not in REFERENCES:
             raise InputError(f"reference needs a kind among {', '.join(REFERENCES)}", f"{where}.reference")
         fn = REFERENCES[ref["kind"]]
-        kw = {k: v for k, v in ref.items() if k != "kind"}
-        reference = lambda data, fn=fn, kw=kw: fn(data, t, **kw)
+        allowed = [p.name for p in inspect.signature(fn).parameters.values()
+                   if p.kind == p.POSITIONAL_OR_KEYWORD and p.name not in ("d", "t")]
+        kw = {}
+        for k, v in ref.items():
+            if k == "kind":
+                continue
+            if k not in allowed:
+                raise InputError(f"the {ref['kind']} reference takes {', '.join(allowed) or 'no parameters'}, "
+                                 f"not {k!r}", f"{where}.reference.{k}")
+            kw[k] = _int(v, f"{where}.reference.{k}", positive=k != "pad")
+            if kw[k] < 0:
+                raise InputError(f"must be >= 0, got {v}", f"{where}.reference.{k}")
+
+        def reference(data: dict[str, np.ndarray], fn: Callable[..., np.ndarray] = fn,
+                      kw: dict[str, int] = kw) -> np.ndarray:
+            try:
+                return fn(data, t, **kw)
+            except (ValueError, TypeError, IndexError, KeyError) as exc:
+                raise InputError(f"the {ref['kind']} reference does not fit this transform's operands "
+                                 f"({type(exc).__name__}: {exc})", f"{where}.reference") from None
     tile = d.get("tile", {})
     if not isinstance(tile, dict):
         raise InputError("tile must be an object: index -> size", f"{where}.tile")
+    for name, size in tile.items():
+        if name not in dict(t.indices):
+            raise InputError(f"no index named {name!r}; indices: {', '.join(dict(t.indices))}", f"{where}.tile.{name}")
+        _int(size, f"{where}.tile.{name}", positive=True)
     bank_op = d.get("bank_operand", t.operands[0].name)
-    if bank_op not in shapes:
+    if not isinstance(bank_op, str) or bank_op not in shapes:
         raise InputError(f"no operand named {bank_op!r}", f"{where}.bank_operand")
     return W.Workload(t.name, t.description or t.name, [t], make, reference, dict(tile), bank_op,
                       "user transform file")
 
 
 def load_transform_file(path: str) -> dict[str, Any]:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read transform file: {exc.strerror}", str(path)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", f"{path}:{exc.lineno}") from None
+    """A transform file decoded (UTF-8 JSON, finite numbers: core.checks); its fields are read by
+    workload_from_json."""
+    from core.checks import read_json_file
+
+    data = read_json_file(path, "transform file")
+    if not isinstance(data, dict):
+        raise InputError(f"a transform file holds one JSON object, got {type(data).__name__}", str(path))
+    return data

@@ -20,16 +20,22 @@ from core.project import Run
 from gui.binding import Adapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
-from gui.plotting import PALETTE, ask_export_table
+from gui.plotting import PALETTE, ask_export_table, new_plot
 
 MEMORY_CHOICES = [0] + [k * 1024 for k in (8, 16, 32, 64, 128, 256, 512, 1024, 2048)]
-SERIES_ORDER = ["bound", "compulsory", "reference"] + list(BASELINES) + ["optimal"]
-TABLE_COLUMNS = ["layer", "R", "bound", "compulsory", "optimal", "ratio", "b", "z", "y", "x", "k", "memory used",
+SERIES_ORDER = ["paper", "segment", "compulsory", "reference"] + list(BASELINES) + ["optimal"]
+TABLE_COLUMNS = ["layer", "R", "proven", "paper (asymptotic)", "optimal", "ratio", "b", "z", "y", "x", "k", "memory used",
                  "inputs read", "weights read", "outputs written", "GBuf reads"] + [f"{k} total" for k in BASELINES] + ["best"]
+# How the bound series are named on screen: "reference" is the proven bound (the larger of the segment
+# bound and the compulsory traffic); the paper's formula is asymptotic, and dataflows can move less.
+SERIES_LABELS = {"reference": "proven", "paper": "paper (asymptotic)", "segment": "segment bound",
+                 "compulsory": "compulsory"}
+BOUND_SERIES = ("paper", "segment", "compulsory", "reference")
 
 
 def _color(key: str) -> str:
-    fixed = {"bound": "#000000", "compulsory": "#7f7f7f", "reference": "#17becf", "optimal": "#2ca02c",
+    fixed = {"paper": "#000000", "segment": "#bcbd22", "compulsory": "#7f7f7f", "reference": "#17becf",
+             "optimal": "#2ca02c",
              "ws": "#ff7f0e", "is": "#9467bd", "os": "#8c564b", "rs": "#e377c2"}
     return fixed.get(key, PALETTE[0])
 
@@ -150,7 +156,7 @@ class BoundPanel(GenericPanel):
         c.addWidget(self.sweep)
 
         # traffic vs memory
-        self.sweep_plot = pg.PlotWidget(background="w")
+        self.sweep_plot = new_plot()
         self.sweep_plot.setLogMode(x=True, y=True)
         self.sweep_plot.setLabel("bottom", "on-chip memory (KiB)")
         self.sweep_plot.setLabel("left", "DRAM traffic (words)")
@@ -162,11 +168,11 @@ class BoundPanel(GenericPanel):
         bar_page = QWidget()
         bl = QVBoxLayout(bar_page)
         self.bar_mode = QComboBox()
-        self.bar_mode.addItems(["ratio to max(bound, compulsory)", "DRAM traffic (words)"])
+        self.bar_mode.addItems(["ratio to the proven bound", "DRAM traffic (words)"])
         self.bar_mode.currentIndexChanged.connect(lambda: self._result and self._draw_bars(self._result,
                                                                                             self._result["dataflows"]))
         bl.addWidget(self.bar_mode, 0, Qt.AlignLeft)
-        self.bar_plot = pg.PlotWidget(background="w")
+        self.bar_plot = new_plot(x_label="layer")
         self.bar_plot.addLegend(offset=(-10, 10))
         self.bar_plot.scene().sigMouseClicked.connect(self._bar_plot_clicked)
         self.bar_mark = pg.LinearRegionItem(movable=False, brush=(0, 0, 0, 25))
@@ -234,8 +240,8 @@ class BoundPanel(GenericPanel):
             xs, ys = series[key]
             if not xs:
                 continue
-            style = Qt.DashLine if key in ("bound", "compulsory", "reference") else Qt.SolidLine
-            label = "max(bound, compulsory) per layer" if key == "reference" else key
+            style = Qt.DashLine if key in BOUND_SERIES else Qt.SolidLine
+            label = SERIES_LABELS.get(key, key)
             self.sweep_plot.plot(np.asarray(xs, float), np.asarray(ys, float), name=label,
                                  pen=pg.mkPen(_color(key), width=3 if key == "optimal" else 2, style=style), symbol="o", symbolSize=5,
                                  symbolBrush=_color(key))
@@ -258,7 +264,7 @@ class BoundPanel(GenericPanel):
         flows = result.get("dataflows", [])
         series: dict[str, tuple[list[float], list[float]]] = {}
         for row in result.get("sweep", []):
-            for key in ["bound", "compulsory", "reference", "optimal"] + flows:
+            for key in [*BOUND_SERIES, "optimal"] + flows:
                 if row.get(key) is not None:
                     xs, ys = series.setdefault(key, ([], []))
                     xs.append(row["memory_bytes"] / 1024)
@@ -276,7 +282,7 @@ class BoundPanel(GenericPanel):
         self.bar_plot.clear()
         layers = result["layers"]
         as_ratio = self.bar_mode.currentIndex() == 0
-        self.bar_plot.setLabel("left", "traffic / max(bound, compulsory)" if as_ratio else "DRAM traffic (words)")
+        self.bar_plot.setLabel("left", "traffic / proven bound" if as_ratio else "DRAM traffic (words)")
         keys = (["optimal"] if as_ratio else ["reference", "optimal"]) + flows
         width = 0.8 / len(keys)
         x = np.arange(len(layers), dtype=float)
@@ -293,7 +299,7 @@ class BoundPanel(GenericPanel):
                     v = b["traffic"]["total"] if b else 0.0
                 vals.append(v / ref if as_ratio else v)
             item = pg.BarGraphItem(x=x - 0.4 + (i + 0.5) * width, height=vals, width=width, brush=_color(key),
-                                   name="max(bound, compulsory)" if key == "reference" else key)
+                                   name=SERIES_LABELS.get(key, key))
             self.bar_plot.addItem(item)
         if as_ratio:
             self.bar_plot.addItem(pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen("k", style=Qt.DashLine)))
@@ -306,7 +312,7 @@ class BoundPanel(GenericPanel):
         self.table.setRowCount(len(layers) + 1)
         for r, l in enumerate(layers):
             t, tr = l["optimal"]["tiling"], l["optimal"]["traffic"]
-            vals: list[Any] = [l["name"], l["bound"]["R"], round(l["bound"]["total"]), l["bound"]["compulsory"]["total"],
+            vals: list[Any] = [l["name"], l["bound"]["R"], round(l["bound"]["reference"]), round(l["bound"]["paper"]["total"]),
                                tr["total"], f"{l['optimal']['ratio_reference']:.3f}", t["b"], t["z"], t["y"], t["x"],
                                t["k"], tr["memory"], tr["input_reads"], tr["weight_reads"], tr["output_writes"],
                                l["optimal"]["onchip"]["gbuf_reads"]]
@@ -318,7 +324,7 @@ class BoundPanel(GenericPanel):
                 self.table.setItem(r, c, QTableWidgetItem(str(v)))
         tot = result["totals"]
         last = len(layers)
-        total_row = {0: "total", 2: round(tot["bound"]), 3: tot["compulsory"], 4: tot["optimal"],
+        total_row = {0: "total", 2: round(tot["reference"]), 3: round(tot["paper"]), 4: tot["optimal"],
                      5: f"{tot['ratio_reference']:.3f}", 15: tot["gbuf_reads"]}
         for i, k in enumerate(BASELINES):
             if k in tot and tot[k] is not None:
@@ -376,7 +382,8 @@ class BoundPanel(GenericPanel):
         self.tile_info.setText(
             f"{l['name']}: b={t['b']} z={t['z']} y={t['y']} x={t['x']} k={t['k']} (order {t['order']}), "
             f"{tr['memory']} of {self._result['memory_words']} words on chip; DRAM reads {tr['reads']}, "
-            f"writes {tr['output_writes']}; {l['optimal']['ratio_reference']:.3f}x max(bound, compulsory); "
+            f"writes {tr['output_writes']}; {l['optimal']['ratio_reference']:.3f}x the proven bound "
+            f"({l['optimal']['ratio_paper']:.3f}x the paper's asymptotic formula); "
             f"best dataflow here: {l.get('best', {}).get('dataflow', 'optimal')}.")
 
 

@@ -20,7 +20,7 @@ from core.project import Run
 from gui.binding import CheckAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
-from gui.plotting import PALETTE, LivePlot
+from gui.plotting import PALETTE, LivePlot, new_plot
 
 JOINT_SERIES = {"peak": "#1f77b4", "contention-unaware (est.)": "#d62728", "memory-aware": "#e6b800"}
 JOINT_KEYS = {"peak": "peak", "contention-unaware (est.)": "contention_unaware_est", "memory-aware": "memory_aware"}
@@ -92,15 +92,15 @@ class FcnnxPanel(GenericPanel):
                                       y_label="objective (lower is better)", on_click=self.joint_point_clicked)
         self.sched_info = QLabel("Run the engine, then click a joint design point to see its schedule")
         self.sched_info.setWordWrap(True)
-        self.gantt = pg.PlotWidget(background="w", title="One schedule cycle")
+        self.gantt = new_plot(title="One schedule cycle", y_label="CNN")
         self.gantt.setLabel("bottom", "time (ms)")
-        self.bw_plot = pg.PlotWidget(background="w")
+        self.bw_plot = new_plot()
         self.bw_plot.setLabel("bottom", "time (ms)")
         self.bw_plot.setLabel("left", "GB/s")
         self.bw_plot.setXLink(self.gantt)
         for plot, side in ((self.gantt, "bottom"), (self.bw_plot, "bottom"), (self.bw_plot, "left")):
             plot.getAxis(side).enableAutoSIPrefix(False)       # ms and GB/s as labelled, no "(x0.001)"
-        self.res_plot = pg.PlotWidget(background="w", title="Device resources per CNN (%)")
+        self.res_plot = new_plot(title="Device resources per CNN (%)", x_label="resource", y_label="% of the device")
         self.res_plot.addLegend(offset=(-10, 10))
         top = QSplitter(Qt.Horizontal)
         top.addWidget(self.pareto_plot)

@@ -19,27 +19,56 @@ from gui.panels.base import EnginePanel, PanelContext
 from gui.plotting import LivePlot, ask_export_plot
 
 
-def fill_tree(parent: QTreeWidgetItem | QTreeWidget, value: Any, key: str = "") -> None:
-    """Show nested JSON data as tree rows (long lists are cut to keep the widget fast)."""
+class _TreeItem(QTreeWidgetItem):
+    """A result row; `pending` holds the value whose rows are made when the row is first expanded."""
+
+    pending: Any = None
+
+
+def fill_tree(parent: QTreeWidgetItem | QTreeWidget, value: Any, key: str = "", depth: int = 1) -> None:
+    """Show nested JSON data as tree rows (long lists are cut to keep the widget fast). Rows below
+    `depth` levels are made only when their parent is first expanded (`expand_pending`): a large
+    result (f-CNNx's is about 0.8 MB) is shown at once instead of blocking the window."""
     if isinstance(value, dict):
-        node = QTreeWidgetItem([key, "{…}" if value else "{}"])
-        for k, v in value.items():
-            fill_tree(node, v, str(k))
+        node = _TreeItem([key, "{…}" if value else "{}"])
     elif isinstance(value, list):
-        node = QTreeWidgetItem([key, f"[{len(value)}]"])
+        node = _TreeItem([key, f"[{len(value)}]"])
         if all(not isinstance(v, (dict, list)) for v in value) and len(value) <= 32:
             node.setText(1, json.dumps(value))
-        else:
-            for i, v in enumerate(value[:200]):
-                fill_tree(node, v, str(i))
-            if len(value) > 200:
-                node.addChild(QTreeWidgetItem(["…", f"{len(value) - 200} more"]))
+            value = None
     else:
-        node = QTreeWidgetItem([key, json.dumps(value) if not isinstance(value, str) else value])
+        node = _TreeItem([key, json.dumps(value) if not isinstance(value, str) else value])
+        value = None
+    if value:
+        if depth > 0:
+            _fill_children(node, value, depth - 1)
+        else:
+            node.pending = value
+            node.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator)
     if isinstance(parent, QTreeWidget):
         parent.addTopLevelItem(node)
     else:
         parent.addChild(node)
+
+
+def _fill_children(node: QTreeWidgetItem, value: dict[str, Any] | list[Any], depth: int) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            fill_tree(node, v, str(k), depth)
+        return
+    for i, v in enumerate(value[:200]):
+        fill_tree(node, v, str(i), depth)
+    if len(value) > 200:
+        node.addChild(QTreeWidgetItem(["…", f"{len(value) - 200} more"]))
+
+
+def expand_pending(item: QTreeWidgetItem) -> None:
+    """Make the rows of a row expanded for the first time (connected to itemExpanded)."""
+    value = getattr(item, "pending", None)
+    if value is not None:
+        item.pending = None
+        item.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)
+        _fill_children(item, value, 0)
 
 
 def replay_events(run: Run) -> list[Event]:
@@ -69,6 +98,7 @@ class GenericPanel(EnginePanel):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["field", "value"])
         self.tree.setColumnWidth(0, 260)
+        self.tree.itemExpanded.connect(expand_pending)
         self.tabs.addTab(self.tree, "Result")
         buttons = QHBoxLayout()
         self.export_json_button = QPushButton("Export result JSON…")

@@ -20,7 +20,7 @@ from core.merit.engine import ALUS_PER_TAU, NETWORKS, format_tile, parse_alu_lis
 from gui.binding import Adapter, LineAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
-from gui.plotting import PALETTE
+from gui.plotting import PALETTE, new_plot
 
 NO_LAYER_TEXT = "Pick a layer in the Utilisation tab to see its MERIT-z tile here."
 BANK_COLORS = ["#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5"]
@@ -430,7 +430,7 @@ class MeritPanel(GenericPanel):
         self.tabs.addTab(btab, "Banks")
 
         # reuse
-        self.reuse_plot = pg.PlotWidget(background="w")
+        self.reuse_plot = new_plot(x_label="workload")
         self.reuse_plot.setTitle("Data reuse: MACs per input+output word (Table III)", color="k")
         self.reuse_plot.setLabel("left", "reuse rate")
         self.reuse_plot.addLegend(offset=(10, 10))
@@ -439,7 +439,7 @@ class MeritPanel(GenericPanel):
         # utilisation
         utab = QWidget()
         ul = QVBoxLayout(utab)
-        self.util_plot = pg.PlotWidget(background="w")
+        self.util_plot = new_plot()
         self.util_plot.setTitle("MERIT-z utilisation against ALU count (Fig. 15)", color="k")
         self.util_plot.setLabel("bottom", "ALUs (log2)")
         self.util_plot.setLabel("left", "utilisation")

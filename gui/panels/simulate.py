@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QFileDialog, QPlainTextEdit, QPushButton, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QFileDialog, QPlainTextEdit, QPushButton, QToolButton, QWidget
 
 from core.engine import EngineSpec
 from core.errors import InputError
@@ -77,6 +78,20 @@ class SimulatePanel(GenericPanel):
         b.bind("program_text", self.program_text)
         self.tabs.insertTab(2, self.program_text, "Program text")
         self.tabs.setCurrentIndex(0)
+        self.plot.setTitle("Mean RMS error of the outputs after each instruction")
+        self.plot.setLabel("bottom", "instruction")
+        self.plot.setLabel("left", "RMS error (full scale = 1)")
+        # Stepping mode: the settings rows fold away so the planes' grid gets the height (at 1920x1080
+        # every PE then gets at least one screen pixel); one click brings them back.
+        self.settings_button = QToolButton()
+        self.settings_button.setCheckable(True)
+        self.settings_button.setChecked(True)
+        self.settings_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.settings_button.toggled.connect(self.show_settings)
+        self.settings_button.clicked.connect(lambda on: setattr(self, "_auto_fold", not on))
+        self._auto_fold = True             # until the user opens the settings again by hand
+        self.tabs.setCornerWidget(self.settings_button, Qt.Corner.TopRightCorner)
+        self.show_settings(True)
         # a user's switch to pasted text shows the text (not an undo: binding updates emit nothing)
         self.source.currentIndexChanged.connect(self._source_picked)
         project, on_change = self.project, self._project_changed
@@ -101,6 +116,26 @@ class SimulatePanel(GenericPanel):
         for key in ("reference", "input_register", "output_registers"):
             self.binding.widget(key).setEnabled(src != "search")
         self.step_button.setEnabled(src != "search")
+
+    def show_settings(self, on: bool) -> None:
+        """Show or fold away the summary and the settings rows above the tabs."""
+        if self.settings_button.isChecked() != on:
+            self.settings_button.setChecked(on)          # re-enters through toggled
+            return
+        self.summary.setVisible(on)
+        self.controls.parentWidget().setVisible(on)
+        self.settings_button.setText("Hide settings" if on else "Show settings")
+        self.settings_button.setArrowType(Qt.ArrowType.UpArrow if on else Qt.ArrowType.DownArrow)
+        self.settings_button.setToolTip("Fold the settings rows away to give the stepper more room" if on
+                                        else "Show the simulator's settings (program, image, noise)")
+
+    def _stepping(self, switch: bool = True) -> None:
+        """A run went into the stepper: show it, with the room it needs (settings folded away, unless
+        the user opened them by hand since)."""
+        if switch:
+            self.tabs.setCurrentWidget(self.stepper)
+        if self._auto_fold and self.tabs.currentWidget() is self.stepper:
+            self.show_settings(False)
 
     def _source_picked(self, *_args: Any) -> None:
         if self.source.currentData() == "text":
@@ -140,13 +175,19 @@ class SimulatePanel(GenericPanel):
             self.context.log(f"simulate: {exc}", "error")
             return False
         self.stepper.load(rp)
-        self.tabs.setCurrentWidget(self.stepper)
+        self._stepping()
         return True
 
     # ------------------------------------------------------------------ results
     def job_started(self) -> None:
         super().job_started()
         self.stepper.stop()
+
+    def show_run(self, run: Any, **focus: Any) -> None:
+        """As for every panel; `step=i` shows the stepper at instruction i."""
+        super().show_run(run, **focus)
+        if "step" in focus:
+            self.stepper.set_step(int(focus["step"]))
 
     def show_result(self, result: dict[str, Any] | None) -> None:
         super().show_result(result)
@@ -162,6 +203,7 @@ class SimulatePanel(GenericPanel):
             return
         self.stepper.load(rp)
         self.outputs.load(rp, result)
+        self._stepping(switch=False)
 
 
 PANEL = SimulatePanel

@@ -1,0 +1,234 @@
+"""The checks every input edge shares: JSON text that is UTF-8, not nested without end, with finite
+numbers that fit a machine word; and settings read against their JSON schema.
+
+Session files, kernel files, transform files and engine settings all come through here, so a NaN, a
+400-digit number or a file nested 100,000 levels deep gets the same refusal, naming the field,
+wherever it is given (command line, GUI, a hand-edited file). Python's json module accepts all of
+them (NaN, Infinity and 1e400 as floats, big integers exactly, deep nesting until RecursionError).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import jsonschema
+
+from core.errors import InputError
+
+# Deepest JSON nesting read: the app's own files reach about 12; 64 keeps every later step (copies,
+# schema checks) far from Python's recursion limit, even from a GUI callback.
+MAX_DEPTH = 64
+# Integers are machine integers downstream (numpy, C code, array sizes): a C long at most.
+INT_LIMIT = 2 ** 63
+
+
+class _TooLong(float):
+    """An integer literal too long for Python to read (over 4300 digits) stands in as this infinite
+    float, so the number check can name its field instead of json failing with no position."""
+
+    digits: int
+
+    def __new__(cls, text: str) -> "_TooLong":
+        obj = super().__new__(cls, math.inf)
+        obj.digits = len(text.lstrip("-"))
+        return obj
+
+
+def _parse_int(text: str) -> int | float:
+    return int(text) if len(text) <= 4000 else _TooLong(text)
+
+
+def loads(text: str, where: str) -> Any:
+    """Decode JSON text; `where` names the source (a file path) in messages, syntax errors add
+    line:column. Nesting deeper than the decoder can follow (it stops with RecursionError, cleanly,
+    at Python's recursion limit) is refused here; check_numbers refuses anything past MAX_DEPTH."""
+    if not text.strip():
+        raise InputError("the file is empty", where)
+    try:
+        return json.loads(text, parse_int=_parse_int)
+    except json.JSONDecodeError as exc:
+        hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""
+        raise InputError(f"not valid JSON: {exc.msg}{hint}", f"{where}:{exc.lineno}:{exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"nested too deeply: at most {MAX_DEPTH} levels of arrays and objects are read",
+                         where) from None
+
+
+def decode_text(raw: bytes, where: str) -> str:
+    """Bytes of a text file as str; InputError saying what the file seems to be when it is not UTF-8."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError("the file is UTF-16 text; save it as UTF-8", where)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        what = "a binary file" if b"\0" in raw[:4096] else "not UTF-8 text"
+        raise InputError(f"{what} (byte {exc.start + 1} cannot be read as UTF-8); expected a UTF-8 text file",
+                         where) from None
+
+
+def read_text_file(path: str | Path, what: str = "file") -> str:
+    """A UTF-8 text file's contents; InputError naming the file for anything else."""
+    try:
+        raw = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"is a folder, not a {what}", str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the {what}: {exc.strerror or exc}", str(path)) from None
+    return decode_text(raw, str(path))
+
+
+def read_json_file(path: str | Path, what: str = "file") -> Any:
+    """A JSON file decoded, its nesting and numbers checked; InputError naming the file (and line or
+    field) otherwise."""
+    doc = loads(read_text_file(path, what), str(path))
+    try:
+        check_numbers(doc, "")
+    except InputError as exc:                 # `file.json: kernels[0].values[1][2]: ...`
+        raise InputError(exc.message, f"{path}: {exc.where}" if exc.where else str(path)) from None
+    return doc
+
+
+# ---------------------------------------------------------------- numbers
+def number_problem(value: Any) -> str | None:
+    """Why a JSON number cannot be used (NaN, infinite, beyond a C long), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, _TooLong):
+        return f"a number of {value.digits} digits is beyond the 64-bit integer range"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN is not a number here" if math.isnan(value) else \
+            f"{value} is beyond the floating-point range (about 1.8e308)"
+    if isinstance(value, int) and not -INT_LIMIT <= value < INT_LIMIT:
+        digits = len(str(abs(value)))
+        shown = str(value) if digits <= 24 else f"a number of {digits} digits"
+        return f"{shown} is beyond the 64-bit integer range"
+    return None
+
+
+def check_numbers(doc: Any, root: str) -> None:
+    """Every number in a decoded JSON document is finite and fits a C long, and nesting stays within
+    MAX_DEPTH; InputError names the first offending field in document order (e.g.
+    `session.runs[0].settings.noise`). Iterative, so any document a caller built can be checked."""
+    if not isinstance(doc, (dict, list, tuple)):
+        problem = number_problem(doc) if isinstance(doc, (int, float)) else None
+        if problem:
+            raise InputError(problem, root)
+        return
+    stack: list[tuple[Iterator[tuple[Any, Any]], tuple[Any, ...]]] = [(_items(doc), ())]
+    while stack:
+        items, path = stack[-1]
+        for key, item in items:
+            kind = type(item)
+            if kind is float:                   # the common cases first, by exact type (sessions hold
+                if item - item == 0.0:          # tens of thousands of numbers): finite floats,
+                    continue
+            elif kind is int:
+                if -INT_LIMIT <= item < INT_LIMIT:      # machine integers,
+                    continue
+            elif kind is str or kind is bool or item is None:      # and what holds no number
+                continue
+            if isinstance(item, (dict, list, tuple)):
+                if len(path) + 1 >= MAX_DEPTH:
+                    raise InputError(f"nested too deeply: at most {MAX_DEPTH} levels of arrays and objects are read",
+                                     json_path((*path, key)[:8], root) + "...")
+                stack.append((_items(item), (*path, key)))
+                break           # the child first; this level's iterator goes on after it
+            if isinstance(item, (int, float)):
+                problem = number_problem(item)
+                if problem:
+                    raise InputError(problem, json_path((*path, key), root))
+        else:
+            stack.pop()
+
+
+def _items(value: Any) -> Iterator[tuple[Any, Any]]:
+    return iter(value.items()) if isinstance(value, dict) else enumerate(value)
+
+
+def json_path(parts: Iterable[Any], root: str) -> str:
+    """`root.key[3].other` from a path of keys and indices."""
+    path = root
+    for part in parts:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not (isinstance(part, str) and part.isidentifier()):
+            path += f"[{json.dumps(str(part))[:40]}]"          # a key with spaces, dots or newlines
+        elif path:
+            path += f".{part}"
+        else:
+            path = part
+    return path
+
+
+# ---------------------------------------------------------------- settings
+def _is_int(checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# JSON schema's "integer" also admits 2.0; engines index and size things with these, so only ints.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_int))
+
+
+def schema_errors(schema: dict[str, Any], doc: Any) -> list[Any]:
+    """jsonschema's errors, the first in document order first."""
+    return sorted(_Validator(schema).iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+
+
+def check_schema(schema: dict[str, Any], doc: Any, where: str) -> None:
+    """Numbers first (check_numbers), then the schema; InputError names the first wrong field."""
+    check_numbers(doc, where)
+    errors = schema_errors(schema, doc)
+    if errors:
+        err = errors[0]
+        raise InputError(_schema_message(err), json_path(err.absolute_path, where))
+
+
+def check_settings(schema: dict[str, Any], settings: Any, where: str = "settings") -> None:
+    """An engine's settings against its settings schema (types, ranges, enums) with finite numbers:
+    the one check for the GUI, the command line and session files."""
+    if not isinstance(settings, dict):
+        raise InputError(f"settings are an object, got {type(settings).__name__}", where)
+    check_schema(schema, settings, where)
+
+
+def check_types(schema: dict[str, Any], settings: Any, where: str = "settings") -> None:
+    """Numbers (check_numbers) and the JSON types the schema names, nothing else: what an engine's
+    own, more specific range checks may then rely on (a list where a name belongs would otherwise
+    reach `name in table` as a TypeError). check_settings after them checks the rest."""
+    if not isinstance(settings, dict):
+        raise InputError(f"settings are an object, got {type(settings).__name__}", where)
+    key = id(schema)
+    if key not in _TYPES_ONLY or _TYPES_ONLY[key][0] is not schema:
+        _TYPES_ONLY[key] = (schema, _types_only(schema))
+    check_schema(_TYPES_ONLY[key][1], settings, where)
+
+
+_TYPES_ONLY: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"),
+               (dict, "object"), (type(None), "null"))
+
+
+def _types_only(prop: dict[str, Any]) -> dict[str, Any]:
+    """A schema reduced to its types (an enum's type taken from its values), ranges left out."""
+    out: dict[str, Any] = {}
+    kind = prop.get("type")
+    if kind is None and isinstance(prop.get("enum"), list):
+        kind = sorted({next(name for t, name in _JSON_TYPES if isinstance(v, t)) for v in prop["enum"]})
+    if kind is not None:
+        out["type"] = kind
+    for sub in ("items", "additionalProperties"):
+        if isinstance(prop.get(sub), dict):
+            out[sub] = _types_only(prop[sub])
+    if isinstance(prop.get("properties"), dict):
+        out["properties"] = {k: _types_only(v) for k, v in prop["properties"].items() if isinstance(v, dict)}
+    return out
+
+
+def _schema_message(err: Any) -> str:
+    text = str(err.message)
+    return text if len(text) <= 300 else text[:297] + "..."

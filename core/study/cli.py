@@ -1,0 +1,155 @@
+"""`main.py study run FILE` and `main.py study validate FILE`.
+
+Same conventions as the engine subcommands: progress on stderr, the outcome on stdout (`--json`:
+one object with every point's parameters, status and metrics, and the counts), bad input exit 2
+(`error: study.axes[1].values[2]: ...`), a failed point or an unusable cluster exit 1, Ctrl-C 130
+(the points finished so far stay in the results file; `--resume` goes on from there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+EXIT_BAD_INPUT = 2
+
+
+def add_parser(sub: Any) -> None:
+    study = sub.add_parser("study", help="parameter sweeps over an engine, on this machine or a Dask cluster",
+                           description="Run a study file (docs/studies.md): an engine, base workload, target and "
+                                       "settings, axes, repeats and metrics. Examples: assets/studies/.")
+    ssub = study.add_subparsers(dest="study_command", metavar="ACTION", required=True)
+    run = ssub.add_parser("run", help="run the study's points (results appended to FILE's .results.jsonl)")
+    run.add_argument("file", help="the study (.json, .yaml)")
+    run.add_argument("--cluster", default="local", metavar="WHERE",
+                     help="local (a worker process per core, the default), local:N (N workers), or the address "
+                          "of a running Dask scheduler, tcp://HOST:PORT")
+    run.add_argument("--resume", action="store_true",
+                     help="skip the points already finished in the results file")
+    run.add_argument("--out", metavar="FILE.jsonl", help="results file (default: beside the study file)")
+    run.add_argument("--session", metavar="FILE.dfx", help="library names in the study refer to this session's "
+                                                           "library (default: the starter library)")
+    run.add_argument("--json", action="store_true", help="print the points and counts as one JSON object")
+    run.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    val = ssub.add_parser("validate", help="check a study and count its points (exit 0 valid, 2 invalid)")
+    val.add_argument("file")
+    val.add_argument("--session", metavar="FILE.dfx")
+    val.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from core.study import spec
+
+    project = None
+    if args.session:
+        from core import session
+
+        project = session.load(args.session)
+    return spec.load(args.file, project)
+
+
+def point_json(rec: dict[str, Any]) -> dict[str, Any]:
+    """A point as `--json` prints it: no result, series or log (those are in the results file)."""
+    keys = ("index", "key", "params", "repeat", "status", "metrics", "error", "duration_s", "attempts", "worker")
+    out = {k: rec.get(k) for k in keys}
+    out["resumed"] = bool(rec.get("resumed"))
+    return out
+
+
+def _short(v: Any) -> str:
+    text = f"{v:.6g}" if isinstance(v, float) else v if isinstance(v, str) else json.dumps(v)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from core.errors import InputError
+
+    try:
+        study = _load(args)
+    except InputError as exc:
+        if getattr(args, "json", False):
+            print(json.dumps({"valid": False, "error": exc.message, "where": exc.where}))
+        return _fail(str(exc), EXIT_BAD_INPUT)
+    if args.study_command == "validate":
+        info = {"valid": True, "study": study.name, "engine": study.engine, "points": len(study.points),
+                "axes": study.axis_labels, "metrics": [m.name for m in study.metrics]}
+        print(json.dumps(info) if args.json else
+              f"{args.file}: valid ({study.engine}, {len(study.points)} point(s), axes: "
+              f"{', '.join(study.axis_labels) or 'none'})")
+        return 0
+    return _run(args, study)
+
+
+def _run(args: argparse.Namespace, study: Any) -> int:
+    from core.errors import InputError
+    from core.study.runner import StudyRunner
+
+    total = len(study.points)
+    seen = [0]
+
+    def on_log(message: str) -> None:
+        if not args.quiet:
+            print(f"study: {message}", file=sys.stderr, flush=True)
+
+    def on_record(rec: dict[str, Any]) -> None:
+        seen[0] += 1
+        if args.quiet:
+            return
+        params = ", ".join(f"{k}={_short(v)}" for k, v in rec.get("params", {}).items())
+        if rec.get("status") == "finished":
+            what = ", ".join(f"{k}={_short(v)}" for k, v in (rec.get("metrics") or {}).items())
+        else:
+            what = str(rec.get("error") or "").splitlines()[0][:200] if rec.get("error") else ""
+        took = "" if rec.get("duration_s") is None else f" ({rec['duration_s']:.2f} s)"
+        tag = "resumed" if rec.get("resumed") else rec.get("status")
+        print(f"[{seen[0]:>{len(str(total))}}/{total}] {tag:8s} #{rec['index']} {params}: {what}{took}",
+              file=sys.stderr, flush=True)
+
+    try:
+        runner = StudyRunner(study, args.cluster, args.out, args.resume, on_record, on_log)
+    except InputError as exc:
+        return _fail(str(exc), EXIT_BAD_INPUT)
+    summary = runner.run()
+    counts = summary.counts
+    if args.json:
+        print(json.dumps({"study": summary.study, "engine": summary.engine, "cluster": summary.cluster,
+                          "results_file": str(summary.results_path), "counts": counts,
+                          "cancelled": summary.cancelled, "error": summary.error, "timings": summary.timings,
+                          "points": [point_json(r) for r in summary.records]}))
+    else:
+        print(_table(study, summary.records))
+        print(f"{counts['finished']} finished ({counts['resumed']} from an earlier run), {counts['failed']} failed, "
+              f"{counts['not_run']} not run; results in {summary.results_path}")
+    if summary.interrupted:
+        return _fail("interrupted (finished points are kept: run again with --resume)", 130)
+    if summary.error:
+        return _fail(summary.error, 1)
+    if counts["failed"] or counts["not_run"]:
+        return _fail(f"{counts['failed']} point(s) failed, {counts['not_run']} not run", 1)
+    return 0
+
+
+def _table(study: Any, records: list[dict[str, Any]]) -> str:
+    cols = ["#"] + study.axis_labels + (["repeat"] if study.repeats > 1 else []) + ["status"] + \
+        [m.name for m in study.metrics]
+    rows = []
+    for r in records:
+        row = [str(r["index"])] + [_short(r.get("params", {}).get(a)) for a in study.axis_labels]
+        if study.repeats > 1:
+            row.append(str(r.get("repeat", 0) + 1))
+        row.append(str(r.get("status")))
+        row += ["" if (r.get("metrics") or {}).get(m.name) is None else _short(r["metrics"][m.name])
+                for m in study.metrics]
+        rows.append(row)
+    widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,198 @@
+"""The metrics a study collects from each point: headline keys or dotted paths into the result.
+
+A metric named like a key of the engine's headline (core.results.EngineResult.headline, e.g. cain's
+`length`) reads the headline; any other name is a path into the result (`totals.optimal`,
+`simulated.gops[0]`), checked against the engine's typed result when the study is read.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import dis
+import inspect
+import re
+import textwrap
+import types
+from dataclasses import dataclass
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from core.engine import EngineSpec
+from core.errors import InputError
+from core.results import EngineResult
+
+_PART = re.compile(r"([A-Za-z_][\w-]*)((?:\[\d+\])*)")
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str                   # the column's name
+    path: str | None = None     # a path into the result; None: the headline key `name`
+
+
+def split_path(path: str) -> list[str | int]:
+    """"a.b[2].c" -> ["a", "b", 2, "c"]; ValueError when the text is not such a path."""
+    steps: list[str | int] = []
+    for part in path.split("."):
+        m = _PART.fullmatch(part)
+        if m is None or not m.group(1):
+            raise ValueError(path)
+        steps.append(m.group(1))
+        steps += [int(i) for i in re.findall(r"\[(\d+)\]", m.group(2))]
+    return steps
+
+
+_HEADLINES: dict[type, tuple[str, ...] | None] = {}
+
+
+def headline_keys(rtype: type[EngineResult]) -> tuple[str, ...] | None:
+    """The keys an engine's headline() returns, read from its source (the dict literals it returns);
+    None when they cannot be read that way, and then any metric name is taken on trust."""
+    if rtype not in _HEADLINES:
+        _HEADLINES[rtype] = _read_headline_keys(rtype)
+    return _HEADLINES[rtype]
+
+
+def _read_headline_keys(rtype: type[EngineResult]) -> tuple[str, ...] | None:
+    """From the loaded code first (the key tuples of its dict literals), so a source file edited
+    since the import cannot mislead; from the source text where the bytecode has none."""
+    code = getattr(rtype.headline, "__code__", None)
+    keys: list[str] = []
+    if code is not None:
+        last: Any = None
+        for ins in dis.get_instructions(code):
+            if ins.opname == "BUILD_CONST_KEY_MAP" and isinstance(last, tuple) \
+                    and all(isinstance(k, str) for k in last):
+                keys += [k for k in last if k not in keys]
+            last = ins.argval if ins.opname == "LOAD_CONST" else None
+    if keys:
+        return tuple(keys)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(rtype.headline)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Return):
+            if not isinstance(node.value, ast.Dict):
+                return None
+            for k in node.value.keys:
+                if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                    return None
+                if k.value not in keys:
+                    keys.append(k.value)
+    return tuple(keys) or None
+
+
+def _unwrap(tp: Any) -> Any:
+    if get_origin(tp) in (Union, types.UnionType):
+        arms = [a for a in get_args(tp) if a is not type(None)]
+        return arms[0] if len(arms) == 1 else Any
+    return tp
+
+
+def _check_path(rtype: type, steps: list[str | int], where: str, engine: str) -> None:
+    """Walk the result type's hints along the path; stop where the type says "any JSON"."""
+    tp: Any = rtype
+    done = ""
+    for step in steps:
+        tp = _unwrap(tp)
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            hints = get_type_hints(tp)
+            fields = [f.name for f in dataclasses.fields(tp) if f.init]
+            extras = any(f.metadata.get("core.results.extras") for f in dataclasses.fields(tp))
+            if isinstance(step, int):
+                raise InputError(f"{done or 'the result'} is an object, not a list", where)
+            if step in hints and step in fields:
+                tp = hints[step]
+            elif extras:
+                return
+            else:
+                close = difflib.get_close_matches(step, fields, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; fields: {', '.join(fields)}"
+                raise InputError(f"{engine}'s result has no {(done + '.' if done else '') + step!r}{hint}", where)
+        elif get_origin(tp) in (list, tuple) or tp in (list, tuple):
+            if not isinstance(step, int):
+                raise InputError(f"{done} is a list: index it with [n]", where)
+            items = [a for a in get_args(tp) if a is not Ellipsis]
+            tp = items[0] if len(items) == 1 else Any
+        elif get_origin(tp) is dict or tp is dict:
+            args = get_args(tp)
+            tp = args[1] if args else Any
+        else:
+            return              # Any, or a plain value: nothing further to check here
+        done += f"[{step}]" if isinstance(step, int) else (f".{step}" if done else step)
+
+
+def read_metrics(raw: Any, spec: EngineSpec, where: str) -> list[Metric]:
+    """A study's "metrics": names and {"name", "path"} objects, checked against the engine's result."""
+    if raw is None:
+        keys = headline_keys(spec.result_type) if spec.result_type else None
+        return [Metric(k) for k in keys or ()]
+    if not isinstance(raw, list):
+        raise InputError(f"expected a list of metric names, got {type(raw).__name__}", where)
+    out: list[Metric] = []
+    heads = headline_keys(spec.result_type) if spec.result_type else None
+    for i, item in enumerate(raw):
+        w = f"{where}[{i}]"
+        path: str | None = None
+        if isinstance(item, str):
+            name = item
+        elif isinstance(item, dict):
+            unknown = [k for k in item if k not in ("name", "path")]
+            if unknown:
+                raise InputError("unknown field; a metric has a name and a path", f"{w}.{unknown[0]}")
+            raw_name, raw_path = item.get("name"), item.get("path")
+            if not isinstance(raw_name, str) or not raw_name:
+                raise InputError("missing field" if raw_name is None else f"expected a name, got {raw_name!r}",
+                                 f"{w}.name")
+            if raw_path is not None and not isinstance(raw_path, str):
+                raise InputError(f"expected a path like totals.optimal, got {raw_path!r}", f"{w}.path")
+            name, path = raw_name, raw_path
+        else:
+            raise InputError(f"expected a metric name or {{\"name\", \"path\"}}, got {item!r}"[:200], w)
+        if path is None and heads is not None and name in heads:
+            out.append(Metric(name))
+            continue
+        text = path or name
+        try:
+            steps = split_path(text)
+        except ValueError:
+            raise InputError(f"not a metric name or a path like totals.optimal: {text!r}", w) from None
+        if spec.result_type is not None:
+            try:
+                _check_path(spec.result_type, steps, w, spec.name)
+            except InputError as exc:
+                if path is None and heads is not None and len(steps) == 1:
+                    close = difflib.get_close_matches(name, list(heads), n=1)
+                    hint = f"did you mean {close[0]!r}? " if close else ""
+                    raise InputError(f"{name!r} is neither a headline key of {spec.name} ({', '.join(heads)}) "
+                                     f"nor a field of its result; {hint}".rstrip("; "), w) from None
+                raise exc
+        out.append(Metric(name, text))
+    names = [m.name for m in out]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise InputError(f"a second metric is named {n!r}", f"{where}[{i}]")
+    return out
+
+
+def extract(result: dict[str, Any] | None, headline: dict[str, Any], metrics: list[Metric]) -> dict[str, Any]:
+    """Each metric's value from a finished point (None where the result has nothing there)."""
+    out: dict[str, Any] = {}
+    for m in metrics:
+        if m.path is None:
+            out[m.name] = headline.get(m.name)
+            continue
+        value: Any = result
+        for step in split_path(m.path):
+            if isinstance(step, int) and isinstance(value, list) and -len(value) <= step < len(value):
+                value = value[step]
+            elif isinstance(step, str) and isinstance(value, dict):
+                value = value.get(step)
+            else:
+                value = None
+            if value is None:
+                break
+        out[m.name] = value
+    return out

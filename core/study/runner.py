@@ -1,0 +1,363 @@
+"""Runs a study's points on a Dask cluster and records each one as it ends.
+
+`local:N` (the default, N = this machine's cores) starts a cluster of N worker processes on the
+loopback interface, one thread each, no dashboard, and stops it at the end; `tcp://HOST:PORT`
+connects to a scheduler someone started (`dask scheduler`, `dask worker`, or dask-jobqueue on
+SLURM; docs/studies.md). Each point is one task (core.study.point.run_point); results are taken
+with `as_completed` as they arrive, appended to the results file and handed to `on_record`, so a
+table fills in while the study runs.
+
+A worker that dies while running a point (Dask reports KilledWorker) gets the point once more on
+another worker; a second death marks it failed with the reason. `cancel()` (any thread) stops
+taking results at once, tells running points to stop (a Dask Event they poll), cancels the queued
+ones and closes the client and, for a local cluster, the cluster: no worker process is left.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from core.errors import InputError
+from core.study import results_file
+from core.study.axes import Point
+from core.study.point import run_point, warm_up
+from core.study.spec import Study
+
+MAX_ATTEMPTS = 2                # a point whose worker dies is run once more, then marked failed
+CONNECT_TIMEOUT_S = 15
+WAIT_FOR_WORKERS_S = 60
+_FILE_ONLY = ("series", "log")  # sent to on_record, not written to the results file
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Where points run: a local cluster of `workers` processes, or the scheduler at `address`."""
+
+    workers: int = 0
+    address: str = ""
+
+    @property
+    def local(self) -> bool:
+        return not self.address
+
+    def __str__(self) -> str:
+        return self.address or f"local:{self.workers}"
+
+
+def parse_cluster(text: str | None, where: str = "--cluster") -> ClusterSpec:
+    """`local`, `local:N` or a scheduler address (`tcp://HOST:PORT`, `tls://...`)."""
+    text = (text or "local").strip()
+    if text == "local":
+        return ClusterSpec(workers=os.cpu_count() or 1)
+    if text.startswith("local:"):
+        n = text[6:]
+        if not n.isdigit() or not 1 <= int(n) <= 1024:
+            raise InputError(f"expected local:N with N workers (1..1024), got {text!r}", where)
+        return ClusterSpec(workers=int(n))
+    if "://" in text:
+        scheme, rest = text.split("://", 1)
+        if scheme not in ("tcp", "tls", "ws", "wss") or ":" not in rest or not rest.rsplit(":", 1)[1].isdigit():
+            raise InputError(f"expected a scheduler address like tcp://HOST:PORT, got {text!r}", where)
+        return ClusterSpec(address=text)
+    raise InputError(f"expected local, local:N or tcp://HOST:PORT, got {text!r}", where)
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class StudySummary:
+    study: str
+    engine: str
+    cluster: str
+    results_path: Path
+    records: list[dict[str, Any]]           # one per point, in the study's order
+    cancelled: bool = False
+    interrupted: bool = False               # Ctrl-C on the command line
+    error: str | None = None                # the cluster could not be used
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        c = {"total": len(self.records), "finished": 0, "failed": 0, "not_run": 0, "resumed": 0}
+        for r in self.records:
+            status = r.get("status")
+            c["finished" if status == "finished" else "failed" if status == "failed" else "not_run"] += 1
+            c["resumed"] += bool(r.get("resumed"))
+        return c
+
+
+@contextmanager
+def _quiet_dask() -> Iterator[None]:
+    """Dask logs worker deaths and shutdown chatter; the runner reports what matters itself."""
+    log = logging.getLogger("distributed")
+    old = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(old)
+
+
+class StudyRunner:
+    def __init__(self, study: Study, cluster: str | ClusterSpec | None = None, out: str | Path | None = None,
+                 resume: bool = False, on_record: Callable[[dict[str, Any]], None] | None = None,
+                 on_log: Callable[[str], None] | None = None) -> None:
+        self.study = study
+        self.cluster = cluster if isinstance(cluster, ClusterSpec) else parse_cluster(cluster)
+        self.path = Path(out) if out is not None else study.results_path()
+        self.resume = resume
+        self.on_record = on_record or (lambda r: None)
+        self.on_log = on_log or (lambda m: None)
+        self.client: Any = None                 # the dask Client while the study runs
+        self._cluster: Any = None
+        self._cancel = threading.Event()
+        self._ac: Any = None
+        self._run_id = uuid.uuid4().hex[:8]
+        self._event_name = f"dfx-study-cancel-{self._run_id}"
+        self._cancel_flag: Any = None
+        self._pending: dict[str, tuple[Point, int, Any]] = {}       # future key -> point, attempt, future
+        self._pids: list[int] = []
+        self._slots_at = -1.0
+        self._slots_n = 1
+
+    # ------------------------------------------------------------ control
+    def cancel(self) -> None:
+        """Stop the study (thread-safe): no further results are taken; run() closes everything."""
+        self._cancel.set()
+        ac = self._ac
+        if ac is not None:
+            ac.clear()      # as_completed polls every 0.1 s: the loop in run() ends at once
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    # ------------------------------------------------------------ the run
+    def run(self) -> StudySummary:
+        study = self.study
+        summary = StudySummary(study.name, study.engine, str(self.cluster), self.path, [])
+        before = results_file.finished(results_file.read(self.path)) if self.resume else {}
+        writer = results_file.ResultsWriter(self.path, self.resume)
+        by_index: dict[int, dict[str, Any]] = {}
+        todo: list[Point] = []
+        for p in study.points:
+            if p.key in before:
+                rec = {**before[p.key], "index": p.index, "params": p.params, "resumed": True}
+                by_index[p.index] = rec
+                self.on_record(rec)
+            else:
+                todo.append(p)
+        writer.write({"type": "header", "format": results_file.FORMAT, "study": study.name, "engine": study.engine,
+                      "study_file": str(study.path) if study.path else None, "started_at": now_iso(),
+                      "cluster": str(self.cluster), "points": len(study.points), "resumed": len(by_index)})
+        if before:
+            self.on_log(f"resuming: {len(by_index)} of {len(study.points)} point(s) already finished in {self.path}")
+        t0 = time.perf_counter()
+        try:
+            with _quiet_dask():
+                if todo and not self.cancelled:
+                    self._start()
+                    summary.timings["start_s"] = round(time.perf_counter() - t0, 3)
+                    t1 = time.perf_counter()
+                    if not self.cancelled:
+                        self._run_points(todo, writer, by_index)
+                    summary.timings["run_s"] = round(time.perf_counter() - t1, 3)
+        except KeyboardInterrupt:
+            self.cancel()
+            summary.interrupted = True
+        except InputError as exc:
+            summary.error = str(exc)
+        except Exception as exc:
+            summary.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            t2 = time.perf_counter()
+            try:
+                with _quiet_dask():
+                    self._stop()
+            finally:
+                writer.close()
+                summary.timings["stop_s"] = round(time.perf_counter() - t2, 3)
+        summary.cancelled = self.cancelled
+        summary.records = [by_index.get(p.index) or {"type": "point", "key": p.key, "index": p.index,
+                                                     "params": p.params, "repeat": p.repeat, "status": "not run"}
+                           for p in study.points]
+        if summary.error:
+            self.on_log(f"the study stopped: {summary.error}")
+        return summary
+
+    # ------------------------------------------------------------ cluster
+    def _start(self) -> None:
+        import dask
+        from distributed import Client
+        from distributed import Event as DaskEvent
+
+        if self.cluster.local:
+            from distributed import LocalCluster
+
+            n = self.cluster.workers
+            self.on_log(f"starting a local Dask cluster: {n} worker process(es)")
+            # A dead worker's task is failed at once (no silent reschedule): the runner retries it once.
+            # Workers are not daemons, so engines that start processes of their own (cain's workers) can.
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.worker.daemon": False}):
+                # the scheduler's HTTP endpoints (no dashboard) on a free loopback port, like everything else
+                self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                             dashboard_address=None, silence_logs=logging.CRITICAL,
+                                             scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+            self.client = Client(self._cluster, set_as_default=False)
+            for nanny in list(self._cluster.workers.values()):
+                pid = getattr(nanny, "pid", None)       # the worker process the nanny started
+                if isinstance(pid, int):
+                    self._pids.append(pid)
+        else:
+            self.on_log(f"connecting to the Dask scheduler at {self.cluster.address}")
+            try:
+                self.client = Client(self.cluster.address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+            except OSError as exc:
+                raise InputError(f"cannot reach a Dask scheduler there: {exc}", "--cluster") from None
+            if not self.client.scheduler_info().get("workers"):
+                self.on_log("the scheduler has no workers yet: waiting for one")
+                self.client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS_S)
+        try:
+            info = self.client.run(warm_up)
+        except Exception as exc:
+            raise RuntimeError(f"the Dask workers cannot load this project's code ({type(exc).__name__}: {exc}); "
+                               "start `dask worker` in the project folder or with it on PYTHONPATH") from None
+        missing = [addr for addr, i in info.items() if self.study.engine not in i["engines"]]
+        if missing:
+            errors = info[missing[0]]["load_errors"]
+            raise RuntimeError(f"the worker at {missing[0]} has no engine {self.study.engine!r}"
+                               + (f" ({errors})" if errors else ""))
+        if self.cluster.local:
+            self._pids += [i["pid"] for i in info.values()]
+        else:
+            self.on_log(f"{len(info)} worker(s): " + ", ".join(sorted({i['host'] for i in info.values()})))
+        self._cancel_flag = DaskEvent(self._event_name, client=self.client)
+
+    def _stop(self) -> None:
+        """Cancel what is left, close the client and a local cluster; no worker process survives."""
+        client, cluster = self.client, self._cluster
+        self.client = self._cluster = None
+        if client is not None:
+            futures = [f for _p, _a, f in self._pending.values()]
+            self._pending.clear()
+            try:
+                if self._cancel_flag is not None and futures:
+                    self._cancel_flag.set()         # running points stop (remote workers stay up)
+                if futures:
+                    client.cancel(futures, force=True)
+            except Exception:
+                pass
+            try:
+                client.close(timeout=5)
+            except Exception:
+                pass
+        if cluster is not None:
+            try:
+                cluster.close(timeout=5)
+            except Exception:
+                pass
+        self._reap()
+
+    def _reap(self) -> None:
+        """Kill any worker process a local cluster left (a point stuck outside Python, say)."""
+        if not self._pids:
+            return
+        import psutil
+
+        procs = []
+        for pid in self._pids:
+            try:
+                procs.append(psutil.Process(pid))
+            except psutil.NoSuchProcess:
+                pass
+        _gone, alive = psutil.wait_procs(procs, timeout=2)
+        for p in alive:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(alive, timeout=2)
+        self._pids = []
+
+    # ------------------------------------------------------------ points
+    def _submit(self, p: Point, attempt: int) -> Any:
+        fut = self.client.submit(run_point, self.study.engine, p.request_json(), self.study.metrics, self._event_name,
+                                 key=f"dfx-point-{p.index}-{p.key}-{self._run_id}-{attempt}", pure=False)
+        self._pending[fut.key] = (p, attempt, fut)
+        return fut
+
+    def _slots(self) -> int:
+        """How many points may be out at once: one per worker thread (checked every second, so
+        workers that join a running study, as dask-jobqueue's do, get points too)."""
+        now = time.monotonic()
+        if now - self._slots_at > 1.0:
+            self._slots_at = now
+            try:
+                self._slots_n = max(1, sum(self.client.nthreads().values()))
+            except Exception:
+                pass
+        return self._slots_n
+
+    def _run_points(self, todo: list[Point], writer: results_file.ResultsWriter,
+                    by_index: dict[int, dict[str, Any]]) -> None:
+        """Points go out one per worker thread, the next as one ends: a worker never holds a queued
+        point, so a worker that dies takes only the point it was running (which is retried once),
+        and Cancel has only the running points to stop."""
+        from distributed import as_completed
+        from distributed.scheduler import KilledWorker
+
+        queue = list(reversed(todo))
+        # with_results: each result is fetched in the client's own loop as its point ends, not by a
+        # round trip from this thread afterwards
+        self._ac = ac = as_completed([], loop=self.client.loop, with_results=True, raise_errors=False)
+
+        def top_up() -> None:
+            while queue and len(self._pending) < self._slots() and not self.cancelled:
+                ac.add(self._submit(queue.pop(), 1))
+        top_up()
+        for fut, res in ac:
+            entry = self._pending.pop(fut.key, None)
+            if entry is None or self.cancelled:
+                continue
+            p, attempt, _f = entry
+            if fut.status == "finished":
+                if res.get("status") == "cancelled":
+                    continue
+                rec = self._record(p, res, attempt)
+            else:       # an error comes as (type, exception, traceback), a cancelled task as the exception
+                exc = res[1] if isinstance(res, tuple) else res if isinstance(res, BaseException) else None
+                died = isinstance(exc, KilledWorker) or fut.status == "cancelled"
+                if died and attempt < MAX_ATTEMPTS:
+                    self.on_log(f"point {p.index} ({p.describe()}): its worker died; running it again")
+                    ac.add(self._submit(p, attempt + 1))
+                    continue
+                why = (f"the worker running it died {attempt} time(s)" if died else "the task failed") + \
+                      (f": {type(exc).__name__}: {exc}" if exc is not None else "")
+                rec = self._record(p, {"status": "failed", "error": why, "metrics": {}, "headline": {},
+                                       "result": None, "duration_s": None, "worker": None}, attempt)
+            top_up()
+            fut.release()
+            by_index[p.index] = rec
+            writer.write({k: v for k, v in rec.items() if k not in _FILE_ONLY
+                          and not (k == "result" and not self.study.keep_results)})
+            self.on_record(rec)
+
+    def _record(self, p: Point, out: dict[str, Any], attempt: int) -> dict[str, Any]:
+        return {"type": "point", "key": p.key, "index": p.index, "params": p.params, "repeat": p.repeat,
+                "status": out["status"], "metrics": out.get("metrics", {}), "error": out.get("error"),
+                "duration_s": out.get("duration_s"), "attempts": attempt, "worker": out.get("worker"),
+                "finished_at": now_iso(),
+                "request": {**p.request_json(), "workload_name": p.workload_name, "target_name": p.target_name},
+                "headline": out.get("headline", {}), "result": out.get("result"),
+                "series": out.get("series", {}), "log": out.get("log", [])}

@@ -1,0 +1,226 @@
+"""A study file: reading (JSON or YAML), checking, and the Study it describes.
+
+    {"format": "dataflow-explorer-study", "version": 1, "name": "Bounds at four memory sizes",
+     "engine": "bound", "workload": {"library": "VGG-16"}, "target": {"kind": "dataflow"},
+     "settings": {"sweep": false},
+     "axes": [{"param": "workload.network", "from": "zoo"},
+              {"param": "target.memory_bytes", "values": [65536, 131072, 262144, 524288]}],
+     "metrics": ["optimal_traffic", "ratio_reference", "totals.bound"]}
+
+Everything is checked before a point runs; a problem is an InputError whose `where` is the field,
+e.g. `study.axes[1].values[2]`. docs/studies.md describes every field.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.engine import EngineSpec, engines
+from core.errors import InputError
+from core.workload import TARGET_KINDS, WORKLOAD_KINDS
+from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, read_axes
+from core.study.metrics import Metric, read_metrics
+
+if TYPE_CHECKING:
+    from core.project import Project
+
+FORMAT = "dataflow-explorer-study"
+VERSION = 1
+SUFFIXES = (".json", ".yaml", ".yml")
+FIELDS = ("format", "version", "name", "description", "engine", "workload", "target", "settings", "axes",
+          "combine", "samples", "seed", "repeats", "metrics", "keep_results")
+
+
+@dataclass
+class Study:
+    name: str
+    engine: str
+    spec: EngineSpec
+    workload: dict[str, Any] | None         # base workload JSON (a generator stays one until each point)
+    workload_name: str
+    target: dict[str, Any] | None
+    target_name: str
+    settings: dict[str, Any]                # the engine's defaults with the study's overrides
+    axes: list[AxisGroup]
+    combine: str = "grid"
+    samples: int = 0
+    seed: int = 0
+    repeats: int = 1
+    metrics: list[Metric] = field(default_factory=list)
+    keep_results: bool = True
+    description: str = ""
+    path: Path | None = None
+    points: list[Point] = field(default_factory=list)
+
+    @property
+    def axis_labels(self) -> list[str]:
+        return [a.label for g in self.axes for a in g.axes]
+
+    def results_path(self) -> Path:
+        """Where results go by default: beside the study file, NAME.results.jsonl."""
+        if self.path is None:
+            raise InputError("a study that is not in a file needs a results file: give one", "--out")
+        return self.path.with_name(self.path.stem + ".results.jsonl")
+
+
+# ================================================================ reading text
+def parse_text(text: str, where: str = "study", yaml_first: bool = False) -> Any:
+    """A study document from JSON or YAML text (YAML is a superset: JSON that fails is tried as YAML
+    only when it does not look like JSON)."""
+    stripped = text.lstrip()
+    if not yaml_first or stripped.startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            if stripped.startswith("{") or not yaml_first and stripped.startswith("["):
+                hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""
+                raise InputError(f"not valid JSON: {exc.msg}{hint}", f"{where}:{exc.lineno}:{exc.colno}") from None
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        pos = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"not valid YAML or JSON: {problem}", f"{where}{pos}") from None
+
+
+def load(path: str | Path, project: "Project | None" = None) -> Study:
+    """Read and check a study file; library names refer to `project` (default: the starter library)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", str(path)) from None
+    except UnicodeDecodeError:
+        raise InputError("not a text (UTF-8) file", str(path)) from None
+    doc = parse_text(text, str(path), yaml_first=path.suffix.lower() in (".yaml", ".yml"))
+    return from_json(doc, project, path)
+
+
+# ================================================================ checking
+def _int(doc: dict[str, Any], key: str, lo: int, hi: int, default: int) -> int:
+    v = doc.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise InputError(f"must be an integer {lo}..{hi}, got {v!r}"[:200], f"study.{key}")
+    return v
+
+
+def _library(project: "Project | None") -> "Project":
+    if project is not None:
+        return project
+    from core.project import Project
+
+    return Project.starter()
+
+
+def from_json(doc: Any, project: "Project | None" = None, path: Path | None = None) -> Study:
+    """Check a decoded study document and expand its points; InputError names the field."""
+    if not isinstance(doc, dict):
+        raise InputError(f"a study is an object, got {type(doc).__name__}", "study")
+    for k in doc:
+        if k not in FIELDS:
+            close = difflib.get_close_matches(str(k), FIELDS, n=1)
+            raise InputError("unknown field" + (f"; did you mean {close[0]!r}?" if close else ""), f"study.{k}")
+    if doc.get("format", FORMAT) != FORMAT:
+        raise InputError(f"not a study (format is {doc.get('format')!r}, expected {FORMAT!r})", "study.format")
+    version = doc.get("version", VERSION)
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= VERSION:
+        raise InputError(f"this Dataflow Explorer reads study version {VERSION}, got {version!r}", "study.version")
+    engine = doc.get("engine")
+    known = engines()
+    if not isinstance(engine, str):
+        raise InputError("missing field" if engine is None else f"expected an engine name, got {engine!r}",
+                         "study.engine")
+    if engine not in known:
+        raise InputError(f"unknown engine {engine!r}; known: {', '.join(known)}", "study.engine")
+    spec = known[engine]
+    name = doc.get("name", path.stem if path else engine)
+    if not isinstance(name, str):
+        raise InputError(f"expected a name, got {name!r}", "study.name")
+    description = doc.get("description", "")
+    if not isinstance(description, str):
+        raise InputError(f"expected text, got {description!r}"[:200], "study.description")
+
+    lib: list[Project] = []             # the library, built only when a study refers to it
+
+    def library() -> "Project":
+        if not lib:
+            lib.append(_library(project))
+        return lib[0]
+
+    def resolve_item(root: str, value: Any, where: str) -> tuple[dict[str, Any], str | None]:
+        """A whole workload or target: a JSON value, a generator, or {"library": NAME}."""
+        if isinstance(value, str):
+            value = {"library": value}
+        if not isinstance(value, dict):
+            raise InputError(f"expected a {root} object or {{\"library\": NAME}}, got {value!r}"[:200], where)
+        if "library" in value:
+            if len(value) != 1 or not isinstance(value["library"], str):
+                raise InputError("a library reference is {\"library\": NAME}", where)
+            entries = library().entries(root + "s")
+            e = next((x for x in entries if x.name == value["library"]), None)
+            if e is None:
+                names = ", ".join(repr(x.name) for x in entries)
+                raise InputError(f"no {root} named {value['library']!r} in the library; it has {names}",
+                                 f"{where}.library")
+            return e.value.to_json(), e.name
+        if "kind" not in value and "generate" not in value:
+            raise InputError(f"a {root} has a kind (or is {{\"library\": NAME}})", f"{where}.kind")
+        return copy.deepcopy(value), None
+
+    base: dict[str, tuple[dict[str, Any] | None, str]] = {}
+    for root, kinds in (("workload", spec.workload_kinds), ("target", spec.target_kinds)):
+        if root in doc and doc[root] is not None:
+            value, item_name = resolve_item(root, doc[root], f"study.{root}")
+            kinds_titles = WORKLOAD_KINDS if root == "workload" else TARGET_KINDS
+            title = value.get("name") if isinstance(value.get("name"), str) else \
+                kinds_titles.get(str(value.get("kind")), "random kernels" if "generate" in value else root)
+            base[root] = (value, item_name or str(title))
+        elif kinds:             # the item the engine's tab would pick in that library
+            entry = library().chosen(engine, root + "s")
+            base[root] = (entry.value.to_json(), entry.name) if entry else (None, "")
+        else:
+            base[root] = (None, "")
+
+    defaults = spec.default_settings()
+    setting_keys = set(defaults) | set(spec.settings_schema.get("properties", {}))
+    raw_settings = doc.get("settings", {})
+    if not isinstance(raw_settings, dict):
+        raise InputError(f"expected an object of settings, got {type(raw_settings).__name__}", "study.settings")
+    for k in raw_settings:
+        if k not in setting_keys:
+            close = difflib.get_close_matches(str(k), sorted(setting_keys), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(sorted(setting_keys))}"
+            raise InputError(f"{engine} has no such setting; {hint}", f"study.settings.{k}")
+    settings = {**defaults, **copy.deepcopy(raw_settings)}
+
+    combine = doc.get("combine", "grid")
+    if combine not in COMBINES:
+        raise InputError(f"must be one of {', '.join(COMBINES)}, got {combine!r}"[:200], "study.combine")
+    samples = 0
+    if combine == "random":
+        if "samples" not in doc:
+            raise InputError("missing field: how many random points to draw", "study.samples")
+        samples = _int(doc, "samples", 1, MAX_POINTS, 1)
+    elif "samples" in doc:
+        raise InputError("samples goes with combine: random", "study.samples")
+    seed = _int(doc, "seed", 0, 2 ** 31 - 1, 0)
+    repeats = _int(doc, "repeats", 1, 1000, 1)
+    keep = doc.get("keep_results", True)
+    if not isinstance(keep, bool):
+        raise InputError(f"expected true or false, got {keep!r}", "study.keep_results")
+    axes = read_axes(doc.get("axes"), "study.axes", combine, seed, resolve_item, setting_keys)
+    metrics = read_metrics(doc.get("metrics"), spec, "study.metrics")
+    study = Study(name=name, engine=engine, spec=spec, workload=base["workload"][0], workload_name=base["workload"][1],
+                  target=base["target"][0], target_name=base["target"][1], settings=settings, axes=axes,
+                  combine=combine, samples=samples, seed=seed, repeats=repeats, metrics=metrics, keep_results=keep,
+                  description=description, path=path)
+    study.points = expand(study)
+    return study

@@ -1,0 +1,605 @@
+"""The Studies dock: edit a study, run it on this machine or a Dask cluster, watch its points arrive.
+
+The study is edited as JSON or YAML text (checked as you type, with the field path of the first
+problem) and loaded from / saved to files; the examples in assets/studies/ are one click away. The
+runner (core.study.runner) runs on a plain thread of this process: the points themselves execute in
+Dask worker processes, and the runner's records reach the UI through a queue drained by a QTimer,
+so the table and the plots fill in as points end. Every finished or failed point becomes a run of
+the project (Project.add_finished_run), so the Runs view lists it and it opens and compares like
+any other run.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComboBox, QDockWidget, QFileDialog,
+                               QFormLayout, QFrame, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
+                               QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget,
+                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+
+from core.atomic import atomic_write_text
+from core.errors import InputError
+from core.jobs import JobOutcome, MetricPoint
+from core.project import Project
+from core.study import spec as study_spec
+from core.study.analysis import number, pareto_front
+from core.study.runner import StudyRunner, StudySummary
+from gui.plotting import PALETTE
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "assets" / "studies"
+STATUS_COLOURS = {"finished": "#2ca02c", "failed": "#d62728", "running": "#1f77b4", "pending": "#888888",
+                  "not run": "#b36b00"}
+DRAIN_BUDGET_S = 0.03
+DEFAULT_TEXT = """{
+  "name": "bound: VGG-16 at three memory sizes",
+  "engine": "bound",
+  "workload": {"library": "VGG-16"},
+  "settings": {"sweep": false},
+  "axes": [{"param": "target.memory_bytes", "values": [65536, 131072, 524288]}],
+  "metrics": ["optimal_traffic", "ratio_reference"]
+}
+"""
+
+
+class StudyContext(Protocol):
+    project: Project
+
+    def log(self, message: str, level: str = "info") -> None: ...
+    def status(self, message: str) -> None: ...
+    def open_run(self, run_id: str, **focus: Any) -> None: ...
+
+
+class StudyPanel(QWidget):
+    def __init__(self, context: StudyContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.path: Path | None = None
+        self.study: study_spec.Study | None = None       # the study as last checked (None: invalid)
+        self.running: study_spec.Study | None = None     # the study being run
+        self.runner: StudyRunner | None = None
+        self.summary: StudySummary | None = None
+        self.records: dict[int, dict[str, Any]] = {}     # point index -> its record
+        self.run_ids: dict[int, str] = {}                # point index -> the project's run
+        self._thread: threading.Thread | None = None
+        self._queue: "queue.SimpleQueue[tuple[str, Any]]" = queue.SimpleQueue()
+        self._started = 0.0
+        self._checked: tuple[str, int] | None = None      # (text, library version) of self.study
+        self._library_version = 0
+        self._dock: QDockWidget | None = None
+        context.project.changed.connect(self._project_changed)
+        self._build()
+        self._check_timer = QTimer(self)
+        self._check_timer.setSingleShot(True)
+        self._check_timer.setInterval(400)
+        self._check_timer.timeout.connect(self.check)
+        self._poll = QTimer(self)
+        self._poll.setInterval(100)
+        self._poll.timeout.connect(self._drain)
+        self.editor.setPlainText(DEFAULT_TEXT)
+        self.check()
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    # ================================================================ layout
+    def _build(self) -> None:
+        left = QWidget()
+        lay = QVBoxLayout(left)
+        lay.setContentsMargins(2, 2, 2, 2)
+        row = QHBoxLayout()
+        self.examples = QComboBox()
+        self.examples.addItem("Examples…")
+        for f in sorted(EXAMPLES.glob("*.json")) + sorted(EXAMPLES.glob("*.yaml")):
+            self.examples.addItem(f.name, str(f))
+        self.examples.activated.connect(self._example_chosen)
+        self.load_button = QPushButton("Load…")
+        self.load_button.clicked.connect(self.load_dialog)
+        self.save_button = QPushButton("Save…")
+        self.save_button.clicked.connect(self.save_dialog)
+        row.addWidget(self.examples, 1)
+        row.addWidget(self.load_button)
+        row.addWidget(self.save_button)
+        lay.addLayout(row)
+        self.file_label = QLabel("unsaved study")
+        self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.file_label)
+        self.editor = QPlainTextEdit()
+        self.editor.setFont(QFont("monospace", 9))
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.editor.setMinimumHeight(120)
+        self.editor.textChanged.connect(lambda: self._check_timer.start())
+        lay.addWidget(self.editor, 1)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.message)
+
+        where = QFormLayout()
+        self.where = QComboBox()
+        self.where.addItem("This machine", "local")
+        self.where.addItem("Dask scheduler", "address")
+        self.workers = QSpinBox()
+        self.workers.setRange(1, 1024)
+        self.workers.setValue(os.cpu_count() or 1)
+        self.workers.setToolTip("Worker processes of the local Dask cluster (default: one per core)")
+        self.address = QLineEdit()
+        self.address.setPlaceholderText("tcp://HOST:8786")
+        self.address.setToolTip("Address of a running Dask scheduler (`dask scheduler`, or dask-jobqueue on SLURM)")
+        self.where.currentIndexChanged.connect(self._where_changed)
+        here = QHBoxLayout()
+        here.addWidget(self.where)
+        here.addWidget(self.workers)
+        here.addWidget(self.address, 1)
+        where.addRow("Run on", here)
+        lay.addLayout(where)
+        row = QHBoxLayout()
+        self.resume = QCheckBox("Resume")
+        self.resume.setToolTip("Skip the points already finished in the study's results file")
+        self.run_button = QPushButton("Run study")
+        self.run_button.clicked.connect(self.run_study)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        row.addWidget(self.resume)
+        row.addStretch(1)
+        row.addWidget(self.run_button)
+        row.addWidget(self.cancel_button)
+        lay.addLayout(row)
+        self.state = QLabel("")
+        lay.addWidget(self.state)
+        self._where_changed()
+
+        self.tabs = QTabWidget()
+        self.table = QTableWidget(0, 0)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        # sized once per fill and at the end: resizing to contents on every cell costs ms per cell
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setSortingEnabled(False)
+        self.table.cellDoubleClicked.connect(self._open_row)
+        self.table.setToolTip("Double-click a point to open its run")
+        self.tabs.addTab(self.table, "Points")
+
+        plot_tab = QWidget()
+        pl = QVBoxLayout(plot_tab)
+        pl.setContentsMargins(2, 2, 2, 2)
+        row = QHBoxLayout()
+        self.plot_y, self.plot_x, self.plot_by = QComboBox(), QComboBox(), QComboBox()
+        for label, combo in (("metric", self.plot_y), ("against", self.plot_x), ("one line per", self.plot_by)):
+            row.addWidget(QLabel(label))
+            row.addWidget(combo, 1)
+            combo.currentIndexChanged.connect(self.redraw)
+        pl.addLayout(row)
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.plot.addLegend(offset=(-10, 10))
+        self.plot.setMinimumHeight(40)
+        pl.addWidget(self.plot, 1)
+        self.tabs.addTab(plot_tab, "Metric vs axis")
+
+        pareto_tab = QWidget()
+        pp = QVBoxLayout(pareto_tab)
+        pp.setContentsMargins(2, 2, 2, 2)
+        row = QHBoxLayout()
+        self.pareto_x, self.pareto_y = QComboBox(), QComboBox()
+        self.min_x, self.min_y = QCheckBox("lower is better"), QCheckBox("lower is better")
+        for label, combo, box in (("x", self.pareto_x, self.min_x), ("y", self.pareto_y, self.min_y)):
+            box.setChecked(True)
+            row.addWidget(QLabel(label))
+            row.addWidget(combo, 1)
+            row.addWidget(box)
+            combo.currentIndexChanged.connect(self.redraw)
+            box.toggled.connect(self.redraw)
+        pp.addLayout(row)
+        self.pareto = pg.PlotWidget(background="w")
+        self.pareto.showGrid(x=True, y=True, alpha=0.3)
+        self.pareto.addLegend(offset=(-10, 10))
+        self.pareto.setMinimumHeight(40)
+        pp.addWidget(self.pareto, 1)
+        self.tabs.addTab(pareto_tab, "Pareto front")
+
+        scroller = QScrollArea()          # the dock may be short: its controls scroll, the window keeps its size
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QFrame.Shape.NoFrame)
+        scroller.setWidget(left)
+        self.tabs.setMinimumHeight(60)   # a short dock clips the plots rather than growing the window
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(scroller)
+        split.addWidget(self.tabs)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(split)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        dock = self.parentWidget()
+        while dock is not None and not isinstance(dock, QDockWidget):
+            dock = dock.parentWidget()
+        if isinstance(dock, QDockWidget) and self._dock is None:
+            self._dock = dock
+            dock.visibilityChanged.connect(self._dock_raised)
+
+    def _dock_raised(self, visible: bool) -> None:
+        """Raised in a short bottom dock (190 px by default), take room for the editor and the plots,
+        as the comparison does."""
+        dock, window = self._dock, self.window()
+        if visible and dock is not None and isinstance(window, QMainWindow) and not dock.isFloating() \
+                and dock.height() < 300:
+            QTimer.singleShot(0, lambda: window.resizeDocks([dock], [max(300, int(0.45 * window.height()))],
+                                                            Qt.Orientation.Vertical))
+
+    def _where_changed(self) -> None:
+        local = self.where.currentData() == "local"
+        self.workers.setVisible(local)
+        self.address.setVisible(not local)
+
+    def cluster(self) -> str:
+        return f"local:{self.workers.value()}" if self.where.currentData() == "local" else self.address.text().strip()
+
+    # ================================================================ the study text
+    def set_text(self, text: str, path: Path | None = None) -> None:
+        self.editor.setPlainText(text)
+        self.path = path
+        self.file_label.setText(str(path) if path else "unsaved study")
+        self.check()
+
+    def load_path(self, path: str | Path) -> bool:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.context.status(f"Cannot read {path}: {exc}")
+            return False
+        self.set_text(text, path)
+        return True
+
+    def _example_chosen(self, index: int) -> None:
+        path = self.examples.itemData(index)
+        self.examples.setCurrentIndex(0)
+        if path:
+            self.load_path(path)
+
+    def load_dialog(self) -> None:
+        start = str(self.path.parent if self.path else EXAMPLES)
+        path, _ = QFileDialog.getOpenFileName(self, "Load study", start, "Studies (*.json *.yaml *.yml);;All files (*)")
+        if path:
+            self.load_path(path)
+
+    def save_to(self, path: str | Path) -> bool:
+        path = Path(path)
+        try:
+            atomic_write_text(path, self.editor.toPlainText())
+        except OSError as exc:
+            self.context.status(f"Not saved to {path}: {exc}")
+            return False
+        self.path = path
+        self.file_label.setText(str(path))
+        self.check()
+        self.context.status(f"Saved {path}")
+        return True
+
+    def save_dialog(self) -> bool:
+        start = str(self.path) if self.path else "study.json"
+        path, _ = QFileDialog.getSaveFileName(self, "Save study", start, "Studies (*.json *.yaml *.yml)")
+        return self.save_to(path) if path else False
+
+    def check(self) -> study_spec.Study | None:
+        """Read the editor's study against the open project's library; say what is wrong, or what it runs."""
+        self._check_timer.stop()
+        yaml_first = self.path is not None and self.path.suffix.lower() in (".yaml", ".yml")
+        try:
+            doc = study_spec.parse_text(self.editor.toPlainText(), "study", yaml_first=yaml_first)
+            self.study = study_spec.from_json(doc, self.context.project, self.path)
+        except InputError as exc:
+            self.study = None
+            self.message.setText(f"<span style='color:#d62728'>{exc.where}: {exc.message}</span>"
+                                 if exc.where else f"<span style='color:#d62728'>{exc.message}</span>")
+            self.message.setTextFormat(Qt.TextFormat.RichText)
+            self._update_buttons()
+            return None
+        s = self.study
+        self._checked = (self.editor.toPlainText(), self._library_version)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setText(f"{s.engine}: {len(s.points)} point(s); axes: {', '.join(s.axis_labels) or 'none'}; "
+                             f"metrics: {', '.join(m.name for m in s.metrics) or 'none'}")
+        self._update_buttons()
+        return s
+
+    def _project_changed(self, ev: Any) -> None:
+        if ev.kind in ("library", "reset"):     # names in the study may mean other items now
+            self._library_version += 1
+
+    # ================================================================ running
+    def is_running(self) -> bool:
+        return self._thread is not None
+
+    def _update_buttons(self) -> None:
+        running = self.is_running()
+        self.run_button.setEnabled(not running and self.study is not None)
+        self.cancel_button.setEnabled(running)
+        for w in (self.editor, self.load_button, self.examples, self.where, self.workers, self.address, self.resume):
+            w.setEnabled(not running)
+
+    def results_path(self, study: study_spec.Study) -> Path:
+        if study.path is not None:
+            return study.results_path()
+        folder = Path(tempfile.gettempdir()) / "dataflow-explorer-studies"
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in study.name)[:60] or "study"
+        return folder / f"{safe}.results.jsonl"
+
+    def run_study(self) -> bool:
+        if self.is_running():
+            return False
+        # the study as checked while typing, unless the text or the library changed since
+        study = self.study if self._checked == (self.editor.toPlainText(), self._library_version) else self.check()
+        if study is None:
+            self.context.status("The study has a problem: see the message under the editor")
+            return False
+        try:
+            runner = StudyRunner(study, self.cluster(), self.results_path(study), self.resume.isChecked(),
+                                 on_record=lambda r: self._queue.put(("record", r)),
+                                 on_log=lambda m: self._queue.put(("log", m)))
+        except InputError as exc:
+            self.context.status(f"Cannot run the study: {exc}")
+            return False
+        self.running, self.runner, self.summary = study, runner, None
+        self.records, self.run_ids = {}, {}
+        self._fill_table(study)
+        self._fill_combos(study)
+        self.redraw()
+        self.context.log(f"study {study.name}: {len(study.points)} point(s) on {runner.cluster}; results in "
+                         f"{runner.path}")
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._work, args=(runner,), name="study-runner", daemon=True)
+        self._thread.start()
+        self._poll.start()
+        self._update_buttons()
+        return True
+
+    def _work(self, runner: StudyRunner) -> None:
+        summary = runner.run()
+        self._queue.put(("done", summary))
+
+    def cancel(self) -> None:
+        if self.runner is not None:
+            self.runner.cancel()
+            self.state.setText("cancelling…")
+
+    def shutdown(self, timeout: float = 10.0) -> bool:
+        """Cancel a running study and wait for its runner (which closes the cluster); True when done."""
+        if self.runner is not None and self._thread is not None:
+            self.runner.cancel()
+            self._thread.join(timeout)
+        self._drain()
+        return self._thread is None or not self._thread.is_alive()
+
+    def _drain(self) -> None:
+        """Take what the runner sent, for at most DRAIN_BUDGET_S per tick: a burst of finished
+        points is spread over several ticks instead of freezing the window."""
+        changed = False
+        deadline = time.perf_counter() + DRAIN_BUDGET_S
+        while time.perf_counter() < deadline:
+            try:
+                kind, payload = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if kind == "record":
+                self._take(payload)
+                changed = True
+            elif kind == "log":
+                self.context.log(f"study: {payload}")
+            elif kind == "done":
+                self._finished(payload)
+        if changed:
+            self.redraw()
+        if self.running is not None:
+            self._show_state()
+
+    def _take(self, rec: dict[str, Any]) -> None:
+        study = self.running
+        if study is None:
+            return
+        i = int(rec["index"])
+        self.records[i] = rec
+        if rec.get("resumed") or rec.get("status") not in ("finished", "failed"):
+            self._fill_row(i, rec)
+            return
+        req = rec.get("request") or {}
+        events = [MetricPoint(series, x, y, plot) for plot, ss in (rec.get("series") or {}).items()
+                  for series, pts in ss.items() for x, y in pts]
+        if rec["status"] == "finished" and rec.get("result") is not None:
+            outcome = JobOutcome(result=rec["result"])
+            error = None
+        else:
+            error = str(rec.get("error") or "failed")
+            outcome = JobOutcome(error=RuntimeError(error))
+        snap = {name: None if req.get(name) is None else
+                {"id": "study", "name": str(req.get(f"{name}_name") or name), "value": req[name]}
+                for name in ("workload", "target")}
+        params = ", ".join(f"{k}={v}" for k, v in rec.get("params", {}).items())
+        run = self.context.project.add_finished_run(
+            study.engine, snap["workload"], snap["target"], req.get("settings") or {}, outcome,
+            rec.get("duration_s"), f"study {study.name} #{i}" + (f": {params}" if params else ""), events, error)
+        self.run_ids[i] = run.id
+        self._fill_row(i, rec)
+
+    def _finished(self, summary: StudySummary) -> None:
+        self.summary = summary
+        self._poll.stop()
+        if self._thread is not None:
+            self._thread.join(1.0)
+        self._thread = None
+        self.runner = None
+        c = summary.counts
+        what = "cancelled" if summary.cancelled else "stopped: " + summary.error if summary.error else "done"
+        self.context.log(f"study {summary.study} {what}: {c['finished']} finished, {c['failed']} failed, "
+                         f"{c['not_run']} not run", "error" if summary.error else "info")
+        self.context.status(f"Study {what}")
+        self.table.resizeColumnsToContents()
+        self._show_state()
+        self._update_buttons()
+
+    def _show_state(self) -> None:
+        n = len(self.running.points) if self.running else 0
+        fin = sum(r.get("status") == "finished" for r in self.records.values())
+        bad = sum(r.get("status") == "failed" for r in self.records.values())
+        if self.is_running():
+            self.state.setText(f"{fin + bad} of {n} point(s) done ({bad} failed), "
+                               f"{time.monotonic() - self._started:.1f} s")
+        elif self.summary is not None:
+            s = self.summary
+            end = "cancelled" if s.cancelled else f"stopped: {s.error}" if s.error else "done"
+            self.state.setText(f"{end}: {fin} finished, {bad} failed, {n - fin - bad} not run")
+
+    # ================================================================ table
+    def _columns(self, study: study_spec.Study) -> list[str]:
+        return ["#"] + study.axis_labels + (["repeat"] if study.repeats > 1 else []) + ["status"] + \
+            [m.name for m in study.metrics] + ["time (s)", "run"]
+
+    def _fill_table(self, study: study_spec.Study) -> None:
+        cols = self._columns(study)
+        self.table.clear()
+        self.table.setColumnCount(len(cols))
+        self.table.setHorizontalHeaderLabels(cols)
+        self.table.setRowCount(len(study.points))
+        for p in study.points:
+            self._fill_row(p.index, {"index": p.index, "params": p.params, "repeat": p.repeat, "status": "pending"})
+        self.table.resizeColumnsToContents()
+
+    def _fill_row(self, i: int, rec: dict[str, Any]) -> None:
+        study = self.running
+        if study is None or i >= self.table.rowCount():
+            return
+        values: list[Any] = [i] + [rec.get("params", {}).get(a) for a in study.axis_labels]
+        if study.repeats > 1:
+            values.append(int(rec.get("repeat", 0)) + 1)
+        status = "resumed" if rec.get("resumed") else str(rec.get("status"))
+        values.append(status)
+        values += [(rec.get("metrics") or {}).get(m.name) for m in study.metrics]
+        values += [rec.get("duration_s"), self.run_ids.get(i, "")]
+        for c, v in enumerate(values):
+            text = "" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
+            item = self.table.item(i, c)
+            if item is None:
+                item = QTableWidgetItem(text)
+                self.table.setItem(i, c, item)
+            elif item.text() != text:
+                item.setText(text)
+            if c == len(values) - 3 - len(study.metrics):
+                item.setForeground(QColor(STATUS_COLOURS.get(str(rec.get("status")), "#000000")))
+                if rec.get("error"):
+                    item.setToolTip(str(rec["error"]))
+
+    def _open_row(self, row: int, _col: int) -> None:
+        run_id = self.run_ids.get(row)
+        if run_id:
+            try:
+                self.context.open_run(run_id)
+            except KeyError:
+                self.context.status(f"Run {run_id} is no longer in the project")
+
+    # ================================================================ plots
+    def _fill_combos(self, study: study_spec.Study) -> None:
+        metrics = [m.name for m in study.metrics]
+        for combo, items in ((self.plot_y, metrics), (self.plot_x, study.axis_labels),
+                             (self.plot_by, ["(none)"] + study.axis_labels), (self.pareto_x, metrics),
+                             (self.pareto_y, metrics)):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(items)
+            combo.blockSignals(False)
+        if len(metrics) > 1:
+            self.pareto_y.setCurrentIndex(1)
+        if len(study.axis_labels) > 1:
+            self.plot_by.setCurrentIndex(2)
+
+    def finished_records(self) -> list[dict[str, Any]]:
+        return [r for _i, r in sorted(self.records.items()) if r.get("status") == "finished"]
+
+    def redraw(self) -> None:
+        self._draw_metric()
+        self._draw_pareto()
+
+    def _draw_metric(self) -> None:
+        self.plot.clear()
+        legend = self.plot.getPlotItem().legend
+        if legend is not None:
+            legend.clear()
+        y_key, x_key, by = self.plot_y.currentText(), self.plot_x.currentText(), self.plot_by.currentText()
+        self.plot.setLabel("left", y_key)
+        self.plot.setLabel("bottom", x_key)
+        if not y_key or not x_key:
+            return
+        recs = self.finished_records()
+        xs_raw = [r["params"].get(x_key) for r in recs]
+        categorical = any(number(v) is None for v in xs_raw)
+        cats = sorted({str(v) for v in xs_raw}) if categorical else []
+        axis = self.plot.getAxis("bottom")
+        axis.setTicks([list(enumerate(cats))] if categorical else None)
+        groups: dict[str, list[tuple[float, float]]] = {}
+        for r, xv in zip(recs, xs_raw):
+            x = float(cats.index(str(xv))) if categorical else number(xv)
+            y = number((r.get("metrics") or {}).get(y_key))
+            if x is None or y is None:
+                continue
+            g = str(r["params"].get(by)) if by and by != "(none)" and by != x_key else y_key
+            groups.setdefault(g, []).append((x, y))
+        for k, (name, pts) in enumerate(sorted(groups.items())):
+            color = PALETTE[k % len(PALETTE)]
+            arr = np.asarray(pts, float)
+            self.plot.plot(arr[:, 0], arr[:, 1], pen=None, symbol="o", symbolSize=6, symbolBrush=color,
+                           symbolPen=None)
+            mx = sorted({p[0] for p in pts})        # the mean over repeats and other axes, as a line
+            my = [float(np.mean([p[1] for p in pts if p[0] == x])) for x in mx]
+            self.plot.plot(mx, my, pen=pg.mkPen(color, width=2), name=name)
+
+    def _draw_pareto(self) -> None:
+        self.pareto.clear()
+        legend = self.pareto.getPlotItem().legend
+        if legend is not None:
+            legend.clear()
+        a, b = self.pareto_x.currentText(), self.pareto_y.currentText()
+        self.pareto.setLabel("bottom", a)
+        self.pareto.setLabel("left", b)
+        if not a or not b:
+            return
+        pts = []
+        for r in self.finished_records():
+            x, y = number((r.get("metrics") or {}).get(a)), number((r.get("metrics") or {}).get(b))
+            if x is not None and y is not None:
+                pts.append((x, y))
+        if not pts:
+            return
+        arr = np.asarray(pts, float)
+        self.pareto.plot(arr[:, 0], arr[:, 1], pen=None, symbol="o", symbolSize=6, symbolBrush="#999999",
+                         symbolPen=None, name="points")
+        front = pareto_front(pts, (self.min_x.isChecked(), self.min_y.isChecked()))
+        fa = arr[front]
+        self.pareto.plot(fa[:, 0], fa[:, 1], pen=pg.mkPen("#d62728", width=2), symbol="o", symbolSize=8,
+                         symbolBrush="#d62728", name=f"Pareto front ({len(front)})")
+
+    def front_indices(self) -> list[int]:
+        """Point indices on the current Pareto front (for tests and exports)."""
+        a, b = self.pareto_x.currentText(), self.pareto_y.currentText()
+        recs, pts = [], []
+        for r in self.finished_records():
+            x, y = number((r.get("metrics") or {}).get(a)), number((r.get("metrics") or {}).get(b))
+            if x is not None and y is not None:
+                recs.append(r)
+                pts.append((x, y))
+        return [int(recs[i]["index"]) for i in pareto_front(pts, (self.min_x.isChecked(), self.min_y.isChecked()))]
+

@@ -1,0 +1,80 @@
+"""The demo engine the job tests run: it counts, and on request fails, crashes, ignores Cancel or
+starts processes of its own. It lives in its own module because the GUI runs engines in worker
+processes: the child imports this module (core.worker.engine_ref gives "tests.demo_engine:DEMO")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from typing import Iterator
+
+from core.engine import EngineSpec, JobRequest
+from core.errors import CheckFailed, InputError
+from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
+
+# Set by GUI tests to the test process's pid: the engine then refuses to run in that process, so a
+# job that ran engine code in the GUI process fails loudly.
+GUI_PID: int | None = None
+
+
+def _crash(how: str) -> None:
+    if how == "abort":
+        os.abort()
+    if how == "segv":
+        import ctypes
+
+        ctypes.string_at(0)
+    if how == "exit":
+        os._exit(3)
+
+
+def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+    """Counts to `steps`, one metric point per step; fails on request (for error handling tests)."""
+    if GUI_PID is not None and os.getpid() == GUI_PID:
+        raise AssertionError("the demo engine ran in the GUI process")
+    steps = int(request.settings.get("steps", 10))
+    delay = float(request.settings.get("delay", 0.0))
+    if steps < 0:
+        raise InputError("steps must be >= 0", "settings.steps")
+    yield LogLine("demo started")
+    yield PartialResult("process", {"pid": os.getpid(), "workload": request.workload.to_json()
+                                    if request.workload is not None else None})
+    children = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+                for _ in range(int(request.settings.get("children", 0)))]
+    if children:
+        yield PartialResult("children", {"pids": [p.pid for p in children]})
+    total = 0
+    for i in range(steps):
+        cancel.check()
+        if request.settings.get("fail_at") == i:
+            raise RuntimeError("demo failure")
+        if request.settings.get("check_fails_at") == i:
+            raise CheckFailed("demo result disagrees with its reference")
+        if request.settings.get("hang_at") == i:        # a long step that never looks at the token
+            time.sleep(float(request.settings.get("hang", 60)))
+        if request.settings.get("crash_at") == i:
+            _crash(str(request.settings.get("crash", "segv")))
+        total += i
+        yield MetricPoint("sum", i, total)
+        yield PartialResult("best", {"sum": total, "step": i})
+        yield Progress((i + 1) / steps, f"step {i + 1}")
+        if delay:
+            time.sleep(delay)
+    yield FinalResult({"steps": steps, "sum": total})
+
+
+def _add_cli(parser) -> None:
+    parser.add_argument("--steps", type=int, default=10)
+
+
+DEMO = EngineSpec(
+    name="demo", title="Demo", summary="Counts; used by the tests of the job mechanism.",
+    run=demo_run, default_settings=lambda: {"steps": 10},
+    add_cli_arguments=_add_cli,
+    request_from_cli=lambda args: JobRequest(None, None, {"steps": args.steps}),
+    format_text=lambda r: f"sum={r['sum']}",
+    settings_schema={"type": "object", "properties": {"steps": {"type": "integer"}}},
+    order=0,
+)

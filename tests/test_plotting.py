@@ -1,0 +1,149 @@
+"""Plots that read well (gui.plotting): no SI-prefix scaling, readable log ticks, best-so-far series
+as steps, legends outside the data, and the palette's colours."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import math
+
+
+def test_axes_never_rescale_by_an_si_prefix(qtbot) -> None:
+    from gui.plotting import LivePlot, new_plot
+
+    plot = LivePlot(title="t", x_label="seconds", y_label="RMS error")
+    qtbot.addWidget(plot)
+    plot.resize(500, 300)
+    plot.show()
+    plot.add_points("error", [0.001, 0.002, 0.003], [0.0001, 0.0004, 0.0002])
+    plot.getPlotItem().vb.autoRange()
+    qtbot.wait(10)
+    for side in ("left", "bottom"):
+        axis = plot.getAxis(side)
+        assert axis.autoSIPrefixScale == 1.0
+        assert "(x" not in axis.labelString() and "×" not in axis.labelString()
+    other = new_plot(y_label="GB/s")
+    qtbot.addWidget(other)
+    other.plot([0, 1], [2e9, 3e9])
+    other.getPlotItem().vb.autoRange()
+    axis = other.getAxis("left")
+    assert axis.range[1] > 1e9                                        # the axis saw the range
+    assert axis.autoSIPrefixScale == 1.0 and axis.labelString().endswith("GB/s </span>")
+
+
+def test_the_check_above_can_fail_with_pyqtgraphs_default() -> None:
+    """The same data on a plain pyqtgraph axis does get a prefix: the test above tests something."""
+    import pyqtgraph as pg
+
+    axis = pg.AxisItem("left")
+    axis.setLabel("RMS error")
+    axis.setRange(0.0001, 0.0004)
+    axis.updateAutoSIPrefix()
+    assert axis.autoSIPrefixScale != 1.0
+
+
+def test_log_ticks_read_as_numbers() -> None:
+    from gui.plotting import ReadableAxis, readable_number
+
+    assert [readable_number(x) for x in (1, 20, 500, 0.01, 12345, 1e6, 2e6, -3e-5)] == \
+        ["1", "20", "500", "0.01", "12345", "10⁶", "2·10⁶", "-3·10⁻⁵"]
+    axis = ReadableAxis("bottom")
+    axis.setLogMode(True)
+    decades = [0.0, 1.0, 2.0, 3.0]
+    assert axis.tickStrings(decades, 1.0, 1.0) == ["1", "10", "100", "1000"]
+    minors = [math.log10(m * 10) for m in range(2, 10)]               # 20 .. 90 within two decades
+    labels = axis.tickStrings([1.0, *minors, 2.0], 1.0, 0.1)
+    assert labels[0] == "10" and labels[-1] == "100" and labels[1] == "20" and labels[4] == "50"
+    assert labels[2] == labels[3] == labels[5] == ""                  # 30, 40, 60: unlabelled
+    wide = axis.tickStrings([0.0, math.log10(2), 1.0, 2.0, 3.0, 4.0, 5.0], 1.0, 1.0)
+    assert wide == ["1", "", "10", "100", "1000", "10000", "10⁵"]
+
+
+def test_best_so_far_series_are_steps(qtbot) -> None:
+    from gui.compare_view import OverlayPlot
+    from gui.plotting import LivePlot, is_best_so_far
+
+    assert is_best_so_far("best length") and is_best_so_far("r3 · best length")
+    assert is_best_so_far("best objective") and not is_best_so_far("program: mean RMS error")
+    plot = LivePlot(title="Best length vs nodes explored", x_label="nodes", y_label="instructions")
+    qtbot.addWidget(plot)
+    plot.add_points("best length", [31, 220, 900], [25, 21, 19])
+    plot.add_points("other", [1, 2], [3, 4])
+    assert plot._curves["best length"].opts["stepMode"] == "right"
+    assert plot._curves["other"].opts["stepMode"] is None
+    path = plot._curves["best length"].curve.getPath()
+    drawn = [(path.elementAt(i).x, path.elementAt(i).y) for i in range(path.elementCount())]
+    assert drawn[:4] == [(31, 25), (220, 25), (220, 21), (900, 21)]   # held until the next improvement
+    overlay = OverlayPlot(title="nodes")
+    qtbot.addWidget(overlay)
+    overlay.add_points("r3 · best length", [1, 5], [17, 16])
+    assert overlay._curves["r3 · best length"].opts["stepMode"] == "right"
+    forced = LivePlot(step=False)
+    qtbot.addWidget(forced)
+    forced.add_points("best length", [1, 2], [3, 2])
+    assert forced._curves["best length"].opts["stepMode"] is None
+
+
+def test_the_cain_plots_draw_best_length_as_steps(qtbot) -> None:
+    from core.engine import get_engine
+    from gui.panels.cain import PANEL
+    from panel_context import FakeContext
+
+    panel = PANEL(get_engine("cain"), FakeContext())
+    qtbot.addWidget(panel)
+    from core.jobs import MetricPoint
+
+    panel.handle_events([MetricPoint("best length", 10.0, 30.0, "nodes"), MetricPoint("best length", 50.0, 24.0, "nodes")])
+    curves = [p._curves for p in (panel.nodes_plot, panel.time_plot) if "best length" in p._curves]
+    assert curves and all(c["best length"].opts["stepMode"] == "right" for c in curves)
+    for plot in (panel.nodes_plot, panel.time_plot):
+        assert plot.getAxis("bottom").labelText and plot.getAxis("left").labelText
+
+
+def test_the_legend_sits_outside_the_data(qtbot) -> None:
+    from gui.plotting import LivePlot
+
+    for w, h, beside in ((500, 400, False), (1200, 250, True)):
+        plot = LivePlot(title="t", x_label="x", y_label="y")
+        qtbot.addWidget(plot)
+        plot.resize(w, h)
+        plot.show()
+        qtbot.waitExposed(plot)
+        for i in range(3):
+            plot.add_points(f"series {i}", [0, 1, 2], [i, i + 1, i + 2])
+        qtbot.wait(20)
+        legend = plot.legend.sceneBoundingRect()
+        view = plot.getPlotItem().vb.sceneBoundingRect()
+        overlap = legend.intersected(view)
+        assert legend.height() > 0 and min(overlap.width(), overlap.height()) < 1, (w, h)
+        assert (legend.left() >= view.right() - 1) == beside
+
+
+def test_plots_follow_a_dark_palette(qtbot) -> None:
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from gui.plotting import LivePlot, theme
+
+    app = QApplication.instance()
+    old = app.palette()
+    light = LivePlot()
+    qtbot.addWidget(light)
+    assert light.backgroundBrush().color().name() == "#ffffff" and not theme().dark
+    dark = QPalette()
+    dark.setColor(QPalette.ColorRole.Window, QColor(40, 40, 40))
+    dark.setColor(QPalette.ColorRole.Base, QColor(25, 25, 25))
+    dark.setColor(QPalette.ColorRole.Text, QColor(220, 220, 220))
+    dark.setColor(QPalette.ColorRole.WindowText, QColor(220, 220, 220))
+    app.setPalette(dark)
+    try:
+        plot = LivePlot(title="t", x_label="x")
+        qtbot.addWidget(plot)
+        assert theme().dark and plot.backgroundBrush().color().lightness() < 60
+        assert plot.getAxis("bottom").textPen().color().lightness() > 180
+        qtbot.wait(10)                                                 # a palette change re-themes live plots
+        assert light.backgroundBrush().color().lightness() < 60
+    finally:
+        app.setPalette(old)
