@@ -67,7 +67,7 @@ def per_layer_table(cluster: str) -> None:
             bkey = min(bl, key=lambda k: bl[k]["traffic"]["total"])
             above += sum(v["traffic"]["total"] < opt for v in bl.values())
             t = r["optimal"]["tiling"]
-            print(f"{r['name']:8s} {opt:11d} {r['bound']['total']:11.0f} {r['bound']['compulsory']['total']:11d} "
+            print(f"{r['name']:8s} {opt:11d} {r['bound']['reference']:11.0f} {r['bound']['compulsory']['total']:11d} "
                   f"{ratio:6.3f} " + f"{t['b']},{t['z']},{t['y']},{t['x']},{t['k']}".rjust(18) +
                   f" {bkey:>16s} {bl[bkey]['ratio_reference']:9.3f}")
     print(f"\nworst ratio to max(bound, compulsory) over all {cases} layer/memory cases: {worst:.3f} "
@@ -87,7 +87,7 @@ def vgg_timing() -> None:
     print(f"\nwhole VGG-16 ({len(convs)} conv+fc layers): bound + optimal tiling + {len(FLOWS)} baselines + "
           f"on-chip mapping in {best:.3f} s (best of 3; target < 2 s)")
     tot = network_totals(layers, FLOWS)
-    print(f"  totals (words): bound {tot['bound']:.0f}, compulsory {tot['compulsory']}, optimal {tot['optimal']}, "
+    print(f"  totals (words): bound {tot['reference']:.0f}, compulsory {tot['compulsory']}, optimal {tot['optimal']}, "
           + ", ".join(f"{k} {tot[k]}" for k in FLOWS))
     from core.bound.analysis import sweep_machines, sweep_point
 

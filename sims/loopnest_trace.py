@@ -89,6 +89,17 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
         res: dict[str, tuple | None] = {"in": None, "w": None, "out": None}
         data: dict[str, np.ndarray] = {}
         started: set[tuple] = set()
+        held = 0                                                 # a tensor held for the whole group
+        if tiling.hold == "W":
+            w_held = w[co0:co0 + shape.Cog].copy()
+            held = w_held.size
+            counts.weight_reads += held
+        elif tiling.hold == "I":
+            used_y, used_x = ay.rows_read(0, shape.Ho), ax.rows_read(0, shape.Wo)
+            x_held = np.zeros_like(x[:, ci0:ci0 + shape.Cig])      # rows no window reads stay unloaded
+            x_held[:, :, used_y[:, None], used_x] = x[:, ci0:ci0 + shape.Cig][:, :, used_y[:, None], used_x]
+            held = x.shape[0] * shape.Cig * used_y.size * used_x.size
+            counts.input_reads += held
         for idx in itertools.product(*(range(len(ranges[dim])) for dim in order)):
             pos = dict(zip(order, idx))
             (n0, n1), (m0, m1), (c0, c1) = ranges["N"][pos["N"]], ranges["M"][pos["M"]], ranges["C"][pos["C"]]
@@ -112,19 +123,24 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
                     started.add(key_out)
                 res["out"] = key_out
             key_w = (pos["M"], pos["C"])
-            if res["w"] != key_w:
+            if tiling.hold == "W":
+                data["w"] = w_held[m0:m1, c0:c1]                   # on chip already
+            elif res["w"] != key_w:
                 data["w"] = w[co0 + m0:co0 + m1, c0:c1].copy()
                 counts.weight_reads += data["w"].size
                 log("weights", "read", data["w"].size)
                 res["w"] = key_w
             key_in = (pos["N"], pos["C"], pos["P"], pos["Q"])
             rows, cols = ay.rows_read(p0, p1), ax.rows_read(q0, q1)     # what the windows touch
-            if res["in"] != key_in:
+            if tiling.hold == "I":
+                data["in"] = x_held[n0:n1, c0:c1][:, :, rows][:, :, :, cols]      # on chip already
+            elif res["in"] != key_in:
                 data["in"] = x[n0:n1, ci0 + c0:ci0 + c1][:, :, rows][:, :, :, cols].copy()
                 counts.input_reads += data["in"].size
                 log("inputs", "read", data["in"].size)
                 res["in"] = key_in
-            words = data["in"].size + data["w"].size + data["out"].size
+            words = (held if tiling.hold == "I" else data["in"].size) + \
+                (held if tiling.hold == "W" else data["w"].size) + data["out"].size
             counts.peak_words = max(counts.peak_words, words)
             if words > S:
                 raise BufferOverflow(f"{words} words resident at step {counts.steps}, buffer holds {S}")

@@ -288,6 +288,11 @@ def _fmt(v: float | None) -> str:
     return f"{v / 1e6:.3f}M" if abs(v) >= 1e5 else f"{v:.0f}"
 
 
+def _tiling(t: dict[str, Any]) -> str:
+    """b,z,y,x,k, with +W or +I when the weights or the inputs are held for the whole layer."""
+    return f"{t['b']},{t['z']},{t['y']},{t['x']},{t['k']}" + (f"+{t['hold']}" if t.get("hold") else "")
+
+
 def _num(v: float | None) -> str:
     return "     -" if v is None else f"{v:6.3f}"
 
@@ -305,7 +310,7 @@ def format_text(r: dict[str, Any]) -> str:
         which = "s" if b["segment"]["total"] > b["compulsory"]["total"] else "c"
         row = (f"{l['name'][:10]:10s} {b['R']:3d} {_fmt(b['reference']):>9s}{which} {_fmt(b['paper']['total']):>9s} "
                f"{_fmt(l['optimal']['traffic']['total']):>9s} {_num(l['optimal']['ratio_reference'])} "
-               f"{_num(l['optimal']['ratio_paper'])}  " + f"{t['b']},{t['z']},{t['y']},{t['x']},{t['k']}".ljust(18))
+               f"{_num(l['optimal']['ratio_paper'])}  " + _tiling(t).ljust(18))
         for k in flows:
             bl = l["baselines"][k]
             row += f" {_fmt(None if bl is None else bl['traffic']['total']):>9s}"
@@ -317,7 +322,8 @@ def format_text(r: dict[str, Any]) -> str:
     lines.append(row + "".join(f" {_fmt(t[k]):>9s}" for k in flows))
     lines += ["", "Traffic in words (M = 10^6). proven = the lower bound no schedule can beat: the larger of the "
               "segment bound (s) and the compulsory traffic (c), see docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
-              "output writes (asymptotic, not a bound); ratio = optimal / proven, /paper = optimal / paper.",
+              "output writes (asymptotic, not a bound); ratio = optimal / proven, /paper = optimal / paper; +W / +I: the "
+              "weights / inputs held on chip for the whole layer.",
               f"Worst layer ratio to the proven bound: {_num(t['worst_ratio_reference']).strip()}",
               f"Optimal dataflow GBuf reads (on chip, {r['pe_rows']}x{r['pe_cols']} PEs): {_fmt(t['gbuf_reads'])}"]
     a = r["paper_architecture"]

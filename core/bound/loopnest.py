@@ -13,6 +13,11 @@ Outputs whose reduction loop C sits above their innermost relevant loop spill: p
 written back and read again when revisited (reads = writes - outputs). These counts are exact,
 edges and halos included: the trace simulator in `sims/loopnest_trace.py` reproduces them word for
 word. All functions take numpy arrays so a whole grid of tilings is evaluated at once.
+
+A tensor may instead be *held*: all of one group's weights ("W"), or all the inputs its windows read
+("I"), loaded once when the group starts and kept for the whole nest, whatever its loops do (what
+ZigZag's uneven mappings call keeping an operand at the buffer level above every loop). A small
+weight tensor is worth holding when the output channels are tiled inside a spatial tile.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from core.bound.bounds import axes
-from core.bound.geometry import axis_tables, distinct_tiles
+from core.bound.geometry import axis_tables, distinct_tiles, rows_used
 from core.bound.shapes import ConvShape
 
 DIMS = ("N", "M", "C", "P", "Q")
@@ -32,7 +37,8 @@ RELEVANT = {"inputs": frozenset("NCPQ"), "weights": frozenset("MC"), "outputs": 
 
 @dataclass(frozen=True)
 class Tiling:
-    """Tile sizes (n = b, m = z, c = k, p = y, q = x in the paper's names) and the loop order."""
+    """Tile sizes (n = b, m = z, c = k, p = y, q = x in the paper's names), the loop order, and the
+    tensor held on chip for the whole group ("W" weights, "I" inputs, "" none)."""
 
     n: int
     m: int
@@ -40,6 +46,7 @@ class Tiling:
     p: int
     q: int
     order: str = "NPQMC"
+    hold: str = ""
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -75,7 +82,20 @@ def _ceil(a: Any, b: Any) -> Any:
     return -(-a // b)
 
 
-def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any) -> dict[str, np.ndarray]:
+def held_words(g: ConvShape, hold: str) -> int:
+    """Words a held tensor of one group takes (and costs, loaded once): all weights, or every input
+    some window reads; 0 when nothing is held."""
+    if hold == "W":
+        return g.Co * g.Ci * g.Hk * g.Wk
+    if hold == "I":
+        ay, ax = axes(g)
+        return g.B * g.Ci * rows_used(ay) * rows_used(ax)
+    if hold:
+        raise ValueError(f"hold must be '', 'W' or 'I', got {hold!r}")
+    return 0
+
+
+def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any, hold: str = "") -> dict[str, np.ndarray]:
     """Traffic of one group for arrays of tile sizes (broadcast together)."""
     ay, ax = axes(g)
     _, tot_y, peak_y = axis_tables(ay)
@@ -94,18 +114,24 @@ def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any) -
         factors[tensor] = f
     all_inputs = g.B * g.Ci * tot_y[p] * tot_x[q]
     outputs = g.B * g.Co * g.Ho * g.Wo
-    memory = n * c * peak_y[p] * peak_x[q] + m * c * g.Hk * g.Wk + n * m * p * q
-    return {"input_reads": factors["inputs"] * all_inputs,
-            "weight_reads": factors["weights"] * (g.Co * g.Ci * g.Hk * g.Wk),
+    in_tile, w_tile = n * c * peak_y[p] * peak_x[q], m * c * g.Hk * g.Wk
+    input_reads = factors["inputs"] * all_inputs
+    weight_reads = factors["weights"] * (g.Co * g.Ci * g.Hk * g.Wk)
+    held = held_words(g, hold)
+    if hold == "W":
+        w_tile, weight_reads = np.full_like(w_tile, held), np.full_like(weight_reads, held)
+    elif hold == "I":
+        in_tile, input_reads = np.full_like(in_tile, held), np.full_like(input_reads, held)
+    return {"input_reads": input_reads, "weight_reads": weight_reads,
             "output_writes": factors["outputs"] * outputs,
             "output_reads": (factors["outputs"] - 1) * outputs,
-            "memory": memory}
+            "memory": in_tile + w_tile + n * m * p * q}
 
 
 def traffic_of(shape: ConvShape, t: Tiling) -> Traffic:
     """Exact traffic of the whole layer (every group) for one tiling."""
     g = shape.group_shape()
-    r = evaluate(g, t.order, t.n, t.m, t.c, t.p, t.q)
+    r = evaluate(g, t.order, t.n, t.m, t.c, t.p, t.q, t.hold)
     G = shape.groups
     return Traffic(input_reads=G * int(r["input_reads"]), weight_reads=G * int(r["weight_reads"]),
                    output_writes=G * int(r["output_writes"]), output_reads=G * int(r["output_reads"]),
@@ -144,7 +170,8 @@ BASELINES: dict[str, Family] = {
 }
 
 
-def _best_m(g: ConvShape, S: int, n: np.ndarray, c: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+def _best_m(g: ConvShape, S: int, n: np.ndarray, c: np.ndarray, p: np.ndarray, q: np.ndarray,
+            hold: str = "") -> np.ndarray:
     """The largest useful output-channel tile that fits (traffic never grows with m); 0 if none fits.
 
     m is then shrunk to the smallest size with the same trip count, which saves memory for free.
@@ -152,8 +179,9 @@ def _best_m(g: ConvShape, S: int, n: np.ndarray, c: np.ndarray, p: np.ndarray, q
     ay, ax = axes(g)
     _, _, peak_y = axis_tables(ay)
     _, _, peak_x = axis_tables(ax)
-    rest = S - n * c * peak_y[p] * peak_x[q]
-    per_m = c * g.Hk * g.Wk + n * p * q
+    held = held_words(g, hold)
+    rest = S - (held if hold == "I" else n * c * peak_y[p] * peak_x[q]) - (held if hold == "W" else 0)
+    per_m = (0 if hold == "W" else c * g.Hk * g.Wk) + n * p * q
     m = np.minimum(np.maximum(rest, 0) // per_m, g.Co)
     trips = _ceil(g.Co, np.maximum(m, 1))
     return np.where(m >= 1, _ceil(g.Co, trips), 0)
@@ -167,30 +195,31 @@ class SearchResult:
 
 
 def _search(shape: ConvShape, S: int, orders: Iterable[str], ns: np.ndarray, cs: np.ndarray, ps: np.ndarray,
-            qs: np.ndarray) -> SearchResult | None:
-    """Minimum total traffic over the grid n x c x p x q (m maximal) and the given orders.
+            qs: np.ndarray, holds: Iterable[str] = ("",)) -> SearchResult | None:
+    """Minimum total traffic over the grid n x c x p x q (m maximal), the given orders and held tensors.
 
     Ties go to the smaller on-chip footprint, then to the earlier grid point (deterministic)."""
     g = shape.group_shape()
     best: tuple[int, int, Tiling] | None = None
     count = 0
-    for n_value in ns:               # one batch tile at a time keeps the arrays small for large batches
-        n, c, p, q = np.meshgrid(np.array([n_value]), cs, ps, qs, indexing="ij", sparse=False)
-        n, c, p, q = (a.ravel() for a in (n, c, p, q))
-        m = _best_m(g, S, n, c, p, q)
-        ok = m >= 1
-        if not ok.any():
-            continue
-        n, m, c, p, q = n[ok], m[ok], c[ok], p[ok], q[ok]
-        for order in orders:
-            r = evaluate(g, order, n, m, c, p, q)
-            total = r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"]
-            count += total.size
-            key = np.lexsort((r["memory"], total))[0]
-            cand = (int(total[key]), int(r["memory"][key]),
-                    Tiling(int(n[key]), int(m[key]), int(c[key]), int(p[key]), int(q[key]), order))
-            if best is None or cand[:2] < best[:2]:
-                best = cand
+    for hold in holds:
+        for n_value in ns:           # one batch tile at a time keeps the arrays small for large batches
+            n, c, p, q = np.meshgrid(np.array([n_value]), cs, ps, qs, indexing="ij", sparse=False)
+            n, c, p, q = (a.ravel() for a in (n, c, p, q))
+            m = _best_m(g, S, n, c, p, q, hold)
+            ok = m >= 1
+            if not ok.any():
+                continue
+            n, m, c, p, q = n[ok], m[ok], c[ok], p[ok], q[ok]
+            for order in orders:
+                r = evaluate(g, order, n, m, c, p, q, hold)
+                total = r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"]
+                count += total.size
+                key = np.lexsort((r["memory"], total))[0]
+                cand = (int(total[key]), int(r["memory"][key]),
+                        Tiling(int(n[key]), int(m[key]), int(c[key]), int(p[key]), int(q[key]), order, hold))
+                if best is None or cand[:2] < best[:2]:
+                    best = cand
     if best is None:
         return None
     return SearchResult(best[2], traffic_of(shape, best[2]), count)
@@ -204,6 +233,7 @@ def search_baseline(shape: ConvShape, S: int, family: Family) -> SearchResult | 
 
 
 OPTIMAL_ORDERS = ("NPQMC", "MNPQC")
+HOLDS = ("", "W", "I")
 
 
 def search_optimal(shape: ConvShape, S: int) -> SearchResult | None:
@@ -212,31 +242,35 @@ def search_optimal(shape: ConvShape, S: int) -> SearchResult | None:
     Output stationary: the b*x*y*z psums stay on chip while input channels stream k at a time. Every
     output-tile size y, x is tried (the halo makes traffic depend on more than the trip counts), b over
     its trip counts, z as large as fits; k = 1 unless all input channels fit at once (k = Ci), where the
-    outer order then decides whether weights (M outermost) or inputs are read once.
+    outer order then decides whether weights (M outermost) or inputs are read once. Each is also tried
+    with the weights or the inputs held whole when they fit beside the tiles (read once, kept).
     """
     g = shape.group_shape()
     cs = np.array(sorted({1, g.Ci}), dtype=np.int64)
+    holds = [h for h in HOLDS if held_words(g, h) < S]
     return _search(shape, S, OPTIMAL_ORDERS, distinct_tiles(g.B), cs, np.arange(1, g.Ho + 1),
-                   np.arange(1, g.Wo + 1))
+                   np.arange(1, g.Wo + 1), holds)
 
 
 def exhaustive_optimal(shape: ConvShape, S: int) -> tuple[int, Tiling] | None:
-    """Every integer (b, z, y, x, k) and both outer orders, no pruning: the reference the tests use."""
+    """Every integer (b, z, y, x, k), both outer orders and every held tensor, no pruning: the
+    reference the tests use."""
     g = shape.group_shape()
     best: tuple[int, Tiling] | None = None
     grids = np.meshgrid(np.arange(1, g.B + 1), np.arange(1, g.Co + 1), np.arange(1, g.Ci + 1),
                         np.arange(1, g.Ho + 1), np.arange(1, g.Wo + 1), indexing="ij")
     n, m, c, p, q = (a.ravel() for a in grids)
-    for order in OPTIMAL_ORDERS:
-        r = evaluate(g, order, n, m, c, p, q)
-        ok = r["memory"] <= S
-        if not ok.any():
-            continue
-        total = (r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"])[ok]
-        i = int(np.argmin(total))
-        t = Tiling(int(n[ok][i]), int(m[ok][i]), int(c[ok][i]), int(p[ok][i]), int(q[ok][i]), order)
-        if best is None or int(total[i]) * shape.groups < best[0]:
-            best = (int(total[i]) * shape.groups, t)
+    for hold in HOLDS:
+        for order in OPTIMAL_ORDERS:
+            r = evaluate(g, order, n, m, c, p, q, hold)
+            ok = r["memory"] <= S
+            if not ok.any():
+                continue
+            total = (r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"])[ok]
+            i = int(np.argmin(total))
+            t = Tiling(int(n[ok][i]), int(m[ok][i]), int(c[ok][i]), int(p[ok][i]), int(q[ok][i]), order, hold)
+            if best is None or int(total[i]) * shape.groups < best[0]:
+                best = (int(total[i]) * shape.groups, t)
     return best
 
 

@@ -8,8 +8,8 @@ extra keys (a number, or null where a dataflow does not fit some layer).
 
 Version 2 (issue 16): the lower bound is the proven one, `reference` = max(segment bound,
 compulsory); the paper's formula is kept beside it as `paper` (asymptotic, not a bound), every
-`ratio_bound` (traffic / paper formula) is now `ratio_paper`, and the on-chip mapping reports its
-GBuf read bound. Version-1 results are brought forward
+`ratio_bound` (traffic / paper formula) is now `ratio_paper`, the on-chip mapping reports its GBuf
+read bound, and a tiling says which tensor it holds for the whole layer (`hold`). Version-1 results are brought forward
 by computing the segment bound from each stored layer shape; their traffic figures stay as they were
 computed (version 1 loaded whole input spans, rows a stride skips included).
 """
@@ -101,6 +101,7 @@ class TilingJson:
     p: int
     q: int
     order: str
+    hold: str                                   # "W" / "I": weights / inputs held for the whole layer, "" none
     b: int
     z: int
     k: int
@@ -266,6 +267,8 @@ def upgrade_v1(old: dict[str, Any]) -> dict[str, Any]:
         new["paper"] = {"reads": b["reads"], "writes": b["writes"], "total": b["total"]}
         new["R"], new["R_paper"] = b["R"], b["R_paper"]
         l["bound"] = new
+        for run in [l["optimal"], *(v for v in l["baselines"].values() if v is not None)]:
+            run["tiling"]["hold"] = ""
         oc, tr = l["optimal"]["onchip"], l["optimal"]["traffic"]
         oc["gbuf_read_bound"] = tr["input_reads"] + tr["weight_reads"]
         for run in [l["optimal"], *(v for v in l["baselines"].values() if v is not None)]:

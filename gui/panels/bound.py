@@ -380,7 +380,8 @@ class BoundPanel(GenericPanel):
             self.table.selectRow(i)
         tr = l["optimal"]["traffic"]
         self.tile_info.setText(
-            f"{l['name']}: b={t['b']} z={t['z']} y={t['y']} x={t['x']} k={t['k']} (order {t['order']}), "
+            f"{l['name']}: b={t['b']} z={t['z']} y={t['y']} x={t['x']} k={t['k']} (order {t['order']}"
+            f"{', ' + {'W': 'all weights', 'I': 'all inputs'}[t['hold']] + ' held' if t.get('hold') else ''}), "
             f"{tr['memory']} of {self._result['memory_words']} words on chip; DRAM reads {tr['reads']}, "
             f"writes {tr['output_writes']}; {l['optimal']['ratio_reference']:.3f}x the proven bound "
             f"({l['optimal']['ratio_paper']:.3f}x the paper's asymptotic formula); "
