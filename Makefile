@@ -39,5 +39,9 @@ screenshot: $(STAMP)
 	$(SHOT) --tab fcnnx --screenshot assets/screenshot-fcnnx.png
 	$(SHOT) --show r2:step=8 --screenshot assets/screenshot-stepper.png
 
+# Lists the benchmark scripts with what each measures; run one with $(PY) benchmarks/NAME.py [--json].
+benchmarks: $(STAMP)
+	@for f in benchmarks/*.py; do printf '%-34s %s\n' "$$f" "$$($(PY) -c "import ast,sys; d=ast.get_docstring(ast.parse(open(sys.argv[1]).read())) or ''; print(d.split(chr(10))[0])" $$f)"; done
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -3,16 +3,17 @@
 For each filter (3x3 Gauss, 5x5 Gauss, 5x5+3x3 Gauss, AnalogNet2 and the published tool's
 AnalogNet2) and set ("all", "basic"; optionally the AUKE-style baseline), runs the engine with
 6 registers for --time seconds (60 by default, as in the paper) and prints the best length,
-time to the first and to the best program, nodes per second and peak memory (the benchmark
-process plus its worker processes, sampled).
+time to the first and to the best program, nodes per second, peak memory (the benchmark
+process plus its worker processes, sampled), the proven lower bound and the gap to it.
 
-    .venv/bin/python benchmarks/cain_table1.py [--time 60] [--workers 2] [--auke] [--csv out.csv]
+    .venv/bin/python benchmarks/cain_table1.py [--time 60] [--workers 2] [--seed 0] [--auke] [--csv out.csv] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from core.cain.engine import ENGINE  # noqa: E402
 from core.engine import JobRequest  # noqa: E402
 from core.filters import preset  # noqa: E402
 from core.jobs import CancelToken, FinalResult  # noqa: E402
+from core.workload import Scamp5Target  # noqa: E402
 
 FILTERS = ["gauss3", "gauss5", "gauss5+gauss3", "analognet2", "analognet2-tool"]
 # Table 1 of the paper / scamp5-instructions.md (published Cain, 60 s, A-F)
@@ -59,9 +61,9 @@ def add_sub_operands(program: list[str]) -> int:
     return total
 
 
-def run_one(name: str, isa: str, time_s: float, workers: int, registers: int = 6) -> dict:
-    req = JobRequest(preset(name), None, {"isa": isa, "time_s": time_s, "workers": workers,
-                                          "registers": registers})
+def run_one(name: str, isa: str, time_s: float, workers: int, registers: int = 6, seed: int = 0) -> dict:
+    req = JobRequest(preset(name), Scamp5Target(registers=registers),
+                     {"isa": isa, "time_s": time_s, "workers": workers, "seed": seed})
     me = psutil.Process()
     peak = _rss_total(me)
     last = 0.0
@@ -78,7 +80,9 @@ def run_one(name: str, isa: str, time_s: float, workers: int, registers: int = 6
             "time_to_first_s": final["time_to_first_s"], "time_to_best_s": final["time_to_best_s"],
             "nodes": final["nodes_explored"], "nodes_per_s": final["nodes_per_s"],
             "peak_mem_mb": round(peak / 2 ** 20), "verified": final["verified"], "method": final.get("method"),
-            "add_sub_operands": add_sub_operands(final["program"]) if final["program"] else None}
+            "add_sub_operands": add_sub_operands(final["program"]) if final["program"] else None,
+            "lower_bound": final["lower_bound"]["value"], "gap": final.get("gap"), "optimal": final.get("optimal"),
+            "elapsed_s": final["elapsed_s"]}
 
 
 def main() -> None:
@@ -89,23 +93,29 @@ def main() -> None:
     ap.add_argument("--sets", default="all,basic")
     ap.add_argument("--auke", action="store_true", help="also run the AUKE-style baseline (AUKE's set, one by one)")
     ap.add_argument("--csv", help="also write the rows to this CSV file")
+    ap.add_argument("--seed", type=int, default=0, help="the search's random seed")
+    ap.add_argument("--json", action="store_true", help="print one JSON object (the rows) at the end")
     args = ap.parse_args()
     sets = args.sets.split(",") + (["auke"] if args.auke else [])
     rows = []
     print(f"{'filter':16s} {'set':6s} {'length':>6s} {'paper':>5s} {'first s':>8s} {'best s':>8s} "
-          f"{'nodes':>8s} {'nodes/s':>8s} {'peak MB':>8s} verified method add/sub-operands", flush=True)
+          f"{'nodes':>8s} {'nodes/s':>8s} {'peak MB':>8s} {'bound':>5s} {'gap':>4s} {'elapsed':>7s} verified method "
+          f"add/sub-operands", flush=True)
     for name in args.filters.split(","):
         for isa in sets:
-            r = run_one(name, isa, args.time, args.workers)
+            r = run_one(name, isa, args.time, args.workers, seed=args.seed)
             rows.append(r)
             print(f"{r['filter']:16s} {r['set']:6s} {str(r['length']):>6s} {str(r['paper']):>5s} "
                   f"{str(r['time_to_first_s']):>8s} {str(r['time_to_best_s']):>8s} {r['nodes']:>8d} "
-                  f"{str(r['nodes_per_s']):>8s} {r['peak_mem_mb']:>8d} {r['verified']} {r['method']} {r['add_sub_operands']}", flush=True)
+                  f"{str(r['nodes_per_s']):>8s} {r['peak_mem_mb']:>8d} {r['lower_bound']:>5d} {str(r['gap']):>4s} "
+                  f"{r['elapsed_s']:>7.2f} {r['verified']} {r['method']} {r['add_sub_operands']}", flush=True)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
+    if args.json:
+        print(json.dumps({"time_s": args.time, "workers": args.workers, "seed": args.seed, "rows": rows}))
 
 
 if __name__ == "__main__":

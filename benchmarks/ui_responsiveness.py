@@ -12,7 +12,7 @@ searching). Every job is cancelled at the end.
 Each phase also reports the UI thread's own CPU time within each gap (`max_busy_ms`, `p99_busy_ms`)
 and, for the longest gap, how much of it was that work and how much waiting for a core (Linux
 schedstat): on a shared machine most of a long gap is the latter. `--slow` lists the window's slots
-that kept the UI thread busy over 20 ms; `--profile FILE` writes a cProfile of the UI thread.
+and plot paints that took over 20 ms (with their CPU share); `--profile FILE` writes a cProfile of the UI thread.
 
 Run: .venv/bin/python benchmarks/ui_responsiveness.py [--seconds 30] [--json] [--slow] [--profile FILE]
 `--json`: {"engines": {"max_gap_ms", "p99_ms", ...}, "stepper": {...}, "bare": {...}, "runs": [...]}.
@@ -112,7 +112,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--profile", metavar="FILE", help="cProfile the UI thread during both phases into FILE")
     ap.add_argument("--slow", action="store_true",
-                    help="list the window's slots that kept the UI thread busy for more than 20 ms")
+                    help="list the window's slots and plot paints that kept the UI thread busy for more than 20 ms")
     args = ap.parse_args()
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -215,6 +215,8 @@ def _trace_slow_slots(slow: list[tuple[float, str]], threshold_s: float = 0.02) 
     before the window connects them) to record calls longer than `threshold_s`."""
     import functools
 
+    import pyqtgraph as pg
+
     from gui.job_runner import JobRunner
     from gui.main_window import MainWindow
     from gui.panels import panel_classes
@@ -228,14 +230,15 @@ def _trace_slow_slots(slow: list[tuple[float, str]], threshold_s: float = 0.02) 
 
         @functools.wraps(fn)
         def timed(*a: Any, **k: Any) -> Any:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             try:
                 return fn(*a, **k)
             finally:
-                dt = time.perf_counter() - t0
+                dt, cpu = time.perf_counter() - t0, time.thread_time() - c0
                 if dt > threshold_s:
                     detail = f" {a[1]}" if len(a) > 1 and isinstance(a[1], str) else ""
-                    slow.append((dt * 1000, f"{cls.__name__}.{name}{detail}"))
+                    who = type(a[0]).__name__ if a else cls.__name__
+                    slow.append((dt * 1000, f"{who}.{name}{detail} ({cpu * 1000:.1f} ms of it on the CPU)"))
 
         setattr(cls, name, timed)
 
@@ -246,6 +249,7 @@ def _trace_slow_slots(slow: list[tuple[float, str]], threshold_s: float = 0.02) 
         for name in ("handle_events", "show_run", "show_result"):
             wrap(cls, name)
     wrap(Scamp5Stepper, "set_step")
+    wrap(pg.GraphicsView, "paintEvent")         # every plot and the stepper's canvas paint through it
 
 
 def _steps_shown(stepper: Any) -> int:

@@ -7,6 +7,7 @@ keeps view state: which run each tab shows and which runs are on their way.
 
 from __future__ import annotations
 
+import gc
 import platform
 import sys
 import time
@@ -504,6 +505,8 @@ class MainWindow(QMainWindow):
             else:
                 self.status(f"{title} cancelled")
         self._update_run_actions()
+        gc.collect(1)   # the young garbage first (cheap), then the run's result, which lives as long as
+        gc.freeze()     # the session, leaves the full collections: they stay short (issue 14)
 
     # ================================================================ sessions
     def new_session(self, ask: bool = True) -> None:

@@ -24,7 +24,7 @@ import pyqtgraph as pg
 import pyqtgraph.exporters
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QFileDialog, QTableWidget, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsItem, QTableWidget, QWidget
 
 from core.atomic import atomic_write_text
 
@@ -95,6 +95,9 @@ class ReadableAxis(pg.AxisItem):
     def __init__(self, orientation: str, **kw: Any) -> None:
         super().__init__(orientation, **kw)
         self.enableAutoSIPrefix(False)
+        # Replaying the axis' QPicture (tick labels, grid lines) costs ~5 ms per paint; a pixmap
+        # cache makes a repaint of the data alone a blit (gui responsiveness, issue 14).
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
         """Decades always; 2 and 5 times a decade when at most three decades show; every minor tick
@@ -250,12 +253,18 @@ class LivePlot(ThemedPlot):
         self._data: dict[str, tuple[list[float], list[float]]] = {}
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._step = step
+        self._x_range: tuple[float, float] | None = None     # the x range this plot set; None: auto
+        self._x_seen: tuple[float, float] | None = None      # the data's x extent so far
+        self._user_zoomed = False
+        self.getPlotItem().getViewBox().sigRangeChangedManually.connect(self._on_user_zoom)
 
     def clear_series(self) -> None:
         for curve in self._curves.values():
             self.removeItem(curve)
         self._curves.clear()
         self._data.clear()
+        self._x_range, self._x_seen, self._user_zoomed = None, None, False
+        self.getPlotItem().enableAutoRange(x=True)
         if self.legend is not None:
             self.legend.clear()
 
@@ -276,6 +285,30 @@ class LivePlot(ThemedPlot):
         dx.extend(xs)
         dy.extend(ys)
         self._curves[series].setData(np.asarray(dx, float), np.asarray(dy, float))
+        self._grow_x(xs)
+
+    def _grow_x(self, new_xs: list[float]) -> None:
+        """Keep the x range ahead of the data (a third of the span as headroom) instead of following
+        every new point: a changed range re-renders both axes with their grid (6-7 ms each), which on
+        every batch of a live run kept the window busy (issue 14). Log x axes, and a range the user set
+        by zooming or panning, are left alone."""
+        if self._user_zoomed or self.getPlotItem().getAxis("bottom").logMode:
+            return
+        finite = [x for x in new_xs if math.isfinite(x)]
+        if not finite:
+            return
+        lo, hi = min(finite), max(finite)
+        if self._x_seen is not None:
+            lo, hi = min(lo, self._x_seen[0]), max(hi, self._x_seen[1])
+        self._x_seen = (lo, hi)
+        if self._x_range is not None and self._x_range[0] <= lo and hi <= self._x_range[1]:
+            return
+        span = (hi - lo) or abs(hi) or 1.0
+        self._x_range = (lo, hi + span / 3)
+        self.getPlotItem().getViewBox().setXRange(*self._x_range, padding=0.02)
+
+    def _on_user_zoom(self, *_: Any) -> None:
+        self._user_zoomed = True
 
     def series(self) -> dict[str, tuple[list[float], list[float]]]:
         return self._data

@@ -69,9 +69,11 @@ class SimResult:
 class _Engine:
     """State of one engine's current subgraph."""
 
-    def __init__(self, tasks: list[tuple[float, SimTask]], chain_len: int = 0, fifo_bytes: int = FIFO_BYTES) -> None:
+    def __init__(self, tasks: list[tuple[float, SimTask]], chain_len: int = 0, fifo_bytes: int = FIFO_BYTES,
+                 prefetch: bool = False) -> None:
         self.queue = tasks            # (release time, task) in order
         self.fifo = fifo_bytes
+        self.prefetch = prefetch      # a subgraph's data may enter the FIFO before it starts (staging buffer)
         self.chain_len = chain_len    # subgraphs per inference (0: not counted)
         self.completed = 0
         self.k = -1
@@ -100,6 +102,8 @@ class _Engine:
         if t is None:
             return math.inf
         room_needed = self.fifo - min(chunk, self.fifo)
+        if self.prefetch:           # cons starts at the subgraph's start: at most a FIFO's worth ahead of it
+            return self.cons - room_needed / t.rate
         return max(self.start, self.cons - room_needed / t.rate)
 
     def receive(self, n: int, at: float) -> None:
@@ -276,3 +280,96 @@ def simulate_slots(chains: list[list[SimTask]], bandwidth_bps: float, inferences
                  lambda: min(e.completed for e in engines) < inferences and any(e.task is not None for e in engines),
                  check)
     return port.result(_chain_fps(engines, port.t), None)
+
+
+# ---------------------------------------------------------------- replay of an exported MCNN-HS table
+REPLAY_CYCLES = 4             # the first cycle warms up the port state; fps from the others
+REPLAY_RTOL = 1e-4            # the table's period is the schedule's rounded up to a whole beat (< 1e-4 of it)
+
+
+@dataclass
+class ReplayResult:
+    """What the table delivers: each engine's frames per second over the steady-state cycles."""
+
+    fps: list[float]
+    period_s: list[float]         # measured cycle period per engine
+    table_period_s: float
+    cycles: int
+    late: int                     # subgraph runs that ended after their scheduled end (in any cycle)
+    efficiency: float
+    group: int
+    error: str | None = None      # why the table cannot be replayed (a run without slots, a missing subgraph)
+
+
+def _table_problem(doc: dict, engines: list[dict]) -> str | None:
+    """Structural checks the control unit relies on: every repetition lists every subgraph of its
+    CNN once, in order, and every run has at least one slot (a run without slots is never served)."""
+    for e in engines:
+        n = e["subgraphs_per_inference"]
+        for rep in e["repetitions"]:
+            order = [sg["subgraph"] for sg in rep["subgraphs"]]
+            if order != list(range(n)):
+                return (f"{e['cnn']} repetition {rep['repetition']}: subgraphs {order}, expected 0..{n - 1} in order")
+            for sg in rep["subgraphs"]:
+                if sg["slots"] < 1:
+                    return f"{e['cnn']} repetition {rep['repetition']} {sg['name']}: {sg['slots']} slots, never served"
+                if sg["bytes"] != sum(t["bytes"] for t in sg["transfers"]):
+                    return f"{e['cnn']} repetition {rep['repetition']} {sg['name']}: bytes differ from its transfers"
+        if not e["repetitions"]:
+            return f"{e['cnn']}: no repetitions"
+    return None
+
+
+def replay_table(doc: dict, cycles: int = REPLAY_CYCLES, check: Callable[[], None] = lambda: None) -> ReplayResult:
+    """Run an exported MCNN-HS table (the JSON document of core.fcnnx.hwtable, as read back from the
+    file) on the simulated memory port: each run of a subgraph is released at its start beat in
+    every period, engines are served round-robin for each run's slots, and an engine's next run
+    waits for its previous one. The frame rate of each engine is measured between the ends of its
+    last run in the first and the last cycle."""
+    engines = doc["engines"]
+    beat = doc["beat_s"]
+    period = doc["period_beats"] * beat
+    bw = doc["bandwidth_bps"]
+    problem = _table_problem(doc, engines)
+    if problem is not None:
+        return ReplayResult([0.0] * len(engines), [math.inf] * len(engines), period, cycles, 0, 0.0, 1, problem)
+    per_cycle = [sum(len(rep["subgraphs"]) for rep in e["repetitions"]) for e in engines]
+    runs = [[sg for rep in e["repetitions"] for sg in rep["subgraphs"]] for e in engines]
+    total = cycles * sum(sg["bytes"] for rs in runs for sg in rs)
+    g = _group(total, doc["burst_beats"] * doc["port_bytes"])
+    port = _Port(doc["port_bytes"], bw, g)
+    sims = [_Engine([(c * period + sg["start_beat"] * beat,
+                      SimTask(i, sg["name"], sg["bytes"], sg["latency_s"], sg["start_beat"] * beat, sg["slots"]))
+                     for c in range(cycles) for sg in rs], 0, g * FIFO_BYTES, prefetch=True)
+            for i, rs in enumerate(runs)]
+    # the control unit fills the engines' FIFOs before the first period starts, as it does before
+    # every later run (prefetch): start the port early enough to fill them all
+    chunk_beats = g * (doc["burst_beats"] + BURST_OVERHEAD + SWITCH_PENALTY)
+    port.t = -len(sims) * math.ceil(g * FIFO_BYTES / (g * doc["burst_beats"] * doc["port_bytes"])) * chunk_beats * beat
+    horizon = (cycles + 1) * period * 4            # a table that falls this far behind has failed
+    _round_robin(sims, port, g * doc["burst_beats"] * doc["port_bytes"],
+                 lambda: any(e.task is not None for e in sims) and port.t < horizon, check)
+    late = 0
+    fps, measured = [], []
+    first = 1 if cycles >= 3 else 0
+    for e, rs, n, eng in zip(sims, runs, per_cycle, engines):
+        ends = dict(e.ends)
+        for k, end in e.ends:
+            c, j = divmod(k, n)
+            late += c >= first and end > c * period + rs[j]["end_beat"] * beat * (1 + 1e-9)
+        a, b = ends.get((first + 1) * n - 1), ends.get(cycles * n - 1)
+        if a is None or b is None or b <= a:
+            fps.append(0.0)
+            measured.append(math.inf)
+            continue
+        p = (b - a) / (cycles - 1 - first)
+        measured.append(p)
+        fps.append(eng["frames_per_cycle"] / p)
+    return ReplayResult(fps, measured, period, cycles, late, port.payload / port.busy if port.busy else 0.0, g)
+
+
+def replay_matches(schedule_fps: list[float], replay: ReplayResult, rtol: float = REPLAY_RTOL) -> bool:
+    """The table delivers the schedule's throughput: every engine's replayed frame rate within rtol
+    of the schedule's (the table's period is the schedule's rounded up to a whole beat)."""
+    return replay.error is None and len(schedule_fps) == len(replay.fps) and all(
+        f > 0 and abs(r - f) <= rtol * f for f, r in zip(schedule_fps, replay.fps))

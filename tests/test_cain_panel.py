@@ -60,7 +60,7 @@ def panel(qtbot, ctx):
 
 # ------------------------------------------------------------------ settings binding
 CUSTOM = {"isa": "basic", "mode": "auke", "time_s": 0.05, "max_nodes": 99, "workers": 64, "traversal": "dfs",
-          "d": 3, "tolerance": 0.01, "seed_share": 0.6}
+          "d": 3, "tolerance": 0.01, "seed_share": 0.6, "seed": 7}
 
 
 def test_every_setting_survives_project_to_widgets_to_project(qtbot, ctx) -> None:
@@ -243,3 +243,16 @@ def test_a_stored_result_without_programs_per_improvement(panel, ctx, events):
     assert panel.program_view.toPlainText().count(";") == final["length"]
     if len(final["improvements"]) > 1:
         assert not panel.select_program(0) and ctx.statuses
+
+
+def test_the_panel_shows_the_lower_bound_and_the_gap(panel, an2_events):
+    """The result's proven lower bound: next to the kernels, and after each program's length; a
+    result saved before there was a bound (version 1) says so instead."""
+    final = _final(an2_events)
+    lb, gap = final["lower_bound"]["value"], final["gap"]
+    panel.show_result(final)
+    assert f"lower bound {lb} (gap {gap})" in panel.kernels_label.text()
+    assert f"{final['length']} instructions, lower bound {lb} (gap {gap})" in panel.plan_label.text()
+    old = {k: v for k, v in final.items() if k not in ("lower_bound", "gap", "optimal")}
+    panel.show_result(old)
+    assert "no lower bound" in panel.kernels_label.text() and "gap" not in panel.plan_label.text()

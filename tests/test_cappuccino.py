@@ -179,9 +179,14 @@ def test_synthesised_programs_classify_like_numpy(model, tmp_path):
               True, {"conv1": IMPRECISE, "conv2": RELAXED, "fc": PRECISE}),
              ("prec2", synth.synthesise_program(model, {}, 2, 3), True, {})]
     for name, src, omp, modes in cases:
+        weights = None
+        if isinstance(src, synth.Program):       # the synthesised programs read a weight file
+            weights = tmp_path / f"{name}.bin"
+            weights.write_bytes(src.weights)
+            src = src.source
         (tmp_path / f"{name}.c").write_text(src)
         synth.compile_c(cc, tmp_path / f"{name}.c", tmp_path / name, omp, check)
-        rr = synth.run_program(tmp_path / name, images, len(x), 0.0, check)
+        rr = synth.run_program(tmp_path / name, images, len(x), 0.0, check, weights=weights)
         ref_logits = forward_reference(model, x, modes)[0]
         assert rr.predictions == ref_logits.argmax(1).tolist(), name
         assert rr.passes >= 1
@@ -190,10 +195,15 @@ def test_synthesised_programs_classify_like_numpy(model, tmp_path):
 
 
 def test_synthesised_source_structure(model):
-    src = synth.synthesise_program(model, {"conv1": IMPRECISE, "conv2": RELAXED, "fc": PRECISE}, 4, 2)
-    assert "#pragma omp parallel num_threads(2)" in src
-    assert "FTZ_ON();" in src and "static const hf W_L1_conv1" in src and "static const float W_L5_fc" in src
-    assert "vector_size(16)" in src
+    prog = synth.synthesise_program(model, {"conv1": IMPRECISE, "conv2": RELAXED, "fc": PRECISE}, 4, 2)
+    src = prog.source
+    assert "#pragma omp parallel num_threads(threads)" in src and "#define THREADS 2" in src
+    assert "FTZ_ON(op->mode == RELAXED)" in src and "#define V 4" in src and "vector_size(4 * V)" in src
+    assert '{"conv1", K_CONV, 2,' in src and '{"fc", K_CONV, 0,' in src      # per-op modes in the op table
+    # conv2 reads conv1's binary16 values from a float32 frame (half_frames off): the float32-input variant
+    assert "#define USE_I_F 1" in src and "#define USE_R_F 1" in src and "#define USE_P_F 1" in src
+    assert "#define USE_R_H 0" in src and "#define HALF_FRAMES 0" in src
+    assert len(prog.weights) > 4 * model.conv_ops[1].weight.size      # weights in the file, not the source
     base = synth.synthesise_baseline(model)
     assert "omp" not in base and "vector_size" not in base
 
@@ -208,12 +218,19 @@ def test_engine_cli_end_to_end(tmp_path):
     assert r["target"] == {"threads": 2, "vector_width": 4}
     assert r["layout_check"]["precise"]["ok"] and r["layout_check"]["chosen"]["ok"]
     progs = r["synthesis"]["programs"]
-    assert set(progs) == {"baseline", "parallel", "parallel_inexact"}
+    assert set(progs) == {"baseline", "parallel", "relaxed", "imprecise", "parallel_inexact"}
     assert all(p["same_classifications"] for p in progs.values())
     assert all(p["max_logit_difference"] < 2e-3 for p in progs.values())
     assert set(r["synthesis"]["speedups"]) == set(progs)
+    for k in ("parallel", "relaxed", "imprecise", "parallel_inexact"):      # weights as data: small C, a weight file
+        p = progs[k]
+        assert p["source_lines"] < 1000 and p["weight_file_bytes"] > 0 and p["build_seconds"] > 0
+        assert p["max_rel_error"] <= (4e-3 if k == "imprecise" else 1e-5)
+    assert progs["imprecise"]["weight_file_bytes"] < progs["parallel"]["weight_file_bytes"]     # binary16 weights
+    assert "onnxruntime" not in r["synthesis"] and "no ONNX file" in r["synthesis"]["onnxruntime_note"]
     names = {p.rsplit("/", 1)[1] for p in r["synthesis"]["emitted"]}
-    assert {"cappuccino.c", "baseline.c", "parallel_precise.c", "validation_images.f32"} <= names
+    assert {"cappuccino.c", "cappuccino_weights.bin", "baseline.c", "parallel_precise.c",
+            "parallel_precise_weights.bin", "validation_images.f32"} <= names
     assert (tmp_path / "out" / "cappuccino.c").read_text().startswith("/* Cappuccino")
     assert [row["parallelism"] for row in r["layers"]] == ["OLP"] * 5
     text = ENGINE.format_text(r)
@@ -301,12 +318,15 @@ def test_onnx_relu_after_max_pool_computes_like_onnx(model, tmp_path):
     assert "relu1" in str(e.value) and "averaging" in str(e.value)
 
 
-def test_onnx_unsynthesisable_layers_are_listed_and_refused(model, tmp_path):
+def test_onnx_depthwise_layer_is_imported(model, tmp_path):
     pytest.importorskip("core.nets.onnx_import")
+    from core.cappuccino.model import load_onnx_model
+
     _digits_onnx(model, tmp_path / "g.onnx", extra_group=True)
-    with pytest.raises(InputError) as e:
-        run(cli("--onnx", str(tmp_path / "g.onnx"), "--no-compile"))
-    assert "dw" in str(e.value) and "groups=16" in str(e.value)
+    m = load_onnx_model(str(tmp_path / "g.onnx"), limit=20)
+    dw = next(op for op in m.ops if op.name == "dw")
+    assert dw.groups == 16 and dw.depthwise and dw.inputs == ["conv1"]
+    assert check_layouts(m, m.x_val, 4).ok
 
 
 # ------------------------------------------------------------------ bad input
@@ -419,9 +439,12 @@ def test_other_layer_shapes_in_c(kind, tmp_path):
     names = [op.name for op in m.conv_ops]
     for V, modes in ((4, {}), (4, dict.fromkeys(names, RELAXED)), (8, dict.fromkeys(names, IMPRECISE))):
         src = tmp_path / "p.c"
-        src.write_text(synth.synthesise_program(m, modes, V, 2))
+        prog = synth.synthesise_program(m, modes, V, 2)
+        src.write_text(prog.source)
+        (tmp_path / "w.bin").write_bytes(prog.weights)
         synth.compile_c(synth.find_compiler(), src, tmp_path / "p", True, lambda: None)
-        got = synth.run_program(tmp_path / "p", images, len(m.x_val), 0.0, lambda: None).predictions
+        got = synth.run_program(tmp_path / "p", images, len(m.x_val), 0.0, lambda: None,
+                                weights=tmp_path / "w.bin").predictions
         assert got == forward_reference(m, m.x_val, modes)[0].argmax(1).tolist(), (V, modes)
     (tmp_path / "b.c").write_text(synth.synthesise_baseline(m))
     synth.compile_c(synth.find_compiler(), tmp_path / "b.c", tmp_path / "b", False, lambda: None)
@@ -449,11 +472,11 @@ def test_branches_and_depthwise_are_listed_not_skipped():
     b.add("sum", x, y)
     b.dwconv("dw", 3, 1, 1)
     net = b.network()
-    bad = unsupported_layers(net)
-    assert any(s.startswith("sum:") for s in bad) and any(s.startswith("dw:") for s in bad)
+    bad = unsupported_layers(net)       # a layer table has no connectivity; depthwise is fine
+    assert any(s.startswith("sum:") for s in bad) and not any(s.startswith("dw:") for s in bad)
     with pytest.raises(InputError) as e:
         build_ops(net, {})
-    assert "sum" in str(e.value) and "dw" in str(e.value)
+    assert "sum" in str(e.value) and "ONNX" in str(e.value)
 
 
 # ------------------------------------------------------------------ failed checks fail the run
@@ -543,7 +566,7 @@ def test_unsupported_operators_and_layers_in_one_message(tmp_path):
     with pytest.raises(InputError) as e:
         run(cli("--onnx", str(path), "--no-compile"))
     msg = str(e.value)
-    assert "Sigmoid" in msg and "'sig'" in msg and "dw: grouped/depthwise convolution (groups=4)" in msg
+    assert "Sigmoid" in msg and "'sig'" in msg and "'dw'" not in msg      # depthwise is supported now
     assert e.value.where == str(path)
 
 
@@ -614,21 +637,24 @@ def test_new_project_runs_on_a_mobile_soc_with_a_trained_network():
     assert r["model"]["name"] == BUILTIN_DIGITS
 
 
-def test_zoo_network_has_no_weights_and_says_so():
+def test_zoo_network_runs_with_random_weights_and_says_so(monkeypatch, tmp_path):
+    """Was refused ("needs trained weights"); issue 17: zoo networks run with seeded random weights."""
+    from core.cappuccino.engine import load_model
     from core.project import Project
 
-    assert "Cappuccino needs trained weights: pick the built-in digits CNN or an ONNX file" in \
-        ENGINE.workload_problem(CnnNetwork("vgg16"))
-    p = Project.starter()
+    monkeypatch.setenv("DFX_ONNX_CACHE", str(tmp_path))
+    assert ENGINE.workload_problem(CnnNetwork("resnet18")) is None
+    p = Project.starter()                 # VGG-16 (15.5 GMACs) is over the engine's size limit
     vgg = next(e for e in p.workloads if e.value == CnnNetwork("vgg16"))
     p.choose("cappuccino", "workloads", vgg.id)
-    assert "trained weights" in p.problem("cappuccino", "workloads")
+    assert "15.5 GMACs" in p.problem("cappuccino", "workloads")
     with pytest.raises(InputError) as e:
-        p.request("cappuccino")
-    assert e.value.where == "workload"
-    with pytest.raises(InputError) as e:                     # the engine itself refuses it too
         run(JobRequest(CnnNetwork("vgg16"), MobileSocTarget(2, 4), ENGINE.default_settings()))
-    assert e.value.where == "workload.network" and "trained weights" in e.value.message
+    assert e.value.where == "workload.network"
+    m = load_model(CnnNetwork("lenet5"), 5)
+    assert m.extra["weights"] == "random (seed 0)" and "own top-1" in m.extra["labels"]
+    assert len(m.y_val) == 5 and (forward_reference(m, m.x_val)[0].argmax(1) == m.y_val).all()
+    assert list(tmp_path.glob("lenet5-*.onnx"))
     with pytest.raises(InputError) as e:
         run(JobRequest(None, MobileSocTarget(2, 4), ENGINE.default_settings()))
     assert e.value.where == "workload.kind"

@@ -114,8 +114,10 @@ def test_row1_cycle_that_needs_a_slow_down_is_bounded_above_its_chains(table2_ro
     p = build_problem([d.loads for d in combo], (3, 4), bw)
     exact = solve_exact(p, time_limit_s=30)
     assert exact.optimal
-    # both chains are nearly as long as the cycle, yet their heavy subgraphs cannot run side by side
-    assert makespan_lower_bound(p) < configuration_bound(p) <= exact.makespan
+    # With the resource model calibrated against fpgaConvNet's (weights on chip) row 1 is barely
+    # bandwidth-bound and this cycle's configuration bound equals the simple one (under the old
+    # constants it was strictly above); the strict case is test_give_way_proposal_... above.
+    assert makespan_lower_bound(p) <= configuration_bound(p) <= exact.makespan
 
 
 def test_row1_exact_search_solves_one_cycle_and_matches_the_heuristic(table2_row1, monkeypatch):

@@ -44,12 +44,12 @@ def test_every_setting_survives_project_widgets_project_and_undo(panel):
     project = panel.project
     s = {"targets": [25.5, 4.0], "objective": "throughput", "scheduler": "ilp", "front_size": 30,
          "max_joint": 100_000, "ps_budget": 777, "ilp_time_limit": 0.05, "simulate": False, "verify_top": 20,
-         "strict_targets": False, "prune": False}
+         "strict_targets": False, "prune": False, "export_table": "/tmp/hs"}
     assert set(s) == set(get_engine("fcnnx").default_settings())       # every setting is exercised
     project.replace_settings("fcnnx", s)
     assert project.settings("fcnnx") == s              # the widgets took the values without writing back
     shown = panel.binding.shown()
-    assert shown == {k: s[k] for k in shown} and len(shown) == 9      # ps_budget, verify_top: no widget
+    assert shown == {k: s[k] for k in shown} and len(shown) == 9      # ps_budget, verify_top, export_table: no widget
     assert panel.all_joint.isChecked()                 # "all joint points" is not prune
     # an edit in a widget is one undoable change of the project
     panel.binding.widget("front_size").setValue(7)
@@ -180,3 +180,34 @@ def test_clicks_while_a_run_streams_do_not_reach_the_previous_result(panel, resu
     panel.pareto_point_clicked("lenet5", 0)
     panel.joint_point_clicked("memory-aware", 0)
     assert panel.selected is None and panel.highlighted == [] and panel.pareto_plot.marks() == []
+
+
+def test_hardware_table_tab_shows_every_run_the_replay_and_exports(panel, result, tmp_path, monkeypatch):
+    r, _ = result
+    panel.show_result(r)
+    view = panel.hw_table
+    hw = r["hardware_table"]
+    doc = hw["table"]
+    runs = [(e["cnn"], rep["repetition"], sg) for e in doc["engines"] for rep in e["repetitions"]
+            for sg in rep["subgraphs"]]
+    assert view.runs.rowCount() == hw["entries"] == len(runs) == len(r["schedule"]["subgraphs"])
+    assert view.regions.rowCount() == len(doc["memory"]["regions"])
+    k = len(runs) - 1                                  # the last run: the last repetition of the last CNN
+    assert view.runs.item(k, 0).text() == runs[k][0] and view.runs.item(k, 1).text() == str(runs[k][1] + 1)
+    assert view.runs.item(k, 6).text() == str(runs[k][2]["slots"])
+    assert ("matches the schedule" in view.info.text()) == hw["replay_matches"]
+    from PySide6.QtWidgets import QFileDialog
+
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(tmp_path))
+    assert view.export_button.isEnabled()
+    panel.export_hardware_table()
+    assert json.loads((tmp_path / "mcnn_hs_table.json").read_text()) == doc
+    assert (tmp_path / "mcnn_hs_table.h").read_text().startswith("/* MCNN-HS")
+    assert "mcnn_hs_table.h" in panel.context.statuses[-1]
+    # a result from before version 3 has no table and says so
+    from core.fcnnx.result import FcnnxResult
+
+    old = copy.deepcopy(r)
+    del old["hardware_table"]
+    panel.show_result(FcnnxResult.check(old, version=2))
+    assert view.runs.rowCount() == 0 and not view.export_button.isEnabled() and "run it again" in view.info.text()

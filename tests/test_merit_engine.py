@@ -219,7 +219,8 @@ def test_v1_builtin_workload_becomes_a_library_item():
     p = from_json(_v1(dict(OLD, workload="motion", transform=None)))
     chosen = p.chosen("merit", "workloads")
     assert chosen.value == MeritTransformWorkload("motion")
-    assert p.settings("merit") == OLD                       # workload and transform left the settings
+    # workload and transform left the settings; settings added since come with their defaults
+    assert p.settings("merit") == dict(get_engine("merit").default_settings(), **OLD)
     assert p.problem("merit", "workloads") is None
     assert p.request("merit").workload == MeritTransformWorkload("motion")
 

@@ -35,7 +35,9 @@ def panel(qtbot):
 # Every setting away from its default, at the edges of what the engine accepts, with a network that
 # has no check box of its own and an order the boxes do not have.
 EDGE = {"banks": 64, "alus": MAX_ALUS, "bandwidth_gbps": 0.005, "networks": ["vgg16", "resnet18", "alexnet"],
-        "table_ix": False, "curve_alus": [1024, 32], "seed": MAX_SEED, "tile": {"y": 8, "x": 4}}
+        "table_ix": False, "curve_alus": [1024, 32], "seed": MAX_SEED, "tile": {"y": 8, "x": 4},
+        "codegen": False, "emit_dir": "generated/merit",
+        "psum_kib": 1024, "broadcast": True, "dram_model": "ddr3-1600", "lane_padding": "fold"}
 
 
 
@@ -128,6 +130,7 @@ def test_result_views(panel, events):
     # tile & footprint, reuse, utilisation
     assert panel.footprint_view.rows == 6 and panel.loads_table.rowCount() == 2
     assert panel.util_table.rowCount() == 1
+    assert panel.assumptions_label.text().startswith("Assumptions used: partial sums 5 KB, broadcast off")
     assert panel.layer_table.rowCount() == 1 and panel.layer_table.item(0, 0).text() == "conv3x3"
     assert len(panel.util_plot.getPlotItem().listDataItems()) == 1
     assert panel.plot.series()["this workload (conv3x3)"][0] == [32, 128, 512]

@@ -150,3 +150,12 @@ def test_check_chain_rejects_bad_merges():
     net.layers[i] = dataclasses.replace(net.layers[i], h=55)
     with pytest.raises(InputError, match="layer1.0.add"):
         check_chain(net)
+
+
+def test_squeezenet11_published_counts():
+    net = zoo.get("squeezenet11")
+    assert params(net) == 1_235_496                          # torchvision squeezenet1_1 parameter count
+    assert net.macs == pytest.approx(0.35e9, rel=0.01)        # torchvision: 0.35 GFLOPS (multiply-adds)
+    concats = [l for l in net.layers if getattr(l, "op", "") == "concat"]
+    assert [c.ch for c in concats] == [128, 128, 256, 256, 384, 384, 512, 512]
+    assert net.layers[-1].out_shape == (1000, 1, 1) and concats[-1].out_shape[1:] == (13, 13)

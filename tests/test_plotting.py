@@ -86,6 +86,29 @@ def test_best_so_far_series_are_steps(qtbot) -> None:
     assert forced._curves["best length"].opts["stepMode"] is None
 
 
+def test_a_live_plot_keeps_its_x_range_ahead_of_the_data(qtbot) -> None:
+    """Each new range re-renders the axes and their grid, so a live plot must not take a new one per batch."""
+    from gui.plotting import LivePlot
+
+    plot = LivePlot(x_label="nodes")
+    qtbot.addWidget(plot)
+    box = plot.getPlotItem().getViewBox()
+    plot.add_points("best length", [0, 300], [25, 21])
+    first = box.viewRange()[0]
+    assert first[1] >= 300 + 300 / 3 - 1e-9                 # headroom beyond the data
+    plot.add_points("best length", [350, 390], [20, 20])    # within the headroom: the range stays
+    assert box.viewRange()[0] == first
+    plot.add_points("best length", [1000], [19])            # beyond it: a new range, ahead again
+    assert box.viewRange()[0][1] > 1000
+    box.sigRangeChangedManually.emit([True, False])         # the user zooms: the plot leaves x alone
+    box.setXRange(10, 20, padding=0)
+    plot.add_points("best length", [5000], [18])
+    assert box.viewRange()[0] == [10, 20]
+    plot.clear_series()                                     # a new run follows its data again
+    plot.add_points("best length", [0, 3], [5, 4])
+    assert 3 < box.viewRange()[0][1] < 10
+
+
 def test_the_cain_plots_draw_best_length_as_steps(qtbot) -> None:
     from core.engine import get_engine
     from gui.panels.cain import PANEL

@@ -118,7 +118,7 @@ def test_every_example_study_is_valid():
     ({"axes": [{"param": "settings.time_s"}]}, "study.axes[0]", "exactly one of"),
     ({"axes": [{"zip": [{"param": "settings.time_s", "values": [1, 2]},
                         {"param": "settings.mode", "values": ["cain"]}]}]}, "study.axes[0].zip[1]", "move together"),
-    ({"axes": [{"param": "settings.seed", "random": {"integers": [0, 9]}}]}, "study.axes[0].param", "no setting"),
+    ({"axes": [{"param": "settings.rng_state", "random": {"integers": [0, 9]}}]}, "study.axes[0].param", "no setting"),
     ({"axes": [{"param": "settings.time_s", "random": {"uniform": [1, 2]}}]}, "study.axes[0].count", "missing"),
     ({"metrics": ["lenght"]}, "study.metrics[0]", "did you mean 'length'"),
     ({"metrics": ["improvements[0].lenght"]}, "study.metrics[0]", "no 'improvements[0].lenght'"),

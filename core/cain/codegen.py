@@ -15,6 +15,7 @@ from typing import Any
 
 from core.cain import goals as gl
 from core.cain.goals import Bag, Goal
+from core.cain.pairgen import SAME_OPERANDS_OK
 from core.cain.search import Plan
 from core.scamp5.isa import InstructionSet
 from core.scamp5.program import Instr, format_instr, validate_instr
@@ -54,7 +55,10 @@ def allocate(plan: Plan, final_goals: list[Goal], initial: dict[Goal, int], regs
         keep = _count(gl.bag_remove_one(after, upper))
         # operand registers
         picked: list[str] = []
-        for lo in lowers:
+        for j, lo in enumerate(lowers):
+            if j == 1 and op in SAME_OPERANDS_OK and lo == lowers[0]:
+                picked.append(picked[0])        # S shifted - S: one register read twice
+                continue
             cands = [r for r in regs if content[r] == lo and r not in picked]
             if not cands:
                 raise AllocationError(f"step {i + 1}: no register holds an operand")

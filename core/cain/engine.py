@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from core.cain.api import check_options
 from core.cain.approx import MAX_D, approximate, check_kernels
+from core.cain.lower_bound import LowerBound, problem_bound, verdict
 from core.cain.plans import cpp_text, make_plan
 from core.cain.result import CainResult
 from core.cain.search import TRAVERSALS
@@ -42,6 +43,7 @@ def default_settings() -> dict[str, Any]:
         "d": None,               # None = smallest d within the tolerance
         "tolerance": 1e-9,
         "seed_share": 0.25,      # several kernels: this share of the time builds a one-by-one program first
+        "seed": 0,               # random seed of the workers (same seed and node budget: same program length)
     }
 
 
@@ -78,6 +80,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                        "x-step": 0.05,
                        "description": "Several kernels: this share of the time first builds a one-by-one "
                                       "program, the length the simultaneous search must beat (0 = off)"},
+        "seed": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Random seed",
+                 "description": "Seed of the search workers' random choices: with the same seed and a node "
+                                "limit a run gives the same length every time"},
     },
 }
 
@@ -160,9 +165,11 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     approx = approximate(ks, d=s["d"], tolerance=s["tolerance"], max_kernels=s["registers"])
     isa = instruction_set(s["isa"])
     regs = register_names(s["registers"])
+    bound = problem_bound(approx.goals, approx.d, approx.channels, isa)
     yield LogLine(f"{ks.name}: {len(approx.goals)} kernel(s), d = {approx.d}, max coefficient error "
                   f"{approx.max_abs_error:g}; {s['mode']} search with the '{s['isa']}' set, {len(regs)} registers, "
-                  f"{s['traversal']}, {s['workers']} worker(s), {s['time_s']:g} s")
+                  f"{s['traversal']}, {s['workers']} worker(s), {s['time_s']:g} s; proven lower bound "
+                  f"{bound.value} instructions")
     start = time.monotonic()
     best: Improvement | None = None
     first_t: float | None = None
@@ -170,7 +177,8 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     nodes = 0
     last_points = 0.0
     for ev in solve(approx, isa, s["registers"], float(s["time_s"]), s["max_nodes"], s["workers"],
-                    s["traversal"], s["mode"], cancel, seed_share=float(s["seed_share"])):
+                    s["traversal"], s["mode"], cancel, seed_share=float(s["seed_share"]), stop_at=bound.value,
+                    seed=int(s["seed"])):
         cancel.check()
         elapsed = time.monotonic() - start
         if isinstance(ev, Stats):
@@ -195,15 +203,16 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         # a self-contained plan (core.cain.plans): a cancelled run keeps the last one as its partial result
         yield PartialResult("plan", make_plan(improvements[-1], _search_fields(ks, approx, s),
                                               {"goal_bags": ev.bags, "register_goals": ev.registers}))
-        yield LogLine(f"verified program of length {ev.length} after {ev.nodes} nodes, {ev.elapsed:.2f} s")
+        yield LogLine(f"verified program of length {ev.length} after {ev.nodes} nodes, {ev.elapsed:.2f} s"
+                      + (" (optimal: the lower bound)" if ev.length <= bound.value else ""))
     elapsed = time.monotonic() - start
     if best is not None:
         yield from _metric_points(nodes, elapsed, best.length)
-    yield FinalResult(CainResult.check(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed)))
+    yield FinalResult(CainResult.check(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, bound)))
 
 
 def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | None, first_t: float | None,
-           improvements: list[dict[str, Any]], nodes: int, elapsed: float) -> dict[str, Any]:
+           improvements: list[dict[str, Any]], nodes: int, elapsed: float, bound: LowerBound) -> dict[str, Any]:
     out: dict[str, Any] = {
         "filter": ks.name, "kernel_names": approx.names, "isa": s["isa"], "mode": s["mode"],
         "registers": s["registers"], "traversal": s["traversal"], "workers": s["workers"],
@@ -215,6 +224,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         "nodes_explored": nodes, "elapsed_s": round(elapsed, 3),
         "nodes_per_s": round(nodes / elapsed, 1) if elapsed > 0 else None,
         "improvements": improvements,
+        "lower_bound": bound.as_json(),
     }
     if best is None:
         out.update({"found": False, "length": None, "program": [], "output_registers": [], "outputs": {},
@@ -234,6 +244,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         "cpp": cpp_text(make_plan(improvements[-1], _search_fields(ks, approx, s))),
         "bus_steps": sum(OP_TABLE[i.spec.key].bus_steps for i in best.program),
         "goal_bags": best.bags, "register_goals": best.registers,
+        "gap": best.length - bound.value, "optimal": best.length == bound.value,
     })
     return out
 
@@ -259,6 +270,8 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed-share", type=float, default=0.25,
                    help="several kernels: share of the time spent first on a one-by-one program, the bound "
                         "the simultaneous search must beat (0 = off)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed of the search workers (same seed and --max-nodes: same length)")
 
 
 def load_kernel_file(path: str) -> KernelSet:
@@ -277,7 +290,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     settings = {"isa": args.isa, "mode": "auke" if args.isa == "auke" else args.mode,
                 "time_s": args.time, "max_nodes": args.max_nodes,
                 "workers": args.workers, "traversal": args.traversal, "d": args.d, "tolerance": args.tolerance,
-                "seed_share": args.seed_share}
+                "seed_share": args.seed_share, "seed": args.seed}
     target = Scamp5Target(registers=args.registers)       # --registers is the target's register count
     approximate(ks, d=args.d, tolerance=args.tolerance, max_kernels=args.registers)
     _settings(settings, target)          # bad options (a bad register count too) fail here, before the run
@@ -290,6 +303,12 @@ def _matrix_text(m: Any) -> str:
     return "\n".join("    [" + " ".join(f"{v:4d}" for v in row) + " ]" for row in m)
 
 
+def bound_text(r: dict[str, Any]) -> str:
+    """"optimal (proven lower bound 10)", "lower bound 19 (gap 4)"; results of version 1 have no bound."""
+    lb = r.get("lower_bound")
+    return verdict(r.get("length"), lb["value"] if isinstance(lb, dict) else None)
+
+
 def format_text(r: dict[str, Any]) -> str:
     lines = [f"{r['filter']}: approximated with d = {r['d']} (over {r['denominator']}), "
              f"max coefficient error {r['max_abs_error']:g}"]
@@ -300,9 +319,10 @@ def format_text(r: dict[str, Any]) -> str:
                  f"{r['workers']} worker(s): {r['nodes_explored']} nodes in {r['elapsed_s']} s "
                  f"({r['nodes_per_s']} nodes/s)")
     if not r["found"]:
-        lines.append("no program found within the budget")
+        lines.append(f"no program found within the budget; {bound_text(r)}")
         return "\n".join(lines)
-    lines.append(f"best program: {r['length']} instructions ({r['bus_steps']} bus steps); first program after "
+    lines.append(f"best program: {r['length']} instructions ({r['bus_steps']} bus steps), {bound_text(r)}; "
+                 f"first program after "
                  f"{r['time_to_first_s']} s, best after {r['time_to_best_s']} s; "
                  f"verified: {r['verified']} ({r['verification']})")
     lines.append(f"input {r['input_register']}; outputs: " +

@@ -146,7 +146,7 @@ def norm_key(g: Goal) -> Goal:
     return tuple(e - k for e in g)
 
 
-@lru_cache(maxsize=1 << 20)
+@lru_cache(maxsize=1 << 18)
 def is_subgoal(a: Goal, b: Goal) -> bool:
     """a is a sub-multiset of b: same signs and no more Atoms at every position."""
     if len(a) > len(b) or a == b:

@@ -7,7 +7,9 @@ C = (F \\ {G}) U Lowers (multiset union, eq. 7).  Candidates come from:
     doubling by adding a Goal to itself;
   * sub-Goals already in the bag, possibly translated (add, addx/add2x), and super-Goals
     (sub, subx/sub2x) -- this is where common sub-expressions are shared;
-  * translational self-similarity of G (G = S + S shifted by t + R, two- or three-operand add);
+  * translational self-similarity of G (G = S + S shifted by t + R, two- or three-operand add)
+    and antisymmetry (G = S shifted by t - S + R, subx / sub2x: edge filters);
+  * for small Goals every split into two parts (the published tool's exhaustive generator);
   * splits by sign, by position and by half-plane, and the power-of-two split (7 = 8 - 1).
 Children needing more registers than exist (the Goals plus outputs and scratch registers the
 macro needs) are culled here.
@@ -17,8 +19,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterator
 
 from core.cain import goals as gl
+from core.cain import lower_bound as lb
 from core.cain.goals import Bag, Goal
 from core.scamp5.isa import InstructionSet
 
@@ -45,9 +50,13 @@ class PairConfig:
     random_order: bool = False
     jitter: float = 0.0              # relative noise on costs: diversifies parallel workers
     scaled_cost: bool = True         # count a Goal's Atoms divided by the power of two common to them
-    max_children: int = 48           # best children kept per node (Cain too cuts the exhaustive list)
+    max_children: int | None = None  # best children kept per node (None: all; a cap can cut off the optimum)
     focus: bool = False              # split only the largest Goal (moves/copies of all Goals still allowed)
+    exhaustive_atoms: int = 0        # every split of every Goal when no Goal has more Atoms (Cain's Threshold generator)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
+    rng_salt: int = 0                # the run's seed, mixed into the per-bag noise and shuffles
+    lb_cache: dict[Bag, int] = field(default_factory=dict)    # remaining_lower_bound per bag (this problem's d)
+    cost_cache: dict[Bag, float] = field(default_factory=dict)  # eq. 11 per bag (this problem and variant)
 
     def __post_init__(self) -> None:
         ops = self.isa.ops
@@ -57,6 +66,7 @@ class PairConfig:
         self.has_div = any(self.has[k] for k in ("divq/2", "div/3", "div/4", "diva/3"))
         self.initial_set = set(self.initial)
         self.two_d = 2 ** self.d
+        self.bound_ctx = lb.BoundContext.of(self.isa, self.d, self.initial)
 
 
 def div_extra(cfg: PairConfig, dead_input: bool) -> int | None:
@@ -70,6 +80,9 @@ def div_extra(cfg: PairConfig, dead_input: bool) -> int | None:
         options.append(3)
     return min(options) if options else None
 
+
+# macros whose two operands may be one register (x0 - x1 with x0 = x1 shifted: edge filters)
+SAME_OPERANDS_OK = ("sub", "subx", "sub2x")
 
 # operand positions whose register the output may reuse (when that input is dead afterwards)
 _REUSE = {"mov": (0,), "movx": (0,), "mov2x": (0,), "add": (0, 1, 2), "addx": (0, 1), "add2x": (0, 1),
@@ -108,6 +121,26 @@ def _sign_match_split(g: Goal, t: tuple[int, int]) -> tuple[Goal, Goal] | None:
             m = min(abs(a), abs(b)) * (1 if a > 0 else -1)
             s[p] = s.get(p, 0) + m
             rem[p] = a - m
+            rem[q] = b - m
+    if not s:
+        return None
+    return gl.from_pairs(s.items()), gl.from_pairs(rem.items())
+
+
+def _opposite_match_split(g: Goal, t: tuple[int, int]) -> tuple[Goal, Goal] | None:
+    """Greedy S, R with G = shift(S, t) - S + R: Atoms at p and p + t of opposite signs paired,
+    S taking the sign of the one at p + t. None when no pair (or S would be all of nothing)."""
+    d = gl.as_dict(g)
+    k = gl.delta(*t) >> 10
+    rem = dict(d)
+    s: dict[int, int] = {}
+    for p in sorted(d, key=lambda q: q if k > 0 else -q):
+        q = p + k
+        a, b = rem.get(p, 0), rem.get(q, 0)
+        if a and b and (a > 0) != (b > 0):
+            m = min(abs(a), abs(b)) * (1 if b > 0 else -1)
+            s[p] = s.get(p, 0) + m
+            rem[p] = a + m
             rem[q] = b - m
     if not s:
         return None
@@ -160,6 +193,8 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
         big = [g for g in distinct if g not in cfg.initial_set]
         if big:
             focus_goal = max(big, key=lambda g: (gl.size(g) / gl.pow2_factor(g), g))
+    # every split of every Goal once the largest Goal is small (the published tool's Threshold)
+    exhaustive = max(gl.size(g) for g in distinct) <= cfg.exhaustive_atoms
     for g in distinct:
         if g in cfg.initial_set and bag.count(g) == 1:
             continue
@@ -192,8 +227,8 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
             if has["add2x/5"] or has["sub2x/5"]:
                 shifts += list(MOVE2.items())
             sh, sg = gl.size(h), gl.size(g)
-            if sh == sg:
-                continue
+            if sh == sg or (sh < sg and len(h) > len(g)) or (sh > sg and len(h) < len(g)):
+                continue        # neither can hold the other (more positions than Atoms allow)
             for t, dirs in shifts:
                 hs = gl.shift(h, *t)
                 one = len(dirs) == 1
@@ -211,6 +246,8 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
                             out.append(("sub", g, (h, b), ()))
                     elif (has["subx/4"] if one else has["sub2x/5"]):
                         out.append(("subx" if one else "sub2x", g, (h, b), dirs))
+        if exhaustive and (len(ps) > 1 or abs(ps[0][1]) > 1):
+            out.extend(_all_splits(cfg, g, ps))
         if focus_goal is not None and g != focus_goal:
             continue
         if len(ps) > 1 and has["add/3"]:
@@ -221,6 +258,22 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
                 out.append(("add", g, (inter, rest), ()))
                 if has["sub/3"]:
                     out.append(("sub", g, (inter, gl.neg(rest)), ()))
+            # antisymmetry: G = S shifted by t - S + R, one subx / sub2x whose operands are both S
+            # when R is empty (an edge filter: a column minus the same column two steps away)
+            for t, dirs in _SHIFTS:
+                one = len(dirs) == 1
+                if not (has["subx/4"] if one else has["sub2x/5"]):
+                    continue
+                sp = _opposite_match_split(g, t)
+                if sp is None:
+                    continue
+                s_, r = sp
+                op = "subx" if one else "sub2x"
+                if not r:
+                    out.append((op, g, (s_, s_), dirs))
+                else:
+                    out.append((op, g, (s_, gl.sub(s_, r)), dirs))
+                    out.append((op, g, (gl.add(s_, gl.shift(r, -t[0], -t[1])), s_), dirs))
             # translational self-similarity
             pos = [p for p, _ in ps]
             seen_t = set()
@@ -278,6 +331,60 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
     return out
 
 
+def _sub_multisets(ps: list[tuple[int, int]]) -> list[Goal]:
+    """Every part of a Goal (its Atoms split any way between two Goals), the empty one and the
+    whole Goal included."""
+    parts: list[list[tuple[int, int]]] = [[]]
+    for p, c in ps:
+        sgn = 1 if c > 0 else -1
+        parts = [q + ([(p, sgn * m)] if m else []) for q in parts for m in range(abs(c) + 1)]
+    return [gl.from_pairs(q) for q in parts]
+
+
+@lru_cache(maxsize=1 << 16)
+def _toward_centre(g: Goal) -> list[tuple[tuple[int, int], tuple[str, ...]]]:
+    """The one- and two-step translations (towards the Goal, as in the shifting macros) after
+    which the reverse-translated Goal is no farther from the centre: the shifts worth trying
+    (equal distance keeps mirror images, e.g. an east column moved onto the west one)."""
+    here = gl.dist_sum(g)
+    out = []
+    for t, dirs in _SHIFTS:
+        if gl.dist_sum(gl.shift(g, -t[0], -t[1])) <= here:
+            out.append((t, dirs))
+    return out
+
+
+_SHIFTS = list(MOVE1.items()) + list(MOVE2.items())
+
+
+def _all_splits(cfg: PairConfig, g: Goal, ps: list[tuple[int, int]]) -> list[Step]:
+    """Every split of a small Goal into two parts, with every two-operand macro that can join
+    them (add, sub; addx / add2x and subx / sub2x with the shifts that bring the shifted operand
+    nearer the centre): the published Cain's exhaustive generator below its threshold."""
+    has = cfg.has
+    out: list[Step] = []
+    parts = _sub_multisets(ps)[1:-1]            # neither empty nor the whole Goal
+    seen: set[Goal] = set()
+    for a in parts:
+        b = gl.sub(g, a)
+        if has["add/3"] and b not in seen:
+            seen.add(a)
+            out.append(("add", g, (a, b), ()))
+        if has["sub/3"]:
+            out.append(("sub", g, (a, gl.neg(b)), ()))
+        for t, dirs in _toward_centre(a):
+            one = len(dirs) == 1
+            if has["subx/4"] if one else has["sub2x/5"]:
+                out.append(("subx" if one else "sub2x", g, (gl.shift(a, -t[0], -t[1]), gl.neg(b)), dirs))
+        if a < b:
+            for t, dirs in _toward_centre(g):
+                one = len(dirs) == 1
+                if has["addx/4"] if one else has["add2x/5"]:
+                    out.append(("addx" if one else "add2x", g,
+                                (gl.shift(a, -t[0], -t[1]), gl.shift(b, -t[0], -t[1])), dirs))
+    return out
+
+
 _LOWER_OK: dict[tuple[Goal, int, int], bool] = {}
 
 
@@ -285,7 +392,7 @@ def _lower_ok(cfg: PairConfig, g: Goal) -> bool:
     key = (g, cfg.max_coef, cfg.max_radius)
     ok = _LOWER_OK.get(key)
     if ok is None:
-        if len(_LOWER_OK) > 500_000:
+        if len(_LOWER_OK) > 200_000:
             _LOWER_OK.clear()
         ok = _LOWER_OK[key] = _lower_ok_uncached(cfg, g)
     return ok
@@ -303,9 +410,6 @@ def _lower_ok_uncached(cfg: PairConfig, g: Goal) -> bool:
     return True
 
 
-_COST_CACHE: dict[Bag, float] = {}
-
-
 def cost(cfg: PairConfig, bag: Bag) -> float:
     """Cain eq. 11: dists + reps + divs (memoised per bag).
 
@@ -314,11 +418,12 @@ def cost(cfg: PairConfig, bag: Bag) -> float:
     reps: |G|^2 once per class of Goals equal up to translation (Goals of one repeated Atom are
     free); divs: 2^d over the fewest Atoms at any position, plus the most over 2^d.
     """
-    c = _COST_CACHE.get(bag)
+    cache = cfg.cost_cache
+    c = cache.get(bag)
     if c is not None:
         return c
-    if len(_COST_CACHE) > 400_000:
-        _COST_CACHE.clear()
+    if len(cache) > 150_000:
+        cache.clear()
     total = 0.0
     classes: set[Goal] = set()
     min_m, max_m = 1 << 30, 0
@@ -345,13 +450,16 @@ def cost(cfg: PairConfig, bag: Bag) -> float:
         if m > max_m:
             max_m = m
     c = total + cfg.two_d / min_m + max_m / cfg.two_d
-    _COST_CACHE[bag] = c
+    cache[bag] = c
     return c
 
 
 def children(cfg: PairConfig, bag: Bag) -> list[tuple[Bag, Step]]:
-    """Every legal child of `bag`, best first by the local heuristic (or shuffled)."""
+    """Every legal child of `bag`, best first by the local heuristic (or shuffled). The same bag
+    gives the same list every time (noise and shuffles are drawn from the bag and the seed), so
+    a search may drop the list and make it again (child_stream)."""
     seen: set[Bag] = set()
+    rng = random.Random(hash(bag) ^ cfg.rng_salt) if (cfg.jitter or cfg.random_order) else cfg.rng
     scored: list[tuple[float, int, Bag, Step]] = []
     n = 0
     for step in _candidates(cfg, bag):
@@ -359,12 +467,15 @@ def children(cfg: PairConfig, bag: Bag) -> list[tuple[Bag, Step]]:
         if not all(_lower_ok(cfg, lo) for lo in lowers):
             continue
         rest = gl.bag_remove_one(bag, g)
-        child = gl.bag_union(rest, lowers)
+        same = op in SAME_OPERANDS_OK and lowers[0] == lowers[1]
+        # x0 - x1 may read one register twice (S shifted - S): then S is needed once, and the
+        # output needs a register of its own (y != x1)
+        child = gl.bag_union(rest, lowers[:1] if same else lowers)
         if child in seen or child == bag:
             continue
         if len(child) > cfg.registers:
             continue
-        extra = extra_registers(cfg, op, lowers, rest)
+        extra = 1 if same else extra_registers(cfg, op, lowers, rest)
         if extra is None or len(child) + extra > cfg.registers:
             continue
         seen.add(child)
@@ -375,40 +486,56 @@ def children(cfg: PairConfig, bag: Bag) -> list[tuple[Bag, Step]]:
             if op == "mov":
                 c *= 2.0
             if cfg.jitter:
-                c *= 1.0 + cfg.jitter * (2.0 * cfg.rng.random() - 1.0)
+                c *= 1.0 + cfg.jitter * (2.0 * rng.random() - 1.0)
         scored.append((c, n, child, step))
         n += 1
     if cfg.random_order:
-        cfg.rng.shuffle(scored)
+        rng.shuffle(scored)
         scored.sort(key=lambda t: t[0] != float("-inf"))
     else:
         scored.sort(key=lambda t: (t[0], t[1]))
     return [(child, step) for _, _, child, step in scored[:cfg.max_children]]
 
 
+CHUNK = 12      # children a waiting parent keeps; the rest are made again when it gets there
+
+
+def child_stream(cfg: PairConfig, bag: Bag) -> Iterator[tuple[Bag, Step]]:
+    """Every child of `bag` in `children` order, holding at most CHUNK of them between visits:
+    no child is ever cut off, and a frontier of waiting parents costs CHUNK children each, not
+    hundreds (a parent that yields more than CHUNK makes its list again, which is rare)."""
+    kids = children(cfg, bag)
+    n = len(kids)
+    chunk = kids[:CHUNK]
+    del kids
+    start = 0
+    while True:
+        yield from chunk
+        start += CHUNK
+        if start >= n:
+            return
+        chunk = children(cfg, bag)[start:start + CHUNK]
+
+
 def clear_caches() -> None:
     """Drop memoised costs and Goal facts (memory guard)."""
-    _COST_CACHE.clear()
     _LOWER_OK.clear()
+    lb.clear_caches()
+    _toward_centre.cache_clear()
     for f in (gl.size, gl.dist_sum, gl.min_mult, gl.max_mult, gl.norm_key, gl.is_subgoal, gl.pow2_factor):
         f.cache_clear()
 
 
 def remaining_lower_bound(cfg: PairConfig, bag: Bag) -> int:
-    """Instructions still needed, at least: one per Goal copy that is not an Initial-Goal, and
-    d - j halvings in a chain when some coefficient is an odd multiple of 2^j (j < d)."""
-    n = 0
-    used_initial: set[Goal] = set()
-    min_f = cfg.two_d
-    for g in bag:
-        if g in cfg.initial_set and g not in used_initial:
-            used_initial.add(g)
-        else:
-            n += 1
-            f = gl.pow2_factor(g)
-            if f < min_f:
-                min_f = f
-    return max(n, cfg.d - (min_f.bit_length() - 1))
+    """Instructions still needed to make `bag` from the input, at least: the proven bound of
+    core.cain.lower_bound (memoised per bag, per problem: the bound depends on d and the set)."""
+    cache = cfg.lb_cache
+    v = cache.get(bag)
+    if v is None:
+        if len(cache) > 400_000:
+            cache.clear()
+        v = cache[bag] = lb.bound_value(cfg.bound_ctx, bag)
+    return v
 
 
 def is_initial(cfg: PairConfig, bag: Bag) -> bool:

@@ -41,9 +41,25 @@ class GoalJson:
 
 
 @dataclass(kw_only=True)
+class LowerBoundJson:
+    """The proven lower bound on the program length (core.cain.lower_bound) and its terms."""
+
+    value: int
+    outputs: int
+    halvings: int
+    adds: int
+    moves: int
+
+
+@dataclass(kw_only=True)
 class CainResult(EngineResult):
     """A Cain (or AUKE-mode) search: settings, the approximated kernels and the best program.
     When nothing was found `found` is false, `length` null and the program lists empty."""
+
+    # Version 2 added the proven lower bound, the gap to it and the optimality verdict (optional
+    # keys, so version-1 data reads unchanged: the panel says such a run has no bound).
+    VERSION = 2
+    UPGRADES = {1: lambda d: d}
 
     filter: str
     kernel_names: list[str]
@@ -79,6 +95,10 @@ class CainResult(EngineResult):
     bus_steps: int | None
     goal_bags: list[list[GoalJson]]             # before each step, the Goals still to make
     register_goals: list[dict[str, IntMatrix | None]]   # before/after each step: register -> Goal
+    lower_bound: LowerBoundJson | None = optional_key()  # version 2: no program is shorter
+    gap: int | None = optional_key()                     # length - lower_bound.value, when a program was found
+    optimal: bool | None = optional_key()                # length == lower_bound.value (proven optimal)
 
     def headline(self) -> dict[str, float | int | str | None]:
-        return {"length": self.length, "nodes_explored": self.nodes_explored, "elapsed_s": self.elapsed_s}
+        return {"length": self.length, "nodes_explored": self.nodes_explored, "elapsed_s": self.elapsed_s,
+                "lower_bound": None if self.lower_bound is None else self.lower_bound.value}

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from core.cain.goals import Bag
-from core.cain.pairgen import PairConfig, Step, children, clear_caches, cost, is_initial, remaining_lower_bound
+from core.cain.pairgen import (PairConfig, Step, child_stream, clear_caches, cost, is_initial,
+                                remaining_lower_bound)
 
 TRAVERSALS = ("cgds", "dfs", "best-first", "random")
 
@@ -102,7 +103,7 @@ class Searcher:
             return None, None
         if depth + remaining_lower_bound(self.cfg, bag) >= self.best:
             return None, None
-        return iter(children(self.cfg, bag)), None
+        return child_stream(self.cfg, bag), None
 
     def trim(self) -> None:
         """Memory guard: forget the older half of the frontier, the visited table and caches."""
@@ -114,6 +115,8 @@ class Searcher:
             heapq.heapify(self._heap)
         self.visited.clear()
         clear_caches()
+        self.cfg.lb_cache.clear()
+        self.cfg.cost_cache.clear()
 
     def _promising(self, node: Node) -> bool:
         return node.depth + remaining_lower_bound(self.cfg, node.bag) < self.best

@@ -28,8 +28,16 @@ from core.scamp5.isa import InstructionSet, register_names
 from core.scamp5.program import Instr
 
 SLICE_NODES = 40          # nodes per search slice between checks (well under 0.2 s)
-MEMORY_BUDGET_MB = 1600   # all search processes together; each trims its frontier beyond its share
+MEMORY_BUDGET_MB = 900    # all search processes together; each trims its frontier beyond its share
+SEED_NODES_PER_KERNEL = 6000   # one-by-one seed program: nodes per kernel (unless its time share ends it first)
 STOP_GRACE_S = 0.5        # how long a stopped search waits for its workers (a slice, then exit) before killing them
+
+
+def trim_limit(share: float) -> float:
+    """The memory at which to trim next: freed memory is not always given back to the system,
+    so the next trim waits until the process has grown by a quarter of its share again (trimming
+    every second would halve the frontier every second)."""
+    return max(share, _rss_mb() + share / 4)
 
 
 def _rss_mb() -> float:
@@ -94,14 +102,22 @@ class Improvement:
 
 # ------------------------------------------------------------------ worker processes
 def worker_variant(index: int) -> dict[str, Any]:
-    """Heuristic variant of worker `index`: a small portfolio, so two cores search differently.
+    """Heuristic and generator of worker `index`: a portfolio whose members search differently.
 
     Worker 0 (also the single in-process search) counts a Goal's Atoms divided by their common
-    power of two (scaled eq. 11-14) and splits only the largest Goal at each node; worker 1 uses
-    eq. 11-14 as printed and splits every Goal; further workers add seeded noise to either.
+    power of two (scaled eq. 11-14), splits only the largest Goal at each node, and gives Goals of
+    up to 6 Atoms every split. Worker 1 is the published tool's recipe: eq. 11-14 as printed, every
+    Goal split, every split of Goals up to 10 Atoms (its Threshold generator). Further workers
+    alternate the two with seeded noise on the costs.
     """
     even = index % 2 == 0
-    return {"scaled_cost": even, "focus": even, "jitter": 0.0 if index < 2 else 0.2}
+    return {"scaled_cost": even, "focus": even, "exhaustive_atoms": 6 if even else 10,
+            "jitter": 0.0 if index < 2 else 0.2}
+
+
+def worker_seed(seed: int, index: int) -> int:
+    """The random stream of worker `index` in a run with `seed` (noise, the random traversal)."""
+    return seed * 1000 + index
 
 
 def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_nodes: int | None,
@@ -112,17 +128,21 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
     try:
         cfg = problem.cfg
         cfg.rng = random.Random(seed)
+        cfg.rng_salt = seed
         for k, v in worker_variant(index).items():
             setattr(cfg, k, v)
-        s = Searcher(cfg, problem.final_bag, traversal)
+        # the bound is read once: workers never share lengths while they run, so each one's path
+        # depends on its seed and node count only, not on the other's timing (determinism)
+        s = Searcher(cfg, problem.final_bag, traversal, best=best.value)
         last_report = 0.0
         last_mem = 0.0
         share = MEMORY_BUDGET_MB / max(1, len(nodes))
+        limit = share
         while not stop.is_set() and time.monotonic() < deadline and not s.exhausted:
             if max_nodes is not None and s.nodes >= max_nodes:
                 break
-            s.best = min(s.best, best.value)
-            for plan in s.run(SLICE_NODES, max(0.0, min(0.1, deadline - time.monotonic()))):
+            step = SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - s.nodes)
+            for plan in s.run(step, max(0.0, min(0.1, deadline - time.monotonic()))):
                 out.put(("plan", index, plan))
             now = time.monotonic()
             if now - last_report > 0.1:
@@ -130,8 +150,9 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
                 last_report = now
             if now - last_mem > 1.0:
                 last_mem = now
-                if _rss_mb() > share:
+                if _rss_mb() > limit:
                     s.trim()
+                    limit = trim_limit(share)
     except Exception as exc:          # reported to the parent, which fails the run with it
         error = f"{type(exc).__name__}: {exc}"
     finally:
@@ -161,22 +182,26 @@ def _start(p: Any) -> None:
 
 
 def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers: int, traversal: str,
-                 cancel: CancelToken, bound: int = 1 << 30) -> Iterator[tuple[str, Any]]:
+                 cancel: CancelToken, bound: int = 1 << 30, seed: int = 0) -> Iterator[tuple[str, Any]]:
     """Yield ("plan", Plan) for each new shortest plan (shorter than `bound`) and ("stats", nodes)."""
     start = time.monotonic()
     deadline = start + time_s
     if workers <= 1:
         for k, v in worker_variant(0).items():
             setattr(problem.cfg, k, v)
+        problem.cfg.rng = random.Random(worker_seed(seed, 0))
+        problem.cfg.rng_salt = worker_seed(seed, 0)
         s = Searcher(problem.cfg, problem.final_bag, traversal, best=bound)
         last = 0.0
         last_mem = time.monotonic()
+        limit = float(MEMORY_BUDGET_MB)
         while time.monotonic() < deadline and not s.exhausted:
             cancel.check()
             if time.monotonic() - last_mem > 1.0:
                 last_mem = time.monotonic()
-                if _rss_mb() > MEMORY_BUDGET_MB:
+                if _rss_mb() > limit:
                     s.trim()
+                    limit = trim_limit(MEMORY_BUDGET_MB)
             if max_nodes is not None and s.nodes >= max_nodes:
                 break
             for plan in s.run(SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - s.nodes),
@@ -197,7 +222,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
     procs = []
     for i in range(workers):
         p = ctx.Process(target=_worker, daemon=True,
-                        args=(problem, traversal, 1000 + i, deadline, per_worker,
+                        args=(problem, traversal, worker_seed(seed, i), deadline, per_worker,
                               out, stop, best, nodes, i))
         _start(p)
         procs.append(p)
@@ -215,8 +240,6 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
             plan = msg[2]
             if plan.found_at <= deadline and plan.length < best_len:
                 best_len = plan.length
-                with best.get_lock():
-                    best.value = min(best.value, plan.length)
                 plan.nodes_at_find = sum(nodes[:])
                 return plan
         return None
@@ -293,15 +316,21 @@ def _regs_json(alloc: Allocated, d: int) -> list[dict[str, Any]]:
 
 def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: float, max_nodes: int | None,
           workers: int, traversal: str, mode: str, cancel: CancelToken,
-          seed_share: float = 0.0) -> Iterator[Improvement | Stats]:
+          seed_share: float = 0.0, stop_at: int = 0, seed: int = 0) -> Iterator[Improvement | Stats]:
     """Search, and yield each verified improvement; `mode` "cain" (simultaneous) or "auke" (one by one).
 
     With several kernels and `seed_share` > 0, that share of the time first builds a one-by-one
     program (reported with method "one-by-one"); the simultaneous search must then beat it.
 
-    The budget is kept: no search goes on past `time_s`, and a program is reported with the time its
+    A program of `stop_at` instructions or fewer ends the search (the proven lower bound: nothing
+    shorter exists). The budget is kept: no search goes on past `time_s`, and a program is reported with the time its
     search found it (a plan found after the budget is dropped), so every improvement's `elapsed` is
     within `time_s` whatever verifying it took.
+
+    Determinism: each worker's path depends only on `seed` and its node count (workers share no
+    lengths while they run; the seed program is searched for a fixed number of nodes), so a
+    `max_nodes` run gives the same length every time, and a timed run differs from another only
+    where one got further than the other (or its time share cut the seed program short).
     """
     regs = register_names(registers)
     start = time.monotonic()
@@ -315,20 +344,25 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
         if seed_share > 0 and len(approx.goals) > 1:
             # a quick one-by-one program first: a verified upper bound the simultaneous search
             # then has to beat (it prunes with it from the start)
-            seed_max = None if max_nodes is None else max(1, int(max_nodes * seed_share))
-            for ev in _solve_individually(approx, isa, regs, time_s * seed_share, seed_max, workers, traversal,
-                                          cancel, start, deadline):
+            # (in this process: starting worker processes for every kernel costs more than it gives)
+            seed_max = SEED_NODES_PER_KERNEL * len(approx.goals) if max_nodes is None \
+                else max(1, int(max_nodes * seed_share))
+            for ev in _solve_individually(approx, isa, regs, time_s * seed_share, seed_max, 1, traversal,
+                                          cancel, start, deadline, seed):
                 if isinstance(ev, Improvement):
                     best, last_t = ev.length, ev.elapsed
                 nodes = max(nodes, ev.nodes)
                 yield ev
+            if best <= stop_at:
+                return
             budget = max(0.0, deadline - time.monotonic())
             if max_nodes is not None:
                 max_nodes = max(1, max_nodes - nodes)
         seed_nodes = nodes
         if budget <= 0:
             return
-        for kind, payload in search_plans(problem, budget, max_nodes, workers, traversal, cancel, bound=best):
+        for kind, payload in search_plans(problem, budget, max_nodes, workers, traversal, cancel, bound=best,
+                                          seed=seed):
             if kind == "stats":
                 nodes = seed_nodes + payload
                 yield Stats(nodes, time.monotonic() - start, None if best >= 1 << 30 else best)
@@ -350,13 +384,16 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
                               alloc.input_registers, seed_nodes + max(plan.nodes_at_find, 1),
                               last_t, True, msg, bags=_bags_json(plan, approx.d),
                               registers=_regs_json(alloc, approx.d), method="simultaneous")
+            if best <= stop_at:
+                return
         return
-    yield from _solve_individually(approx, isa, regs, time_s, max_nodes, workers, traversal, cancel, start, deadline)
+    yield from _solve_individually(approx, isa, regs, time_s, max_nodes, workers, traversal, cancel, start, deadline,
+                                   seed)
 
 
 def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[str, ...], time_s: float,
                         max_nodes: int | None, workers: int, traversal: str, cancel: CancelToken,
-                        start: float, deadline: float) -> Iterator[Improvement | Stats]:
+                        start: float, deadline: float, seed: int = 0) -> Iterator[Improvement | Stats]:
     """AUKE-style baseline: one kernel at a time, earlier outputs' registers reserved, input kept;
     kernel k searches until k+1 n-ths of `time_s`, and none past `deadline` (the whole run's)."""
     n = len(approx.goals)
@@ -380,7 +417,7 @@ def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[
             return      # the run's budget is spent: no program made of every kernel's
         sub_nodes = 0
         for kind, payload in search_plans(problem, budget, None if max_nodes is None else max(1, max_nodes // n),
-                                          workers, traversal, cancel):
+                                          workers, traversal, cancel, seed=seed):
             if kind == "stats":
                 sub_nodes = payload
                 yield Stats(total_nodes + sub_nodes, time.monotonic() - start, None)

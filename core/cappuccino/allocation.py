@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import cast
 
 from core.cappuccino import layout
-from core.cappuccino.model import ConvOp, Op, PoolOp, Shape
+from core.cappuccino.model import AddOp, ConcatOp, ConvOp, GlobalAvgPoolOp, LrnOp, Op, PoolOp, Shape, SoftmaxOp
 
 
 @dataclass
@@ -43,7 +43,7 @@ class Strategy:
 @dataclass
 class LayerAllocation:
     name: str
-    kind: str                   # "conv" | "fc" | "pool"
+    kind: str                   # model.OP_KINDS: conv, fc, pool, gap, concat, add, lrn, softmax
     in_shape: tuple[int, int, int]
     out_shape: tuple[int, int, int]
     strategies: list[Strategy]
@@ -59,8 +59,9 @@ class LayerAllocation:
 
 
 def conv_strategies(op: ConvOp) -> list[Strategy]:
+    """A grouped convolution reads N/groups maps per output (depthwise: one), so its taps shrink."""
     m, oh, ow = op.out_shape
-    _, n, kh, kw = op.weight.shape
+    _, n, kh, kw = op.weight.shape          # n = input maps per group
     outs = m * oh * ow
     taps = n * kh * kw
     macs = outs * taps
@@ -80,22 +81,47 @@ def pool_strategies(op: PoolOp) -> list[Strategy]:
     return [Strategy("OLP", outs, k2, 0, 0, 0, outs * k2 + outs)]
 
 
+def other_strategies(op: Op) -> list[Strategy]:
+    """Weightless kinds: one OLP thread per output value, reading what that value needs.
+
+    Global average pooling and softmax are reductions, so KLP-style splitting would need a
+    cross-thread sum; OLP threads each sum a whole map (gap) or, for softmax, every thread reads
+    the whole vector's maximum and sum, which one reduction computes first (counted as adds)."""
+    c, oh, ow = op.out_shape
+    outs = c * oh * ow
+    if isinstance(op, GlobalAvgPoolOp):
+        hw = op.in_shape[1] * op.in_shape[2]
+        return [Strategy("OLP", outs, hw, 0, 0, 0, outs * hw + outs)]
+    if isinstance(op, ConcatOp):        # a copy, unless producers write into the slices (stack-aligned)
+        return [Strategy("OLP", outs, 1, 0, 0, 0, 2 * outs)]
+    if isinstance(op, AddOp):
+        k = len(op.inputs)
+        return [Strategy("OLP", outs, k - 1, 0, 0, 0, outs * k + outs)]
+    if isinstance(op, LrnOp):
+        return [Strategy("OLP", outs, op.size + 2, 0, 0, 0, outs * op.size + outs)]
+    if isinstance(op, SoftmaxOp):
+        return [Strategy("OLP", outs, 2, 2 * (outs - 1), _depth(outs), 0, 3 * outs)]
+    raise TypeError(f"no strategies for {op!r}")       # pragma: no cover
+
+
 def _depth(n: int) -> int:
     return math.ceil(math.log2(n)) if n > 1 else 0
 
 
 def allocate(ops: list[Op], V: int, workers: int) -> list[LayerAllocation]:
-    """Per layer: the three strategies' costs and the OLP split over `workers` hardware threads."""
+    """Per op: the three strategies' costs (where they differ) and the OLP split over `workers`."""
     table = []
     for op in ops:
         c, h, w = op.out_shape
         t = layout.olp_threads(c, h, w, V)
         groups = t // V
         if isinstance(op, ConvOp):
-            kind, strategies = ("fc" if op.fc else "conv"), conv_strategies(op)
+            strategies = conv_strategies(op)
+        elif isinstance(op, PoolOp):
+            strategies = pool_strategies(op)
         else:
-            kind, strategies = "pool", pool_strategies(op)
+            strategies = other_strategies(op)
         in_shape, out_shape = cast(Shape, tuple(op.in_shape)), cast(Shape, tuple(op.out_shape))
-        table.append(LayerAllocation(op.name, kind, in_shape, out_shape, strategies, "OLP",
+        table.append(LayerAllocation(op.name, op.kind, in_shape, out_shape, strategies, "OLP",
                                      t, groups, layout.worker_ranges(groups, workers)))
     return table

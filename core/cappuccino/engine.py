@@ -16,28 +16,25 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Generator, Iterator
 
 import numpy as np
 
-from core.atomic import atomic_write_text
-from core.cappuccino import allocation, layout, synth
-from core.cappuccino.forward import LayoutCheck, check_layouts, forward_reference
+from core.cappuccino import allocation, layout, synth, synth_run
+from core.cappuccino.forward import LayoutCheck, check_layouts
 from core.cappuccino.inexact import Configuration, ModeChoice, search_modes
-from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model
+from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model, load_validation_npz
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
 from core.cappuccino.result import CappuccinoResult
 from core.checks import check_settings, check_types
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
+from core.nets import zoo
 from core.workload import BUILTIN_DIGITS, CnnNetwork, MobileSocTarget, Target, Workload
 
 NAME = "cappuccino"
-MAX_COMPILED_WEIGHTS = 4_000_000     # weights are embedded as C literals; beyond this gcc takes minutes
 EQUATIONS = {
     "(1) row-major address": "addr(m, r, c) = (m*H + r)*W + c",
     "(2) map-major address": "addr(m, r, c) = ((floor(m/V)*H + r)*W + c)*V + m mod V",
@@ -125,15 +122,19 @@ def _target(target: Any) -> tuple[int, int]:
     return target.cores, target.vector_width
 
 
-NEEDS_WEIGHTS = "Cappuccino needs trained weights: pick the built-in digits CNN or an ONNX file"
+MAX_ZOO_GMACS = 5.0     # the paper's networks are 0.35-1.8 GMACs; VGG-16 (15.5) would take the search hours
 
 
 def workload_problem(workload: Any) -> str | None:
     """Why a CNN the kinds allow still cannot be synthesised; None when it can."""
     if not isinstance(workload, CnnNetwork):
         return None
-    if workload.source == "zoo":
-        return f"{NEEDS_WEIGHTS} ({workload.network!r} from the model zoo has layer shapes but no weights)"
+    if workload.source == "zoo" and workload.network in zoo.names():
+        gmacs = zoo.get(workload.network).macs / 1e9
+        if gmacs > MAX_ZOO_GMACS:
+            return (f"{workload.network} needs {gmacs:.1f} GMACs per image; the inexact-mode search runs the numpy "
+                    f"network about 4 times per layer, so zoo networks are limited to {MAX_ZOO_GMACS:g} GMACs "
+                    "(the paper's networks need 0.35-1.8)")
     if workload.source == "onnx" and not Path(workload.onnx_path).is_file():
         return f"ONNX file not found: {workload.onnx_path}"
     if workload.validation_path and not Path(workload.validation_path).is_file():
@@ -144,18 +145,29 @@ def workload_problem(workload: Any) -> str | None:
 def _network(workload: Any) -> CnnNetwork:
     if not isinstance(workload, CnnNetwork):
         got = "none" if workload is None else repr(getattr(workload, "kind", type(workload).__name__))
-        raise InputError(f"the Cappuccino engine needs a CNN workload (the built-in digits CNN or an ONNX file), "
-                         f"got {got}", "workload.kind")
+        raise InputError(f"the Cappuccino engine needs a CNN workload (the built-in digits CNN, a zoo network or an "
+                         f"ONNX file), got {got}", "workload.kind")
     if workload.source == "zoo":
-        raise InputError(f"{NEEDS_WEIGHTS}; {workload.network!r} from the model zoo has no weights",
-                         "workload.network")
+        why = workload_problem(workload)
+        if why:
+            raise InputError(why, "workload.network")
     return workload
 
 
 def load_model(network: CnnNetwork, limit: int = 0) -> CnnModel:
+    """The model of a workload; zoo networks get seeded random weights (core.cappuccino.networks)."""
     validation = network.validation_path or None
     if network.source == "builtin":
         return load_builtin(limit or None, validation)
+    if network.source == "zoo":
+        from core.cappuccino import networks
+
+        model = networks.load(network.network, limit or networks.DEFAULT_IMAGES)
+        if validation:
+            model.x_val, model.y_val = load_validation_npz(validation, model.input_shape,
+                                                           int(np.prod(model.ops[-1].out_shape)))
+            model.extra.update(labels=f"from {validation}", validation_file=str(validation))
+        return model
     return load_onnx_model(network.onnx_path, validation, limit or None)
 
 
@@ -212,7 +224,8 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     result["layers"] = _layer_table(model, alloc, choice, V)
 
     yield Progress(0.55, "synthesising C programs")
-    result["synthesis"] = yield from _synthesise(model, choice, V, threads, s, cancel)
+    onnx_path = model.extra.get("onnx") or (network.onnx_path if network.source == "onnx" else None)
+    result["synthesis"] = yield from _synthesise(model, choice, V, threads, s, cancel, onnx_path)
     progs = result["synthesis"].get("programs", {})
     result["classification_agreement"] = {k: v["agreement"] for k, v in progs.items()}
     mismatch = _mismatch_message(progs)
@@ -272,115 +285,10 @@ def _layer_table(model: CnnModel, alloc: list[allocation.LayerAllocation], choic
 
 
 def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: dict[str, Any],
-                cancel: CancelToken) -> Generator[Event, None, dict[str, Any]]:
-    """Write the programs, and when a compiler exists build, run and compare them. Returns a dict."""
-    precise = {op.name: PRECISE for op in model.conv_ops}
-    sources = {
-        "baseline": ("baseline.c", synth.synthesise_baseline(model), False, precise),
-        "parallel": ("parallel_precise.c", synth.synthesise_program(model, precise, V, threads), True, precise),
-        "parallel_inexact": ("cappuccino.c", synth.synthesise_program(model, choice.modes, V, threads), True,
-                             choice.modes),
-    }
-    emit = s["emit_dir"]
-    tmp = Path(tempfile.mkdtemp(prefix="cappuccino-"))
-    out: dict[str, Any] = {"emitted": [], "modes": choice.modes}
-    try:
-        work = tmp
-        if emit:
-            work = Path(emit)
-            if work.exists() and not work.is_dir():
-                raise InputError(f"{emit} exists and is not a folder", "emit")
-            try:
-                work.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise InputError(f"cannot create {emit}: {exc}", "emit") from None
-        for key, (fname, text, _, _) in sources.items():
-            atomic_write_text(work / fname, text)
-            if emit:
-                out["emitted"].append(str((work / fname).resolve()))
-        images = work / "validation_images.f32"
-        synth.write_images(images, model.x_val)
-        labels = work / "validation_labels.txt"
-        atomic_write_text(labels, " ".join(str(int(v)) for v in model.y_val) + "\n")
-        if emit:
-            out["emitted"] += [str(images.resolve()), str(labels.resolve())]
-        cc, cc_note = synth.find_compiler_noting() if s["compile"] else (None, "")
-        out["compiler"] = cc
-        if cc_note:
-            out["compiler_note"] = cc_note
-            yield LogLine(cc_note, "warning")
-        n_weights = sum(op.weight.size for op in model.conv_ops)
-        if cc is not None and n_weights > MAX_COMPILED_WEIGHTS:
-            kept = f"written to {Path(emit).resolve()}" if emit else "generated (give an output folder to keep them)"
-            out["message"] = (f"the network has {n_weights:,} weights; programs embedding more than "
-                              f"{MAX_COMPILED_WEIGHTS:,} are {kept} but not compiled or timed here")
-            yield LogLine(out["message"], "warning")
-            return out
-        if cc is None:
-            kept = f"the programs were written to {Path(emit).resolve()}" if emit else (
-                "the programs were generated but not kept (give an output folder to keep them)")
-            out["message"] = ((f"compilation skipped by setting; {kept}" if not s["compile"] else
-                               f"no C compiler found (gcc/cc/clang): {kept}, not compiled or run, "
-                               "so no speedup is reported") + (f" ({cc_note})" if cc_note else ""))
-            yield LogLine(out["message"], "warning")
-            return out
-        ref_logits = {"precise": forward_reference(model, model.x_val, precise)[0],
-                      "chosen": forward_reference(model, model.x_val, choice.modes)[0]}
-        refs = {k: v.argmax(1) for k, v in ref_logits.items()}
-        programs: dict[str, Any] = {}
-        count = len(model.y_val)
-        exes: dict[str, Path] = {}
-        for n, (key, (fname, _, openmp, _)) in enumerate(sources.items()):
-            yield Progress(0.6 + 0.05 * n, f"compiling {fname}")
-            exes[key] = tmp / fname.replace(".c", "")
-            try:
-                synth.compile_c(cc, work / fname, exes[key], openmp, cancel.check)
-            except RuntimeError as exc:
-                raise InputError(f"the C compiler rejected {fname}: {exc}", fname) from None
-        # runs interleaved (baseline, parallel, inexact, baseline, ...) so that load from other
-        # processes affects every program alike; the fastest run of each program counts
-        runs: dict[str, list[synth.RunResult]] = {k: [] for k in sources}
-        total = s["repeats"] * len(sources)
-        for rep in range(s["repeats"]):
-            for n, key in enumerate(sources):
-                done = rep * len(sources) + n
-                yield Progress(0.75 + 0.25 * done / total, f"running {sources[key][0]} ({rep + 1}/{s['repeats']})")
-                runs[key].append(synth.run_program(exes[key], images, count, s["min_seconds"], cancel.check))
-        for n, (key, (fname, _, _, modes)) in enumerate(sources.items()):
-            best = min(runs[key], key=lambda rr: rr.seconds_per_pass)
-            which = "chosen" if modes is choice.modes else "precise"
-            ref = refs[which]
-            preds = [np.asarray(rr.predictions) for rr in runs[key]]
-            lg = runs[key][0].logits
-            scale = max(1.0, float(np.abs(ref_logits[which]).max()))
-            logit_diff = None if lg is None else float(np.abs(lg - ref_logits[which]).max()) / scale
-            agree = min(float((p == ref).mean()) for p in preds)
-            # an image whose two best reference logits are closer than the rounding of C's arithmetic
-            # (other summation order, FMA; binary16 in imprecise layers) may flip: a tie, not an error
-            top2 = np.sort(ref_logits[which], axis=1)[:, -2:]
-            tol = (2e-3 if IMPRECISE in modes.values() else 1e-5) * scale
-            clear = (top2[:, 1] - top2[:, 0]) > tol
-            differ = np.logical_or.reduce([p != ref for p in preds])
-            programs[key] = {
-                "source": fname, "modes": modes, "threads": 1 if key == "baseline" else threads,
-                "seconds_per_pass": best.seconds_per_pass, "passes": best.passes,
-                "microseconds_per_image": 1e6 * best.seconds_per_pass / count,
-                "median_microseconds_per_image": 1e6 * float(np.median([rr.seconds_per_pass for rr in runs[key]])) / count,
-                "agreement": agree, "same_classifications": agree == 1.0, "images": count,
-                "mismatches": int((differ & clear).sum()), "near_ties_differing": int((differ & ~clear).sum()),
-                "max_logit_difference": logit_diff,      # relative to the largest reference logit
-                "accuracy": float(100 * (preds[0] == model.y_val).mean()),
-            }
-            yield MetricPoint("µs per image", n, programs[key]["microseconds_per_image"], plot="speed")
-        base = programs["baseline"]["seconds_per_pass"]
-        out["programs"] = programs
-        out["speedups"] = {k: base / v["seconds_per_pass"] for k, v in programs.items()}
-        note = f" ({cc_note})" if cc_note else ""
-        out["message"] = (f"compiled with {cc}{note}; best of {s['repeats']} runs of >= {s['min_seconds']} s each; "
-                          f"speedup {out['speedups']['parallel_inexact']:.1f}x over the naive baseline")
-        return out
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+                cancel: CancelToken, onnx_path: str | None = None) -> Generator[Event, None, dict[str, Any]]:
+    """Write the programs and weight files, and when a compiler exists build, run and check them
+    (core.cappuccino.synth_run). Returns the result's `synthesis` dict."""
+    return (yield from synth_run.synthesise_and_check(model, choice.modes, V, threads, s, cancel, onnx_path))
 
 
 def _summary(r: dict[str, Any]) -> str:
@@ -397,7 +305,9 @@ def _summary(r: dict[str, Any]) -> str:
 # ------------------------------------------------------------------ CLI
 def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--model", choices=[BUILTIN], help=f"built-in network (default {BUILTIN})")
+    g.add_argument("--model", metavar="NAME|FILE.onnx",
+                   help=f"{BUILTIN} (default, trained), a zoo network (seeded random weights: "
+                        f"{', '.join(zoo.names())}) or an ONNX file")
     g.add_argument("--onnx", metavar="FILE", help="ONNX network with its weights")
     p.add_argument("--validation", metavar="NPZ", help="validation set: .npz with arrays x (B,C,H,W) and y")
     p.add_argument("--vector-width", type=int, default=4, help="SIMD lanes V (1, 2, 4, 8, 16; default 4)")
@@ -413,11 +323,20 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=0, help="use only the first N validation images (0: all)")
 
 
+def _cli_network(name: str, validation: str) -> CnnNetwork:
+    """--model NAME|FILE.onnx (or --onnx FILE) as a CNN workload."""
+    if name.lower().endswith(".onnx") or os.sep in name:
+        return CnnNetwork(onnx_path=name, validation_path=validation)
+    if name != BUILTIN_DIGITS and name not in zoo.names():
+        raise InputError(f"unknown network {name!r}; give {BUILTIN_DIGITS}, a zoo network ({', '.join(zoo.names())}) "
+                         "or an .onnx file", "--model")
+    return CnnNetwork(name, validation_path=validation)
+
+
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
     settings = default_settings()
     validation = args.validation or ""
-    network = (CnnNetwork(onnx_path=args.onnx, validation_path=validation) if getattr(args, "onnx", None)
-               else CnnNetwork(BUILTIN_DIGITS, validation_path=validation))
+    network = _cli_network(getattr(args, "onnx", None) or getattr(args, "model", None) or BUILTIN_DIGITS, validation)
     settings.update(accuracy_budget=args.accuracy_budget, prefer=args.prefer, emit_dir=args.emit or "", compile=not args.no_compile,
                     min_seconds=args.min_seconds, repeats=args.repeats, limit=args.limit)
     if args.vector_width not in synth.VECTOR_WIDTHS:
@@ -449,13 +368,16 @@ def _config_line(c: dict[str, Any]) -> str:
 def format_text(r: dict[str, Any]) -> str:
     lines = [f"Cappuccino synthesis for {r['model']['name']} ({r['model']['validation_images']} validation images), "
              f"V={r['target']['vector_width']}, {r['target']['threads']} threads"]
-    lines.append(f"{'layer':10} {'kind':5} {'out shape':>12} {'OLP threads':>11} {'KLP thr':>9} {'FLP thr':>8} "
+    if r["model"].get("weights"):
+        lines.append(f"weights: {r['model']['weights']}" + (f"; {r['model']['labels']}" if r["model"].get("labels") else ""))
+    nw = max([10] + [len(row["name"]) for row in r["layers"]])
+    lines.append(f"{'layer':{nw}} {'kind':7} {'out shape':>12} {'OLP threads':>11} {'KLP thr':>9} {'FLP thr':>8} "
                  f"{'mode':10} {'acc %':>6}")
     for row in r["layers"]:
         st = {x["name"]: x for x in row["strategies"]}
         acc = "" if row["accuracy"] is None else f"{row['accuracy']:.2f}"
-        mode = row["mode"] if row["kind"] != "pool" else "-"
-        lines.append(f"{row['name']:10} {row['kind']:5} {'x'.join(map(str, row['out_shape'])):>12} "
+        mode = row["mode"] if row["kind"] in ("conv", "fc") else "-"
+        lines.append(f"{row['name']:{nw}} {row['kind']:7} {'x'.join(map(str, row['out_shape'])):>12} "
                      f"{row['olp_threads']:>11} {st.get('KLP', {}).get('threads', '-'):>9} "
                      f"{st.get('FLP', {}).get('threads', '-'):>8} {mode:10} {acc:>6}")
     lc = r["layout_check"]
@@ -466,12 +388,7 @@ def format_text(r: dict[str, Any]) -> str:
         lines.append("  " + _config_line(c))
     lines.append(inx["message"])
     syn = r["synthesis"]
-    if syn.get("programs"):
-        for k, p in syn["programs"].items():
-            lines.append(f"  {k:17} {p['microseconds_per_image']:9.2f} us/image  speedup {syn['speedups'][k]:6.2f}x  "
-                         f"same classes as numpy: {p['same_classifications']} ({100 * p['agreement']:.1f} %), "
-                         f"max logit diff {_fmt(p['max_logit_difference'])}"
-                         + (f", {p['near_ties_differing']} near-tie images differ" if p.get("near_ties_differing") else ""))
+    lines += synth_run.format_programs(syn)
     lines.append(syn.get("message", ""))
     if r.get("check_failed"):
         lines.append(f"CHECK FAILED: {r['check_failed']}")

@@ -1,9 +1,13 @@
 """The network computed two ways: the row-major reference and Cappuccino's map-major layout.
 
-Both take a per-layer computing mode (precise / relaxed / imprecise, see numerics.py). The
-map-major computation reads weights and feature maps in the reordered layout of layout.py and
-each layer writes its output straight into the next layer's (padded) map-major frame, exactly
-like the synthesised C program; comparing the two is the program's check of the reordering.
+Both take a per-layer computing mode (precise / relaxed / imprecise, see numerics.py) and walk the
+model's DAG in topological order. The map-major computation reads weights and feature maps in the
+reordered layout of layout.py and each op writes its output straight into its consumers' (padded)
+map-major frame, exactly like the synthesised C program; comparing the two is the program's check
+of the reordering.
+
+Storage: an imprecise convolution stores binary16; every other op computes in float32 from the
+stored values and stores binary16 only when all its inputs are stored that way.
 """
 
 from __future__ import annotations
@@ -13,87 +17,210 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.cappuccino import layout
-from core.cappuccino.model import CnnModel, ConvOp, PoolOp
-from core.cappuccino.numerics import (IMPRECISE, PRECISE, conv2d_nchw, mode_input, mode_output, mode_weights,
-                                      pool_nchw, to_half)
+from core.cappuccino.model import (INPUT, AddOp, CnnModel, ConcatOp, ConvOp, GlobalAvgPoolOp, LrnOp, Op, PoolOp,
+                                   SoftmaxOp)
+from core.cappuccino.numerics import (IMPRECISE, PRECISE, conv2d_nchw, global_avg_pool_nchw, lrn_nchw, mode_input,
+                                      mode_output, mode_weights, pool_nchw, softmax_rows, to_half)
 
 Modes = dict[str, str]
 
 
-def apply_op(op, x: np.ndarray, half: bool, mode: str = PRECISE) -> tuple[np.ndarray, bool]:
-    """One layer of the reference pass; `half` says whether x is stored in binary16."""
+def apply_node(op: Op, xs: list[np.ndarray], halves: list[bool], mode: str = PRECISE) -> tuple[np.ndarray, bool]:
+    """One op of the reference pass on its input tensors; `halves` say which are stored in binary16."""
     if isinstance(op, ConvOp):
+        x = xs[0].reshape((len(xs[0]),) + tuple(op.in_shape))      # an fc may read a flattened tensor
         y = conv2d_nchw(mode_input(x, mode), mode_weights(op.weight, mode), mode_weights(op.bias, mode),
-                        op.stride, op.pad)
+                        op.stride, op.pad, op.groups, op.pads)
         if op.relu:
             y = np.maximum(y, np.float32(0))
         return mode_output(y, mode), mode == IMPRECISE
-    y = pool_nchw(x, op.k, op.stride, op.pad, op.mode, op.ceil_mode)
+    half = all(halves)
+    x = xs[0]
+    if isinstance(op, PoolOp):
+        y = pool_nchw(x, op.k, op.stride, op.pad, op.mode, op.ceil_mode, op.pads, op.count_include_pad)
+    elif isinstance(op, GlobalAvgPoolOp):
+        y = global_avg_pool_nchw(x)
+    elif isinstance(op, ConcatOp):
+        y = np.concatenate(xs, axis=1)
+    elif isinstance(op, AddOp):
+        y = xs[0].astype(np.float32, copy=True)
+        for other in xs[1:]:
+            y = y + other
+        if op.relu:
+            y = np.maximum(y, np.float32(0))
+    elif isinstance(op, LrnOp):
+        y = lrn_nchw(x, op.size, op.alpha, op.beta, op.bias)
+    elif isinstance(op, SoftmaxOp):
+        y = softmax_rows(x.reshape((len(x),) + tuple(op.in_shape)))
+    else:                                           # pragma: no cover - check_graph admits only these
+        raise TypeError(f"unknown op {op!r}")
     return (to_half(y) if half else y), half
+
+
+def apply_op(op: Op, x: np.ndarray, half: bool, mode: str = PRECISE) -> tuple[np.ndarray, bool]:
+    """One single-input op of the reference pass; `half` says whether x is stored in binary16."""
+    return apply_node(op, [x], [half], mode)
+
+
+def last_reads(model: CnnModel) -> dict[str, int]:
+    """For each tensor, the index of the last op that reads it (so it can be freed after)."""
+    last: dict[str, int] = {}
+    for i, op in enumerate(model.ops):
+        for t in op.inputs:
+            last[t] = i
+    return last
 
 
 def forward_reference(model: CnnModel, x: np.ndarray, modes: Modes | None = None,
                       keep: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Row-major (NCHW) forward pass; returns logits (B, classes) and, with keep, every layer's output."""
+    """Row-major (NCHW) forward pass; returns the output (B, F) and, with keep, every op's output."""
     modes = modes or {}
     outs: list[np.ndarray] = []
-    half = False                    # is the current tensor stored in binary16?
-    for op in model.ops:
-        x, half = apply_op(op, x, half, modes.get(op.name, PRECISE))
+    live: dict[str, tuple[np.ndarray, bool]] = {INPUT: (x, False)}
+    last = last_reads(model)
+    y = x
+    for i, op in enumerate(model.ops):
+        y, half = apply_node(op, [live[t][0] for t in op.inputs], [live[t][1] for t in op.inputs],
+                             modes.get(op.name, PRECISE))
+        for t in set(op.inputs):
+            if last[t] == i:
+                del live[t]
+        live[op.name] = (y, half)
         if keep:
-            outs.append(x)
-    return x.reshape(len(x), -1), outs
+            outs.append(y)
+    return y.reshape(len(y), -1), outs
 
 
-def forward_map_major(model: CnnModel, x: np.ndarray, V: int, modes: Modes | None = None
-                      ) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The same network in map-major layout; returns logits and every layer's map-major frame."""
+# ------------------------------------------------------------------ map-major
+def forward_map_major(model: CnnModel, x: np.ndarray, V: int, modes: Modes | None = None,
+                      keep: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The same network in map-major layout; returns the output and every op's map-major frame."""
     modes = modes or {}
     ops = model.ops
-    buf = layout.pack_feature_maps(x, V, layout.frame_halo(ops, -1))
+    halos = {INPUT: layout.frame_halo(ops, -1)}
+    halos.update({op.name: layout.frame_halo(ops, i) for i, op in enumerate(ops)})
+    live: dict[str, tuple[np.ndarray, bool]] = {INPUT: (layout.pack_feature_maps(x, V, halos[INPUT]), False)}
+    shapes = {INPUT: model.input_shape}
+    last = last_reads(model)
     frames: list[np.ndarray] = []
-    half = False
+    buf = live[INPUT][0]
     for i, op in enumerate(ops):
-        halo_in = layout.frame_halo(ops, i - 1)
-        halo_out = layout.frame_halo(ops, i)
+        ins = [(live[t][0], halos[t], shapes[t]) for t in op.inputs]
+        halves = [live[t][1] for t in op.inputs]
         if isinstance(op, ConvOp):
             mode = modes.get(op.name, PRECISE)
-            out = _conv_map_major(op, mode_input(buf, mode), halo_in, V, mode)
+            src, halo_in, shape_in = ins[0]
+            if tuple(shape_in) != tuple(op.in_shape):      # an fc reading a tensor of another shape
+                flat = layout.unpack_feature_maps(src, shape_in[0], halo_in).reshape((len(x),) + op.in_shape)
+                src, halo_in = layout.pack_feature_maps(flat, V, 0), 0
+            out = _conv_map_major(op, mode_input(src, mode), halo_in, V, mode)
             if op.relu:
                 out = np.maximum(out, np.float32(0))
             out = mode_output(out, mode)
             half = mode == IMPRECISE
         else:
-            out = _pool_map_major(op, buf, halo_in)
+            out = _other_map_major(op, ins, V, len(x))
+            half = all(halves)
             if half:
                 out = to_half(out)
-        buf = layout.frame(out, halo_out)
-        frames.append(buf)
+        buf = layout.frame(out, halos[op.name])
+        for t in set(op.inputs):
+            if last[t] == i:
+                del live[t]
+        live[op.name] = (buf, half)
+        shapes[op.name] = op.out_shape
+        if keep:
+            frames.append(buf)
     m = ops[-1].out_shape[0]
-    return layout.unpack_feature_maps(buf, m, layout.frame_halo(ops, len(ops) - 1)).reshape(len(x), -1), frames
+    return layout.unpack_feature_maps(buf, m, halos[ops[-1].name]).reshape(len(x), -1), frames
+
+
+def _inner(buf: np.ndarray, halo: int) -> np.ndarray:
+    b, s, hp, wp, v = buf.shape
+    return buf[:, :, halo:hp - halo, halo:wp - halo, :] if halo else buf
+
+
+def _windows(op: ConvOp, buf: np.ndarray, halo: int) -> np.ndarray:
+    """(B, S, R, C, V, KH, KW) windows of the input frame at the output pixels' positions.
+
+    The frame's halo is the largest pad among its readers; this op starts reading at
+    (halo - top, halo - left), so its own padding is the frame's zero border."""
+    _, _, kh, kw = op.weight.shape
+    top, left, _, _ = op.pads4
+    assert halo >= max(op.pads4), (op.name, halo, op.pads4)
+    _, oh, ow = op.out_shape
+    r0, c0 = halo - top, halo - left
+    win = np.lib.stride_tricks.sliding_window_view(buf[:, :, r0:, c0:], (kh, kw), axis=(2, 3))
+    return win[:, :, : (oh - 1) * op.stride + 1: op.stride, : (ow - 1) * op.stride + 1: op.stride]
 
 
 def _conv_map_major(op: ConvOp, buf: np.ndarray, halo: int, V: int, mode: str) -> np.ndarray:
     """(B, S_in, Hp, Wp, V) frame -> (B, S_out, OH, OW, V) unpadded output."""
-    m, n, kh, kw = op.weight.shape
-    w = layout.weights_map_major(mode_weights(op.weight, mode), V)          # S_out,S_in,KH,KW,Vout,Vin
+    win = _windows(op, buf, halo)                                            # B,S,R,C,V,kh,kw
     bias = layout.pad_maps(mode_weights(op.bias, mode), V).reshape(-1, V)    # S_out, V
-    # the frame's halo equals op.pad (the producer wrote into this layer's padded frame)
-    assert halo == op.pad, (op.name, halo, op.pad)
-    _, _, oh, ow = op.out_shape[0], None, op.out_shape[1], op.out_shape[2]
-    win = np.lib.stride_tricks.sliding_window_view(buf, (kh, kw), axis=(2, 3))   # B,S,R,C,V,kh,kw
-    win = win[:, :, : (oh - 1) * op.stride + 1: op.stride, : (ow - 1) * op.stride + 1: op.stride]
-    out = np.einsum("bsrcvij,tsijlv->btrcl", win, w, optimize=True).astype(np.float32)
-    return out + bias[None, :, None, None, :]
+    w_mode = mode_weights(op.weight, mode)
+    if op.depthwise:
+        w = layout.weights_depthwise_map_major(w_mode, V)                    # S, KH, KW, V
+        out = np.einsum("bsrcvij,sijv->bsrcv", win, w, optimize=True)
+    elif op.groups > 1 and layout.group_aligned(op, V):
+        wg = layout.weights_grouped_map_major(w_mode, op.groups, V)          # G,S_out/G,S_in/G,KH,KW,Vo,Vi
+        g, si = op.groups, win.shape[1] // op.groups
+        out = np.concatenate([np.einsum("bsrcvij,tsijlv->btrcl", win[:, k * si:(k + 1) * si], wg[k], optimize=True)
+                              for k in range(g)], axis=1)
+    else:           # dense, or groups not on stack boundaries: the block-diagonal dense equivalent
+        dense = w_mode if op.groups == 1 else layout.expand_groups(w_mode, op.groups)
+        w = layout.weights_map_major(dense, V)                               # S_out,S_in,KH,KW,Vout,Vin
+        out = np.einsum("bsrcvij,tsijlv->btrcl", win, w, optimize=True)
+    return out.astype(np.float32) + bias[None, :, None, None, :]
 
 
-def _pool_map_major(op: PoolOp, buf: np.ndarray, halo: int) -> np.ndarray:
-    """Pooling acts lane by lane, so the map-major frame is pooled in place of NCHW maps."""
-    b, s, hp, wp, v = buf.shape
-    inner = buf[:, :, halo:hp - halo, halo:wp - halo, :] if halo else buf
-    as_nchw = inner.transpose(0, 1, 4, 2, 3).reshape(b, s * v, inner.shape[2], inner.shape[3])
-    pooled = pool_nchw(as_nchw, op.k, op.stride, op.pad, op.mode, op.ceil_mode)
-    return pooled.reshape(b, s, v, pooled.shape[2], pooled.shape[3]).transpose(0, 1, 3, 4, 2)
+def _lanes_as_nchw(inner: np.ndarray) -> np.ndarray:
+    """A (B, S, H, W, V) map-major block viewed as (B, S*V, H, W) (lane-wise ops act on it in place)."""
+    b, s, h, w, v = inner.shape
+    return inner.transpose(0, 1, 4, 2, 3).reshape(b, s * v, h, w)
+
+
+def _nchw_as_lanes(x: np.ndarray, V: int) -> np.ndarray:
+    b, c, h, w = x.shape
+    return x.reshape(b, c // V, V, h, w).transpose(0, 1, 3, 4, 2)
+
+
+def _other_map_major(op: Op, ins: list[tuple[np.ndarray, int, tuple]], V: int, batch: int) -> np.ndarray:
+    """The non-convolution kinds on map-major frames -> (B, S_out, OH, OW, V) unpadded output."""
+    src, halo, shape = ins[0]
+    inner = _inner(src, halo)
+    if isinstance(op, PoolOp):              # lane by lane: the frame is pooled in place of NCHW maps
+        pooled = pool_nchw(_lanes_as_nchw(inner), op.k, op.stride, op.pad, op.mode, op.ceil_mode, op.pads,
+                           op.count_include_pad)
+        return _nchw_as_lanes(pooled, V)
+    if isinstance(op, GlobalAvgPoolOp):
+        return inner.mean(axis=(2, 3), keepdims=True, dtype=np.float32)
+    if isinstance(op, AddOp):
+        y = inner.astype(np.float32, copy=True)
+        for other, h, _ in ins[1:]:
+            y = y + _inner(other, h)
+        return np.maximum(y, np.float32(0)) if op.relu else y
+    if isinstance(op, ConcatOp):
+        # map c of the output is map c - offset of input j: stack (c // V, lane c % V), equation (2)
+        c_out, h, w = op.out_shape
+        out = np.zeros((batch, layout.stacks(c_out, V), h, w, V), np.float32)
+        offset = 0
+        for (buf, hj, sj) in ins:
+            s_in, l_in = layout.channel_lanes(sj[0], V)
+            m_out = np.arange(offset, offset + sj[0])
+            out[:, m_out // V, :, :, m_out % V] = _inner(buf, hj)[:, s_in, :, :, l_in]    # (maps, B, H, W)
+            offset += sj[0]
+        return out
+    if isinstance(op, LrnOp):               # across maps: lanes of one pixel, then the next stack's
+        c = op.in_shape[0]
+        y = lrn_nchw(_lanes_as_nchw(inner)[:, :c], op.size, op.alpha, op.beta, op.bias)
+        return _nchw_as_lanes(layout.pad_maps(y, V, axis=1), V)
+    if isinstance(op, SoftmaxOp):           # over the real maps only (padded lanes stay zero)
+        c = shape[0]
+        flat = _lanes_as_nchw(inner)[:, :c].reshape((batch,) + tuple(op.in_shape))
+        y = softmax_rows(flat).reshape(batch, c, inner.shape[2], inner.shape[3])
+        return _nchw_as_lanes(layout.pad_maps(y, V, axis=1), V)
+    raise TypeError(f"unknown op {op!r}")   # pragma: no cover
 
 
 @dataclass
@@ -112,11 +239,11 @@ class LayoutCheck:
 
 def check_layouts(model: CnnModel, x: np.ndarray, V: int, modes: Modes | None = None,
                   tol: float = 1e-3) -> LayoutCheck:
-    """Compute the network both ways and compare every layer; also check the OLP store order.
+    """Compute the network both ways and compare every op; also check the OLP store order.
 
-    The zero-overhead check: in every layer, the value OLP thread t computes for its (m, r, c)
+    The zero-overhead check: in every op, the value OLP thread t computes for its (m, r, c)
     (equations 3-5, layout.olp_thread_to_output) must sit at position t of the map-major output,
-    i.e. the thread writes to its own id and the next layer needs no reordering pass.
+    i.e. the thread writes to its own id and the next op needs no reordering pass.
     """
     ref_logits, ref_outs = forward_reference(model, x, modes, keep=True)
     mm_logits, frames = forward_map_major(model, x, V, modes)
@@ -125,17 +252,18 @@ def check_layouts(model: CnnModel, x: np.ndarray, V: int, modes: Modes | None = 
     for i, op in enumerate(model.ops):
         c, h, w = op.out_shape
         halo = layout.frame_halo(model.ops, i)
+        ref = ref_outs[i].reshape((len(x),) + tuple(op.out_shape))
         unpacked = layout.unpack_feature_maps(frames[i], c, halo)
-        scale = max(1.0, float(np.abs(ref_outs[i]).max()))
-        d = float(np.abs(unpacked - ref_outs[i]).max()) / scale
+        scale = max(1.0, float(np.abs(ref).max()))
+        d = float(np.abs(unpacked - ref).max()) / scale
         diffs[op.name] = d
         inner = frames[i][:, :, halo:halo + h, halo:halo + w, :] if halo else frames[i]
         flat = inner.reshape(len(x), -1)
         t = np.arange(flat.shape[1])
         m, r, col = layout.olp_thread_to_output(t, c, h, w, V, map_major=True)
         real = m < c
-        ref = ref_outs[i][:, np.minimum(m, c - 1), r, col]
-        zero[op.name] = bool(np.allclose(flat[:, real], ref[:, real], rtol=tol, atol=tol * scale)
+        expect = ref[:, np.minimum(m, c - 1), r, col]
+        zero[op.name] = bool(np.allclose(flat[:, real], expect[:, real], rtol=tol, atol=tol * scale)
                              and np.all(flat[:, ~real] == 0))
         ok = ok and d <= tol and zero[op.name]
     same = float((ref_logits.argmax(1) == mm_logits.argmax(1)).mean())

@@ -20,11 +20,12 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from core.cappuccino.forward import apply_op
-from core.cappuccino.model import CnnModel, ConvOp
+from core.cappuccino.forward import apply_node, last_reads
+from core.cappuccino.model import INPUT, CnnModel, ConvOp
 from core.cappuccino.numerics import IMPRECISE, INEXACT, MODES, PRECISE, RELAXED
 
 EXHAUSTIVE_MAX_LAYERS = 5
+Live = dict[str, tuple[np.ndarray, bool]]        # tensors still to be read -> (values, stored in binary16)
 
 
 @dataclass
@@ -60,13 +61,22 @@ class ModeChoice:
 
 
 class Evaluator:
-    """Validation accuracy of a mode assignment, sharing the computed prefix of earlier runs."""
+    """Validation accuracy of a mode assignment, sharing the computed prefix of earlier runs.
+
+    The state after a prefix of the (topologically ordered) ops is the set of tensors later ops
+    still read; prefixes are cached up to PREFIX_CACHE_BYTES so big networks do not exhaust memory.
+    """
+
+    PREFIX_CACHE_BYTES = 512 * 2 ** 20
 
     def __init__(self, model: CnnModel, check: Callable[[], None] = lambda: None) -> None:
         self.model = model
         self.check = check
         self.names = [op.name for op in model.ops]
-        self._prefix: dict[tuple, tuple[np.ndarray, bool]] = {(): (model.x_val, False)}
+        self.last = last_reads(model)
+        self._start: Live = {INPUT: (model.x_val, False)}
+        self._prefix: dict[tuple, Live] = {(): self._start}
+        self._bytes = 0
         self._acc: dict[tuple, float] = {}
 
     def key(self, modes: dict[str, str]) -> tuple:
@@ -78,14 +88,24 @@ class Evaluator:
         if key in self._acc:
             return self._acc[key]
         depth = max(i for i in range(len(key) + 1) if key[:i] in self._prefix)
-        x, half = self._prefix[key[:depth]]
+        live = dict(self._prefix[key[:depth]])
+        x = self.model.x_val
         for i in range(depth, len(key)):
             self.check()
-            x, half = apply_op(self.model.ops[i], x, half, key[i] if key[i] != "-" else PRECISE)
+            op = self.model.ops[i]
+            x, half = apply_node(op, [live[t][0] for t in op.inputs], [live[t][1] for t in op.inputs],
+                                 key[i] if key[i] != "-" else PRECISE)
+            for t in set(op.inputs):
+                if self.last[t] == i:
+                    del live[t]
+            live[op.name] = (x, half)
             if i < len(key) - 1:
-                if len(self._prefix) > 256:
-                    self._prefix = {(): (self.model.x_val, False)}
-                self._prefix[key[:i + 1]] = (x, half)
+                size = sum(a.nbytes for a, _ in live.values())
+                if self._bytes + size > self.PREFIX_CACHE_BYTES:
+                    self._prefix, self._bytes = {(): self._start}, 0
+                if size <= self.PREFIX_CACHE_BYTES:
+                    self._prefix[key[:i + 1]] = dict(live)
+                    self._bytes += size
         pred = x.reshape(len(x), -1).argmax(1)
         acc = float(100.0 * (pred == self.model.y_val).mean())
         self._acc[key] = acc

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.cappuccino.model import ConvOp, Op
+from core.cappuccino.model import INPUT, ConvOp, Op
 
 
 def stacks(maps: int, V: int) -> int:
@@ -49,11 +49,53 @@ def pad_maps(a: np.ndarray, V: int, axis: int = 0) -> np.ndarray:
 
 
 def frame_halo(ops: list[Op], producer: int) -> int:
-    """Zero border of the buffer written by ops[producer] (-1: the input image): the consumer's pad."""
-    nxt = producer + 1
-    if nxt < len(ops) and isinstance(ops[nxt], ConvOp):
-        return ops[nxt].pad
-    return 0
+    """Zero border of the buffer written by ops[producer] (-1: the input image): the largest pad of
+    the convolutions that read it. A consumer with a smaller pad reads at offset (halo - its pad);
+    pooling and the other kinds read the interior only (max pooling must not see zeros)."""
+    tensor = INPUT if producer < 0 else ops[producer].name
+    readers = [op for op in ops if tensor in op.inputs]
+    if not readers and not any(op.inputs for op in ops):       # ops not linked yet: a chain
+        readers = ops[producer + 1:producer + 2]
+    return max([max(op.pads4) for op in readers if isinstance(op, ConvOp)], default=0)
+
+
+def group_aligned(op: ConvOp, V: int) -> bool:
+    """Each group's input and output maps start at a stack boundary, so a group is a dense
+    convolution over whole stacks (AlexNet's two groups for V <= 16)."""
+    n, m = op.in_shape[0], op.weight.shape[0]
+    return (n // op.groups) % V == 0 and (m // op.groups) % V == 0
+
+
+def expand_groups(w: np.ndarray, groups: int) -> np.ndarray:
+    """(M, N/g, KH, KW) grouped weights -> the (M, N, KH, KW) block-diagonal dense equivalent."""
+    m, ng, kh, kw = w.shape
+    mg = m // groups
+    dense = np.zeros((m, ng * groups, kh, kw), np.float32)
+    for g in range(groups):
+        dense[g * mg:(g + 1) * mg, g * ng:(g + 1) * ng] = w[g * mg:(g + 1) * mg]
+    return dense
+
+
+def weights_depthwise_map_major(w: np.ndarray, V: int) -> np.ndarray:
+    """Depthwise (M, 1, KH, KW) -> (S, KH, KW, V): lane l of stack s is map s*V+l, so one vector
+    multiply-add serves V maps at one tap (input and output lanes coincide)."""
+    m, _, kh, kw = w.shape
+    wp = pad_maps(np.asarray(w, np.float32)[:, 0], V, 0)
+    return np.ascontiguousarray(wp.reshape(-1, V, kh, kw).transpose(0, 2, 3, 1))
+
+
+def weights_grouped_map_major(w: np.ndarray, groups: int, V: int) -> np.ndarray:
+    """Grouped (M, N/g, KH, KW) with stack-aligned groups -> (G, S_out/G, S_in/G, KH, KW, V_out, V_in):
+    group g's filter banks in the dense map-major order of its own stacks."""
+    m = w.shape[0]
+    mg = m // groups
+    return np.stack([weights_map_major(w[g * mg:(g + 1) * mg], V) for g in range(groups)])
+
+
+def channel_lanes(c: int, V: int) -> tuple[np.ndarray, np.ndarray]:
+    """(stack, lane) of each of c maps: map m sits in stack m // V, lane m % V (equation 2)."""
+    m = np.arange(c)
+    return m // V, m % V
 
 
 def pack_feature_maps(x: np.ndarray, V: int, halo: int = 0) -> np.ndarray:

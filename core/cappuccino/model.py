@@ -1,16 +1,23 @@
 """A CNN with weights and a validation set, as the engine's three inputs (network, model, data).
 
-The network description is a `core.nets.layers.Network` (from the built-in digits model or from
-ONNX via `core.nets.onnx_import`); the weights are attached per layer here. Only chains of
-convolutions (groups 1, dilation 1), fully connected layers and max/average pooling can be
-synthesised; everything else is listed and refused with an InputError.
+The model is a DAG of ops in topological order (`CnnModel.ops`). Every op has a `name` (which is
+also the name of the tensor it writes), `inputs` (the tensors it reads; the network input is
+"input") and (C, H, W) `in_shape` / `out_shape`. A chain is the special case where every op reads
+the op before it; ops built without `inputs` are chained that way by CnnModel.
+
+Kinds (`op.kind`): conv and fc (ConvOp; batch-norm already folded, optional fused ReLU; grouped
+and depthwise through `groups`), pool (PoolOp: max or average, ONNX pads / ceil_mode /
+count_include_pad), gap (GlobalAvgPoolOp), concat (ConcatOp, channel axis), add (AddOp, residual
+sum, optional ReLU after), lrn (LrnOp, ONNX LRN) and softmax (SoftmaxOp, over the C*H*W values of
+a sample). Zoo networks arrive as ONNX graphs (core.cappuccino.networks) and ONNX files through
+core.cappuccino.graph_import; the layer-table path (`build_ops`) stays for chains.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union, cast
+from typing import Any, ClassVar, Union, cast
 
 import numpy as np
 
@@ -20,32 +27,82 @@ from core.nets.layers import Conv, Layer, Network, Pool, conv_out
 
 ASSET = Path(__file__).resolve().parents[2] / "assets" / "digits_cnn.npz"
 BUILTIN = "builtin-digits"
+INPUT = "input"                 # the name of the network's input tensor in `op.inputs`
 Shape = tuple[int, int, int]
+Pads = tuple[int, int, int, int]    # (top, left, bottom, right) = ONNX [h_begin, w_begin, h_end, w_end]
 
 
 def _shape(s: Any) -> Shape:
     """A (C, H, W) shape as a tuple (network shapes may come from JSON lists)."""
-    return cast(Shape, tuple(s))
+    return cast(Shape, tuple(int(v) for v in s))
+
+
+def _norm_pads(pad: int, pads: Any) -> tuple[int, Pads | None]:
+    """(pad, pads): pads is None when all four sides are equal (then pad is that value)."""
+    if pads is None:
+        return int(pad), None
+    p = cast(Pads, tuple(int(v) for v in pads))
+    if len(p) != 4 or min(p) < 0:
+        raise ValueError(f"pads must be four non-negative ints (top, left, bottom, right), got {pads}")
+    return (p[0], None) if len(set(p)) == 1 else (max(p), p)
+
+
+def _span_out(n: int, k: int, stride: int, begin: int, end: int, ceil_mode: bool = False) -> int:
+    """Output size along one axis (ONNX / PyTorch: with ceil_mode the last window starts in bounds)."""
+    span = n + begin + end - k
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= n + begin:
+        out -= 1
+    return out
 
 
 @dataclass
 class ConvOp:
-    """A convolution (a fully connected layer becomes one whose kernel covers its whole input)."""
+    """A convolution; a fully connected layer is one whose kernel covers its whole input (fc=True).
+
+    weight is (M, N/groups, KH, KW) with batch-norm folded in; depthwise is groups == N == M.
+    `pad` is the symmetric pad; `pads` is set (top, left, bottom, right) only when the sides differ.
+    """
 
     name: str
-    weight: np.ndarray          # (M, N, KH, KW) float32
+    weight: np.ndarray          # (M, N/groups, KH, KW) float32
     bias: np.ndarray            # (M,)
     stride: int
     pad: int
     relu: bool
     in_shape: Shape
     fc: bool = False
+    groups: int = 1
+    pads: Pads | None = None
+    inputs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.pad, self.pads = _norm_pads(self.pad, self.pads)
+        self.in_shape = _shape(self.in_shape)
+        n = self.in_shape[0]
+        m, ng = int(self.weight.shape[0]), int(self.weight.shape[1])
+        if self.groups < 1 or n % self.groups or m % self.groups or ng * self.groups != n:
+            raise ValueError(f"{self.name}: weight {tuple(self.weight.shape)} with groups={self.groups} "
+                             f"does not fit {n} input channels")
+
+    @property
+    def kind(self) -> str:
+        return "fc" if self.fc else "conv"
+
+    @property
+    def pads4(self) -> Pads:
+        return self.pads if self.pads is not None else (self.pad,) * 4
+
+    @property
+    def depthwise(self) -> bool:
+        return self.groups > 1 and self.groups == self.in_shape[0] == self.weight.shape[0]
 
     @property
     def out_shape(self) -> Shape:
         m, _, kh, kw = self.weight.shape
         _, h, w = self.in_shape
-        return (m, conv_out(h, kh, self.stride, self.pad), conv_out(w, kw, self.stride, self.pad))
+        t, left, b, r = self.pads4
+        return (int(m), conv_out(h + t + b, kh, self.stride), conv_out(w + left + r, kw, self.stride))
 
     @property
     def macs(self) -> int:
@@ -55,6 +112,9 @@ class ConvOp:
 
 @dataclass
 class PoolOp:
+    """Max or average pooling with ONNX semantics: padded max ignores the pads; average divides by
+    the in-bounds count unless count_include_pad (then by the window clipped to the padded map)."""
+
     name: str
     k: int
     stride: int
@@ -62,23 +122,152 @@ class PoolOp:
     mode: str                   # "max" | "avg"
     ceil_mode: bool
     in_shape: Shape
+    count_include_pad: bool = False
+    pads: Pads | None = None
+    inputs: list[str] = field(default_factory=list)
+    kind: ClassVar[str] = "pool"
+
+    def __post_init__(self) -> None:
+        self.pad, self.pads = _norm_pads(self.pad, self.pads)
+        self.in_shape = _shape(self.in_shape)
+
+    @property
+    def pads4(self) -> Pads:
+        return self.pads if self.pads is not None else (self.pad,) * 4
 
     @property
     def out_shape(self) -> Shape:
         c, h, w = self.in_shape
-
-        def out(n: int) -> int:
-            span = n + 2 * self.pad - self.k
-            return (-(-span // self.stride) if self.ceil_mode else span // self.stride) + 1
-
-        return (c, out(h), out(w))
+        t, left, b, r = self.pads4
+        return (c, _span_out(h, self.k, self.stride, t, b, self.ceil_mode),
+                _span_out(w, self.k, self.stride, left, r, self.ceil_mode))
 
 
-Op = Union[ConvOp, PoolOp]
+@dataclass
+class GlobalAvgPoolOp:
+    """Mean of each whole map (ONNX GlobalAveragePool): (C, H, W) -> (C, 1, 1)."""
+
+    name: str
+    in_shape: Shape
+    inputs: list[str] = field(default_factory=list)
+    kind: ClassVar[str] = "gap"
+
+    @property
+    def out_shape(self) -> Shape:
+        return (self.in_shape[0], 1, 1)
+
+
+@dataclass
+class ConcatOp:
+    """Channel concatenation of maps of one H x W, in the order of `inputs`."""
+
+    name: str
+    in_shapes: list[Shape]
+    inputs: list[str] = field(default_factory=list)
+    kind: ClassVar[str] = "concat"
+
+    @property
+    def in_shape(self) -> Shape:
+        return self.in_shapes[0]
+
+    @property
+    def out_shape(self) -> Shape:
+        return (sum(s[0] for s in self.in_shapes), self.in_shapes[0][1], self.in_shapes[0][2])
+
+
+@dataclass
+class AddOp:
+    """Element-wise sum of two or more equal-shape tensors (residual), then ReLU when `relu`."""
+
+    name: str
+    in_shape: Shape
+    relu: bool = False
+    inputs: list[str] = field(default_factory=list)
+    kind: ClassVar[str] = "add"
+
+    @property
+    def out_shape(self) -> Shape:
+        return self.in_shape
+
+
+@dataclass
+class LrnOp:
+    """ONNX LRN across channels: y = x / (bias + alpha/size * sum of x^2 over the size-window)^beta,
+    the window of channel c being [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to the maps."""
+
+    name: str
+    size: int
+    alpha: float
+    beta: float
+    bias: float
+    in_shape: Shape
+    inputs: list[str] = field(default_factory=list)
+    kind: ClassVar[str] = "lrn"
+
+    @property
+    def out_shape(self) -> Shape:
+        return self.in_shape
+
+
+@dataclass
+class SoftmaxOp:
+    """Softmax over all C*H*W values of a sample (the classifier's final op)."""
+
+    name: str
+    in_shape: Shape
+    inputs: list[str] = field(default_factory=list)
+    kind: ClassVar[str] = "softmax"
+
+    @property
+    def out_shape(self) -> Shape:
+        return self.in_shape
+
+
+Op = Union[ConvOp, PoolOp, GlobalAvgPoolOp, ConcatOp, AddOp, LrnOp, SoftmaxOp]
+OP_KINDS = ("conv", "fc", "pool", "gap", "concat", "add", "lrn", "softmax")
+
+
+def op_in_shapes(op: Op) -> list[Shape]:
+    """The shape of each tensor in op.inputs, in order."""
+    if isinstance(op, ConcatOp):
+        return list(op.in_shapes)
+    return [op.in_shape] * max(1, len(op.inputs))
+
+
+def check_graph(name: str, input_shape: Shape, ops: list[Op]) -> None:
+    """Refuse (InputError) a graph whose ops are not in topological order or whose shapes disagree."""
+    shapes: dict[str, Shape] = {INPUT: _shape(input_shape)}
+    for op in ops:
+        if op.name in shapes:
+            raise InputError(f"duplicate op/tensor name {op.name!r}", name)
+        if not op.inputs:
+            raise InputError(f"{op.name}: reads no tensor", name)
+        for t, want in zip(op.inputs, op_in_shapes(op)):
+            if t not in shapes:
+                raise InputError(f"{op.name}: reads {t!r}, which no earlier op writes (not topological)", name)
+            have = shapes[t]
+            flat = isinstance(op, (ConvOp, SoftmaxOp)) and int(np.prod(have)) == int(np.prod(want)) and \
+                (getattr(op, "fc", False) or isinstance(op, SoftmaxOp))
+            if have != want and not flat:
+                raise InputError(f"{op.name}: reads {t!r} as {want} but it is {have}", name)
+        if isinstance(op, ConcatOp) and len(op.inputs) != len(op.in_shapes):
+            raise InputError(f"{op.name}: {len(op.inputs)} inputs but {len(op.in_shapes)} shapes", name)
+        if isinstance(op, AddOp) and len(op.inputs) < 2:
+            raise InputError(f"{op.name}: an add needs two or more inputs", name)
+        if not isinstance(op, (ConcatOp, AddOp)) and len(op.inputs) != 1:
+            raise InputError(f"{op.name}: a {op.kind} op reads one tensor, got {op.inputs}", name)
+        if min(op.out_shape) <= 0:
+            raise InputError(f"{op.name}: empty output {op.out_shape}", name)
+        shapes[op.name] = op.out_shape
 
 
 @dataclass
 class CnnModel:
+    """The network as a DAG of ops (topological order) plus its validation set.
+
+    `extra["weights"]` says where the weights come from: "trained" or "random (seed N)".
+    """
+
     name: str
     network: Network
     ops: list[Op]
@@ -87,6 +276,14 @@ class CnnModel:
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        prev = INPUT
+        for op in self.ops:             # ops built without connectivity form a chain
+            if not op.inputs:
+                op.inputs = [prev]
+            prev = op.name
+        check_graph(self.name, self.input_shape, self.ops)
+
     @property
     def input_shape(self) -> Shape:
         return _shape(self.network.input_shape)
@@ -94,6 +291,33 @@ class CnnModel:
     @property
     def conv_ops(self) -> list[ConvOp]:
         return [op for op in self.ops if isinstance(op, ConvOp)]
+
+    @property
+    def output(self) -> str:
+        """The tensor the network returns (the last op's)."""
+        return self.ops[-1].name
+
+    @property
+    def is_chain(self) -> bool:
+        prev = INPUT
+        for op in self.ops:
+            if op.inputs != [prev]:
+                return False
+            prev = op.name
+        return True
+
+    def consumers(self, tensor: str) -> list[Op]:
+        """The ops that read `tensor` ("input" for the network input)."""
+        return [op for op in self.ops if tensor in op.inputs]
+
+    def shape_of(self, tensor: str) -> Shape:
+        if tensor == INPUT:
+            return self.input_shape
+        return next(op.out_shape for op in self.ops if op.name == tensor)
+
+    @property
+    def weights_source(self) -> str:
+        return str(self.extra.get("weights", "trained"))
 
 
 # ------------------------------------------------------------------ building
@@ -109,18 +333,17 @@ def digits_network() -> Network:
 
 
 def layer_problems(layer: Layer) -> list[str]:
-    """What the synthesiser cannot handle in one layer by itself (chaining is checked separately)."""
+    """What a layer table cannot give the engine in one layer (chaining is checked separately)."""
     if isinstance(layer, Conv):
         bad = []
-        if layer.groups != 1:
-            bad.append(f"{layer.name}: grouped/depthwise convolution (groups={layer.groups})")
         if layer.dilation != 1:
             bad.append(f"{layer.name}: dilated convolution (dilation={layer.dilation})")
         return bad
     if isinstance(layer, Pool):
         return [f"{layer.name}: pooling mode {layer.mode!r}"] if layer.mode not in ("max", "avg") else []
     op = getattr(layer, "op", type(layer).__name__)
-    return [f"{layer.name}: {type(layer).__name__} ({op}) layers are not synthesised (branches)"]
+    return [f"{layer.name}: {type(layer).__name__} ({op}) needs the graph's connectivity, which a layer table "
+            "lacks (give an ONNX file or a zoo network name)"]
 
 
 def unsupported_layers(net: Network) -> list[str]:
@@ -167,12 +390,17 @@ def build_ops(net: Network, weights: dict[str, tuple[np.ndarray, np.ndarray | No
             w = w.reshape(layer.out_ch, c, h, wd)      # flatten order of NCHW: channel-major
             op = ConvOp(layer.name, w, _bias(b, layer.out_ch, layer.name), 1, 0, layer.relu, shape, fc=True)
         else:
-            want = (layer.out_ch, layer.in_ch, layer.k_h, layer.k_w)
+            want = (layer.out_ch, layer.in_ch // layer.groups, layer.k_h, layer.k_w)
             if w.shape != want:
                 raise InputError(f"{layer.name}: weight shape {w.shape}, expected {want}", net.name)
-            op = ConvOp(layer.name, w, _bias(b, layer.out_ch, layer.name), layer.stride, layer.pad, layer.relu, shape)
+            op = ConvOp(layer.name, w, _bias(b, layer.out_ch, layer.name), layer.stride, layer.pad, layer.relu, shape,
+                        groups=layer.groups)
         ops.append(op)
         shape = op.out_shape
+    prev = INPUT
+    for each in ops:
+        each.inputs = [prev]
+        prev = each.name
     return ops
 
 
@@ -260,35 +488,24 @@ def load_validation_npz(path: str, shape: Shape, outputs: int) -> tuple[np.ndarr
 
 
 def load_onnx_model(path: str, validation: str | None = None, limit: int | None = None) -> CnnModel:
-    """An ONNX network via the shared importer; its validation set from `validation` or the digits."""
+    """An ONNX graph (core.cappuccino.graph_import); its validation set from `validation` or the digits."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"no such file: {path}", "onnx")
     try:
-        from core.nets import onnx_import
+        from core.cappuccino.graph_import import import_onnx
     except ImportError as exc:
         raise InputError(f"ONNX import is not available in this build ({exc})", "onnx") from None
     try:
-        if hasattr(onnx_import, "load_onnx_with_weights"):
-            net, raw = onnx_import.load_onnx_with_weights(str(p))
-        else:
-            net, raw = onnx_import.load_onnx(str(p)), onnx_import.load_onnx_weights(str(p))
-    except InputError as exc:
-        # operators the importer refuses: name the imported layers this engine refuses too, so that
-        # one message lists everything to change (e.g. a Sigmoid and a depthwise convolution)
-        layers = getattr(exc, "layers", None) or []
-        more = [problem for layer in layers for problem in layer_problems(layer)]
-        if more:
-            raise InputError(f"{exc.message}; the synthesiser also cannot handle these layers: "
-                             + "; ".join(more), exc.where) from None
+        g = import_onnx(str(p))
+    except InputError:
         raise
     except Exception as exc:
         raise InputError(f"cannot read ONNX model: {exc}", path) from None
-    weights = _normalise_weights(raw)
-    ops = build_ops(net, weights)
-    shape = _shape(net.input_shape)
+    shape = g.input_shape
+    outputs = int(np.prod(g.ops[-1].out_shape))
     if validation:
-        x, y = load_validation_npz(validation, shape, int(np.prod(ops[-1].out_shape)))
+        x, y = load_validation_npz(validation, shape, outputs)
     elif shape == (1, 8, 8):
         x, y = digits_validation()
     else:
@@ -296,7 +513,7 @@ def load_onnx_model(path: str, validation: str | None = None, limit: int | None 
                          "(arrays x and y)", "validation")
     if limit:
         x, y = x[:limit], y[:limit]
-    return CnnModel(net.name, net, ops, x, y, net.notes)
+    return CnnModel(g.name, g.network, g.ops, x, y, g.notes, {"weights": g.weights})
 
 
 def _normalise_weights(raw: Any) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:

@@ -1,4 +1,4 @@
-"""Reference numpy arithmetic: convolution, pooling and the three computing modes.
+"""Reference numpy arithmetic: convolution, pooling, LRN, softmax and the three computing modes.
 
 Everything is float32 NCHW; these functions are the reference the map-major computation and the
 synthesised C programs are checked against.
@@ -14,40 +14,112 @@ INEXACT = (RELAXED, IMPRECISE)
 FLT_MIN = np.float32(np.finfo(np.float32).tiny)     # smallest normal float32
 
 
-def conv2d_nchw(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, pad: int) -> np.ndarray:
-    """(B, N, H, W) * (M, N, KH, KW) + b -> (B, M, OH, OW), float32 accumulation via im2col."""
-    m, n, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad))) if pad else x
+def conv2d_nchw(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, pad: int, groups: int = 1,
+                pads: tuple[int, int, int, int] | None = None) -> np.ndarray:
+    """(B, N, H, W) * (M, N/groups, KH, KW) + b -> (B, M, OH, OW), float32 accumulation via im2col.
+
+    `pads` (top, left, bottom, right) overrides the symmetric `pad`; depthwise convolution
+    (groups == N == M) is a per-channel window sum, other groups one matrix product each."""
+    m, ng, kh, kw = w.shape
+    t, left, bot, r = pads if pads is not None else (pad,) * 4
+    xp = np.pad(x, ((0, 0), (0, 0), (t, bot), (left, r))) if t or left or bot or r else x
     win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
     bsz, _, oh, ow = win.shape[:4]
-    cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(bsz * oh * ow, n * kh * kw)
-    out = cols @ w.reshape(m, -1).T.astype(np.float32) + b.astype(np.float32)
-    return out.reshape(bsz, oh, ow, m).transpose(0, 3, 1, 2).astype(np.float32, copy=False)
+    w = np.asarray(w, np.float32)
+    if groups == 1:
+        cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(bsz * oh * ow, ng * kh * kw)
+        out = cols @ w.reshape(m, -1).T + np.asarray(b, np.float32)
+        return out.reshape(bsz, oh, ow, m).transpose(0, 3, 1, 2).astype(np.float32, copy=False)
+    if ng == 1 and m == groups:             # depthwise: one strided view per kernel tap
+        y = np.zeros((bsz, m, oh, ow), np.float32)
+        tmp = np.empty_like(y)
+        for i in range(kh):
+            for j in range(kw):
+                np.multiply(xp[:, :, i:i + (oh - 1) * stride + 1:stride, j:j + (ow - 1) * stride + 1:stride],
+                            w[None, :, 0, i, j, None, None], out=tmp)
+                y += tmp
+        return y + np.asarray(b, np.float32)[None, :, None, None]
+    mg = m // groups
+    parts = [conv2d_nchw(x[:, g * ng:(g + 1) * ng], w[g * mg:(g + 1) * mg], np.asarray(b)[g * mg:(g + 1) * mg],
+                         stride, pad, 1, pads) for g in range(groups)]
+    return np.concatenate(parts, axis=1)
 
 
 def pool_nchw(x: np.ndarray, k: int, stride: int, pad: int = 0, mode: str = "max",
-              ceil_mode: bool = False) -> np.ndarray:
-    """Max or average pooling (average counts only in-bounds pixels, like the C programs)."""
+              ceil_mode: bool = False, pads: tuple[int, int, int, int] | None = None,
+              count_include_pad: bool = False) -> np.ndarray:
+    """Max or average pooling with ONNX semantics: max ignores the padding; average divides by the
+    in-bounds count, or with count_include_pad by the window clipped to the padded map."""
     b, c, h, w = x.shape
-    oh = _pool_out(h, k, stride, pad, ceil_mode)
-    ow = _pool_out(w, k, stride, pad, ceil_mode)
-    out = np.empty((b, c, oh, ow), np.float32)
-    for r in range(oh):
-        r0, r1 = max(r * stride - pad, 0), min(r * stride - pad + k, h)
-        for col in range(ow):
-            c0, c1 = max(col * stride - pad, 0), min(col * stride - pad + k, w)
-            win = x[:, :, r0:r1, c0:c1]
-            out[:, :, r, col] = win.max(axis=(2, 3)) if mode == "max" else win.mean(axis=(2, 3))
-    return out
+    t, left, bot, rt = pads if pads is not None else (pad,) * 4
+    oh = _pool_out(h, k, stride, t, ceil_mode, bot)
+    ow = _pool_out(w, k, stride, left, ceil_mode, rt)
+    # pad so that every window lies inside (max: -inf never wins; average: zeros add nothing)
+    after_h = max(0, (oh - 1) * stride + k - h - t)
+    after_w = max(0, (ow - 1) * stride + k - w - left)
+    fill = -np.inf if mode == "max" else 0.0
+    xp = np.pad(np.asarray(x, np.float32), ((0, 0), (0, 0), (t, after_h), (left, after_w)), constant_values=fill)
+    taps = [xp[:, :, i:i + (oh - 1) * stride + 1:stride, j:j + (ow - 1) * stride + 1:stride]
+            for i in range(k) for j in range(k)]           # one strided view per kernel tap
+    acc = taps[0].copy()
+    for tap in taps[1:]:
+        if mode == "max":
+            np.maximum(acc, tap, out=acc)
+        else:
+            acc += tap
+    if mode == "max":
+        return acc
+    total = acc
+    div = np.outer(_window_counts(h, k, stride, t, bot, oh, count_include_pad),
+                   _window_counts(w, k, stride, left, rt, ow, count_include_pad))
+    return (total / div.astype(np.float32)).astype(np.float32, copy=False)
+
+
+def _window_counts(n: int, k: int, stride: int, begin: int, end: int, out: int, include_pad: bool) -> np.ndarray:
+    """Per output position along one axis: how many input positions its window averages over."""
+    lo = np.arange(out) * stride - begin
+    hi = np.minimum(lo + k, n + end)
+    if include_pad:
+        return hi - lo
+    return np.minimum(hi, n) - np.maximum(lo, 0)
 
 
 def maxpool_nchw(x: np.ndarray, k: int, stride: int) -> np.ndarray:
     return pool_nchw(x, k, stride, 0, "max")
 
 
-def _pool_out(n: int, k: int, stride: int, pad: int, ceil_mode: bool) -> int:
-    span = n + 2 * pad - k
-    return (-(-span // stride) if ceil_mode else span // stride) + 1
+def _pool_out(n: int, k: int, stride: int, pad: int, ceil_mode: bool, pad_end: int | None = None) -> int:
+    """Pooled size (ONNX / PyTorch: with ceil_mode the last window must start inside input + pad)."""
+    end = pad if pad_end is None else pad_end
+    span = n + pad + end - k
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= n + pad:
+        out -= 1
+    return out
+
+
+def global_avg_pool_nchw(x: np.ndarray) -> np.ndarray:
+    """(B, C, H, W) -> (B, C, 1, 1) means."""
+    return np.asarray(x, np.float32).mean(axis=(2, 3), keepdims=True, dtype=np.float32)
+
+
+def lrn_nchw(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
+    """ONNX LRN: x / (bias + alpha/size * sum of squares over channels [c-(size-1)//2, c+ceil((size-1)/2)])^beta."""
+    x = np.asarray(x, np.float32)
+    c = x.shape[1]
+    lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+    sq = np.pad(x * x, ((0, 0), (lo, hi), (0, 0), (0, 0)))
+    win = sq[:, 0:c].copy()
+    for j in range(1, size):
+        win += sq[:, j:j + c]
+    return (x / (np.float32(bias) + np.float32(alpha / size) * win) ** np.float32(beta)).astype(np.float32)
+
+
+def softmax_rows(x: np.ndarray) -> np.ndarray:
+    """Softmax over all values of each sample (axis 1 of the flattened (B, F) tensor), shape kept."""
+    flat = np.asarray(x, np.float32).reshape(len(x), -1)
+    e = np.exp(flat - flat.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32).reshape(x.shape)
 
 
 def to_half(x: np.ndarray) -> np.ndarray:

@@ -85,7 +85,7 @@ class Strategy:
 @dataclass(kw_only=True)
 class LayerRow:
     name: str
-    kind: str                                   # conv | fc | pool
+    kind: str                                   # conv | fc | pool | gap | concat | add | lrn | softmax
     in_shape: tuple[int, int, int]
     out_shape: tuple[int, int, int]
     strategies: list[Strategy]
@@ -98,7 +98,7 @@ class LayerRow:
     macs: int
     mode: str
     accuracy_alone: dict[str, float]
-    accuracy: float | None                      # None for pooling layers
+    accuracy: float | None                      # None for the weightless kinds (pooling, concat, ...)
 
 
 @dataclass(kw_only=True)
@@ -119,6 +119,34 @@ class CompiledProgram:
     near_ties_differing: int
     max_logit_difference: float | None
     accuracy: float
+    # version 2 (issue 17: weights as data, errors per mode, onnxruntime as the peer)
+    max_abs_error: float | None = optional_key()         # vs the numpy reference of the program's modes
+    max_rel_error: float | None = optional_key()         # ... divided by the largest reference output
+    onnxruntime_max_abs_error: float | None = optional_key()    # vs onnxruntime's float32 output
+    onnxruntime_max_rel_error: float | None = optional_key()
+    build_seconds: float | None = optional_key()
+    source_lines: int | None = optional_key()
+    source_bytes: int | None = optional_key()
+    weight_file_bytes: int | None = optional_key()       # 0 for the baseline (weights in its source)
+
+
+@dataclass(kw_only=True)
+class ProgramSize:
+    source_lines: int
+    source_bytes: int
+    weight_file_bytes: int
+
+
+@dataclass(kw_only=True)
+class OnnxRuntimeRun:
+    """onnxruntime (CPU provider, same threads) on the same ONNX file and images, timed interleaved."""
+
+    version: str
+    threads: int
+    onnx: str
+    microseconds_per_image: float               # fastest run
+    median_microseconds_per_image: float
+    ratios: dict[str, float]                    # program -> its median time / onnxruntime's median time
 
 
 @dataclass(kw_only=True)
@@ -130,10 +158,20 @@ class Synthesis:
     programs: dict[str, CompiledProgram] | None = optional_key()   # only when compiled and run
     speedups: dict[str, float] | None = optional_key()             # program -> baseline time / its time
     message: str
+    program_sizes: dict[str, ProgramSize] | None = optional_key()  # version 2: every program written
+    baseline_note: str | None = optional_key()                     # why there is no naive baseline
+    onnxruntime: OnnxRuntimeRun | None = optional_key()            # when onnxruntime ran
+    onnxruntime_note: str | None = optional_key()                  # why it did not
 
 
 @dataclass(kw_only=True)
 class CappuccinoResult(EngineResult):
+    """Version 2 adds per-program sizes, build times, errors and the onnxruntime comparison (all
+    optional keys, so a version-1 result reads unchanged)."""
+
+    VERSION = 2
+    UPGRADES = {1: lambda d: d}
+
     model: ModelInfo
     target: TargetInfo
     equations: dict[str, str]

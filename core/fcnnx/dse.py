@@ -3,10 +3,13 @@
 For every partition of the CNN into subgraphs and every weight-tile cap (input folding), the
 folding of the engine's stages is grown greedily from one PE of one operator per stage: each step
 gives the bottleneck stage (the one setting II_max in most of the frame time) its next larger
-<N_PE, N_op> configuration, as fpgaConvNet-style explorers do. Every step is a design point; the
-points that are not dominated in (frame time with the whole bandwidth, average resource use) form
-the CNN's Pareto front. Joint design points are the combinations of front points whose summed
-resources (plus the hardware scheduler) fit the device.
+<N_PE, N_op> configuration, as fpgaConvNet-style explorers do. A step that does not fit falls back
+to the options between it and the last fitting one before the stage stops growing. Every fitting
+step is a design point; "fits" is always the joint design's check (the engine plus its hardware
+scheduler, MCNN-HS), so a CNN's fastest point is one that a joint design can hold. The points that
+are not dominated in (frame time with the whole bandwidth, average resource use) form the CNN's
+Pareto front. Joint design points are the combinations of front points whose summed resources
+(plus the hardware scheduler) fit the device.
 """
 
 from __future__ import annotations
@@ -14,18 +17,19 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from core.fcnnx.model import (BRAM_ENGINE, FF_ENGINE, LUT_ENGINE, RESOURCE_KEYS, Block, EngineDesign, LayerTask,
-                              SubgraphLoad, alone_time, average_utilisation, build_subgraphs, design_to_json,
-                              feature_blocks, fits, in_tile_for, stage_resources, subgraph_loads)
+from core.fcnnx.model import (ON_CHIP, STREAMED, RESOURCE_KEYS, Block, EngineDesign, LayerTask, StageConfig,
+                              SubgraphLoad, alone_time, average_utilisation, build_subgraphs, choose_placement,
+                              design_to_json, engine_base, feature_blocks, fits, in_tile_for, stage_resources,
+                              subgraph_loads)
 from core.nets.layers import Network
 
 TILE_CAPS: tuple[int | None, ...] = (None, 1 << 20, 1 << 18, 1 << 16)
 ALL_PARTITIONS_UP_TO = 7          # blocks; deeper CNNs use chunkings of equal depth
-GROWTH = 1.3                      # each greedy step multiplies the stage's operators by at least this
+GROWTH = 1.3                      # each greedy step makes the stage at least this much faster
 
 
 @dataclass
@@ -103,15 +107,22 @@ def partitions(blocks: list[Block], cap: int | None) -> list[list[list[int]]]:
     return out
 
 
-def _ladder(kind: str, tasks: list[LayerTask]) -> list[tuple[int, int]]:
-    """<N_PE, N_op> options of a stage, by increasing operators, each strictly faster than the last."""
+def _ladder(kind: str, tasks: list[LayerTask], avail: dict[str, int]) -> list[tuple[int, int]]:
+    """<N_PE, N_op> options of a stage by increasing cost (the stage's share of the device, summed over
+    the four resources, weights streamed), each strictly faster than every cheaper one."""
     if not tasks:
         return [(1, 1)]
     n_out = max(t.n_out for t in tasks)
     k2 = max(t.k2 for t in tasks)
-    pes = sorted({d for d in range(1, n_out + 1) if n_out % d == 0} | {min(n_out, 1 << i) for i in range(12)})
+    # every PE count that is the smallest for its ceil(N_out / N_PE) (the divisors among them)
+    pes = sorted({math.ceil(n_out / q) for q in range(1, n_out + 1)})
     ops = sorted({d for d in range(1, k2 + 1) if k2 % d == 0})
-    cands = sorted(((p * o, sum(t.ii(p, o) for t in tasks), p, o) for p in pes for o in ops))
+
+    def cost(p: int, o: int) -> float:
+        r = stage_resources(kind, tasks, p, o, STREAMED)
+        return sum(r[k] / avail[k] for k in RESOURCE_KEYS)
+
+    cands = sorted(((cost(p, o), sum(t.ii(p, o) for t in tasks), p, o) for p in pes for o in ops))
     ladder, best = [], math.inf
     for _, cyc, p, o in cands:
         if cyc < best:
@@ -120,10 +131,26 @@ def _ladder(kind: str, tasks: list[LayerTask]) -> list[tuple[int, int]]:
     return ladder
 
 
+MCNN_HS_LUTS, MCNN_HS_FFS, MCNN_HS_BRAM = 3000, 4000, 8     # config table, CU, two staging buffers
+
+
+def scheduler_overhead(n_subgraphs: int) -> dict[str, int]:
+    """MCNN-HS: control unit and configuration table (grows with the subgraphs), staging buffers."""
+    return {"luts": MCNN_HS_LUTS + 40 * n_subgraphs, "ffs": MCNN_HS_FFS + 60 * n_subgraphs, "dsps": 0,
+            "bram18k": MCNN_HS_BRAM}
+
+
+def fit_base(n_subgraphs: int) -> dict[str, int]:
+    """What every engine design carries besides its stages when it fits: the engine's fixed part
+    and the MCNN-HS for its subgraphs, as a joint design of this CNN alone charges it."""
+    base, hs = engine_base(), scheduler_overhead(n_subgraphs)
+    return {k: base[k] + hs[k] for k in RESOURCE_KEYS}
+
+
 class _Grower:
     """Greedy folding growth for one (partition, tile cap), with incremental II bookkeeping."""
 
-    def __init__(self, design: EngineDesign) -> None:
+    def __init__(self, design: EngineDesign, avail: dict[str, int]) -> None:
         self.d = design
         design.init_stages()
         self.tasks = design.stage_tasks()
@@ -134,11 +161,18 @@ class _Grower:
             for k, (conv, pools) in enumerate(s.blocks):
                 self.per[2 * k][j].append(conv)
                 self.per[2 * k + 1][j].extend(pools)
-        self.ladders = [_ladder(sc.kind, self.tasks[i]) for i, sc in enumerate(design.stages)]
+        self.ladders = [_ladder(sc.kind, self.tasks[i], avail) for i, sc in enumerate(design.stages)]
+        self.cycles = [[sum(t.ii(p, o) for t in self.tasks[i]) for p, o in lad] for i, lad in enumerate(self.ladders)]
+        for sc, lad in zip(design.stages, self.ladders):      # start at each stage's cheapest option
+            sc.n_pe, sc.n_op = lad[0]
         self.pos = [0] * n_st
+        self.frozen = [False] * n_st      # stages whose next option made the engine not fit
+        self.last: tuple[int, int] | None = None     # (stage, position) of the last step
+        self.retry: list[int] = []        # that stage's positions to try if the step does not fit
         self.ii = np.zeros((n_st, n_sg))
         self.fill = np.zeros((n_st, n_sg))
         self.res = [stage_resources(sc.kind, self.tasks[i], 1, 1) for i, sc in enumerate(design.stages)]
+        self.res_streamed = list(self.res)
         for k in range(n_st):
             self._update(k)
 
@@ -148,11 +182,22 @@ class _Grower:
             iis = [t.ii(sc.n_pe, sc.n_op) for t in ts]
             self.ii[k, j] = max(iis) if iis else 0
             self.fill[k, j] = sum(t.fill(i) for t, i in zip(ts, iis))
-        self.res[k] = stage_resources(sc.kind, self.tasks[k], sc.n_pe, sc.n_op)
+        self.res[k] = stage_resources(sc.kind, self.tasks[k], sc.n_pe, sc.n_op, ON_CHIP)
+        self.res_streamed[k] = stage_resources(sc.kind, self.tasks[k], sc.n_pe, sc.n_op, STREAMED)
 
-    def resources(self) -> dict[str, int]:
-        base = {"luts": LUT_ENGINE, "ffs": FF_ENGINE, "dsps": 0, "bram18k": BRAM_ENGINE}
-        for r in self.res:
+    def placements(self, avail: dict[str, int]) -> list[list[str]]:
+        """The weight placements to offer at this folding: on chip where they fit and, when it
+        differs, every stage that can stream streamed (the least BRAM); none if neither fits."""
+        fitted = choose_placement(fit_base(len(self.d.subgraphs)), self.res, self.res_streamed, avail)
+        if fitted is None:
+            return []
+        least = [STREAMED if s["bram18k"] < o["bram18k"] else ON_CHIP for o, s in zip(self.res, self.res_streamed)]
+        return [fitted] if least == fitted else [fitted, least]
+
+    def resources(self, placement: list[str]) -> dict[str, int]:
+        base = engine_base()
+        for w, on, st in zip(placement, self.res, self.res_streamed):
+            r = on if w == ON_CHIP else st
             for key in RESOURCE_KEYS:
                 base[key] += r[key]
         return base
@@ -167,23 +212,51 @@ class _Grower:
                 break
             lad = self.ladders[k]
             i = self.pos[k]
-            if i + 1 >= len(lad):
+            if i + 1 >= len(lad) or self.frozen[k]:
                 continue
-            cur = lad[i][0] * lad[i][1]
+            cyc = self.cycles[k]
             nxt = i + 1
-            while nxt + 1 < len(lad) and lad[nxt][0] * lad[nxt][1] < GROWTH * cur:
+            while nxt + 1 < len(lad) and cyc[nxt] * GROWTH > cyc[i]:
                 nxt += 1
-            self.pos[k] = nxt
-            sc = self.d.stages[k]
-            sc.n_pe, sc.n_op = lad[nxt]
-            self._update(k)
+            self.last = (int(k), i)
+            self.retry = self._fallbacks(i, nxt, len(lad))
+            self._set(int(k), nxt)
             return True
         return False
+
+    def _set(self, k: int, pos: int) -> None:
+        self.pos[k] = pos
+        sc = self.d.stages[k]
+        sc.n_pe, sc.n_op = self.ladders[k][pos]
+        self._update(k)
+
+    @staticmethod
+    def _fallbacks(pos: int, failed: int, n: int, tries: int = 3) -> list[int]:
+        """Where to go, fastest first, if the step from `pos` to `failed` does not fit: the next few
+        options (BRAM is not monotone in the folding: more banks can need fewer BRAMs each), then
+        the smaller steps between `pos` and `failed` (a step skips options less than GROWTH faster,
+        and one of them may fit where the step does not)."""
+        return list(range(failed + 1, min(failed + 1 + tries, n))) + list(range(failed - 1, pos, -1))
+
+    def undo(self) -> bool:
+        """The last step did not fit: tries its fallbacks one by one, else takes the step back and
+        stops growing that stage. False if there was no step to take back."""
+        if self.last is None:
+            return False
+        k, pos = self.last
+        if self.retry:
+            self._set(k, self.retry.pop(0))
+            return True
+        self.last = None
+        self._set(k, pos)
+        self.frozen[k] = True
+        return True
 
 
 def explore_cnn(net: Network, avail: dict[str, int], clock_hz: float, bandwidth_bps: float, batch: int = 1,
                 check: Callable[[], None] = lambda: None, max_steps: int = 400) -> Iterator[DesignPoint]:
-    """Every design point the greedy growth visits that fits the device on its own."""
+    """Every design point the greedy growth visits that fits the device on its own, with its
+    hardware scheduler (the check `joint_points` applies to a joint design of this CNN alone)."""
     from core.nets.opcount import workload_ops
 
     blocks = feature_blocks(net)
@@ -199,16 +272,21 @@ def explore_cnn(net: Network, avail: dict[str, int], clock_hz: float, bandwidth_
         for groups in partitions(blocks, cap):
             check()
             design = EngineDesign(net.name, groups, cap, build_subgraphs(blocks, groups, cap))
-            g = _Grower(design)
+            g = _Grower(design, avail)
             for _ in range(max_steps):
-                res = g.resources()
-                if not fits(res, avail):
+                variants = g.placements(avail)
+                if not variants:
+                    if g.undo() and (g.last is not None or g.step()):   # a further option, or another stage
+                        continue
                     break
-                snap = EngineDesign(net.name, groups, cap, design.subgraphs,
-                                    [type(s)(s.kind, s.position, s.n_pe, s.n_op) for s in design.stages])
-                loads = subgraph_loads(snap, clock_hz, bandwidth_bps, batch)
-                yield DesignPoint(net.name, snap, res, average_utilisation(res, avail), loads,
-                                  alone_time(loads, bandwidth_bps), batch, ops)
+                for placement in variants:
+                    res = g.resources(placement)
+                    snap = EngineDesign(net.name, groups, cap, design.subgraphs,
+                                        [StageConfig(s.kind, s.position, s.n_pe, s.n_op, w)
+                                         for s, w in zip(design.stages, placement)])
+                    loads = subgraph_loads(snap, clock_hz, bandwidth_bps, batch)
+                    yield DesignPoint(net.name, snap, res, average_utilisation(res, avail), loads,
+                                      alone_time(loads, bandwidth_bps), batch, ops)
                 if not g.step():
                     break
 
@@ -224,36 +302,76 @@ def pareto(points: list[DesignPoint]) -> list[DesignPoint]:
     return front
 
 
-def thin(front: list[DesignPoint], keep: int) -> list[DesignPoint]:
-    """At most `keep` front points, spread evenly in log frame time (ends always kept)."""
+def thin(front: list[DesignPoint], keep: int, target_fps: float | None = None) -> list[DesignPoint]:
+    """At most `keep` front points, spread evenly in log frame time (ends kept). With a target (the
+    joint enumeration), the two points around it come first: the cheapest that reaches it and the
+    fastest that does not (the best a joint design may have room for when the other CNNs take their
+    share); then the ends, and the remaining places spread evenly in average resource use, the
+    quantity joint designs share out (in log frame time most places go to the cheapest designs)."""
     if len(front) <= keep:
         return list(front)
-    lo, hi = math.log(front[-1].frame_time_s), math.log(front[0].frame_time_s)
     chosen: list[DesignPoint] = []
-    for i in range(keep):
-        target = hi + (lo - hi) * i / (keep - 1)
-        p = min(front, key=lambda q: abs(math.log(q.frame_time_s) - target))
-        if p not in chosen:
-            chosen.append(p)
+    if target_fps is None:
+        lo, hi = math.log(front[-1].frame_time_s), math.log(front[0].frame_time_s)
+        for i in range(keep):
+            aim = hi + (lo - hi) * i / max(keep - 1, 1)
+            p = min(front, key=lambda q: abs(math.log(q.frame_time_s) - aim))
+            if p not in chosen:
+                chosen.append(p)
+        return sorted(chosen, key=lambda p: p.avg_util)
+    reach = [p for p in front if p.fps >= target_fps * (1 - 1e-9)]
+    below = [p for p in front if p.fps < target_fps * (1 - 1e-9)]
+    near = ([min(reach, key=lambda q: q.avg_util)] if reach else []) + ([max(below, key=lambda q: q.fps)] if below else [])
+    for cand in near + [front[0], front[-1]]:
+        if cand not in chosen and len(chosen) < keep:
+            chosen.append(cand)
+    rest = [p for p in front if p not in chosen]
+    m = keep - len(chosen)
+    least, most = front[0].avg_util, front[-1].avg_util
+    for i in range(1, m + 1):
+        share = least + (most - least) * i / (m + 1)
+        p = min(rest, key=lambda q: abs(q.avg_util - share))
+        chosen.append(p)
+        rest.remove(p)
     return sorted(chosen, key=lambda p: p.avg_util)
 
 
 # ---------------------------------------------------------------- joint design points
-MCNN_HS_LUTS, MCNN_HS_FFS, MCNN_HS_BRAM = 3000, 4000, 8     # config table, CU, two staging buffers
-
-
-def scheduler_overhead(n_subgraphs: int) -> dict[str, int]:
-    """MCNN-HS: control unit and configuration table (grows with the subgraphs), staging buffers."""
-    return {"luts": MCNN_HS_LUTS + 40 * n_subgraphs, "ffs": MCNN_HS_FFS + 60 * n_subgraphs, "dsps": 0,
-            "bram18k": MCNN_HS_BRAM}
-
-
 def joint_resources(points: tuple[DesignPoint, ...]) -> dict[str, int]:
     total = scheduler_overhead(sum(len(p.loads) for p in points))
     for p in points:
         for k in RESOURCE_KEYS:
             total[k] += p.resources[k]
     return total
+
+
+def joint_feasible(fronts: list[list[DesignPoint]], avail: dict[str, int]) -> list[list[DesignPoint]]:
+    """Each front without the points that no joint design can hold: with every other CNN at its least
+    of each resource (and fewest subgraphs), a bound no real partner beats, they would not fit. If a
+    front loses every point nothing fits together; then each front keeps only its cheapest point."""
+    least = [{k: min(p.resources[k] for p in f) for k in RESOURCE_KEYS} for f in fronts]
+    fewest = [min(len(p.loads) for p in f) for f in fronts]
+    out = []
+    for i, f in enumerate(fronts):
+        others = {k: sum(least[j][k] for j in range(len(fronts)) if j != i) for k in RESOURCE_KEYS}
+        n_others = sum(fewest) - fewest[i]
+        keep = []
+        for p in f:
+            hs = scheduler_overhead(n_others + len(p.loads))
+            if fits({k: others[k] + p.resources[k] + hs[k] for k in RESOURCE_KEYS}, avail):
+                keep.append(p)
+        out.append(keep)
+    if not all(out):
+        return [[min(f, key=lambda p: p.avg_util)] for f in fronts]
+    return out
+
+
+def joint_fronts(fronts: list[list[DesignPoint]], avail: dict[str, int], keep: int,
+                 targets_fps: Sequence[float | None] | None = None) -> list[list[DesignPoint]]:
+    """The front points that enter the joint enumeration: those a joint design can hold, thinned to
+    `keep` per CNN around its target (None: no target, as for the throughput objective)."""
+    aims: list[float | None] = list(targets_fps) if targets_fps else [None] * len(fronts)
+    return [thin(f, keep, t) for f, t in zip(joint_feasible(fronts, avail), aims)]
 
 
 def joint_points(fronts: list[list[DesignPoint]], avail: dict[str, int]) -> list[tuple[DesignPoint, ...]]:

@@ -5,6 +5,7 @@ contention-unaware baseline."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 from pathlib import Path
@@ -15,9 +16,10 @@ from core.boards import BOARDS, board_resources
 from core.checks import check_settings
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
-from core.fcnnx.dse import DesignPoint, explore_cnn, joint_points, joint_resources, pareto, thin
+from core.fcnnx.dse import DesignPoint, explore_cnn, joint_fronts, joint_points, joint_resources, pareto
 from core.fcnnx.explore import (ILP_MAX_TASKS, SCHEDULERS, PointResult, async_estimate, lower_bound, schedule_compact,
                                 schedule_json, schedule_point)
+from core.fcnnx.hwtable import build_table, table_summary, write_table
 from core.fcnnx.model import RESOURCE_KEYS, average_utilisation
 from core.fcnnx.result import FcnnxResult
 from core.fcnnx.schedule import OBJECTIVES, Objective
@@ -25,7 +27,7 @@ from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Pro
 from core.nets.layers import Network
 from core.units import parse_bandwidth
 from core.workload import CnnSet, FpgaTarget, Target, Workload
-from sims.fcnnx_des import SimTask, planning_efficiency, simulate_async, simulate_slots
+from sims.fcnnx_des import SimTask, planning_efficiency, replay_matches, replay_table, simulate_async, simulate_slots
 
 DEFAULT_TARGET_FPS = 25.0
 
@@ -35,7 +37,7 @@ def default_settings() -> dict[str, Any]:
     board and bandwidth from the FPGA target."""
     return {"targets": [], "objective": "fps", "scheduler": "rcls", "front_size": 6, "max_joint": 60,
             "ps_budget": 200, "ilp_time_limit": 30.0, "simulate": True, "verify_top": 3, "strict_targets": None,
-            "prune": True}
+            "prune": True, "export_table": ""}
 
 
 # The settings' types and ranges, checked by `_settings` before a run and read by the GUI's binding
@@ -62,8 +64,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                                           "best attainable frame rate as eq. 5 does (default: typed targets are "
                                           "refused, the implicit 25 fps lowered)"},
         "front_size": {"type": "integer", "minimum": 1, "maximum": 30, "title": "Front points",
-                       "description": "Pareto points per CNN that enter the joint enumeration (the front is thinned "
-                                      "evenly in frame time)"},
+                       "description": "Pareto points per CNN that enter the joint enumeration (of those a joint "
+                                      "design can hold: the two around the target, the ends, the rest evenly in "
+                                      "resource use; evenly in frame time for the throughput objective)"},
         "max_joint": {"type": "integer", "minimum": 1, "maximum": 100_000, "title": "Max joint points",
                       "description": "The most joint design points the memory-aware search schedules"},
         "ps_budget": {"type": "integer", "minimum": 1, "maximum": 1_000_000, "title": "Pattern-search budget",
@@ -77,6 +80,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "verify_top": {"type": "integer", "minimum": 1, "maximum": 20, "title": "Designs simulated",
                        "description": "How many of the best predicted designs are simulated; the best measured one "
                                       "is kept"},
+        "export_table": {"type": "string", "title": "Export table to", "x-placeholder": "folder (none)",
+                         "description": "Folder to write the MCNN-HS configuration table of the chosen design to, as "
+                                        "mcnn_hs_table.json and the C header mcnn_hs_table.h (empty: not written; "
+                                        "the panel's Export button writes it too)"},
         "prune": {"type": "boolean", "title": "Stop at the bound",
                   "description": "Stop the search when no unscheduled joint point can beat the best one (off: "
                                  "schedule every joint point up to the limit, the full memory-aware cloud of "
@@ -171,7 +178,7 @@ def _platform(target: Any) -> tuple[str, float]:
 
 def _no_fit_message(net: Network, board: str, avail: dict[str, int]) -> str:
     from core.fcnnx.dse import TILE_CAPS, build_subgraphs, partitions
-    from core.fcnnx.model import EngineDesign, engine_resources, feature_blocks
+    from core.fcnnx.model import EngineDesign, engine_resources, feature_blocks, stream_all
 
     blocks = feature_blocks(net)
     best = None
@@ -179,6 +186,7 @@ def _no_fit_message(net: Network, board: str, avail: dict[str, int]) -> str:
         for groups in partitions(blocks, cap):
             d = EngineDesign(net.name, groups, cap, build_subgraphs(blocks, groups, cap))
             d.init_stages()
+            stream_all(d)                      # the least BRAM: weights streamed wherever that saves
             r = engine_resources(d)
             score = max(r[k] / avail[k] for k in RESOURCE_KEYS)
             if best is None or score < best[0]:
@@ -255,7 +263,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     limit_batches = [l / batch if l else None for l in limit]     # the simulator counts batches
 
     # 3. joint design points
-    fronts = [thin(f, s["front_size"]) for f in fronts_all]
+    fronts = joint_fronts(fronts_all, avail, s["front_size"], limit)
     joints = joint_points(fronts, avail)
     # each joint point names its designs by their index on the CNN's full front (result "pareto_fronts")
     front_index = [[next(j for j, q in enumerate(full) if q is p) for p, full in zip(combo, fronts_all)]
@@ -338,6 +346,10 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         sim_base = simulate_async([[SimTask(i, l.name, l.traffic_bytes, l.latency_s) for l in p.loads]
                                    for i, p in enumerate(base)], bw_raw, limit_fps=limit_batches, check=cancel.check)
         sim_base.fps = [f * batch for f in sim_base.fps]
+    yield Progress(0.97, "replaying the MCNN-HS table in the simulator")
+    hardware = _hardware_table(best, names, bw_raw, batch, cancel.check)
+    if s["export_table"].strip():
+        hardware["exported"] = export_table(hardware["table"], s["export_table"].strip(), "settings.export_table")
     yield Progress(1.0, "done")
 
     def figures(fps: list[float]) -> dict[str, Any]:
@@ -366,6 +378,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         "search": {"explored_designs": explored, "joint_points": len(joints), "scheduled": visited,
                    "evaluations": best.evaluations, "verified_by_simulation": verification},
         "timing_s": {"total": time.perf_counter() - t0},
+        "hardware_table": hardware,
     }
     if sim_ma is not None and sim_base is not None:
         result["simulated"] = figures(sim_ma.fps) | {"period_s": sim_ma.period_s, "efficiency": sim_ma.efficiency}
@@ -375,6 +388,34 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             "throughput_speedup_geomean": math.prod(a / b for a, b in zip(ma["gops"], bs["gops"])) ** (1 / len(names)),
             "objective_memory_aware": ma["objective"], "objective_baseline": bs["objective"]}
     yield FinalResult(FcnnxResult.check(result))
+
+
+def _hardware_table(r: PointResult, names: list[str], bw_raw: float, batch: int, check: Any) -> dict[str, Any]:
+    """The chosen schedule's MCNN-HS table (core.fcnnx.hwtable) and its replay, which reads the table
+    back from its JSON text, as a hardware designer's file would be read."""
+    table = build_table(r.problem, r.schedule, r.period_s, [p.design for p in r.combo], [p.loads for p in r.combo],
+                        names, bw_raw, batch)
+    text = json.dumps(table.to_json())
+    replay = replay_table(json.loads(text), check=check)
+    out: dict[str, Any] = {
+        "replay_matches": replay_matches(r.fps, replay), "schedule_fps": r.fps, "replay_fps": replay.fps,
+        "schedule_period_s": r.period_s, "table_period_s": replay.table_period_s,
+        "replay_period_s": [p if math.isfinite(p) else None for p in replay.period_s], "late_runs": replay.late}
+    doc = json.loads(text)
+    out.update(table_summary(doc))
+    out["table"] = doc
+    if replay.error is not None:
+        out["replay_error"] = replay.error
+    return out
+
+
+def export_table(doc: dict[str, Any], folder: str, where: str = "--export-table") -> list[str]:
+    """Writes the table as mcnn_hs_table.json and mcnn_hs_table.h into `folder` (made if missing);
+    InputError naming `where` when it cannot."""
+    try:
+        return [str(p) for p in write_table(doc, Path(folder))]
+    except OSError as exc:
+        raise InputError(f"cannot write the MCNN-HS table to {folder}: {exc.strerror or exc}", where) from None
 
 
 def _async_eff() -> float:
@@ -423,6 +464,9 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     tg.add_argument("--clamp-targets", dest="strict_targets", action="store_false",
                     help="lower targets above the attainable fps to it (eq. 5; the default for the implicit 25 fps)")
     p.add_argument("--no-simulate", action="store_true", help="skip the discrete-event simulation")
+    p.add_argument("--export-table", default="", metavar="DIR",
+                   help="write the MCNN-HS configuration table of the chosen design to DIR/mcnn_hs_table.json and "
+                        "DIR/mcnn_hs_table.h (a C header)")
     p.add_argument("--all-joint", action="store_true",
                    help="schedule every joint point (up to --max-joint) instead of stopping at the bound: "
                         "the full memory-aware cloud of Fig. 4, slower")
@@ -457,7 +501,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     settings = default_settings()
     settings.update(targets=targets, objective=args.objective, scheduler=args.scheduler,
                     front_size=args.front_size, max_joint=args.max_joint, strict_targets=args.strict_targets,
-                    simulate=not args.no_simulate, prune=not args.all_joint)
+                    simulate=not args.no_simulate, prune=not args.all_joint, export_table=args.export_table)
     return JobRequest(CnnSet(cnns, onnx=list(args.onnx)), FpgaTarget(args.platform, bw), settings)
 
 
@@ -497,6 +541,16 @@ def format_text(r: dict[str, Any]) -> str:
     if "comparison" in r:
         lines.append(f"throughput speed-up over the contention-unaware baseline (geo. mean): "
                      f"{r['comparison']['throughput_speedup_geomean']:.2f}x")
+    hw = r.get("hardware_table")
+    if hw:
+        lines.append(f"MCNN-HS table: {hw['entries']} runs (per repetition, per subgraph), {hw['transfers']} transfers, "
+                     f"{hw['regions']} memory regions ({hw['memory_bytes'] / 2**20:.2f} MiB), period "
+                     f"{hw['period_beats']} beats; replay "
+                     + ("matches the schedule" if hw["replay_matches"] else "DIFFERS from the schedule")
+                     + ": fps " + ", ".join(f"{a:.3f}/{b:.3f}" for a, b in zip(hw["replay_fps"], hw["schedule_fps"]))
+                     + " (replay/schedule)" + (f"; {hw['replay_error']}" if hw.get("replay_error") else ""))
+        for f in hw.get("exported") or []:
+            lines.append(f"  written: {f}")
     return "\n".join(lines)
 
 

@@ -17,14 +17,19 @@ from typing import Any, Callable, Sequence
 from core.fcnnx.bounds import configuration_bound
 from core.fcnnx.dse import DesignPoint
 from core.fcnnx.exact import solve_exact
-from core.fcnnx.hwsched import (BURST_LENGTH, SLOT_RESOLUTION, configuration_table, elements_per_beat,
-                                rounds_needed, slots_for)
+from core.fcnnx.hwsched import BURST_LENGTH, elements_per_beat, rounds_needed, slots_for
 from core.fcnnx.schedule import (CAPACITY, Objective, Problem, Schedule, SearchResult, bandwidth_profile,
                                  best_proposal, build_problem, check_schedule, makespan_lower_bound,
                                  pattern_search, rep_candidates)
 
 SCHEDULERS = ("rcls", "ilp")
 ILP_MAX_TASKS = 60        # the exact scheduler is for small problems (subgraphs per cycle)
+# subgraphs per cycle for rcls: a cycle holds whole inferences, so rates 20:1 between a CNN of 62
+# subgraphs and a slow one need ~1,300 of one CNN alone (Table III row 6 takes 1,833)
+MAX_TASKS = 2400
+# pattern search on a cycle of n subgraphs costs ~n per evaluation: above this size the budget shrinks
+# so that a cycle costs no more than one of this size at the full budget (at least a quarter of it)
+BUDGET_TASKS = 800
 
 
 @dataclass
@@ -85,7 +90,7 @@ class _Cycle:
 
 
 def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwidth_bps: float, scheduler: str = "rcls",
-                   budget: int = 300, ilp_time_limit: float = 60.0, max_tasks: int = 800,
+                   budget: int = 300, ilp_time_limit: float = 60.0, max_tasks: int = MAX_TASKS,
                    check: Callable[[], None] = lambda: None,
                    cancelled: Callable[[], bool] = lambda: False) -> PointResult | None:
     """The best (repetitions, slow-downs, schedule) for one joint design point.
@@ -147,8 +152,9 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
             evaluations += 1
         else:
             assert c.probe is not None      # the rcls branch above always sets it
-            res = pattern_search(c.problem, objective, start=c.probe.schedule.level, budget=budget, check=check,
-                                 bound=c.bound)
+            n = len(c.problem.tasks)
+            res = pattern_search(c.problem, objective, start=c.probe.schedule.level, check=check, bound=c.bound,
+                                 budget=min(budget, max(budget // 4, budget * BUDGET_TASKS // n)))
             sched, value, period = res.schedule, res.value, res.period_s
             evaluations += res.evaluations
         consider(c, sched, value, period)
@@ -160,7 +166,7 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
 
 
 def schedule_json(r: PointResult, names: Sequence[str]) -> dict[str, Any]:
-    """Start times, slow-downs, slots and the MCNN-HS configuration table of one cycle."""
+    """Start times, slow-downs and slots of one cycle."""
     p, s = r.problem, r.schedule
     rows: list[dict[str, Any]] = []
     epb = elements_per_beat()
@@ -174,12 +180,8 @@ def schedule_json(r: PointResult, names: Sequence[str]) -> dict[str, Any]:
                      "bandwidth_gbps": q / CAPACITY * p.bandwidth_bps / 1e9, "slots": slots, "elements": elements,
                      "rounds_alone": rounds_needed(elements, slots), "burst": BURST_LENGTH, "elements_per_beat": epb})
     prof = bandwidth_profile(p, s)
-    first = [i for i, t in enumerate(p.tasks) if t.rep == 0]
-    table = configuration_table([p.tasks[i].cnn for i in first], [rows[i]["subgraph"] for i in first],
-                                [rows[i]["elements"] for i in first], [rows[i]["slots"] for i in first],
-                                total_slots=SLOT_RESOLUTION)
+    # the MCNN-HS configuration of the whole cycle is the result's hardware_table (core.fcnnx.hwtable)
     return {"method": s.method,
-            "configuration_table": [dict(e.to_json(), cnn=names[e.engine]) for e in table],
             "optimal": s.optimal, "repetitions": list(r.reps), "frames_per_cycle": r.problem.frames,
             "makespan_s": s.makespan * p.tick_s, "period_s": r.period_s, "tick_s": p.tick_s,
             "subgraphs": rows, "constraint_violations": r.errors,

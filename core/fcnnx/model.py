@@ -10,16 +10,21 @@ own (partitioning along the input feature maps). The engine is a pipeline whose 
 subgraphs; each stage has `n_pe` PEs of `n_op` operators (folding).
 
 Modelling assumptions (the paper gives the equations, not the constants):
-* a conv stage consumes `n_pe * n_op` MACs per cycle; its initiation interval for a layer is
-  ceil(N_out/n_pe) * ceil(K^2/n_op) * h_out * w_out * (input maps of the tile per group);
+* a conv stage consumes `n_pe * n_op` MACs per cycle and reads its input maps one word per cycle
+  (no input-channel parallelism); its initiation interval for a layer is the larger of
+  ceil(N_out/n_pe) * ceil(K^2/n_op) * h_out * w_out * (input maps of the tile per group) and
+  h_in * w_in * (input maps); a pool stage reads n_pe words per cycle;
 * the pipeline depth D of a subgraph is II_max plus each stage's line-buffer fill
   (II_k * (K_k - 1) / h_in_k): the time a single frame (B = 1) needs to drain;
-* t_weights (eq. 2) is the subgraph's weight bytes over the effective bandwidth;
-* every subgraph reads its input maps, weights (and partial sums of earlier input tiles) from
-  off-chip memory and writes its output; words are Q8.8 (2 bytes);
-* resources: one DSP48 per 16-bit multiplier; LUT/FF costs per operator, per PE and per stage
-  below; weights in banks of one per multiplier (LUTRAM when a bank holds <= 64 words, else
-  18 Kb BRAMs of 1024 words); line buffers of (K-1) rows in BRAM.
+* weights are placed per conv stage: *on chip* (all the weights of every layer the stage executes
+  stay in BRAM, loaded once when the design is configured: no traffic per frame) or *streamed*
+  (the stage's buffer holds one layer's weights, reloaded from off-chip memory for every
+  subgraph and frame: t_weights of eq. 2 and traffic). `place_weights` keeps them on chip when
+  they fit the device;
+* every subgraph reads its input maps (and partial sums of earlier input tiles) from off-chip
+  memory and writes its output; words are Q8.8 (2 bytes);
+* resources follow the structure and coefficients of fpgaConvNet's module models (see
+  "resource model" below and docs/fcnnx.md).
 """
 
 from __future__ import annotations
@@ -31,15 +36,28 @@ from typing import Any
 from core.nets.layers import Conv, Network, Pool
 
 WORD_BYTES = 2                      # Q8.8
-BRAM_WORDS = 1024                   # one 18 Kb BRAM as 1K x 18
-LUTRAM_WORDS = 64                   # one LUT as 64 x 1 distributed RAM
+BRAM_WORDS = 1024                   # one 18 Kb BRAM as 1K x 18 (depth-cascaded beyond)
+# Aspect ratios of one 18 Kb BRAM (depth, width): a FIFO of `depth` 16-bit words takes
+# ceil(16 / width) BRAMs of the shallowest configuration that holds it.
+BRAM_SHAPES = ((512, 36), (1024, 18), (2048, 9), (4096, 4), (8192, 2), (16384, 1))
 
-# Resource costs (LUTs, FFs) of the building blocks of a stage, for 16-bit datapaths.
-LUT_PER_OP, FF_PER_OP = 42, 64      # multiplier glue, adder-tree node, pipeline registers
-LUT_PER_PE, FF_PER_PE = 160, 220    # accumulator, window registers, control of one PE
-LUT_PER_STAGE, FF_PER_STAGE = 600, 900
-LUT_POOL_OP, FF_POOL_OP = 24, 32
-LUT_ENGINE, FF_ENGINE, BRAM_ENGINE = 2500, 3500, 4     # DMA interface, FIFOs, control of an engine
+ON_CHIP, STREAMED = "on_chip", "streamed"
+
+# Resource model coefficients, carried over from fpgaConvNet's per-module linear models
+# (fpgaconvnet-model 0.1.4.2, coefficients/*.npy, 16-bit data; the module and its regressors in
+# brackets). They are facts about that model; the structure (which module a stage has, how many
+# times) is fpgaConvNet's HLS layer with coarse_in = 1, coarse_out = N_PE and fine = N_op.
+SW_LUT_K2, SW_LUT_K = 2.8237 * 16, 189.28       # sliding window [16 K^2, K - 1]
+SW_FF_K2, SW_FF_K = 2.2413 * 16, 268.99
+CONV_LUT_F, CONV_LUT_HW = 463.16, 142.83        # conv (dot product) [log2 filters/PE, log2 h_out w_out]
+CONV_FF_F, CONV_FF_HW = 658.85, 164.64
+ACC_LUT = (0.020092, 8.0781 * 16, 0.023015, 0.0038400, 0.047439)   # accum [f, 16, w, h, C]
+ACC_FF = (0.016822, 9.6426 * 16, 0.0025610, 0.0, 0.062333)         # bias uses the same, C = 1
+FORK_LUT, FORK_FF = 0.81100, 1.3412             # fork [ceil log2 (C h_out w_out)], when N_PE > 1
+POOL_LUT_K, POOL_FF_K = 267.44, 447.80          # pool [K]
+DSP_PER_PE = 1                                  # bias adder (one DSP48 per output stream)
+# Engine I/O, not in fpgaConvNet's layer models: DMA interface, FIFOs and control of an engine.
+LUT_ENGINE, FF_ENGINE, BRAM_ENGINE = 2500, 3500, 4
 
 RESOURCE_KEYS = ("luts", "ffs", "dsps", "bram18k")
 
@@ -60,6 +78,7 @@ class LayerTask:
     in_maps: int            # input maps read by this task (a tile for folded convs)
     maps_per_group: int     # input maps each output reads (tile / groups)
     weights: int            # weight words of this task
+    pad: int = 0            # zero padding on each side (line buffers hold padded rows)
 
     @property
     def macs(self) -> int:
@@ -68,7 +87,10 @@ class LayerTask:
     def ii(self, n_pe: int, n_op: int) -> int:
         """Cycles for one frame on a stage with n_pe PEs of n_op operators (folded loops)."""
         inner = self.maps_per_group if self.kind == "conv" else 1
-        return math.ceil(self.n_out / n_pe) * math.ceil(self.k2 / n_op) * self.out_h * self.out_w * inner
+        compute = math.ceil(self.n_out / n_pe) * math.ceil(self.k2 / n_op) * self.out_h * self.out_w * inner
+        # input stream: one word per cycle into a conv stage, one per PE into a pool stage
+        reads = self.in_h * self.in_w * (self.in_maps if self.kind == "conv" else math.ceil(self.in_maps / n_pe))
+        return max(compute, reads)
 
     def fill(self, ii: int) -> float:
         return ii * (self.k_h - 1) / max(self.in_h, 1)
@@ -130,11 +152,11 @@ def _conv_task(c: Conv, maps: int, name: str) -> LayerTask:
     per_group = max(1, maps // g) if g > 1 else maps
     n_out = c.out_ch if g == 1 else max(1, c.out_ch * maps // c.in_ch)
     return LayerTask("conv", name, n_out, c.k_h * c.k_w, c.k_h, c.in_h, c.in_w, c.out_h, c.out_w, maps,
-                     per_group, n_out * per_group * c.k_h * c.k_w)
+                     per_group, n_out * per_group * c.k_h * c.k_w, c.pad)
 
 
 def _pool_task(p: Pool) -> LayerTask:
-    return LayerTask("pool", p.name, p.ch, p.k * p.k, p.k, p.in_h, p.in_w, p.out_h, p.out_w, p.ch, 1, 0)
+    return LayerTask("pool", p.name, p.ch, p.k * p.k, p.k, p.in_h, p.in_w, p.out_h, p.out_w, p.ch, 1, 0, p.pad)
 
 
 def in_tile_for(c: Conv, cap_words: int | None) -> int:
@@ -188,6 +210,7 @@ class StageConfig:
     position: int
     n_pe: int = 1
     n_op: int = 1
+    weights: str = ON_CHIP      # conv stages: ON_CHIP or STREAMED (see place_weights)
 
 
 @dataclass
@@ -214,6 +237,14 @@ class EngineDesign:
     def init_stages(self) -> None:
         self.stages = [StageConfig("conv" if i % 2 == 0 else "pool", i // 2) for i in range(len(self.stage_tasks()))]
 
+    def streamed_weight_words(self, j: int) -> int:
+        """Weight words subgraph j loads from off-chip memory per execution (its streamed stages)."""
+        return sum(conv.weights for k, (conv, _) in enumerate(self.subgraphs[j].blocks)
+                   if self.stages[2 * k].weights == STREAMED)
+
+    def on_chip_weight_words(self) -> int:
+        return sum(t.weights for sc, ts in zip(self.stages, self.stage_tasks()) if sc.weights == ON_CHIP for t in ts)
+
 
 # ---------------------------------------------------------------- performance model (eqs. 1-2)
 def subgraph_cycles(design: EngineDesign, j: int) -> tuple[int, float]:
@@ -237,14 +268,21 @@ def subgraph_time(design: EngineDesign, j: int, clock_hz: float, batch: int = 1)
     return (depth + ii_max * (batch - 1)) / clock_hz
 
 
-def weights_time(sub: Subgraph, bandwidth_bps: float) -> float:
-    return WORD_BYTES * sub.weight_words / bandwidth_bps
+def weights_time(design: EngineDesign, j: int, bandwidth_bps: float) -> float:
+    """t_ij,weights of eq. 2: loading subgraph j's streamed weights (on-chip ones cost nothing per frame)."""
+    return WORD_BYTES * design.streamed_weight_words(j) / bandwidth_bps
 
 
 def total_time(design: EngineDesign, clock_hz: float, bandwidth_bps: float, batch: int = 1) -> float:
     """Eq. (2): sum of the subgraphs' execution times plus their weight-loading times."""
-    return sum(subgraph_time(design, j, clock_hz, batch) + weights_time(s, bandwidth_bps)
-               for j, s in enumerate(design.subgraphs))
+    return sum(subgraph_time(design, j, clock_hz, batch) + weights_time(design, j, bandwidth_bps)
+               for j in range(len(design.subgraphs)))
+
+
+def subgraph_traffic(design: EngineDesign, j: int, batch: int) -> int:
+    """Off-chip bytes of one execution of subgraph j: maps and partial sums per frame, streamed weights."""
+    s = design.subgraphs[j]
+    return WORD_BYTES * (batch * (s.in_words + s.out_words + s.psum_words) + design.streamed_weight_words(j))
 
 
 @dataclass(frozen=True)
@@ -261,8 +299,8 @@ class SubgraphLoad:
 
 
 def subgraph_loads(design: EngineDesign, clock_hz: float, bandwidth_bps: float, batch: int = 1) -> list[SubgraphLoad]:
-    return [SubgraphLoad(s.name, subgraph_time(design, j, clock_hz, batch) + weights_time(s, bandwidth_bps),
-                         s.traffic_bytes(batch)) for j, s in enumerate(design.subgraphs)]
+    return [SubgraphLoad(s.name, subgraph_time(design, j, clock_hz, batch) + weights_time(design, j, bandwidth_bps),
+                         subgraph_traffic(design, j, batch)) for j, s in enumerate(design.subgraphs)]
 
 
 def alone_time(loads: list[SubgraphLoad], bandwidth_bps: float) -> float:
@@ -272,35 +310,133 @@ def alone_time(loads: list[SubgraphLoad], bandwidth_bps: float) -> float:
 
 
 # ---------------------------------------------------------------- resource model
-def stage_resources(kind: str, tasks: list[LayerTask], n_pe: int, n_op: int) -> dict[str, int]:
+def bram18_fifo(depth: int, width: int = 16) -> int:
+    """18 Kb BRAMs of a FIFO/line buffer: width-cascaded in the shallowest shape that holds `depth`."""
+    if depth <= 0:
+        return 0
+    for d, w in BRAM_SHAPES:
+        if depth <= d:
+            return math.ceil(width / w)
+    return math.ceil(depth / BRAM_WORDS) * math.ceil(width / 18)
+
+
+def bram18_memory(depth: int) -> int:
+    """18 Kb BRAMs of a 16-bit memory of `depth` words (1K x 18, depth-cascaded; one at least)."""
+    return max(1, math.ceil(depth / BRAM_WORDS)) if depth > 0 else 0
+
+
+def _acc_cost(coef: tuple[float, ...], filters: int, w: int, h: int, maps: int) -> float:
+    return coef[0] * filters + coef[1] + coef[2] * w + coef[3] * h + coef[4] * maps
+
+
+def _window_rsc(k: int, row_words: int, maps: int) -> tuple[float, float, int]:
+    """(LUT, FF, BRAM) of one sliding window: (K-1) line buffers of a padded row of all maps and
+    K(K-1) window FIFOs of one pixel of all maps."""
+    if k <= 1:
+        return 0.0, 0.0, 0
+    lut = SW_LUT_K2 * k * k + SW_LUT_K * (k - 1)
+    ff = SW_FF_K2 * k * k + SW_FF_K * (k - 1)
+    bram = (k - 1) * bram18_fifo(row_words + 1) + k * (k - 1) * bram18_fifo(maps + 1)
+    return lut, ff, bram
+
+
+def stage_weight_words(tasks: list[LayerTask], weights: str) -> int:
+    """Weight words a conv stage stores: every task's on chip, the largest task's when streamed."""
+    if not tasks:
+        return 0
+    return sum(t.weights for t in tasks) if weights == ON_CHIP else max(t.weights for t in tasks)
+
+
+def stage_resources(kind: str, tasks: list[LayerTask], n_pe: int, n_op: int, weights: str = ON_CHIP) -> dict[str, int]:
+    """LUT/FF/DSP/BRAM of one stage sized for the largest of its tasks (fpgaConvNet's module models,
+    coefficients above): a conv stage is a sliding window, a fork to its N_PE PEs, and per PE a dot
+    product of N_op multipliers (one DSP48 each), an accumulator and a bias adder; its weights are
+    banked one bank per multiplier (at least one BRAM each), its accumulators and biases take one
+    BRAM per PE. A pool stage is, per PE, a sliding window and a comparator tree."""
     r = {"luts": 0, "ffs": 0, "dsps": 0, "bram18k": 0}
     if not tasks:
         return r
+    k = max(t.k_h for t in tasks)
+    maps = max(t.in_maps for t in tasks)
+    row = max((t.in_w + 2 * t.pad) * t.in_maps for t in tasks)
+    w_out, h_out = max(t.out_w for t in tasks), max(t.out_h for t in tasks)
+    hw = max(t.out_h * t.out_w for t in tasks)
     if kind == "conv":
-        r["dsps"] = n_pe * n_op
-        r["luts"] = LUT_PER_STAGE + n_pe * (LUT_PER_PE + n_op * LUT_PER_OP)
-        r["ffs"] = FF_PER_STAGE + n_pe * (FF_PER_PE + n_op * FF_PER_OP)
+        n_out = max(t.n_out for t in tasks)
+        f = math.ceil(n_out / n_pe)                # filters per PE
+        sw_lut, sw_ff, sw_bram = _window_rsc(k, row, maps)
+        pe_lut = CONV_LUT_F * math.log2(f) + CONV_LUT_HW * math.log2(hw)
+        pe_ff = CONV_FF_F * math.log2(f) + CONV_FF_HW * math.log2(hw)
+        pe_bram = bram18_memory(f)                 # bias memory
+        if max(t.maps_per_group for t in tasks) > 1:
+            pe_lut += _acc_cost(ACC_LUT, f, w_out, h_out, maps)
+            pe_ff += _acc_cost(ACC_FF, f, w_out, h_out, maps)
+            pe_bram += bram18_memory(f)            # accumulation buffer
+        pe_lut += _acc_cost(ACC_LUT, n_out, w_out, h_out, 1)     # bias adder
+        pe_ff += _acc_cost(ACC_FF, n_out, w_out, h_out, 1)
+        fork = n_pe > 1
+        fork_bits = math.ceil(math.log2(max(2, maps * hw)))
+        r["luts"] = round(sw_lut + fork * FORK_LUT * fork_bits + n_pe * pe_lut)
+        r["ffs"] = round(sw_ff + fork * FORK_FF * fork_bits + n_pe * pe_ff)
+        r["dsps"] = n_pe * n_op + n_pe * DSP_PER_PE
         banks = n_pe * n_op
-        per_bank = math.ceil(max(t.weights for t in tasks) / banks)
-        if per_bank <= LUTRAM_WORDS:
-            r["luts"] += banks * 16      # 16 bits of 64 x 1 LUTRAM per bank
-        else:
-            r["bram18k"] += banks * math.ceil(per_bank / BRAM_WORDS)
+        r["bram18k"] = sw_bram + n_pe * pe_bram + banks * bram18_memory(
+            math.ceil(stage_weight_words(tasks, weights) / banks))
     else:
-        r["luts"] = LUT_PER_STAGE // 2 + n_pe * (LUT_PER_PE // 2 + n_op * LUT_POOL_OP)
-        r["ffs"] = FF_PER_STAGE // 2 + n_pe * (FF_PER_PE // 2 + n_op * FF_POOL_OP)
-    line = max((t.k_h - 1) * t.in_w * t.in_maps for t in tasks)
-    if line > 0:
-        r["bram18k"] += max(tasks[0].k_h - 1, math.ceil(line / BRAM_WORDS))
+        sw_lut, sw_ff, sw_bram = _window_rsc(k, math.ceil(row / n_pe), math.ceil(maps / n_pe))
+        r["luts"] = round(n_pe * (sw_lut + POOL_LUT_K * k))
+        r["ffs"] = round(n_pe * (sw_ff + POOL_FF_K * k))
+        r["bram18k"] = n_pe * sw_bram
     return r
 
 
 def engine_resources(design: EngineDesign) -> dict[str, int]:
-    total = {"luts": LUT_ENGINE, "ffs": FF_ENGINE, "dsps": 0, "bram18k": BRAM_ENGINE}
+    total = engine_base()
     for sc, tasks in zip(design.stages, design.stage_tasks()):
-        for k, v in stage_resources(sc.kind, tasks, sc.n_pe, sc.n_op).items():
+        for k, v in stage_resources(sc.kind, tasks, sc.n_pe, sc.n_op, sc.weights).items():
             total[k] += v
     return total
+
+
+def choose_placement(base: dict[str, int], on_chip: list[dict[str, int]], streamed: list[dict[str, int]],
+                     avail: dict[str, int]) -> list[str] | None:
+    """Weights on chip where they fit: every stage starts on chip (`on_chip[i]` its resources that
+    way, `streamed[i]` streamed); while the engine (`base` + stages) does not fit `avail`, the stage
+    whose streaming frees the most BRAM streams. None if even that does not fit. Only stages that
+    execute several layers save BRAM by streaming (a buffer holds at least one layer's weights)."""
+    chosen = [ON_CHIP] * len(on_chip)
+    total = {k: base[k] + sum(r[k] for r in on_chip) for k in RESOURCE_KEYS}
+    while not fits(total, avail):
+        saving = [(on_chip[i]["bram18k"] - streamed[i]["bram18k"], i) for i in range(len(chosen))
+                  if chosen[i] == ON_CHIP and streamed[i]["bram18k"] < on_chip[i]["bram18k"]]
+        if not saving:
+            return None
+        gain, i = max(saving)
+        chosen[i] = STREAMED
+        total["bram18k"] -= gain
+    return chosen
+
+
+def engine_base() -> dict[str, int]:
+    return {"luts": LUT_ENGINE, "ffs": FF_ENGINE, "dsps": 0, "bram18k": BRAM_ENGINE}
+
+
+def place_weights(design: EngineDesign, avail: dict[str, int]) -> bool:
+    """Sets each conv stage's weight placement by `choose_placement`; False (all on chip) if the
+    engine does not fit even with streamed weights."""
+    tasks = design.stage_tasks()
+    on = [stage_resources(sc.kind, ts, sc.n_pe, sc.n_op, ON_CHIP) for sc, ts in zip(design.stages, tasks)]
+    st = [stage_resources(sc.kind, ts, sc.n_pe, sc.n_op, STREAMED) for sc, ts in zip(design.stages, tasks)]
+    chosen = choose_placement(engine_base(), on, st, avail)
+    for sc, w in zip(design.stages, chosen or [ON_CHIP] * len(design.stages)):
+        sc.weights = w
+    return chosen is not None
+
+
+def stream_all(design: EngineDesign) -> None:
+    """The smallest-BRAM placement: every conv stage that executes several layers streams."""
+    for sc, ts in zip(design.stages, design.stage_tasks()):
+        sc.weights = STREAMED if sc.kind == "conv" and len(ts) > 1 else ON_CHIP
 
 
 def utilisation(res: dict[str, int], avail: dict[str, int]) -> dict[str, float]:
@@ -320,4 +456,6 @@ def design_to_json(d: EngineDesign) -> dict[str, Any]:
     return {"cnn": d.cnn, "partition": d.groups, "tile_cap_words": d.cap_words,
             "subgraphs": [s.name for s in d.subgraphs],
             "stages": [{"kind": s.kind, "position": s.position, "n_pe": s.n_pe, "n_op": s.n_op}
-                       for s in d.stages]}
+                       | ({"weights": s.weights} if s.kind == "conv" else {}) for s in d.stages],
+            "weights_on_chip_words": d.on_chip_weight_words(),
+            "weights_streamed_words": sum(d.streamed_weight_words(j) for j in range(len(d.subgraphs)))}

@@ -64,7 +64,8 @@ class JointDesign:
 
 @dataclass(kw_only=True)
 class ConfigurationEntry:
-    """A row of the MCNN-HS configuration table."""
+    """A row of the version-2 MCNN-HS table: first repetition only, addresses laid end to end (kept
+    so old results read unchanged; version 3 writes `hardware_table` instead)."""
 
     engine: int
     subgraph: str
@@ -95,7 +96,6 @@ class ScheduledSubgraph:
 @dataclass(kw_only=True)
 class Schedule:
     method: str
-    configuration_table: list[ConfigurationEntry]
     optimal: bool
     repetitions: list[int]
     frames_per_cycle: list[int]
@@ -105,6 +105,7 @@ class Schedule:
     subgraphs: list[ScheduledSubgraph]
     constraint_violations: list[str]
     bandwidth_profile: list[tuple[float, float]]   # (time s, GB/s) steps
+    configuration_table: list[ConfigurationEntry] | None = optional_key()   # results of version 2 only
 
 
 @dataclass(kw_only=True)
@@ -174,6 +175,28 @@ class JointPoint:
 
 
 @dataclass(kw_only=True)
+class HardwareTable:
+    """The MCNN-HS configuration of the chosen schedule's whole cycle (core.fcnnx.hwtable) and its
+    replay in the discrete-event simulation (sims.fcnnx_des.replay_table), read back from the JSON."""
+
+    replay_matches: bool                        # every CNN's replayed fps equals the schedule's (REPLAY_RTOL)
+    schedule_fps: list[float]
+    replay_fps: list[float]
+    schedule_period_s: float
+    table_period_s: float                       # the schedule's period rounded up to a whole beat
+    replay_period_s: list[float | None]         # measured per CNN (None: it never completed a cycle)
+    late_runs: int                              # runs that ended after their scheduled end (informational)
+    entries: int
+    transfers: int
+    regions: int
+    memory_bytes: int
+    period_beats: int
+    table: dict[str, Any]                       # the exported document (mcnn_hs_table.json)
+    replay_error: str | None = optional_key()   # why the table could not be replayed
+    exported: list[str] | None = optional_key()  # files written by --export-table
+
+
+@dataclass(kw_only=True)
 class Verified:
     predicted: float
     simulated: float
@@ -206,8 +229,11 @@ class Comparison:
 class FcnnxResult(EngineResult):
     # Version 2 added the joint points' front indices and schedules, and chosen_joint/baseline_joint
     # (all optional, so version-1 data reads unchanged; the panel says what an old result lacks).
-    VERSION = 2
-    UPGRADES = {1: lambda d: d}
+    # Version 3 writes hardware_table (the whole cycle, the memory map, the replay check) instead of the
+    # schedule's configuration_table (first repetition only), which stays readable in version-2 data;
+    # both optional, so version-2 data reads unchanged and the panel asks for a re-run.
+    VERSION = 3
+    UPGRADES = {1: lambda d: d, 2: lambda d: d}
 
     engine: str
     cnns: list[str]
@@ -239,6 +265,7 @@ class FcnnxResult(EngineResult):
     comparison: Comparison | None = optional_key()
     chosen_joint: int | None = optional_key()          # index in joint_points of `design` (version 2)
     baseline_joint: int | None = optional_key()        # index in joint_points of the baseline (version 2)
+    hardware_table: HardwareTable | None = optional_key()  # since version 3
 
     def headline(self) -> dict[str, float | int | str | None]:
         return {"objective_predicted": self.predicted.objective,

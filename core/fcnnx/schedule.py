@@ -14,6 +14,7 @@ overshoot a target frame rate.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import math
@@ -23,7 +24,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 CAPACITY = 1000           # bandwidth units that make up the effective bandwidth B_mem
 LEVELS = 16               # slow-down grid: sl in {1/16, 2/16, ..., 1}
-TARGET_TICKS = 4000       # resolution of the longest chain
+TARGET_TICKS = 4000       # least resolution of the longest chain
+ROUNDING = 1000           # a chain's rounding (at most a tick per subgraph) stays within 1/ROUNDING of it
 OBJECTIVES = ("fps", "throughput")
 
 
@@ -89,14 +91,19 @@ def build_problem(loads: Sequence[Sequence[Any]], reps: Sequence[int], bandwidth
                   batch: int = 1) -> Problem:
     """Tasks of one cycle from each CNN's subgraph loads (latency_s, traffic_bytes) and repetitions."""
     longest = max(r * sum(l.latency_s for l in ls) for ls, r in zip(loads, reps))
-    tick = longest / TARGET_TICKS
+    # every subgraph is rounded up by up to a tick, so a chain of many short subgraphs (ZFNet's 62 per
+    # inference, 15-22 inferences a cycle) would be stretched by 20 % at a fixed resolution: the tick
+    # is at most 1/ROUNDING of each CNN's mean subgraph: no chain grows by more than 1/ROUNDING
+    tick = min([longest / TARGET_TICKS] + [sum(l.latency_s for l in ls) / (ROUNDING * len(ls)) for ls in loads if ls])
     tasks: list[Task] = []
     chains: list[list[int]] = []
     for i, (ls, r) in enumerate(zip(loads, reps)):
         chain = []
         for k in range(r):
             for j, l in enumerate(ls):
-                d0 = max(1, round(l.latency_s / tick))
+                # rounded up: a subgraph never gets less time than it needs, so a table replayed on
+                # hardware keeps to the schedule (core.fcnnx.hwtable)
+                d0 = max(1, math.ceil(l.latency_s / tick - 1e-9))
                 q0 = max(1, math.ceil(l.traffic_bytes / (d0 * tick) / bandwidth_bps * CAPACITY - 1e-9))
                 chain.append(len(tasks))
                 tasks.append(Task(i, j, k, f"{i}:{l.name}#{k + 1}", d0, q0))
@@ -182,7 +189,6 @@ def check_schedule(p: Problem, s: Schedule) -> list[str]:
     if errors:
         return errors
     dur = [p.duration(i, s.level[i]) for i in range(n)]
-    dem = [p.demand(i, s.level[i]) for i in range(n)]
     for i in range(n):
         if s.start[i] < 0 or s.start[i] + dur[i] > s.makespan:
             errors.append(f"{p.tasks[i].name}: runs {s.start[i]}..{s.start[i] + dur[i]}, outside the cycle 0..{s.makespan}")
@@ -190,10 +196,9 @@ def check_schedule(p: Problem, s: Schedule) -> list[str]:
         for a, b in zip(chain, chain[1:]):
             if s.start[a] + dur[a] > s.start[b]:
                 errors.append(f"{p.tasks[b].name} starts at {s.start[b]} before {p.tasks[a].name} ends at {s.start[a] + dur[a]}")
-    events = sorted({s.start[i] for i in range(n)})
-    for t in events:
-        load = sum(dem[i] for i in range(n) if s.start[i] <= t < s.start[i] + dur[i])
-        if load > p.capacity:
+    starts = set(s.start)       # the load only rises where a subgraph starts
+    for t, load in bandwidth_profile(p, s):
+        if t in starts and load > p.capacity:
             errors.append(f"bandwidth {load}/{p.capacity} units exceeded at tick {t}")
     if s.makespan != max(s.start[i] + dur[i] for i in range(n)):
         errors.append(f"makespan {s.makespan} is not the last end time")
@@ -249,11 +254,15 @@ def greedy_slowdowns(p: Problem) -> list[int]:
     s0 = rcls(p, full, bandwidth=False)
     assert s0 is not None
     prof = bandwidth_profile(p, s0)
+    ticks = [t for t, _ in prof]
+    units = [u for _, u in prof]
     levels = []
     for i in range(len(p.tasks)):
         a, b = s0.start[i], s0.start[i] + p.duration(i, p.levels)
-        peak = max((u for t, u in prof if a <= t < b), default=0)
-        peak = max(peak, next((u for t, u in reversed(prof) if t <= a), 0))
+        lo, hi = bisect.bisect_left(ticks, a), bisect.bisect_left(ticks, b)
+        peak = max(units[lo:hi], default=0)
+        at = bisect.bisect_right(ticks, a) - 1        # the load in force when the subgraph starts
+        peak = max(peak, units[at] if at >= 0 else 0)
         lv = p.levels if peak <= p.capacity else max(1, int(p.levels * p.capacity / peak))
         levels.append(min(lv, p.max_level(i)))
     return levels
@@ -429,7 +438,7 @@ def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None
 
 # ---------------------------------------------------------------- repetitions per cycle
 def rep_candidates(frame_s: Sequence[float], bytes_per_inf: Sequence[int], n_subgraphs: Sequence[int],
-                   objective: Objective, bandwidth_bps: float, max_rep: int = 4, max_tasks: int = 600,
+                   objective: Objective, bandwidth_bps: float, max_rep: int = 4, max_tasks: int = 2400,
                    keep: int = 4, batch: int = 1) -> list[tuple[int, ...]]:
     """Repetition vectors ranked by an optimistic estimate of the cycle (each engine alone, and the
     total traffic over the bandwidth). Candidates: every small vector (entries up to max_rep), and

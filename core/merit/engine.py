@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
@@ -36,11 +37,17 @@ ALUS_PER_TAU = 32
 MAX_ALUS = 65536
 MAX_SEED = 2 ** 31 - 1
 WORKLOAD_KINDS = ("merit_transform", "kernels")
+# The MERIT-z model's assumptions as settings (sims.meritz.MeritzConfig); the defaults are the model as
+# first written. The panel builds their widgets from SETTINGS_SCHEMA.
+MERITZ_ASSUMPTION_DEFAULTS: dict[str, Any] = {"psum_kib": 5, "broadcast": False, "dram_model": "flat",
+                                              "lane_padding": "pad"}
+MAX_PSUM_KIB = 1024
 
 
 def default_settings() -> dict[str, Any]:
     return {"banks": 8, "alus": 128, "bandwidth_gbps": 3.2, "networks": list(NETWORKS), "table_ix": True,
-            "curve_alus": list(CURVE_ALUS), "seed": 0, "tile": {}}
+            "curve_alus": list(CURVE_ALUS), "seed": 0, "tile": {}, "codegen": True, "emit_dir": "",
+            **MERITZ_ASSUMPTION_DEFAULTS}
 
 
 def _zoo_names() -> list[str]:
@@ -78,6 +85,31 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                  "x-placeholder": "default",
                  "description": "Tile extents overriding the workload's, as index=size pairs, e.g. y=16,x=8 "
                                 "(indices left out keep the workload's tile)"},
+        "psum_kib": {"type": "integer", "minimum": 1, "maximum": MAX_PSUM_KIB, "default": 5, "unit": "KB",
+                     "title": "Partial sums",
+                     "description": "MERIT-z partial-sum (Compute Pipeline) SRAM per TAU; it caps the outputs of a "
+                                    "tile (paper: 5 KB)"},
+        "broadcast": {"type": "boolean", "default": False, "title": "Broadcast shared tiles",
+                      "description": "MERIT-z: one DRAM transfer of a tile feeds every TAU of the same round that "
+                                     "needs it (e.g. a weight tile shared by spatial tiles); off: each TAU loads "
+                                     "its own copy"},
+        "dram_model": {"type": "string", "enum": ["flat", "ddr3-1600"], "default": "flat", "title": "DRAM model",
+                       "x-labels": {"flat": "flat rate", "ddr3-1600": "DDR3-1600 rows/bursts"},
+                       "description": "MERIT-z DRAM: a flat rate at the bandwidth (footprint bytes), or DDR3-1600 "
+                                      "timing at the same peak: 64 B bursts and row-buffer misses (tRP + tRCD = "
+                                      "27.5 ns, JEDEC JESD79-3)"},
+        "lane_padding": {"type": "string", "enum": ["pad", "fold"], "default": "pad", "title": "Lanes",
+                         "x-labels": {"pad": "padded to 32", "fold": "folded (Fig. 10)"},
+                         "description": "MERIT-z SIMD lanes: 'pad' runs ceil(outputs/32) lane groups per "
+                                        "accumulation step (idle lanes count); 'fold' packs all of a tile's "
+                                        "Loop() calls 32 per instruction (the paper's folding, Fig. 10)"},
+        "codegen": {"type": "boolean", "title": "Generate and check code",
+                    "description": "Generate C (naive, tiled, packed) and CUDA from the transform; compile and run "
+                                   "the C and compare it with numpy, run the CUDA where nvcc and a GPU are present "
+                                   "and its CPU emulation otherwise"},
+        "emit_dir": {"type": "string", "title": "Write code to", "x-placeholder": "folder (optional)",
+                     "description": "Folder for the generated sources, a Makefile and the check's inputs "
+                                    "(empty: kept in the result only)"},
     },
 }
 
@@ -114,6 +146,20 @@ def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
         raise InputError(f"seed must be an integer 0..{MAX_SEED}, got {seed!r}", "settings.seed")
     if not isinstance(s["table_ix"], bool):
         raise InputError(f"expected true or false, got {s['table_ix']!r}", "settings.table_ix")
+    psum = s["psum_kib"]
+    if isinstance(psum, bool) or not isinstance(psum, int) or not 1 <= psum <= MAX_PSUM_KIB:
+        raise InputError(f"partial-sum SRAM must be an integer number of KB from 1 to {MAX_PSUM_KIB}, got {psum!r}",
+                         "settings.psum_kib")
+    if not isinstance(s["broadcast"], bool):
+        raise InputError(f"expected true or false, got {s['broadcast']!r}", "settings.broadcast")
+    for key in ("dram_model", "lane_padding"):
+        allowed = SETTINGS_SCHEMA["properties"][key]["enum"]
+        if s[key] not in allowed:
+            raise InputError(f"expected one of {', '.join(allowed)}, got {s[key]!r}", f"settings.{key}")
+    if not isinstance(s["codegen"], bool):
+        raise InputError(f"expected true or false, got {s['codegen']!r}", "settings.codegen")
+    if not isinstance(s["emit_dir"], str):
+        raise InputError(f"expected a folder name, got {s['emit_dir']!r}"[:200], "settings.emit_dir")
     if not isinstance(s["tile"], dict):
         raise InputError("tile must map index names to sizes", "settings.tile")
     for name, v in s["tile"].items():
@@ -229,6 +275,14 @@ def _layer_json(t: Any, r: Any) -> dict[str, Any]:
     return out
 
 
+def meritz_config(s: dict[str, Any]) -> Any:
+    """The MERIT-z model configured by checked settings (ALUs, bandwidth and the assumptions)."""
+    from sims import meritz as Z
+
+    return Z.MeritzConfig(alus=s["alus"], dram_gbps=float(s["bandwidth_gbps"]), cp_bytes=s["psum_kib"] * 1024,
+                          broadcast=s["broadcast"], dram_model=s["dram_model"], lane_padding=s["lane_padding"])
+
+
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     from sims import meritz as Z
 
@@ -278,9 +332,20 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     yield PartialResult("banks", bank)
     cancel.check()
     reuse_rep = reuse.report()
+    codegen = None
+    if s["codegen"] or s["emit_dir"]:
+        yield Progress(0.2, "generating C and CUDA, compiling and checking")
+        from core.merit.codegen_run import generate
+
+        codegen = generate(wl.stages, data, tile, wl.reference, bank, wl.bank_operand, s["emit_dir"],
+                           cancel=cancel.check)
+        for line in codegen_lines(codegen):
+            yield LogLine(line)
+        yield PartialResult("codegen", {part: {k: v for k, v in codegen[part].items() if k != "sources"}
+                                        for part in ("c", "cuda")})      # the sources come with the result
     yield Progress(0.3, "MERIT-z model")
 
-    cfg = Z.MeritzConfig(alus=s["alus"], dram_gbps=float(s["bandwidth_gbps"]))
+    cfg = meritz_config(s)
     from core.nets import zoo
 
     suites: list[tuple[str, list[tuple[str, Any]], float | None]] = []
@@ -294,7 +359,9 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                                          "clock_mhz": cfg.clock_hz / 1e6, "dram_gbps": cfg.dram_gbps,
                                          "rp_kib": [b / 1024 for b in cfg.rp_bytes], "cp_kib": cfg.cp_bytes / 1024,
                                          "word_bytes": cfg.word_bytes},
-                              "suites": [], "curve": {"alus": list(s["curve_alus"]), "series": {}}}
+                              "suites": [], "curve": {"alus": list(s["curve_alus"]), "series": {}},
+                              "assumptions": cfg.assumptions()}
+    yield LogLine(f"MERIT-z assumptions: {cfg.assumptions()['summary']}")
     total = len(suites) * (1 + len(s["curve_alus"]))
     done = 0
     for name, layers, paper in suites:
@@ -314,6 +381,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         meritz["curve"]["series"][name] = series
 
     yield FinalResult(MeritResult.check({
+        **({"codegen": codegen} if codegen is not None else {}),
         "workload": wl.name, "title": wl.title, "paper": wl.paper,
         "transform": [st.to_json() for st in wl.stages],
         "verification": verification,
@@ -340,6 +408,15 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random operand data")
     p.add_argument("--tile", default="", metavar="IDX=N,...",
                    help="tile extents overriding the workload's (e.g. y=16,x=8); missing: default")
+    p.add_argument("--psum-kib", type=int, default=5, help="MERIT-z partial-sum SRAM per TAU in KB (paper: 5)")
+    p.add_argument("--broadcast", action="store_true",
+                   help="MERIT-z: one DRAM transfer of a shared tile feeds several TAUs")
+    p.add_argument("--dram-model", default="flat", help="MERIT-z DRAM: flat or ddr3-1600 (row/burst timing)")
+    p.add_argument("--lane-padding", default="pad", help="MERIT-z lanes: pad (idle lanes) or fold (Fig. 10)")
+    p.add_argument("--emit", default="", metavar="DIR",
+                   help="write the generated C and CUDA, a Makefile and the check's inputs to DIR (implies --codegen)")
+    p.add_argument("--codegen", action=argparse.BooleanOptionalAction, default=None,
+                   help="generate, compile, run and check C and CUDA from the transform (default: only with --emit)")
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
@@ -365,6 +442,14 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     s["curve_alus"] = parse_alu_list(args.curve, "--curve")
     s["seed"] = args.seed
     s["tile"] = parse_tile(args.tile)
+    s["psum_kib"] = args.psum_kib
+    s["broadcast"] = args.broadcast
+    s["dram_model"] = args.dram_model
+    s["lane_padding"] = args.lane_padding
+    s["emit_dir"] = args.emit
+    s["codegen"] = bool(args.emit) if args.codegen is None else args.codegen
+    if args.emit and args.codegen is False:
+        raise InputError("--emit writes the generated code, which --no-codegen turns off", "--emit")
     check_settings(s)
     return JobRequest(workload=workload, target=None, settings=s)
 
@@ -410,6 +495,32 @@ def parse_alu_list(text: str, where: str = "--curve") -> list[int]:
     return out
 
 
+def codegen_lines(cg: dict[str, Any]) -> list[str]:
+    """The code generation's check and timings, as the command line and the log print them."""
+    c, cu = cg["c"], cg["cuda"]
+    t = c.get("timings_s", {})
+    lines = [f"C ({' '.join(c['flags'])}, {c['threads']} threads): verified = {c['verified']}, max rel error "
+             + (f"{c['max_rel_error']:.2e}" if c["max_rel_error"] is not None else "-")
+             + (f" ({c['message']})" if c["message"] else "")]
+    if t:
+        times = ", ".join(f"{k} {v * 1e3:.4g} ms" for k, v in t.items())
+        sp = c.get("speedup", {})
+        lines.append(f"  median time per call: {times}; best {c.get('best')}: "
+                     + ", ".join(f"{k.replace('_', ' ')} {v:.2f}x" for k, v in sp.items() if v is not None))
+    em = cu["emulated_check"]
+    lines.append(f"CUDA: verified = {cu['verified']}" + (f" ({cu['message']})" if cu["message"] else "")
+                 + ("" if em is None else
+                    f"; emulated check: {'ok' if em['ok'] else 'not ok'}"
+                    + (f", max rel error {em['max_rel_error']:.2e}" if em["max_rel_error"] is not None else "")
+                    + (f" ({em['message']})" if em["message"] else "")))
+    for k in cu["kernels"]:
+        lines.append(f"  {k['function']}: {k['blocks']} blocks x {k['threads']} threads, {k['smem_bytes']} B shared, "
+                     f"{k['layout']}")
+    if cg["emitted"]:
+        lines.append(f"  wrote {len(cg['emitted'])} files to {Path(cg['emitted'][0]).parent}")
+    return lines
+
+
 def format_text(r: dict[str, Any]) -> str:
     v = r["verification"]
     lines = [f"MERIT transform: {r['title']} ({r['workload']})"]
@@ -441,8 +552,11 @@ def format_text(r: dict[str, Any]) -> str:
     for row in r["reuse"]["rows"]:
         paper = f" (paper {row['paper']})" if row["paper"] is not None else ""
         lines.append(f"  {row['architecture']:9s} {row['level']:28s} {row['rate']:7.2f}{paper}")
+    if r.get("codegen"):
+        lines += codegen_lines(r["codegen"])
     mz = r["meritz"]
-    lines.append(f"MERIT-z ({mz['config']['alus']} ALUs, {mz['config']['dram_gbps']} GB/s):")
+    lines.append(f"MERIT-z ({mz['config']['alus']} ALUs, {mz['config']['dram_gbps']} GB/s; "
+                 f"{mz['assumptions']['summary']}):")
     for su in mz["suites"]:
         paper = f" (paper {su['paper']})" if su["paper"] is not None else ""
         lines.append(f"  {su['name']:28s} utilisation {su['utilisation']:.3f}{paper}")

@@ -10,7 +10,9 @@
      "accumulate_sizes": [6]},                 # optional: a-sizes of M(A), must match the others
     {"name": "B", "shape": [6, 5], "map": {"k": [0, 1, 0], "n": [1, 1, 0]}}
   ],
-  "strategy": "dot",                           # dot | relu | l1 | residual | bilateral | copy
+  "strategy": "dot",                           # dot | relu | l1 | residual | bilateral | copy | max | min
+                                               # | sum | sad | ssd | "<combine>/<reduce>", or instead:
+  "combine": "absdiff", "reduce": "sum",       # a user ⊙ (core.merit.strategies.COMBINES / REDUCES)
   "params": {},                                # e.g. {"norm": -50} for bilateral
   "output_shape": [4, 5],                      # optional reshape of Vec(C)
   "tile": {"m": 2, "n": 4},                    # optional tile (missing indices: whole range)
@@ -29,6 +31,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.merit import workloads as W
+from core.merit.strategies import canonical_strategy, combine_reduce_name
 from core.merit.transform import AxisMap, MeritTransform, Operand
 
 
@@ -123,6 +126,13 @@ def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
     strategy = d.get("strategy", "dot")
     if not isinstance(strategy, str):
         raise InputError("strategy must be a name", f"{where}.strategy")
+    if "combine" in d or "reduce" in d:             # a user-defined ⊙: element-wise combine, then reduce
+        if "strategy" in d and strategy != "custom":
+            raise InputError(f"give either a strategy ({strategy!r}) or combine/reduce, not both "
+                             "(or \"strategy\": \"custom\")", f"{where}.strategy")
+        strategy = combine_reduce_name(d.get("combine"), d.get("reduce"), len(operands), where)
+    else:
+        strategy = canonical_strategy(strategy, len(operands), f"{where}.strategy")
     params = d.get("params", {})
     if not isinstance(params, dict):
         raise InputError("params must be an object", f"{where}.params")

@@ -7,7 +7,7 @@ Parts that are the paper's worked examples (butterfly_examples) or tensor maps a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.results import EngineResult, optional_key
@@ -200,14 +200,125 @@ class UtilisationCurve:
 
 
 @dataclass(kw_only=True)
+class MeritzAssumptions:
+    """The MERIT-z model's choices behind the figures (sims.meritz.MeritzConfig.assumptions)."""
+
+    psum_kib: float                             # partial-sum (Compute Pipeline) SRAM
+    broadcast: bool                             # one DRAM transfer of a shared tile feeds several TAUs
+    dram_model: str                             # "flat" | "ddr3-1600" (row-buffer and burst timing)
+    lane_padding: str                           # "pad" (idle lanes) | "fold" (Fig. 10 folding)
+    dram_timing: dict[str, Any] | None          # the row/burst figures used; None with the flat model
+    summary: str                                # one line, e.g. for the panel
+
+
+def _assumptions_before_version_2() -> MeritzAssumptions:
+    """Results stored before the assumptions were recorded ran with these (the model's defaults)."""
+    return MeritzAssumptions(psum_kib=5.0, broadcast=False, dram_model="flat", lane_padding="pad", dram_timing=None,
+                             summary="partial sums 5 KB, broadcast off, DRAM flat rate, lanes padded to 32")
+
+
+@dataclass(kw_only=True)
 class Meritz:
     config: MeritzConfig
     suites: list[MeritzSuite]
     curve: UtilisationCurve
+    # Since version 2; a result stored before reads as the defaults it ran with.
+    assumptions: MeritzAssumptions = field(default_factory=_assumptions_before_version_2)
+
+
+@dataclass(kw_only=True)
+class CodegenKernel:
+    """One generated C function: naive loop nest, tiled (the engine's tile) or packed micro-kernel."""
+
+    stage: str
+    variant: str
+    function: str
+    note: str
+
+
+@dataclass(kw_only=True)
+class CodegenC:
+    """The C generated from the transform (core.merit.codegen_c), compiled, run and compared with numpy.
+    Times are median seconds per call, summed over stages; `verified` only when every kernel ran and
+    matched within `tolerance` (measure: `error_measure`)."""
+
+    language: str
+    flags: list[str]
+    error_measure: str
+    tolerance: float
+    sources: dict[str, str]                     # file name -> text
+    kernels: list[CodegenKernel]
+    compiled: bool
+    run: bool
+    verified: bool
+    max_rel_error: float | None
+    message: str
+    compiler: str | None
+    compile_s: float | None
+    threads: int | None
+    timings_s: dict[str, float]                 # naive | tiled | packed | numpy
+    speedup: dict[str, float | None]            # vs_naive, vs_numpy of the fastest generated kernel
+    errors: dict[str, float] | None = optional_key()      # per kernel variant
+    best: str | None = optional_key()
+    time_s: float | None = optional_key()
+
+
+@dataclass(kw_only=True)
+class CudaKernelJson:
+    stage: str
+    function: str
+    blocks: int
+    threads: int
+    outputs_per_thread: int
+    smem_bytes: int
+    layout: str                                 # the bank layout of the shared footprint and where it came from
+
+
+@dataclass(kw_only=True)
+class EmulatedCheck:
+    """The CUDA kernels run on the CPU (blocks as OpenMP teams): checks indexing, not GPU speed."""
+
+    what: str
+    ran: bool
+    ok: bool
+    max_rel_error: float | None
+    seconds: float | None
+    message: str
+
+
+@dataclass(kw_only=True)
+class CodegenCuda:
+    language: str
+    error_measure: str
+    tolerance: float
+    sources: dict[str, str]
+    kernels: list[CudaKernelJson]
+    nvcc: str | None
+    gpu: bool
+    compiled: bool
+    run: bool
+    verified: bool                              # true only when run on a GPU and matched
+    max_rel_error: float | None
+    timings_s: dict[str, float]
+    message: str                                # e.g. "not run: no GPU"
+    emulated_check: EmulatedCheck | None
+
+
+@dataclass(kw_only=True)
+class Codegen:
+    c: CodegenC
+    cuda: CodegenCuda
+    emitted: list[str]                          # files written (--emit / settings.emit_dir)
+    seconds: float
 
 
 @dataclass(kw_only=True)
 class MeritResult(EngineResult):
+    # Version 2 added `codegen` (C and CUDA generated from the transform, run and checked) and, in the
+    # MERIT-z part, optional keys; both optional, so version-1 results read unchanged.
+    VERSION = 2
+    UPGRADES = {1: lambda d: d}
+
     workload: str
     title: str
     paper: str
@@ -219,6 +330,7 @@ class MeritResult(EngineResult):
     butterfly_examples: dict[str, Any]          # the paper's eqs. 11-16 recomputed, as printed
     reuse: Reuse
     meritz: Meritz
+    codegen: Codegen | None = optional_key()            # only with settings.codegen (version 2)
 
     def headline(self) -> dict[str, float | int | str | None]:
         own = [s for s in self.meritz.suites if s.name.startswith("this workload")]

@@ -106,4 +106,5 @@ class NetBuilder:
 
     # ------------------------------------------------------------------ result
     def network(self, notes: str = "") -> Network:
-        return Network(self.name, self.title, cast(Shape, tuple(self.input_shape)), list(self.layers), notes)
+        return Network(self.name, self.title, cast(Shape, tuple(self.input_shape)), list(self.layers), notes,
+                       {k: list(v) for k, v in self.inputs.items()})

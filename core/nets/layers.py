@@ -110,6 +110,7 @@ class Network:
     input_shape: tuple[int, int, int]          # (channels, height, width)
     layers: list[Layer] = field(default_factory=list)
     notes: str = ""                            # provenance, and any published figure it cannot match
+    inputs: dict[str, list[str]] = field(default_factory=dict)  # layer -> layers it reads ("input"); empty: unknown
 
     @property
     def convs(self) -> list[Conv]:

@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPla
 
 from core.atomic import atomic_write_text
 from core.cain import plans
+from core.cain.engine import bound_text
+from core.cain.lower_bound import verdict
 from core.engine import EngineSpec
 from core.errors import InputError
 from core.fpsp_sim.sources import settings_from_cain_result
@@ -59,12 +61,13 @@ class CainPanel(GenericPanel):
         self._plan: dict[str, Any] | None = None          # the program on show
         self._plans: list[dict[str, Any] | None] = []     # one per point of the plots, in the order found
         self._shown: int | None = None                    # index of the shown plan in _plans
+        self._bound: int | None = None                    # the result's proven lower bound (version 2)
         b = self.binding
         b.build_into(self.controls, ["isa", "mode", "time_s", "traversal", "workers", "max_nodes", "d"])
         self.controls.addWidget(b.label("tolerance"))
         self.tolerance = b.bind("tolerance", QLineEdit())
         self.tolerance.setMaximumWidth(90)
-        b.build_into(self.controls, ["seed_share"])
+        b.build_into(self.controls, ["seed_share", "seed"])
         self.controls.addStretch(1)
         self._build_views()
         project, on_change = self.project, self._project_changed
@@ -244,8 +247,10 @@ class CainPanel(GenericPanel):
             which = "Program"
         else:
             which = "Best program" if self.shown_is_best else f"Program {self._shown + 1} of {len(self._plans)}"
-        return (f"{which}: {len(plan.get('program', []))} instructions (found after {plan.get('nodes', '?')} nodes, "
-                f"{plan.get('time_s', '?')} s, {plan.get('method', '?')}; verified by the exact interpreter)")
+        n = len(plan.get("program", []))
+        bound = "" if self._bound is None else f", {verdict(n, self._bound)}"
+        return (f"{which}: {n} instructions{bound} (found after {plan.get('nodes', '?')} "
+                f"nodes, {plan.get('time_s', '?')} s, {plan.get('method', '?')}; verified by the exact interpreter)")
 
     def _show_plan(self, plan: dict[str, Any]) -> None:
         self._plan = plan
@@ -313,9 +318,12 @@ class CainPanel(GenericPanel):
         self.nodes_plot.clear_series()
         self.time_plot.clear_series()
         self._clear_points()
+        self._bound = None
         if result is None:
             self._clear_plan("No program yet.")
             return
+        lb = result.get("lower_bound")
+        self._bound = lb["value"] if isinstance(lb, dict) else None
         imps = result.get("improvements", [])
         if imps:
             end_nodes = float(result.get("nodes_explored") or imps[-1]["nodes"])
@@ -328,7 +336,7 @@ class CainPanel(GenericPanel):
             self._plans.append(plan)
             self._add_point(imp)
         self.kernels_label.setText(f"Kernels: {result.get('filter', '')} — d = {result.get('d')}, "
-                                   f"max coefficient error {result.get('max_abs_error')}")
+                                   f"max coefficient error {result.get('max_abs_error')}; {bound_text(result)}")
         if result.get("found") and self._plans:
             self.select_program(len(self._plans) - 1)
         else:

@@ -23,6 +23,10 @@ TABLE_COLUMNS = ["layer", "kind", "output", "parallelism", "OLP threads", "KLP t
                  "KLP reduction adds", "FLP reduction adds", "OLP weight reuse", "mode", "accuracy %"]
 MODE_COLORS = {"precise": "#1f77b4", "relaxed": "#2ca02c", "imprecise": "#ff7f0e"}
 SPEED_KEYS = [("baseline", "baseline"), ("parallel", "parallel"), ("parallel_inexact", "parallel+inexact")]
+RATIO_KEYS = [("parallel", "precise"), ("relaxed", "relaxed"), ("imprecise", "imprecise"),
+              ("parallel_inexact", "chosen")]
+PROGRAM_COLUMNS = ["program", "µs / image", "median µs", "÷ onnxruntime", "max abs error", "max rel error",
+                   "rel error vs onnxruntime", "classes as numpy", "C lines", "C size", "weight file", "build s"]
 
 
 def _qcolor(i: int, alpha: int = 255) -> QColor:
@@ -198,16 +202,22 @@ class AccuracyChart(QWidget):
 
 
 class SpeedChart(QWidget):
-    """Speedup bars: baseline, parallel (all precise), parallel + inexact."""
+    """Bars: the speedups over the naive baseline (small chains), or each program's median time
+    divided by onnxruntime's (networks without a baseline, when onnxruntime ran)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMinimumSize(420, 240)
         self.values: list[float] = []
+        self.labels: list[str] = [label for _, label in SPEED_KEYS]
+        self.title = "Speedup over the naive single-thread baseline"
         self.message = ""
 
-    def set_data(self, values: list[float], message: str = "") -> None:
+    def set_data(self, values: list[float], message: str = "", labels: list[str] | None = None,
+                 title: str | None = None) -> None:
         self.values, self.message = values, message
+        self.labels = labels or [label for _, label in SPEED_KEYS]
+        self.title = title or "Speedup over the naive single-thread baseline"
         self.update()
 
     def paintEvent(self, event: Any) -> None:   # noqa: N802
@@ -219,7 +229,7 @@ class SpeedChart(QWidget):
         left, top, right, bottom = 50, 30, self.width() - 16, self.height() - 30
         top_v = max(self.values) * 1.15
         p.setPen(QColor("black"))
-        p.drawText(QRectF(0, 4, self.width(), 20), Qt.AlignCenter, "Speedup over the naive single-thread baseline")
+        p.drawText(QRectF(0, 4, self.width(), 20), Qt.AlignCenter, self.title)
         p.drawLine(left, bottom, right, bottom)
         slot = (right - left) / len(self.values)
         colors = ["#7f7f7f", "#1f77b4", "#2ca02c"]
@@ -229,7 +239,8 @@ class SpeedChart(QWidget):
             p.fillRect(rect, QColor(colors[i % len(colors)]))
             p.setPen(QColor("black"))
             p.drawText(QRectF(rect.left(), rect.top() - 18, rect.width(), 16), Qt.AlignCenter, f"{v:.1f}x")
-            p.drawText(QRectF(left + slot * i, bottom + 4, slot, 18), Qt.AlignCenter, SPEED_KEYS[i][1])
+            p.drawText(QRectF(left + slot * i, bottom + 4, slot, 18), Qt.AlignCenter,
+                       self.labels[i] if i < len(self.labels) else "")
 
 
 class CappuccinoPanel(GenericPanel):
@@ -293,6 +304,17 @@ class CappuccinoPanel(GenericPanel):
         self.speed_chart = SpeedChart()
         self.tabs.insertTab(4, self.speed_chart, "Speedup")
         self.speed_values: list[float] = []
+
+        # the synthesised programs: time, ratio to onnxruntime, errors, source and weight file sizes
+        tab = QWidget()
+        v = QVBoxLayout(tab)
+        self.programs = QTableWidget(0, len(PROGRAM_COLUMNS))
+        self.programs.setHorizontalHeaderLabels(PROGRAM_COLUMNS)
+        v.addWidget(self.programs, 1)
+        self.programs_note = QLabel("")
+        self.programs_note.setWordWrap(True)
+        v.addWidget(self.programs_note)
+        self.tabs.insertTab(5, tab, "Programs")
         self.tabs.setCurrentIndex(0)
 
     # ------------------------------------------------------------------ results
@@ -306,6 +328,8 @@ class CappuccinoPanel(GenericPanel):
         self.accuracy_chart.set_data([], None, None)
         self.speed_chart.set_data([])
         self.speed_values = []
+        self.programs.setRowCount(0)
+        self.programs_note.setText("")
         with QSignalBlocker(self.thread_layer):
             self.thread_layer.clear()
             for row in (result or {}).get("layers", []):
@@ -326,6 +350,7 @@ class CappuccinoPanel(GenericPanel):
                                      f"{first['name']} output, as the next layer reads it")
         self._draw_accuracy(result)
         self._draw_speed(result)
+        self._fill_programs(result)
 
     def _fill_table(self, r: dict[str, Any]) -> None:
         rows = r["layers"]
@@ -336,8 +361,8 @@ class CappuccinoPanel(GenericPanel):
             vals = [row["name"], row["kind"], "x".join(map(str, row["out_shape"])), row["parallelism"],
                     row["olp_threads"], st.get("KLP", {}).get("threads", ""), st.get("FLP", {}).get("threads", ""),
                     st.get("KLP", {}).get("reduction_adds", ""), st.get("FLP", {}).get("reduction_adds", ""),
-                    st["OLP"]["weight_reuse"] if row["kind"] != "pool" else "",
-                    row["mode"] if row["kind"] != "pool" else "-", acc]
+                    st["OLP"]["weight_reuse"] if row["kind"] in ("conv", "fc") else "",
+                    row["mode"] if row["kind"] in ("conv", "fc") else "-", acc]
             for j, v in enumerate(vals):
                 item = QTableWidgetItem(str(v))
                 if TABLE_COLUMNS[j] == "mode" and v in MODE_COLORS:
@@ -367,9 +392,63 @@ class CappuccinoPanel(GenericPanel):
                                 np.array([c["accuracy"] for c in configs], float))
 
     def _draw_speed(self, r: dict[str, Any]) -> None:
-        sp = r["synthesis"].get("speedups")
-        self.speed_values = [float(sp[k]) for k, _ in SPEED_KEYS] if sp else []
-        self.speed_chart.set_data(self.speed_values, r["synthesis"].get("message", "not compiled"))
+        syn = r["synthesis"]
+        sp = syn.get("speedups")
+        ort = syn.get("onnxruntime")
+        if sp:
+            self.speed_values = [float(sp[k]) for k, _ in SPEED_KEYS]
+            self.speed_chart.set_data(self.speed_values, syn.get("message", ""))
+        elif ort:
+            keys = [(k, label) for k, label in RATIO_KEYS if k in ort["ratios"]]
+            self.speed_values = [float(ort["ratios"][k]) for k, _ in keys]
+            self.speed_chart.set_data(self.speed_values, syn.get("message", ""), [label for _, label in keys],
+                                      f"Median time ÷ onnxruntime {ort['version']}'s ({ort['threads']} threads; "
+                                      "below 1: faster)")
+        else:
+            self.speed_values = []
+            self.speed_chart.set_data([], syn.get("message", "not compiled"))
+
+    def _fill_programs(self, r: dict[str, Any]) -> None:
+        """One row per program (and onnxruntime); sizes even when nothing was compiled."""
+        syn = r["synthesis"]
+        progs = syn.get("programs") or {}
+        sizes = syn.get("program_sizes") or {}
+        ort = syn.get("onnxruntime")
+        rows: list[list[str]] = []
+
+        def num(v: Any, fmt: str) -> str:
+            return "" if v is None else format(v, fmt)
+
+        for key in progs or sizes:
+            p = progs.get(key, {})
+            z = sizes.get(key, {})
+            ratio = ort["ratios"].get(key) if ort else None
+            same = "" if not p else ("same" if p["same_classifications"] else f"{100 * p['agreement']:.1f} %")
+            rows.append([key, num(p.get("microseconds_per_image"), ".1f"), num(p.get("median_microseconds_per_image"), ".1f"),
+                         num(ratio, ".2f"), num(p.get("max_abs_error"), ".2e"), num(p.get("max_rel_error"), ".2e"),
+                         num(p.get("onnxruntime_max_rel_error"), ".2e"), same,
+                         num(p.get("source_lines", z.get("source_lines")), "d"),
+                         _size(p.get("source_bytes", z.get("source_bytes"))),
+                         _size(p.get("weight_file_bytes", z.get("weight_file_bytes"))), num(p.get("build_seconds"), ".1f")])
+        if ort:
+            rows.append([f"onnxruntime {ort['version']}", f"{ort['microseconds_per_image']:.1f}",
+                         f"{ort['median_microseconds_per_image']:.1f}", "1.00", "", "", "", "", "", "", "", ""])
+        self.programs.setRowCount(len(rows))
+        for i, vals in enumerate(rows):
+            for j, v in enumerate(vals):
+                self.programs.setItem(i, j, QTableWidgetItem(v))
+        self.programs.resizeColumnsToContents()
+        notes = [syn.get("message", "")] + [syn[k] for k in ("onnxruntime_note", "baseline_note") if syn.get(k)]
+        weights = r["model"].get("weights")
+        if weights:
+            notes.insert(0, f"weights: {weights}")
+        self.programs_note.setText("\n".join(n for n in notes if n))
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return ""
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
 
 
 PANEL = CappuccinoPanel

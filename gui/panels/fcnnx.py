@@ -5,14 +5,17 @@ Pareto point highlights the joint designs built on it. Everything redraws from t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.engine import EngineSpec
+from core.fcnnx.hwtable import write_table
 from core.fcnnx.joint_view import JointView, chosen_view, joint_view, joints_using
 from core.fcnnx.model import RESOURCE_KEYS
 from core.jobs import Event, MetricPoint
@@ -74,6 +77,100 @@ class ScatterPlot(LivePlot):
         return list(self._marks)
 
 
+RUN_COLUMNS = ["CNN", "repetition", "subgraph", "start (beat)", "start (ms)", "end (ms)", "slots", "slow-down", "rounds",
+               "bytes", "transfers (R/W address: bytes)"]
+REGION_COLUMNS = ["region", "kind", "address", "bytes", "weights"]
+
+
+def _item(value: Any) -> QTableWidgetItem:
+    it = QTableWidgetItem(str(value))
+    it.setFlags(it.flags() & ~Qt.ItemIsEditable)
+    return it
+
+
+class HardwareTableView(QWidget):
+    """The chosen design's MCNN-HS table (result "hardware_table"): one row per run of a subgraph in
+    the cycle (per repetition, per subgraph), the memory map, the replay check, and an export."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.info = QLabel("Run the engine: the chosen design's hardware scheduler table appears here")
+        self.info.setWordWrap(True)
+        self.export_button = QPushButton("Export table…")
+        self.export_button.setToolTip("Write mcnn_hs_table.json and the C header mcnn_hs_table.h into a folder")
+        self.export_button.setEnabled(False)
+        self.runs = QTableWidget(0, len(RUN_COLUMNS))
+        self.runs.setHorizontalHeaderLabels(RUN_COLUMNS)
+        self.regions = QTableWidget(0, len(REGION_COLUMNS))
+        self.regions.setHorizontalHeaderLabels(REGION_COLUMNS)
+        for t in (self.runs, self.regions):
+            t.setEditTriggers(QAbstractItemView.NoEditTriggers)
+            t.setSelectionBehavior(QAbstractItemView.SelectRows)
+            t.verticalHeader().setVisible(False)
+            t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)     # compact rows
+            t.horizontalHeader().setDefaultSectionSize(90)
+            t.horizontalHeader().setStretchLastSection(True)
+        self.regions.setColumnWidth(0, 300)
+        head = QHBoxLayout()
+        head.addWidget(self.info, 1)
+        head.addWidget(self.export_button)
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.runs)
+        split.addWidget(self.regions)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(head)
+        lay.addWidget(split, 1)
+        self.doc: dict[str, Any] | None = None
+
+    def show_table(self, result: dict[str, Any] | None) -> None:
+        hw = (result or {}).get("hardware_table")
+        self.doc = hw["table"] if hw else None
+        self.export_button.setEnabled(self.doc is not None)
+        self.runs.setRowCount(0)
+        self.regions.setRowCount(0)
+        if not result:
+            self.info.setText("Run the engine: the chosen design's hardware scheduler table appears here")
+            return
+        if not hw:
+            self.info.setText("This result was stored before the whole-cycle hardware table existed "
+                              "(result version < 3): run it again to get the table and its replay check")
+            return
+        doc = hw["table"]
+        beat_ms = 1e3 * doc["beat_s"]
+        regions = doc["memory"]["regions"]
+        rows = [(e["cnn"], rep["repetition"], sg) for e in doc["engines"] for rep in e["repetitions"]
+                for sg in rep["subgraphs"]]
+        self.runs.setRowCount(len(rows))
+        for k, (cnn, rep, sg) in enumerate(rows):
+            transfers = ", ".join(f"{'W' if t['write'] else 'R'} 0x{t['address']:x}: {t['bytes']}" for t in sg["transfers"])
+            values = [cnn, rep + 1, sg["name"], sg["start_beat"], f"{sg['start_beat'] * beat_ms:.3f}",
+                      f"{sg['end_beat'] * beat_ms:.3f}", sg["slots"], f"{sg['slowdown']:.4g}", sg["rounds"], sg["bytes"],
+                      transfers]
+            for c, v in enumerate(values):
+                self.runs.setItem(k, c, _item(v))
+        self.regions.setRowCount(len(regions))
+        for k, g in enumerate(regions):
+            values = [g["name"], g["kind"], f"0x{g['address']:x}", g["bytes"],
+                      ("streamed" if g["streamed"] else "on chip") if g["kind"] == "weights" else ""]
+            for c, v in enumerate(values):
+                self.regions.setItem(k, c, _item(v))
+        fps = ", ".join(f"{n} {a:.3f}/{b:.3f}" for n, a, b in zip(result["cnns"], hw["replay_fps"], hw["schedule_fps"]))
+        self.info.setText(
+            f"{hw['entries']} runs per cycle of {hw['period_beats']} beats ({1e3 * hw['table_period_s']:.3f} ms), "
+            f"{hw['regions']} memory regions ({hw['memory_bytes'] / 2**20:.2f} MiB). Replay of the table in the "
+            f"simulator: " + ("matches the schedule" if hw["replay_matches"] else "DIFFERS from the schedule")
+            + f" — fps replay/schedule: {fps}" + (f" ({hw['replay_error']})" if hw.get("replay_error") else ""))
+
+    def export_to(self, folder: Path) -> list[Path]:
+        """Writes the shown table into `folder` (what the Export button does after asking)."""
+        if self.doc is None:
+            raise RuntimeError("no hardware table on show")
+        return write_table(self.doc, folder)
+
+
 class FcnnxPanel(GenericPanel):
     engine_name = "fcnnx"
 
@@ -124,6 +221,9 @@ class FcnnxPanel(GenericPanel):
         space.addWidget(top)
         space.addWidget(bottom)
         self.tabs.insertTab(0, space, "Design space")
+        self.hw_table = HardwareTableView()
+        self.hw_table.export_button.clicked.connect(self.export_hardware_table)
+        self.tabs.insertTab(1, self.hw_table, "Hardware table")
         self.tabs.setCurrentIndex(0)
         self.gantt_bars: list[dict[str, Any]] = []
         self.selected: JointView | None = None
@@ -160,6 +260,7 @@ class FcnnxPanel(GenericPanel):
         self.res_plot.clear()
         self.gantt_bars, self.selected, self.highlighted, self._joint_index = [], None, [], {}
         self._shown = None
+        self.hw_table.show_table(None)
 
     def show_result(self, result: dict[str, Any] | None) -> None:
         super().show_result(result)
@@ -175,6 +276,7 @@ class FcnnxPanel(GenericPanel):
             if ks:
                 self._joint_index[series] = ks
                 self.joint_plot.add_points(series, [rows[k]["util"] for k in ks], [rows[k][key] for k in ks])
+        self.hw_table.show_table(result)
         self._show_joint(chosen_view(result))
 
     def show_run(self, run: Run | None, **focus: Any) -> None:
@@ -182,6 +284,20 @@ class FcnnxPanel(GenericPanel):
         super().show_run(run, **focus)
         if self._shown is not None and "joint" in focus:
             self.select_joint(int(focus["joint"]))
+
+    def export_hardware_table(self) -> None:
+        """Ask for a folder and write the chosen design's MCNN-HS table there (JSON and C header)."""
+        if self.hw_table.doc is None:
+            return
+        folder = QFileDialog.getExistingDirectory(self, "Export the MCNN-HS table to a folder")
+        if not folder:
+            return
+        try:
+            files = self.hw_table.export_to(Path(folder))
+        except OSError as exc:
+            self.context.status(f"cannot write the MCNN-HS table to {folder}: {exc.strerror or exc}")
+            return
+        self.context.status("MCNN-HS table written: " + ", ".join(str(f) for f in files))
 
     # ------------------------------------------------------------ linked views
     def joint_point_clicked(self, series: str, i: int) -> None:

@@ -1,28 +1,33 @@
 """Panel of the MERIT engine: M(A)/M(B) as index grids (hover shows the source element), the tile and its
-footprint, bank maps per layout with conflicts in red, reuse bars per architecture and utilisation
-curves of the MERIT-z model (a layer picked there shows its tile in the tile view). Everything redraws
+footprint, bank maps per layout with conflicts in red, reuse bars per architecture, utilisation
+curves of the MERIT-z model (a layer picked there shows its tile in the tile view), and the C and CUDA
+generated from the transform with their check against numpy and timings (Code tab). Everything redraws
 from the result dict alone; the settings widgets are bound to the project by key (gui.binding)."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QSplitter,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
+                               QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.engine import EngineSpec
-from core.merit.engine import ALUS_PER_TAU, NETWORKS, format_tile, parse_alu_list, parse_tile
+from core.merit.engine import (ALUS_PER_TAU, MERITZ_ASSUMPTION_DEFAULTS, NETWORKS, format_tile, parse_alu_list,
+                               parse_tile)
 from gui.binding import Adapter, LineAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import PALETTE, new_plot
 
 NO_LAYER_TEXT = "Pick a layer in the Utilisation tab to see its MERIT-z tile here."
+NO_CODE_TEXT = ("No code generated for this run: tick 'Generate and check code' (C compiled with the system "
+                "compiler and checked against numpy; CUDA run where nvcc and a GPU are present).")
 BANK_COLORS = ["#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5"]
 
 
@@ -324,6 +329,12 @@ def _tree_view(result: dict[str, Any]) -> dict[str, Any]:
     banks["layouts"] = [{k: v for k, v in L.items() if k not in ("bank_grid", "shown_access")}
                         for L in banks.get("layouts", [])]
     out["banks"] = banks
+    if result.get("codegen"):                   # the sources are in the Code tab
+        cg = {k: dict(v) if isinstance(v, dict) else v for k, v in result["codegen"].items()}
+        for part in ("c", "cuda"):
+            if isinstance(cg.get(part), dict):
+                cg[part]["sources"] = {name: f"{len(text)} characters" for name, text in cg[part]["sources"].items()}
+        out["codegen"] = cg
     return out
 
 
@@ -355,6 +366,10 @@ class MeritPanel(GenericPanel):
         for key, w in (("curve_alus", self.curve_edit), ("seed", self.seed_spin)):
             self.controls.addWidget(b.label(key))
             self.controls.addWidget(w)
+        self.codegen_check = b.build("codegen")
+        self.controls.addWidget(self.codegen_check)
+        # the MERIT-z model's assumptions (widgets from the settings schema)
+        self.assumption_widgets = b.build_into(self.controls, list(MERITZ_ASSUMPTION_DEFAULTS))
         self.controls.addStretch(1)
 
         # M(A), M(B)
@@ -446,6 +461,10 @@ class MeritPanel(GenericPanel):
         self.util_plot.showGrid(x=True, y=True, alpha=0.3)
         self.util_plot.addLegend(offset=(-10, 10))
         ul.addWidget(self.util_plot, 2)
+        self.assumptions_label = QLabel("")
+        self.assumptions_label.setWordWrap(True)
+        self.assumptions_label.setToolTip("The MERIT-z model's assumptions this run used (settings above)")
+        ul.addWidget(self.assumptions_label)
         self.util_table = _table(["workload", "utilisation", "paper", "layers"])
         self.layer_table = _table(["layer", "utilisation", "cycles", "DRAM bytes", "bound", "tile"])
         self.util_table.currentCellChanged.connect(lambda r, *_: self._show_layers(r))
@@ -458,11 +477,126 @@ class MeritPanel(GenericPanel):
         tables.addWidget(self.layer_table)
         ul.addWidget(tables, 1)
         self.tabs.addTab(utab, "Utilisation")
+        self._build_code_tab()
         self.plot.setLabel("bottom", "ALUs")
         self.plot.setLabel("left", "utilisation")
         for generic in (self.plot, self.tree):      # the engine's own views first, the generic ones last
             self.tabs.tabBar().moveTab(self.tabs.indexOf(generic), self.tabs.count() - 1)
         self.tabs.setCurrentIndex(0)
+
+    def _build_code_tab(self) -> None:
+        """The C and CUDA generated from the transform, the check against numpy and the timings."""
+        ctab = QWidget()
+        cl = QVBoxLayout(ctab)
+        self.code_status = QLabel(NO_CODE_TEXT)
+        self.code_status.setWordWrap(True)
+        self.code_status.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        cl.addWidget(self.code_status)
+        self.code_table = _table(["code", "kernel", "median time", "vs naive", "max rel error", "note"])
+        self.code_table.setMaximumHeight(170)
+        cl.addWidget(self.code_table)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("File"))
+        self.code_file_box = QComboBox()
+        self.code_file_box.currentIndexChanged.connect(self._show_code_file)
+        row.addWidget(self.code_file_box, 1)
+        self.code_save_button = QPushButton("Save sources...")
+        self.code_save_button.setToolTip("Write the C and CUDA sources of this run to a folder")
+        self.code_save_button.clicked.connect(lambda: self.save_sources())
+        self.code_save_button.setEnabled(False)
+        row.addWidget(self.code_save_button)
+        self.emit_edit = self.binding.build("emit_dir")
+        row.addWidget(self.binding.label("emit_dir"))
+        row.addWidget(self.emit_edit)
+        cl.addLayout(row)
+        self.code_view = QPlainTextEdit()
+        self.code_view.setReadOnly(True)
+        self.code_view.setLineWrapMode(QPlainTextEdit.NoWrap)
+        font = QFont("monospace")
+        font.setStyleHint(QFont.Monospace)
+        self.code_view.setFont(font)
+        self.code_view.setPlaceholderText("Tick 'Generate and check code' and run to see the generated C and CUDA.")
+        cl.addWidget(self.code_view, 1)
+        self.code_tab = ctab
+        self.tabs.addTab(ctab, "Code")
+
+    def _code_sources(self) -> dict[str, str]:
+        cg = (self._r or {}).get("codegen") or {}
+        out: dict[str, str] = {}
+        for part in ("c", "cuda"):
+            out.update((cg.get(part) or {}).get("sources", {}))
+        return out
+
+    def _show_codegen(self, cg: dict[str, Any] | None) -> None:
+        with QSignalBlocker(self.code_file_box):
+            self.code_file_box.clear()
+            for name in self._code_sources():
+                self.code_file_box.addItem(name)
+        self.code_save_button.setEnabled(bool(cg))
+        if not cg:
+            self.code_status.setText(NO_CODE_TEXT)
+            _fill(self.code_table, [])
+            self.code_view.setPlainText("")
+            return
+        c, cu = cg["c"], cg["cuda"]
+        em = cu.get("emulated_check")
+        err = c["max_rel_error"]
+        emerr = em["max_rel_error"] if em else None
+        self.code_status.setText(
+            f"C ({' '.join(c['flags'])}, {c['threads'] or '-'} threads): "
+            + ("verified" if c["verified"] else "NOT verified")
+            + (f", max relative error {err:.2e}" if err is not None else "")
+            + (f" ({c['message']})" if c["message"] else "")
+            + f". Measure: {c['error_measure']}, tolerance {c['tolerance']:g}.\n"
+            + "CUDA: " + ("verified on the GPU" if cu["verified"] else "not verified")
+            + (f" ({cu['message']})" if cu["message"] else "")
+            + ("" if em is None else "; CPU emulation of its blocks: "
+               + ("ok" if em["ok"] else "not ok") + (f", max relative error {emerr:.2e}" if emerr is not None else "")
+               + (f" ({em['message']})" if em["message"] else ""))
+            + (f". Written to {len(cg['emitted'])} files." if cg.get("emitted") else ""))
+        t = c.get("timings_s", {})
+        errors = c.get("errors") or {}
+        notes = {k["variant"]: k["note"] for k in c["kernels"]}
+        rows: list[list[Any]] = []
+        for v, secs in t.items():
+            naive = t.get("naive")
+            rows.append(["C" if v != "numpy" else "numpy", v + (" (best)" if v == c.get("best") else ""),
+                         f"{secs * 1e3:.4g} ms", f"{naive / secs:.3g}x" if naive and secs else "",
+                         f"{errors[v]:.2e}" if v in errors else "", notes.get(v, "direct numpy reference")])
+        for k in cu["kernels"]:
+            secs = cu["timings_s"].get("cuda")
+            rows.append(["CUDA", k["function"], f"{secs * 1e3:.4g} ms" if secs else "not run", "",
+                         f"{cu['max_rel_error']:.2e}" if cu["max_rel_error"] is not None else
+                         (f"{emerr:.2e} (emulated)" if emerr is not None else ""),
+                         f"{k['blocks']} blocks x {k['threads']} threads, {k['smem_bytes']} B shared; {k['layout']}"])
+        _fill(self.code_table, rows)
+        self._show_code_file(0)
+
+    def _show_code_file(self, i: int) -> None:
+        sources = self._code_sources()
+        names = list(sources)
+        self.code_view.setPlainText(sources[names[i]] if 0 <= i < len(names) else "")
+
+    def save_sources(self, folder: str | None = None) -> list[str]:
+        """Write this run's generated sources to `folder` (asked for when None); returns the paths."""
+        sources = self._code_sources()
+        if not sources:
+            return []
+        if folder is None:
+            folder = QFileDialog.getExistingDirectory(self, "Save the generated sources to")
+            if not folder:
+                return []
+        written = []
+        try:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            for name, text in sources.items():
+                (Path(folder) / name).write_text(text)
+                written.append(str(Path(folder) / name))
+        except OSError as exc:
+            self.context.log(f"cannot write the sources to {folder}: {exc}", "error")
+            return written
+        self.context.status(f"wrote {len(written)} source files to {folder}")
+        return written
 
     # ---------------------------------------------------------------- results
     def show_result(self, result: dict[str, Any] | None) -> None:
@@ -479,6 +613,7 @@ class MeritPanel(GenericPanel):
                     self.operand_box.addItem(f"M({g['operand']})")
                 for L in result["banks"]["layouts"]:
                     self.layout_box.addItem(L["layout"])
+        self._show_codegen(None if result is None else result.get("codegen"))
         if result is None:
             self.mgrid.set_grid(None)
             self.bank_view.set_layout(None, 8)
@@ -579,6 +714,8 @@ class MeritPanel(GenericPanel):
                                     symbolBrush=PALETTE[k % len(PALETTE)])
         if alus:
             self.util_plot.getAxis("bottom").setTicks([[(math.log2(a), str(a)) for a in alus]])
+        used = (mz.get("assumptions") or {}).get("summary")
+        self.assumptions_label.setText(f"Assumptions used: {used}" if used else "")
         _fill(self.util_table, [[s["name"], s["utilisation"], s["paper"], len(s["layers"])] for s in mz["suites"]])
         self._show_layers(0)
 

@@ -1,0 +1,696 @@
+/* Cappuccino kernel library: the fixed part of every synthesised program (core/cappuccino/synth.py).
+   The synthesiser prepends the #defines (V, NB, op kinds, counts) and appends the model's tables
+   (buffers, tensors, ops, expected weight sections) after the @TABLES@ marker; the weights come from
+   the binary weight file at start-up (core/cappuccino/weights_file.py).
+
+   Data are map-major (the paper's eq. 2): a tensor of C maps is S = ceil(C/V) stacks, each stored
+   (H + 2 halo) x (W + 2 halo) x V, the V maps of one pixel adjacent.  Every op writes straight into
+   its consumers' frame (halo = the largest pad a consumer needs), so no reordering pass exists; a
+   concatenation is free: its inputs write into channel slices of one buffer.
+
+   Threads: OLP.  Each op's output is cut into units (a tile of NB output pixels x one or two output
+   stacks for a convolution, a row of one stack for pooling, ...); contiguous chunks of units are
+   claimed by the OpenMP workers (run_phase) and an op starts when the one before it is done.  Inside
+   a unit the V SIMD lanes are V output maps: one input value (broadcast) times a vector of V
+   filter-bank weights, so the OLP threads t..t+V-1 of eqs. 3-5 are the lanes of one vector.
+
+   Modes (per op): precise = IEEE float32: no reassociation (every output is a sequential sum in one
+   fixed order), IEEE denormals, each step a fused multiply-add (PRECISE_FMA 1) or a separately
+   rounded multiply and add (PRECISE_FMA 0) -- each lane is such a sum, so vectorising over output
+   maps changes nothing numerically; relaxed = FMA with flush-to-zero and denormals-are-zero for the
+   op; imprecise = relaxed arithmetic with binary16 weights and binary16 stored outputs. */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <math.h>
+#include <time.h>
+#include <sched.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+typedef float vf __attribute__((vector_size(4 * V)));
+typedef int vi __attribute__((vector_size(4 * V)));
+typedef uint16_t h16;              /* binary16 storage */
+
+#define PRECISE 0
+#define RELAXED 1
+#define IMPRECISE 2
+#define AI __attribute__((always_inline)) static inline
+
+AI vf ldf(const float *p) { vf r; memcpy(&r, p, sizeof r); return r; }
+AI void stf(float *p, vf x) { memcpy(p, &x, sizeof x); }
+AI vf bcast(float x) {
+#if defined(__AVX512F__) && V == 16
+  return (vf)_mm512_set1_ps(x);
+#elif defined(__AVX__) && V == 8
+  return (vf)_mm256_set1_ps(x);
+#elif defined(__SSE__) && V == 4
+  return (vf)_mm_set1_ps(x);
+#else
+  vf r; for (int k = 0; k < V; ++k) r[k] = x; return r;
+#endif
+}
+AI vf vmax(vf a, vf b) { vi m = a > b; return (vf)((m & (vi)a) | (~m & (vi)b)); }
+AI vf relu(vf a) { vi m = a > (vf){0}; return (vf)(m & (vi)a); }
+
+/* binary16 <-> float32, round to nearest even (F16C where present) */
+#if defined(__F16C__)
+AI float h2f(h16 h) { return _cvtsh_ss(h); }
+AI h16 f2h(float f) { return (h16)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+#elif defined(__FLT16_MAX__)
+AI float h2f(h16 h) { _Float16 x; memcpy(&x, &h, 2); return (float)x; }
+AI h16 f2h(float f) { _Float16 x = (_Float16)f; h16 h; memcpy(&h, &x, 2); return h; }
+#else
+#error "imprecise layers need F16C or _Float16"
+#endif
+AI vf ldh(const h16 *p) {
+#if defined(__AVX512F__) && V == 16
+  return (vf)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+#elif defined(__F16C__) && V == 8
+  return (vf)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+#elif defined(__F16C__) && V == 4
+  return (vf)_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)p));
+#else
+  vf r; for (int k = 0; k < V; ++k) r[k] = h2f(p[k]); return r;
+#endif
+}
+AI void sth(h16 *p, vf x) {
+#if defined(__AVX512F__) && V == 16
+  _mm256_storeu_si256((__m256i *)p, _mm512_cvtps_ph((__m512)x, _MM_FROUND_TO_NEAREST_INT));
+#elif defined(__F16C__) && V == 8
+  _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph((__m256)x, _MM_FROUND_TO_NEAREST_INT));
+#elif defined(__F16C__) && V == 4
+  _mm_storel_epi64((__m128i *)p, _mm_cvtps_ph((__m128)x, _MM_FROUND_TO_NEAREST_INT));
+#else
+  for (int k = 0; k < V; ++k) p[k] = f2h(x[k]);
+#endif
+}
+AI vf round_h(vf x) { h16 t[V]; sth(t, x); return ldh(t); }
+
+/* acc + a*b.  Relaxed/imprecise: one fused multiply-add.  Precise: also one fused multiply-add (an
+   IEEE 754-2008 operation, correctly rounded once) unless PRECISE_FMA is 0, then a multiply and an
+   add rounded separately (the program is built with -ffp-contract=off, so nothing else is fused). */
+AI vf mla(vf acc, vf a, vf b, const int fast) {
+  if (!fast && !PRECISE_FMA) return acc + a * b;
+#if defined(__AVX512F__) && V == 16
+  return (vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)acc);
+#elif defined(__FMA__) && V == 8
+  return (vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)acc);
+#elif defined(__FMA__) && V == 4
+  return (vf)_mm_fmadd_ps((__m128)a, (__m128)b, (__m128)acc);
+#else
+  return acc + a * b;
+#endif
+}
+
+/* flush-to-zero + denormals-are-zero while a relaxed op runs */
+#if defined(__SSE__)
+#define FTZ_ON(on) unsigned int csr_saved_ = _mm_getcsr(); if (on) _mm_setcsr(csr_saved_ | 0x8040u)
+#define FTZ_OFF() _mm_setcsr(csr_saved_)
+#elif defined(__aarch64__)
+#define FTZ_ON(on) unsigned long fpcr_saved_; __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr_saved_)); \
+  if (on) __asm__ volatile("msr fpcr, %0" :: "r"(fpcr_saved_ | (1ul << 24)))
+#define FTZ_OFF() __asm__ volatile("msr fpcr, %0" :: "r"(fpcr_saved_))
+#else
+#define FTZ_ON(on) (void)(on)
+#define FTZ_OFF() do {} while (0)
+#endif
+
+/* Work sharing between ops: each op's units are cut into chunks that the workers claim (CAS on a
+   per-op counter that grows by one per chunk and image, so a late worker can never claim a chunk of
+   a later image) and count as done; an op starts when every chunk of the op before it is done.  A
+   worker descheduled by other jobs (a shared 2-core machine) thus delays an op only if it holds a
+   chunk: the running worker claims its share instead of waiting at a barrier for it. */
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+static inline void wait_at_least(const long *counter, long target) {
+  int spins = 0;
+  while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < target) {
+    if (++spins < 4096) cpu_relax(); else sched_yield();
+  }
+}
+
+typedef struct { size_t off; int S, Hp, Wp, halo, half, lanes; } buffer_t;  /* a frame in the arena */
+typedef struct { int buf, c0, C, H, W; } tensor_t;                        /* channels c0.. of a buffer */
+typedef struct {
+  const char *name;
+  int kind, mode, relu;
+  int in[8], nin, out, res;          /* res: residual tensor added before the ReLU (fused Add), -1 none */
+  int kh, kw, stride, pt, pl, pb, pr;
+  int gin, gout;                     /* grouped conv: input / output stacks per group (0: dense) */
+  int klast;                         /* real input maps in the last input stack (skip padding lanes) */
+  int count_pad;                     /* average pooling divides by the padded window */
+  int size; float alpha, beta, kbias; /* LRN */
+  int chunks;                        /* pieces the workers claim (1: too little work to share) */
+  int rnd;                           /* its result is binary16 (stored as such in a float32 frame) */
+} op_t;
+
+/*@TABLES@*/
+
+static char *ARENA;
+static const char *WSEC[N_OPS];     /* each op's weight section inside the loaded file */
+
+AI const buffer_t *B_(const tensor_t *t) { return &BUFS[t->buf]; }
+/* element index (in lanes) of stack s, row r, column c of tensor t (r, c may reach into the halo) */
+AI size_t tidx(const tensor_t *t, int s, int r, int c) {
+  const buffer_t *b = B_(t);
+  return (((size_t)(t->c0 / V + s) * b->Hp + r + b->halo) * b->Wp + c + b->halo) * b->lanes;
+}
+AI float *tf(const tensor_t *t) { return (float *)(ARENA + B_(t)->off); }
+AI h16 *th(const tensor_t *t) { return (h16 *)(ARENA + B_(t)->off); }
+/* HALF_FRAMES 0: every frame is float32 (imprecise ops store binary16 values in them) */
+#define IS_HALF(t) (HALF_FRAMES && B_(t)->half)
+AI vf ldt(const tensor_t *t, size_t i) { return IS_HALF(t) ? ldh(th(t) + i) : ldf(tf(t) + i); }
+AI float ld1(const tensor_t *t, size_t i) { return IS_HALF(t) ? h2f(th(t)[i]) : tf(t)[i]; }
+/* store a result: binary16 frames hold binary16; a binary16 result (rnd: an imprecise convolution,
+   or an op whose inputs are all binary16, as forward.py defines) written to a float32 frame is
+   stored as its binary16 value */
+AI void stt(const tensor_t *t, size_t i, vf x, int rnd) {
+  if (IS_HALF(t)) sth(th(t) + i, x);
+  else stf(tf(t) + i, rnd ? round_h(x) : x);
+}
+static int stacks(int c) { return (c + V - 1) / V; }
+
+/* ------------------------------------------------------------------ convolution (dense, grouped, fc) */
+/* One tile: NB output pixels (consecutive in row-major pixel order, so a tile may span rows) x NS
+   output stacks.  Weights per output stack: (S_in of its group, KH, KW, V_in, V_out). */
+AI void conv_tile(const op_t *op, int so, int q0, const int NS, const int NBT, const int MODE, const int XH) {
+  const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
+  const int OW = to->W, st = op->stride, KH = op->kh, KW = op->kw;
+  const buffer_t *bi = B_(ti);
+  const int Si = op->gin ? op->gin : stacks(ti->C);
+  const int s_lo = op->gin ? (so / op->gout) * op->gin : 0;
+  const int L = bi->lanes;           /* V, or fewer for a narrow network input (3 colour maps) */
+  const size_t xss = (size_t)bi->Hp * bi->Wp * L, xrs = (size_t)bi->Wp * L;
+  const size_t wss = (size_t)Si * KH * KW * V * V;
+  size_t xo[NB > NB2 ? NB : NB2];   /* fixed sizes (not NS/NBT): arrays the compiler can keep in registers */
+  int rr[NB > NB2 ? NB : NB2], cc[NB > NB2 ? NB : NB2];     /* output row and column of each pixel */
+  {
+    int r = q0 / OW, c = q0 % OW;       /* one division per tile; the pixels follow in row-major order */
+#pragma GCC unroll 32
+    for (int p = 0; p < NBT; ++p) {
+      rr[p] = r; cc[p] = c;
+      xo[p] = tidx(ti, s_lo, r * st - op->pt, c * st - op->pl);
+      if (++c == OW) { c = 0; ++r; }
+    }
+  }
+  const float *xf = tf(ti); const h16 *xh = th(ti);
+  const float *wf = (const float *)WSEC[op - OPS]; const h16 *wh = (const h16 *)WSEC[op - OPS];
+  const size_t w0 = (size_t)so * wss;
+  vf acc[2][NB > NB2 ? NB : NB2];
+#pragma GCC unroll 4
+  for (int q = 0; q < NS; ++q)
+#pragma GCC unroll 32
+    for (int p = 0; p < NBT; ++p) acc[q][p] = (vf){0};
+  for (int s = 0; s < Si; ++s) {
+    const int kmax = (s == Si - 1 && !op->gin) ? op->klast : V;
+    for (int i = 0; i < KH; ++i)
+      for (int j = 0; j < KW; ++j) {
+        const size_t xb = s * xss + i * xrs + (size_t)j * L;
+        const size_t wb = w0 + (((size_t)s * KH + i) * KW + j) * V * V;
+        const float *xfb = xf + xb; const h16 *xhb = xh + xb;
+        const float *wfb = wf + wb; const h16 *whb = wh + wb;
+        for (int k = 0; k < kmax; ++k) {
+          vf w[2];
+#pragma GCC unroll 4
+          for (int q = 0; q < NS; ++q)
+            w[q] = MODE == IMPRECISE ? ldh(whb + q * wss + k * V) : ldf(wfb + q * wss + k * V);
+#pragma GCC unroll 32
+          for (int p = 0; p < NBT; ++p) {
+            const vf x = bcast(XH ? h2f(xhb[xo[p] + k]) : xfb[xo[p] + k]);
+#pragma GCC unroll 4
+            for (int q = 0; q < NS; ++q) acc[q][p] = mla(acc[q][p], x, w[q], MODE != PRECISE);
+          }
+        }
+      }
+  }
+  const float *bias = (const float *)(WSEC[op - OPS] + BIAS_OFF[op - OPS]);
+#pragma GCC unroll 4
+  for (int q = 0; q < NS; ++q) {
+    const vf b = ldf(bias + (size_t)(so + q) * V);
+#pragma GCC unroll 32
+    for (int p = 0; p < NBT; ++p) {
+      const int r = rr[p], c = cc[p];
+      vf y = acc[q][p] + b;
+      if (op->res >= 0) {                 /* fused residual add: the conv's output, then the sum */
+        if (MODE == IMPRECISE) y = round_h(y);
+        y = y + ldt(&TENS[op->res], tidx(&TENS[op->res], so + q, r, c));
+      }
+      if (op->relu) y = relu(y);
+      stt(to, tidx(to, so + q, r, c), y, op->rnd);
+    }
+  }
+}
+
+/* tile width: NB output pixels, or NB2 when that computes fewer (7x7 maps: 7 tiles of 7, not 5 of 12) */
+static int conv_nb(long P) {
+  if (P < NB) return 1;
+  if (NB2 && P >= NB2 && (P + NB2 - 1) / NB2 * NB2 < (P + NB - 1) / NB * NB) return NB2;
+  return NB;
+}
+
+AI void conv_range(const op_t *op, long u0, long u1, const int NBC, const int MODE, const int XH) {
+  const tensor_t *to = &TENS[op->out];
+  const int So = stacks(to->C), P = to->H * to->W;
+  const long tiles = NBC > 1 ? (P + NBC - 1) / NBC : P;
+  for (long u = u0; u < u1; ++u) {
+    const int pair = (int)(u / tiles), t = (int)(u % tiles);
+    const int so = 2 * pair;
+    const int two = so + 1 < So && (!op->gout || (so + 1) / op->gout == so / op->gout);
+    const int q0 = t * NBC + NBC <= P ? t * NBC : P - NBC;    /* the last tile overlaps its neighbour */
+    if (two) conv_tile(op, so, q0, 2, NBC, MODE, XH);
+    else { conv_tile(op, so, q0, 1, NBC, MODE, XH); if (so + 1 < So) conv_tile(op, so + 1, q0, 1, NBC, MODE, XH); }
+  }
+}
+
+AI void conv_units(const op_t *op, long u0, long u1, const int MODE, const int XH) {
+  const tensor_t *to = &TENS[op->out];
+  const int nb = conv_nb((long)to->H * to->W);
+  if (nb == NB) conv_range(op, u0, u1, NB, MODE, XH);
+#if NB2
+  else if (nb == NB2) conv_range(op, u0, u1, NB2, MODE, XH);
+#endif
+  else conv_range(op, u0, u1, 1, MODE, XH);
+}
+
+/* only the variants the model uses are compiled (USE_<mode>_<input storage>, set by the synthesiser) */
+#define CONV_VARIANT(NAME, MODE, XH, USED) \
+  static __attribute__((noinline)) void NAME(const op_t *op, long u0, long u1) { \
+    if (USED) conv_units(op, u0, u1, MODE, XH); else abort(); }
+CONV_VARIANT(conv_p_f, PRECISE, 0, USE_P_F)
+CONV_VARIANT(conv_p_h, PRECISE, 1, USE_P_H)
+CONV_VARIANT(conv_r_f, RELAXED, 0, USE_R_F)
+CONV_VARIANT(conv_r_h, RELAXED, 1, USE_R_H)
+CONV_VARIANT(conv_i_f, IMPRECISE, 0, USE_I_F)
+CONV_VARIANT(conv_i_h, IMPRECISE, 1, USE_I_H)
+
+/* ------------------------------------------------------------------ depthwise convolution */
+/* unit: one stack x NBD consecutive output pixels of a row; weights (S, KH, KW, V) */
+/* a full block of NBD outputs of a 3-wide kernel: each input row segment is loaded once into
+   registers and serves all three taps (the sum order per output stays kernel row, then column) */
+AI void dw_block3(const op_t *op, const tensor_t *ti, int s, int r, int c0, vf *acc, const int ST, const int MODE) {
+  const float *wf = (const float *)WSEC[op - OPS]; const h16 *wh = (const h16 *)WSEC[op - OPS];
+  for (int i = 0; i < op->kh; ++i) {
+    const size_t wb = (((size_t)s * op->kh + i) * 3) * V;
+    const vf w0 = MODE == IMPRECISE ? ldh(wh + wb) : ldf(wf + wb);
+    const vf w1 = MODE == IMPRECISE ? ldh(wh + wb + V) : ldf(wf + wb + V);
+    const vf w2 = MODE == IMPRECISE ? ldh(wh + wb + 2 * V) : ldf(wf + wb + 2 * V);
+    const size_t xb = tidx(ti, s, r * ST - op->pt + i, c0 * ST - op->pl);
+    vf x[(NBD - 1) * 2 + 3];
+#pragma GCC unroll 32
+    for (int q = 0; q < (NBD - 1) * ST + 3; ++q) x[q] = ldt(ti, xb + (size_t)q * V);
+#pragma GCC unroll 16
+    for (int p = 0; p < NBD; ++p) {
+      acc[p] = mla(acc[p], x[p * ST], w0, MODE != PRECISE);
+      acc[p] = mla(acc[p], x[p * ST + 1], w1, MODE != PRECISE);
+      acc[p] = mla(acc[p], x[p * ST + 2], w2, MODE != PRECISE);
+    }
+  }
+}
+
+AI void dw_units(const op_t *op, long u0, long u1, const int MODE) {
+  const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
+  const int OW = to->W, OH = to->H, st = op->stride, KH = op->kh, KW = op->kw;
+  const long blocks = (OW + NBD - 1) / NBD;
+  const float *wf = (const float *)WSEC[op - OPS]; const h16 *wh = (const h16 *)WSEC[op - OPS];
+  const float *bias = (const float *)(WSEC[op - OPS] + BIAS_OFF[op - OPS]);
+  for (long u = u0; u < u1; ++u) {
+    const int s = (int)(u / (OH * blocks)), r = (int)(u / blocks % OH), c0 = (int)(u % blocks) * NBD;
+    const int n = OW - c0 < NBD ? OW - c0 : NBD;
+    vf acc[NBD];
+#pragma GCC unroll 16
+    for (int p = 0; p < NBD; ++p) acc[p] = (vf){0};
+    if (n == NBD && KW == 3 && st == 1) dw_block3(op, ti, s, r, c0, acc, 1, MODE);
+    else if (n == NBD && KW == 3 && st == 2) dw_block3(op, ti, s, r, c0, acc, 2, MODE);
+    else for (int i = 0; i < KH; ++i)
+      for (int j = 0; j < KW; ++j) {
+        const size_t wb = (((size_t)s * KH + i) * KW + j) * V;
+        const vf w = MODE == IMPRECISE ? ldh(wh + wb) : ldf(wf + wb);
+        const size_t xb = tidx(ti, s, r * st - op->pt + i, c0 * st - op->pl + j);
+        if (n == NBD) {
+#pragma GCC unroll 16
+          for (int p = 0; p < NBD; ++p) acc[p] = mla(acc[p], ldt(ti, xb + (size_t)p * st * V), w, MODE != PRECISE);
+        } else {
+          for (int p = 0; p < n; ++p) acc[p] = mla(acc[p], ldt(ti, xb + (size_t)p * st * V), w, MODE != PRECISE);
+        }
+      }
+    const vf b = ldf(bias + (size_t)s * V);
+    for (int p = 0; p < n; ++p) {
+      vf y = acc[p] + b;
+      if (op->res >= 0) {
+        if (MODE == IMPRECISE) y = round_h(y);
+        y = y + ldt(&TENS[op->res], tidx(&TENS[op->res], s, r, c0 + p));
+      }
+      if (op->relu) y = relu(y);
+      stt(to, tidx(to, s, r, c0 + p), y, op->rnd);
+    }
+  }
+}
+static __attribute__((noinline)) void dw_p(const op_t *op, long u0, long u1) { if (USE_DW_P) dw_units(op, u0, u1, PRECISE); else abort(); }
+static __attribute__((noinline)) void dw_r(const op_t *op, long u0, long u1) { if (USE_DW_R) dw_units(op, u0, u1, RELAXED); else abort(); }
+static __attribute__((noinline)) void dw_i(const op_t *op, long u0, long u1) { if (USE_DW_I) dw_units(op, u0, u1, IMPRECISE); else abort(); }
+
+/* ------------------------------------------------------------------ pooling, add, LRN, softmax, copy */
+/* unit: one row of one stack.  Max ignores the padding; average divides by the in-bounds count, or
+   with count_pad by the window clipped to the padded map (ONNX count_include_pad). */
+static void pool_units(const op_t *op, long u0, long u1, int is_max) {
+  const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
+  const int OH = to->H, OW = to->W, H = ti->H, W = ti->W, k = op->kh, st = op->stride;
+  for (long u = u0; u < u1; ++u) {
+    const int s = (int)(u / OH), r = (int)(u % OH);
+    int r0 = r * st - op->pt, r1 = r0 + k;
+    const int pr0 = r0, pr1 = r1 < H + op->pb ? r1 : H + op->pb;
+    if (r0 < 0) r0 = 0;
+    if (r1 > H) r1 = H;
+    for (int c = 0; c < OW; ++c) {
+      int c0 = c * st - op->pl, c1 = c0 + k;
+      const int pc0 = c0, pc1 = c1 < W + op->pr ? c1 : W + op->pr;
+      if (c0 < 0) c0 = 0;
+      if (c1 > W) c1 = W;
+      vf acc = is_max ? ldt(ti, tidx(ti, s, r0, c0)) : (vf){0};
+      for (int i = r0; i < r1; ++i)
+        for (int j = c0; j < c1; ++j) {
+          const vf x = ldt(ti, tidx(ti, s, i, j));
+          acc = is_max ? vmax(acc, x) : acc + x;
+        }
+      if (!is_max) acc = acc / (float)(op->count_pad ? (pr1 - pr0) * (pc1 - pc0) : (r1 - r0) * (c1 - c0));
+      stt(to, tidx(to, s, r, c), acc, op->rnd);
+    }
+  }
+}
+
+/* unit: one stack; the mean of each whole map, summed row by row */
+static void gap_units(const op_t *op, long u0, long u1) {
+  const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
+  for (long s = u0; s < u1; ++s) {
+    vf acc = (vf){0};
+    for (int i = 0; i < ti->H; ++i)
+      for (int j = 0; j < ti->W; ++j) acc = acc + ldt(ti, tidx(ti, (int)s, i, j));
+    stt(to, tidx(to, (int)s, 0, 0), acc / (float)(ti->H * ti->W), op->rnd);
+  }
+}
+
+/* unit: one row of one stack; inputs summed left to right, then the ReLU */
+static void add_units(const op_t *op, long u0, long u1) {
+  const tensor_t *to = &TENS[op->out];
+  for (long u = u0; u < u1; ++u) {
+    const int s = (int)(u / to->H), r = (int)(u % to->H);
+    for (int c = 0; c < to->W; ++c) {
+      vf y = ldt(&TENS[op->in[0]], tidx(&TENS[op->in[0]], s, r, c));
+      for (int k = 1; k < op->nin; ++k) y = y + ldt(&TENS[op->in[k]], tidx(&TENS[op->in[k]], s, r, c));
+      if (op->relu) y = relu(y);
+      stt(to, tidx(to, s, r, c), y, op->rnd);
+    }
+  }
+}
+
+/* unit: one row; ONNX LRN across maps (the window crosses stacks), scalar */
+static void lrn_units(const op_t *op, long u0, long u1) {
+  const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
+  const int C = ti->C, lo = (op->size - 1) / 2, hi = op->size - 1 - lo;
+  float sq[C > 0 ? C : 1], y[V];
+  for (long r = u0; r < u1; ++r)
+    for (int c = 0; c < ti->W; ++c) {
+      for (int m = 0; m < C; ++m) { const float x = ld1(ti, tidx(ti, m / V, (int)r, c) + m % V); sq[m] = x * x; }
+      for (int s = 0; s < stacks(C); ++s) {
+        for (int l = 0; l < V; ++l) {
+          const int m = s * V + l;
+          if (m >= C) { y[l] = 0.0f; continue; }
+          float sum = 0.0f;
+          for (int j = m - lo; j <= m + hi; ++j) if (j >= 0 && j < C) sum += sq[j];
+          y[l] = ld1(ti, tidx(ti, s, (int)r, c) + l) / powf(op->kbias + op->alpha / op->size * sum, op->beta);
+        }
+        stt(to, tidx(to, s, (int)r, c), ldf(y), op->rnd);
+      }
+    }
+}
+
+/* single unit: softmax over all C*H*W values of the sample (max subtracted first) */
+static void softmax_units(const op_t *op, long u0, long u1) {
+  if (u0 >= u1) return;
+  const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
+  float mx = -INFINITY, sum = 0.0f;
+  for (int m = 0; m < ti->C; ++m) for (int r = 0; r < ti->H; ++r) for (int c = 0; c < ti->W; ++c) {
+    const float x = ld1(ti, tidx(ti, m / V, r, c) + m % V); if (x > mx) mx = x;
+  }
+  for (int m = 0; m < ti->C; ++m) for (int r = 0; r < ti->H; ++r) for (int c = 0; c < ti->W; ++c)
+    sum += expf(ld1(ti, tidx(ti, m / V, r, c) + m % V) - mx);
+  for (int s = 0; s < stacks(ti->C); ++s) for (int r = 0; r < ti->H; ++r) for (int c = 0; c < ti->W; ++c) {
+    float y[V];
+    for (int l = 0; l < V; ++l) {
+      const int m = s * V + l;
+      y[l] = m < ti->C ? expf(ld1(ti, tidx(ti, s, r, c) + l) - mx) / sum : 0.0f;
+    }
+    stt(to, tidx(to, s, r, c), ldf(y), op->rnd);
+  }
+}
+
+/* unit: one row; copies every map into the output tensor, which may start at any channel of its
+   buffer (a concatenation whose slice is not stack-aligned, or whose input is also read elsewhere) */
+static void copy_units(const op_t *op, long u0, long u1) {
+  const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
+  const buffer_t *bo = B_(to);
+  for (long r = u0; r < u1; ++r)
+    for (int c = 0; c < ti->W; ++c)
+      for (int m = 0; m < ti->C; ++m) {
+        const float x = ld1(ti, tidx(ti, m / V, (int)r, c) + m % V);
+        const int mo = to->c0 + m;
+        const size_t i = (((size_t)(mo / V) * bo->Hp + r + bo->halo) * bo->Wp + c + bo->halo) * V + mo % V;
+        if (IS_HALF(to)) th(to)[i] = f2h(x); else tf(to)[i] = x;
+      }
+}
+
+/* ------------------------------------------------------------------ driver */
+static long op_units(const op_t *op) {
+  const tensor_t *to = &TENS[op->out];
+  const long P = (long)to->H * to->W, So = stacks(to->C);
+  switch (op->kind) {
+    case K_CONV: { const int nb = conv_nb(P); return (So + 1) / 2 * ((P + nb - 1) / nb); }
+    case K_DW: return So * to->H * ((to->W + NBD - 1) / NBD);
+    case K_MAXPOOL: case K_AVGPOOL: case K_ADD: return So * to->H;
+    case K_GAP: return So;
+    case K_LRN: case K_COPY: return to->H;
+    default: return 1;
+  }
+}
+
+static void run_op(const op_t *op, long u0, long u1) {
+  const int xh = IS_HALF(&TENS[op->in[0]]);
+  FTZ_ON(op->mode == RELAXED);
+  switch (op->kind) {
+    case K_CONV:
+      if (op->mode == PRECISE) (xh ? conv_p_h : conv_p_f)(op, u0, u1);
+      else if (op->mode == RELAXED) (xh ? conv_r_h : conv_r_f)(op, u0, u1);
+      else (xh ? conv_i_h : conv_i_f)(op, u0, u1);
+      break;
+    case K_DW: (op->mode == PRECISE ? dw_p : op->mode == RELAXED ? dw_r : dw_i)(op, u0, u1); break;
+    case K_MAXPOOL: pool_units(op, u0, u1, 1); break;
+    case K_AVGPOOL: pool_units(op, u0, u1, 0); break;
+    case K_GAP: gap_units(op, u0, u1); break;
+    case K_ADD: add_units(op, u0, u1); break;
+    case K_LRN: lrn_units(op, u0, u1); break;
+    case K_SOFTMAX: softmax_units(op, u0, u1); break;
+    case K_COPY: copy_units(op, u0, u1); break;
+  }
+  FTZ_OFF();
+}
+
+static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + 1e-9 * ts.tv_nsec; }
+static double cpu_now(void) { struct timespec ts; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); return ts.tv_sec + 1e-9 * ts.tv_nsec; }
+static double op_seconds[N_OPS], op_cpu_seconds[N_OPS];     /* wall and worker-0 CPU time per op */
+static int profile = 0;
+
+/* row-major image -> the input tensor's map-major frame; unit: one row of one stack */
+static void pack_input(const float *img, long u0, long u1) {
+  const tensor_t *t = &TENS[0];
+  for (long u = u0; u < u1; ++u) {
+    const int s = (int)(u / t->H), r = (int)(u % t->H);
+    for (int c = 0; c < t->W; ++c) {
+      const int L = B_(t)->lanes;
+      float y[V];
+      for (int l = 0; l < V; ++l) { const int m = s * V + l; y[l] = m < t->C ? img[((size_t)m * t->H + r) * t->W + c] : 0.0f; }
+      if (L == V) stt(t, tidx(t, s, r, c), ldf(y), PRECISE);
+      else for (int l = 0; l < L; ++l) tf(t)[tidx(t, s, r, c) + l] = y[l];     /* a narrow input frame */
+    }
+  }
+}
+
+/* the output tensor in NCHW order */
+static void read_output(float *dst) {
+  const tensor_t *t = &TENS[OUT_TENSOR];
+  for (int m = 0; m < t->C; ++m) for (int r = 0; r < t->H; ++r) for (int c = 0; c < t->W; ++c)
+    dst[((size_t)m * t->H + r) * t->W + c] = ld1(t, tidx(t, m / V, r, c) + m % V);
+}
+
+/* phase k (0: packing the input, 1 + i: op i) of image `gen`: claim chunks of its units until none is
+   left, then wait until all are done (so the next phase may read what this one wrote) */
+static long claim_[N_OPS + 2], done_[N_OPS + 2], gen0_;     /* phase N_OPS + 1: reading the output */
+static float *outputs_;
+
+static void run_phase(int k, long gen, long U, int w, int nt, int chunks, const float *img) {
+  const long nc = nt == 1 || chunks < 1 ? 1 : chunks < U ? chunks : U, base = gen * nc, end = base + nc;
+  /* a one-chunk phase is worker 0's: consecutive small ops stay on one core, and a worker the
+     system has descheduled never holds one */
+  long c = nc == 1 && w != 0 ? end : __atomic_load_n(&claim_[k], __ATOMIC_ACQUIRE);
+  while (c < end) {
+    if (c < base) { c = __atomic_load_n(&claim_[k], __ATOMIC_ACQUIRE); cpu_relax(); continue; }   /* cannot happen */
+    if (!__atomic_compare_exchange_n(&claim_[k], &c, c + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+    const long j = c - base, u0 = U * j / nc, u1 = U * (j + 1) / nc;
+    if (k == 0) pack_input(img, u0, u1);
+    else if (k <= N_OPS) run_op(&OPS[k - 1], u0, u1);
+    else if (outputs_) read_output(outputs_ + (size_t)(gen - gen0_) * NOUT);
+    __atomic_add_fetch(&done_[k], 1, __ATOMIC_ACQ_REL);
+    c = __atomic_load_n(&claim_[k], __ATOMIC_ACQUIRE);
+  }
+  wait_at_least(&done_[k], end);
+}
+
+static void run_pass(const float *images, int count, float *outputs, int threads) {
+  outputs_ = outputs;
+  #pragma omp parallel num_threads(threads)
+  {
+#ifdef _OPENMP
+    const int w = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+    const int w = 0, nt = 1;
+#endif
+    for (int b = 0; b < count; ++b) {
+      const long gen = gen0_ + b;
+      run_phase(0, gen, (long)stacks(TENS[0].C) * TENS[0].H, w, nt, PACK_CHUNKS, images + (size_t)b * IMG);
+      double t0 = profile && w == 0 ? now() : 0.0, c0 = profile && w == 0 ? cpu_now() : 0.0;
+      for (int i = 0; i < N_OPS; ++i) {
+        if (OPS[i].kind == K_NONE) continue;        /* a concatenation its inputs already wrote */
+        run_phase(i + 1, gen, op_units(&OPS[i]), w, nt, OPS[i].chunks, NULL);
+        if (profile && w == 0) {
+          const double t1 = now(), c1 = cpu_now();
+          op_seconds[i] += t1 - t0; op_cpu_seconds[i] += c1 - c0; t0 = t1; c0 = c1;
+        }
+      }
+      /* reading the output is a phase too: the next image's last op must not overwrite it first */
+      run_phase(N_OPS + 1, gen, 1, w, nt, 1, NULL);
+    }
+  }
+  gen0_ += count;
+}
+
+/* ------------------------------------------------------------------ weight file */
+static int fail(const char *path, const char *what) {
+  fprintf(stderr, "weight file %s: %s\n", path, what);
+  return 3;
+}
+static uint64_t rd64(const unsigned char *p) { uint64_t v = 0; for (int k = 7; k >= 0; --k) v = v << 8 | p[k]; return v; }
+static uint32_t rd32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static int load_weights(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return fail(path, "cannot open");
+  fseek(f, 0, SEEK_END);
+  const long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *data = NULL;
+  if (size < 32 || posix_memalign((void **)&data, 64, (size_t)size) || fread(data, 1, (size_t)size, f) != (size_t)size) {
+    fclose(f); return fail(path, size < 32 ? "shorter than its header" : "cannot read");
+  }
+  fclose(f);
+  const unsigned char *h = (const unsigned char *)data;
+  char msg[200];
+  if (memcmp(h, WF_MAGIC, 8)) return fail(path, "not a Cappuccino weight file (bad magic)");
+  if (rd32(h + 8) != WF_VERSION) { snprintf(msg, sizeof msg, "format version %u, this program reads %d", rd32(h + 8), WF_VERSION); return fail(path, msg); }
+  if (rd32(h + 12) != V) { snprintf(msg, sizeof msg, "written for vector width %u, this program has V=%d", rd32(h + 12), V); return fail(path, msg); }
+  if (rd32(h + 16) != N_OPS) { snprintf(msg, sizeof msg, "%u ops, this program has %d", rd32(h + 16), N_OPS); return fail(path, msg); }
+  if (rd64(h + 24) != WF_FINGERPRINT) return fail(path, "written for another network or other modes (fingerprint differs)");
+  if ((size_t)size < 32 + 16 * (size_t)N_OPS) return fail(path, "truncated op table");
+  for (int i = 0; i < N_OPS; ++i) {
+    const uint64_t off = rd64(h + 32 + 16 * i), n = rd64(h + 40 + 16 * i);
+    if (n != SEC_BYTES[i]) { snprintf(msg, sizeof msg, "op %d (%s): %llu bytes of weights, expected %llu", i, OPS[i].name,
+                                      (unsigned long long)n, (unsigned long long)SEC_BYTES[i]); return fail(path, msg); }
+    if (off % 64 || off + n > (uint64_t)size) { snprintf(msg, sizeof msg, "op %d (%s): section at %llu+%llu outside the file (%ld bytes)",
+                                                        i, OPS[i].name, (unsigned long long)off, (unsigned long long)n, size); return fail(path, msg); }
+    WSEC[i] = data + off;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) { fprintf(stderr, "usage: %s weights.bin images.f32 count min_seconds [threads] [--profile] [--dump FILE]\n", argv[0]); return 2; }
+  const int count = atoi(argv[3]);
+  const double min_seconds = atof(argv[4]);
+  int threads = THREADS;
+  const char *dump = NULL;
+  for (int a = 5; a < argc; ++a) {
+    if (!strcmp(argv[a], "--profile")) profile = 1;
+    else if (!strcmp(argv[a], "--dump") && a + 1 < argc) dump = argv[++a];
+    else threads = atoi(argv[a]);
+  }
+  if (count < 1 || threads < 1) { fprintf(stderr, "count and threads must be >= 1\n"); return 2; }
+  if (!ANY_SHARED) threads = 1;      /* no op has enough work to share: a second worker would only wait */
+  const int rc = load_weights(argv[1]);
+  if (rc) return rc;
+  if (posix_memalign((void **)&ARENA, 64, ARENA_BYTES)) { fprintf(stderr, "out of memory\n"); return 2; }
+  memset(ARENA, 0, ARENA_BYTES);                       /* halos and padding lanes stay zero */
+  float *images = malloc(sizeof(float) * (size_t)count * IMG);
+  float *outputs = malloc(sizeof(float) * (size_t)count * NOUT);
+  FILE *f = fopen(argv[2], "rb");
+  if (!f || fread(images, sizeof(float), (size_t)count * IMG, f) != (size_t)count * IMG) {
+    fprintf(stderr, "cannot read %d images from %s\n", count, argv[2]); return 2;
+  }
+  fclose(f);
+  run_pass(images, count, outputs, threads);
+  if (dump) {                 /* every tensor of the last image, NCHW float32, in tensor order */
+    FILE *d = fopen(dump, "wb");
+    if (!d) { fprintf(stderr, "cannot write %s\n", dump); return 2; }
+    for (int i = 0; i < N_TENS; ++i) {
+      const tensor_t *t = &TENS[i];
+      for (int m = 0; m < t->C; ++m) for (int r = 0; r < t->H; ++r) for (int c = 0; c < t->W; ++c) {
+        const float x = ld1(t, tidx(t, m / V, r, c) + m % V); fwrite(&x, 4, 1, d);
+      }
+    }
+    fclose(d);
+  }
+  printf("pred");
+  for (int b = 0; b < count; ++b) {
+    int best = 0;
+    for (int k = 1; k < NOUT; ++k) if (outputs[(size_t)b * NOUT + k] > outputs[(size_t)b * NOUT + best]) best = k;
+    printf(" %d", best);
+  }
+  printf("\n");
+  for (int b = 0; b < count; ++b) {
+    printf("logit");
+    for (int k = 0; k < NOUT; ++k) printf(" %.9g", outputs[(size_t)b * NOUT + k]);
+    printf("\n");
+  }
+  memset(op_seconds, 0, sizeof op_seconds);
+  memset(op_cpu_seconds, 0, sizeof op_cpu_seconds);
+  int passes = 0;
+  struct timespec c0, c1;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+  double t0 = now(), t = t0;
+  do { run_pass(images, count, NULL, threads); ++passes; t = now(); } while (t - t0 < min_seconds);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+  printf("passes %d seconds %.9f\n", passes, t - t0);
+  printf("cpu_seconds %.9f\n", (c1.tv_sec - c0.tv_sec) + 1e-9 * (c1.tv_nsec - c0.tv_nsec));   /* all threads */
+  {                           /* peak resident memory of this process (VmHWM; Linux) */
+    FILE *st = fopen("/proc/self/status", "r");
+    char line[256];
+    while (st && fgets(line, sizeof line, st))
+      if (!strncmp(line, "VmHWM:", 6)) printf("peak_rss_kb %ld\n", atol(line + 6));
+    if (st) fclose(st);
+  }
+  if (profile)
+    for (int i = 0; i < N_OPS; ++i)
+      printf("op %s %s %.3f us wall %.3f us cpu\n", OPS[i].name, KIND_NAMES[OPS[i].kind],
+             1e6 * op_seconds[i] / ((double)passes * count), 1e6 * op_cpu_seconds[i] / ((double)passes * count));
+  free(images); free(outputs);
+  return 0;
+}

@@ -1,0 +1,467 @@
+"""The synthesised program for a DAG network: its plan (frames, tensors, ops, weight sections), its
+C source (the fixed kernel library synth_kernels.c plus the model's tables) and its weight file.
+
+Plan decisions (the why):
+* every tensor is a map-major frame (layout.py); its halo is the largest pad of the convolutions
+  reading it, so convolutions never test bounds; frames are zeroed once, interiors overwritten;
+* a concatenation costs nothing: each input that only the concatenation reads and that starts on a
+  stack boundary is written by its producer straight into its channel slice of the concatenation's
+  frame (nested concatenations too); other inputs get a copy op;
+* a residual Add whose first summand is a convolution read by nothing else is fused into that
+  convolution's epilogue (bias, + residual, ReLU), which then runs at the Add's place in the order;
+* binary16 results follow forward.py's rule: an imprecise convolution's; any other op's iff all its
+  inputs are binary16. Frames are float32 holding those values (half_frames: binary16 frames, a
+  concatenation's frame binary16 iff every tensor in it is);
+* a network input with fewer maps than V gets a narrow frame (3 lanes for colour images, not V);
+* each op is shared out in chunks of at least CHUNK_WORK multiply-adds (see run_phase in the C);
+* weights are reordered at synthesis time: dense/grouped convolutions and fully connected layers to
+  (S_out, S_in of the group, KH, KW, V_in, V_out) -- the V lanes are V output maps (OLP threads
+  t..t+V-1 of eqs. 3-5 are the lanes of one vector) -- depthwise to (S, KH, KW, V); binary16 for
+  imprecise ops; the bias (float32, binary16-rounded when imprecise) follows at a 64-byte boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from core.cappuccino import layout, weights_file
+from core.cappuccino.model import (INPUT, AddOp, CnnModel, ConcatOp, ConvOp, GlobalAvgPoolOp, LrnOp, Op, PoolOp,
+                                   SoftmaxOp)
+from core.cappuccino.numerics import IMPRECISE, MODES, PRECISE, mode_weights
+from core.errors import InputError
+
+KERNELS = Path(__file__).with_name("synth_kernels.c")
+KINDS = ("none", "conv", "dw", "maxpool", "avgpool", "gap", "add", "lrn", "softmax", "copy")
+VECTOR_WIDTHS = (1, 2, 4, 8, 16)
+ALIGN = 64
+# Work sharing: an op is cut into at most 8 chunks per worker, each of at least CHUNK_WORK
+# multiply-adds (or elements read, for the other kinds; a few microseconds on one core), so that a
+# small op is one chunk, run by worker 0: sharing it costs more in claims, waiting and cache traffic
+# than it saves. A network without any op worth sharing (the digits CNN) runs on one worker.
+CHUNK_WORK = 100_000
+CHUNKS_PER_WORKER = 8
+
+
+@dataclass
+class Frame:
+    """A buffer in the arena: S stacks of (H + 2 halo) x (W + 2 halo) x V elements."""
+
+    S: int
+    H: int
+    W: int
+    halo: int
+    half: bool
+    V: int
+    offset: int = 0
+    lanes: int = 0              # elements per pixel and stack: V, or fewer for a narrow network input
+
+    def __post_init__(self) -> None:
+        self.lanes = self.lanes or self.V
+
+    @property
+    def nbytes(self) -> int:
+        return self.S * (self.H + 2 * self.halo) * (self.W + 2 * self.halo) * self.lanes * (2 if self.half else 4)
+
+
+@dataclass
+class Tensor:
+    """Channels c0 .. c0+C of a frame."""
+
+    name: str
+    buf: int
+    c0: int
+    C: int
+    H: int
+    W: int
+
+
+@dataclass
+class ProgOp:
+    name: str
+    kind: str
+    mode: str = PRECISE
+    relu: bool = False
+    ins: list[int] = field(default_factory=list)
+    out: int = -1
+    res: int = -1
+    kh: int = 0
+    kw: int = 0
+    stride: int = 1
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    gin: int = 0
+    gout: int = 0
+    klast: int = 0
+    count_pad: bool = False
+    lrn: tuple[int, float, float, float] = (0, 0.0, 0.0, 0.0)
+    weights: bytes = b""            # the op's section of the weight file
+    bias_offset: int = 0
+    rnd: bool = False               # the result is binary16 (forward.py's storage rule)
+    work: int = 0                   # multiply-adds (or elements touched): decides `chunks`
+    chunks: int = 1                 # pieces the workers claim (see CHUNK_WORK)
+
+
+@dataclass
+class Plan:
+    model_name: str
+    V: int
+    threads: int
+    frames: list[Frame]
+    tensors: list[Tensor]
+    ops: list[ProgOp]
+    out_tensor: int
+    input_shape: tuple[int, int, int]
+    notes: list[str]
+    half_frames: bool = False
+
+    @property
+    def arena_bytes(self) -> int:
+        return sum(_align(f.nbytes) for f in self.frames)
+
+    @property
+    def weight_bytes(self) -> int:
+        return sum(len(op.weights) for op in self.ops)
+
+
+@dataclass
+class Program:
+    """What the synthesiser produces: the C source and the weight file's bytes."""
+
+    source: str
+    weights: bytes
+    plan: Plan
+
+    @property
+    def source_lines(self) -> int:
+        return self.source.count("\n") + 1
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def unsupported_ops(model: CnnModel) -> list[str]:
+    """Ops the synthesiser cannot generate, each with its reason (empty: all fine)."""
+    bad = []
+    for op in model.ops:
+        if not isinstance(op, (ConvOp, PoolOp, GlobalAvgPoolOp, ConcatOp, AddOp, LrnOp, SoftmaxOp)):
+            bad.append(f"{op.name}: op kind {getattr(op, 'kind', type(op).__name__)!r}")
+        elif isinstance(op, PoolOp) and op.mode not in ("max", "avg"):
+            bad.append(f"{op.name}: pooling mode {op.mode!r}")
+        elif isinstance(op, ConcatOp) and len({s[1:] for s in op.in_shapes}) != 1:
+            bad.append(f"{op.name}: concatenation of maps of different sizes")
+    return bad
+
+
+# ------------------------------------------------------------------ planning
+def plan(model: CnnModel, modes: dict[str, str], V: int, threads: int, half_frames: bool = False) -> Plan:
+    """Frames, tensors and ops of the program for one mode assignment (conv name -> mode).
+
+    half_frames: store binary16 tensors in binary16 frames (half the memory). By default every frame
+    is float32 and an imprecise op stores its binary16-rounded values there: the same numbers, and a
+    convolution's broadcast input needs no conversion (faster on x86, where F16C converts vectors)."""
+    if V not in VECTOR_WIDTHS:
+        raise InputError(f"vector width {V} not in {VECTOR_WIDTHS}", "vector_width")
+    bad = unsupported_ops(model)
+    if bad:
+        raise InputError("cannot synthesise: " + "; ".join(bad), model.name)
+    for name, mode in modes.items():
+        if mode not in MODES:
+            raise InputError(f"unknown mode {mode!r} for {name}", "modes")
+    ops = model.ops
+    shape = {INPUT: model.input_shape, **{op.name: op.out_shape for op in ops}}
+    readers: dict[str, list[Op]] = {t: [] for t in shape}
+    for op in ops:
+        for t in op.inputs:
+            readers[t].append(op)
+    producer = {op.name: op for op in ops}
+    notes: list[str] = []
+
+    # binary16 storage (forward.py's rule)
+    half: dict[str, bool] = {INPUT: False}
+    for op in ops:
+        half[op.name] = (modes.get(op.name, PRECISE) == IMPRECISE if isinstance(op, ConvOp)
+                         else all(half[t] for t in op.inputs))
+
+    # residual fusion: add(conv_out, other) with conv_out read only by the add
+    fused: dict[str, AddOp] = {}            # conv name -> the add it runs as
+    for op in ops:
+        if isinstance(op, AddOp) and len(op.inputs) == 2:
+            a, b = op.inputs
+            conv = producer.get(a)
+            if (isinstance(conv, ConvOp) and not conv.relu and not conv.fc and len(readers[a]) == 1
+                    and a != b and shape[a] == shape[b] and conv.name not in fused):
+                fused[conv.name] = op
+
+    # zero-copy concatenation: alias[t] = (concat tensor, channel offset)
+    alias: dict[str, tuple[str, int]] = {}
+    for op in ops:
+        if not isinstance(op, ConcatOp):
+            continue
+        c0 = 0
+        for k, (t, s) in enumerate(zip(op.inputs, op.in_shapes)):
+            p = producer.get(t)
+            whole = s[0] % V == 0 or k == len(op.inputs) - 1      # its last stack's padding lanes hit no neighbour
+            if (p is not None and c0 % V == 0 and whole and len(readers[t]) == 1 and t not in alias
+                    and (not isinstance(p, ConvOp) or p.name not in fused) and op.inputs.count(t) == 1):
+                alias[t] = (op.name, c0)
+            c0 += s[0]
+
+    def root(t: str) -> tuple[str, int]:
+        off = 0
+        while t in alias:
+            t, o = alias[t]
+            off += o
+        return t, off
+
+    # frames: one per root tensor; halo = largest pad of the convolutions reading it or its slices
+    halo: dict[str, int] = {}
+    for t in shape:
+        r, _ = root(t)
+        pads = [max(c.pads4) for c in readers[t] if isinstance(c, ConvOp)]
+        halo[r] = max([halo.get(r, 0), *pads])
+    frames: list[Frame] = []
+    frame_of: dict[str, int] = {}
+    tensors: list[Tensor] = []
+    tensor_of: dict[str, int] = {}
+
+    def tensor(t: str) -> int:
+        if t in tensor_of:
+            return tensor_of[t]
+        r, off = root(t)
+        if r not in frame_of:
+            c, h, w = shape[r]
+            frame_of[r] = len(frames)
+            frames.append(Frame(layout.stacks(c, V), h, w, halo.get(r, 0), half[r] and half_frames, V))
+        c, h, w = shape[t]
+        tensor_of[t] = len(tensors)
+        tensors.append(Tensor(t, frame_of[r], off, c, h, w))
+        return tensor_of[t]
+
+    tensor(INPUT)
+    c_in = model.input_shape[0]
+    if c_in < V and readers[INPUT] and all(isinstance(r, ConvOp) and not r.depthwise and r.groups == 1
+                                           for r in readers[INPUT]):
+        # a narrow input frame (e.g. 3 colour maps, not V lanes of mostly zeros): the first convolution
+        # broadcasts its input values anyway, and reads 5x less memory at V=16
+        frames[frame_of[INPUT]].lanes = c_in
+    prog: list[ProgOp] = []
+    deferred: dict[str, ProgOp] = {}          # fused convolutions, emitted at their add
+    for op in ops:
+        mode = modes.get(op.name, PRECISE) if isinstance(op, ConvOp) else PRECISE
+        if isinstance(op, ConvOp):
+            add = fused.get(op.name)
+            out_name = add.name if add else op.name
+            if add:
+                tensor_of[op.name] = tensor(add.name)     # the conv writes the add's tensor
+            pop = _conv_op(op, mode, V, tensor(op.inputs[0]), tensor(out_name), tensors, shape[op.inputs[0]], notes)
+            if add:
+                pop.res, pop.relu = tensor(add.inputs[1]), add.relu
+                pop.name = f"{op.name}+{add.name}"
+                deferred[add.name] = pop
+                prog.append(ProgOp(op.name, "none", out=pop.out))
+            else:
+                prog.append(pop)
+        elif isinstance(op, AddOp) and op.name in deferred:
+            prog.append(deferred.pop(op.name))
+        elif isinstance(op, PoolOp):
+            prog.append(ProgOp(op.name, "maxpool" if op.mode == "max" else "avgpool", ins=[tensor(op.inputs[0])],
+                               out=tensor(op.name), kh=op.k, kw=op.k, stride=op.stride, pads=op.pads4,
+                               count_pad=op.count_include_pad))
+        elif isinstance(op, GlobalAvgPoolOp):
+            prog.append(ProgOp(op.name, "gap", ins=[tensor(op.inputs[0])], out=tensor(op.name)))
+        elif isinstance(op, AddOp):
+            prog.append(ProgOp(op.name, "add", relu=op.relu, ins=[tensor(t) for t in op.inputs], out=tensor(op.name)))
+        elif isinstance(op, LrnOp):
+            prog.append(ProgOp(op.name, "lrn", ins=[tensor(op.inputs[0])], out=tensor(op.name),
+                               lrn=(op.size, op.alpha, op.beta, op.bias)))
+        elif isinstance(op, SoftmaxOp):
+            src = op.inputs[0]
+            if shape[src] != op.out_shape:        # softmax over a flattened tensor: keep the producer's shape
+                shape[op.name] = shape[src]
+            prog.append(ProgOp(op.name, "softmax", ins=[tensor(src)], out=tensor(op.name)))
+        elif isinstance(op, ConcatOp):
+            out = tensor(op.name)
+            c0 = 0
+            copies = 0
+            for t, s in zip(op.inputs, op.in_shapes):
+                if t not in alias:                # copy into the slice
+                    r, off = root(op.name)
+                    tensors.append(Tensor(f"{op.name}[{c0}:]", frame_of[r], off + c0, s[0], s[1], s[2]))
+                    prog.append(ProgOp(f"{op.name}/copy{copies}", "copy", ins=[tensor(t)], out=len(tensors) - 1))
+                    copies += 1
+                c0 += s[0]
+            if not copies:
+                prog.append(ProgOp(op.name, "none", out=out))
+    if deferred:                                   # pragma: no cover - every add follows its conv
+        raise AssertionError(f"fused convolutions never emitted: {list(deferred)}")
+    for pop in prog:
+        if pop.kind not in ("none", "copy"):             # a fused conv+add stores what the add stores
+            pop.rnd = half.get(tensors[pop.out].name, False)
+        pop.work = _work(pop, tensors, V)
+        pop.chunks = chunks(pop.work, threads)
+    offset = 0
+    for f in frames:
+        f.offset = offset
+        offset += _align(f.nbytes)
+    return Plan(model.name, V, threads, frames, tensors, prog, tensor(model.output), model.input_shape, notes,
+                half_frames)
+
+
+def chunks(work: int, threads: int) -> int:
+    """How many pieces the workers share an op with `work` multiply-adds in."""
+    return 1 if threads <= 1 else max(1, min(CHUNKS_PER_WORKER * threads, work // CHUNK_WORK))
+
+
+def _work(op: ProgOp, tensors: list[Tensor], V: int) -> int:
+    """Multiply-adds of a convolution; elements read for the other kinds (LRN: times its window)."""
+    if op.kind == "none":
+        return 0
+    out = tensors[op.out]
+    n_out = out.C * out.H * out.W
+    if op.kind == "conv":
+        cin = tensors[op.ins[0]].C
+        return n_out * op.kh * op.kw * (op.gin * V if op.gin else cin)     # grouped: its group's maps
+    if op.kind == "dw":
+        return n_out * op.kh * op.kw
+    if op.kind in ("maxpool", "avgpool"):
+        return n_out * op.kh * op.kw
+    if op.kind == "lrn":
+        return n_out * max(1, op.lrn[0])
+    return sum(tensors[i].C * tensors[i].H * tensors[i].W for i in op.ins)
+
+
+def _conv_op(op: ConvOp, mode: str, V: int, tin: int, tout: int, tensors: list[Tensor],
+             in_shape: tuple[int, int, int], notes: list[str]) -> ProgOp:
+    """A convolution / fully connected layer with its reordered weight section."""
+    w = mode_weights(op.weight, mode)
+    bias = layout.pad_maps(mode_weights(op.bias, mode).astype(np.float32), V)
+    c_in = in_shape[0]
+    t, left, b, r = op.pads4
+    pop = ProgOp(op.name, "conv", mode=mode, relu=op.relu, ins=[tin], out=tout, stride=op.stride, pads=(t, left, b, r))
+    if op.fc:
+        w = w.reshape((w.shape[0],) + tuple(in_shape))          # an fc reads its producer's (C, H, W) frame
+        pop.pads, pop.stride = (0, 0, 0, 0), 1
+    if op.depthwise:
+        pop.kind = "dw"
+        wmm = layout.weights_depthwise_map_major(w, V)
+    elif op.groups > 1 and layout.group_aligned(op, V):
+        g = op.groups
+        grouped = layout.weights_grouped_map_major(w, g, V)      # (G, So/G, Si/G, KH, KW, Vout, Vin)
+        wmm = grouped.reshape((-1,) + grouped.shape[2:]).swapaxes(4, 5)
+        pop.gin, pop.gout = c_in // g // V, op.weight.shape[0] // g // V
+    else:
+        if op.groups > 1:
+            notes.append(f"{op.name}: groups of {c_in // op.groups} maps do not start on {V}-map stacks; "
+                         "computed as the block-diagonal dense convolution")
+            w = layout.expand_groups(w, op.groups)
+        wmm = layout.weights_map_major(w, V).swapaxes(4, 5)     # (S_out, S_in, KH, KW, V_in, V_out)
+        pop.klast = c_in - (layout.stacks(c_in, V) - 1) * V
+    pop.kh, pop.kw = int(w.shape[2]), int(w.shape[3])
+    wmm = np.ascontiguousarray(wmm)
+    data = wmm.astype(np.float16).tobytes() if mode == IMPRECISE else wmm.astype(np.float32).tobytes()
+    pop.bias_offset = _align(len(data))
+    pop.weights = data + bytes(pop.bias_offset - len(data)) + bias.tobytes()
+    return pop
+
+
+# ------------------------------------------------------------------ C source
+def _c_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _op_line(op: ProgOp) -> str:
+    ins = (op.ins + [0] * 8)[:8]
+    size, alpha, beta, kbias = op.lrn
+    t, left, b, r = op.pads
+    return ("  {" + f"{_c_str(op.name)}, K_{op.kind.upper()}, {MODES.index(op.mode)}, {int(op.relu)}, "
+            f"{{{', '.join(map(str, ins))}}}, {len(op.ins)}, {op.out}, {op.res}, {op.kh}, {op.kw}, {op.stride}, "
+            f"{t}, {left}, {b}, {r}, {op.gin}, {op.gout}, {op.klast}, {int(op.count_pad)}, "
+            f"{size}, {float(alpha)!r}f, {float(beta)!r}f, {float(kbias)!r}f, {op.chunks}, {int(op.rnd)}" + "},")
+
+
+def table_text(p: Plan) -> str:
+    """The model-specific part of the C source (also what the weight file's fingerprint covers)."""
+    lines = [f"static const buffer_t BUFS[{len(p.frames)}] = {{"]
+    lines += [f"  {{{f.offset}, {f.S}, {f.H + 2 * f.halo}, {f.W + 2 * f.halo}, {f.halo}, {int(f.half)}, {f.lanes}}},"
+              for f in p.frames]
+    lines.append("};")
+    lines.append(f"static const tensor_t TENS[{len(p.tensors)}] = {{")
+    lines += [f"  {{{t.buf}, {t.c0}, {t.C}, {t.H}, {t.W}}},   /* {t.name} */" for t in p.tensors]
+    lines.append("};")
+    lines.append("static const op_t OPS[N_OPS] = {")
+    lines += [_op_line(op) for op in p.ops]
+    lines.append("};")
+    lines.append("static const uint64_t SEC_BYTES[N_OPS] = {" + ", ".join(f"{len(op.weights)}u" for op in p.ops) + "};")
+    lines.append("static const size_t BIAS_OFF[N_OPS] = {" + ", ".join(str(op.bias_offset) for op in p.ops) + "};")
+    lines.append("static const char *KIND_NAMES[] = {" + ", ".join(_c_str(k) for k in KINDS) + "};")
+    return "\n".join(lines)
+
+
+def synthesise(model: CnnModel, modes: dict[str, str], V: int, threads: int, precise_fma: bool = True,
+               half_frames: bool = False) -> Program:
+    """The C source and weight file of the program for one mode assignment (precise_fma: see
+    synth_kernels.c, mla; half_frames: see plan)."""
+    p = plan(model, modes, V, threads, half_frames)
+    tables = table_text(p)
+    fp = weights_file.fingerprint(f"V={V}\n{tables}")
+    c, h, w = p.input_shape
+    out = p.tensors[p.out_tensor]
+    mode_list = ", ".join(f"{op.name}={op.mode}" for op in p.ops if op.kind in ("conv", "dw"))
+    head = [f"/* Cappuccino-synthesised inference program for {model.name}: {len(model.ops)} ops, "
+            f"V={V}, {threads} OLP worker threads.",
+            f"   modes: {mode_list[:400]}{' ...' if len(mode_list) > 400 else ''}",
+            "   build: gcc -O3 -march=native -std=gnu11 -fopenmp -ffp-contract=off prog.c -o prog -lm",
+            "   run:   ./prog weights.bin images.f32 COUNT MIN_SECONDS [THREADS] [--profile] [--dump FILE] */",
+            f"#define V {V}",
+            "#if defined(__AVX512F__)\n#define NB 12\n#define NB2 7\n#else\n#define NB 6\n#define NB2 0\n#endif",
+            "#define NBD 8",
+            f"#define PRECISE_FMA {int(precise_fma)}",
+            f"#define HALF_FRAMES {int(half_frames)}",
+            *(f"#define K_{k.upper()} {i}" for i, k in enumerate(KINDS)),
+            f"#define N_OPS {len(p.ops)}",
+            f"#define N_TENS {len(p.tensors)}",
+            f"#define THREADS {threads}",
+            f"#define IMG {c * h * w}",
+            f"#define NOUT {out.C * out.H * out.W}",
+            f"#define PACK_CHUNKS {chunks(c * h * w, threads)}",
+            f"#define ANY_SHARED {int(any(op.chunks > 1 for op in p.ops))}   /* else one worker does everything */",
+            f"#define OUT_TENSOR {p.out_tensor}",
+            f"#define ARENA_BYTES ((size_t){max(p.arena_bytes, ALIGN)}u)",
+            f"#define WF_MAGIC {_c_str(weights_file.MAGIC[:-1].decode())}",
+            f"#define WF_VERSION {weights_file.FORMAT_VERSION}",
+            f"#define WF_FINGERPRINT {fp}ull",
+            *_variant_defines(p)]
+    library = KERNELS.read_text()
+    before, after = library.split("/*@TABLES@*/")
+    source = "\n".join(head) + "\n" + before + tables + "\n" + after
+    wf = weights_file.WeightFile(V, fp, [op.weights for op in p.ops])
+    return Program(source, weights_file.encode(wf), p)
+
+
+def _variant_defines(p: Plan) -> list[str]:
+    """USE_* flags: only the kernel variants (mode x input storage) the model needs are compiled."""
+    used = set()
+    for op in p.ops:
+        if op.kind == "conv":
+            half_in = p.frames[p.tensors[op.ins[0]].buf].half
+            used.add(f"USE_{op.mode[0].upper()}_{'H' if half_in else 'F'}")
+        elif op.kind == "dw":
+            used.add(f"USE_DW_{op.mode[0].upper()}")
+    names = [f"USE_{m}_{x}" for m in "PRI" for x in "FH"] + [f"USE_DW_{m}" for m in "PRI"]
+    return [f"#define {n} {int(n in used)}" for n in names]
+
+
+def read_dump(path: Path, p: Plan) -> dict[str, np.ndarray]:
+    """The tensors a program wrote with --dump (last image, NCHW float32), by tensor name."""
+    data = np.fromfile(path, np.float32)
+    out, k = {}, 0
+    for t in p.tensors:
+        n = t.C * t.H * t.W
+        out[t.name] = data[k:k + n].reshape(t.C, t.H, t.W)
+        k += n
+    if k != data.size:
+        raise ValueError(f"{path}: {data.size} values, the plan's tensors hold {k}")
+    return out

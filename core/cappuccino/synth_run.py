@@ -1,0 +1,266 @@
+"""Write, build, run and check the synthesised programs of one engine run (the engine's synthesis step).
+
+Programs: `parallel` (every layer precise), `relaxed` and `imprecise` (every layer in that mode: the
+error of each mode on its own), `parallel_inexact` (the modes chosen under the accuracy budget) and,
+for small chains, the naive `baseline`. Each synthesised program is a C file plus its weight file;
+its source size, weight file size and build time are reported. All programs (and onnxruntime on the
+same ONNX file with the same thread count, when installed) run interleaved `repeats` times; every
+output is checked against the numpy reference of the program's modes (max abs / relative error,
+classification of clear-cut images) and against onnxruntime's float32 output.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generator
+
+import numpy as np
+
+from core.atomic import atomic_write_bytes, atomic_write_text
+from core.cappuccino import ort_peer, synth
+from core.cappuccino.forward import forward_reference
+from core.cappuccino.model import CnnModel
+from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
+from core.errors import InputError
+from core.jobs import CancelToken, Event, LogLine, MetricPoint, Progress
+
+ORT = "onnxruntime"
+
+
+@dataclass
+class Source:
+    key: str
+    fname: str
+    text: str
+    weights: bytes | None           # None: the baseline (weights in the source)
+    modes: dict[str, str]
+    lines: int
+
+
+def _sources(model: CnnModel, chosen: dict[str, str], V: int, threads: int, precise_fma: bool,
+             cancel: CancelToken) -> Generator[Event, None, tuple[dict[str, Source], str | None]]:
+    uniform = {m: {op.name: m for op in model.conv_ops} for m in (PRECISE, RELAXED, IMPRECISE)}
+    plan = {"parallel": ("parallel_precise.c", uniform[PRECISE]), "relaxed": ("relaxed.c", uniform[RELAXED]),
+            "imprecise": ("imprecise.c", uniform[IMPRECISE]), "parallel_inexact": ("cappuccino.c", chosen)}
+    out: dict[str, Source] = {}
+    no_baseline = synth.baseline_problem(model)
+    if no_baseline is None:
+        text = synth.synthesise_baseline(model)
+        out["baseline"] = Source("baseline", "baseline.c", text, None, uniform[PRECISE], text.count("\n") + 1)
+    for n, (key, (fname, modes)) in enumerate(plan.items()):
+        yield Progress(0.55 + 0.02 * n, f"synthesising {fname}")
+        cancel.check()
+        prog = synth.synthesise_program(model, modes, V, threads, precise_fma)
+        out[key] = Source(key, fname, prog.source, prog.weights, modes, prog.source_lines)
+    return out, no_baseline
+
+
+def weight_file_name(fname: str) -> str:
+    return fname.replace(".c", "_weights.bin")
+
+
+def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, threads: int, s: dict[str, Any],
+                         cancel: CancelToken, onnx_path: str | None) -> Generator[Event, None, dict[str, Any]]:
+    """The engine's `synthesis` result (see CappuccinoResult.Synthesis)."""
+    sources, no_baseline = yield from _sources(model, chosen, V, threads, bool(s.get("precise_fma", True)), cancel)
+    emit = s["emit_dir"]
+    tmp = Path(tempfile.mkdtemp(prefix="cappuccino-"))
+    out: dict[str, Any] = {"emitted": [], "modes": chosen}
+    if no_baseline:
+        out["baseline_note"] = no_baseline
+    try:
+        work = tmp
+        if emit:
+            work = Path(emit)
+            if work.exists() and not work.is_dir():
+                raise InputError(f"{emit} exists and is not a folder", "emit")
+            try:
+                work.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"cannot create {emit}: {exc}", "emit") from None
+        for src in sources.values():
+            atomic_write_text(work / src.fname, src.text)
+            files = [work / src.fname]
+            if src.weights is not None:
+                atomic_write_bytes(work / weight_file_name(src.fname), src.weights)
+                files.append(work / weight_file_name(src.fname))
+            if emit:
+                out["emitted"] += [str(f.resolve()) for f in files]
+        images = work / "validation_images.f32"
+        synth.write_images(images, model.x_val)
+        labels = work / "validation_labels.txt"
+        atomic_write_text(labels, " ".join(str(int(v)) for v in model.y_val) + "\n")
+        if emit:
+            out["emitted"] += [str(images.resolve()), str(labels.resolve())]
+        out["program_sizes"] = {k: {"source_lines": src.lines, "source_bytes": len(src.text.encode()),
+                                    "weight_file_bytes": len(src.weights) if src.weights is not None else 0}
+                                for k, src in sources.items()}
+        cc, cc_note = synth.find_compiler_noting() if s["compile"] else (None, "")
+        out["compiler"] = cc
+        if cc_note:
+            out["compiler_note"] = cc_note
+            yield LogLine(cc_note, "warning")
+        if cc is None:
+            kept = f"the programs were written to {Path(emit).resolve()}" if emit else (
+                "the programs were generated but not kept (give an output folder to keep them)")
+            out["message"] = ((f"compilation skipped by setting; {kept}" if not s["compile"] else
+                               f"no C compiler found (gcc/cc/clang): {kept}, not compiled or run, "
+                               "so no speedup is reported") + (f" ({cc_note})" if cc_note else ""))
+            yield LogLine(out["message"], "warning")
+            return out
+        yield from _build_run_check(model, sources, work, tmp, images, cc, cc_note, threads, s, cancel, onnx_path, out)
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tmp: Path, images: Path, cc: str,
+                     cc_note: str, threads: int, s: dict[str, Any], cancel: CancelToken, onnx_path: str | None,
+                     out: dict[str, Any]) -> Generator[Event, None, None]:
+    exes: dict[str, Path] = {}
+    build: dict[str, float] = {}
+    for n, (key, src) in enumerate(sources.items()):
+        yield Progress(0.63 + 0.02 * n, f"compiling {src.fname}")
+        exes[key] = tmp / src.fname.replace(".c", "")
+        try:
+            build[key] = synth.compile_c(cc, work / src.fname, exes[key], src.weights is not None, cancel.check)
+        except RuntimeError as exc:
+            raise InputError(f"the C compiler rejected {src.fname}: {exc}", src.fname) from None
+    count = len(model.y_val)
+    ort_version = ort_peer.version() if onnx_path else None
+    if onnx_path and ort_version is None:
+        out["onnxruntime_note"] = "onnxruntime is not installed: no comparison with it"
+    elif not onnx_path:
+        out["onnxruntime_note"] = "no ONNX file for this network: no comparison with onnxruntime"
+    # interleaved runs (every program, then onnxruntime, then again) so load from other processes
+    # affects each alike; the fastest run counts, the median is reported too
+    keys = list(sources) + ([ORT] if ort_version else [])
+    runs: dict[str, list[synth.RunResult]] = {k: [] for k in keys}
+    total = s["repeats"] * len(keys)
+    for rep in range(s["repeats"]):
+        for n, key in enumerate(keys):
+            yield Progress(0.72 + 0.26 * (rep * len(keys) + n) / total, f"running {key} ({rep + 1}/{s['repeats']})")
+            if key == ORT:
+                assert onnx_path is not None
+                runs[key].append(synth.run_command(ort_peer.command(Path(onnx_path), images, count, s["min_seconds"],
+                                                                    threads), count, cancel.check, ORT))
+            else:
+                src = sources[key]
+                wpath = work / weight_file_name(src.fname) if src.weights is not None else None
+                runs[key].append(synth.run_program(exes[key], images, count, s["min_seconds"], cancel.check,
+                                                   weights=wpath, threads=threads if wpath else None))
+    ort_out = runs[ORT][0].logits if ort_version else None
+    ours = runs["parallel"][0].logits
+    if ort_version and (ort_out is None or ours is None or ort_out.shape[1] != ours.shape[1]):
+        out["onnxruntime_note"] = "onnxruntime's output does not have the network's output size: not compared"
+        ort_out = None
+    refs: dict[tuple, np.ndarray] = {}
+    programs: dict[str, Any] = {}
+    for n, (key, src) in enumerate(sources.items()):
+        mkey = tuple(sorted(src.modes.items()))
+        if mkey not in refs:
+            refs[mkey] = forward_reference(model, model.x_val, src.modes)[0]
+        programs[key] = _program_record(key, src, runs[key], refs[mkey], model.y_val, ort_out, build[key], threads,
+                                        count, out["program_sizes"][key])
+        yield MetricPoint("µs per image", n, programs[key]["microseconds_per_image"], plot="speed")
+    out["programs"] = programs
+    if ort_version:
+        times = [r.seconds_per_pass for r in runs[ORT]]
+        out["onnxruntime"] = {"version": ort_version, "threads": threads, "onnx": str(onnx_path),
+                              "microseconds_per_image": 1e6 * min(times) / count,
+                              "median_microseconds_per_image": 1e6 * float(np.median(times)) / count,
+                              "ratios": {k: p["median_microseconds_per_image"] / (1e6 * float(np.median(times)) / count)
+                                         for k, p in programs.items() if k != "baseline"}}
+    note = f" ({cc_note})" if cc_note else ""
+    msg = [f"compiled with {cc}{note}; best of {s['repeats']} runs of >= {s['min_seconds']} s each"]
+    if "baseline" in programs:
+        base = programs["baseline"]["seconds_per_pass"]
+        out["speedups"] = {k: base / v["seconds_per_pass"] for k, v in programs.items()}
+        msg.append(f"speedup {out['speedups']['parallel_inexact']:.1f}x over the naive baseline")
+    if "onnxruntime" in out:
+        r = out["onnxruntime"]["ratios"]
+        msg.append(f"median time / onnxruntime's: precise {r['parallel']:.2f}, relaxed {r['relaxed']:.2f}, "
+                   f"imprecise {r['imprecise']:.2f}, chosen {r['parallel_inexact']:.2f}")
+    out["message"] = "; ".join(msg)
+
+
+def _program_record(key: str, src: Source, runs: list[synth.RunResult], ref_logits: np.ndarray, labels: np.ndarray,
+                    ort_out: np.ndarray | None, build_seconds: float, threads: int, count: int,
+                    sizes: dict[str, int]) -> dict[str, Any]:
+    best = min(runs, key=lambda rr: rr.seconds_per_pass)
+    ref = ref_logits.argmax(1)
+    preds = [np.asarray(rr.predictions) for rr in runs]
+    lg = runs[0].logits
+    scale = max(1.0, float(np.abs(ref_logits).max()))
+    big = float(np.abs(ref_logits).max()) or 1.0
+    abs_err = None if lg is None else float(np.abs(lg - ref_logits).max())
+    agree = min(float((p == ref).mean()) for p in preds)
+    # an image whose two best reference outputs are closer than the rounding of C's arithmetic
+    # (other summation order, FMA; binary16 in imprecise layers) may flip: a tie, not an error
+    top2 = np.sort(ref_logits, axis=1)[:, -2:]
+    tol = (2e-3 if IMPRECISE in src.modes.values() else 1e-5) * scale
+    clear = (top2[:, 1] - top2[:, 0]) > tol
+    differ = np.logical_or.reduce([p != ref for p in preds])
+    rec: dict[str, Any] = {
+        "source": src.fname, "modes": src.modes, "threads": 1 if key == "baseline" else threads,
+        "seconds_per_pass": best.seconds_per_pass, "passes": best.passes,
+        "microseconds_per_image": 1e6 * best.seconds_per_pass / count,
+        "median_microseconds_per_image": 1e6 * float(np.median([rr.seconds_per_pass for rr in runs])) / count,
+        "agreement": agree, "same_classifications": agree == 1.0, "images": count,
+        "mismatches": int((differ & clear).sum()), "near_ties_differing": int((differ & ~clear).sum()),
+        "max_logit_difference": None if abs_err is None else abs_err / scale,
+        "accuracy": float(100 * (preds[0] == labels).mean()),
+        "build_seconds": build_seconds, **sizes,
+    }
+    if abs_err is not None:
+        rec["max_abs_error"], rec["max_rel_error"] = abs_err, abs_err / big
+    if ort_out is not None and lg is not None:
+        d = float(np.abs(lg - ort_out).max())
+        rec["onnxruntime_max_abs_error"] = d
+        rec["onnxruntime_max_rel_error"] = d / (float(np.abs(ort_out).max()) or 1.0)
+    return rec
+
+
+def _e(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1e}"
+
+
+def format_programs(syn: dict[str, Any]) -> list[str]:
+    """The programs' lines of the engine's text output: time, ratio to onnxruntime, errors, sizes."""
+    lines = []
+    ort = syn.get("onnxruntime")
+    progs = syn.get("programs") or {}
+    sizes = syn.get("program_sizes") or {}
+    if progs:
+        lines.append(f"  {'program':17} {'us/image':>10} {'median':>10} {'/ORT':>5} {'speedup':>8}  {'max abs err':>11} "
+                     f"{'max rel err':>11} {'vs ORT rel':>10}  classes  {'C lines':>7} {'wt file':>9} {'build s':>7}")
+    for k, p in progs.items():
+        ratio = f"{ort['ratios'][k]:5.2f}" if ort and k in ort["ratios"] else "    -"
+        sp = (syn.get("speedups") or {}).get(k)
+        speed = "-" if sp is None else f"{sp:.2f}x"
+        same = "same" if p["same_classifications"] else f"{100 * p['agreement']:.0f} %"
+        build = "-" if p.get("build_seconds") is None else f"{p['build_seconds']:.1f}"
+        ties = f"  ({p['near_ties_differing']} near-tie images differ)" if p.get("near_ties_differing") else ""
+        lines.append(f"  {k:17} {p['microseconds_per_image']:10.1f} {p['median_microseconds_per_image']:10.1f} {ratio} "
+                     f"{speed:>8}  {_e(p.get('max_abs_error')):>11} {_e(p.get('max_rel_error')):>11} "
+                     f"{_e(p.get('onnxruntime_max_rel_error')):>10}  {same:7}  {p.get('source_lines', '-'):>7} "
+                     f"{_mb(p.get('weight_file_bytes')) if p.get('weight_file_bytes') else 'in the C':>9} {build:>7}{ties}")
+    if not progs and sizes:
+        for k, z in sizes.items():
+            lines.append(f"  {k:17} {z['source_lines']} lines of C, weight file {_mb(z['weight_file_bytes'])}")
+    if ort:
+        lines.append(f"  onnxruntime {ort['version']} ({ort['threads']} threads): {ort['microseconds_per_image']:.1f} us/image "
+                     f"(median {ort['median_microseconds_per_image']:.1f})")
+    for key in ("onnxruntime_note", "baseline_note"):
+        if syn.get(key):
+            lines.append(f"  {syn[key]}")
+    return lines
+
+
+def _mb(n: int | None) -> str:
+    if n is None:
+        return "-"
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"

@@ -1,0 +1,866 @@
+"""C code generated from a MERIT transform: the paper's point that a transform *is* a kernel.
+
+Every operand read is affine in the indices (eq. 5): with the operand's zero padding stored, element
+(k) of M(op) sits at  base + sum_j k_j * stride_j  of the padded buffer. From that one fact come
+three kernels, all for float32, each a function `void NAME(const float *in0, ..., float *out)`:
+
+* naive: the plain loop nest, every output's ranged inner product (PreLoop / Loop / PostLoop of
+  Listings 1 and 2) walked index by index; no pragmas.
+* tiled: the engine's tile. OpenMP over the p-tiles (from PARALLEL_MIN_WORK steps); one parallel
+  index of the tile is the vector of lanes (`lane_index`), each lane running the ranged inner product
+  of its output over the a-tile, vectorised across lanes by `#pragma omp simd` (lane = element of the
+  p-tile, step = element of the a-tile, as in the bank analysis and as the threads of the CUDA
+  kernel); or, where the innermost accumulated index is a unit-stride run, the inner product itself is
+  the vector (`vector_mode`). A short whole a-tile is written out step by step, with several outputs
+  per lane (unroll-and-jam) so that overlapping reads are loaded once; with several a-tiles the
+  partial sums stay in the tile's array (output stationary) while the a-tiles pass.
+* packed (GEMM-like transforms only: a bilinear strategy whose parallel indices split into those
+  only A moves with (M), only B moves with (N) and both move with (batch)): the tile of M(A) and of
+  M(B) expanded on the fly into packed panels (for a convolution, im2col of one cache block) and a
+  register-blocked MR x NR micro-kernel in GCC vector extensions, OpenMP over batch x N blocks.
+  The bilateral weight's e^x is `merit_expf` (EXPF), a polynomial the compiler can vectorise.
+
+A driver `main` loads (or draws) the inputs, times every kernel alternately, writes the outputs and
+prints the times as JSON; codegen_run compiles and runs it and compares with numpy.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from core.merit.strategies import COMBINES, REDUCES, get_strategy
+from core.merit.tiling import tile_sizes
+from core.merit.transform import MeritTransform, Operand
+
+FLAGS = ["-O3", "-march=native", "-fopenmp"]
+MAX_TILE_OUTPUTS = 8192            # partial sums of one p-tile kept on the stack (32 KB)
+PACKED_MIN_M = 4                   # below this the MR-row micro-kernel wastes most of its rows
+# Threads only where there is work for them: starting a team costs microseconds, and on a loaded
+# machine a barrier waits for a descheduled thread's next time slice (measured here at a load of 14
+# on 2 cores: some 4 ms per parallel region, against 0.3 ms for a 64-channel 112x112 depthwise layer).
+PARALLEL_MIN_WORK = 1 << 24        # steps (p x a): several milliseconds of one core
+
+
+# ---------------------------------------------------------------- addressing (eq. 5 as strides)
+@dataclass
+class OperandAddress:
+    """Where M(op)_k lives in the padded operand buffer: base + sum_j k_j * strides[j]."""
+
+    name: str
+    padded_shape: tuple[int, ...]
+    base: int
+    strides: dict[str, int]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.padded_shape, dtype=np.int64))
+
+
+def operand_address(t: MeritTransform, op: Operand) -> OperandAddress:
+    pad = op.padding()
+    shape = tuple(int(s) + 2 * int(p) for s, p in zip(op.shape, pad))
+    row = [int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape))]
+    base = sum(int(p) * r for p, r in zip(pad, row))
+    strides = {n: 0 for n, _ in t.indices}
+    for idx, m in op.maps.items():
+        strides[idx] += m.stride * row[m.axis]
+        base += m.offset * row[m.axis]
+    return OperandAddress(op.name, shape, base, strides)
+
+
+def output_strides(t: MeritTransform) -> dict[str, int]:
+    """Vec(C) is row-major over the parallel indices."""
+    out, acc = {}, 1
+    for n, s in reversed(t.parallel):
+        out[n] = acc
+        acc *= s
+    return out
+
+
+def padded_inputs(t: MeritTransform, data: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Each operand's data as the kernels read it: float32, zero padding stored, C order."""
+    out = []
+    for op in t.operands:
+        arr = np.asarray(data[op.name], dtype=np.float32)
+        pad = op.padding()
+        if any(pad):
+            arr = np.pad(arr, [(p, p) for p in pad])
+        out.append(np.ascontiguousarray(arr))
+    return out
+
+
+# ---------------------------------------------------------------- the strategy in C (Listings 1, 2)
+@dataclass
+class CStrategy:
+    """PreLoop / Loop / PostLoop as C: `loop` reads the loop operands as x0, x1, ... and `post` the
+    per-output operands as o0, o1, ... (numbered by operand position)."""
+
+    accs: list[tuple[str, str, str]]      # (accumulator, initial value, OpenMP reduction operator)
+    loop: str
+    post: str
+
+
+def _cfloat(v: float) -> str:
+    return f"{float(v)!r}f" if np.isfinite(v) else ("INFINITY" if v > 0 else "-INFINITY")
+
+
+def c_strategy(t: MeritTransform, fast_exp: bool = False) -> CStrategy:
+    """`fast_exp`: the bilateral weight through merit_expf (EXPF below), which vectorises; else libm's."""
+    name = t.strategy
+    s = get_strategy(name)
+    plus = [("acc", "0.0f", "+")]
+    if name in ("dot", "relu", "residual"):
+        post = "acc"
+        if name == "relu":
+            post = "fmaxf(acc, 0.0f)"
+        if name == "residual":
+            post = "fmaxf(acc + o2, 0.0f)" if t.params.get("relu", False) else "(acc + o2)"
+        return CStrategy(plus, "acc += x0 * x1;", post)
+    if name == "l1":
+        return CStrategy(plus, "acc += fabsf(x0 - x1);", "acc")
+    if name == "copy":
+        return CStrategy(plus, "acc += x0;", "acc")
+    if name == "bilateral":
+        norm = _cfloat(float(t.params["norm"]))
+        return CStrategy([("wsum", "0.0f", "+"), ("wxsum", "0.0f", "+")],
+                         f"{{ const float d = o0 - x1; const float w = {'merit_expf' if fast_exp else 'expf'}"
+                         f"(d * d * {norm}) * x2 * x3; "
+                         "wsum += w; wxsum += w * x1; }", "(wxsum / wsum)")
+    combine, _, reduce = s.name.partition("/")
+    arity, _, cexpr = COMBINES[combine]
+    _, identity, update, redop = REDUCES[reduce]
+    value = cexpr.format(*[f"x{i}" for i in range(arity)])
+    return CStrategy([("acc", _cfloat(identity), redop)], update.format(v=value), "acc")
+
+
+# e^x without a libm call, so that a loop calling it vectorises (Cephes expf: x = n ln2 + r, |r| <= ln2/2,
+# a degree-6 polynomial for e^r, 2^n put into the exponent bits; relative error below 1e-7 over the
+# clamped range, e^-87.3 ~ 1e-38 standing in for anything smaller). Written with selects, the 1.5*2^23
+# rounding trick and memcpy rather than fminf/floorf/unions, which GCC does not vectorise without
+# -ffast-math.
+EXPF = r"""
+#include <string.h>
+static inline float merit_expf(float x)
+{
+    x = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
+    const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    const int e = ((int)n + 127) << 23;
+    float s;
+    memcpy(&s, &e, sizeof s);
+    return p * s;
+}
+"""
+
+
+# ---------------------------------------------------------------- helpers for emitting C
+def _sum(terms: list[tuple[str, int]], base: int = 0) -> str:
+    """'base + i*s + ...' with zero strides left out."""
+    parts = [str(base)] if base else []
+    parts += [f"{v}*{s}L" if s != 1 else v for v, s in terms if s]
+    return " + ".join(parts) or "0"
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+@dataclass
+class Kernel:
+    """One generated function and what it is."""
+
+    name: str
+    variant: str                      # naive | tiled | packed
+    text: str
+    note: str = ""
+
+
+@dataclass
+class CProgram:
+    """The C file for one transform: kernels plus a timing driver."""
+
+    stage: str
+    kernels: list[Kernel]
+    source: str
+    inputs: list[OperandAddress]
+    out_size: int
+    tile: dict[str, int] = field(default_factory=dict)
+    packed: dict[str, Any] | None = None
+
+
+def _signature(t: MeritTransform, name: str) -> str:
+    ins = ", ".join(f"const float *restrict in{i}" for i in range(len(t.operands)))
+    return f"void {name}({ins}, float *restrict out)"
+
+
+def _roles(t: MeritTransform) -> tuple[list[int], list[int]]:
+    s = get_strategy(t.strategy)
+    loop = [i for i, po in enumerate(s.per_output) if not po]
+    once = [i for i, po in enumerate(s.per_output) if po]
+    return loop, once
+
+
+# ---------------------------------------------------------------- naive loop nest
+def naive_kernel(t: MeritTransform, name: str) -> Kernel:
+    cs = c_strategy(t)
+    addr = [operand_address(t, op) for op in t.operands]
+    loop_ops, once_ops = _roles(t)
+    ostr = output_strides(t)
+    L = [_signature(t, name), "{"]
+    ind = "    "
+    for n, size in t.parallel:
+        L.append(f"{ind}for (long {_ident(n)} = 0; {_ident(n)} < {size}L; ++{_ident(n)})")
+    L.append(f"{ind}{{")
+    ind2 = ind + "    "
+    p_terms = [(_ident(n), 0) for n, _ in t.parallel]
+    for i in once_ops:
+        terms = [(v, addr[i].strides[n]) for (v, _), (n, _) in zip(p_terms, t.parallel)]
+        L.append(f"{ind2}const float o{i} = in{i}[{_sum(terms, addr[i].base)}];")
+    for a, init, _ in cs.accs:
+        L.append(f"{ind2}float {a} = {init};")
+    inner = ind2
+    for n, size in t.accumulate:
+        L.append(f"{inner}for (long {_ident(n)} = 0; {_ident(n)} < {size}L; ++{_ident(n)})")
+    L.append(f"{inner}{{")
+    for i in loop_ops:
+        terms = [(_ident(n), addr[i].strides[n]) for n, _ in t.indices]
+        L.append(f"{inner}    const float x{i} = in{i}[{_sum(terms, addr[i].base)}];")
+    L.append(f"{inner}    {cs.loop}")
+    L.append(f"{inner}}}")
+    oterms = [(_ident(n), ostr[n]) for n, _ in t.parallel]
+    L.append(f"{ind2}out[{_sum(oterms)}] = {cs.post};")
+    L.append(f"{ind}}}")
+    L.append("}")
+    return Kernel(name, "naive", "\n".join(L), "the plain loop nest, one output at a time, no pragmas")
+
+
+# ---------------------------------------------------------------- tiled (the engine's tile)
+def code_tile(t: MeritTransform, tile: dict[str, int]) -> dict[str, int]:
+    """The engine's tile, shrunk (largest parallel extent halved) until its partial sums fit the stack."""
+    ext = tile_sizes(t, tile)
+    while int(np.prod([ext[n] for n, _ in t.parallel] or [1])) > MAX_TILE_OUTPUTS:
+        n = max((n for n, _ in t.parallel), key=lambda k: ext[k])
+        ext[n] = (ext[n] + 1) // 2
+    return ext
+
+
+REDUCTION_MIN_RUN = 8               # a unit-stride accumulated run at least this long is the vector
+UNROLL_MAX_STEPS = 64               # a whole a-tile this short is written out step by step (x jam);
+                                    # GCC stops vectorising a much longer loop body
+
+
+def vector_mode(t: MeritTransform, ext: dict[str, int], lane: str | None) -> str:
+    """'reduction' when the innermost accumulated index reads every loop operand with stride 0 or 1
+    over a run of at least REDUCTION_MIN_RUN (and at least as long as the lanes), else 'lanes'."""
+    if not t.accumulate:
+        return "lanes"
+    inner = t.accumulate[-1][0]
+    loop_ops, _ = _roles(t)
+    strides = [operand_address(t, t.operands[i]).strides[inner] for i in loop_ops]
+    run = ext[inner]
+    if all(s in (0, 1) for s in strides) and any(s == 1 for s in strides) and run >= REDUCTION_MIN_RUN \
+            and (lane is None or run >= ext[lane]):
+        return "reduction"
+    return "lanes"
+
+
+def lane_index(t: MeritTransform, ext: dict[str, int]) -> str | None:
+    """The parallel index whose tile extent is the vector of lanes: the longest one that every loop
+    operand reads with stride 0 or 1 (at least one with 1), else the innermost parallel index."""
+    if not t.parallel:
+        return None
+    loop_ops, _ = _roles(t)
+    strides = [operand_address(t, t.operands[i]).strides for i in loop_ops]
+    good = [n for n, _ in t.parallel
+            if all(st[n] in (0, 1) for st in strides) and any(st[n] == 1 for st in strides)]
+    if not good:
+        return t.parallel[-1][0]
+    return max(reversed(good), key=lambda n: ext[n])
+
+
+def tiled_kernel(t: MeritTransform, tile: dict[str, int], name: str) -> Kernel:
+    cs = c_strategy(t, fast_exp=True)
+    ext = code_tile(t, tile)
+    addr = [operand_address(t, op) for op in t.operands]
+    loop_ops, once_ops = _roles(t)
+    ostr = output_strides(t)
+    acc_idx = list(t.accumulate)
+    par_names = [n for n, _ in t.parallel]
+    sizes = dict(t.indices)
+    tp = int(np.prod([ext[n] for n in par_names] or [1]))
+    lane = lane_index(t, ext)
+    outer = [n for n in par_names if n != lane]
+    tl = ext[lane] if lane else 1
+    mode = vector_mode(t, ext, lane)
+    # lanes: the lanes (one parallel index of the tile) are the vector, each lane running the ranged
+    # inner product of its output (as the threads of a warp in the CUDA kernel); with a short, whole
+    # a-tile the steps are written out (straight-line code). reduction: lane by lane, the innermost
+    # accumulated index is the vector (a unit-stride run). With one a-tile (direct) the sums stay in
+    # registers and PostLoop writes the output at once; otherwise the a-tiles pass while the sums wait
+    # in the tile's partial-sum array (output stationary), and with many steps per lane (outer_a) the
+    # a-loops run outside the lane loop.
+    whole_a = all(ext[n] == size for n, size in acc_idx)
+    steps = int(np.prod([ext[n] for n, _ in acc_idx] or [1]))
+    unroll = mode == "lanes" and whole_a and steps <= UNROLL_MAX_STEPS
+    outer_a = mode == "lanes" and not unroll
+    direct = whole_a and not outer_a
+    # unroll-and-jam: with the steps written out, R outputs along another parallel index share one
+    # lane loop, so that reads the R outputs have in common (a convolution's overlapping rows) are
+    # one load (the compiler merges identical addresses)
+    jam, R = None, 1
+    if unroll and direct:
+        for n in reversed(outer):
+            r = next((r for r in (4, 3, 2) if ext[n] % r == 0 and r * steps <= UNROLL_MAX_STEPS), 1)
+            if r > 1 and sizes[n] % ext[n] == 0:
+                jam, R = n, r
+                break
+    L = [_signature(t, name), "{"]
+    ind = "    "
+    if par_names:
+        if t.p_count * t.a_count >= PARALLEL_MIN_WORK:
+            L.append(f"{ind}#pragma omp parallel for collapse({len(par_names)}) schedule(dynamic)")
+        else:
+            L.append(f"{ind}/* {t.p_count * t.a_count} steps: one thread (threads from {PARALLEL_MIN_WORK}) */")
+        for n in par_names:
+            L.append(f"{ind}for (long T_{_ident(n)} = 0; T_{_ident(n)} < {sizes[n]}L; T_{_ident(n)} += {ext[n]}L)")
+    L.append(f"{ind}{{")
+    b = ind + "    "
+    # where the tile divides the range the bounds are constants, which the compiler unrolls and vectorises
+    for n in par_names:
+        v = _ident(n)
+        L.append(f"{b}const long E_{v} = T_{v} + {ext[n]}L;" if sizes[n] % ext[n] == 0 else
+                 f"{b}const long E_{v} = T_{v} + {ext[n]}L < {sizes[n]}L ? T_{v} + {ext[n]}L : {sizes[n]}L;")
+    if not direct:
+        for a, init, _ in cs.accs:
+            L.append(f"{b}float P_{a}[{tp}] __attribute__((aligned(64)));")
+            L.append(f"{b}for (long l = 0; l < {tp}; ++l) P_{a}[l] = {init};")
+    lanes_n = ((f"{ext[lane]}L" if sizes[lane] % ext[lane] == 0 else f"(E_{_ident(lane)} - T_{_ident(lane)})")
+               if lane else "1")
+
+    def row_offset() -> str:
+        # position of the first lane of this row of the tile in the partial-sum arrays
+        terms, mul = [], tl
+        for n in reversed(outer):
+            terms.append((f"({_ident(n)} - T_{_ident(n)})", mul))
+            mul *= ext[n]
+        return _sum(terms)
+
+    def p_terms(i: int) -> list[tuple[str, int]]:
+        terms = [(_ident(n), addr[i].strides[n]) for n in outer]
+        if lane:
+            terms.append((f"T_{_ident(lane)}", addr[i].strides[lane]))
+        return terms
+
+    def lane_stride(i: int) -> int:
+        return addr[i].strides[lane] if lane else 0
+
+    def out_row() -> str:
+        oterms = [(_ident(n), ostr[n]) for n in outer] + ([(f"T_{_ident(lane)}", ostr[lane])] if lane else [])
+        return f"float *restrict wout = out + {_sum(oterms)};"
+
+    def a_loop(n: str, size: int, indent: str) -> str:
+        v = _ident(n)
+        if ext[n] == size:                  # one a-tile: constant bounds the compiler can unroll
+            return f"{indent}for (long {v} = 0; {v} < {size}L; ++{v})"
+        return f"{indent}for (long {v} = U_{v}; {v} < F_{v}; ++{v})"
+
+    c = b
+    if not direct:                          # a-tiles pass while the partial sums stay
+        for n, size in acc_idx:
+            v = _ident(n)
+            L.append(f"{b}for (long U_{v} = 0; U_{v} < {size}L; U_{v} += {ext[n]}L)")
+        L.append(f"{b}{{")
+        c = b + "    "
+        for n, size in acc_idx:
+            v = _ident(n)
+            L.append(f"{c}const long F_{v} = U_{v} + {ext[n]}L;" if size % ext[n] == 0 else
+                     f"{c}const long F_{v} = U_{v} + {ext[n]}L < {size}L ? U_{v} + {ext[n]}L : {size}L;")
+    for n in outer:
+        v = _ident(n)
+        L.append(f"{c}for (long {v} = T_{v}; {v} < E_{v}; {v} += {R if n == jam else 1})")
+    L.append(f"{c}{{")
+    d = c + "    "
+    if not direct:
+        L.append(f"{d}const long row = {row_offset()};")
+    else:
+        L.append(f"{d}{out_row()}")
+    L.append(f"{d}const long nl = {lanes_n};")
+    for i in loop_ops:
+        L.append(f"{d}const float *restrict q{i} = in{i} + {_sum(p_terms(i), addr[i].base)};")
+    for i in once_ops:
+        L.append(f"{d}const float *restrict r{i} = in{i} + {_sum(p_terms(i), addr[i].base)};")
+    if outer_a:
+        for n, size in acc_idx:
+            L.append(a_loop(n, size, d))
+        L.append(f"{d}{{")
+        d += "    "
+    L.append(f"{d}#pragma omp simd" if mode == "lanes" else f"{d}/* lane by lane; the inner product is the vector */")
+    L.append(f"{d}for (long l = 0; l < nl; ++l)")
+    L.append(f"{d}{{")
+    e = d + "    "
+
+    def jam_off(i: int | None, r: int) -> int:
+        # offset of the r-th jammed output in operand i (None: in the output)
+        if jam is None:
+            return 0
+        return r * (ostr[jam] if i is None else addr[i].strides[jam])
+
+    for r in range(R):
+        sfx = f"_{r}" if jam else ""
+        for i in once_ops:
+            L.append(f"{e}const float o{i}{sfx} = r{i}[{_sum([('l', lane_stride(i))], jam_off(i, r))}];")
+        for a, init, _ in cs.accs:
+            L.append(f"{e}float {a}{sfx} = {init};" if direct else f"{e}float {a} = P_{a}[row + l];")
+
+    def reads(indent: str, a_vals: dict[str, Any], r: int = 0) -> None:
+        for i in loop_ops:
+            terms = [("l", lane_stride(i))] + [(str(a_vals[n]), addr[i].strides[n]) for n, _ in acc_idx
+                                                if not isinstance(a_vals[n], int)]
+            const = sum(a_vals[n] * addr[i].strides[n] for n, _ in acc_idx if isinstance(a_vals[n], int))
+            L.append(f"{indent}const float x{i} = q{i}[{_sum(terms, const + jam_off(i, r))}];")
+
+    if unroll:
+        for combo in itertools.product(*[range(size) for _, size in acc_idx]):
+            for r in range(R):
+                L.append(f"{e}{{")
+                reads(e + "    ", dict(zip([n for n, _ in acc_idx], combo)), r)
+                if jam:
+                    for i in once_ops:
+                        L.append(f"{e}    const float o{i} = o{i}_{r};")
+                    for a, _, _ in cs.accs:
+                        L.append(f"{e}    float {a} = {a}_{r};")
+                L.append(f"{e}    {cs.loop}")
+                if jam:
+                    for a, _, _ in cs.accs:
+                        L.append(f"{e}    {a}_{r} = {a};")
+                L.append(f"{e}}}")
+    elif outer_a:
+        reads(e, {n: _ident(n) for n, _ in acc_idx})
+        L.append(f"{e}{cs.loop}")
+    else:
+        for k, (n, size) in enumerate(acc_idx):
+            if k == len(acc_idx) - 1:
+                red = ", ".join(f"reduction({op}:{a})" for a, _, op in cs.accs)
+                L.append(f"{e}#pragma omp simd {red}")
+            L.append(a_loop(n, size, e))
+        L.append(f"{e}{{")
+        reads(e + "    ", {n: _ident(n) for n, _ in acc_idx})
+        L.append(f"{e}    {cs.loop}")
+        L.append(f"{e}}}")
+    if direct and jam:                      # PostLoop at once, per jammed output
+        for r in range(R):
+            binds = [f"const float o{i} = o{i}_{r};" for i in once_ops] + \
+                    [f"const float {a} = {a}_{r};" for a, _, _ in cs.accs]
+            L.append(f"{e}{{ {' '.join(binds)} wout[{_sum([('l', ostr[lane] if lane else 0)], jam_off(None, r))}] = "
+                     f"{cs.post}; }}")
+    elif direct:                            # PostLoop at once
+        L.append(f"{e}wout[{_sum([('l', ostr[lane] if lane else 0)])}] = {cs.post};")
+    else:
+        for a, _, _ in cs.accs:
+            L.append(f"{e}P_{a}[row + l] = {a};")
+    L.append(f"{d}}}")
+    if outer_a:
+        d = d[:-4]
+        L.append(f"{d}}}")
+    L.append(f"{c}}}")
+    if not direct:
+        L.append(f"{b}}}")
+        # PostLoop and store
+        for n in outer:
+            v = _ident(n)
+            L.append(f"{b}for (long {v} = T_{v}; {v} < E_{v}; ++{v})")
+        L.append(f"{b}{{")
+        c = b + "    "
+        d = c + "    "
+        L.append(f"{c}const long row = {row_offset()};")
+        L.append(f"{c}const long nl = {lanes_n};")
+        for i in once_ops:
+            L.append(f"{c}const float *restrict r{i} = in{i} + {_sum(p_terms(i), addr[i].base)};")
+        L.append(f"{c}{out_row()}")
+        L.append(f"{c}#pragma omp simd")
+        L.append(f"{c}for (long l = 0; l < nl; ++l)")
+        L.append(f"{c}{{")
+        for i in once_ops:
+            L.append(f"{d}const float o{i} = r{i}[{_sum([('l', lane_stride(i))])}];")
+        for a, _, _ in cs.accs:
+            L.append(f"{d}const float {a} = P_{a}[row + l];")
+        L.append(f"{d}wout[{_sum([('l', ostr[lane] if lane else 0)])}] = {cs.post};")
+        L.append(f"{c}}}")
+        L.append(f"{b}}}")
+    L.append(f"{ind}}}")
+    L.append("}")
+    tile_text = ", ".join(f"{n}={ext[n]}" for n, _ in t.indices)
+    vec = (f"lanes along {lane or '-'} ({tl}) as omp simd" + (", steps written out" if unroll else "")
+           if mode == "lanes" else
+           f"the inner product along {acc_idx[-1][0]} ({ext[acc_idx[-1][0]]}) as omp simd reduction")
+    sums = "sums in registers, PostLoop at once" if direct else "partial sums stationary in the tile"
+    if jam:
+        sums += f", {R} outputs along {jam} per lane (unroll-and-jam)"
+    return Kernel(name, "tiled", "\n".join(L),
+                  f"tile {tile_text}; OpenMP over p-tiles, {sums}, {vec}")
+
+
+# ---------------------------------------------------------------- packed GEMM-like micro-kernel
+def gemm_view(t: MeritTransform) -> dict[str, Any] | None:
+    """How a bilinear transform is a batch of GEMMs C[b, m, n] = sum_k A[b, m, k] B[b, k, n]:
+    M = parallel indices only operand A moves with, N = only B, batch = both; None if it is not
+    one (another strategy, a parallel index neither moves with, or M too small for the kernel)."""
+    if t.strategy not in ("dot", "relu", "residual", "mul/sum") or len(t.operands) < 2:
+        return None
+    a0, a1 = (operand_address(t, op) for op in t.operands[:2])
+    groups: dict[str, list[str]] = {"0": [], "1": [], "batch": []}
+    for n, _ in t.parallel:
+        m0, m1 = a0.strides[n] != 0, a1.strides[n] != 0
+        if m0 and m1:
+            groups["batch"].append(n)
+        elif m0:
+            groups["0"].append(n)
+        elif m1:
+            groups["1"].append(n)
+        else:
+            return None
+    sizes = dict(t.indices)
+
+    def count(names: list[str]) -> int:
+        return int(np.prod([sizes[n] for n in names] or [1]))
+    # the larger side becomes N (the vector direction of the micro-kernel)
+    left, right = ("0", "1") if count(groups["0"]) <= count(groups["1"]) else ("1", "0")
+    view: dict[str, Any] = {"left": int(left), "right": int(right), "M": groups[left], "N": groups[right],
+            "batch": groups["batch"], "K": [n for n, _ in t.accumulate],
+            "sizes": {"M": count(groups[left]), "N": count(groups[right]), "batch": count(groups["batch"]),
+                      "K": count([n for n, _ in t.accumulate])}}
+    if view["sizes"]["M"] < PACKED_MIN_M:
+        return None
+    return view
+
+
+PACKED_PRELUDE = r"""
+#if defined(__AVX512F__)
+#define MERIT_VW 16
+#define MERIT_MR 12
+#elif defined(__AVX__)
+#define MERIT_VW 8
+#define MERIT_MR 6
+#else
+#define MERIT_VW 4
+#define MERIT_MR 6
+#endif
+#define MERIT_NR (2 * MERIT_VW)
+#define MERIT_KC 256
+#define MERIT_MC (MERIT_MR * 8)
+typedef float merit_vf __attribute__((vector_size(MERIT_VW * 4)));
+
+/* Packing buffers per thread, kept between calls (fresh megabytes each call would be page faults). */
+static __thread float *merit_ap_buf = 0, *merit_bp_buf = 0;
+static __thread long merit_bp_cap = 0;
+
+/* Offsets of every combination of a group of indices (row-major), sum of index * stride. */
+static long *merit_offsets(int n, const long *size, const long *stride, long *count)
+{
+    long total = 1;
+    for (int i = 0; i < n; ++i) total *= size[i];
+    long *o = (long *)malloc(sizeof(long) * (size_t)total);
+    for (long f = 0; f < total; ++f) {
+        long r = f, v = 0;
+        for (int i = n - 1; i >= 0; --i) { v += (r % size[i]) * stride[i]; r /= size[i]; }
+        o[f] = v;
+    }
+    *count = total;
+    return o;
+}
+
+/* MR x NR block of C = packed A panel (kc x MR) times packed B panel (kc x NR), in registers. */
+static inline void merit_micro(long kc, const float *restrict a, const float *restrict b, float *restrict c)
+{
+    merit_vf acc[MERIT_MR][2];
+#pragma GCC unroll 16
+    for (int i = 0; i < MERIT_MR; ++i) { acc[i][0] = (merit_vf){0}; acc[i][1] = (merit_vf){0}; }
+    for (long k = 0; k < kc; ++k) {
+        const merit_vf b0 = *(const merit_vf *)(b + k * MERIT_NR);
+        const merit_vf b1 = *(const merit_vf *)(b + k * MERIT_NR + MERIT_VW);
+#pragma GCC unroll 16
+        for (int i = 0; i < MERIT_MR; ++i) {
+            const float ai = a[k * MERIT_MR + i];
+            acc[i][0] += ai * b0;
+            acc[i][1] += ai * b1;
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MERIT_MR; ++i) {
+        *(merit_vf *)(c + i * MERIT_NR) = acc[i][0];
+        *(merit_vf *)(c + i * MERIT_NR + MERIT_VW) = acc[i][1];
+    }
+}
+"""
+
+
+def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]] | None:
+    view = gemm_view(t)
+    if view is None:
+        return None
+    cs = c_strategy(t)
+    addr = [operand_address(t, op) for op in t.operands]
+    _, once_ops = _roles(t)
+    ostr = output_strides(t)
+    sizes = dict(t.indices)
+    li, ri = view["left"], view["right"]
+
+    def table(var: str, names: list[str], strides: dict[str, int]) -> list[str]:
+        sz = ", ".join(f"{sizes[n]}L" for n in names) or "1L"
+        st = ", ".join(f"{strides[n]}L" for n in names) or "0L"
+        k = max(1, len(names))
+        return [f"    const long {var}_size[] = {{{sz}}}, {var}_stride[] = {{{st}}};",
+                f"    long {var}_n; long *{var} = merit_offsets({k}, {var}_size, {var}_stride, &{var}_n);"]
+
+    L = [_signature(t, name), "{"]
+    tabs = [("am", view["M"], addr[li].strides), ("ak", view["K"], addr[li].strides),
+            ("ab", view["batch"], addr[li].strides), ("bn", view["N"], addr[ri].strides),
+            ("bk", view["K"], addr[ri].strides), ("bb", view["batch"], addr[ri].strides),
+            ("cm", view["M"], ostr), ("cn", view["N"], ostr), ("cb", view["batch"], ostr)]
+    for i in once_ops:
+        tabs += [(f"o{i}m", view["M"], addr[i].strides), (f"o{i}n", view["N"], addr[i].strides),
+                 (f"o{i}b", view["batch"], addr[i].strides)]
+    for var, names, strides in tabs:
+        L += table(var, names, strides)
+    L += ["    const long M = am_n, N = bn_n, K = ak_n, NB = ab_n;",
+          f"    const float *A = in{li} + {addr[li].base}L, *B = in{ri} + {addr[ri].base}L;",
+          f"    const int threads = M * N * K * NB >= {PARALLEL_MIN_WORK}L ? omp_get_max_threads() : 1;",
+          "    /* N blocks per batch element: several per thread, so that a thread the OS holds back leaves",
+          "       its share to the others (dynamic schedule) instead of keeping everyone waiting",
+          "       (one thread: one block, as every N block packs the A panels again) */",
+          "    long per = threads > 1 ? (8 * threads + NB - 1) / NB : 1;",
+          "    long NC = (N + per - 1) / per;",
+          "    if (NC < 8 * MERIT_NR && threads > 1) NC = 8 * MERIT_NR;",
+          "    NC = ((NC + MERIT_NR - 1) / MERIT_NR) * MERIT_NR;",
+          "    if (NC > 4096) NC = 4096;",
+          "    const long nblocks = (N + NC - 1) / NC;",
+          "    /* NR-wide panels of N whose B offsets run with unit stride (a convolution row) */",
+          "    char *bcont = (char *)malloc((size_t)(N / MERIT_NR + 1));",
+          "    for (long p = 0; p * MERIT_NR < N; ++p) {",
+          "        int ok = (p + 1) * MERIT_NR <= N;",
+          "        for (long j = 1; ok && j < MERIT_NR; ++j) ok = bn[p * MERIT_NR + j] == bn[p * MERIT_NR] + j;",
+          "        bcont[p] = (char)ok;",
+          "    }",
+          f"    #pragma omp parallel if(M * N * K * NB >= {PARALLEL_MIN_WORK}L)",
+          "    {",
+          "        if (!merit_ap_buf) merit_ap_buf = (float *)aligned_alloc(64, sizeof(float) * MERIT_MC * MERIT_KC);",
+          "        if (merit_bp_cap < NC * MERIT_KC) {",
+          "            free(merit_bp_buf);",
+          "            merit_bp_buf = (float *)aligned_alloc(64, sizeof(float) * (size_t)(NC * MERIT_KC));",
+          "            merit_bp_cap = NC * MERIT_KC;",
+          "        }",
+          "        float *ap = merit_ap_buf, *bp = merit_bp_buf;",
+          "        float ct[MERIT_MR * MERIT_NR] __attribute__((aligned(64)));",
+          "        #pragma omp for collapse(2) schedule(dynamic)",
+          "        for (long bt = 0; bt < NB; ++bt)",
+          "        for (long jb = 0; jb < nblocks; ++jb)",
+          "        {",
+          "            const long jc = jb * NC, nc = N - jc < NC ? N - jc : NC;",
+          "            for (long pc = 0; pc < K; pc += MERIT_KC)",
+          "            {",
+          "                const long kc = K - pc < MERIT_KC ? K - pc : MERIT_KC;",
+          "                const int first = pc == 0, last = pc + kc == K;",
+          "                /* on-the-fly expansion of the M(B) tile into NR-wide panels */",
+          "                for (long jr = 0; jr < nc; jr += MERIT_NR) {",
+          "                    const long n0 = bn[jc + jr];",
+          "                    if (bcont[(jc + jr) / MERIT_NR] && jr + MERIT_NR <= nc)   /* a unit-stride run: a vector copy */",
+          "                        for (long k = 0; k < kc; ++k) {",
+          "                            float *dst = bp + jr * kc + k * MERIT_NR;",
+          "                            const float *src = B + bb[bt] + bk[pc + k] + n0;",
+          "                            for (long j = 0; j < MERIT_NR; ++j) dst[j] = src[j];",
+          "                        }",
+          "                    else",
+          "                        for (long k = 0; k < kc; ++k) {",
+          "                            float *dst = bp + jr * kc + k * MERIT_NR;",
+          "                            const float *src = B + bb[bt] + bk[pc + k];",
+          "                            for (long j = 0; j < MERIT_NR; ++j)",
+          "                                dst[j] = jr + j < nc ? src[bn[jc + jr + j]] : 0.0f;",
+          "                        }",
+          "                }",
+          "                for (long ic = 0; ic < M; ic += MERIT_MC)",
+          "                {",
+          "                    const long mc = M - ic < MERIT_MC ? M - ic : MERIT_MC;",
+          "                    for (long ir = 0; ir < mc; ir += MERIT_MR)",
+          "                        for (long k = 0; k < kc; ++k) {",
+          "                            float *dst = ap + ir * kc + k * MERIT_MR;",
+          "                            const float *src = A + ab[bt] + ak[pc + k];",
+          "                            for (long i = 0; i < MERIT_MR; ++i)",
+          "                                dst[i] = ir + i < mc ? src[am[ic + ir + i]] : 0.0f;",
+          "                        }",
+          "                    for (long jr = 0; jr < nc; jr += MERIT_NR)",
+          "                        for (long ir = 0; ir < mc; ir += MERIT_MR)",
+          "                        {",
+          "                            merit_micro(kc, ap + ir * kc, bp + jr * kc, ct);",
+          "                            const long mi = mc - ir < MERIT_MR ? mc - ir : MERIT_MR;",
+          "                            const long nj = nc - jr < MERIT_NR ? nc - jr : MERIT_NR;",
+          "                            for (long i = 0; i < mi; ++i)",
+          "                                for (long j = 0; j < nj; ++j) {",
+          "                                    const long mm = ic + ir + i, nn = jc + jr + j;",
+          "                                    const long o = cb[bt] + cm[mm] + cn[nn];",
+          "                                    float acc = ct[i * MERIT_NR + j] + (first ? 0.0f : out[o]);",
+          "                                    if (last) {"]
+    for i in once_ops:
+        L.append(f"                                        const float o{i} = in{i}[{addr[i].base}L + o{i}b[bt] "
+                 f"+ o{i}m[mm] + o{i}n[nn]];")
+    L += [f"                                        acc = {cs.post};",
+          "                                    }",
+          "                                    out[o] = acc;",
+          "                                }",
+          "                        }",
+          "                }",
+          "            }",
+          "        }",
+          "    }"]
+    L += [f"    free({var});" for var, _, _ in tabs] + ["    free(bcont);"]
+    L.append("}")
+    info = {"M": view["M"], "N": view["N"], "batch": view["batch"], "K": view["K"], "sizes": view["sizes"],
+            "left": t.operands[li].name, "right": t.operands[ri].name}
+    note = (f"GEMM view: M = ({', '.join(view['M'])}) of {t.operands[li].name}, N = ({', '.join(view['N'])}) "
+            f"of {t.operands[ri].name}, batch = ({', '.join(view['batch']) or '-'}), K = "
+            f"({', '.join(view['K']) or '-'}); packed panels, MR x NR register micro-kernel")
+    return Kernel(name, "packed", "\n".join(L), note), info
+
+
+# ---------------------------------------------------------------- the program
+DRIVER = r"""
+static double merit_now(void) { return omp_get_wtime(); }
+
+static int merit_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* usage: PROG [DIR [ROUNDS]]: inputs DIR/in<i>.f32 (padded, float32) or random ones; every kernel is
+   run once, then ROUNDS rounds time the kernels one after the other (alternating); outputs go to
+   DIR/out_<variant>.f32 and the median seconds per call to stdout as JSON. */
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 && argv[1][0] ? argv[1] : NULL;
+    const int rounds = argc > 2 ? atoi(argv[2]) : 5;
+    float *in[MERIT_NIN];
+    unsigned long long seed = 88172645463325252ULL;
+    for (int i = 0; i < MERIT_NIN; ++i) {
+        in[i] = (float *)aligned_alloc(64, sizeof(float) * (size_t)((merit_in_size[i] + 15) / 16 * 16));
+        int loaded = 0;
+        if (dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/in%d.f32", dir, i);
+            FILE *f = fopen(path, "rb");
+            if (f) {
+                loaded = fread(in[i], sizeof(float), (size_t)merit_in_size[i], f) == (size_t)merit_in_size[i];
+                fclose(f);
+            }
+            if (!loaded) { fprintf(stderr, "cannot read %s\n", path); return 2; }
+        }
+        if (!loaded)
+            for (long j = 0; j < merit_in_size[i]; ++j) {
+                seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
+                in[i][j] = (float)((double)(seed >> 11) / 9007199254740992.0 - 0.5);
+            }
+    }
+    float *out[MERIT_NK];
+    double *times[MERIT_NK];
+    long reps[MERIT_NK];
+    for (int v = 0; v < MERIT_NK; ++v) {
+        out[v] = (float *)aligned_alloc(64, sizeof(float) * (size_t)((MERIT_OUT + 15) / 16 * 16));
+        times[v] = (double *)malloc(sizeof(double) * (size_t)(rounds > 0 ? rounds : 1));
+        double t0 = merit_now();
+        MERIT_CALL(v, in, out[v]);
+        double dt = merit_now() - t0;
+        reps[v] = dt > 2e-3 ? 1 : (long)(2e-3 / (dt > 1e-7 ? dt : 1e-7)) + 1;     /* >= 2 ms per sample */
+    }
+    for (int r = 0; r < rounds; ++r)
+        for (int v = 0; v < MERIT_NK; ++v) {
+            double t0 = merit_now();
+            for (long k = 0; k < reps[v]; ++k) MERIT_CALL(v, in, out[v]);
+            times[v][r] = (merit_now() - t0) / (double)reps[v];
+        }
+    printf("{\"threads\": %d, \"rounds\": %d, \"median_s\": {", omp_get_max_threads(), rounds);
+    for (int v = 0; v < MERIT_NK; ++v) {
+        double med = 0.0;
+        if (rounds > 0) {
+            qsort(times[v], (size_t)rounds, sizeof(double), merit_cmp);
+            med = rounds % 2 ? times[v][rounds / 2] : 0.5 * (times[v][rounds / 2 - 1] + times[v][rounds / 2]);
+        }
+        printf("%s\"%s\": %.9g", v ? ", " : "", merit_variant[v], med);
+    }
+    printf("}, \"samples_s\": {");
+    for (int v = 0; v < MERIT_NK; ++v) {
+        printf("%s\"%s\": [", v ? ", " : "", merit_variant[v]);
+        for (int r = 0; r < rounds; ++r) printf("%s%.9g", r ? ", " : "", times[v][r]);
+        printf("]");
+    }
+    printf("}}\n");
+    if (dir)
+        for (int v = 0; v < MERIT_NK; ++v) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/out_%s.f32", dir, merit_variant[v]);
+            FILE *f = fopen(path, "wb");
+            if (!f || fwrite(out[v], sizeof(float), (size_t)MERIT_OUT, f) != (size_t)MERIT_OUT) {
+                fprintf(stderr, "cannot write %s\n", path);
+                return 2;
+            }
+            fclose(f);
+        }
+    return 0;
+}
+"""
+
+
+def c_program(t: MeritTransform, tile: dict[str, int]) -> CProgram:
+    """The C file of one transform: naive, tiled and (GEMM-like transforms) packed kernels + driver."""
+    stem = _ident(t.name)
+    kernels = [naive_kernel(t, f"merit_{stem}_naive"), tiled_kernel(t, tile, f"merit_{stem}_tiled")]
+    packed = packed_kernel(t, f"merit_{stem}_packed")
+    info = None
+    if packed is not None:
+        kernels.append(packed[0])
+        info = packed[1]
+    addr = [operand_address(t, op) for op in t.operands]
+    cs = get_strategy(t.strategy)
+    head = [f"/* Generated by Dataflow Explorer from the MERIT transform {t.name!r} ({t.description or t.name}).",
+            f"   p = ({', '.join(f'{n}={s}' for n, s in t.parallel)}), a = ("
+            f"{', '.join(f'{n}={s}' for n, s in t.accumulate)}), strategy {t.strategy}: {cs.summary}.",
+            "   Operands are float32, row-major, with their zero padding stored:"]
+    for i, (op, ad) in enumerate(zip(t.operands, addr)):
+        maps = ", ".join(f"{n}->(d{m.axis},s{m.stride},o{m.offset})" for n, m in op.maps.items())
+        head.append(f"     in{i} = {op.name}{list(ad.padded_shape)} (tensor {list(op.shape)}, pad "
+                    f"{list(op.padding())}): {maps}")
+    head.append(f"   out = Vec(C), {t.p_count} floats row-major over p.")
+    head.append(f"   Build: gcc {' '.join(FLAGS)} -o merit_{stem} merit_{stem}.c -lm;  run: ./merit_{stem} [DIR [ROUNDS]] */")
+    body = ["#include <math.h>", "#include <omp.h>", "#include <stdio.h>", "#include <stdlib.h>", ""]
+    if packed is not None:
+        body.append(PACKED_PRELUDE)
+    if t.strategy == "bilateral":
+        body.append(EXPF)
+    for k in kernels:
+        body += [f"/* {k.variant}: {k.note} */", k.text, ""]
+    n_in = len(t.operands)
+    body.append(f"#define MERIT_NIN {n_in}")
+    body.append(f"#define MERIT_NK {len(kernels)}")
+    body.append(f"#define MERIT_OUT {t.p_count}L")
+    body.append(f"static const long merit_in_size[MERIT_NIN] = {{{', '.join(f'{a.size}L' for a in addr)}}};")
+    body.append(f"static const char *merit_variant[MERIT_NK] = {{{', '.join(chr(34) + k.variant + chr(34) for k in kernels)}}};")
+    args = ", ".join(f"in[{i}]" for i in range(n_in))
+    body.append("static void MERIT_CALL(int v, float **in, float *o)")
+    body.append("{")
+    body.append("    switch (v) {")
+    for v, k in enumerate(kernels):
+        body.append(f"    case {v}: {k.name}({args}, o); break;")
+    body.append("    }")
+    body.append("}")
+    body.append(DRIVER)
+    return CProgram(t.name, kernels, "\n".join(head) + "\n" + "\n".join(body), addr, t.p_count,
+                    code_tile(t, tile), info)

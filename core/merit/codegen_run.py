@@ -1,0 +1,419 @@
+"""Compile, run and check the code generated from a transform (codegen_c, codegen_cuda).
+
+The C program is built with the system compiler (`$CC`, else gcc, cc, clang) and the flags of
+codegen_c.FLAGS, run on the transform's inputs rounded to float32, and every kernel's output is
+compared with numpy evaluating the same transform in float64 on those same float32 inputs.
+
+Error measure (stated with every result): max_rel_error = max_i |c_i - r_i| / max_i |r_i|, the
+largest deviation relative to the output's largest magnitude (the infinity-norm relative error). A
+per-element ratio would be meaningless where a sum of many signed terms cancels to near zero.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from core.merit import codegen_c as CG
+from core.merit.evaluate import evaluate
+from core.merit.transform import MeritTransform
+
+ERROR_MEASURE = "max |C - numpy_float64| / max |numpy_float64| (float32 code, float64 reference on the same inputs)"
+TOLERANCE = 1e-5
+COMPILE_TIMEOUT_S = 120
+RUN_TIMEOUT_S = 300
+
+
+def find_compiler(names: tuple[str, ...] = ("gcc", "cc", "clang")) -> str | None:
+    env = os.environ.get("CC")
+    if env and shutil.which(env):
+        return shutil.which(env)
+    for n in names:
+        path = shutil.which(n)
+        if path:
+            return path
+    return None
+
+
+def max_rel_error(got: np.ndarray, ref: np.ndarray) -> float:
+    """The error measure of the module docstring; infinity when the code produced NaN or infinity."""
+    got = np.asarray(got, dtype=np.float64).reshape(-1)
+    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
+    if not ref.size:
+        return 0.0
+    if not np.isfinite(got).all() or got.shape != ref.shape:
+        return float("inf")
+    scale = float(np.max(np.abs(ref)))
+    diff = float(np.max(np.abs(got - ref)))
+    return diff / scale if scale > 0 else diff
+
+
+@dataclass
+class Build:
+    ok: bool
+    compiler: str | None
+    command: list[str]
+    seconds: float
+    message: str
+
+
+def compile_c(source: str, work: Path, stem: str, flags: list[str] | None = None, cxx: bool = False) -> Build:
+    cc = find_compiler(("g++", "clang++") if cxx else ("gcc", "cc", "clang"))
+    if cc is None:
+        return Build(False, None, [], 0.0, "not run: no C compiler (gcc, cc, clang) found")
+    src = work / (stem + (".cpp" if cxx else ".c"))
+    src.write_text(source)
+    exe = work / stem
+    cmd = [cc, *(flags if flags is not None else CG.FLAGS), "-o", str(exe), str(src), "-lm"]
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return Build(False, cc, cmd, COMPILE_TIMEOUT_S, f"compiler timed out after {COMPILE_TIMEOUT_S} s")
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        return Build(False, cc, cmd, dt, "compile failed: " + (p.stderr or p.stdout)[-2000:])
+    return Build(True, cc, cmd, dt, "")
+
+
+def run_program(exe: Path, inputs: list[np.ndarray], work: Path, rounds: int, threads: int | None,
+                variants: list[str], out_size: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Write the inputs, run the driver, read back the outputs and its timing JSON."""
+    for i, arr in enumerate(inputs):
+        np.ascontiguousarray(arr, dtype=np.float32).tofile(work / f"in{i}.f32")
+    env = dict(os.environ)
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
+    p = subprocess.run([str(exe), str(work), str(rounds)], capture_output=True, text=True, env=env,
+                       timeout=RUN_TIMEOUT_S)
+    if p.returncode != 0:
+        raise RuntimeError(f"the generated program exited with {p.returncode}: {(p.stderr or p.stdout)[-1000:]}")
+    timing = json.loads(p.stdout.strip().splitlines()[-1])
+    outs = {v: np.fromfile(work / f"out_{v}.f32", dtype=np.float32, count=out_size) for v in variants}
+    return timing, outs
+
+
+def stage_inputs(t: MeritTransform, data: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The stage's operands rounded to float32 and numpy's float64 result on exactly those values."""
+    d32 = {op.name: np.asarray(data[op.name], dtype=np.float32) for op in t.operands}
+    ref = evaluate(t, {k: v.astype(np.float64) for k, v in d32.items()})
+    return d32, np.asarray(ref, dtype=np.float64)
+
+
+def check_c(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: dict[str, int],
+            numpy_direct: Callable[[], Any] | None, rounds: int = 5, threads: int | None = None,
+            cancel: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Generate, compile, run and check the C of every stage; times summed over stages."""
+    cancel = cancel or (lambda: None)
+    programs = [CG.c_program(st, _stage_tile(st, tile)) for st in stages]
+    out: dict[str, Any] = {
+        "language": "C", "flags": list(CG.FLAGS), "error_measure": ERROR_MEASURE, "tolerance": TOLERANCE,
+        "sources": {f"{_stem(p.stage)}.c": p.source for p in programs},
+        "kernels": [{"stage": p.stage, "variant": k.variant, "function": k.name, "note": k.note}
+                    for p in programs for k in p.kernels],
+        "compiled": False, "run": False, "verified": False, "max_rel_error": None, "message": "",
+        "compiler": None, "compile_s": None, "threads": None, "timings_s": {}, "speedup": {},
+    }
+    tmp = Path(tempfile.mkdtemp(prefix="merit-c-"))
+    try:
+        errors: dict[str, float] = {}
+        totals: dict[str, float] = {}
+        compile_s = 0.0
+        for p, st in zip(programs, stages):
+            cancel()
+            stem = _stem(p.stage)
+            b = compile_c(p.source, tmp, stem)
+            out["compiler"] = b.compiler
+            compile_s += b.seconds
+            if not b.ok:
+                out["message"] = b.message
+                return out
+            out["compiled"] = True
+            d32, ref = stage_inputs(st, data)
+            variants = [k.variant for k in p.kernels]
+            cancel()
+            timing, outs = run_program(tmp / stem, CG.padded_inputs(st, d32), tmp, rounds, threads, variants,
+                                       p.out_size)
+            out["run"] = True
+            out["threads"] = timing["threads"]
+            for v in variants:
+                errors[v] = max(errors.get(v, 0.0), max_rel_error(outs[v], ref))
+                totals[v] = totals.get(v, 0.0) + float(timing["median_s"][v])
+        out["compile_s"] = round(compile_s, 3)
+        # a chain's time is the sum over its stages: only kernels every stage has (a packed kernel
+        # exists for GEMM-like stages only) are timed as a whole
+        common = [v for v in totals if all(v in [k.variant for k in p.kernels] for p in programs)]
+        totals = {v: totals[v] for v in common}
+        out["timings_s"] = {v: totals[v] for v in totals}
+        fast = [v for v in totals if v != "naive"]
+        best = min(fast, key=lambda v: totals[v]) if fast else "naive"
+        out["best"] = best
+        worst = max(errors.values()) if errors else None
+        out["max_rel_error"] = worst if worst is not None and np.isfinite(worst) else None
+        out["verified"] = bool(errors) and all(e < TOLERANCE for e in errors.values())
+        out["errors"] = {v: e for v, e in errors.items() if np.isfinite(e)}
+        if numpy_direct is not None:
+            cancel()
+            out["timings_s"]["numpy"] = time_numpy(numpy_direct, rounds)
+        base = out["timings_s"]
+        out["time_s"] = base[best]
+        out["speedup"] = {"vs_naive": base["naive"] / base[best] if base[best] > 0 else None}
+        if "numpy" in base:
+            out["speedup"]["vs_numpy"] = base["numpy"] / base[best] if base[best] > 0 else None
+        if not out["verified"]:
+            bad = ", ".join(f"{v} {e:.3g}" for v, e in errors.items() if not e < TOLERANCE)
+            out["message"] = f"output differs from numpy beyond {TOLERANCE:g}: {bad}"
+    except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError) as exc:
+        out["message"] = f"not verified: {exc}"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def time_numpy(fn: Callable[[], Any], rounds: int) -> float:
+    """Median seconds of one call, each sample at least 2 ms of repeated calls."""
+    t0 = time.perf_counter()
+    fn()
+    dt = time.perf_counter() - t0
+    reps = 1 if dt > 2e-3 else int(2e-3 / max(dt, 1e-7)) + 1
+    samples = []
+    for _ in range(max(1, rounds)):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        samples.append((time.perf_counter() - t0) / reps)
+    return float(np.median(samples))
+
+
+def _stage_tile(t: MeritTransform, tile: dict[str, int]) -> dict[str, int]:
+    """The part of a workload's tile that names this stage's indices."""
+    names = dict(t.indices)
+    return {k: v for k, v in tile.items() if k in names}
+
+
+def _stem(name: str) -> str:
+    return "merit_" + CG._ident(name)
+
+
+# ---------------------------------------------------------------- CUDA
+EMULATION_MAX_WORK = 1 << 27          # p x a steps; larger transforms are not emulated (minutes on a CPU)
+
+
+def gpu_present() -> bool:
+    """An NVIDIA GPU this process could use: nvidia-smi lists one, or a device node exists."""
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        try:
+            p = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
+            return p.returncode == 0 and "GPU" in p.stdout
+        except (subprocess.TimeoutExpired, OSError):
+            return False
+    return Path("/dev/nvidia0").exists()
+
+
+def check_cuda(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: dict[str, int],
+               bank_report: dict[str, Any] | None, bank_operand: str | None, rounds: int = 5,
+               emulate: bool = True, nvcc_compile: bool = True,
+               cancel: Callable[[], None] | None = None, progs: list[Any] | None = None) -> dict[str, Any]:
+    """Generate the CUDA of every stage; compile/run/check it where nvcc and a GPU are present, and
+    run the CPU emulation of its blocks (`emulated_check`) in any case where g++ is present."""
+    from core.merit import codegen_cuda as CU
+
+    cancel = cancel or (lambda: None)
+    if progs is None:
+        progs = [CU.cuda_program(st, _stage_tile(st, tile), bank_report, bank_operand) for st in stages]
+    nvcc = shutil.which("nvcc")
+    gpu = gpu_present()
+    out: dict[str, Any] = {
+        "language": "CUDA", "error_measure": ERROR_MEASURE, "tolerance": TOLERANCE,
+        "sources": {f"{_stem(p.stage)}.cu": p.source for p in progs},
+        "kernels": [{"stage": p.stage, "function": p.kernel_name, "blocks": p.blocks, "threads": p.threads,
+                     "outputs_per_thread": p.outputs_per_thread, "smem_bytes": p.smem_bytes, "layout": p.layout}
+                    for p in progs],
+        "nvcc": nvcc, "gpu": gpu, "compiled": False, "run": False, "verified": False, "max_rel_error": None,
+        "timings_s": {}, "message": "", "emulated_check": None,
+    }
+    too_big = [p for p in progs if p.smem_bytes > CU.STATIC_SMEM_LIMIT]
+    notes = []
+    if too_big:
+        notes.append(f"{too_big[0].kernel_name} declares {too_big[0].smem_bytes} bytes of shared memory, over the "
+                     f"{CU.STATIC_SMEM_LIMIT} a kernel may declare statically: use a smaller tile")
+    tmp = Path(tempfile.mkdtemp(prefix="merit-cuda-"))
+    try:
+        if nvcc is None or not gpu:
+            notes.insert(0, "not run: no " + ("nvcc/GPU" if nvcc is None and not gpu else
+                                              "nvcc" if nvcc is None else "GPU"))
+        if nvcc is not None and nvcc_compile and not too_big:
+            errors, total = [], 0.0
+            for p, st in zip(progs, stages):
+                cancel()
+                src = tmp / f"{_stem(p.stage)}.cu"
+                src.write_text(p.source)
+                cmd = [nvcc, "-O3", "-o", str(tmp / _stem(p.stage)), str(src)]
+                try:
+                    r = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    notes.append("nvcc timed out")
+                    break
+                if r.returncode != 0:
+                    notes.append("nvcc failed: " + (r.stderr or r.stdout)[-1500:])
+                    break
+                out["compiled"] = True
+                if gpu:
+                    d32, ref = stage_inputs(st, data)
+                    for i, arr in enumerate(CG.padded_inputs(st, d32)):
+                        arr.tofile(tmp / f"in{i}.f32")
+                    r = subprocess.run([str(tmp / _stem(p.stage)), str(tmp), str(rounds)], capture_output=True,
+                                       text=True, timeout=RUN_TIMEOUT_S)
+                    if r.returncode != 0:
+                        notes.append(f"the CUDA program exited with {r.returncode}: {(r.stderr or r.stdout)[-800:]}")
+                        break
+                    out["run"] = True
+                    total += float(json.loads(r.stdout.strip().splitlines()[-1])["median_s"]["cuda"])
+                    got = np.fromfile(tmp / "out_cuda.f32", dtype=np.float32, count=p.out_size)
+                    errors.append(max_rel_error(got, ref))
+            if out["run"] and len(errors) == len(progs):
+                out["verified"] = max(errors) < TOLERANCE
+                out["max_rel_error"] = max(errors) if np.isfinite(max(errors)) else None
+                out["timings_s"] = {"cuda": total}
+            elif out["compiled"] and not gpu:
+                notes.append("nvcc compiled it")
+        if emulate:
+            cancel()
+            out["emulated_check"] = _emulate(progs, stages, data, tmp, cancel)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        notes.append(f"not checked: {type(exc).__name__}: {exc}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    out["message"] = "; ".join(notes)
+    return out
+
+
+def _emulate(progs: list[Any], stages: list[MeritTransform], data: dict[str, np.ndarray], tmp: Path,
+             cancel: Callable[[], None]) -> dict[str, Any]:
+    from core.merit import codegen_cuda as CU
+
+    res: dict[str, Any] = {"what": "the CUDA kernels compiled as C++ (g++) with a shim that runs each block as an "
+                                   "OpenMP team (threadIdx = thread, __syncthreads = barrier, __shared__ = "
+                                   "static), blocks one after another; checks indexing, layouts and barriers, "
+                                   "not GPU speed",
+                           "ran": False, "ok": False, "max_rel_error": None, "seconds": None, "message": ""}
+    work = sum(st.p_count * st.a_count for st in stages)
+    if work > EMULATION_MAX_WORK:
+        res["message"] = f"not emulated: {work} steps, over {EMULATION_MAX_WORK} (too slow on a CPU)"
+        return res
+    cxx = find_compiler(("g++", "clang++"))
+    if cxx is None:
+        res["message"] = "not emulated: no C++ compiler (g++, clang++)"
+        return res
+    errors = []
+    t0 = time.perf_counter()
+    for p, st in zip(progs, stages):
+        cancel()
+        stem = _stem(p.stage) + "_emulated"
+        b = compile_c(CU.emulation_source(p, len(st.operands)), tmp, stem, ["-O2", "-fopenmp", "-x", "c++"],
+                      cxx=True)
+        if not b.ok:
+            res["message"] = b.message
+            return res
+        d32, ref = stage_inputs(st, data)
+        for i, arr in enumerate(CG.padded_inputs(st, d32)):
+            arr.tofile(tmp / f"in{i}.f32")
+        env = dict(os.environ, OMP_WAIT_POLICY="passive")
+        try:
+            r = subprocess.run([str(tmp / stem), str(tmp)], capture_output=True, text=True, env=env,
+                               timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            res["message"] = f"the emulation timed out after {RUN_TIMEOUT_S} s"
+            return res
+        if r.returncode != 0:
+            res["message"] = f"the emulation exited with {r.returncode}: {(r.stderr or r.stdout)[-800:]}"
+            return res
+        got = np.fromfile(tmp / "out_cuda_emulated.f32", dtype=np.float32, count=p.out_size)
+        errors.append(max_rel_error(got, ref))
+    res.update({"ran": True, "max_rel_error": max(errors) if np.isfinite(max(errors)) else None,
+                "ok": max(errors) < TOLERANCE,
+                "seconds": round(time.perf_counter() - t0, 3)})
+    if not res["ok"]:
+        res["message"] = f"emulated output differs from numpy: {max(errors):.3g}"
+    return res
+
+
+# ---------------------------------------------------------------- the engine's step and --emit
+def generate(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: dict[str, int],
+             reference: Callable[[dict[str, np.ndarray]], Any] | None, bank_report: dict[str, Any] | None,
+             bank_operand: str | None, emit_dir: str = "", rounds: int = 3,
+             cancel: Callable[[], None] | None = None) -> dict[str, Any]:
+    """C and CUDA from the workload's transforms, checked; the sources written to `emit_dir` if given."""
+    t0 = time.perf_counter()
+    numpy_direct = None
+    if reference is not None:
+        d32 = {k: (np.asarray(v, dtype=np.float32) if isinstance(v, np.ndarray) else v) for k, v in data.items()}
+        numpy_direct = lambda: reference(d32)     # noqa: E731 (the direct numpy computation, on float32 data)
+    from core.merit import codegen_cuda as CU
+
+    c = check_c(stages, data, tile, numpy_direct, rounds=rounds, cancel=cancel)
+    progs = [CU.cuda_program(st, _stage_tile(st, tile), bank_report, bank_operand) for st in stages]
+    # nvcc takes seconds: it compiles where it can run the result, or where the files are asked for
+    cuda = check_cuda(stages, data, tile, bank_report, bank_operand, rounds=rounds, cancel=cancel, progs=progs,
+                      nvcc_compile=bool(emit_dir) or gpu_present())
+    emitted = emit(Path(emit_dir), stages, data, c, cuda, progs) if emit_dir else []
+    return {"c": c, "cuda": cuda, "emitted": emitted, "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def emit(folder: Path, stages: list[MeritTransform], data: dict[str, np.ndarray], c: dict[str, Any],
+         cuda: dict[str, Any], progs: list[Any]) -> list[str]:
+    """The sources, a Makefile, the CPU emulation of the CUDA, and the check's inputs with numpy's result."""
+    from core.errors import InputError
+    from core.merit import codegen_cuda as CU
+
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"{folder} exists and is not a folder", "emit")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {folder}: {exc}", "emit") from None
+    files: dict[str, str] = dict(c["sources"])
+    files.update(cuda["sources"])
+    stems = [_stem(st.name) for st in stages]
+    for st, stem, prog in zip(stages, stems, progs):
+        # the emulation includes the very .cu file that was checked
+        files[f"{stem}_emulated.cpp"] = CU.emulation_source(prog, len(st.operands), include=f"{stem}.cu")
+    make = ["# Generated by Dataflow Explorer (merit engine). `make` builds the C programs, `make run` times",
+            "# them on random inputs, `make check` runs them on the engine's inputs (data/<stem>/in<i>.f32),",
+            "# `make cuda` needs nvcc, `make emulate` runs the CUDA kernels on the CPU (g++ -fopenmp).",
+            "CC ?= gcc", f"CFLAGS ?= {' '.join(CG.FLAGS)}", "NVCC ?= nvcc", "CXX ?= g++", "",
+            f"all: {' '.join(stems)}", ""]
+    for stem in stems:
+        make += [f"{stem}: {stem}.c", "\t$(CC) $(CFLAGS) -o $@ $< -lm", "",
+                 f"{stem}_cuda: {stem}.cu", "\t$(NVCC) -O3 -o $@ $<", "",
+                 f"{stem}_emulated: {stem}_emulated.cpp {stem}.cu", "\t$(CXX) -O2 -fopenmp -o $@ $<", ""]
+    make += ["run: all"] + [f"\t./{s}" for s in stems] + [""]
+    make += ["check: all"] + [f"\t./{s} data/{s} 5" for s in stems] + [""]
+    make += [f"cuda: {' '.join(s + '_cuda' for s in stems)}"] + [f"\t./{s}_cuda data/{s} 5" for s in stems] + [""]
+    make += [f"emulate: {' '.join(s + '_emulated' for s in stems)}"] + [f"\t./{s}_emulated data/{s}" for s in stems]
+    make += ["", ".PHONY: all run check cuda emulate", ""]
+    files["Makefile"] = "\n".join(make)
+    written = []
+    for name, text in files.items():
+        (folder / name).write_text(text)
+        written.append(str((folder / name).resolve()))
+    for st, stem in zip(stages, stems):
+        d32, ref = stage_inputs(st, data)
+        sub = folder / "data" / stem
+        sub.mkdir(parents=True, exist_ok=True)
+        for i, arr in enumerate(CG.padded_inputs(st, d32)):
+            arr.tofile(sub / f"in{i}.f32")
+            written.append(str((sub / f"in{i}.f32").resolve()))
+        ref.astype(np.float32).tofile(sub / "numpy_reference.f32")
+        written.append(str((sub / "numpy_reference.f32").resolve()))
+    return written
