@@ -259,10 +259,11 @@ def test_the_header_compiles_and_holds_the_table(tmp_path):
 
 
 def test_a_version_2_result_loads_and_upgrades():
-    """The kept example session holds a version-2 f-CNNx run: it reads unchanged as version 3, with
+    """A kept example session (the shipped one before results v3) holds a version-2 f-CNNx run: it
+    reads unchanged as version 3, with
     its old one-row-per-subgraph table and no hardware table (the panel asks for a re-run); a new
     result has the hardware table and not the old table."""
-    session = json.loads((REPO / "assets/example_session.dfx").read_text())
+    session = json.loads((REPO / "tests/data/sessions_v2/example_session_before_results_v3.dfx").read_text())
     run = next(r for r in session["runs"] if r["engine"] == "fcnnx")
     assert run["result_version"] == 2 and "configuration_table" in run["result"]["schedule"]
     upgraded = FcnnxResult.check(run["result"], version=2)

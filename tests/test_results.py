@@ -272,7 +272,8 @@ def test_stored_example_session_results_pass_their_types():
     assert head["length"] == 21            # the README's "21 instructions in 10 s"
     shipped = json.loads((REPO / "assets/example_session.dfx").read_text(encoding="utf-8"))
     assert shipped["version"] == 2 and {r["engine"] for r in shipped["runs"]} >= {"cain", "simulate", "bound"}
-    for run in shipped["runs"]:
+    kept = json.loads((REPO / "tests/data/sessions_v2/example_session_before_results_v3.dfx").read_text(encoding="utf-8"))
+    for run in shipped["runs"] + kept["runs"]:
         rtype = TYPES[run["engine"]]
         checked = rtype.check(run["result"], version=run["result_version"])
         if run["result_version"] == rtype.VERSION:
