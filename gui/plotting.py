@@ -23,7 +23,7 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsItem, QTableWidget, QWidget
 
 from core.atomic import atomic_write_text
@@ -98,6 +98,29 @@ class ReadableAxis(pg.AxisItem):
         # Replaying the axis' QPicture (tick labels, grid lines) costs ~5 ms per paint; a pixmap
         # cache makes a repaint of the data alone a blit (gui responsiveness, issue 14).
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.background = QColor(theme().background)     # what the grid lines are blended onto
+
+    def generateDrawSpecs(self, p):  # noqa: N802 (pyqtgraph name)
+        """pyqtgraph's specs with every translucent tick and grid pen made opaque, its colour blended
+        onto the plot's background beforehand: the raster engine draws a translucent line some 40x
+        slower (11 ms for a grid of 50 lines, 0.3 ms opaque), and the axis redraws whenever its range
+        changes. The axes lie under the data (ThemedPlot), so the look is the same."""
+        specs = super().generateDrawSpecs(p)
+        if specs is None:
+            return None
+        axis_spec, tick_specs, text_specs = specs
+        bg = self.background
+        opaque = []
+        for pen, p1, p2 in tick_specs:
+            colour = pen.color()
+            a = colour.alphaF()
+            if a < 1.0:
+                pen = QPen(pen)
+                pen.setColor(QColor.fromRgbF(colour.redF() * a + bg.redF() * (1 - a),
+                                             colour.greenF() * a + bg.greenF() * (1 - a),
+                                             colour.blueF() * a + bg.blueF() * (1 - a)))
+            opaque.append((pen, p1, p2))
+        return axis_spec, opaque, text_specs
 
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
         """Decades always; 2 and 5 times a decade when at most three decades show; every minor tick
@@ -150,6 +173,9 @@ class ThemedPlot(pg.PlotWidget):
         super().__init__(parent=parent, **kw)
         for side in ("top", "right"):                  # made readable too, in case a panel shows them
             self.getPlotItem().hideAxis(side)
+        under = self.getPlotItem().getViewBox().zValue() - 1
+        for side in ("left", "bottom", "right", "top"):  # under the data: their grid lines are opaque
+            self.getPlotItem().getAxis(side).setZValue(under)
         self._title = title
         self.legend: OutsideLegend | None = None
         if legend:
@@ -184,6 +210,8 @@ class ThemedPlot(pg.PlotWidget):
         item = self.getPlotItem()
         for side in ("left", "bottom", "right", "top"):
             axis = item.getAxis(side)
+            if isinstance(axis, ReadableAxis):
+                axis.background = QColor(th.background)
             axis.setPen(pg.mkPen(th.foreground))
             axis.setTextPen(pg.mkPen(th.foreground))
             if axis.labelText or axis.labelUnits:

@@ -210,3 +210,26 @@ def test_a_large_result_tree_is_made_as_it_is_opened(qtbot):
     expand_pending(first)                               # (itemExpanded, connected in the panel)
     assert [first.child(i).text(0) for i in range(first.childCount())] == ["cnn", "layers"]
     assert first.child(1).text(1) == "[50]"
+
+
+def _autogroup_nice(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/autogroup", encoding="ascii") as f:
+            return int(f.read().rsplit("nice", 1)[1])
+    except OSError:
+        return None
+
+
+def test_engine_processes_run_below_the_window_in_both_schedulers(window, qtbot):
+    """A worker is in a session (an autogroup) of its own: its nice value alone would not weigh
+    against the window, so the autogroup is niced too; the processes it starts inherit both."""
+    from core.worker import NICENESS
+
+    run = _start(window, steps=100, delay=0.01, children=2, hang_at=3, hang=60)
+    qtbot.waitUntil(lambda: "children" in run.partial, timeout=10000)
+    pids = [window.runner.pid("demo"), *run.partial["children"]["pids"]]
+    assert all(os.getpriority(os.PRIO_PROCESS, p) >= NICENESS for p in pids)
+    if _autogroup_nice(os.getpid()) is not None:          # a kernel with autogroups
+        assert all(_autogroup_nice(p) >= NICENESS for p in pids)
+    window.cancel_current()
+    _wait_done(window, qtbot, run, timeout=5000)
