@@ -41,45 +41,35 @@ WORD_BITS = 16
 
 
 # ------------------------------------------------------------------ the ZigZag side (runs in ZigZag's venv)
+def _memory_yaml(name: str, size_bits: int, cost: float, allocations: list[str]) -> str:
+    """One memory level of the machine: read/write cost `cost` per access, and one 16-bit read/write
+    port per allocation list (the buffer has a port per operand, DRAM one for all)."""
+    ports = "".join(f"""      - name: rw_port_{i}
+        type: read_write
+        bandwidth_min: 16
+        bandwidth_max: 16
+        allocation: [{alloc}]
+""" for i, alloc in enumerate(allocations, start=1))
+    return f"""  {name}:
+    size: {size_bits}
+    r_cost: {cost}
+    w_cost: {cost}
+    area: 0
+    latency: 1
+    operands: [I1, I2, O]
+    ports:
+{ports}    served_dimensions: [D1]
+"""
+
+
 def _accelerator_yaml(words: int) -> str:
-    port = "bandwidth_min: 16\n        bandwidth_max: 16"
+    sram = _memory_yaml("sram", words * WORD_BITS, 0.0,
+                        ['"I1, tl", "I1, fh"', '"I2, tl", "I2, fh"', '"O, tl", "O, fl", "O, th", "O, fh"'])
+    dram = _memory_yaml("dram", 100000000000, 1.0,
+                        ['"I1, fh", "I1, tl", "I2, fh", "I2, tl", "O, fh", "O, tl", "O, fl", "O, th"'])
     return f"""name: one_mac_one_buffer
 memories:
-  sram:
-    size: {words * WORD_BITS}
-    r_cost: 0.0
-    w_cost: 0.0
-    area: 0
-    latency: 1
-    operands: [I1, I2, O]
-    ports:
-      - name: rw_port_1
-        type: read_write
-        {port}
-        allocation: ["I1, tl", "I1, fh"]
-      - name: rw_port_2
-        type: read_write
-        {port}
-        allocation: ["I2, tl", "I2, fh"]
-      - name: rw_port_3
-        type: read_write
-        {port}
-        allocation: ["O, tl", "O, fl", "O, th", "O, fh"]
-    served_dimensions: [D1]
-  dram:
-    size: 100000000000
-    r_cost: 1.0
-    w_cost: 1.0
-    area: 0
-    latency: 1
-    operands: [I1, I2, O]
-    ports:
-      - name: rw_port_1
-        type: read_write
-        {port}
-        allocation: ["I1, fh", "I1, tl", "I2, fh", "I2, tl", "O, fh", "O, tl", "O, fl", "O, th"]
-    served_dimensions: [D1]
-operational_array:
+{sram}{dram}operational_array:
   input_precision: [16, 16]
   unit_energy: 0.0
   unit_area: 1.0

@@ -196,6 +196,17 @@ def check_settings(schema: dict[str, Any], settings: Any, where: str = "settings
     check_schema(schema, settings, where)
 
 
+def settings_over_defaults(schema: dict[str, Any], defaults: dict[str, Any],
+                           raw: dict[str, Any] | None) -> dict[str, Any]:
+    """An engine's defaults with the request's settings over them, checked against its schema
+    (InputError names the setting): the whole settings step of an engine whose schema says all
+    there is to check, written once for every such engine."""
+    s = dict(defaults)
+    s.update(raw or {})
+    check_settings(schema, s)
+    return s
+
+
 def check_types(schema: dict[str, Any], settings: Any, where: str = "settings") -> None:
     """Numbers (check_numbers) and the JSON types the schema names, nothing else: what an engine's
     own, more specific range checks may then rely on (a list where a name belongs would otherwise

@@ -56,6 +56,19 @@ class MetricPoint:
     plot: str = "main"
 
 
+def add_metric_point(series: dict[str, dict[str, list[list[float]]]], ev: MetricPoint, limit: int) -> None:
+    """Append `ev` to its plot's series; past `limit` points every other older one goes (the first
+    and the newest stay), so a long run's plots keep their shape in bounded memory, in the project
+    and in a study's worker alike."""
+    pts = series.setdefault(ev.plot, {}).setdefault(ev.series, [])
+    pts.append([float(ev.x), float(ev.y)])
+    if len(pts) > limit:
+        keep = pts[-1]
+        del pts[1::2]
+        if pts[-1] is not keep:
+            pts.append(keep)
+
+
 @dataclass(frozen=True)
 class PartialResult:
     """An intermediate result (e.g. a new best program); JSON-able payload."""

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
 from core.events import Signal
-from core.jobs import Event, JobOutcome, MetricPoint, PartialResult
+from core.jobs import Event, JobOutcome, MetricPoint, PartialResult, add_metric_point
 from core.undo import Command, UndoStack
 from core.workload import (TARGET_KINDS, WORKLOAD_KINDS, BUILTIN_DIGITS, CnnNetwork, CnnSet, DataflowTarget,
                            FpgaTarget, FpspFilter, KernelSet, Kernel, MeritTransformWorkload, MobileSocTarget,
@@ -461,13 +461,7 @@ class Project:
             if isinstance(ev, PartialResult):
                 run.partial[ev.kind] = ev.data
             elif isinstance(ev, MetricPoint):
-                pts = run.series.setdefault(ev.plot, {}).setdefault(ev.series, [])
-                pts.append([float(ev.x), float(ev.y)])
-                if len(pts) > MAX_SERIES_POINTS:
-                    keep = pts[-1]
-                    del pts[1::2]
-                    if pts[-1] is not keep:
-                        pts.append(keep)
+                add_metric_point(run.series, ev, MAX_SERIES_POINTS)
 
     def finish_run(self, run_id: str, outcome: JobOutcome, error_text: str | None = None) -> Run:
         """Close a run: finished with its checked result, or failed / cancelled keeping what it made."""

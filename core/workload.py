@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any, Callable, ClassVar, TypeVar, Union
 
 from core.checks import INT_LIMIT, check_numbers, number_problem
 from core.errors import InputError
@@ -410,8 +410,26 @@ def _int_field(title: str, default: int, lo: int, hi: int, tip: str, unit: str =
     return f
 
 
+_TargetT = TypeVar("_TargetT", bound="_SchemaTarget")
+
+
+class _SchemaTarget:
+    """A target is its kind and the fields its SCHEMA describes: written and read from that one
+    description (in the schema's order), so the four targets do not each spell out their keys."""
+
+    SCHEMA: ClassVar[dict[str, Any]]
+    kind: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, **{key: getattr(self, key) for key in self.SCHEMA["properties"]}}
+
+    @classmethod
+    def from_json(cls: type[_TargetT], d: Any, path: str = "target") -> _TargetT:
+        return cls(**read_fields(d, cls.SCHEMA, path))
+
+
 @dataclass
-class Scamp5Target:
+class Scamp5Target(_SchemaTarget):
     """SCAMP-5 focal-plane sensor-processor."""
 
     registers: int = 6
@@ -424,13 +442,6 @@ class Scamp5Target:
                                  "px"),
     }}
 
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": "scamp5", "registers": self.registers, "array_size": self.array_size}
-
-    @staticmethod
-    def from_json(d: Any, path: str = "target") -> "Scamp5Target":
-        return Scamp5Target(**read_fields(d, Scamp5Target.SCHEMA, path))
-
 
 def _board_names() -> list[str]:
     from core.boards import BOARDS
@@ -439,7 +450,7 @@ def _board_names() -> list[str]:
 
 
 @dataclass
-class FpgaTarget:
+class FpgaTarget(_SchemaTarget):
     """An FPGA board with its off-chip bandwidth."""
 
     board: str = "zc706"
@@ -454,16 +465,9 @@ class FpgaTarget:
                            "description": "Off-chip memory bandwidth shared by all CNNs"},
     }}
 
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": "fpga", "board": self.board, "bandwidth_gbps": self.bandwidth_gbps}
-
-    @staticmethod
-    def from_json(d: Any, path: str = "target") -> "FpgaTarget":
-        return FpgaTarget(**read_fields(d, FpgaTarget.SCHEMA, path))
-
 
 @dataclass
-class DataflowTarget:
+class DataflowTarget(_SchemaTarget):
     """A dataflow accelerator: on-chip memory and a PE array."""
 
     memory_bytes: int = 64 * 1024
@@ -483,17 +487,9 @@ class DataflowTarget:
     def memory_words(self) -> int:
         return self.memory_bytes * 8 // self.word_bits
 
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": "dataflow", "memory_bytes": self.memory_bytes, "word_bits": self.word_bits,
-                "pe_rows": self.pe_rows, "pe_cols": self.pe_cols}
-
-    @staticmethod
-    def from_json(d: Any, path: str = "target") -> "DataflowTarget":
-        return DataflowTarget(**read_fields(d, DataflowTarget.SCHEMA, path))
-
 
 @dataclass
-class MobileSocTarget:
+class MobileSocTarget(_SchemaTarget):
     """A mobile SoC: CPU cores and SIMD vector width (in float32 lanes)."""
 
     cores: int = 2
@@ -506,13 +502,6 @@ class MobileSocTarget:
                          "unit": "lanes", "description": "SIMD width in float32 lanes (a power of two)"},
     }}
 
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": "mobile_soc", "cores": self.cores, "vector_width": self.vector_width}
-
-    @staticmethod
-    def from_json(d: Any, path: str = "target") -> "MobileSocTarget":
-        return MobileSocTarget(**read_fields(d, MobileSocTarget.SCHEMA, path))
-
 
 Target = Union[Scamp5Target, FpgaTarget, DataflowTarget, MobileSocTarget]
 TARGET_TYPES: dict[str, Any] = {"scamp5": Scamp5Target, "fpga": FpgaTarget, "dataflow": DataflowTarget,
@@ -523,8 +512,7 @@ TARGET_KINDS = {"scamp5": "SCAMP-5 focal-plane sensor-processor", "fpga": "FPGA 
 
 def target_from_json(d: Any, path: str = "target") -> Target:
     kind = _get(d, "kind", path, str)
-    readers: dict[str, Callable[[Any, str], Target]] = {"scamp5": Scamp5Target.from_json, "fpga": FpgaTarget.from_json,
-               "dataflow": DataflowTarget.from_json, "mobile_soc": MobileSocTarget.from_json}
+    readers: dict[str, Callable[[Any, str], Target]] = {k: t.from_json for k, t in TARGET_TYPES.items()}
     if kind not in readers:
         raise InputError(f"unknown target kind {kind!r}; expected one of {', '.join(readers)}", _join(path, "kind"))
     return readers[kind](d, path)

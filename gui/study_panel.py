@@ -52,6 +52,16 @@ DEFAULT_TEXT = """{
 """
 
 
+def _plot_widget() -> pg.PlotWidget:
+    """The look both of the panel's plots share: white, gridded, with a legend; short enough that a
+    low dock clips it rather than growing the window."""
+    plot = pg.PlotWidget(background="w")
+    plot.showGrid(x=True, y=True, alpha=0.3)
+    plot.addLegend(offset=(-10, 10))
+    plot.setMinimumHeight(40)
+    return plot
+
+
 class StudyContext(Protocol):
     project: Project
 
@@ -182,10 +192,7 @@ class StudyPanel(QWidget):
             row.addWidget(combo, 1)
             combo.currentIndexChanged.connect(self.redraw)
         pl.addLayout(row)
-        self.plot = pg.PlotWidget(background="w")
-        self.plot.showGrid(x=True, y=True, alpha=0.3)
-        self.plot.addLegend(offset=(-10, 10))
-        self.plot.setMinimumHeight(40)
+        self.plot = _plot_widget()
         pl.addWidget(self.plot, 1)
         self.tabs.addTab(plot_tab, "Metric vs axis")
 
@@ -203,10 +210,7 @@ class StudyPanel(QWidget):
             combo.currentIndexChanged.connect(self.redraw)
             box.toggled.connect(self.redraw)
         pp.addLayout(row)
-        self.pareto = pg.PlotWidget(background="w")
-        self.pareto.showGrid(x=True, y=True, alpha=0.3)
-        self.pareto.addLegend(offset=(-10, 10))
-        self.pareto.setMinimumHeight(40)
+        self.pareto = _plot_widget()
         pp.addWidget(self.pareto, 1)
         self.tabs.addTab(pareto_tab, "Pareto front")
 

@@ -82,6 +82,15 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
         if len(counts.log) < keep_log:
             counts.log.append((tensor, op, words))
 
+    def write_back(key: tuple, co0: int, tile: np.ndarray) -> None:
+        """Store psum tile `key` (its N, M, P, Q tile indices) of the group from output channel co0
+        to DRAM: a tile the nest replaces, and the group's last one."""
+        (a0, a1), (b0, b1) = ranges["N"][key[0]], ranges["M"][key[1]]
+        (e0, e1), (f0, f1) = ranges["P"][key[2]], ranges["Q"][key[3]]
+        y_dram[a0:a1, co0 + b0:co0 + b1, e0:e1, f0:f1] = tile
+        counts.output_writes += tile.size
+        log("outputs", "write", tile.size)
+
     ay, ax = axes(shape)
 
     for g in range(shape.groups):
@@ -108,12 +117,7 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
             key_out = (pos["N"], pos["M"], pos["P"], pos["Q"])
             if res["out"] != key_out:
                 if res["out"] is not None:                       # write the replaced psum tile back
-                    on, om, op_, oq = res["out"]
-                    (a0, a1), (b0, b1) = ranges["N"][on], ranges["M"][om]
-                    (e0, e1), (f0, f1) = ranges["P"][op_], ranges["Q"][oq]
-                    y_dram[a0:a1, co0 + b0:co0 + b1, e0:e1, f0:f1] = data["out"]
-                    counts.output_writes += data["out"].size
-                    log("outputs", "write", data["out"].size)
+                    write_back(res["out"], co0, data["out"])
                 if key_out in started:                           # resume a spilled psum tile
                     data["out"] = y_dram[n0:n1, co0 + m0:co0 + m1, p0:p1, q0:q1].copy()
                     counts.output_reads += data["out"].size
@@ -156,12 +160,7 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
                     data["out"] += np.einsum("ncpq,mc->nmpq", patch, data["w"][:, :, r, s])
         last = res["out"]
         assert last is not None         # set by the loop's first step
-        on, om, op_, oq = last
-        (a0, a1), (b0, b1) = ranges["N"][on], ranges["M"][om]
-        (e0, e1), (f0, f1) = ranges["P"][op_], ranges["Q"][oq]
-        y_dram[a0:a1, co0 + b0:co0 + b1, e0:e1, f0:f1] = data["out"]
-        counts.output_writes += data["out"].size
-        log("outputs", "write", data["out"].size)
+        write_back(last, co0, data["out"])
     counts.max_abs_error = float(np.abs(y_dram - direct_conv(x, w, shape)).max())
     return counts
 

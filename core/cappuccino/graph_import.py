@@ -1,8 +1,8 @@
 """ONNX -> the engine's op DAG (core.cappuccino.model), weights attached.
 
-Unlike the shared layer-table importer (core.nets.onnx_import, which it reuses for reading and
-checking the file), this keeps the graph's connectivity so branches (Inception, Fire modules,
-residual adds) can be executed. BatchNormalization folds into the Conv/Gemm before it, Relu fuses
+Unlike the shared layer-table importer (core.nets.onnx_import; both read and check the file, and
+count each tensor's readers, with core.nets.onnx_graph), this keeps the graph's connectivity so
+branches (Inception, Fire modules, residual adds) can be executed. BatchNormalization folds into the Conv/Gemm before it, Relu fuses
 into the Conv/Gemm/Add whose output it rectifies (also through max pooling and flattening, with
 which it commutes) and disappears after a non-negative tensor; Dropout, Identity, Flatten and
 Reshape-to-flat only change shape bookkeeping. Every other operator is refused in one InputError
@@ -20,6 +20,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.nets.layers import Conv, Eltwise, Layer, Network, Pool
+from core.nets.onnx_graph import consumer_counts, interpreting, node_attrs, node_where, read_model, tensor_dims
 
 from core.cappuccino.model import (INPUT, AddOp, ConcatOp, ConvOp, GlobalAvgPoolOp, LrnOp, Op, Pads, PoolOp, Shape,
                                    SoftmaxOp)
@@ -61,17 +62,11 @@ class _Importer:
         self.ops: dict[str, Op] = {}
         self.unsupported: list[str] = []
         self.counts = {"BatchNormalization": 0, "Relu": 0, "skipped": 0}
-        self.consumers: dict[str, int] = {}
-        for node in self.graph.node:
-            for n in node.input:
-                if n:
-                    self.consumers[n] = self.consumers.get(n, 0) + 1
-        for out in self.graph.output:
-            self.consumers[out.name] = self.consumers.get(out.name, 0) + 1
+        self.consumers = consumer_counts(self.graph)
 
     # ------------------------------------------------------------------ helpers
     def where(self, node: Any) -> str:
-        return f"{self.path}: node {node.name!r} ({node.op_type})"
+        return node_where(self.path, node)
 
     def fail(self, node: Any, why: str) -> InputError:
         return InputError(why, self.where(node))
@@ -294,13 +289,11 @@ class _Importer:
 
     # ------------------------------------------------------------------ driver
     def run(self, name: str, opset: int) -> Imported:
-        from core.nets.onnx_import import _attrs, _dims
-
         ins = [t for t in self.graph.input if t.name not in self.consts]
         if len(ins) != 1:
             raise InputError(f"expected exactly one input tensor, found {len(ins)}: {[t.name for t in ins]}",
                              self.path)
-        dims = _dims(ins[0])
+        dims = tensor_dims(ins[0])
         if dims is None or len(dims) not in (2, 4) or any(d is None or d <= 0 for d in dims[1:]):
             raise InputError(f"input {ins[0].name!r} must have a fixed shape (N, C, H, W) or (N, F), got {dims}",
                              self.path)
@@ -317,17 +310,12 @@ class _Importer:
                 continue
             if any(n and n not in self.consts and n not in self.tensors for n in node.input):
                 continue                            # downstream of an unsupported node: reported already
-            try:
-                a = _attrs(node)
+            with interpreting(self.where(node)):
+                a = node_attrs(node)
                 if node.op_type == "Softmax":
                     self.softmax(node, i, a, opset)
                 else:
                     handlers[node.op_type](node, i, a)
-            except InputError:
-                raise
-            except (KeyError, ValueError, IndexError, TypeError) as exc:       # malformed attributes / inputs
-                raise InputError(f"cannot interpret this node ({type(exc).__name__}: {exc})"[:300],
-                                 self.where(node)) from None
         if self.unsupported:
             raise InputError("unsupported ONNX operator(s): " + "; ".join(self.unsupported), self.path)
         outs = list(self.graph.output)
@@ -401,9 +389,7 @@ def layer_table(name: str, shape: Shape, ops: list[Op], notes: str = "", title: 
 
 def import_onnx(path: str | os.PathLike) -> Imported:
     """Read, check and import an ONNX file; InputError (naming the node) on anything unsupported."""
-    from core.nets.onnx_import import _read
-
-    model = _read(path)
+    model = read_model(path)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
     name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
     g = _Importer(model, os.fspath(path)).run(name, opset)

@@ -110,6 +110,16 @@ class ConvOp:
         return m * oh * ow * int(np.prod(self.weight.shape[1:]))
 
 
+class _KeepsShape:
+    """An op whose output has its input's shape (add, LRN, softmax): said once, for all of them."""
+
+    in_shape: Shape
+
+    @property
+    def out_shape(self) -> Shape:
+        return self.in_shape
+
+
 @dataclass
 class PoolOp:
     """Max or average pooling with ONNX semantics: padded max ignores the pads; average divides by
@@ -176,7 +186,7 @@ class ConcatOp:
 
 
 @dataclass
-class AddOp:
+class AddOp(_KeepsShape):
     """Element-wise sum of two or more equal-shape tensors (residual), then ReLU when `relu`."""
 
     name: str
@@ -185,13 +195,9 @@ class AddOp:
     inputs: list[str] = field(default_factory=list)
     kind: ClassVar[str] = "add"
 
-    @property
-    def out_shape(self) -> Shape:
-        return self.in_shape
-
 
 @dataclass
-class LrnOp:
+class LrnOp(_KeepsShape):
     """ONNX LRN across channels: y = x / (bias + alpha/size * sum of x^2 over the size-window)^beta,
     the window of channel c being [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to the maps."""
 
@@ -204,23 +210,15 @@ class LrnOp:
     inputs: list[str] = field(default_factory=list)
     kind: ClassVar[str] = "lrn"
 
-    @property
-    def out_shape(self) -> Shape:
-        return self.in_shape
-
 
 @dataclass
-class SoftmaxOp:
+class SoftmaxOp(_KeepsShape):
     """Softmax over all C*H*W values of a sample (the classifier's final op)."""
 
     name: str
     in_shape: Shape
     inputs: list[str] = field(default_factory=list)
     kind: ClassVar[str] = "softmax"
-
-    @property
-    def out_shape(self) -> Shape:
-        return self.in_shape
 
 
 Op = Union[ConvOp, PoolOp, GlobalAvgPoolOp, ConcatOp, AddOp, LrnOp, SoftmaxOp]

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 
 from core.boards import BOARDS, board_resources
-from core.checks import check_settings
+from core.checks import settings_over_defaults
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.fcnnx.dse import DesignPoint, explore_cnn, joint_fronts, joint_points, joint_resources, pareto
@@ -96,10 +96,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
 def _settings(request: JobRequest) -> dict[str, Any]:
     """The request's settings over the defaults, checked against SETTINGS_SCHEMA (InputError names
     the setting)."""
-    s = default_settings()
-    s.update(request.settings or {})
-    check_settings(SETTINGS_SCHEMA, s)            # types, ranges, finite numbers (core.checks)
-    return s
+    return settings_over_defaults(SETTINGS_SCHEMA, default_settings(), request.settings)
 
 
 def workload_problem(workload: Any) -> str | None:

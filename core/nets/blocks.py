@@ -5,6 +5,8 @@ They live outside `core/nets/models/` because every module there is a zoo entry.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from core.nets.builder import NetBuilder, T
 
 
@@ -35,6 +37,18 @@ def bottleneck(b: NetBuilder, name: str, mid: int, stride: int, expansion: int =
 def resnet_stem(b: NetBuilder) -> T:
     b.conv("conv1", 64, 7, 2, 3)
     return b.pool("maxpool", 3, 2, 1)
+
+
+def resnet(b: NetBuilder, block: Callable[[NetBuilder, str, int, int], T], stages: list[tuple[int, int]]) -> T:
+    """Stem, stages and classifier: what every ResNet depth shares (He et al. 2016, Table 1); a depth
+    is its block and its (block width, blocks) per stage. The first block of every stage after the
+    first strides by 2; blocks are named layerS.I as in torchvision."""
+    resnet_stem(b)
+    for stage, (width, n) in enumerate(stages, start=1):
+        for i in range(n):
+            block(b, f"layer{stage}.{i}", width, 2 if (i == 0 and stage > 1) else 1)
+    b.global_pool("avgpool")
+    return b.fc("fc", 1000, relu=False)
 
 
 def inception(b: NetBuilder, name: str, c1: int, c3r: int, c3: int, c5r: int, c5: int, pp: int) -> T:

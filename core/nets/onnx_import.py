@@ -22,6 +22,8 @@ import numpy as np
 
 from core.errors import InputError
 from core.nets.layers import Conv, Eltwise, Layer, Network, Pool, conv_out
+from core.nets.onnx_graph import (consumer_counts, interpreting, node_attrs, node_where, producers, read_model,
+                                  tensor_dims)
 
 # Only ReLU folds into a layer (Conv.relu / Eltwise.relu). Clip (ReLU6) and Sigmoid would change the
 # numbers an engine computes from the layer table, so they are listed as unsupported, not altered.
@@ -62,43 +64,6 @@ class _Graph:
     weights: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
 
-# ---------------------------------------------------------------------------------- reading
-def _read(path: str | os.PathLike) -> Any:
-    import onnx
-    from onnx import shape_inference
-
-    where = str(path)
-    if not os.path.isfile(path):
-        raise InputError("file not found", where)
-    try:
-        model = onnx.load(os.fspath(path))
-    except Exception as exc:  # protobuf DecodeError, truncated files, external data missing...
-        raise InputError(f"not a readable ONNX model ({type(exc).__name__}: {exc})"[:300], where) from None
-    if not model.graph.node:
-        raise InputError("not an ONNX model: the graph has no nodes", where)
-    try:
-        onnx.checker.check_model(model)
-    except Exception as exc:
-        raise InputError(f"invalid ONNX model: {str(exc).strip().splitlines()[0]}"[:300], where) from None
-    try:
-        return shape_inference.infer_shapes(model)
-    except Exception as exc:
-        raise InputError(f"ONNX shape inference failed: {str(exc).strip().splitlines()[0]}"[:300], where) from None
-
-
-def _dims(value_info: Any) -> tuple[int | None, ...] | None:
-    t = value_info.type
-    if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
-        return None
-    return tuple(d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim)
-
-
-def _attrs(node: Any) -> dict[str, Any]:
-    from onnx import helper
-
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
-
-
 def _pick_pad(n: int, k: int, stride: int, dil: int, begin: int, end: int) -> tuple[int, list[int]]:
     """ONNX output size for (begin, end) padding, and the symmetric pads that give the same size."""
     want = conv_out(n + begin + end, k, stride, 0, dil)
@@ -115,27 +80,19 @@ class _Importer:
         self.path = path
         self.graph = model.graph
         self.consts: dict[str, np.ndarray] = {i.name: numpy_helper.to_array(i) for i in self.graph.initializer}
-        self.inferred = {vi.name: _dims(vi) for vi in list(self.graph.value_info) + list(self.graph.output)}
+        self.inferred = {vi.name: tensor_dims(vi) for vi in list(self.graph.value_info) + list(self.graph.output)}
         self.tensors: dict[str, _Tensor | None] = {}   # None: produced by an unsupported node
         self.layers: list[Layer] = []
         self.index: dict[str, int] = {}
         self.weights: dict[str, dict[str, np.ndarray]] = {}
         self.unsupported: list[tuple[str, str, str]] = []
         self.folded = {"BatchNormalization": 0, "activation": 0, "pass-through": 0}
-        self.consumers: dict[str, int] = {}
-        self.producer: dict[str, Any] = {}
-        for node in self.graph.node:
-            for name in node.output:
-                self.producer[name] = node
-            for name in node.input:
-                if name:
-                    self.consumers[name] = self.consumers.get(name, 0) + 1
-        for out in self.graph.output:
-            self.consumers[out.name] = self.consumers.get(out.name, 0) + 1
+        self.consumers = consumer_counts(self.graph)
+        self.producer = producers(self.graph)
 
     # ------------------------------------------------------------------ helpers
     def where(self, node: Any) -> str:
-        return f"{self.path}: node {node.name!r} ({node.op_type})"
+        return node_where(self.path, node)
 
     def _name(self, node: Any, i: int) -> str:
         base = node.name or f"{node.op_type.lower()}_{i}"
@@ -180,7 +137,7 @@ class _Importer:
         ins = [i for i in self.graph.input if i.name not in self.consts]
         if len(ins) != 1:
             raise InputError(f"expected exactly one input tensor, found {len(ins)}: {[i.name for i in ins]}", self.path)
-        dims = _dims(ins[0])
+        dims = tensor_dims(ins[0])
         if dims is None or len(dims) not in (2, 4) or any(d is None for d in dims[1:]):
             raise InputError(f"input {ins[0].name!r} must have a fixed shape (N, C, H, W) or (N, F), got {dims}",
                              self.path)
@@ -194,7 +151,7 @@ class _Importer:
 
     # ------------------------------------------------------------------ operators
     def conv(self, node: Any, i: int) -> None:
-        a = _attrs(node)
+        a = node_attrs(node)
         x = self._act(node, node.input[0])
         w = self._const(node, node.input[1], "Conv weight")
         if w.ndim != 4 or x.flat:
@@ -239,7 +196,7 @@ class _Importer:
         return min(common)
 
     def pool(self, node: Any, i: int) -> None:
-        a = _attrs(node)
+        a = node_attrs(node)
         x = self._act(node, node.input[0])
         if x.flat:
             raise InputError("pooling needs a (C, H, W) map", self.where(node))
@@ -272,7 +229,7 @@ class _Importer:
         self._set(node, node.output[0], _Tensor(layer.out_shape, relu_into=into, nonneg=x.nonneg))
 
     def fc(self, node: Any, i: int) -> None:
-        a = _attrs(node)
+        a = node_attrs(node)
         x = self._act(node, node.input[0])
         if not x.flat:
             raise InputError("a fully connected layer needs a flattened (N, F) input", self.where(node))
@@ -306,7 +263,7 @@ class _Importer:
                                      "not directly after a Conv/Gemm it can be folded into"))
             self.tensors[node.output[0]] = _Tensor(x.shape, x.flat)
             return
-        a = _attrs(node)
+        a = node_attrs(node)
         gamma, beta, mean, var = (self._const(node, n, "BatchNormalization parameter") for n in node.input[1:5])
         scale = gamma / np.sqrt(var + float(a.get("epsilon", 1e-5)))
         wb = self.weights[x.layer]
@@ -359,7 +316,7 @@ class _Importer:
 
     def flatten(self, node: Any, i: int) -> None:
         x = self._act(node, node.input[0])
-        axis = int(_attrs(node).get("axis", 1))
+        axis = int(node_attrs(node).get("axis", 1))
         if axis not in (0, 1):
             raise InputError(f"Flatten axis {axis} would split a sample", self.where(node))
         n = int(np.prod(x.shape))
@@ -410,7 +367,7 @@ class _Importer:
 
     def concat(self, node: Any, i: int) -> None:
         xs = [self._act(node, n) for n in node.input]
-        axis = int(_attrs(node).get("axis", 1))
+        axis = int(node_attrs(node).get("axis", 1))
         if any(x.flat for x in xs) or axis not in (1, -3) or len({x.shape[1:] for x in xs}) != 1:
             self.unsupported.append((node.op_type, node.name or f"#{i}",
                                      "only channel concatenation of equal-size maps is supported"))
@@ -451,13 +408,8 @@ class _Importer:
             if any(self.tensors.get(n, _Tensor((1, 1, 1))) is None for n in data_inputs):
                 self._unknown(node)            # downstream of an unsupported node: already reported
                 continue
-            try:
+            with interpreting(self.where(node)):
                 handlers[node.op_type](node, i)
-            except InputError:
-                raise
-            except (KeyError, ValueError, IndexError, TypeError) as exc:   # malformed attributes / inputs
-                raise InputError(f"cannot interpret this node ({type(exc).__name__}: {exc})"[:300],
-                                 self.where(node)) from None
         if self.unsupported:
             raise UnsupportedOperators(self.path, self.unsupported, self.layers)
         if not any(isinstance(l, Conv) for l in self.layers):
@@ -474,7 +426,7 @@ class _Importer:
 
 
 def _import(path: str | os.PathLike) -> _Graph:
-    model = _read(path)
+    model = read_model(path)
     name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
     return _Importer(model, os.fspath(path)).run(name)
 

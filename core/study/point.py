@@ -18,7 +18,7 @@ from typing import Any
 
 from core.engine import JobRequest, engines, get_engine
 from core.errors import CheckFailed, InputError
-from core.jobs import CancelToken, Event, LogLine, MetricPoint, drive
+from core.jobs import CancelToken, Event, LogLine, MetricPoint, add_metric_point, drive
 from core.study.metrics import Metric, extract
 from core.workload import target_from_json, workload_from_json
 
@@ -73,13 +73,7 @@ def run_point(engine: str, request: dict[str, Any], metrics: list[Metric],
 
     def on_event(ev: Event) -> None:
         if isinstance(ev, MetricPoint):
-            pts = series.setdefault(ev.plot, {}).setdefault(ev.series, [])
-            pts.append([float(ev.x), float(ev.y)])
-            if len(pts) > MAX_SERIES_POINTS:
-                keep = pts[-1]
-                del pts[1::2]
-                if pts[-1] is not keep:
-                    pts.append(keep)
+            add_metric_point(series, ev, MAX_SERIES_POINTS)
         elif isinstance(ev, LogLine):
             log.append(f"{ev.level}: {ev.message}")
             del log[:-MAX_LOG_LINES]

@@ -15,7 +15,6 @@ ones and closes the client and, for a local cluster, the cluster: no worker proc
 
 from __future__ import annotations
 
-import datetime as _dt
 import logging
 import os
 import threading
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from core.errors import InputError
+from core.project import now_iso
 from core.study import results_file
 from core.study.axes import Point
 from core.study.point import run_point, warm_up
@@ -69,10 +69,6 @@ def parse_cluster(text: str | None, where: str = "--cluster") -> ClusterSpec:
             raise InputError(f"expected a scheduler address like tcp://HOST:PORT, got {text!r}", where)
         return ClusterSpec(address=text)
     raise InputError(f"expected local, local:N or tcp://HOST:PORT, got {text!r}", where)
-
-
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.nets.blocks import bottleneck, resnet_stem
+from core.nets.blocks import bottleneck, resnet
 from core.nets.builder import NetBuilder
 from core.nets.layers import Network
 
@@ -14,12 +14,7 @@ STAGES = [(64, 3), (128, 4), (256, 6), (512, 3)]             # (bottleneck width
 
 def build() -> Network:
     b = NetBuilder(NAME, TITLE, (3, 224, 224))
-    resnet_stem(b)
-    for stage, (mid, n) in enumerate(STAGES, start=1):
-        for i in range(n):
-            bottleneck(b, f"layer{stage}.{i}", mid, 2 if (i == 0 and stage > 1) else 1)
-    b.global_pool("avgpool")
-    b.fc("fc", 1000, relu=False)
+    resnet(b, bottleneck, STAGES)
     return b.network(
         "He et al. 2016, Table 1 (50-layer): bottleneck blocks 3-4-6-3; the stride-2 blocks stride "
         "in the 3x3 convolution as in torchvision (\"ResNet v1.5\", ~4.1 GMACs; the paper's original "
