@@ -165,6 +165,7 @@ def main() -> int:
     t0 = time.monotonic()
     stepper_gaps, stepper_busy, stepper_waits = measure(args.seconds)
     played = _steps_shown(stepper) - steps_before
+    played_for = time.monotonic() - t0
     stepper.stop()
     running_2 = window.runner.running()
     if profiler is not None:
@@ -182,7 +183,7 @@ def main() -> int:
              **_cain_budget(r)} for r in window.project.runs]
     out = {"engines": {**summary(engines_gaps, engines_busy, engines_waits), "running": running_1},
            "stepper": {**summary(stepper_gaps, stepper_busy, stepper_waits), "running": running_2, "play_rate": PLAY_RATE,
-                       "instr_per_s": round(played / max(1e-9, time.monotonic() - t0), 1) if played else None,
+                       "instr_per_s": round(played / max(1e-9, played_for), 1) if played else None,
                        **({"note": stepper_note} if stepper_note else {})},
            "bare": summary(bare_gaps), "runs": runs, "cpus": os.cpu_count(), "load_before": load}
     window.project.mark_saved()

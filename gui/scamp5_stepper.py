@@ -7,7 +7,13 @@ the registers the instruction writes framed, its NEWS shifts drawn as arrows); t
 of the macro; and one PE's registers, neighbours and Goals (gui.stepper_inspector).
 
 All states are computed before the first step is shown (the run keeps one snapshot per macro and
-unchanged planes are shared), so stepping only redraws the planes the macro changed.
+unchanged planes are shared), so stepping only redraws the planes the macro changed. A step shown
+again costs no numpy: the canvas keeps the rendered image of each (plane, limit), the colour limit
+of each of the run's planes is computed once, and the planes a view computes (changes, read-out
+noise) are kept per step (FRAME_BYTES). The rest of a step repaints only what changed: the frame
+strips and badges of the tiles whose role changed, the inspector's changed rows and Goals (its
+height fixed for the run), the planes list's changed rows, and the listing scrolls only near its
+edge. benchmarks/stepper_speed.py measures it, with a breakdown per part.
 
 A small stable API, for the panel, the tests and the benchmarks (benchmarks/stepper_speed.py, the
 responsiveness benchmark):
@@ -23,6 +29,7 @@ responsiveness benchmark):
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +53,7 @@ EFFECT_TEXT = QColor(200, 110, 0)
 KEY_TEXT = "Orange frame: written by this instruction. Arrow: a NEWS shift, values move that way."
 SCALES = (("step", "per plane and step"), ("plane", "per plane, whole run"), ("shared", "one for all"))
 LEFT_WIDTH = 150             # px, the control column: the planes' grid gets the rest
+FRAME_BYTES = 64 << 20       # computed planes (changes, read-out noise) kept for stepping back and Play's loop
 
 
 class _Listing(QListWidget):
@@ -74,7 +82,11 @@ class Scamp5Stepper(QWidget):
         self.planes: list[str] = []
         self.value_limits: dict[str, float] = {}
         self._diff_limits: dict[str, float] | None = None
-        self._step_limits: tuple[Any, dict[str, float]] = (None, {})
+        self._step_limits: dict[tuple[int, bool, bool], dict[str, float]] = {}
+        self._array_limits: dict[int, tuple[np.ndarray, float]] = {}
+        self._frames: OrderedDict[tuple[int, bool, bool], dict[str, np.ndarray]] = OrderedDict()
+        self._frame_bytes = 0
+        self._written_rows: tuple[str, ...] | None = None
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -218,6 +230,7 @@ class Scamp5Stepper(QWidget):
         parts = QSplitter(Qt.Orientation.Vertical)
         self.listing = _Listing()
         self.listing.setFont(_mono())
+        self.listing.setUniformItemSizes(True)      # one line each: no item is measured to lay it out
         # Selecting a line (click, Up/Down, Home/End in the listing) jumps to it.
         self.listing.currentRowChanged.connect(lambda row: self.set_step(row) if row >= 0 else None)
         parts.addWidget(self.listing)
@@ -268,9 +281,18 @@ class Scamp5Stepper(QWidget):
         super().showEvent(event)
         QTimer.singleShot(0, self._scroll_listing)  # a step chosen while hidden: its line into view, once laid out
 
-    def _scroll_listing(self) -> None:
-        if self.replay is not None and 0 <= self.step < self.listing.count():
-            self.listing.scrollToItem(self.listing.item(self.step), QListWidget.ScrollHint.PositionAtCenter)
+    def _scroll_listing(self, only_near_edge: bool = False) -> None:
+        """The current line to the middle of the listing; with only_near_edge, only when it is within
+        a line of the edge or out of view (a scroll repaints the whole listing and its scroll bar:
+        Play then scrolls once every half a listing instead of at every step)."""
+        if self.replay is None or not 0 <= self.step < self.listing.count():
+            return
+        item = self.listing.item(self.step)
+        if only_near_edge:
+            rect, view = self.listing.visualItemRect(item), self.listing.viewport().rect()
+            if rect.top() >= rect.height() and rect.bottom() <= view.bottom() - rect.height():
+                return
+        self.listing.scrollToItem(item, QListWidget.ScrollHint.PositionAtCenter)
 
     def handle_key(self, event: Any) -> bool:
         """Stepping keys; True when the key was one of them."""
@@ -333,6 +355,7 @@ class Scamp5Stepper(QWidget):
             item.setToolTip(f"Show or hide plane {name}")
             self.plane_list.addItem(item)
         self.plane_list.blockSignals(False)
+        self._written_rows = None
         rows = self.plane_list.sizeHintForRow(0) if self.planes else 16
         self.plane_list.setMaximumHeight(rows * max(len(self.planes), 1) + 2 * self.plane_list.frameWidth() + 2)
 
@@ -358,6 +381,8 @@ class Scamp5Stepper(QWidget):
     def clear(self, message: str = "") -> None:
         self.stop()
         self.replay = None
+        self._frames.clear()
+        self._frame_bytes = 0
         self.listing.clear()
         self.bus_list.clear()
         self.inspector.clear()
@@ -373,13 +398,18 @@ class Scamp5Stepper(QWidget):
         self.planes = list(run.registers) + [NEWS]
         self.value_limits = {p: robust_limit(rec.state.values[p] for rec in run.records) for p in self.planes}
         self._diff_limits = None
-        self._step_limits = (None, {})
+        self._step_limits = {}
+        self._array_limits = {}
+        self._frames.clear()
+        self._frame_bytes = 0
+        self._written_rows = None
         self.listing.clear()
         self.listing.addItem(QListWidgetItem(f"{0:>3}  (input in {run.input_register}: {replay.image_description})"))
         for i, ins in enumerate(run.program, start=1):
             self.listing.addItem(QListWidgetItem(f"{i:>3}  {ins}"))
         rows, cols = run.final.values[run.registers[0]].shape
         self.inspector.set_shape(rows, cols)
+        self.inspector.reserve(self.planes, replay.goals)
         self.jump_spin.setRange(0, self.steps)
         self.jump_spin.setSuffix(f" of {self.steps}")
         self.canvas.set_planes(self.planes)
@@ -415,8 +445,10 @@ class Scamp5Stepper(QWidget):
             self.listing.item(previous).setBackground(QBrush())
         self.listing.item(step).setBackground(QBrush(HIGHLIGHT))
         if self.listing.currentRow() != step:
-            self.listing.setCurrentRow(step)       # re-enters set_step with the same step: no-op
-        self._scroll_listing()
+            self.listing.blockSignals(True)        # it would re-enter set_step with this step: a no-op
+            self.listing.setCurrentRow(step)
+            self.listing.blockSignals(False)
+        self._scroll_listing(only_near_edge=True)
         self.jump_spin.setValue(step)
         rec = self.replay.run.records[step]
         self.bus_list.clear()
@@ -430,6 +462,7 @@ class Scamp5Stepper(QWidget):
             item = QListWidgetItem(text)
             item.setForeground(QBrush(EFFECT_TEXT))
             self.bus_list.addItem(item)
+        self.bus_list.doItemsLayout()          # now, not on a timer after a first paint with the old layout
         self._redraw()
         self._drawn = True
         if changed:
@@ -497,12 +530,34 @@ class Scamp5Stepper(QWidget):
         self.timer.start(max(0, int(round((self._due - now) * 1000))))
 
     # ------------------------------------------------------------------ drawing
+    def _reading_out(self) -> bool:
+        return bool(self.readout_box.isChecked() and self.replay is not None and self.replay.run.noise.accumulate)
+
+    def _frame(self, key: tuple[int, bool, bool], make: Any) -> dict[str, np.ndarray]:
+        """Planes computed for a step (changes, read-out noise), kept for the steps last asked for
+        (FRAME_BYTES in all): stepping back and forth or Play's loop shows the same arrays again, so
+        the canvas's images and the colour limits are found instead of computed."""
+        hit = self._frames.get(key)
+        if hit is not None:
+            self._frames.move_to_end(key)
+            return hit
+        hit = self._frames[key] = make()
+        self._frame_bytes += self._nbytes(hit)
+        while self._frame_bytes > FRAME_BYTES and len(self._frames) > 1:
+            _, old = self._frames.popitem(last=False)
+            self._frame_bytes -= self._nbytes(old)
+        return hit
+
+    def _nbytes(self, planes: dict[str, np.ndarray]) -> int:
+        zero = getattr(self, "_zero_plane", None)
+        return sum(a.nbytes for a in planes.values() if a is not zero)
+
     def values_at(self, step: int) -> dict[str, np.ndarray]:
         """The planes after macro `step`: register contents, or as read out when that is chosen."""
         assert self.replay is not None
         run = self.replay.run
-        if self.readout_box.isChecked() and run.noise.accumulate:
-            return {p: run.read_out(p, step) for p in self.planes}
+        if self._reading_out():
+            return self._frame((step, False, True), lambda: {p: run.read_out(p, step) for p in self.planes})
         return run.records[step].state.values
 
     def current_planes(self) -> dict[str, np.ndarray]:
@@ -511,7 +566,18 @@ class Scamp5Stepper(QWidget):
         if not self.diff_box.isChecked():
             return now
         prev = self.values_at(max(self.step - 1, 0))
-        return {p: now[p] - prev[p] for p in self.planes}
+
+        def change() -> dict[str, np.ndarray]:
+            # a plane the macro left alone is the run's one zero plane: the canvas keeps its image
+            return {p: self._zeros(now[p]) if now[p] is prev[p] else now[p] - prev[p] for p in self.planes}
+        return self._frame((self.step, True, self._reading_out()), change)
+
+    def _zeros(self, like: np.ndarray) -> np.ndarray:
+        z = getattr(self, "_zero_plane", None)
+        if z is None or z.shape != like.shape or z.dtype != like.dtype:
+            z = self._zero_plane = np.zeros_like(like)
+            z.flags.writeable = False
+        return z
 
     def diff_limits(self) -> dict[str, float]:
         """Per-plane colour limits of the change from one step to the next (computed when first needed)."""
@@ -528,21 +594,27 @@ class Scamp5Stepper(QWidget):
         """The colour limit of each plane: its own at this step or over the run, or the largest of the
         planes on show over the run."""
         if self.scale_mode == "step":
-            now = self.current_planes() if planes is None else planes
-            key = (self.step, self.diff_box.isChecked(), self.readout_box.isChecked())
-            if self._step_limits[0] != key:
-                self._step_limits = (key, {})
-            cache = self._step_limits[1]
-            for p in self.planes:
-                if p not in cache:
-                    cache[p] = robust_limit([now[p]])
-            return dict(cache)
+            key = (self.step, self.diff_box.isChecked(), self._reading_out())
+            lims = self._step_limits.get(key)
+            if lims is None:
+                now = self.current_planes() if planes is None else planes
+                plain = not key[1] and not key[2]      # the run's own arrays: shared by the steps that keep them
+                lims = {p: self._array_limit(now[p]) if plain else robust_limit([now[p]]) for p in self.planes}
+                self._step_limits[key] = lims
+            return dict(lims)
         per = self.diff_limits() if self.diff_box.isChecked() else self.value_limits
         if self.per_plane:
             return dict(per)
         shown = self.visible_planes() or self.planes
         lim = max((per[p] for p in shown), default=1.0)
         return {p: lim for p in self.planes}
+
+    def _array_limit(self, plane: np.ndarray) -> float:
+        """robust_limit of one of the run's planes, once per array (records share unchanged planes)."""
+        hit = self._array_limits.get(id(plane))
+        if hit is None or hit[0] is not plane:
+            hit = self._array_limits[id(plane)] = (plane, robust_limit([plane]))
+        return hit[1]
 
     def effects(self) -> tuple[tuple[str, ...], tuple[str, ...], list[step_effects.Shift]]:
         """(written, read, shifts) of the instruction on show; the input step writes the input register."""
@@ -568,11 +640,15 @@ class Scamp5Stepper(QWidget):
             lim = next(iter(limits.values()), 1.0)
             self.canvas.set_colorbar(-lim, lim)
             self.scale_label.setText(f"{what}, all planes")
-        for i in range(self.plane_list.count()):
-            item = self.plane_list.item(i)
-            on = item.text() in written
-            item.setBackground(QBrush(WRITTEN_ROW) if on else QBrush())
-            item.setForeground(QBrush(QColor("black")) if on else QBrush())     # readable on orange, dark palette too
+        if written != self._written_rows:           # a row's new colours repaint it: only the rows that change
+            before = self._written_rows
+            for i in range(self.plane_list.count()):
+                item = self.plane_list.item(i)
+                on = item.text() in written
+                if before is None or on != (item.text() in before):
+                    item.setBackground(QBrush(WRITTEN_ROW) if on else QBrush())
+                    item.setForeground(QBrush(QColor("black")) if on else QBrush())  # readable on orange, dark too
+            self._written_rows = written
         self._update_pe()
         if self._hover[0]:
             self._hovered(*self._hover)

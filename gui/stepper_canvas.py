@@ -9,12 +9,15 @@ into it. One colour bar beside the grid: the shared scale, or, with a scale per 
 of each plane's own limit (the tiles' badges give the limits).
 
 Only tiles whose plane changed are re-imaged on a step (records share unchanged planes), so a step
-costs the planes the instruction wrote.
+costs the planes the instruction wrote, and their images come from an ImageCache when the step was
+shown before. What changes on a tile repaints only its own pixels: the written frame is four strips
+(Frame), badges repaint their own rectangles, and the chosen PE's marker is a plain Qt item.
 """
 
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -22,7 +25,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsRectItem, QWidget
 
 from gui.plotting import diverging_colormap, theme
 from sims.scamp5.step_effects import Shift
@@ -33,10 +36,15 @@ ARROW = 16                                  # px, the arrow glyph in a shift bad
 COLORBAR_WIDTH = 12
 SPACING = 3                                 # px between tiles
 COLORBAR_HEIGHT = 40                        # px, the horizontal colour bar
+BADGE_IMAGES: dict[tuple[Any, ...], QImage] = {}      # a badge's look -> its picture (Badge.paint)
 
 
 class Badge(QGraphicsItem):
-    """A small label with an optional arrow, fixed in screen pixels over a view."""
+    """A small label with an optional arrow, fixed in screen pixels over a view.
+
+    Drawn once per look into an image (BADGE_IMAGES, shared by all badges): a badge over a plane
+    that changed is painted again at every step, and its rounded box, arrow and text cost 0.1 ms of
+    Python each time against one drawImage."""
 
     def __init__(self, parent: QGraphicsItem | None = None, bold: bool = False) -> None:
         super().__init__(parent)
@@ -65,6 +73,24 @@ class Badge(QGraphicsItem):
         return self._rect
 
     def paint(self, p: QPainter, *_args: Any) -> None:
+        device = p.device()
+        dpr = device.devicePixelRatioF() if device is not None else 1.0
+        key = (self.text, self.fg.rgba(), self.bg.rgba(), self.arrow, self.font.key(), dpr)
+        image = BADGE_IMAGES.get(key)
+        if image is None:
+            size = self._rect.size() * dpr
+            image = QImage(math.ceil(size.width()), math.ceil(size.height()), QImage.Format.Format_ARGB32_Premultiplied)
+            image.setDevicePixelRatio(dpr)
+            image.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(image)
+            self.paint_direct(painter)
+            painter.end()
+            if len(BADGE_IMAGES) >= 512:
+                BADGE_IMAGES.pop(next(iter(BADGE_IMAGES)))
+            BADGE_IMAGES[key] = image
+        p.drawImage(self._rect.topLeft(), image)
+
+    def paint_direct(self, p: QPainter) -> None:
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(self.bg)
@@ -106,12 +132,62 @@ def lut32(cmap: pg.ColorMap) -> np.ndarray:
     return (0xFF000000 | (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]).astype(np.uint32)
 
 
+def render_plane(plane: np.ndarray, limit: float, lut: np.ndarray) -> tuple[np.ndarray, QImage]:
+    """A plane through the colour table into an ARGB32 buffer and the QImage over it (keep both)."""
+    idx = np.clip(plane * (127.5 / limit) + 128.0, 0, 255).astype(np.uint8)
+    buf = np.ascontiguousarray(lut[idx])
+    rows, cols = plane.shape
+    return buf, QImage(buf.data, cols, rows, 4 * cols, QImage.Format.Format_ARGB32_Premultiplied)
+
+
+class ImageCache:
+    """Rendered planes by (array, limit), least recently used dropped past `max_bytes`.
+
+    A run's records share unchanged planes, so stepping back and forth or Play's loop shows the
+    same arrays again: replaying a step then costs no numpy. Keys hold the array itself, so an
+    id() re-used by a new array never finds an old image."""
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.hits = 0
+        self.misses = 0
+        self._items: OrderedDict[tuple[int, float], tuple[np.ndarray, np.ndarray, QImage]] = OrderedDict()
+
+    def image(self, plane: np.ndarray, limit: float, lut: np.ndarray) -> QImage:
+        key = (id(plane), limit)
+        hit = self._items.get(key)
+        if hit is not None and hit[0] is plane:
+            self._items.move_to_end(key)
+            self.hits += 1
+            return hit[2]
+        self.misses += 1
+        buf, qimage = render_plane(plane, limit, lut)
+        if hit is not None:
+            self.bytes -= hit[1].nbytes
+        self._items[key] = (plane, buf, qimage)
+        self._items.move_to_end(key)
+        self.bytes += buf.nbytes
+        while self.bytes > self.max_bytes and len(self._items) > 1:
+            _, (_, old, _) = self._items.popitem(last=False)
+            self.bytes -= old.nbytes
+        return qimage
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class PlaneImage(QGraphicsObject):
     """A register plane as an image, one PE per unit square.
 
     The colour lookup happens once per plane and limit, in numpy, into an ARGB32 image that Qt
-    draws as it is: pyqtgraph's ImageItem hands Qt an indexed image, converted again at every
-    paint (0.57 ms against 0.09 ms per 256x256 plane here), and a step repaints several planes."""
+    draws as it is (render_plane; ImageCache keeps them): pyqtgraph's ImageItem hands Qt an indexed
+    image, converted again at every paint (0.57 ms against 0.09 ms per 256x256 plane here), and a
+    step repaints several planes."""
 
     def __init__(self, colours: np.ndarray) -> None:
         super().__init__()
@@ -121,14 +197,19 @@ class PlaneImage(QGraphicsObject):
         self._rect = QRectF()
         self.click_handler: Any = None
 
-    def set_plane(self, plane: np.ndarray, limit: float) -> None:
-        idx = np.clip(plane * (127.5 / limit) + 128.0, 0, 255).astype(np.uint8)
-        self._buf = np.ascontiguousarray(self.lut[idx])
-        rows, cols = plane.shape
+    def set_plane(self, plane: np.ndarray, limit: float, cache: ImageCache | None = None) -> None:
+        if cache is not None:
+            self.set_image(cache.image(plane, limit, self.lut))
+        else:
+            self._buf, qimage = render_plane(plane, limit, self.lut)
+            self.set_image(qimage)
+
+    def set_image(self, qimage: QImage) -> None:
+        rows, cols = qimage.height(), qimage.width()
         if self._rect.size() != QSizeF(cols, rows):
             self.prepareGeometryChange()
             self._rect = QRectF(0, 0, cols, rows)
-        self.qimage = QImage(self._buf.data, cols, rows, 4 * cols, QImage.Format.Format_ARGB32_Premultiplied)
+        self.qimage = qimage
         self.update()
 
     def set_lut(self, colours: np.ndarray) -> None:
@@ -146,6 +227,57 @@ class PlaneImage(QGraphicsObject):
             self.click_handler(ev)
 
 
+class Frame:
+    """The orange border of a written plane, in screen pixels over its view: four strips.
+
+    A ViewBox's own border repaints the whole tile (image, marker, badges) when it changes, and so
+    would one item over the tile (Qt unites an item's dirty rectangles); four plain Qt items repaint
+    only the strips, so a plane that stops being written costs a frame's worth of pixels."""
+
+    def __init__(self, parent: QGraphicsItem, width: float = 3.0) -> None:
+        self.width = width
+        self.on = False
+        self.strips = []
+        for _ in range(4):
+            strip = QGraphicsRectItem(parent)
+            strip.setPen(QPen(Qt.PenStyle.NoPen))
+            strip.setBrush(WRITE_COLOUR)
+            strip.setZValue(999)
+            strip.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+            strip.hide()
+            self.strips.append(strip)
+
+    def set_size(self, size: QSizeF) -> None:
+        w, h, b = size.width(), size.height(), self.width
+        for strip, rect in zip(self.strips, (QRectF(0, 0, w, b), QRectF(0, h - b, w, b),
+                                             QRectF(0, b, b, h - 2 * b), QRectF(w - b, b, b, h - 2 * b))):
+            if strip.rect() != rect:
+                strip.setRect(rect)
+
+    def set_on(self, on: bool) -> None:
+        if on != self.on:
+            self.on = on
+            for strip in self.strips:
+                strip.setVisible(on)
+
+
+def pe_marker(colour: QColor) -> QGraphicsRectItem:
+    """The chosen PE's square, 10 screen pixels whatever the zoom (a plain Qt item: pyqtgraph's
+    ScatterPlotItem took 0.2 ms of Python per paint, and every re-imaged tile paints it)."""
+    item = QGraphicsRectItem(-5.0, -5.0, 10.0, 10.0)
+    item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+    item.setPen(_marker_pen(colour))
+    item.setBrush(Qt.BrushStyle.NoBrush)
+    item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+    return item
+
+
+def _marker_pen(colour: QColor) -> QPen:
+    pen = QPen(colour, 1.5)
+    pen.setCosmetic(True)
+    return pen
+
+
 @dataclass
 class Tile:
     """One register plane's view."""
@@ -153,14 +285,14 @@ class Tile:
     name: str
     vb: pg.ViewBox
     image: PlaneImage
-    marker: pg.ScatterPlotItem
+    marker: QGraphicsRectItem
     title: Badge
+    frame: Frame
     shift_badges: list[Badge] = field(default_factory=list)
     shown: np.ndarray | None = None          # the array on show (compared by identity)
     levels: tuple[float, float] | None = None
     shifts: list[Shift] = field(default_factory=list)
     role: str = ""                            # "written", "read" or ""
-    border: str | None = None                 # the role the border was drawn for
     pe: tuple[int, int] | None = None         # where the marker is
 
 
@@ -197,6 +329,7 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
         self._placed: list[Any] = []
         self._theme = theme()
         self._lut = lut32(diverging_colormap(self._theme))
+        self.images = ImageCache()
         # the colour bar lives in a small view of its own, for the stepper to place under the grid
         self.colorbar_view = pg.GraphicsLayoutWidget()
         self.colorbar_view.setFixedHeight(COLORBAR_HEIGHT)
@@ -213,6 +346,7 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
     # ------------------------------------------------------------------ planes
     def set_planes(self, names: Sequence[str]) -> None:
         """One tile per plane (a new run); keeps which planes were hidden where names repeat."""
+        self.images.clear()                     # the last run's images (and the arrays they hold)
         if list(names) == self.order:
             for t in self.tiles.values():
                 t.shown, t.levels = None, None
@@ -234,11 +368,14 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
         vb = pg.ViewBox(lockAspect=True, enableMenu=False, invertY=True)
         img = PlaneImage(self._lut)
         vb.addItem(img)
-        marker = pg.ScatterPlotItem(size=10, pen=pg.mkPen(self._theme.foreground, width=1.5), brush=None, symbol="s")
+        marker = pe_marker(self._theme.foreground)
         vb.addItem(marker, ignoreBounds=True)
+        vb.setBorder(self._border_pen())
         title = Badge(vb, bold=True)
         title.setPos(4, 4)
-        tile = Tile(name, vb, img, marker, title)
+        frame = Frame(vb)
+        vb.sigResized.connect(lambda v, f=frame: f.set_size(v.size()))
+        tile = Tile(name, vb, img, marker, title, frame)
         img.click_handler = lambda ev, t=tile: self._clicked(t, ev)
         vb.sigRangeChangedManually.connect(lambda _mask, t=tile: self.follow(t.name))
         self._paint_title(tile)
@@ -357,13 +494,13 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
             levels = (-lim, lim)
             if plane is not t.shown or levels != t.levels:
                 first = t.shown is None
-                t.image.set_plane(plane, lim)
+                t.image.set_plane(plane, lim, self.images)
                 t.shown, t.levels = plane, levels
                 fresh += 1
                 if first:
                     self._needs_fit = True
             if t.pe != pe:
-                t.marker.setData([pe[1] + 0.5], [pe[0] + 0.5])
+                t.marker.setPos(pe[1] + 0.5, pe[0] + 0.5)
                 t.pe = pe
         if first_image or self._needs_fit:
             self.reset_view()
@@ -379,11 +516,7 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
         for name, t in self.tiles.items():
             t.role = "written" if name in written else "read" if name in read else ""
             t.shifts = [s for s in shifts if s.dest == name]
-            if t.border != t.role:              # a new border repaints the whole tile: only when it changes
-                t.border = t.role
-                t.vb.setBorder(pg.mkPen(WRITE_COLOUR, width=3) if t.role == "written"
-                               else pg.mkPen(self._theme.foreground.darker(160) if self._theme.dark
-                                             else QColor(190, 190, 190), width=1))
+            t.frame.set_on(t.role == "written")      # repaints the frame's strips only, when it changes
             self._paint_title(t, None if limits is None else limits.get(name))
             while len(t.shift_badges) < len(t.shifts):
                 t.shift_badges.append(Badge(t.vb, bold=True))
@@ -423,6 +556,7 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
         self.setBackground(th.background)
         self.colorbar_view.setBackground(th.background)
         self._lut = lut32(diverging_colormap(th))
+        self.images.clear()
         self.colorbar.setColorMap(diverging_colormap(th))
         for side in ("left", "right", "top", "bottom"):
             axis = self.colorbar.getAxis(side)
@@ -431,9 +565,14 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
         for t in self.tiles.values():
             t.image.set_lut(self._lut)
             t.shown = None                       # re-image with the new colours
-            t.marker.setPen(pg.mkPen(th.foreground, width=1.5))
-            t.border = None
+            t.marker.setPen(_marker_pen(th.foreground))
+            t.vb.setBorder(self._border_pen())
             self._paint_title(t)
+
+    def _border_pen(self) -> QPen:
+        """Every tile's thin outline (a written plane's orange frame is drawn over it: Frame)."""
+        th = self._theme
+        return pg.mkPen(th.foreground.darker(160) if th.dark else QColor(190, 190, 190), width=1)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         if event.type() == QEvent.Type.PaletteChange and getattr(self, "_themed", False):

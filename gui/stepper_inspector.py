@@ -7,7 +7,9 @@ the input image) each register holds, as an integer matrix times one common frac
 as many side by side as the pane's width allows.
 
 The view paints its text itself instead of laying out rich text: a step then costs a repaint of
-this pane only (a QLabel's new text re-lays out the whole window, which took tens of ms a step).
+this pane only (a QLabel's new text re-lays out the whole window, which took tens of ms a step),
+and only of the rows and Goals the step changed; each Goal keeps its place and the pane its height
+over the run (`PeInspector.reserve`).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
-from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QKeySequence, QPainter, QPalette
+from PySide6.QtCore import QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QKeySequence, QPainter, QPalette, QRegion
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSpinBox, QVBoxLayout, QWidget
 
 from sims.scamp5.bus import NEWS
@@ -72,8 +74,23 @@ class _Shown:
     written: tuple[str, ...]
 
 
+@dataclass
+class _Layout:
+    """Where each part of the view goes at one width (see PeView._layout)."""
+
+    rows: dict[str, QRectF]                     # a register's row of values
+    goals_top: float
+    blocks: list[tuple[QRectF, tuple[str, ...]]]
+    note: QRectF
+    height: int
+
+
 class PeView(QWidget):
-    """Paints the values table and the Goals (see the module docstring)."""
+    """Paints the values table and the Goals (see the module docstring).
+
+    A step repaints only what it changed: the heading, the rows whose values or highlight changed,
+    and the Goal blocks that changed (the whole Goals area only where the blocks moved). The height
+    is the largest any step of the run needs (`reserve`), so stepping never lays out the pane again."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -83,11 +100,17 @@ class PeView(QWidget):
         self.mono = QFont("monospace")
         self.mono.setStyleHint(QFont.StyleHint.TypeWriter)
         fm = QFontMetricsF(self.font())
-        self.line = fm.height() + 1
+        self.line = math.ceil(fm.height()) + 1            # whole pixels: a row's repaint never touches the next
+        self.mono_h = math.ceil(QFontMetricsF(self.mono).height())
         self.name_w = QFontMetricsF(self.bold).horizontalAdvance("NEWS") + 2 * PAD
         self.col_w = fm.horizontalAdvance("-0.0000") + PAD
         self.table_w = self.name_w + len(NEIGHBOURS) * self.col_w + PAD
         self._height = int(self.line * 3)
+        self._block_sizes: dict[tuple[str, ...], tuple[float, float]] = {}
+        self._reserved: list[tuple[int, list[tuple[str, ...]]]] = []     # (rows, blocks) of every step
+        self._slots: list[tuple[float, float]] = []                      # the room of each Goal block
+        self._reserved_heights: dict[float, int] = {}                    # by width
+        self._layouts: dict[tuple[Any, ...], _Layout] = {}
         self.setMinimumWidth(int(self.table_w))
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
@@ -102,39 +125,120 @@ class PeView(QWidget):
     def heightForWidth(self, w: int) -> int:  # noqa: N802 (Qt name)
         return self._content_height(w)
 
-    def _goal_block(self, lines: list[str]) -> tuple[float, float]:
-        fm = QFontMetricsF(self.mono)
-        return max(fm.horizontalAdvance(x) for x in lines) + 3 * PAD, len(lines) * QFontMetricsF(self.mono).height()
+    def _goal_block(self, lines: Sequence[str]) -> tuple[float, float]:
+        key = tuple(lines)
+        size = self._block_sizes.get(key)
+        if size is None:
+            fm = QFontMetricsF(self.mono)
+            size = self._block_sizes[key] = (math.ceil(max(fm.horizontalAdvance(x) for x in lines)) + 3 * PAD,
+                                             len(lines) * self.mono_h)
+        return size
 
-    def _goal_rows(self, width: float) -> list[list[list[str]]]:
-        """Goal blocks in rows that fit `width`."""
-        rows: list[list[list[str]]] = [[]]
+    def _slot(self, k: int, lines: Sequence[str]) -> tuple[float, float]:
+        """The room of the k-th Goal block: the largest that register's Goal takes in the run
+        (reserve), so a Goal that changes leaves the others where they were."""
+        w, h = self._goal_block(lines)
+        if k < len(self._slots):
+            return max(w, self._slots[k][0]), max(h, self._slots[k][1])
+        return w, h
+
+    def _goal_rows(self, width: float, goals: Sequence[Sequence[str]] | None = None
+                   ) -> list[list[tuple[tuple[float, float], tuple[str, ...]]]]:
+        """Goal blocks (with their room) in rows that fit `width`."""
+        rows: list[list[tuple[tuple[float, float], tuple[str, ...]]]] = [[]]
         x = 0.0
-        for lines in (self.shown.goals if self.shown else []):
-            w, _ = self._goal_block(lines)
+        for k, lines in enumerate(goals if goals is not None else self.shown.goals if self.shown else []):
+            w, h = self._slot(k, lines)
             if rows[-1] and x + w > width:
                 rows.append([])
                 x = 0.0
-            rows[-1].append(lines)
+            rows[-1].append(((w, h), tuple(lines)))
             x += w
         return rows
 
-    def _content_height(self, width: float) -> int:
-        if self.shown is None:
-            return int(self.line * 3)
-        h = self.line * (2 + len(self.shown.values)) + self.line * 1.5
-        for row in self._goal_rows(width):
-            h += max((self._goal_block(b)[1] for b in row), default=0) + PAD
-        return int(h + self.line + PAD)
+    def _layout(self, width: float, n_rows: int, goals: Sequence[Sequence[str]], names: Sequence[str] = ()) -> _Layout:
+        key = (width, n_rows, tuple(names), tuple(tuple(g) for g in goals))
+        lay = self._layouts.get(key)
+        if lay is not None:
+            return lay
+        y = self.line * 2
+        rows = {}
+        for name in names:
+            rows[name] = QRectF(0, y, self.table_w, self.line)
+            y += self.line
+        y = self.line * (2 + n_rows) + self.line // 2
+        goals_top = y
+        y += self.line
+        blocks = []
+        for row in self._goal_rows(width, goals):
+            x = 0.0
+            for (w, h), lines in row:
+                blocks.append((QRectF(x, y, w, h), lines))
+                x += w
+            y += max((h for (_, h), _ in row), default=0) + PAD
+        lay = _Layout(rows, goals_top, blocks, QRectF(0, y, width, self.line), int(y + self.line + PAD))
+        if len(self._layouts) > 512:
+            self._layouts.clear()
+            self._reserved_heights.clear()
+        self._layouts[key] = lay
+        return lay
 
-    def set_shown(self, shown: _Shown | None) -> None:
-        self.shown = shown
-        h = self._content_height(self.width() or self.table_w)
+    def _content_height(self, width: float) -> int:
+        h = int(self.line * 3)
+        if self.shown is not None:
+            h = self._layout(width, len(self.shown.values), self.shown.goals).height
+        reserved = self._reserved_heights.get(width)
+        if reserved is None:
+            reserved = self._reserved_heights[width] = max(
+                (self._layout(width, n_rows, goals).height for n_rows, goals in self._reserved), default=0)
+        return max(h, reserved)
+
+    def reserve(self, steps: Sequence[tuple[int, list[tuple[str, ...]]]]) -> None:
+        """The (register rows, Goal blocks) of every step to come: the height is the largest of them."""
+        self._reserved = list({(n, tuple(g)): (n, list(g)) for n, g in steps}.values())
+        slots: list[tuple[float, float]] = []
+        for _, blocks in self._reserved:
+            for k, lines in enumerate(blocks):
+                w, h = self._goal_block(lines)
+                if k == len(slots):
+                    slots.append((w, h))
+                else:
+                    slots[k] = (max(w, slots[k][0]), max(h, slots[k][1]))
+        self._slots = slots
+        self._layouts.clear()
+        self._reserved_heights.clear()
+        self._fit_height(self.width() or self.table_w)
+
+    def _fit_height(self, width: float) -> None:
+        h = self._content_height(width)
         if h != self._height:
             self._height = h
             self.setMinimumHeight(h)
             self.updateGeometry()
-        self.update()
+
+    def set_shown(self, shown: _Shown | None) -> None:
+        old, self.shown = self.shown, shown
+        self._fit_height(self.width() or self.table_w)
+        if old is None or shown is None or list(old.values) != list(shown.values):
+            self.update()
+            return
+        width = self.width()
+        new_lay = self._layout(width, len(shown.values), shown.goals, list(shown.values))
+        old_lay = self._layout(width, len(old.values), old.goals, list(old.values))
+        dirty = QRegion()
+        if (old.step, old.pe) != (shown.step, shown.pe):
+            dirty += QRect(0, 0, width, self.line)
+        for name, rect in new_lay.rows.items():
+            if old.values[name] != shown.values[name] or (name in old.written) != (name in shown.written):
+                dirty += rect.toAlignedRect()
+        if [r for r, _ in old_lay.blocks] != [r for r, _ in new_lay.blocks]:
+            dirty += QRect(0, int(new_lay.goals_top), width, self.height() - int(new_lay.goals_top))
+        else:
+            for (rect, a), (_, b) in zip(old_lay.blocks, new_lay.blocks):
+                if a != b:
+                    dirty += rect.toAlignedRect()
+        if not dirty.isEmpty():
+            self.update(dirty)
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
@@ -148,53 +252,51 @@ class PeView(QWidget):
         if self.shown is None:
             return
         s = self.shown
+        region = event.region()
+        lay = self._layout(self.width(), len(s.values), s.goals, list(s.values))
         p = QPainter(self)
         pal = self.palette()
         text = pal.color(QPalette.ColorRole.WindowText)
-        y = 0.0
+        left = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         p.setFont(self.bold)
         p.setPen(text)
-        p.drawText(QRectF(0, y, self.width(), self.line), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
-                   f"PE (row {s.pe[0]}, column {s.pe[1]}) after step {s.step}")
-        y += self.line
-        right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        for k, (key, _) in enumerate(NEIGHBOURS):
-            p.drawText(QRectF(self.name_w + k * self.col_w, y, self.col_w, self.line), right,
-                       "value" if key == "C" else key)
-        y += self.line
+        if region.intersects(QRect(0, 0, self.width(), int(self.line) + 1)):
+            p.drawText(QRectF(0, 0, self.width(), self.line), left,
+                       f"PE (row {s.pe[0]}, column {s.pe[1]}) after step {s.step}")
+        if region.intersects(QRectF(0, self.line, self.width(), self.line).toAlignedRect()):
+            for k, (key, _) in enumerate(NEIGHBOURS):
+                p.drawText(QRectF(self.name_w + k * self.col_w, self.line, self.col_w, self.line), right,
+                           "value" if key == "C" else key)
         for name, cell in s.values.items():
+            row = lay.rows[name]
+            if not region.intersects(row.toAlignedRect()):
+                continue
+            y = row.top()
             if name in s.written:
-                p.fillRect(QRectF(0, y, self.table_w, self.line), WRITE_BG)
+                p.fillRect(row, WRITE_BG)
                 p.setPen(QColor("black"))
             else:
                 p.setPen(text)
             p.setFont(self.bold)
-            p.drawText(QRectF(PAD, y, self.name_w, self.line), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
-                       name)
+            p.drawText(QRectF(PAD, y, self.name_w, self.line), left, name)
             for k, (key, _) in enumerate(NEIGHBOURS):
                 p.setFont(self.bold if key == "C" else self.font())
                 p.drawText(QRectF(self.name_w + k * self.col_w, y, self.col_w, self.line), right, fmt(cell[key]))
-            y += self.line
         p.setPen(text)
-        y += self.line * 0.5
-        p.setFont(self.bold)
-        p.drawText(QRectF(0, y, self.width(), self.line), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
-                   "Goals (kernels over the input, north up)")
-        y += self.line
+        title = QRectF(0, lay.goals_top, self.width(), self.line)
+        if region.intersects(title.toAlignedRect()):
+            p.setFont(self.bold)
+            p.drawText(title, left, "Goals (kernels over the input, north up)")
         p.setFont(self.mono)
-        mono_h = QFontMetricsF(self.mono).height()
-        for row in self._goal_rows(self.width()):
-            x = 0.0
-            for lines in row:
-                w, h = self._goal_block(lines)
+        for rect, lines in lay.blocks:
+            if region.intersects(rect.toAlignedRect()):
                 for i, line in enumerate(lines):
-                    p.drawText(QRectF(x, y + i * mono_h, w, mono_h), int(Qt.AlignmentFlag.AlignLeft), line)
-                x += w
-            y += max((self._goal_block(b)[1] for b in row), default=0) + PAD
-        if NEWS in s.values:
+                    p.drawText(QRectF(rect.x(), rect.y() + i * self.mono_h, rect.width(), self.mono_h),
+                               int(Qt.AlignmentFlag.AlignLeft), line)
+        if NEWS in s.values and region.intersects(lay.note.toAlignedRect()):
             p.setFont(self.font())
-            p.drawText(QRectF(0, y, self.width(), self.line), int(Qt.AlignmentFlag.AlignLeft),
-                       f"{NEWS} is the macros' scratch register (no Goal).")
+            p.drawText(lay.note, int(Qt.AlignmentFlag.AlignLeft), f"{NEWS} is the macros' scratch register (no Goal).")
         p.end()
 
     # ---- text, for copying and tests
@@ -254,6 +356,7 @@ class PeInspector(QWidget):
         self.scroll.setMinimumWidth(int(self.view.table_w) + self.scroll.verticalScrollBar().sizeHint().width() + 2)
         lay.addWidget(self.scroll, 1)
         self._goal_cache: dict[tuple[str, Any], list[str]] = {}
+        self._step_blocks: dict[tuple[int, tuple[str, ...]], tuple[Mapping[str, Any], list[list[str]]]] = {}
 
     def set_shape(self, rows: int, cols: int) -> None:
         self.row.setRange(0, rows - 1)
@@ -271,16 +374,39 @@ class PeInspector(QWidget):
 
     def clear(self) -> None:
         self._goal_cache.clear()
+        self._step_blocks.clear()
+        self.view.reserve([])
         self.view.set_shown(None)
 
-    def show_pe(self, step: int, pe: tuple[int, int], values: Mapping[str, Mapping[str, float | None]],
-                goals: Mapping[str, Any], written: Sequence[str]) -> None:
+    def _blocks(self, names: Sequence[str], goals: Mapping[str, Any]) -> list[list[str]]:
+        """The Goal blocks of a step, found by the identity of its Goals (a replay's steps keep theirs):
+        a Goal's hash walks its fractions, which took a tenth of a millisecond a step."""
+        key = (id(goals), tuple(names))
+        hit = self._step_blocks.get(key)
+        if hit is not None and hit[0] is goals:
+            return hit[1]
+        blocks = self._make_blocks(names, goals)
+        if len(self._step_blocks) > 4096:
+            self._step_blocks.clear()
+        self._step_blocks[key] = (goals, blocks)
+        return blocks
+
+    def _make_blocks(self, names: Sequence[str], goals: Mapping[str, Any]) -> list[list[str]]:
         blocks = []
-        for name in values:
+        for name in names:
             if name == NEWS:
                 continue
             key = (name, goals.get(name))
             if key not in self._goal_cache:
                 self._goal_cache[key] = goal_lines(goals.get(name), name)
             blocks.append(self._goal_cache[key])
-        self.view.set_shown(_Shown(step, pe, values, blocks, tuple(written)))
+        return blocks
+
+    def reserve(self, names: Sequence[str], goals_per_step: Sequence[Mapping[str, Any]]) -> None:
+        """Make room for the largest step of a run (its registers, and each step's Goals), so that
+        stepping never changes the pane's height (which lays the window out again)."""
+        self.view.reserve([(len(names), [tuple(b) for b in self._blocks(names, g)]) for g in goals_per_step])
+
+    def show_pe(self, step: int, pe: tuple[int, int], values: Mapping[str, Mapping[str, float | None]],
+                goals: Mapping[str, Any], written: Sequence[str]) -> None:
+        self.view.set_shown(_Shown(step, pe, values, self._blocks(list(values), goals), tuple(written)))
