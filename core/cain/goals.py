@@ -89,6 +89,11 @@ def half(g: Goal) -> Goal | None:
     return from_pairs((p, c // 2) for p, c in ps)
 
 
+def half_floor(g: Goal) -> Goal:
+    """Every coefficient halved and rounded towards zero (single Atoms drop out)."""
+    return from_pairs((p, (abs(c) >> 1) * (1 if c > 0 else -1)) for p, c in pairs(g))
+
+
 def add(a: Goal, b: Goal) -> Goal:
     d = as_dict(a)
     for p, c in pairs(b):

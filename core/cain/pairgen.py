@@ -53,6 +53,10 @@ class PairConfig:
     max_children: int | None = None  # best children kept per node (None: all; a cap can cut off the optimum)
     focus: bool = False              # split only the largest Goal (moves/copies of all Goals still allowed)
     exhaustive_atoms: int = 0        # every split of every Goal when no Goal has more Atoms (Cain's Threshold generator)
+    half_split: bool = False         # G = floor(G/2) + rest (the published tool's Goal paired with itself at distance 0)
+    max_triples: int = 0             # below the exhaustive threshold, G = H + A + B (3-operand add) with H a Goal of
+                                     # the bag, when G - H has at most this many two-part splits (0: none)
+    all_triples: bool = False        # ... and every three-part split (when G has at most max_triples of them)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     rng_salt: int = 0                # the run's seed, mixed into the per-bag noise and shuffles
     lb_cache: dict[Bag, int] = field(default_factory=dict)    # remaining_lower_bound per bag (this problem's d)
@@ -214,9 +218,11 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
         if cfg.has_div and 2 * gl.max_mult(g) <= cfg.two_d:
             out.append(("div", g, (gl.scale(g, 2),), ()))
         if has["add/3"]:
-            h = gl.half(g)
-            if h is not None:
-                out.append(("add", g, (h, h), ()))
+            # G = H + H; with half_split G = floor(G/2) + the rest: the published tool's pair of
+            # a Goal with itself at distance zero (it builds 9 as 4 + 5)
+            h = gl.half_floor(g) if cfg.half_split else gl.half(g)
+            if h:
+                out.append(("add", g, (h, gl.sub(g, h)), ()))
         # sub-Goals and super-Goals already available (common sub-expressions)
         for h in others_base:
             if h == g:
@@ -237,6 +243,11 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
                     if not dirs:
                         if has["add/3"]:
                             out.append(("add", g, (h, r), ()))
+                        if exhaustive and cfg.max_triples and has["add/4"] and gl.size(r) > 1:
+                            # G = H + A + B: the sub-Goal H shared, the rest in two parts (one add)
+                            rp = gl.pairs(r)
+                            if _pair_count(rp) <= cfg.max_triples:
+                                out.extend(("add", g, (h, a, b), ()) for a, b in _two_part_splits(rp))
                     elif (has["addx/4"] if one else has["add2x/5"]):
                         out.append(("addx" if one else "add2x", g, (h, gl.shift(r, -t[0], -t[1])), dirs))
                 elif sh > sg and gl.is_subgoal(g, hs):
@@ -248,6 +259,8 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
                         out.append(("subx" if one else "sub2x", g, (h, b), dirs))
         if exhaustive and (len(ps) > 1 or abs(ps[0][1]) > 1):
             out.extend(_all_splits(cfg, g, ps))
+            if cfg.all_triples and has["add/4"] and gl.size(g) > 2 and _triple_count(ps) <= cfg.max_triples:
+                out.extend(("add", g, t, ()) for t in _three_part_splits(ps))
         if focus_goal is not None and g != focus_goal:
             continue
         if len(ps) > 1 and has["add/3"]:
@@ -339,6 +352,57 @@ def _sub_multisets(ps: list[tuple[int, int]]) -> list[Goal]:
         sgn = 1 if c > 0 else -1
         parts = [q + ([(p, sgn * m)] if m else []) for q in parts for m in range(abs(c) + 1)]
     return [gl.from_pairs(q) for q in parts]
+
+
+def _pair_count(ps: list[tuple[int, int]]) -> int:
+    """Ordered splits of a Goal into two parts (either may be empty): per position, |c| + 1 ways."""
+    n = 1
+    for _, c in ps:
+        n *= abs(c) + 1
+    return n
+
+
+def _two_part_splits(ps: list[tuple[int, int]]) -> list[tuple[Goal, Goal]]:
+    """Every split of a Goal into two non-empty parts, each unordered pair once (sorted)."""
+    whole = gl.from_pairs(ps)
+    out = set()
+    for a in _sub_multisets(ps)[1:-1]:
+        b = gl.sub(whole, a)
+        out.add((a, b) if a <= b else (b, a))
+    return sorted(out)
+
+
+def _triple_count(ps: list[tuple[int, int]]) -> int:
+    """Ordered splits of a Goal into three parts: per position, C(|c| + 2, 2) ways."""
+    n = 1
+    for _, c in ps:
+        m = abs(c)
+        n *= (m + 1) * (m + 2) // 2
+    return n
+
+
+def _three_part_splits(ps: list[tuple[int, int]]) -> list[tuple[Goal, Goal, Goal]]:
+    """Every split of a Goal into three non-empty parts, each unordered triple once (sorted): the
+    published tool's exhaustive generator offers them as add with 3 operands (9 = 1 + 4 + 4 with
+    one part shared, or a centre with two of its neighbours)."""
+    parts: list[tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]] = [([], [], [])]
+    for p, c in ps:
+        sgn = 1 if c > 0 else -1
+        m = abs(c)
+        nxt = []
+        for a, b, r in parts:
+            for i in range(m + 1):
+                for j in range(m + 1 - i):
+                    k = m - i - j
+                    nxt.append((a + [(p, sgn * i)] if i else a, b + [(p, sgn * j)] if j else b,
+                                r + [(p, sgn * k)] if k else r))
+        parts = nxt
+    out: set[tuple[Goal, Goal, Goal]] = set()
+    for a, b, r in parts:
+        if a and b and r:
+            ga, gb, gr = sorted((gl.from_pairs(a), gl.from_pairs(b), gl.from_pairs(r)))
+            out.add((ga, gb, gr))
+    return sorted(out)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -107,11 +107,13 @@ def worker_variant(index: int) -> dict[str, Any]:
     Worker 0 (also the single in-process search) counts a Goal's Atoms divided by their common
     power of two (scaled eq. 11-14), splits only the largest Goal at each node, and gives Goals of
     up to 6 Atoms every split. Worker 1 is the published tool's recipe: eq. 11-14 as printed, every
-    Goal split, every split of Goals up to 10 Atoms (its Threshold generator). Further workers
+    Goal split, every split of Goals up to 10 Atoms (its Threshold generator), and there also the
+    three-part splits with one part a Goal of the bag (its add_3 pairs that share). Further workers
     alternate the two with seeded noise on the costs.
     """
     even = index % 2 == 0
     return {"scaled_cost": even, "focus": even, "exhaustive_atoms": 6 if even else 10,
+            "max_triples": 0 if even else 3000,
             "jitter": 0.0 if index < 2 else 0.2}
 
 
