@@ -4,10 +4,10 @@ For every built-in transform kind at a working size (a VGG-like layer rather tha
 engine verifies on): generate the C (core.merit.codegen_c), compile it once (gcc -O3 -march=native
 -fopenmp), check every kernel against numpy in float64 on the same float32 inputs, then time in
 alternating rounds, all in this process (the C built as a shared library and called with ctypes): each
-round takes one sample of naive, tiled, packed and of the direct numpy reference on float32 data, in
-turn, a sample being at least 1 ms of repeated calls. Medians over the rounds; OMP_NUM_THREADS and
+round takes one sample of naive, tiled, packed, rows and of the direct numpy reference on float32 data,
+in turn (in a fresh random order every round), a sample being at least 1 ms of repeated calls. Medians over the rounds; OMP_NUM_THREADS and
 numpy's BLAS threads both set to --threads (default 2), OMP_WAIT_POLICY=PASSIVE so that neither
-thread pool spins while the other works.
+thread pool spins while the other works (see main).
 
     python benchmarks/merit_codegen.py [--rounds 7] [--threads 2] [--only gemm,conv3x3] [--json]
 
@@ -146,13 +146,21 @@ def _load(source: str, work: Path, stem: str) -> tuple[Any, float, str]:
 
 
 def _timer(fn: Callable[[], Any]) -> Callable[[], float]:
-    """A sampler: seconds per call, each sample at least 1 ms of repeated calls (fixed at the first)."""
-    t0 = time.perf_counter()
-    fn()
-    dt = time.perf_counter() - t0
+    """A sampler: seconds per call, each sample at least 1 ms of repeated calls after one untimed call
+    (for calls under 5 ms), the count fixed from
+    the fastest of three calls, so that a cold first call does not give one kernel fewer repetitions,
+    and so a larger share of cold starts, than another)."""
+    dt = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        fn()
+        dt = min(dt, time.perf_counter() - t0)
     reps = 1 if dt > 1e-3 else int(1e-3 / max(dt, 1e-7)) + 1
+    warm = dt < 5e-3
 
     def sample() -> float:
+        if warm:        # one call untimed: the sample measures the kernel, not what ran before it
+            fn()
         t = time.perf_counter()
         for _ in range(reps):
             fn()
@@ -182,23 +190,32 @@ def run_case(case: Case, rounds: int, threads: int, work: Path) -> dict[str, Any
         refs.append(ref)
         ins = CG.padded_inputs(st, s32)
         ptrs = [a.ctypes.data_as(ctypes.c_void_p) for a in ins]
+        # every kernel of a stage writes into one timing buffer: where an array lies (on huge pages or
+        # not, numpy asks for them) changes a memory-bound kernel's time by 30 %, which would be
+        # charged to whichever kernel got the unlucky array; each kernel's own output is checked once
+        timing_out = np.zeros(prog.out_size, dtype=np.float32)
         for k in prog.kernels:
             out = np.zeros(prog.out_size, dtype=np.float32)
             fn = getattr(lib, k.name)
             fn.restype = None
-            args = ptrs + [out.ctypes.data_as(ctypes.c_void_p)]
-            calls.setdefault(k.variant, []).append(lambda fn=fn, args=args, keep=ins: fn(*args))
+            fn(*ptrs, out.ctypes.data_as(ctypes.c_void_p))
+            args = ptrs + [timing_out.ctypes.data_as(ctypes.c_void_p)]
+            calls.setdefault(k.variant, []).append(lambda fn=fn, args=args, keep=(ins, timing_out): fn(*args))
             outs.setdefault(k.variant, []).append(out)
             if k.variant not in variants:
                 variants.append(k.variant)
     variants = [v for v in variants if len(calls[v]) == len(case.stages)]     # every stage has it
-    samplers = {v: _timer(lambda v=v: [c() for c in calls[v]]) for v in variants}
     errors = {v: max(max_rel_error(o, r) for o, r in zip(outs[v], refs)) for v in variants}
+    samplers = {v: _timer(lambda v=v: [c() for c in calls[v]]) for v in variants}
     samplers["numpy"] = _timer(lambda: case.reference(d32))
     samples: dict[str, list[float]] = {k: [] for k in samplers}
+    keys = list(samplers)
+    order = np.random.default_rng(1)
     for _ in range(rounds):
-        for k, f in samplers.items():                   # C kernels and numpy, one sample each in turn
-            samples[k].append(f())
+        # C kernels and numpy, one sample each in turn, in a fresh order every round: a kernel's time
+        # depends on what ran just before it (numpy's megabytes of temporaries evict its inputs)
+        for i in order.permutation(len(keys)):
+            samples[keys[i]].append(samplers[keys[i]]())
     med = {k: float(np.median(v)) for k, v in samples.items()}
     fast = [v for v in variants if v != "naive"]
     best = min(fast, key=lambda v: med[v])
@@ -226,11 +243,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import os
 
-    # before libgomp loads: the kernels' threads and numpy's BLAS share the process and take turns,
-    # so neither pool may spin on the cores while the other works
+    # before libgomp loads. The kernels' threads and numpy's BLAS share the process and take turns,
+    # so neither pool may spin on the cores while the other works (OMP_WAIT_POLICY=PASSIVE: libgomp's
+    # threads sleep at the end of a region). Measured on this 2-core machine at load 3: with libgomp
+    # spinning 100000 iterations instead, the threaded rows kernels of depthwise, separable and pixel
+    # shuffle took 1.6-4.8 ms instead of 0.24-1.3 (OpenBLAS's threads spin between its calls too);
+    # PASSIVE costs a woken thread per region (rows kernels below 2^22 steps gain nothing from it).
+    # An OMP_WAIT_POLICY already set is kept.
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     chosen = [c for c in cases() if not args.only or c.name in args.only.split(",")]
+    load_before = os.getloadavg()[0]
     limit, blas = blas_threads(args.threads)
     work = Path(tempfile.mkdtemp(prefix="merit-codegen-bench-"))
     rows = []
@@ -245,17 +268,18 @@ def main(argv: list[str] | None = None) -> int:
             limit.restore_original_limits()
 
     meta = {"threads": args.threads, "rounds": args.rounds, "blas": blas, "flags": CG.FLAGS,
-            "load_average": list(os.getloadavg()), "cpus": os.cpu_count(),
+            "omp_wait": {k: os.environ[k] for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if k in os.environ},
+            "load_average": list(os.getloadavg()), "load_average_at_start": load_before, "cpus": os.cpu_count(),
             "error_measure": "max |C - numpy_float64| / max |numpy_float64| on the same float32 inputs"}
     if args.json:
         print(json.dumps({"meta": meta, "rows": rows}, indent=1))
     else:
         print(f"threads {args.threads} (OpenMP and BLAS: {blas}); medians of {args.rounds} alternating rounds; "
-              f"load average {meta['load_average'][0]:.1f} on {meta['cpus']} CPUs")
+              f"load average {load_before:.1f} at the start, {meta['load_average'][0]:.1f} at the end, on {meta['cpus']} CPUs")
     return 0 if all(r.get("verified") for r in rows) else 1
 
 
-HEADER = (f"{'workload':14s} {'size':34s} {'naive ms':>9s} {'tiled ms':>9s} {'packed ms':>9s} {'numpy ms':>9s} "
+HEADER = (f"{'workload':14s} {'size':34s} {'naive ms':>9s} {'tiled ms':>9s} {'packed ms':>9s} {'rows ms':>9s} {'numpy ms':>9s} "
           f"{'best':>6s} {'x naive':>8s} {'x numpy':>8s} {'max rel err':>11s}")
 
 
@@ -267,7 +291,7 @@ def _line(r: dict[str, Any]) -> str:
     def ms(k: str) -> str:
         return f"{m[k] * 1e3:9.3f}" if k in m else f"{'-':>9s}"
     extra = f"  ({r['gflops'][r['best']]:.0f} GFLOP/s, BLAS {r['gflops']['numpy']:.0f})" if r.get("gemm") else ""
-    return (f"{r['workload']:14s} {r['size'][:34]:34s} {ms('naive')} {ms('tiled')} {ms('packed')} {ms('numpy')} "
+    return (f"{r['workload']:14s} {r['size'][:34]:34s} {ms('naive')} {ms('tiled')} {ms('packed')} {ms('rows')} {ms('numpy')} "
             f"{r['best']:>6s} {r['speedup_vs_naive']:8.2f} {r['speedup_vs_numpy']:8.2f} {r['max_rel_error']:11.2e}"
             + extra)
 

@@ -15,6 +15,7 @@ import pytest
 from core.errors import InputError
 from core.merit import codegen_c as CG
 from core.merit import codegen_cuda as CU
+from core.merit import codegen_rows as CR
 from core.merit import workloads as W
 from core.merit.codegen_run import TOLERANCE, check_c, check_cuda, find_compiler, max_rel_error
 from core.merit.evaluate import evaluate, naive_rows
@@ -44,6 +45,7 @@ def test_every_builtin_transform_generates_c_that_matches_numpy(name):
     assert r["verified"], r["message"]
     variants = set(r["errors"])
     assert {"naive", "tiled"} <= variants and (("packed" in variants) == (name in PACKED))
+    assert ("rows" in variants) == all(CR.rows_plan(st) is not None for st in wl.stages)
     assert all(e < TOLERANCE for e in r["errors"].values()) and r["max_rel_error"] == max(r["errors"].values())
     assert set(r["timings_s"]) == variants | {"numpy"} and all(v > 0 for v in r["timings_s"].values())
     assert r["best"] in variants - {"naive"} and r["time_s"] == r["timings_s"][r["best"]]
@@ -377,3 +379,65 @@ def test_negative_strides_and_offsets_in_every_kernel():
     assert r["verified"] and "packed" in r["errors"], r
     cu = check_cuda([t], data, wl.tile, None, None, nvcc_compile=False)
     assert cu["emulated_check"]["ok"], cu["emulated_check"]["message"]
+
+
+# ---------------------------------------------------------------- the rows kernel (short windows)
+@pytest.mark.parametrize("t, lane, inner, outer", [
+    (W.depthwise(64, 112, 112), "x", [], ["c", "y"]),                    # 9 taps
+    (W.separable_stages(1024, 1024, 5)[0], "x", [], ["y"]),            # row pass: x and j move along one axis
+    (W.separable_stages(1024, 1024, 5)[1], "x", [], ["y"]),            # column pass
+    (W.pixel_shuffle(64, 128, 128, 2), "x", ["j"], ["c", "y", "i"]),    # a copy: j written out per lane
+    (W.bilateral(512, 512, 5), "x", [], ["y"]),                         # per-output centre pixel, 25 steps
+])
+def test_short_window_transforms_get_the_rows_kernel_along_their_unit_stride_row(t, lane, inner, outer):
+    plan = CR.rows_plan(t)
+    assert plan is not None and (plan.lane, plan.inner, plan.outer) == (lane, inner, outer)
+    k = CR.rows_kernel(t, "f")
+    assert k is not None and k.variant == "rows"
+    assert "P_acc" not in k.text and "simdlen(MERIT_SIMDLEN)" in k.text      # sums in registers, wide vectors
+    assert ("schedule(static)" in k.text) == (t.p_count * t.a_count >= CR.ROWS_PARALLEL_MIN_WORK)
+    assert ("merit_stream(" in k.text) == (4 * t.p_count >= CR.STREAM_MIN_BYTES)
+    assert "for (long ky" not in k.text and "for (long j " not in k.text   # every a-step written out
+
+
+@pytest.mark.parametrize("t", [
+    W.conv(8, 10, 10, 16, 3, pad=1),          # 72 a-steps: a long window (the packed kernel's)
+    W.motion_estimation(64, 64, 8, 4),        # the unit-stride lane (dx) has 9 outputs: too short a run
+    W.correlation(4, 6, 6, 2),                # p4 runs 5, p2 has 25 outputs per lane
+    W.gemm(64, 64, 128),                      # 128 steps
+])
+def test_long_windows_and_short_rows_get_no_rows_kernel(t):
+    assert CR.rows_plan(t) is None and CR.rows_kernel(t, "f") is None
+    assert "rows" not in {k.variant for k in CG.c_program(t, {}).kernels}
+
+
+@needs_cc
+@pytest.mark.parametrize("name", ["depthwise", "separable", "pixel-shuffle", "bilateral", "gemm"])
+def test_rows_kernel_with_threads_streaming_stores_and_chunked_rows_matches(name, monkeypatch):
+    # the toy sizes are under every threshold: force each path (threads, streaming stores, rows cut
+    # into chunks with a remainder) so that they run and are checked here
+    monkeypatch.setattr(CR, "ROWS_PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(CR, "STREAM_MIN_BYTES", 1)
+    monkeypatch.setattr(CR, "ROWS_MAX_RUN", 7)
+    wl = W.WORKLOADS[name]
+    text = "".join(CR.rows_kernel(st, "f").text for st in wl.stages)
+    assert "schedule(static)" in text and "merit_stream(" in text and "C += " in text
+    data = _data(wl, seed=5)
+    r = check_c(wl.stages, data, wl.tile, None, rounds=1, threads=2)
+    assert "rows" in r["errors"] and r["verified"], (r["message"], r.get("errors"))
+
+
+@needs_cc
+def test_a_user_transform_with_the_same_access_gets_the_rows_kernel():
+    # a 1-D 7-tap max filter written by a user: nothing in the rows kernel knows its name
+    d = {"name": "maxfilter", "parallel": [["y", 6], ["x", 40]], "accumulate": [["k", 7]],
+         "combine": "value", "reduce": "max",
+         "operands": [{"name": "A", "shape": [6, 46], "map": {"y": [0], "x": [1], "k": [1]}}]}
+    wl = workload_from_json(d)
+    t = wl.stages[0]
+    assert CR.rows_plan(t).lane == "x"
+    data = _data(wl, seed=2)
+    r = check_c(wl.stages, data, {}, None, rounds=1)
+    assert r["verified"] and "rows" in r["errors"], r["message"]
+    want = np.lib.stride_tricks.sliding_window_view(data["A"], 7, axis=1).max(axis=2)
+    assert np.allclose(evaluate(t, data).reshape(6, 40), want)

@@ -228,7 +228,8 @@ class Meritz:
 
 @dataclass(kw_only=True)
 class CodegenKernel:
-    """One generated C function: naive loop nest, tiled (the engine's tile) or packed micro-kernel."""
+    """One generated C function: naive loop nest, tiled (the engine's tile), packed micro-kernel or rows
+    (whole output rows, short windows)."""
 
     stage: str
     variant: str
@@ -256,7 +257,7 @@ class CodegenC:
     compiler: str | None
     compile_s: float | None
     threads: int | None
-    timings_s: dict[str, float]                 # naive | tiled | packed | numpy
+    timings_s: dict[str, float]                 # naive | tiled | packed | rows | numpy
     speedup: dict[str, float | None]            # vs_naive, vs_numpy of the fastest generated kernel
     errors: dict[str, float] | None = optional_key()      # per kernel variant
     best: str | None = optional_key()
