@@ -1,8 +1,9 @@
 """Engine runs in a process of their own: engine code never holds the GUI's interpreter lock, and a
 crash in compiled code ends one run, not the window.
 
-The GUI side (`ProcessJob`) starts `python -c "import core.worker; core.worker.main(FD)"` in a new
-session, so the child leads a process group that also holds every process the engine starts (Cain's
+The GUI side (`ProcessJob`) starts `python -c "import core.worker; core.worker.main(FD)"` in a
+process group of its own (in the window's session: see lower_priority), so the child leads a group
+that also holds every process the engine starts (Cain's
 search workers). FD is the child's end of a socket pair. The parent sends one message, the job: the
 engine's name, where to import its EngineSpec from ("module:attribute", so engines registered only in
 the parent, such as the tests' demo engine, are found too), and the JobRequest as JSON (the same
@@ -17,7 +18,7 @@ its group is swept, so no engine process outlives its run. A child whose parent 
 closes) cancels itself and kills its group a second later.
 
 Why a plain subprocess rather than multiprocessing's "spawn" (the GUI process has Qt loaded and must
-never be forked; both start a fresh interpreter): `start_new_session` puts the child in its own
+never be forked; both start a fresh interpreter): `process_group=0` puts the child in its own
 process group before any of its code runs, the child does not re-import the GUI's `__main__` (the GUI
 script, Qt with it), and the GUI process starts no resource-tracker helper process.
 """
@@ -60,28 +61,19 @@ NICENESS = 10
 
 
 def lower_priority(pid: int = 0) -> None:
-    """Put process `pid` (0: this one) at NICENESS, for the kernel's two schedulers of it.
+    """Put process `pid` (0: this one) at NICENESS. The parent does it as soon as the child exists,
+    before the interpreter's imports (the heaviest work at the start of a run); the child repeats it
+    (harmless) for other launchers. A failure (another OS, a sandbox) leaves the priority as it was.
 
-    A process nice value only weighs against processes of its own autogroup, and Linux (with
-    kernel.sched_autogroup_enabled, the default on desktops) gives every session an autogroup of
-    its own: a worker in a new session at nice 10 would still take as much CPU as the whole window.
-    So the session's autogroup is niced too (/proc/PID/autogroup; raising it needs no privilege).
-    The parent does this as soon as the child exists, before the interpreter's imports, which are
-    the heaviest work at the start of a run; the child repeats it (harmless) for other launchers.
-    Failing either (another OS, no /proc, a sandbox) leaves the priority as it was."""
+    The child stays in the window's session on purpose: Linux (kernel.sched_autogroup_enabled, the
+    default on desktops) schedules each session as one group, and a nice value only weighs against
+    processes of the same group. In a session of its own a worker at nice 10 would take as much CPU
+    as the whole window; in the window's session the window comes first, and the application as a
+    whole still gets the same share of a machine shared with other people's work."""
     try:
-        current = os.getpriority(os.PRIO_PROCESS, pid)
-        if current < NICENESS:
+        if os.getpriority(os.PRIO_PROCESS, pid) < NICENESS:
             os.setpriority(os.PRIO_PROCESS, pid, NICENESS)
     except (AttributeError, OSError):
-        pass
-    try:
-        with open(f"/proc/{pid or 'self'}/autogroup", "r+", encoding="ascii") as f:
-            nice = int(f.read().rsplit("nice", 1)[1])
-            if nice < NICENESS:
-                f.seek(0)
-                f.write(str(NICENESS))
-    except (OSError, ValueError, IndexError):
         pass
 
 
@@ -377,7 +369,7 @@ class ProcessJob:
             fd, fault_fd = child_sock.fileno(), self._faults.fileno()
             self._proc = subprocess.Popen(
                 [sys.executable, "-c", f"import core.worker; core.worker.main({fd}, {fault_fd})"],
-                pass_fds=(fd, fault_fd), start_new_session=True, stdin=subprocess.DEVNULL, env=env)
+                pass_fds=(fd, fault_fd), process_group=0, stdin=subprocess.DEVNULL, env=env)
             lower_priority(self._proc.pid)
             self._conn = Connection(parent_sock.detach())
             self._conn.send(("job", {"engine": self.engine, "ref": self.ref, "request": request_to_json(self.request),

@@ -15,6 +15,7 @@ Every plot is made here (`new_plot`, `LivePlot`) so the same rules hold everywhe
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsItem, QTableWidget, QWidget
 
@@ -31,6 +32,7 @@ from core.atomic import atomic_write_text
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 # Brighter versions of PALETTE for a dark background (same hues, same order).
 PALETTE_DARK = ["#5fa8e8", "#ff6b6b", "#5fd35f", "#ffa54f", "#c29bf0", "#c49a8f", "#f4a6d7", "#4fe0ef"]
+LIVE_REDRAW_S = 0.2              # a panel's live plots redraw at most this often while a run streams
 LEGEND_ENTRY_WIDTH = 170          # px per legend column when the legend wraps under the plot
 
 
@@ -276,17 +278,31 @@ class LivePlot(ThemedPlot):
     `step` draws every series as steps; by default only best-so-far series are (is_best_so_far)."""
 
     def __init__(self, title: str = "", x_label: str = "", y_label: str = "", parent: QWidget | None = None,
-                 step: bool | None = None) -> None:
+                 step: bool | None = None, redraw_interval_s: float = 0.0) -> None:
         super().__init__(parent=parent, title=title, x_label=x_label, y_label=y_label)
         self._data: dict[str, tuple[list[float], list[float]]] = {}
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._step = step
+        # Points arriving less than this long after the last redraw wait for one redraw at the end of
+        # the interval: a plot's redraw is 5-8 ms of the window's time (two or three paints of the
+        # scene as the ranges follow), and engines stream a batch every 20 ms.
+        self.redraw_interval_s = redraw_interval_s
+        self._last_redraw = -math.inf
+        self._pending: set[str] = set()
+        self._pending_xs: list[float] = []
+        self._redraw_timer = QTimer(self)
+        self._redraw_timer.setSingleShot(True)
+        self._redraw_timer.timeout.connect(self.redraw)
         self._x_range: tuple[float, float] | None = None     # the x range this plot set; None: auto
         self._x_seen: tuple[float, float] | None = None      # the data's x extent so far
         self._user_zoomed = False
         self.getPlotItem().getViewBox().sigRangeChangedManually.connect(self._on_user_zoom)
 
     def clear_series(self) -> None:
+        self._redraw_timer.stop()
+        self._pending.clear()
+        self._pending_xs.clear()
+        self._last_redraw = -math.inf
         for curve in self._curves.values():
             self.removeItem(curve)
         self._curves.clear()
@@ -312,8 +328,25 @@ class LivePlot(ThemedPlot):
         dx, dy = self._data[series]
         dx.extend(xs)
         dy.extend(ys)
-        self._curves[series].setData(np.asarray(dx, float), np.asarray(dy, float))
-        self._grow_x(xs)
+        self._pending.add(series)
+        self._pending_xs.extend(xs)
+        wait = self._last_redraw + self.redraw_interval_s - time.monotonic()
+        if wait <= 0:
+            self.redraw()
+        elif not self._redraw_timer.isActive():
+            self._redraw_timer.start(max(1, int(wait * 1000)))
+
+    def redraw(self) -> None:
+        """Hand the points added since the last redraw to their curves (and keep x ahead of them)."""
+        self._redraw_timer.stop()
+        self._last_redraw = time.monotonic()
+        for series in self._pending:
+            dx, dy = self._data[series]
+            self._curves[series].setData(np.asarray(dx, float), np.asarray(dy, float))
+        xs, self._pending_xs = self._pending_xs, []
+        self._pending.clear()
+        if xs:
+            self._grow_x(xs)
 
     def _grow_x(self, new_xs: list[float]) -> None:
         """Keep the x range ahead of the data (a third of the span as headroom) instead of following
@@ -343,7 +376,9 @@ class LivePlot(ThemedPlot):
 
 
 def export_plot(plot: pg.PlotWidget, path: str) -> None:
-    """Save a plot as PNG or SVG, chosen by the file's suffix."""
+    """Save a plot as PNG or SVG, chosen by the file's suffix (with every point added so far)."""
+    if isinstance(plot, LivePlot):
+        plot.redraw()
     item = plot.getPlotItem()
     if path.lower().endswith(".svg"):
         pyqtgraph.exporters.SVGExporter(item).export(path)

@@ -212,24 +212,25 @@ def test_a_large_result_tree_is_made_as_it_is_opened(qtbot):
     assert first.child(1).text(1) == "[50]"
 
 
-def _autogroup_nice(pid: int) -> int | None:
+def _autogroup(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/autogroup", encoding="ascii") as f:
-            return int(f.read().rsplit("nice", 1)[1])
+            return f.read()
     except OSError:
         return None
 
 
-def test_engine_processes_run_below_the_window_in_both_schedulers(window, qtbot):
-    """A worker is in a session (an autogroup) of its own: its nice value alone would not weigh
-    against the window, so the autogroup is niced too; the processes it starts inherit both."""
+def test_engine_processes_run_below_the_window(window, qtbot):
+    """Engines are niced, and in the window's session: a session of their own would be a scheduling
+    group of its own (Linux autogroups), where a nice value does not weigh against the window."""
     from core.worker import NICENESS
 
     run = _start(window, steps=100, delay=0.01, children=2, hang_at=3, hang=60)
     qtbot.waitUntil(lambda: "children" in run.partial, timeout=10000)
     pids = [window.runner.pid("demo"), *run.partial["children"]["pids"]]
     assert all(os.getpriority(os.PRIO_PROCESS, p) >= NICENESS for p in pids)
-    if _autogroup_nice(os.getpid()) is not None:          # a kernel with autogroups
-        assert all(_autogroup_nice(p) >= NICENESS for p in pids)
+    assert all(os.getsid(p) == os.getsid(0) for p in pids)
+    assert all(os.getpgid(p) == pids[0] for p in pids)                 # one group, cancelled as one
+    assert all(_autogroup(p) == _autogroup(os.getpid()) for p in pids)
     window.cancel_current()
     _wait_done(window, qtbot, run, timeout=5000)

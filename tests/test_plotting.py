@@ -202,3 +202,24 @@ def test_grid_lines_are_opaque_blends_drawn_under_the_data(qtbot) -> None:
             for part in ("red", "green", "blue"):
                 lo, hi = sorted((getattr(bg, part)(), getattr(fg, part)()))
                 assert lo - 1 <= getattr(c, part)() <= hi + 1
+
+
+def test_a_streaming_plot_redraws_at_most_once_per_interval(qtbot) -> None:
+    """Batches arrive every 20 ms; a panel's plot takes them all but redraws at the interval's end."""
+    from gui.plotting import LivePlot
+
+    plot = LivePlot(redraw_interval_s=0.2)
+    qtbot.addWidget(plot)
+    plot.add_points("best length", [0.0], [30.0])           # after a quiet spell: drawn at once
+    curve = plot._curves["best length"]
+    assert list(curve.getData()[0]) == [0.0]
+    plot.add_points("best length", [1.0], [28.0])           # soon after: waits
+    plot.add_points("best length", [2.0], [27.0])
+    assert list(curve.getData()[0]) == [0.0]
+    assert plot.series()["best length"][0] == [0.0, 1.0, 2.0]  # the data itself is all there
+    qtbot.waitUntil(lambda: list(curve.getData()[0]) == [0.0, 1.0, 2.0], timeout=2000)
+    assert plot.getPlotItem().getViewBox().viewRange()[0][1] >= 2.0
+    plot.add_points("best length", [3.0], [26.0])
+    plot.clear_series()                                      # nothing pending survives a new run
+    qtbot.wait(300)
+    assert plot.series() == {}

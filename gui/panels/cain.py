@@ -25,7 +25,7 @@ from core.project import ProjectEvent, Run
 from core.workload import kernels_of
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
-from gui.plotting import LivePlot
+from gui.plotting import LIVE_REDRAW_S, LivePlot
 
 POINT_BRUSH = pg.mkBrush("#ff7f0e")
 SHOWN_BRUSH = pg.mkBrush("#d62728")
@@ -79,8 +79,10 @@ class CainPanel(GenericPanel):
     def _build_views(self) -> None:
         plots = QWidget()
         pl = QHBoxLayout(plots)
-        self.nodes_plot = LivePlot(title="Best length vs nodes explored", x_label="nodes", y_label="instructions")
-        self.time_plot = LivePlot(title="Best length vs time", x_label="seconds", y_label="instructions")
+        self.nodes_plot = LivePlot(title="Best length vs nodes explored", x_label="nodes", y_label="instructions",
+                                   redraw_interval_s=LIVE_REDRAW_S)
+        self.time_plot = LivePlot(title="Best length vs time", x_label="seconds", y_label="instructions",
+                                  redraw_interval_s=LIVE_REDRAW_S)
         # the programs found, one clickable point each (on top of the live best-length lines)
         self.points: dict[str, pg.ScatterPlotItem] = {}
         for key, plot, unit in (("nodes", self.nodes_plot, "nodes"), ("time", self.time_plot, "s")):

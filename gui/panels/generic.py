@@ -16,7 +16,7 @@ from core.jobs import Event, MetricPoint, PartialResult
 from core.project import Run
 from gui.flow_layout import FlowLayout
 from gui.panels.base import EnginePanel, PanelContext
-from gui.plotting import LivePlot, ask_export_plot
+from gui.plotting import LIVE_REDRAW_S, LivePlot, ask_export_plot
 
 
 class _TreeItem(QTreeWidgetItem):
@@ -93,7 +93,7 @@ class GenericPanel(EnginePanel):
         layout.addWidget(bar)
         self.tabs = QTabWidget()
         layout.addWidget(self.tabs, 1)
-        self.plot = LivePlot(title="Live metrics")
+        self.plot = LivePlot(title="Live metrics", redraw_interval_s=LIVE_REDRAW_S)
         self.tabs.addTab(self.plot, "Live plot")
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["field", "value"])
