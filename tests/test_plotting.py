@@ -223,3 +223,23 @@ def test_a_streaming_plot_redraws_at_most_once_per_interval(qtbot) -> None:
     plot.clear_series()                                      # nothing pending survives a new run
     qtbot.wait(300)
     assert plot.series() == {}
+
+
+def test_a_live_plot_sets_its_y_range_itself_with_room_below_a_falling_best(qtbot) -> None:
+    """pyqtgraph's auto-range runs during the paint and repaints when it moves the range; the plot
+    keeps y itself, with headroom on the side the data left the range."""
+    from gui.plotting import LivePlot
+
+    plot = LivePlot(y_label="instructions")
+    qtbot.addWidget(plot)
+    box = plot.getPlotItem().getViewBox()
+    plot.add_points("best length", [0, 1], [30, 26])
+    lo, hi = box.viewRange()[1]
+    assert lo <= 26 and hi >= 30 and not box.autoRangeEnabled()[1]
+    plot.add_points("best length", [2], [20])                 # below: a new range with room below
+    lo2, hi2 = box.viewRange()[1]
+    assert lo2 < 20 - (30 - 20) / 5 and hi2 >= 30
+    plot.add_points("best length", [3], [19])                 # within the room: the range stays
+    assert box.viewRange()[1] == [lo2, hi2]
+    plot.clear_series()
+    assert box.autoRangeEnabled()[1]
