@@ -33,6 +33,9 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
 # Brighter versions of PALETTE for a dark background (same hues, same order).
 PALETTE_DARK = ["#5fa8e8", "#ff6b6b", "#5fd35f", "#ffa54f", "#c29bf0", "#c49a8f", "#f4a6d7", "#4fe0ef"]
 LIVE_REDRAW_S = 0.2              # a panel's live plots redraw at most this often while a run streams
+# ...and not within this long of each other: two plots fed by one batch (Cain's nodes and time
+# plots) would otherwise be painted in one turn of the event loop, 10-12 ms each.
+REDRAW_STAGGER_S = 0.05
 LEGEND_ENTRY_WIDTH = 170          # px per legend column when the legend wraps under the plot
 
 
@@ -277,6 +280,8 @@ class LivePlot(ThemedPlot):
 
     `step` draws every series as steps; by default only best-so-far series are (is_best_so_far)."""
 
+    _last_any_redraw = -math.inf          # the last redraw of any throttled live plot
+
     def __init__(self, title: str = "", x_label: str = "", y_label: str = "", parent: QWidget | None = None,
                  step: bool | None = None, redraw_interval_s: float = 0.0) -> None:
         super().__init__(parent=parent, title=title, x_label=x_label, y_label=y_label)
@@ -336,7 +341,10 @@ class LivePlot(ThemedPlot):
         self._pending.add(series)
         self._pending_xs.extend(xs)
         self._pending_ys.extend(ys)
-        wait = self._last_redraw + self.redraw_interval_s - time.monotonic()
+        now = time.monotonic()
+        wait = self._last_redraw + self.redraw_interval_s - now
+        if self.redraw_interval_s > 0:      # not in the same turn of the event loop as another plot
+            wait = max(wait, LivePlot._last_any_redraw + REDRAW_STAGGER_S - now)
         if wait <= 0:
             self.redraw()
         elif not self._redraw_timer.isActive():
@@ -346,6 +354,8 @@ class LivePlot(ThemedPlot):
         """Hand the points added since the last redraw to their curves (and keep x ahead of them)."""
         self._redraw_timer.stop()
         self._last_redraw = time.monotonic()
+        if self.redraw_interval_s > 0:
+            LivePlot._last_any_redraw = self._last_redraw
         for series in self._pending:
             dx, dy = self._data[series]
             self._curves[series].setData(np.asarray(dx, float), np.asarray(dy, float))

@@ -208,6 +208,7 @@ def test_a_streaming_plot_redraws_at_most_once_per_interval(qtbot) -> None:
     """Batches arrive every 20 ms; a panel's plot takes them all but redraws at the interval's end."""
     from gui.plotting import LivePlot
 
+    LivePlot._last_any_redraw = -math.inf                   # no other plot drew just now
     plot = LivePlot(redraw_interval_s=0.2)
     qtbot.addWidget(plot)
     plot.add_points("best length", [0.0], [30.0])           # after a quiet spell: drawn at once
@@ -243,3 +244,17 @@ def test_a_live_plot_sets_its_y_range_itself_with_room_below_a_falling_best(qtbo
     assert box.viewRange()[1] == [lo2, hi2]
     plot.clear_series()
     assert box.autoRangeEnabled()[1]
+
+
+def test_two_streaming_plots_fed_by_one_batch_redraw_in_different_turns(qtbot) -> None:
+    from gui.plotting import LivePlot
+
+    LivePlot._last_any_redraw = -math.inf
+    a, b = LivePlot(redraw_interval_s=0.2), LivePlot(redraw_interval_s=0.2)
+    for p in (a, b):
+        qtbot.addWidget(p)
+        p.add_points("best length", [0.0], [30.0])
+    assert len(a._curves["best length"].getData()[0]) == 1
+    assert b._curves["best length"].getData()[0] is None or len(b._curves["best length"].getData()[0]) == 0
+    qtbot.waitUntil(lambda: b._curves["best length"].getData()[0] is not None
+                    and len(b._curves["best length"].getData()[0]) == 1, timeout=2000)
