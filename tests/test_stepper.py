@@ -13,36 +13,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from core.engine import get_engine
-from core.fpsp_sim import replay as replays
 from core.scamp5.program import parse_program
-from core.workload import Scamp5Target
 from sims.scamp5 import step_effects
 from sims.scamp5.bus import NEWS, expand
 from sims.scamp5.simulator import simulate
+from tests import stepper_fixtures
 
-REPO = Path(__file__).resolve().parents[1]
-TABLE2 = str(REPO / "assets/programs/analognet2_cain_table2.txt")
+replay = stepper_fixtures.replay        # the fixtures, shared with the other stepper tests
+stepper = stepper_fixtures.stepper
+
 PLANES = ["A", "B", "C", "D", "E", "F", NEWS]
-
-
-@pytest.fixture(scope="module")
-def replay():
-    settings = dict(get_engine("simulate").default_settings(), program_file=TABLE2)
-    return replays.build(settings, Scamp5Target(6, 32))
-
-
-@pytest.fixture
-def stepper(qtbot, replay):
-    from gui.scamp5_stepper import Scamp5Stepper
-
-    st = Scamp5Stepper()
-    qtbot.addWidget(st)
-    st.resize(1400, 700)
-    st.show()
-    qtbot.waitExposed(st)
-    st.load(replay)
-    return st
 
 
 # ---------------------------------------------------------------- what a macro does (no Qt)

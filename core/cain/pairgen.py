@@ -112,39 +112,22 @@ def extra_registers(cfg: PairConfig, op: str, lowers: tuple[Goal, ...], rest: Ba
     return 1
 
 
-def _sign_match_split(g: Goal, t: tuple[int, int]) -> tuple[Goal, Goal] | None:
-    """Greedy S, R with G = S + shift(S, t) + R, Atoms of equal sign paired along t."""
+def _match_split(g: Goal, t: tuple[int, int], opposite: bool) -> tuple[Goal, Goal] | None:
+    """Greedy S, R with Atoms at p and p + t paired along t: of equal sign, G = S + shift(S, t) + R;
+    of opposite signs (`opposite`), G = shift(S, t) - S + R. S takes the sign of the Atom at p + t.
+    None when no pair matches."""
     d = gl.as_dict(g)
     k = gl.delta(*t) >> 10
     rem = dict(d)
     s: dict[int, int] = {}
+    at_p = -1 if opposite else 1            # how S counts at p: -S or +S
     for p in sorted(d, key=lambda q: q if k > 0 else -q):
         q = p + k
         a, b = rem.get(p, 0), rem.get(q, 0)
-        if a and b and (a > 0) == (b > 0):
-            m = min(abs(a), abs(b)) * (1 if a > 0 else -1)
-            s[p] = s.get(p, 0) + m
-            rem[p] = a - m
-            rem[q] = b - m
-    if not s:
-        return None
-    return gl.from_pairs(s.items()), gl.from_pairs(rem.items())
-
-
-def _opposite_match_split(g: Goal, t: tuple[int, int]) -> tuple[Goal, Goal] | None:
-    """Greedy S, R with G = shift(S, t) - S + R: Atoms at p and p + t of opposite signs paired,
-    S taking the sign of the one at p + t. None when no pair (or S would be all of nothing)."""
-    d = gl.as_dict(g)
-    k = gl.delta(*t) >> 10
-    rem = dict(d)
-    s: dict[int, int] = {}
-    for p in sorted(d, key=lambda q: q if k > 0 else -q):
-        q = p + k
-        a, b = rem.get(p, 0), rem.get(q, 0)
-        if a and b and (a > 0) != (b > 0):
+        if a and b and ((a > 0) != (b > 0)) == opposite:
             m = min(abs(a), abs(b)) * (1 if b > 0 else -1)
             s[p] = s.get(p, 0) + m
-            rem[p] = a + m
+            rem[p] = a - at_p * m
             rem[q] = b - m
     if not s:
         return None
@@ -277,7 +260,7 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
                 one = len(dirs) == 1
                 if not (has["subx/4"] if one else has["sub2x/5"]):
                     continue
-                sp = _opposite_match_split(g, t)
+                sp = _match_split(g, t, opposite=True)
                 if sp is None:
                     continue
                 s_, r = sp
@@ -300,7 +283,7 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
                     if t in seen_t:
                         continue
                     seen_t.add(t)
-                    sp = _sign_match_split(g, t)
+                    sp = _match_split(g, t, opposite=False)
                     if sp is None:
                         continue
                     s, r = sp
