@@ -24,7 +24,7 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtGui import QColor, QFontMetricsF, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsItem, QTableWidget, QWidget
 
 from core.atomic import atomic_write_text
@@ -36,6 +36,7 @@ LIVE_REDRAW_S = 0.2              # a panel's live plots redraw at most this ofte
 # ...and not within this long of each other: two plots fed by one batch (Cain's nodes and time
 # plots) would otherwise be painted in one turn of the event loop, 10-12 ms each.
 REDRAW_STAGGER_S = 0.05
+TEXT_SPACE_SAMPLE = "00000"       # a vertical axis keeps room for tick labels this wide
 LEGEND_ENTRY_WIDTH = 170          # px per legend column when the legend wraps under the plot
 
 
@@ -104,6 +105,29 @@ class ReadableAxis(pg.AxisItem):
         # cache makes a repaint of the data alone a blit (gui responsiveness, issue 14).
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.background = QColor(theme().background)     # what the grid lines are blended onto
+        self.reset_text_space()
+
+    def reset_text_space(self) -> None:
+        """Room for tick labels of five digits (a new run's plot starts from here)."""
+        font = self.style.get("tickFont") or QApplication.font()
+        room = QFontMetricsF(font).horizontalAdvance(TEXT_SPACE_SAMPLE)
+        if self.orientation in ("left", "right"):
+            self.textWidth = max(30.0, room)
+            self._updateWidth()
+
+    def _updateMaxTextSize(self, x: float) -> None:  # noqa: N802 (pyqtgraph name)
+        """The room for tick labels only grows (pyqtgraph also shrinks it): a narrower set of labels
+        after a range change ("17.5" to "16") re-laid the plot out, and the plot was painted again,
+        re-rendering both axes (12 ms a plot while an engine streamed; issue 14)."""
+        if self.orientation in ("left", "right"):
+            if x > self.textWidth:
+                self.textWidth = x
+                if self.style["autoExpandTextSpace"]:
+                    self._updateWidth()
+        elif x > self.textHeight:
+            self.textHeight = x
+            if self.style["autoExpandTextSpace"]:
+                self._updateHeight()
 
     def generateDrawSpecs(self, p):  # noqa: N802 (pyqtgraph name)
         """pyqtgraph's specs with every translucent tick and grid pen made opaque, its colour blended
@@ -319,6 +343,10 @@ class LivePlot(ThemedPlot):
         self._x_range, self._x_seen, self._user_zoomed = None, None, False
         self._y_range, self._y_seen = None, None
         self.getPlotItem().enableAutoRange(x=True, y=True)
+        for side in ("left", "right"):
+            axis = self.getPlotItem().getAxis(side)
+            if isinstance(axis, ReadableAxis):
+                axis.reset_text_space()
         if self.legend is not None:
             self.legend.clear()
 
@@ -326,15 +354,22 @@ class LivePlot(ThemedPlot):
         """Whether a series is drawn as steps."""
         return is_best_so_far(series) if self._step is None else self._step
 
+    def declare_series(self, *names: str) -> None:
+        """Make the curves and legend entries of series known in advance (at a run's start): a legend
+        entry made when the first points arrive re-lays the plot out, and the plot is painted twice
+        with both axes re-rendered, in the busiest turn of the run (issue 14)."""
+        for series in names:
+            if series not in self._data:
+                color = series_colour(len(self._data))
+                self._data[series] = ([], [])
+                # "right": y[i] holds from x[i] to x[i+1] (pyqtgraph's naming)
+                self._curves[series] = self.plot([], [], name=series, pen=pg.mkPen(color, width=2),
+                                                 symbol="o", symbolSize=5, symbolBrush=color, symbolPen=color,
+                                                 stepMode="right" if self.steps(series) else None)
+                self._place_legend()
+
     def add_points(self, series: str, xs: list[float], ys: list[float]) -> None:
-        if series not in self._data:
-            color = series_colour(len(self._data))
-            self._data[series] = ([], [])
-            # "right": y[i] holds from x[i] to x[i+1] (pyqtgraph's naming)
-            self._curves[series] = self.plot([], [], name=series, pen=pg.mkPen(color, width=2),
-                                             symbol="o", symbolSize=5, symbolBrush=color, symbolPen=color,
-                                             stepMode="right" if self.steps(series) else None)
-            self._place_legend()
+        self.declare_series(series)
         dx, dy = self._data[series]
         dx.extend(xs)
         dy.extend(ys)

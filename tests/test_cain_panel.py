@@ -126,6 +126,8 @@ def test_live_events_then_stored_result(panel, events):
     assert panel.time_plot.series()["best length"][1][-1] == final["length"]
     assert panel.program_view.toPlainText().count(";") == final["length"]
     assert len(panel.points["nodes"].points()) == len(found) == len(final["improvements"])
+    assert panel.shown_is_best
+
     # a session reopens the result without rerunning: everything drawn from the dict alone
     panel.show_result(None)
     assert panel.program_view.toPlainText() == "" and len(panel.points["time"].points()) == 0
@@ -256,3 +258,14 @@ def test_the_panel_shows_the_lower_bound_and_the_gap(panel, an2_events):
     old = {k: v for k, v in final.items() if k not in ("lower_bound", "gap", "optimal")}
     panel.show_result(old)
     assert "no lower bound" in panel.kernels_label.text() and "gap" not in panel.plan_label.text()
+
+
+def test_a_batch_with_several_programs_shows_only_its_last(panel, events, monkeypatch):
+    """Drawing a program is 1.5 ms of the window's time; a batch draws one, not one per program."""
+    shown = []
+    monkeypatch.setattr(panel, "_show_plan", lambda plan: shown.append(plan))
+    panel.job_started()
+    found = [e for e in events if isinstance(e, PartialResult)]
+    assert len(found) >= 2
+    panel.handle_events([e for e in events if not isinstance(e, FinalResult)])
+    assert shown == [found[-1].data] and len(panel._plans) == len(found)

@@ -258,3 +258,34 @@ def test_two_streaming_plots_fed_by_one_batch_redraw_in_different_turns(qtbot) -
     assert b._curves["best length"].getData()[0] is None or len(b._curves["best length"].getData()[0]) == 0
     qtbot.waitUntil(lambda: b._curves["best length"].getData()[0] is not None
                     and len(b._curves["best length"].getData()[0]) == 1, timeout=2000)
+
+
+def test_tick_label_room_only_grows_so_a_range_change_does_not_relayout(qtbot) -> None:
+    """pyqtgraph shrinks a vertical axis when its labels get narrower ("17.5" to "16"), which re-lays
+    the plot out and paints it a second time; ours keeps the room until the next run."""
+    from gui.plotting import LivePlot
+
+    plot = LivePlot(y_label="instructions")
+    qtbot.addWidget(plot)
+    axis = plot.getAxis("left")
+    start = axis.textWidth
+    assert start >= 30
+    axis._updateMaxTextSize(start + 25)             # wide labels: more room
+    assert axis.textWidth == start + 25
+    width = axis.maximumWidth()
+    axis._updateMaxTextSize(5)                      # narrow labels: the room stays
+    assert axis.textWidth == start + 25 and axis.maximumWidth() == width
+    plot.clear_series()                             # a new run starts from the reserved room again
+    assert axis.textWidth == start and axis.maximumWidth() < width
+
+
+def test_declared_series_have_their_legend_entry_before_any_point(qtbot) -> None:
+    from gui.plotting import LivePlot
+
+    plot = LivePlot()
+    qtbot.addWidget(plot)
+    plot.declare_series("best length")
+    assert plot.series() == {"best length": ([], [])} and len(plot.legend.items) == 1
+    height = plot.legend.maximumHeight()
+    plot.add_points("best length", [0.0], [3.0])
+    assert len(plot.legend.items) == 1 and plot.legend.maximumHeight() == height

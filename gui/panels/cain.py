@@ -170,8 +170,9 @@ class CainPanel(GenericPanel):
     # ------------------------------------------------------------------ live events
     def job_started(self) -> None:
         super().job_started()
-        self.nodes_plot.clear_series()
-        self.time_plot.clear_series()
+        for plot in (self.nodes_plot, self.time_plot):
+            plot.clear_series()
+            plot.declare_series("best length")
         self._clear_points()
         self._plan = None
         self.plan_label.setText("Searching…")
@@ -199,13 +200,15 @@ class CainPanel(GenericPanel):
         for plot_name, (xs, ys) in batches.items():
             target = self.nodes_plot if plot_name == "nodes" else self.time_plot
             target.add_points("best length", xs, ys)
+        found = len(self._plans)
         super().handle_events(rest)
+        if len(self._plans) > found:     # one batch can bring several programs: show the last one only
+            self.select_program(len(self._plans) - 1)
 
     def handle_partial(self, event: PartialResult) -> None:
         if event.kind == "plan":
             self._plans.append(event.data)
             self._add_point(event.data)
-            self.select_program(len(self._plans) - 1)
 
     # ------------------------------------------------------------------ the programs found
     def _clear_points(self) -> None:
