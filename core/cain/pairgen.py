@@ -17,6 +17,7 @@ macro needs) are culled here.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -57,6 +58,7 @@ class PairConfig:
     max_triples: int = 0             # below the exhaustive threshold, G = H + A + B (3-operand add) with H a Goal of
                                      # the bag, when G - H has at most this many two-part splits (0: none)
     all_triples: bool = False        # ... and every three-part split (when G has at most max_triples of them)
+    diagonal: bool = False           # the published tool's pairs of a Goal with itself at every distance
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     rng_salt: int = 0                # the run's seed, mixed into the per-bag noise and shuffles
     lb_cache: dict[Bag, int] = field(default_factory=dict)    # remaining_lower_bound per bag (this problem's d)
@@ -244,6 +246,8 @@ def _candidates(cfg: PairConfig, bag: Bag) -> list[Step]:
             out.extend(_all_splits(cfg, g, ps))
             if cfg.all_triples and has["add/4"] and gl.size(g) > 2 and _triple_count(ps) <= cfg.max_triples:
                 out.extend(("add", g, t, ()) for t in _three_part_splits(ps))
+        if cfg.diagonal and (len(ps) > 1 or abs(ps[0][1]) > 1):
+            out.extend(_diagonal_steps(cfg, g, ps))
         if focus_goal is not None and g != focus_goal:
             continue
         if len(ps) > 1 and has["add/3"]:
@@ -386,6 +390,131 @@ def _three_part_splits(ps: list[tuple[int, int]]) -> list[tuple[Goal, Goal, Goal
             ga, gb, gr = sorted((gl.from_pairs(a), gl.from_pairs(b), gl.from_pairs(r)))
             out.add((ga, gb, gr))
     return sorted(out)
+
+
+def _without(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
+    """The Atoms of a that b does not hold (same-sign counts taken away, never past zero)."""
+    out = dict(a)
+    for p, c in b.items():
+        have = out.get(p)
+        if have and (have > 0) == (c > 0):
+            left = have - c if abs(c) < abs(have) else 0
+            if left:
+                out[p] = left
+            else:
+                del out[p]
+    return out
+
+
+def _diagonal_parts(ps: list[tuple[int, int]]) -> list[tuple[dict[int, int], int, bool]]:
+    """For every translation k between two positions of G and each sign relation: the part T of G
+    at positions b whose Atoms recur at b - k (min of the two counts; halved at k = 0), with the
+    sign relation `opposite`. The published tool's Atom-distance list of a Goal with itself."""
+    acc: dict[tuple[int, bool], dict[int, int]] = {}
+    for pa, ca in ps:
+        for pb, cb in ps:
+            k = pb - pa
+            m = min(abs(ca), abs(cb))
+            if k == 0:
+                m >>= 1
+            if m:
+                acc.setdefault((k, (ca > 0) != (cb > 0)), {})[pb] = m if cb > 0 else -m
+    return [(t, k, opp) for (k, opp), t in acc.items()]
+
+
+def _major_step(x: float, y: float) -> tuple[int, int] | None:
+    """The unit step along the larger coordinate (x on ties), None at the origin."""
+    if not x and not y:
+        return None
+    if abs(x) >= abs(y):
+        return (1, 0) if x > 0 else (-1, 0)
+    return (0, 1) if y > 0 else (0, -1)
+
+
+def _centre_steps(g: Goal) -> list[tuple[tuple[int, int], tuple[str, ...]]]:
+    """The one-step and two-step translations towards G's rounded mean Atom position: the shifts
+    of the published tool's addx / add2x on a Goal paired with itself."""
+    n = x = y = 0
+    for ax, ay, _z, c in gl.atoms(g):
+        n += abs(c)
+        x += ax * abs(c)
+        y += ay * abs(c)
+    cx, cy = int(math.floor(x / n + 0.5)), int(math.floor(y / n + 0.5))
+    first = _major_step(cx, cy)
+    if first is None:
+        return []
+    out = [(first, MOVE1[first])]
+    if abs(cx) + abs(cy) > 1:
+        second = _major_step(cx - first[0], cy - first[1])
+        if second is not None:
+            t = (first[0] + second[0], first[1] + second[1])
+            if t in MOVE2:
+                out.append((t, MOVE2[t]))
+    return out
+
+
+def _unpack_delta(k: int) -> tuple[int, int]:
+    """(dx, dy) of a difference of two packed positions of one channel."""
+    dy = (k + 128) >> 8 if k >= 0 else -((-k + 128) >> 8)
+    return k - (dy << 8), dy
+
+
+def _steps_along(first: tuple[int, int], rest: tuple[int, int]) -> list[tuple[tuple[int, int], tuple[str, ...]]]:
+    """The one-step translation `first` and, when `rest` still points somewhere, the two-step one
+    that adds its major step (the published tool's movx / mov2x choice along a distance)."""
+    out = [(first, MOVE1[first])]
+    second = _major_step(*rest)
+    if second is not None:
+        t = (first[0] + second[0], first[1] + second[1])
+        if t in MOVE2:
+            out.append((t, MOVE2[t]))
+    return out
+
+
+def _diagonal_steps(cfg: PairConfig, g: Goal, ps: list[tuple[int, int]]) -> list[Step]:
+    """The published tool's pairs of a Goal with itself (its Atom-distance generator on the
+    diagonal): for each recurring part T (_diagonal_parts), G = (G - T) + T by add or sub, by
+    addx / add2x towards G's centre, and the three-part G = S + (T shifted back, less T) + T in
+    one 3-operand add. Its programs for random eq. 15 kernels end with that add, and with these
+    pairs nearly every step of its programs for our tuning sets is one our generator offers
+    (tests/test_cain_pairgen.py). Off by default: at equal time neither worker found shorter
+    programs with them on the tuning sets (docs/cain.md, issue 15)."""
+    has = cfg.has
+    out: list[Step] = []
+    dg = gl.as_dict(g)
+    steps = _centre_steps(g)
+    for t, k, opposite in _diagonal_parts(ps):
+        if t == dg:
+            continue
+        to = gl.from_pairs(t.items())
+        rest_d = _without(dg, t)
+        rest = gl.from_pairs(rest_d.items())
+        if opposite:
+            if has["sub/3"]:
+                out.append(("sub", g, (rest, gl.neg(to)), ()))
+        elif has["add/3"]:
+            out.append(("add", g, (rest, to), ()))
+        for st, dirs in steps:
+            one = len(dirs) == 1
+            if has["addx/4"] if one else has["add2x/5"]:
+                out.append(("addx" if one else "add2x", g,
+                            (gl.shift(rest, -st[0], -st[1]), gl.shift(to, -st[0], -st[1])), dirs))
+        sk = _unpack_delta(k)
+        away = _major_step(-sk[0], -sk[1])
+        if away is not None:
+            for mt, mdirs in _steps_along(away, (-sk[0] - away[0], -sk[1] - away[1])):
+                one = len(mdirs) == 1
+                if has["subx/4"] if one else has["sub2x/5"]:
+                    out.append(("subx" if one else "sub2x", g, (gl.shift(rest, -mt[0], -mt[1]), gl.neg(to)), mdirs))
+        if has["add/4"]:
+            back = {p - k: (-c if opposite else c) for p, c in t.items()}
+            mid = _without(back, t)
+            first = _without(rest_d, mid)
+            if first and mid:
+                a, b = gl.from_pairs(first.items()), gl.from_pairs(mid.items())
+                if gl.add(gl.add(a, b), to) == g:
+                    out.append(("add", g, (a, b, to), ()))
+    return out
 
 
 @lru_cache(maxsize=1 << 16)

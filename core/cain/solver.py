@@ -28,16 +28,18 @@ from core.scamp5.isa import InstructionSet, register_names
 from core.scamp5.program import Instr
 
 SLICE_NODES = 40          # nodes per search slice between checks (well under 0.2 s)
-MEMORY_BUDGET_MB = 900    # all search processes together; each trims its frontier beyond its share
+MEMORY_BUDGET_MB = 720    # all search processes together; each trims its frontier beyond its share
+MEMORY_CHECK_S = 0.5      # how often a search compares its memory with its share
 SEED_NODES_PER_KERNEL = 6000   # one-by-one seed program: nodes per kernel (unless its time share ends it first)
 STOP_GRACE_S = 0.5        # how long a stopped search waits for its workers (a slice, then exit) before killing them
 
 
 def trim_limit(share: float) -> float:
     """The memory at which to trim next: freed memory is not always given back to the system,
-    so the next trim waits until the process has grown by a quarter of its share again (trimming
-    every second would halve the frontier every second)."""
-    return max(share, _rss_mb() + share / 4)
+    so the next trim waits until the process has grown by a fifth of its share again (trimming
+    at every check would halve the frontier each time), but never beyond 1.2 shares: the run's
+    processes stay under 1 GB together (issue 15) while freed memory is reused."""
+    return min(max(share, _rss_mb() + share / 5), 1.2 * share)
 
 
 def _rss_mb() -> float:
@@ -150,7 +152,7 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
             if now - last_report > 0.1:
                 nodes[index] = s.nodes
                 last_report = now
-            if now - last_mem > 1.0:
+            if now - last_mem > MEMORY_CHECK_S:
                 last_mem = now
                 if _rss_mb() > limit:
                     s.trim()
@@ -199,7 +201,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
         limit = float(MEMORY_BUDGET_MB)
         while time.monotonic() < deadline and not s.exhausted:
             cancel.check()
-            if time.monotonic() - last_mem > 1.0:
+            if time.monotonic() - last_mem > MEMORY_CHECK_S:
                 last_mem = time.monotonic()
                 if _rss_mb() > limit:
                     s.trim()
