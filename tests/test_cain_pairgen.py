@@ -36,8 +36,8 @@ def _goal(k: SymKernel, d: int = 0) -> gl.Goal:
     return gl.make_goal({xyz: int(c * 2 ** d) for xyz, c in k.terms})
 
 
-def _reverse_bags(text: str, outputs: list[str]) -> list[gl.Bag]:
-    """The Goal-Bag of the live registers before step 1 and after every step."""
+def _reverse_bags(text: str, outputs: list[str], d: int = 0) -> list[gl.Bag]:
+    """The Goal-Bag of the live registers before step 1 and after every step (Goals scaled by 2^d)."""
     prog = parse_program(text, 6)
     states = run_symbolic(prog)
     live = set(outputs)
@@ -48,7 +48,7 @@ def _reverse_bags(text: str, outputs: list[str]) -> list[gl.Bag]:
         live |= {a for r, a in zip(roles, ins.args) if r in ("in", "inout", "in_scratch")}
         lives.append(set(live))
     lives.reverse()
-    return [gl.make_bag(_goal(states[i][r]) for r in lives[i]) for i in range(len(prog) + 1)]
+    return [gl.make_bag(_goal(states[i][r], d) for r in lives[i]) for i in range(len(prog) + 1)]
 
 
 def test_two_part_splits_are_every_split_once():
@@ -170,17 +170,7 @@ def _missing_steps(name: str, **overrides: object) -> list[int]:
     prob = build_problem(finals, d, 1, register_names(6), INSTRUCTION_SETS["all"])
     for k, v in {**worker_variant(1), **overrides}.items():
         setattr(prob.cfg, k, v)
-    prog = parse_program(text, 6)
-    states = run_symbolic(prog)
-    live = set(outputs)
-    lives = [set(live)]
-    for ins in reversed(prog):
-        roles = ins.spec.roles
-        live -= {a for r, a in zip(roles, ins.args) if r in ("out", "scratch")}
-        live |= {a for r, a in zip(roles, ins.args) if r in ("in", "inout", "in_scratch")}
-        lives.append(set(live))
-    lives.reverse()
-    bags = [gl.make_bag(_goal(states[i][r], d) for r in lives[i]) for i in range(len(prog) + 1)]
+    bags = _reverse_bags(text, outputs, d)
     assert bags[-1] == prob.final_bag and pairgen.is_initial(prob.cfg, bags[0])
     return [i for i in range(len(bags) - 1, 0, -1)
             if bags[i - 1] not in {c for c, _ in pairgen.children(prob.cfg, bags[i])}]
