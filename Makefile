@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: run test lint screenshot benchmarks clean
+.PHONY: run test lint screenshot benchmarks clean native
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -12,9 +12,14 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
+# The Cain engine's compiled member (the published tool's search, core/cain/csrc/pubsearch.c),
+# built with the system C compiler into build/cain/; a no-op when this version is built already.
+native: $(STAMP)
+	@$(PY) -m core.cain.native --build >/dev/null
+
 # Qt's X11 plugin needs a few system libraries that minimal Debian images lack.
 QT_X11_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxkbcommon-x11-0
-run: $(STAMP)
+run: $(STAMP) native
 	@missing=$$(ldd $$($(PY) -c "import PySide6, pathlib; print(pathlib.Path(PySide6.__file__).parent / 'Qt/plugins/platforms/libqxcb.so')") 2>/dev/null | grep -c "not found"); \
 	if [ "$$missing" != 0 ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -23,7 +28,7 @@ run: $(STAMP)
 	  else echo "note: Qt needs these system libraries for X11 windows: $(QT_X11_DEBS)"; fi; fi
 	$(PY) main.py $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) native
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 # Style (ruff), types of core/ and sims/ (mypy), import layering (import-linter); settings in pyproject.toml.
@@ -44,4 +49,4 @@ benchmarks: $(STAMP)
 	@for f in benchmarks/*.py; do printf '%-34s %s\n' "$$f" "$$($(PY) -c "import ast,sys; d=ast.get_docstring(ast.parse(open(sys.argv[1]).read())) or ''; print(d.split(chr(10))[0])" $$f)"; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

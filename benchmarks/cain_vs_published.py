@@ -73,6 +73,7 @@ class ToolRun:
     peak_mb: float | None = None
     lower_bound: int | None = None      # ours, when the result has one
     optimal: bool | None = None
+    found_by: str = ""                  # ours: the portfolio member that found the best ("engine" | "published")
     program: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     input_register: str = "A"
@@ -292,6 +293,7 @@ def run_ours(s: SuiteSet, isa: str, registers: int, time_s: float, workers: int,
     r.nodes, r.time_to_first_s, r.time_to_best_s = d.get("nodes_explored"), d.get("time_to_first_s"), d.get("time_to_best_s")
     r.lower_bound, r.optimal = bound_value(d.get("lower_bound")), d.get("optimal")
     r.claimed_length = d.get("length")
+    r.found_by = str(((d.get("improvements") or [{}])[-1]).get("searcher") or "")
     if not d.get("found", d.get("program") is not None) or not d.get("program"):
         r.error = "no program"
         return r
@@ -353,6 +355,8 @@ def print_row(name: str, held_aside: bool, isa: str, pub: ToolRun | None, ours: 
     bound = ""
     if ours is not None and ours.lower_bound is not None:
         bound = f" lb {ours.lower_bound}{' optimal' if ours.optimal else ''}"
+    if ours is not None and ours.found_by:
+        bound += f" by {ours.found_by}"
     src = "" if pub is None else (f" [cached {pub.measured_at}]" if pub.cached else "")
     print(f"{name:16} {isa:5} {'H' if held_aside else 'T'} | {part(pub)} | {part(ours)} |{bound}{src}", flush=True)
     for r in (pub, ours):
@@ -550,9 +554,10 @@ def print_markdown(rows: list[dict[str, Any]]) -> None:
     def tr(d: dict[str, Any] | None) -> ToolRun | None:
         return ToolRun(**d) if d else None
 
+    by = any((r["ours"] or {}).get("found_by") for r in rows)     # runs saved before it was kept lack it
     print("\n| set | suite | T/H | kernels | isa | published | ours | ours bound | published first / best (s) | "
-          "ours first / best (s) | published nodes | ours nodes | published MB | ours MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "ours first / best (s) | published nodes | ours nodes | published MB | ours MB |" + (" ours by |" if by else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if by else ""))
     for r in rows:
         p, o = tr(r["published"]), tr(r["ours"])
         bound = "" if o is None or o.lower_bound is None else f"{o.lower_bound}{' (optimal)' if o.optimal else ''}"
@@ -566,7 +571,8 @@ def print_markdown(rows: list[dict[str, Any]]) -> None:
         nodes = (lambda t: "-" if t is None or t.nodes is None else f"{t.nodes:,}".replace(",", " "))
         mb = (lambda t: "-" if t is None or t.peak_mb is None else f"{t.peak_mb:,.0f}".replace(",", " "))
         print(f"| {r['set']} | {r['suite']} | {'H' if r['held_aside'] else 'T'} | {r['kernels']} | {r['isa']} | {pl} | "
-              f"{ol} | {bound} | {fb(p)} | {fb(o)} | {nodes(p)} | {nodes(o)} | {mb(p)} | {mb(o)} |")
+              f"{ol} | {bound} | {fb(p)} | {fb(o)} | {nodes(p)} | {nodes(o)} | {mb(p)} | {mb(o)} |"
+              + (f" {(o.found_by if o else '') or '-'} |" if by else ""))
 
 
 def report_saved(paths: list[Path], markdown: bool) -> int:

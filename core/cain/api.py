@@ -20,6 +20,9 @@ from core.cain.search import TRAVERSALS
 from core.workload import KernelSet
 
 
+MODES = ("cain", "auke", "published")     # simultaneous, one kernel at a time, the published tool's search
+
+
 @dataclass
 class CainPlan:
     """The shortest verified program found."""
@@ -64,8 +67,8 @@ def check_options(isa: str, registers: int, time_s: float, max_nodes: int | None
         raise InputError(f"workers must be 1..64, got {workers!r}", "workers")
     if traversal not in TRAVERSALS:
         raise InputError(f"unknown traversal {traversal!r}; known: {', '.join(TRAVERSALS)}", "traversal")
-    if mode not in ("cain", "auke"):
-        raise InputError(f"mode must be 'cain' or 'auke', got {mode!r}", "mode")
+    if mode not in MODES:
+        raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", "mode")
 
 
 def compile_filter(kernel_set: KernelSet, *, isa: str = "all", registers: int = 6, time_s: float = 10.0,

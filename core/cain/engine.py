@@ -12,7 +12,7 @@ import math
 import time
 from typing import Any, Iterator
 
-from core.cain.api import check_options
+from core.cain.api import MODES, check_options
 from core.cain.approx import MAX_D, approximate, check_kernels
 from core.cain.lower_bound import LowerBound, problem_bound, verdict
 from core.cain.plans import cpp_text, make_plan
@@ -29,13 +29,12 @@ from core.scamp5.interp import run_symbolic
 from core.scamp5.program import format_instr
 from core.workload import KernelSet, Scamp5Target, kernels_of
 
-MODES = ("cain", "auke")
 
 
 def default_settings() -> dict[str, Any]:
     return {
         "isa": "all",            # all | basic | auke (AUKE's set; implies the one-by-one baseline)
-        "mode": "cain",          # cain (simultaneous) | auke (one kernel at a time, concatenated)
+        "mode": "cain",          # cain (simultaneous) | auke (one kernel at a time) | published (the tool's search)
         "time_s": 10.0,
         "max_nodes": None,
         "workers": 2,
@@ -58,9 +57,11 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                                "searches one kernel at a time)",
                 "x-labels": {"auke": "auke (AUKE's set)"}},
         "mode": {"enum": list(MODES), "title": "Mode",
-                 "description": "simultaneous (Cain: all kernels in one search, sharing work) or one kernel at a "
-                                "time, programs concatenated (the AUKE baseline)",
-                 "x-labels": {"cain": "simultaneous", "auke": "one by one"}},
+                 "description": "simultaneous (Cain: all kernels in one search, sharing work; with 2 or more "
+                                "workers one of them runs the published tool's search), one kernel at a time, "
+                                "programs concatenated (the AUKE baseline), or the published Cain tool's search "
+                                "alone (compiled; one process, CGDS)",
+                 "x-labels": {"cain": "simultaneous", "auke": "one by one", "published": "published Cain"}},
         "time_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIME_S, "title": "Time", "unit": "s",
                    "x-decimals": 1, "x-step": 1.0, "description": "Search time budget (at most a day)"},
         "max_nodes": {"type": ["integer", "null"], "minimum": 1, "title": "Max nodes", "x-null-text": "no limit",
@@ -148,7 +149,7 @@ def _register_goals(imp: Improvement, d: int, regs: tuple[str, ...]) -> list[dic
 def _improvement(imp: Improvement) -> dict[str, Any]:
     """An improvement as the result keeps it: when it was found, and its program."""
     return {"length": imp.length, "nodes": imp.nodes, "time_s": round(imp.elapsed, 4), "method": imp.method,
-            "program": [format_instr(i) for i in imp.program], "outputs": dict(imp.output_registers),
+            "searcher": imp.searcher, "program": [format_instr(i) for i in imp.program], "outputs": dict(imp.output_registers),
             "input_registers": {str(c): r for c, r in imp.input_registers.items()}}
 
 
@@ -257,7 +258,9 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--isa", default="all", choices=list(INSTRUCTION_SETS),
                    help="instruction set: all, basic, or auke (AUKE's set, one kernel at a time)")
     p.add_argument("--mode", default="cain", choices=list(MODES),
-                   help="cain: all kernels together; auke: one at a time, concatenated (baseline)")
+                   help="cain: all kernels together (worker 1 of 2 or more runs the published tool's search); "
+                        "auke: one at a time, concatenated (baseline); published: the published Cain tool's "
+                        "search alone (compiled, one process)")
     p.add_argument("--registers", type=int, default=6, help="analogue registers (default 6: A-F)")
     p.add_argument("--time", type=float, default=60.0, help="search time budget in seconds (default 60)")
     p.add_argument("--max-nodes", type=int, default=None, help="stop after this many nodes")
@@ -303,6 +306,9 @@ def _matrix_text(m: Any) -> str:
     return "\n".join("    [" + " ".join(f"{v:4d}" for v in row) + " ]" for row in m)
 
 
+SEARCHER_NAMES = {"engine": "the engine's search", "published": "the published tool's search (compiled)"}
+
+
 def bound_text(r: dict[str, Any]) -> str:
     """"optimal (proven lower bound 10)", "lower bound 19 (gap 4)"; results of version 1 have no bound."""
     lb = r.get("lower_bound")
@@ -321,8 +327,9 @@ def format_text(r: dict[str, Any]) -> str:
     if not r["found"]:
         lines.append(f"no program found within the budget; {bound_text(r)}")
         return "\n".join(lines)
+    by = (r.get("improvements") or [{}])[-1].get("searcher")
     lines.append(f"best program: {r['length']} instructions ({r['bus_steps']} bus steps), {bound_text(r)}; "
-                 f"first program after "
+                 + (f"found by {SEARCHER_NAMES.get(by, by)}; " if by else "") + "first program after "
                  f"{r['time_to_first_s']} s, best after {r['time_to_best_s']} s; "
                  f"verified: {r['verified']} ({r['verification']})")
     lines.append(f"input {r['input_register']}; outputs: " +

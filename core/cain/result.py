@@ -27,6 +27,7 @@ class Improvement:
     nodes: int
     time_s: float
     method: str                                 # "simultaneous" | "one-by-one"
+    searcher: str | None = optional_key()       # version 3: "engine" | "published" (the portfolio member)
     program: list[str] | None = optional_key()
     outputs: dict[str, str] | None = optional_key()          # kernel name -> register
     input_registers: dict[str, str] | None = optional_key()  # channel ("0", ...) -> register
@@ -56,10 +57,11 @@ class CainResult(EngineResult):
     """A Cain (or AUKE-mode) search: settings, the approximated kernels and the best program.
     When nothing was found `found` is false, `length` null and the program lists empty."""
 
-    # Version 2 added the proven lower bound, the gap to it and the optimality verdict (optional
-    # keys, so version-1 data reads unchanged: the panel says such a run has no bound).
-    VERSION = 2
-    UPGRADES = {1: lambda d: d}
+    # Version 2 added the proven lower bound, the gap to it and the optimality verdict, version 3
+    # which portfolio member found each program (optional keys, so older data reads unchanged: the
+    # panel says such a run has no bound, and does not say who found its programs).
+    VERSION = 3
+    UPGRADES = {1: lambda d: d, 2: lambda d: d}
 
     filter: str
     kernel_names: list[str]

@@ -45,6 +45,7 @@ class Plan:
     # time.monotonic() when the search reached it (the clock is system-wide, so a worker process's
     # stamp compares with the parent's deadline): a plan found after its budget is never reported
     found_at: float = 0.0
+    searcher: str = "engine"     # the portfolio member that found it: "engine" or "published" (core.cain.native)
 
     @property
     def length(self) -> int:

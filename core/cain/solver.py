@@ -20,15 +20,22 @@ from core.cain import goals as gl
 from core.cain.approx import Approximation
 from core.cain.codegen import Allocated, AllocationError, allocate, goal_bag_json
 from core.cain.goals import Bag, Goal
+from core.cain.native import MAX_REGISTERS as MAX_NATIVE_REGISTERS
+from core.cain.native import NativeSearcher, NativeUnavailable
+from core.cain.native import available as native_available
 from core.cain.pairgen import PairConfig
 from core.cain.search import Plan, Searcher
 from core.cain.verify import verify
+from core.errors import InputError
 from core.jobs import CancelToken
 from core.scamp5.isa import InstructionSet, register_names
 from core.scamp5.program import Instr
 
 SLICE_NODES = 40          # nodes per search slice between checks (well under 0.2 s)
-MEMORY_BUDGET_MB = 720    # all search processes together; each trims its frontier beyond its share
+NATIVE_SLICE_NODES = 4000  # the same for the compiled published search (a few ms to a tenth of a second)
+PUBLISHED_WORKER = 1      # the portfolio member that runs the published tool's search (core/cain/native.py)
+MEMORY_BUDGET_MB = 660    # all search processes together; each trims its frontier beyond its share
+NATIVE_MEMORY_SHARE = 0.75  # of what its process leaves of a share, the compiled search's own limit
 MEMORY_CHECK_S = 0.5      # how often a search compares its memory with its share
 SEED_NODES_PER_KERNEL = 6000   # one-by-one seed program: nodes per kernel (unless its time share ends it first)
 STOP_GRACE_S = 0.5        # how long a stopped search waits for its workers (a slice, then exit) before killing them
@@ -95,6 +102,7 @@ class Improvement:
     check: str
     bags: list[list[dict[str, Any]]] = field(default_factory=list)
     method: str = "simultaneous"
+    searcher: str = "engine"     # which portfolio member found it (Plan.searcher)
     registers: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -104,14 +112,16 @@ class Improvement:
 
 # ------------------------------------------------------------------ worker processes
 def worker_variant(index: int) -> dict[str, Any]:
-    """Heuristic and generator of worker `index`: a portfolio whose members search differently.
+    """Heuristic and generator of worker `index`'s own search: a portfolio whose members search
+    differently.
 
     Worker 0 (also the single in-process search) counts a Goal's Atoms divided by their common
     power of two (scaled eq. 11-14), splits only the largest Goal at each node, and gives Goals of
-    up to 6 Atoms every split. Worker 1 is the published tool's recipe: eq. 11-14 as printed, every
-    Goal split, every split of Goals up to 10 Atoms (its Threshold generator), and there also the
-    three-part splits with one part a Goal of the bag (its add_3 pairs that share). Further workers
-    alternate the two with seeded noise on the costs.
+    up to 6 Atoms every split. Odd workers follow the published tool's recipe: eq. 11-14 as printed,
+    every Goal split, every split of Goals up to 10 Atoms (its Threshold generator), and there also
+    the three-part splits with one part a Goal of the bag (its add_3 pairs that share). Worker 1
+    runs the published tool's own search, compiled (`published_searcher`), and this recipe only
+    where that cannot run. Workers from 2 on add seeded noise to the costs.
     """
     even = index % 2 == 0
     return {"scaled_cost": even, "focus": even, "exhaustive_atoms": 6 if even else 10,
@@ -124,10 +134,33 @@ def worker_seed(seed: int, index: int) -> int:
     return seed * 1000 + index
 
 
+def published_problem(problem: Problem) -> str | None:
+    """Why the published tool's search (core/cain/native.py) cannot take this problem; None if it can."""
+    if len(problem.initial) != 1:
+        return "the published search takes kernels of one input channel"
+    if problem.cfg.registers > MAX_NATIVE_REGISTERS:
+        return f"the published search takes at most {MAX_NATIVE_REGISTERS} registers"
+    if not native_available():
+        return "the published search is compiled C, and no C compiler (gcc, cc, clang) could build it here"
+    return None
+
+
+def published_searcher(problem: Problem, traversal: str, best: int, memory_mb: float) -> NativeSearcher | None:
+    """The published tool's search on this problem, or None where it cannot run: another traversal
+    than CGDS, or a problem it does not take (published_problem)."""
+    if traversal != "cgds" or published_problem(problem) is not None:
+        return None
+    try:
+        return NativeSearcher(problem.final_goals, problem.cfg.d, problem.cfg.registers, problem.cfg.isa,
+                              best=best, mem_limit_mb=memory_mb)
+    except (NativeUnavailable, ValueError):
+        return None
+
+
 def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_nodes: int | None,
             out: Any, stop: Any, best: Any, nodes: Any, index: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's: it stops the workers (_start)
-    s: Searcher | None = None
+    s: Searcher | NativeSearcher | None = None
     error = None
     try:
         cfg = problem.cfg
@@ -135,17 +168,24 @@ def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_no
         cfg.rng_salt = seed
         for k, v in worker_variant(index).items():
             setattr(cfg, k, v)
-        # the bound is read once: workers never share lengths while they run, so each one's path
-        # depends on its seed and node count only, not on the other's timing (determinism)
-        s = Searcher(cfg, problem.final_bag, traversal, best=best.value)
-        last_report = 0.0
-        last_mem = 0.0
         share = MEMORY_BUDGET_MB / max(1, len(nodes))
         limit = share
+        # the bound is read once: workers never share lengths while they run, so each one's path
+        # depends on its seed and node count only, not on the other's timing (determinism)
+        if index == PUBLISHED_WORKER:
+            # the compiled search keeps its own memory within what this process leaves of the share
+            # (with room for what its allocator holds on top of what it counts)
+            s = published_searcher(problem, traversal, best.value,
+                                   max(64.0, NATIVE_MEMORY_SHARE * (share - _rss_mb())))
+        if s is None:
+            s = Searcher(cfg, problem.final_bag, traversal, best=best.value)
+        slice_nodes = NATIVE_SLICE_NODES if isinstance(s, NativeSearcher) else SLICE_NODES
+        last_report = 0.0
+        last_mem = 0.0
         while not stop.is_set() and time.monotonic() < deadline and not s.exhausted:
             if max_nodes is not None and s.nodes >= max_nodes:
                 break
-            step = SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - s.nodes)
+            step = slice_nodes if max_nodes is None else min(slice_nodes, max_nodes - s.nodes)
             for plan in s.run(step, max(0.0, min(0.1, deadline - time.monotonic()))):
                 out.put(("plan", index, plan))
             now = time.monotonic()
@@ -186,16 +226,25 @@ def _start(p: Any) -> None:
 
 
 def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers: int, traversal: str,
-                 cancel: CancelToken, bound: int = 1 << 30, seed: int = 0) -> Iterator[tuple[str, Any]]:
-    """Yield ("plan", Plan) for each new shortest plan (shorter than `bound`) and ("stats", nodes)."""
+                 cancel: CancelToken, bound: int = 1 << 30, seed: int = 0,
+                 published: bool = False) -> Iterator[tuple[str, Any]]:
+    """Yield ("plan", Plan) for each new shortest plan (shorter than `bound`) and ("stats", nodes).
+    `published`: the published tool's search alone, in this process (the baseline mode)."""
     start = time.monotonic()
     deadline = start + time_s
-    if workers <= 1:
+    if workers <= 1 or published:
         for k, v in worker_variant(0).items():
             setattr(problem.cfg, k, v)
         problem.cfg.rng = random.Random(worker_seed(seed, 0))
         problem.cfg.rng_salt = worker_seed(seed, 0)
-        s = Searcher(problem.cfg, problem.final_bag, traversal, best=bound)
+        s: Searcher | NativeSearcher | None = None
+        if published:
+            s = published_searcher(problem, "cgds", bound, NATIVE_MEMORY_SHARE * MEMORY_BUDGET_MB)
+            if s is None:
+                raise InputError(published_problem(problem) or "the published search cannot run here", "mode")
+        else:
+            s = Searcher(problem.cfg, problem.final_bag, traversal, best=bound)
+        slice_nodes = NATIVE_SLICE_NODES if published else SLICE_NODES
         last = 0.0
         last_mem = time.monotonic()
         limit = float(MEMORY_BUDGET_MB)
@@ -208,7 +257,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                     limit = trim_limit(MEMORY_BUDGET_MB)
             if max_nodes is not None and s.nodes >= max_nodes:
                 break
-            for plan in s.run(SLICE_NODES if max_nodes is None else min(SLICE_NODES, max_nodes - s.nodes),
+            for plan in s.run(slice_nodes if max_nodes is None else min(slice_nodes, max_nodes - s.nodes),
                               max(0.0, min(0.1, deadline - time.monotonic()))):
                 if plan.found_at <= deadline:
                     yield "plan", plan
@@ -321,7 +370,9 @@ def _regs_json(alloc: Allocated, d: int) -> list[dict[str, Any]]:
 def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: float, max_nodes: int | None,
           workers: int, traversal: str, mode: str, cancel: CancelToken,
           seed_share: float = 0.0, stop_at: int = 0, seed: int = 0) -> Iterator[Improvement | Stats]:
-    """Search, and yield each verified improvement; `mode` "cain" (simultaneous) or "auke" (one by one).
+    """Search, and yield each verified improvement; `mode` "cain" (simultaneous), "auke" (one by one)
+    or "published" (the published tool's search alone, in this process: the baseline worker 1 of
+    the cain mode runs; it ignores `workers`, `traversal` and `seed_share`).
 
     With several kernels and `seed_share` > 0, that share of the time first builds a one-by-one
     program (reported with method "one-by-one"); the simultaneous search must then beat it.
@@ -339,13 +390,16 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
     regs = register_names(registers)
     start = time.monotonic()
     deadline = start + time_s
-    if mode == "cain":
+    if mode in ("cain", "published"):
         problem = build_problem(approx.goals, approx.d, approx.channels, regs, isa)
+        published = mode == "published"
+        if published and published_problem(problem):
+            raise InputError(str(published_problem(problem)), "mode")
         best = 1 << 30
         nodes = 0
         last_t = 0.0
         budget = time_s
-        if seed_share > 0 and len(approx.goals) > 1:
+        if seed_share > 0 and len(approx.goals) > 1 and not published:
             # a quick one-by-one program first: a verified upper bound the simultaneous search
             # then has to beat (it prunes with it from the start)
             # (in this process: starting worker processes for every kernel costs more than it gives)
@@ -366,7 +420,7 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
         if budget <= 0:
             return
         for kind, payload in search_plans(problem, budget, max_nodes, workers, traversal, cancel, bound=best,
-                                          seed=seed):
+                                          seed=seed, published=published):
             if kind == "stats":
                 nodes = seed_nodes + payload
                 yield Stats(nodes, time.monotonic() - start, None if best >= 1 << 30 else best)
@@ -387,7 +441,8 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
             yield Improvement(alloc.program, dict(zip(approx.names, alloc.output_registers)),
                               alloc.input_registers, seed_nodes + max(plan.nodes_at_find, 1),
                               last_t, True, msg, bags=_bags_json(plan, approx.d),
-                              registers=_regs_json(alloc, approx.d), method="simultaneous")
+                              registers=_regs_json(alloc, approx.d), method="simultaneous",
+                              searcher=plan.searcher)
             if best <= stop_at:
                 return
         return

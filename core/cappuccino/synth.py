@@ -26,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from core.ccompiler import find_compiler
 from core.cappuccino import synth_program
 from core.cappuccino.model import CnnModel, ConvOp, PoolOp
 from core.cappuccino.synth_program import VECTOR_WIDTHS, Program
@@ -205,13 +206,6 @@ class RunResult:
     @property
     def seconds_per_pass(self) -> float:
         return self.seconds / self.passes
-
-
-def find_compiler() -> str | None:
-    for cc in (os.environ.get("CC"), "gcc", "cc", "clang"):
-        if cc and shutil.which(cc):
-            return shutil.which(cc)
-    return None
 
 
 def find_compiler_noting() -> tuple[str | None, str]:

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from core.ccompiler import find_compiler
 from core.merit import codegen_c as CG
 from core.merit.evaluate import evaluate
 from core.merit.transform import MeritTransform
@@ -31,17 +32,6 @@ ERROR_MEASURE = "max |C - numpy_float64| / max |numpy_float64| (float32 code, fl
 TOLERANCE = 1e-5
 COMPILE_TIMEOUT_S = 120
 RUN_TIMEOUT_S = 300
-
-
-def find_compiler(names: tuple[str, ...] = ("gcc", "cc", "clang")) -> str | None:
-    env = os.environ.get("CC")
-    if env and shutil.which(env):
-        return shutil.which(env)
-    for n in names:
-        path = shutil.which(n)
-        if path:
-            return path
-    return None
 
 
 def max_rel_error(got: np.ndarray, ref: np.ndarray) -> float:
