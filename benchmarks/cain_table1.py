@@ -80,6 +80,7 @@ def run_one(name: str, isa: str, time_s: float, workers: int, registers: int = 6
             "time_to_first_s": final["time_to_first_s"], "time_to_best_s": final["time_to_best_s"],
             "nodes": final["nodes_explored"], "nodes_per_s": final["nodes_per_s"],
             "peak_mem_mb": round(peak / 2 ** 20), "verified": final["verified"], "method": final.get("method"),
+            "found_by": ((final.get("improvements") or [{}])[-1]).get("searcher"),
             "add_sub_operands": add_sub_operands(final["program"]) if final["program"] else None,
             "lower_bound": final["lower_bound"]["value"], "gap": final.get("gap"), "optimal": final.get("optimal"),
             "elapsed_s": final["elapsed_s"]}
@@ -100,7 +101,7 @@ def main() -> None:
     rows = []
     print(f"{'filter':16s} {'set':6s} {'length':>6s} {'paper':>5s} {'first s':>8s} {'best s':>8s} "
           f"{'nodes':>8s} {'nodes/s':>8s} {'peak MB':>8s} {'bound':>5s} {'gap':>4s} {'elapsed':>7s} verified method "
-          f"add/sub-operands", flush=True)
+          f"found-by add/sub-operands", flush=True)
     for name in args.filters.split(","):
         for isa in sets:
             r = run_one(name, isa, args.time, args.workers, seed=args.seed)
@@ -108,7 +109,8 @@ def main() -> None:
             print(f"{r['filter']:16s} {r['set']:6s} {str(r['length']):>6s} {str(r['paper']):>5s} "
                   f"{str(r['time_to_first_s']):>8s} {str(r['time_to_best_s']):>8s} {r['nodes']:>8d} "
                   f"{str(r['nodes_per_s']):>8s} {r['peak_mem_mb']:>8d} {r['lower_bound']:>5d} {str(r['gap']):>4s} "
-                  f"{r['elapsed_s']:>7.2f} {r['verified']} {r['method']} {r['add_sub_operands']}", flush=True)
+                  f"{r['elapsed_s']:>7.2f} {r['verified']} {r['method']} {r['found_by']} {r['add_sub_operands']}",
+                  flush=True)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -39,6 +39,7 @@ MAX_REGISTERS = 12      # MAXB in the C source: Goals a bag holds
 
 # op codes of pubsearch.c, as the engine's macro names
 _OPS = ("mov", "movx", "mov2x", "add", "add", "addx", "add2x", "sub", "subx", "sub2x", "neg", "div", "div", "div")
+_OP_DIV_CLOBBER = 11    # OP_DIVC: its input register is overwritten, so its lower is always a copy of its own
 
 _FLAG_OF = {"mov/2": 1, "movx/3": 2, "mov2x/4": 4, "add/3": 8, "add/4": 16, "addx/4": 32, "add2x/5": 64,
             "sub/3": 128, "subx/4": 256, "sub2x/5": 512, "neg/2": 1024, "div/3": 2048, "diva/3": 2048,
@@ -170,6 +171,7 @@ class NativeSearcher:
         self._goals: dict[int, Goal] = {}
         self._taken = 0
         self.exhausted = False
+        self.dropped = 0        # plans the C search reported that did not read back (a defect; tests check 0)
 
     @property
     def nodes(self) -> int:
@@ -227,7 +229,9 @@ class NativeSearcher:
             nodes = ctypes.c_long()
             self._lib.cp_plan(self._h, i, buf, words, ctypes.byref(found_at), ctypes.byref(nodes))
             plan = self.plan_from_words(list(buf[:words]), int(nodes.value), float(found_at.value))
-            if plan is not None:
+            if plan is None:
+                self.dropped += 1
+            else:
                 out.append(plan)
         return out
 
@@ -236,6 +240,7 @@ class NativeSearcher:
         reverse steps; None when they do not lead from the Final-Goals to the input (a defect the
         engine would also catch when verifying)."""
         rev: list[Step] = []
+        clobbers: list[bool] = []
         k = 0
         while k < len(words):
             op, tx, ty, upper_id, nlow = words[k:k + 5]
@@ -251,13 +256,17 @@ class NativeSearcher:
             if dirs is None:
                 return None
             rev.append((name, self._goal(upper_id), lows, dirs))
+            clobbers.append(op == _OP_DIV_CLOBBER)
+        # the Goal-Bags as the C search made them: a lower equal to a Goal that stays is shared, but
+        # a halving that overwrites its input takes a copy of its own (the tool's clobbersInput)
         bags = [self.final_bag]
         bag = self.final_bag
-        for name, upper, lows, _dirs in rev:
+        for (name, upper, lows, _dirs), clobber in zip(rev, clobbers):
             if upper not in bag:
                 return None
+            rest = gl.bag_remove_one(bag, upper)
             same = name in SAME_OPERANDS_OK and len(lows) == 2 and lows[0] == lows[1]
-            bag = gl.bag_union(gl.bag_remove_one(bag, upper), lows[:1] if same else lows)
+            bag = gl.make_bag(rest + lows) if clobber else gl.bag_union(rest, lows[:1] if same else lows)
             bags.append(bag)
         if bag != (self.initial,):
             return None

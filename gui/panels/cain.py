@@ -256,8 +256,8 @@ class CainPanel(GenericPanel):
         bound = "" if self._bound is None else f", {verdict(n, self._bound)}"
         by = plan.get("searcher")
         by = f" by {SEARCHER_NAMES.get(by, by)}" if by else ""
-        return (f"{which}: {n} instructions{bound} (found after {plan.get('nodes', '?')} "
-                f"nodes, {plan.get('time_s', '?')} s, {plan.get('method', '?')}{by}; verified by the exact interpreter)")
+        return (f"{which}: {n} instructions{bound} (found{by} after {plan.get('nodes', '?')} "
+                f"nodes, {plan.get('time_s', '?')} s, {plan.get('method', '?')}; verified by the exact interpreter)")
 
     def _show_plan(self, plan: dict[str, Any]) -> None:
         self._plan = plan
