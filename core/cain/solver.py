@@ -393,8 +393,9 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
     if mode in ("cain", "published"):
         problem = build_problem(approx.goals, approx.d, approx.channels, regs, isa)
         published = mode == "published"
-        if published and published_problem(problem):
-            raise InputError(str(published_problem(problem)), "mode")
+        refused = published_problem(problem) if published else None
+        if refused:
+            raise InputError(refused, "mode")
         best = 1 << 30
         nodes = 0
         last_t = 0.0

@@ -291,12 +291,11 @@ typedef struct {
     int exhausted;
     /* generation scratch */
     int gen_kind;
-    const int32_t *gbag; int gnb;
+    int gnb;                       /* Goals in the bag being expanded (their views in gv) */
     TG *gv;                        /* views of the bag's Goals */
     int64_t seq;
     double after_cost; int32_t after_tie; int after_set;
     Pair *heap; TG (*heap_low)[3]; int hslot[CHUNK]; int nheap;  /* bounded max-heap of the CHUNK smallest keys */
-    long considered;
     int sub_rel[MAXB][MAXB];      /* sub_rel[i][j]: bag Goal j holds bag Goal i */
 } Search;
 
@@ -323,15 +322,20 @@ static void state_free(Search *S, State *s) {
     S->live_states--;
 }
 
+/* room for one more (the ring is unrolled into a buffer twice as large); 0 when out of memory */
+static int dq_room(Deque *q) {
+    if (q->n < q->cap) return 1;
+    int nc = q->cap ? q->cap * 2 : 256;
+    State **nb = malloc(sizeof(State *) * (size_t)nc);
+    if (!nb) return 0;
+    for (int i = 0; i < q->n; i++) nb[i] = q->buf[(q->head + i) % q->cap];
+    free(q->buf);
+    q->buf = nb; q->cap = nc; q->head = 0;
+    return 1;
+}
+
 static int dq_push_front(Deque *q, State *s) {
-    if (q->n == q->cap) {
-        int nc = q->cap ? q->cap * 2 : 256;
-        State **nb = malloc(sizeof(State *) * (size_t)nc);
-        if (!nb) return 0;
-        for (int i = 0; i < q->n; i++) nb[i] = q->buf[(q->head + i) % q->cap];
-        free(q->buf);
-        q->buf = nb; q->cap = nc; q->head = 0;
-    }
+    if (!dq_room(q)) return 0;
     q->head = (q->head + q->cap - 1) % q->cap;
     q->buf[q->head] = s;
     q->n++;
@@ -339,14 +343,7 @@ static int dq_push_front(Deque *q, State *s) {
 }
 
 static int dq_push_back(Deque *q, State *s) {
-    if (q->n == q->cap) {
-        int nc = q->cap ? q->cap * 2 : 256;
-        State **nb = malloc(sizeof(State *) * (size_t)nc);
-        if (!nb) return 0;
-        for (int i = 0; i < q->n; i++) nb[i] = q->buf[(q->head + i) % q->cap];
-        free(q->buf);
-        q->buf = nb; q->cap = nc; q->head = 0;
-    }
+    if (!dq_room(q)) return 0;
     q->buf[(q->head + q->n) % q->cap] = s;
     q->n++;
     return 1;
@@ -470,15 +467,13 @@ static double heuristic(Search *S, const Pair *p, TG *const *lows) {
     int np = 0;
     int used[MAXB] = {0};
     used[(int)p->upper] = 1;
-    int matched[3] = {0, 0, 0};
     /* (bag - upper) - lowers + lowers: a lower takes the place of one equal Goal */
     for (int l = 0; l < p->nlow; l++) {
         for (int i = 0; i < S->gnb; i++) {
             if (used[i]) continue;
-            if (tg_same(&S->gv[i], lows[l])) { used[i] = 1; matched[l] = 1; break; }
+            if (tg_same(&S->gv[i], lows[l])) { used[i] = 1; break; }
         }
     }
-    (void)matched;
     for (int i = 0; i < S->gnb; i++) if (!used[i]) { pv[np] = view_tg(&S->gv[i]); isbag[np++] = i; }
     for (int l = 0; l < p->nlow; l++) { pv[np] = view_tg(lows[l]); isbag[np++] = -1; }
     if (np + pub_extra(p->op) > S->regs) return -1;
@@ -561,7 +556,6 @@ static void consider(Search *S, int op, int upper, int nlow, TG *const *lows, in
     Pair p;
     p.op = (int8_t)op; p.upper = (int8_t)upper; p.nlow = (int8_t)nlow; p.tx = (int8_t)tx; p.ty = (int8_t)ty;
     double cost = heuristic(S, &p, lows);
-    S->considered++;
     if (cost < 0) return;
     int32_t tie = (int32_t)(S->gen_kind == 1 ? seq : -seq);
     if (S->after_set && !key_less(S->after_cost, S->after_tie, cost, tie)) return;
@@ -960,7 +954,7 @@ static void gen_atom_distance(Search *S) {
 /* ------------------------------------------------------------------ the next chunk of a node's list */
 
 static int fill_chunk(Search *S, State *s) {
-    S->gbag = s->bag; S->gnb = s->nb;
+    S->gnb = s->nb;
     for (int i = 0; i < s->nb; i++) g_view(&S->G, s->bag[i], &S->gv[i]);
     for (int i = 0; i < s->nb; i++)
         for (int j = 0; j < s->nb; j++)
