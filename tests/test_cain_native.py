@@ -144,8 +144,11 @@ def test_another_traversal_keeps_the_engines_own_workers():
 
 
 def test_the_published_mode_runs_the_published_search_alone():
+    from core.cain.engine import format_text
+
     r = _engine_run("sobel-xy", mode="published", max_nodes=3000)
     assert r["found"] and r["verified"] and r["length"] == 9 and r["mode"] == "published"
+    assert "the published search in one process" in format_text(r)       # not "2 worker(s)"
     assert {i["searcher"] for i in r["improvements"]} == {"published"}
     # the tool's own improvements with four workers, as the C search alone makes them
     assert [i["length"] for i in r["improvements"]] == [p.length for p in _run("sobel-xy", 3000, workers=4)]

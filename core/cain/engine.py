@@ -321,8 +321,9 @@ def format_text(r: dict[str, Any]) -> str:
     for name, m in r["approximated_kernels"].items():
         lines.append(f"  {name} (x 1/{r['denominator']}):")
         lines.append(_matrix_text(m))
+    who = "the published search in one process" if r["mode"] == "published" else f"{r['workers']} worker(s)"
     lines.append(f"search: {r['mode']} mode, '{r['isa']}' set, {r['registers']} registers, {r['traversal']}, "
-                 f"{r['workers']} worker(s): {r['nodes_explored']} nodes in {r['elapsed_s']} s "
+                 f"{who}: {r['nodes_explored']} nodes in {r['elapsed_s']} s "
                  f"({r['nodes_per_s']} nodes/s)")
     if not r["found"]:
         lines.append(f"no program found within the budget; {bound_text(r)}")
