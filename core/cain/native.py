@@ -99,16 +99,23 @@ def build(quiet: bool = True) -> Path:
 
 
 _LIB: ctypes.CDLL | None = None
+_FAILED: NativeUnavailable | None = None     # a build or load that failed once is not tried again
 
 
 def load() -> ctypes.CDLL:
-    global _LIB
+    global _LIB, _FAILED
     if _LIB is not None:
         return _LIB
+    if _FAILED is not None:
+        raise _FAILED
     try:
         lib = ctypes.CDLL(str(build()))
+    except NativeUnavailable as exc:
+        _FAILED = exc
+        raise
     except OSError as exc:
-        raise NativeUnavailable(f"loading the published-search library failed: {exc}") from exc
+        _FAILED = NativeUnavailable(f"loading the published-search library failed: {exc}")
+        raise _FAILED from exc
     c_int, c_long, c_double, vp = ctypes.c_int, ctypes.c_long, ctypes.c_double, ctypes.c_void_p
     ip = ctypes.POINTER(c_int)
     lib.cp_new.restype = vp
@@ -117,8 +124,6 @@ def load() -> ctypes.CDLL:
     lib.cp_run.argtypes = [vp, c_long, c_double]
     lib.cp_nodes.restype = c_long
     lib.cp_nodes.argtypes = [vp]
-    lib.cp_memory.restype = c_long
-    lib.cp_memory.argtypes = [vp]
     lib.cp_plan_count.restype = c_int
     lib.cp_plan_count.argtypes = [vp]
     lib.cp_plan_words.restype = c_int
@@ -127,8 +132,6 @@ def load() -> ctypes.CDLL:
     lib.cp_plan.argtypes = [vp, c_int, ip, c_int, ctypes.POINTER(c_double), ctypes.POINTER(c_long)]
     lib.cp_goal.restype = c_int
     lib.cp_goal.argtypes = [vp, c_int, ip, c_int]
-    lib.cp_set_bound.restype = None
-    lib.cp_set_bound.argtypes = [vp, c_int]
     lib.cp_trim.restype = None
     lib.cp_trim.argtypes = [vp]
     lib.cp_free.restype = None
@@ -186,11 +189,6 @@ class NativeSearcher:
             raise MemoryError("the published search ran out of memory")
         self.exhausted = rc == 1
         return self._new_plans()
-
-    def set_bound(self, best: int) -> None:
-        """Search only for programs shorter than `best` instructions from now on."""
-        if self._h is not None:
-            self._lib.cp_set_bound(self._h, best)
 
     def trim(self) -> None:
         if self._h is not None:

@@ -281,7 +281,7 @@ typedef struct {
     long final_sum;
     int initial_atoms;
     int max_depth, best;
-    long nodes, pops;
+    long nodes;
     Deque dq[MAXW];
     int next[MAXW];
     CacheEnt *cache; size_t cache_cap, cache_n;
@@ -1266,7 +1266,6 @@ int cp_run(CpSearch *S, long max_nodes, double deadline) {
             }
             if (!s) continue;
             any = 1;
-            S->pops++;
             if (!search_step(S, w, s)) return -1;
         }
         if (!any) { S->exhausted = 1; return 1; }
@@ -1280,7 +1279,6 @@ int cp_run(CpSearch *S, long max_nodes, double deadline) {
 }
 
 long cp_nodes(const CpSearch *S) { return S->nodes; }
-long cp_memory(const CpSearch *S) { return (long)mem_used(S); }
 int cp_plan_count(const CpSearch *S) { return S->nfound; }
 
 /* Plan i: returns its step count, or -(words needed) when buf is too small. Layout: per reverse
@@ -1305,11 +1303,6 @@ int cp_goal(const CpSearch *S, int id, int *buf, int cap) {
     return gi->n;
 }
 
-/* a bound from elsewhere (a program of `best` instructions exists): search only shorter ones */
-void cp_set_bound(CpSearch *S, int best) {
-    if (best < S->best) { S->best = best; if (best - 1 < S->max_depth) S->max_depth = best - 1; }
-}
-
 void cp_free(CpSearch *S) {
     if (!S) return;
     for (int w = 0; w < S->workers; w++) {
@@ -1324,9 +1317,3 @@ void cp_free(CpSearch *S) {
 }
 
 void cp_trim(CpSearch *S) { trim(S); }
-
-/* counts for memory accounting: states, plan nodes, cache entries and slots, Goals, Goal entries */
-void cp_stats(const CpSearch *S, long *out) {
-    out[0] = S->live_states; out[1] = S->live_plans; out[2] = (long)S->cache_n; out[3] = (long)S->cache_cap;
-    out[4] = S->G.ng; out[5] = (long)S->G.npool; out[6] = S->pops; out[7] = S->chunk_pairs;
-}
