@@ -12,10 +12,10 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
-# The Cain engine's compiled member (the published tool's search, core/cain/csrc/pubsearch.c),
+# The Cain engine's compiled search (core/cain/csrc/bagsearch.c),
 # built with the system C compiler into build/cain/; a no-op when this version is built already.
 native: $(STAMP)
-	@$(PY) -m core.cain.native --build >/dev/null
+	@$(PY) -m core.cain.csearch --build >/dev/null
 
 # Qt's X11 plugin needs a few system libraries that minimal Debian images lack.
 QT_X11_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxkbcommon-x11-0

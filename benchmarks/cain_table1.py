@@ -80,7 +80,7 @@ def run_one(name: str, isa: str, time_s: float, workers: int, registers: int = 6
             "time_to_first_s": final["time_to_first_s"], "time_to_best_s": final["time_to_best_s"],
             "nodes": final["nodes_explored"], "nodes_per_s": final["nodes_per_s"],
             "peak_mem_mb": round(peak / 2 ** 20), "verified": final["verified"], "method": final.get("method"),
-            "found_by": ((final.get("improvements") or [{}])[-1]).get("searcher"),
+            "found_by": ((final.get("improvements") or [{}])[-1]).get("strategy"),
             "add_sub_operands": add_sub_operands(final["program"]) if final["program"] else None,
             "lower_bound": final["lower_bound"]["value"], "gap": final.get("gap"), "optimal": final.get("optimal"),
             "elapsed_s": final["elapsed_s"]}

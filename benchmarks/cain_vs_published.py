@@ -293,7 +293,7 @@ def run_ours(s: SuiteSet, isa: str, registers: int, time_s: float, workers: int,
     r.nodes, r.time_to_first_s, r.time_to_best_s = d.get("nodes_explored"), d.get("time_to_first_s"), d.get("time_to_best_s")
     r.lower_bound, r.optimal = bound_value(d.get("lower_bound")), d.get("optimal")
     r.claimed_length = d.get("length")
-    r.found_by = str(((d.get("improvements") or [{}])[-1]).get("searcher") or "")
+    r.found_by = str(((d.get("improvements") or [{}])[-1]).get("strategy") or "")
     if not d.get("found", d.get("program") is not None) or not d.get("program"):
         r.error = "no program"
         return r

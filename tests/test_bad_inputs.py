@@ -138,8 +138,7 @@ for _name, _extra, _names in [
     bad("cain_options", _name, _CAIN + _extra, _names, real=_name == "time_nan")
 bad("cain_options", "no_workload", ["cain", "--quiet"], "--preset")
 bad("cain_options", "mode_unknown", _CAIN + ["--mode", "java"], "--mode")
-bad("cain_options", "published_two_channels", ["cain", "--kernels", "k.json", "--mode", "published", "--time", "1",
-                                               "--quiet"], "mode", {"k.json": _kernels([G3, G3])}, "one input channel")
+bad("cain_options", "mode_published_is_gone", _CAIN + ["--mode", "published"], "--mode")
 bad("cain_options", "unknown_preset", ["cain", "--preset", "gauss7"], "--preset")
 
 # ================================================================ simulate options and files

@@ -13,8 +13,8 @@ from core.cain import goals as gl
 from core.cain.api import compile_filter
 from core.cain.approx import approximate
 from core.cain.engine import ENGINE
-from core.cain.pairgen import children
-from core.cain.solver import build_problem
+from core.cain.solver import build_problem, lanes
+from core.cain.csearch import PORTFOLIO
 from core.errors import InputError
 from core.filters import preset
 from core.jobs import CancelToken, Cancelled, FinalResult, MetricPoint, PartialResult, run_foreground
@@ -144,18 +144,34 @@ def _forward(op, lowers, dirs):
 
 
 @pytest.mark.parametrize("name,isa", [("analognet2", "all"), ("gauss5+gauss3", "all"), ("gauss3", "basic")])
-def test_every_reverse_step_is_correct_and_fits_the_registers(name, isa):
+@pytest.mark.parametrize("member", [m.name for m in PORTFOLIO])
+def test_every_reverse_step_is_correct_and_fits_the_registers(name, isa, member):
+    """Every child the compiled search makes of the Final-Goals (each member's pairs) is one macro of the
+    set applied backwards: upper = op(lowers), and the child bag is (F \\ {upper}) U lowers within the
+    registers (the oracle is the test's own forward semantics)."""
     a = approximate(preset(name))
     p = build_problem(a.goals, a.d, 1, register_names(6), instruction_set(isa))
-    kids = children(p.cfg, p.final_bag)
-    assert kids
+    final_bag = gl.make_bag(p.final_goals)
+    kids = p.searcher(next(m for m in PORTFOLIO if m.name == member), 1 << 30, 0, 64).root_children()
+    assert len(kids) > 5
     allowed = {k.split("/")[0] for k in INSTRUCTION_SETS[isa].ops}
     for child, (op, upper, lowers, dirs) in kids:
         assert _forward(op, lowers, dirs) == upper
-        assert op in allowed
+        assert op in allowed or (op == "div" and allowed & {"div", "diva", "divq"})
         assert len(child) <= 6
-        rest = gl.bag_remove_one(p.final_bag, upper)
-        assert child == gl.bag_union(rest, lowers)
+        rest = gl.bag_remove_one(final_bag, upper)
+        same = op in ("sub", "subx", "sub2x") and lowers[0] == lowers[1]
+        assert child == gl.bag_union(rest, lowers[:1] if same else lowers)
+    assert len({c for c, _ in kids}) == len(kids)         # no child twice
+
+
+def test_workers_share_out_the_portfolio():
+    """One worker runs every member in turn; more workers split them; one traversal is run by all."""
+    assert [m.name for m in lanes(1, "portfolio", 0)[0]] == [m.name for m in PORTFOLIO]
+    two = lanes(2, "portfolio", 0)
+    assert sorted(m.name for lane in two for m in lane) == sorted(m.name for m in PORTFOLIO)
+    assert all(lane for lane in two)
+    assert {m.traversal for lane in lanes(3, "beam", 0) for m in lane} == {"beam"}
 
 
 # ------------------------------------------------------------------ search results

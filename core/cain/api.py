@@ -11,16 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.cain.approx import approximate
-from core.cain.solver import Improvement, solve
+from core.cain.solver import TRAVERSALS, Improvement, solve
 from core.errors import InputError
 from core.jobs import CancelToken
 from core.scamp5.isa import INSTRUCTION_SETS, MAX_REGISTERS, instruction_set
 from core.scamp5.program import Instr
-from core.cain.search import TRAVERSALS
 from core.workload import KernelSet
 
 
-MODES = ("cain", "auke", "published")     # simultaneous, one kernel at a time, the published tool's search
+MODES = ("cain", "auke")     # simultaneous, one kernel at a time
 
 
 @dataclass
@@ -72,7 +71,7 @@ def check_options(isa: str, registers: int, time_s: float, max_nodes: int | None
 
 
 def compile_filter(kernel_set: KernelSet, *, isa: str = "all", registers: int = 6, time_s: float = 10.0,
-                   max_nodes: int | None = None, workers: int = 1, traversal: str = "cgds",
+                   max_nodes: int | None = None, workers: int = 1, traversal: str = "portfolio",
                    mode: str = "cain", d: int | None = None, tolerance: float = 1e-9,
                    seed_share: float = 0.25, cancel: CancelToken | None = None) -> CainPlan:
     """Search for the shortest program computing every kernel; raise InputError if none is found."""

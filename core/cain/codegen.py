@@ -15,8 +15,7 @@ from typing import Any
 
 from core.cain import goals as gl
 from core.cain.goals import Bag, Goal
-from core.cain.pairgen import SAME_OPERANDS_OK
-from core.cain.search import Plan
+from core.cain.steps import SAME_OPERANDS_OK, Plan
 from core.scamp5.isa import InstructionSet
 from core.scamp5.program import Instr, format_instr, validate_instr
 

@@ -17,8 +17,7 @@ from core.cain.approx import MAX_D, approximate, check_kernels
 from core.cain.lower_bound import LowerBound, problem_bound, verdict
 from core.cain.plans import cpp_text, make_plan
 from core.cain.result import CainResult
-from core.cain.search import TRAVERSALS
-from core.cain.solver import Improvement, Stats, solve
+from core.cain.solver import TRAVERSALS, Improvement, Stats, solve
 from core.checks import check_settings, check_types, read_json_file
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
@@ -34,11 +33,11 @@ from core.workload import KernelSet, Scamp5Target, kernels_of
 def default_settings() -> dict[str, Any]:
     return {
         "isa": "all",            # all | basic | auke (AUKE's set; implies the one-by-one baseline)
-        "mode": "cain",          # cain (simultaneous) | auke (one kernel at a time) | published (the tool's search)
+        "mode": "cain",          # cain (simultaneous) | auke (one kernel at a time)
         "time_s": 10.0,
         "max_nodes": None,
         "workers": 2,
-        "traversal": "cgds",
+        "traversal": "portfolio",
         "d": None,               # None = smallest d within the tolerance
         "tolerance": 1e-9,
         "seed_share": 0.25,      # several kernels: this share of the time builds a one-by-one program first
@@ -57,11 +56,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                                "searches one kernel at a time)",
                 "x-labels": {"auke": "auke (AUKE's set)"}},
         "mode": {"enum": list(MODES), "title": "Mode",
-                 "description": "simultaneous (Cain: all kernels in one search, sharing work; with 2 or more "
-                                "workers one of them runs the published tool's search), one kernel at a time, "
-                                "programs concatenated (the AUKE baseline), or the published Cain tool's search "
-                                "alone (compiled; one process, CGDS)",
-                 "x-labels": {"cain": "simultaneous", "auke": "one by one", "published": "published Cain"}},
+                 "description": "simultaneous (Cain: all kernels in one search, sharing work) or one kernel "
+                                "at a time, programs concatenated (the AUKE baseline)",
+                 "x-labels": {"cain": "simultaneous", "auke": "one by one"}},
         "time_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIME_S, "title": "Time", "unit": "s",
                    "x-decimals": 1, "x-step": 1.0, "description": "Search time budget (at most a day)"},
         "max_nodes": {"type": ["integer", "null"], "minimum": 1, "title": "Max nodes", "x-null-text": "no limit",
@@ -69,7 +66,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "workers": {"type": "integer", "minimum": 1, "maximum": MAX_WORKERS, "title": "Workers",
                     "description": "Search worker processes"},
         "traversal": {"enum": list(TRAVERSALS), "title": "Traversal",
-                      "description": "cgds (Cain's default), dfs, best-first, or random (CGDS with a random "
+                      "description": "portfolio (every worker its own strategy: CGDS, beam search, a wider "
+                                     "CGDS, best-first), or one strategy for every worker: cgds (Cain's Algorithm 1), "
+                                     "beam (anytime, widening), best-first, dfs, or random (CGDS in a random "
                                      "child order)"},
         "d": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_D, "title": "d", "x-null-text": "auto",
               "description": "Coefficients become multiples of 1/2^d; 'auto' picks the smallest d within the "
@@ -149,7 +148,7 @@ def _register_goals(imp: Improvement, d: int, regs: tuple[str, ...]) -> list[dic
 def _improvement(imp: Improvement) -> dict[str, Any]:
     """An improvement as the result keeps it: when it was found, and its program."""
     return {"length": imp.length, "nodes": imp.nodes, "time_s": round(imp.elapsed, 4), "method": imp.method,
-            "searcher": imp.searcher, "program": [format_instr(i) for i in imp.program], "outputs": dict(imp.output_registers),
+            "strategy": imp.strategy, "program": [format_instr(i) for i in imp.program], "outputs": dict(imp.output_registers),
             "input_registers": {str(c): r for c, r in imp.input_registers.items()}}
 
 
@@ -258,15 +257,14 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--isa", default="all", choices=list(INSTRUCTION_SETS),
                    help="instruction set: all, basic, or auke (AUKE's set, one kernel at a time)")
     p.add_argument("--mode", default="cain", choices=list(MODES),
-                   help="cain: all kernels together (worker 1 of 2 or more runs the published tool's search); "
-                        "auke: one at a time, concatenated (baseline); published: the published Cain tool's "
-                        "search alone (compiled, one process)")
+                   help="cain: all kernels together; auke: one at a time, concatenated (baseline)")
     p.add_argument("--registers", type=int, default=6, help="analogue registers (default 6: A-F)")
     p.add_argument("--time", type=float, default=60.0, help="search time budget in seconds (default 60)")
     p.add_argument("--max-nodes", type=int, default=None, help="stop after this many nodes")
     p.add_argument("--workers", type=int, default=2, help="search worker processes (default 2)")
-    p.add_argument("--traversal", default="cgds", choices=list(TRAVERSALS),
-                   help="cgds (default), dfs, best-first, or random (CGDS with random child order)")
+    p.add_argument("--traversal", default="portfolio", choices=list(TRAVERSALS),
+                   help="portfolio (default: a strategy per worker), or one for all: cgds, beam, best-first, dfs, "
+                        "random (CGDS with random child order)")
     p.add_argument("--d", type=int, default=None, help="divisions: coefficients become multiples of 1/2^d")
     p.add_argument("--tolerance", type=float, default=1e-9,
                    help="largest coefficient error when d is chosen automatically")
@@ -306,9 +304,6 @@ def _matrix_text(m: Any) -> str:
     return "\n".join("    [" + " ".join(f"{v:4d}" for v in row) + " ]" for row in m)
 
 
-SEARCHER_NAMES = {"engine": "the engine's search", "published": "the published tool's search (compiled)"}
-
-
 def bound_text(r: dict[str, Any]) -> str:
     """"optimal (proven lower bound 10)", "lower bound 19 (gap 4)"; results of version 1 have no bound."""
     lb = r.get("lower_bound")
@@ -321,16 +316,16 @@ def format_text(r: dict[str, Any]) -> str:
     for name, m in r["approximated_kernels"].items():
         lines.append(f"  {name} (x 1/{r['denominator']}):")
         lines.append(_matrix_text(m))
-    who = "the published search in one process" if r["mode"] == "published" else f"{r['workers']} worker(s)"
+    who = f"{r['workers']} worker(s)"
     lines.append(f"search: {r['mode']} mode, '{r['isa']}' set, {r['registers']} registers, {r['traversal']}, "
                  f"{who}: {r['nodes_explored']} nodes in {r['elapsed_s']} s "
                  f"({r['nodes_per_s']} nodes/s)")
     if not r["found"]:
         lines.append(f"no program found within the budget; {bound_text(r)}")
         return "\n".join(lines)
-    by = (r.get("improvements") or [{}])[-1].get("searcher")
+    by = (r.get("improvements") or [{}])[-1].get("strategy")
     lines.append(f"best program: {r['length']} instructions ({r['bus_steps']} bus steps), {bound_text(r)}; "
-                 + (f"found by {SEARCHER_NAMES.get(by, by)}; " if by else "") + "first program after "
+                 + (f"found by the {by} search; " if by else "") + "first program after "
                  f"{r['time_to_first_s']} s, best after {r['time_to_best_s']} s; "
                  f"verified: {r['verified']} ({r['verification']})")
     lines.append(f"input {r['input_register']}; outputs: " +
@@ -343,7 +338,8 @@ ENGINE = EngineSpec(
     name="cain",
     title="FPSP code search (Cain)",
     summary=("Cain: finds short SCAMP-5 analogue macro programs that compute one or more convolution kernels "
-             "at once, sharing common sub-expressions (reverse search over Goal-Bags, CGDS traversal). "
+             "at once, sharing common sub-expressions (reverse search over Goal-Bags, a portfolio of CGDS, "
+             "beam and best-first searches). "
              "Every program shown has been verified by the exact macro interpreter."),
     run=run,
     default_settings=default_settings,

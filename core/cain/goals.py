@@ -4,7 +4,7 @@ A Goal is a multiset of Atoms (x, y, z, sign).  Atoms at one position with the s
 counted, opposite signs cancel, so a Goal is a sparse integer kernel scaled by 2^d.  It is stored
 as a sorted tuple of packed ints, one per position:
 
-    element = (pos << 10) | (coefficient + 512),   pos = (z << 16) | ((y + 128) << 8) | (x + 128)
+    element = (pos << 16) | (coefficient + 32768),   pos = (z << 16) | ((y + 128) << 8) | (x + 128)
 
 so translating a Goal adds one constant to every element (order is kept), and equal Goals are
 equal tuples.  A Goal-Bag is a multiset of Goals stored as a sorted tuple, so its hash and
@@ -19,9 +19,9 @@ from typing import Iterable, Mapping
 Goal = tuple[int, ...]
 Bag = tuple[Goal, ...]
 
-COEF_BIAS = 512
-MAX_COEF = 511
-_POS_SHIFT = 10
+COEF_BIAS = 1 << 15
+MAX_COEF = (1 << 15) - 1
+_POS_SHIFT = 16
 _MASK = (1 << _POS_SHIFT) - 1
 
 

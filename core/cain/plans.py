@@ -5,7 +5,7 @@ final result keeps every improvement's program (they are few). A plan carries wh
 export or simulate that one program without the rest of the result:
 
     length, program ([macro text]), outputs ({kernel: register}), output_registers ([register per
-    kernel]), input_register, input_registers ({channel: register}), nodes, time_s, method, searcher
+    kernel]), input_register, input_registers ({channel: register}), nodes, time_s, method, strategy
     (the portfolio member that found it, since result version 3),
     filter, kernel_names, d, denominator, approximated_kernels ({kernel: numerators over 2^d}),
     isa, registers, and for the best program goal_bags and register_goals.

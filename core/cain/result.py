@@ -18,6 +18,14 @@ IntKernel = Union[IntMatrix, list[IntMatrix]]
 FloatKernel = Union[FloatMatrix, list[FloatMatrix]]
 
 
+def _drop_searcher(d: dict) -> dict:
+    """Version 3 -> 4: the member names of version 3 ("engine", "published") are gone."""
+    for imp in d.get("improvements") or []:
+        if isinstance(imp, dict):
+            imp.pop("searcher", None)
+    return d
+
+
 @dataclass(kw_only=True)
 class Improvement:
     """A shorter verified program, when it was found (the live plots' points), and the program
@@ -27,7 +35,7 @@ class Improvement:
     nodes: int
     time_s: float
     method: str                                 # "simultaneous" | "one-by-one"
-    searcher: str | None = optional_key()       # version 3: "engine" | "published" (the portfolio member)
+    strategy: str | None = optional_key()       # version 4: the portfolio member that found it (cgds, beam, ...)
     program: list[str] | None = optional_key()
     outputs: dict[str, str] | None = optional_key()          # kernel name -> register
     input_registers: dict[str, str] | None = optional_key()  # channel ("0", ...) -> register
@@ -57,11 +65,12 @@ class CainResult(EngineResult):
     """A Cain (or AUKE-mode) search: settings, the approximated kernels and the best program.
     When nothing was found `found` is false, `length` null and the program lists empty."""
 
-    # Version 2 added the proven lower bound, the gap to it and the optimality verdict, version 3
-    # which portfolio member found each program (optional keys, so older data reads unchanged: the
-    # panel says such a run has no bound, and does not say who found its programs).
-    VERSION = 3
-    UPGRADES = {1: lambda d: d, 2: lambda d: d}
+    # Version 2 added the proven lower bound, the gap to it and the optimality verdict; version 3 said
+    # which portfolio member found each program, naming a compiled copy of another tool's search that
+    # the engine no longer has; version 4 names the strategy instead (optional keys, so older data
+    # reads unchanged: the panel says such a run has no bound, and does not say who found its programs).
+    VERSION = 4
+    UPGRADES = {1: lambda d: d, 2: lambda d: d, 3: _drop_searcher}
 
     filter: str
     kernel_names: list[str]

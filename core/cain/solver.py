@@ -1,5 +1,6 @@
-"""Drives a Cain search to verified programs: problem set-up, worker processes, allocation,
-verification, and the AUKE-style one-kernel-at-a-time baseline.
+"""Drives a Cain search to verified programs: problem set-up, worker processes running the compiled
+search's portfolio (core/cain/csearch.py), allocation, verification, and the AUKE-style
+one-kernel-at-a-time baseline.
 
 `solve` is a generator of `Improvement` (a new shortest verified program) and `Stats` events; the
 engine turns them into job events and `api.compile_filter` keeps the last improvement.
@@ -10,7 +11,6 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue as queue_mod
-import random
 import signal
 import time
 from dataclasses import dataclass, field
@@ -19,67 +19,50 @@ from typing import Any, Iterator
 from core.cain import goals as gl
 from core.cain.approx import Approximation
 from core.cain.codegen import Allocated, AllocationError, allocate, goal_bag_json
-from core.cain.goals import Bag, Goal
-from core.cain.native import MAX_REGISTERS as MAX_NATIVE_REGISTERS
-from core.cain.native import NativeSearcher, NativeUnavailable
-from core.cain.native import available as native_available
-from core.cain.pairgen import PairConfig
-from core.cain.search import Plan, Searcher
+from core.cain.csearch import PORTFOLIO, CompiledSearcher, Strategy, strategy_for
+from core.cain.goals import Goal
+from core.cain.steps import Plan
 from core.cain.verify import verify
-from core.errors import InputError
 from core.jobs import CancelToken
 from core.scamp5.isa import InstructionSet, register_names
 from core.scamp5.program import Instr
 
-SLICE_NODES = 40          # nodes per search slice between checks (well under 0.2 s)
-NATIVE_SLICE_NODES = 4000  # the same for the compiled published search (a few ms to a tenth of a second)
-PUBLISHED_WORKER = 1      # the portfolio member that runs the published tool's search (core/cain/native.py)
-MEMORY_BUDGET_MB = 660    # all search processes together; each trims its frontier beyond its share
-NATIVE_MEMORY_SHARE = 0.75  # of what its process leaves of a share, the compiled search's own limit
-MEMORY_CHECK_S = 0.5      # how often a search compares its memory with its share
-SEED_NODES_PER_KERNEL = 6000   # one-by-one seed program: nodes per kernel (unless its time share ends it first)
+TRAVERSALS = ("portfolio", "cgds", "beam", "best-first", "dfs", "random")
+SLICE_NODES = 20000       # nodes per member slice between checks (a few ms to a tenth of a second)
+MEMORY_BUDGET_MB = 600    # the compiled searches of all processes together (each process ~100 MB more)
+SEED_NODES_PER_KERNEL = 20000   # one-by-one seed program: nodes per kernel (unless its time share ends it first)
 STOP_GRACE_S = 0.5        # how long a stopped search waits for its workers (a slice, then exit) before killing them
-
-
-def trim_limit(share: float) -> float:
-    """The memory at which to trim next: freed memory is not always given back to the system,
-    so the next trim waits until the process has grown by a fifth of its share again (trimming
-    at every check would halve the frontier each time), but never beyond 1.2 shares: the run's
-    processes stay under 1 GB together (issue 15) while freed memory is reused."""
-    return min(max(share, _rss_mb() + share / 5), 1.2 * share)
-
-
-def _rss_mb() -> float:
-    try:
-        import psutil
-
-        return psutil.Process().memory_info().rss / 2 ** 20
-    except Exception:  # psutil missing or failing: no guard
-        return 0.0
 
 
 @dataclass
 class Problem:
     """One search: Final-Goals in a register file, with the Initial-Goals per channel."""
 
-    cfg: PairConfig
     final_goals: list[Goal]
-    initial: dict[Goal, int]
+    d: int
+    initial: dict[Goal, int]            # Initial-Goal -> channel
     regs: tuple[str, ...]
+    isa: InstructionSet
 
     @property
-    def final_bag(self) -> Bag:
-        return gl.make_bag(self.final_goals)
+    def max_coef(self) -> int:
+        """Atoms per position a Lower may hold: the input's 2^d, or a Final-Goal's largest count."""
+        return max(2 ** self.d, max(gl.max_mult(g) for g in self.final_goals))
+
+    @property
+    def max_radius(self) -> int:
+        """How far from the centre a Lower may reach: two steps beyond the Final-Goals."""
+        return max(max(abs(x), abs(y)) for g in self.final_goals for x, y, _, _ in gl.atoms(g)) + 2
+
+    def searcher(self, strategy: Strategy, best: int, seed: int, memory_mb: float) -> CompiledSearcher:
+        return CompiledSearcher(self.final_goals, self.d, len(self.initial), len(self.regs), self.isa, strategy,
+                                max_coef=self.max_coef, max_radius=self.max_radius, best=best, seed=seed,
+                                memory_mb=memory_mb)
 
 
-def build_problem(goals: list[Goal], d: int, channels: int, regs: tuple[str, ...], isa: InstructionSet,
-                  seed: int = 0) -> Problem:
+def build_problem(goals: list[Goal], d: int, channels: int, regs: tuple[str, ...], isa: InstructionSet) -> Problem:
     initial = {gl.make_goal({(0, 0, z): 2 ** d}): z for z in range(channels)}
-    radius = max(max(abs(x), abs(y)) for g in goals for x, y, _, _ in gl.atoms(g))
-    max_coef = max(2 ** d, max(gl.max_mult(g) for g in goals))
-    cfg = PairConfig(d=d, registers=len(regs), isa=isa, initial=gl.make_bag(initial), max_coef=max_coef,
-                     max_radius=radius + 2, rng=random.Random(seed))
-    return Problem(cfg, list(goals), initial, regs)
+    return Problem(list(goals), d, initial, regs, isa)
 
 
 @dataclass
@@ -102,7 +85,7 @@ class Improvement:
     check: str
     bags: list[list[dict[str, Any]]] = field(default_factory=list)
     method: str = "simultaneous"
-    searcher: str = "engine"     # which portfolio member found it (Plan.searcher)
+    strategy: str = ""          # the portfolio member that found it (csearch.Strategy.name)
     registers: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -110,101 +93,96 @@ class Improvement:
         return len(self.program)
 
 
-# ------------------------------------------------------------------ worker processes
-def worker_variant(index: int) -> dict[str, Any]:
-    """Heuristic and generator of worker `index`'s own search: a portfolio whose members search
-    differently.
-
-    Worker 0 (also the single in-process search) counts a Goal's Atoms divided by their common
-    power of two (scaled eq. 11-14), splits only the largest Goal at each node, and gives Goals of
-    up to 6 Atoms every split. Odd workers follow the published tool's recipe: eq. 11-14 as printed,
-    every Goal split, every split of Goals up to 10 Atoms (its Threshold generator), and there also
-    the three-part splits with one part a Goal of the bag (its add_3 pairs that share). Worker 1
-    runs the published tool's own search, compiled (`published_searcher`), and this recipe only
-    where that cannot run. Workers from 2 on add seeded noise to the costs.
-    """
-    even = index % 2 == 0
-    return {"scaled_cost": even, "focus": even, "exhaustive_atoms": 6 if even else 10,
-            "max_triples": 0 if even else 3000,
-            "jitter": 0.0 if index < 2 else 0.2}
+# ------------------------------------------------------------------ the portfolio in processes
+def lanes(workers: int, traversal: str, seed: int) -> list[list[Strategy]]:
+    """The members each worker runs, in turn: with the portfolio, worker w takes every member i with
+    i % workers == w (so one worker runs them all, and more workers share them out); with one
+    traversal, each worker runs it (told apart by seeded noise)."""
+    if traversal != "portfolio":
+        return [[strategy_for(w, workers, traversal, seed)] for w in range(workers)]
+    n = max(workers, len(PORTFOLIO))
+    out: list[list[Strategy]] = [[] for _ in range(workers)]
+    for i in range(n):
+        out[i % workers].append(strategy_for(i, n, traversal, seed))
+    return out
 
 
-def worker_seed(seed: int, index: int) -> int:
-    """The random stream of worker `index` in a run with `seed` (noise, the random traversal)."""
+def member_seed(seed: int, index: int) -> int:
+    """The noise stream of member `index` in a run with `seed`."""
     return seed * 1000 + index
 
 
-def published_problem(problem: Problem) -> str | None:
-    """Why the published tool's search (core/cain/native.py) cannot take this problem; None if it can."""
-    if len(problem.initial) != 1:
-        return "the published search takes kernels of one input channel"
-    if problem.cfg.registers > MAX_NATIVE_REGISTERS:
-        return f"the published search takes at most {MAX_NATIVE_REGISTERS} registers"
-    if not native_available():
-        return "the published search is compiled C, and no C compiler (gcc, cc, clang) could build it here"
-    return None
+class Lane:
+    """One process's members, run in turn in slices of SLICE_NODES; a length one member finds prunes the
+    others at once (in one process and at fixed node counts, so the lane stays deterministic)."""
+
+    def __init__(self, problem: Problem, members: list[Strategy], best: int, seed: int, first_index: int,
+                 memory_mb: float, max_nodes: int | None) -> None:
+        share = memory_mb / max(1, len(members))
+        self.members = [problem.searcher(m, best, member_seed(seed, first_index + i), share)
+                        for i, m in enumerate(members)]
+        self.max_nodes = max_nodes          # per member
+        self.turn = 0
+        self.best = best
+
+    @property
+    def nodes(self) -> int:
+        return sum(m.nodes for m in self.members)
+
+    @property
+    def exhausted(self) -> bool:
+        return all(m.exhausted or self._spent(m) for m in self.members)
+
+    def _spent(self, m: CompiledSearcher) -> bool:
+        return self.max_nodes is not None and m.nodes >= self.max_nodes
+
+    def run(self, max_seconds: float) -> list[Plan]:
+        """One slice of the next member that still has work."""
+        for _ in range(len(self.members)):
+            m = self.members[self.turn % len(self.members)]
+            self.turn += 1
+            if m.exhausted or self._spent(m):
+                continue
+            step = SLICE_NODES if self.max_nodes is None else min(SLICE_NODES, self.max_nodes - m.nodes)
+            plans = m.run(step, max_seconds)
+            if plans:
+                self.best = min(self.best, min(p.length for p in plans))
+                for other in self.members:
+                    other.set_best(self.best)
+            return plans
+        return []
+
+    def close(self) -> None:
+        for m in self.members:
+            m.close()
 
 
-def published_searcher(problem: Problem, traversal: str, best: int, memory_mb: float) -> NativeSearcher | None:
-    """The published tool's search on this problem, or None where it cannot run: another traversal
-    than CGDS, or a problem it does not take (published_problem)."""
-    if traversal != "cgds" or published_problem(problem) is not None:
-        return None
-    try:
-        return NativeSearcher(problem.final_goals, problem.cfg.d, problem.cfg.registers, problem.cfg.isa,
-                              best=best, mem_limit_mb=memory_mb)
-    except (NativeUnavailable, ValueError):
-        return None
-
-
-def _worker(problem: Problem, traversal: str, seed: int, deadline: float, max_nodes: int | None,
-            out: Any, stop: Any, best: Any, nodes: Any, index: int) -> None:
+def _worker(problem: Problem, members: list[Strategy], seed: int, first_index: int, deadline: float,
+            max_nodes: int | None, memory_mb: float, out: Any, stop: Any, best: Any, nodes: Any,
+            index: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's: it stops the workers (_start)
-    s: Searcher | NativeSearcher | None = None
+    lane: Lane | None = None
     error = None
     try:
-        cfg = problem.cfg
-        cfg.rng = random.Random(seed)
-        cfg.rng_salt = seed
-        for k, v in worker_variant(index).items():
-            setattr(cfg, k, v)
-        share = MEMORY_BUDGET_MB / max(1, len(nodes))
-        limit = share
         # the bound is read once: workers never share lengths while they run, so each one's path
-        # depends on its seed and node count only, not on the other's timing (determinism)
-        if index == PUBLISHED_WORKER:
-            # the compiled search keeps its own memory within what this process leaves of the share
-            # (with room for what its allocator holds on top of what it counts)
-            s = published_searcher(problem, traversal, best.value,
-                                   max(64.0, NATIVE_MEMORY_SHARE * (share - _rss_mb())))
-        if s is None:
-            s = Searcher(cfg, problem.final_bag, traversal, best=best.value)
-        slice_nodes = NATIVE_SLICE_NODES if isinstance(s, NativeSearcher) else SLICE_NODES
+        # depends on its members and node counts only, not on the other's timing (determinism)
+        lane = Lane(problem, members, best.value, seed, first_index, memory_mb, max_nodes)
         last_report = 0.0
-        last_mem = 0.0
-        while not stop.is_set() and time.monotonic() < deadline and not s.exhausted:
-            if max_nodes is not None and s.nodes >= max_nodes:
-                break
-            step = slice_nodes if max_nodes is None else min(slice_nodes, max_nodes - s.nodes)
-            for plan in s.run(step, max(0.0, min(0.1, deadline - time.monotonic()))):
+        while not stop.is_set() and time.monotonic() < deadline and not lane.exhausted:
+            for plan in lane.run(max(0.0, min(0.1, deadline - time.monotonic()))):
                 out.put(("plan", index, plan))
             now = time.monotonic()
             if now - last_report > 0.1:
-                nodes[index] = s.nodes
+                nodes[index] = lane.nodes
                 last_report = now
-            if now - last_mem > MEMORY_CHECK_S:
-                last_mem = now
-                if _rss_mb() > limit:
-                    s.trim()
-                    limit = trim_limit(share)
     except Exception as exc:          # reported to the parent, which fails the run with it
         error = f"{type(exc).__name__}: {exc}"
     finally:
-        if s is not None:
-            nodes[index] = s.nodes
-        out.put(("done", index, bool(s and s.exhausted), error))
-    # Leave at once: an orderly interpreter exit frees a search's whole memory (up to a GB, the best
-    # part of a second) while the run waits. The queue is flushed first, so nothing sent is lost.
+        if lane is not None:
+            nodes[index] = lane.nodes
+        out.put(("done", index, bool(lane and lane.exhausted), error))
+    # Leave at once: an orderly interpreter exit frees a search's whole memory (the best part of a
+    # second) while the run waits. The queue is flushed first, so nothing sent is lost.
     out.close()
     out.join_thread()
     os._exit(0)
@@ -226,57 +204,40 @@ def _start(p: Any) -> None:
 
 
 def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers: int, traversal: str,
-                 cancel: CancelToken, bound: int = 1 << 30, seed: int = 0,
-                 published: bool = False) -> Iterator[tuple[str, Any]]:
-    """Yield ("plan", Plan) for each new shortest plan (shorter than `bound`) and ("stats", nodes).
-    `published`: the published tool's search alone, in this process (the baseline mode)."""
+                 cancel: CancelToken, bound: int = 1 << 30, seed: int = 0) -> Iterator[tuple[str, Any]]:
+    """Yield ("plan", Plan) for each new shortest plan (shorter than `bound`) and ("stats", nodes)."""
     start = time.monotonic()
     deadline = start + time_s
-    if workers <= 1 or published:
-        for k, v in worker_variant(0).items():
-            setattr(problem.cfg, k, v)
-        problem.cfg.rng = random.Random(worker_seed(seed, 0))
-        problem.cfg.rng_salt = worker_seed(seed, 0)
-        s: Searcher | NativeSearcher | None = None
-        if published:
-            s = published_searcher(problem, "cgds", bound, NATIVE_MEMORY_SHARE * MEMORY_BUDGET_MB)
-            if s is None:
-                raise InputError(published_problem(problem) or "the published search cannot run here", "mode")
-        else:
-            s = Searcher(problem.cfg, problem.final_bag, traversal, best=bound)
-        slice_nodes = NATIVE_SLICE_NODES if published else SLICE_NODES
-        last = 0.0
-        last_mem = time.monotonic()
-        limit = float(MEMORY_BUDGET_MB)
-        while time.monotonic() < deadline and not s.exhausted:
-            cancel.check()
-            if time.monotonic() - last_mem > MEMORY_CHECK_S:
-                last_mem = time.monotonic()
-                if _rss_mb() > limit:
-                    s.trim()
-                    limit = trim_limit(MEMORY_BUDGET_MB)
-            if max_nodes is not None and s.nodes >= max_nodes:
-                break
-            for plan in s.run(slice_nodes if max_nodes is None else min(slice_nodes, max_nodes - s.nodes),
-                              max(0.0, min(0.1, deadline - time.monotonic()))):
-                if plan.found_at <= deadline:
-                    yield "plan", plan
-            if time.monotonic() - last > 0.1:
-                last = time.monotonic()
-                yield "stats", s.nodes
-        yield "stats", s.nodes
+    plan_lanes = lanes(workers, traversal, seed)
+    n_members = sum(len(lane) for lane in plan_lanes)
+    per_member = None if max_nodes is None else max(1, max_nodes // n_members)
+    first = [sum(len(x) for x in plan_lanes[:w]) for w in range(workers)]
+    if workers <= 1:
+        lane = Lane(problem, plan_lanes[0], bound, seed, 0, MEMORY_BUDGET_MB, per_member)
+        try:
+            last = 0.0
+            while time.monotonic() < deadline and not lane.exhausted:
+                cancel.check()
+                for plan in lane.run(max(0.0, min(0.1, deadline - time.monotonic()))):
+                    if plan.found_at <= deadline:
+                        yield "plan", plan
+                if time.monotonic() - last > 0.1:
+                    last = time.monotonic()
+                    yield "stats", lane.nodes
+            yield "stats", lane.nodes
+        finally:
+            lane.close()
         return
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     stop = ctx.Event()
     best = ctx.Value("i", bound)
     nodes = ctx.Array("q", workers)
-    per_worker = None if max_nodes is None else max(1, max_nodes // workers)
     procs = []
     for i in range(workers):
         p = ctx.Process(target=_worker, daemon=True,
-                        args=(problem, traversal, worker_seed(seed, i), deadline, per_worker,
-                              out, stop, best, nodes, i))
+                        args=(problem, plan_lanes[i], seed, first[i], deadline, per_member,
+                              MEMORY_BUDGET_MB * len(plan_lanes[i]) / n_members, out, stop, best, nodes, i))
         _start(p)
         procs.append(p)
     done = 0
@@ -370,9 +331,7 @@ def _regs_json(alloc: Allocated, d: int) -> list[dict[str, Any]]:
 def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: float, max_nodes: int | None,
           workers: int, traversal: str, mode: str, cancel: CancelToken,
           seed_share: float = 0.0, stop_at: int = 0, seed: int = 0) -> Iterator[Improvement | Stats]:
-    """Search, and yield each verified improvement; `mode` "cain" (simultaneous), "auke" (one by one)
-    or "published" (the published tool's search alone, in this process: the baseline worker 1 of
-    the cain mode runs; it ignores `workers`, `traversal` and `seed_share`).
+    """Search, and yield each verified improvement; `mode` "cain" (simultaneous) or "auke" (one by one).
 
     With several kernels and `seed_share` > 0, that share of the time first builds a one-by-one
     program (reported with method "one-by-one"); the simultaneous search must then beat it.
@@ -382,25 +341,22 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
     search found it (a plan found after the budget is dropped), so every improvement's `elapsed` is
     within `time_s` whatever verifying it took.
 
-    Determinism: each worker's path depends only on `seed` and its node count (workers share no
-    lengths while they run; the seed program is searched for a fixed number of nodes), so a
+    Determinism: each worker's path depends only on `seed`, its members and their node counts
+    (workers share no lengths while they run; the seed program is searched for a fixed number of
+    nodes), so a
     `max_nodes` run gives the same length every time, and a timed run differs from another only
     where one got further than the other (or its time share cut the seed program short).
     """
     regs = register_names(registers)
     start = time.monotonic()
     deadline = start + time_s
-    if mode in ("cain", "published"):
+    if mode == "cain":
         problem = build_problem(approx.goals, approx.d, approx.channels, regs, isa)
-        published = mode == "published"
-        refused = published_problem(problem) if published else None
-        if refused:
-            raise InputError(refused, "mode")
         best = 1 << 30
         nodes = 0
         last_t = 0.0
         budget = time_s
-        if seed_share > 0 and len(approx.goals) > 1 and not published:
+        if seed_share > 0 and len(approx.goals) > 1:
             # a quick one-by-one program first: a verified upper bound the simultaneous search
             # then has to beat (it prunes with it from the start)
             # (in this process: starting worker processes for every kernel costs more than it gives)
@@ -421,7 +377,7 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
         if budget <= 0:
             return
         for kind, payload in search_plans(problem, budget, max_nodes, workers, traversal, cancel, bound=best,
-                                          seed=seed, published=published):
+                                          seed=seed):
             if kind == "stats":
                 nodes = seed_nodes + payload
                 yield Stats(nodes, time.monotonic() - start, None if best >= 1 << 30 else best)
@@ -443,7 +399,7 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
                               alloc.input_registers, seed_nodes + max(plan.nodes_at_find, 1),
                               last_t, True, msg, bags=_bags_json(plan, approx.d),
                               registers=_regs_json(alloc, approx.d), method="simultaneous",
-                              searcher=plan.searcher)
+                              strategy=plan.strategy)
             if best <= stop_at:
                 return
         return

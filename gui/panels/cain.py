@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPla
 
 from core.atomic import atomic_write_text
 from core.cain import plans
-from core.cain.engine import SEARCHER_NAMES, bound_text
+from core.cain.engine import bound_text
 from core.cain.lower_bound import verdict
 from core.engine import EngineSpec
 from core.errors import InputError
@@ -254,8 +254,8 @@ class CainPanel(GenericPanel):
             which = "Best program" if self.shown_is_best else f"Program {self._shown + 1} of {len(self._plans)}"
         n = len(plan.get("program", []))
         bound = "" if self._bound is None else f", {verdict(n, self._bound)}"
-        by = plan.get("searcher")
-        by = f" by {SEARCHER_NAMES.get(by, by)}" if by else ""
+        by = plan.get("strategy")
+        by = f" by the {by} search" if by else ""
         return (f"{which}: {n} instructions{bound} (found{by} after {plan.get('nodes', '?')} "
                 f"nodes, {plan.get('time_s', '?')} s, {plan.get('method', '?')}; verified by the exact interpreter)")
 
