@@ -9,6 +9,12 @@ About a third of the sets of every suite is held aside, picked by a fixed draw (
 are never used for tuning and are reported separately. The draw does not depend on anything the
 search does, so the split cannot be moved after seeing results.
 
+A second, fresh suite (`draw == "issue 28"`) was drawn on 2026-11-27, after the engine's own search
+replaced the translated one, from one seed (FRESH_SEED) through seeded families: eq. 15 and random
+5x5 sets, and structured filters (difference of Gaussians, Laplacian of Gaussian, compass banks,
+sharpen, unsharp masking, diagonal edges, blur + Laplacian pairs) whose parameters the draw picks.
+Every fresh set is held aside: none was run by anyone before the final comparison.
+
     from benchmarks.cain_suites import suites, tuning_sets, held_aside_sets
     .venv/bin/python benchmarks/cain_suites.py [--write DIR] [--json]   # list, or write kernel files
 
@@ -33,6 +39,7 @@ from core.study.generate import random_kernels  # noqa: E402
 from core.workload import Kernel, KernelSet  # noqa: E402
 
 HOLDOUT_SEED = 20261123     # the draw that picks the held-aside sets of each suite
+FRESH_SEED = 20261127       # the draw of the fresh suite (issue 28)
 SUITES = ("eq15", "random5x5", "edge", "blur", "sharpen", "laplacian", "gabor")
 
 
@@ -46,6 +53,7 @@ class SuiteSet:
     held_aside: bool
     seed: int | None = None     # the draw's seed for random sets
     note: str = ""
+    draw: str = "issue 15"      # when the set was drawn: "issue 15" (tuning and held aside) or "issue 28" (fresh)
 
     @property
     def kernels(self) -> list[Kernel]:
@@ -162,6 +170,62 @@ def _classic() -> list[tuple[str, str, KernelSet, str]]:
     ]
 
 
+def _gauss(size: int, sigma: float) -> list[list[float]]:
+    r = size // 2
+    g = [[math.exp(-(x * x + y * y) / (2 * sigma * sigma)) for x in range(-r, r + 1)] for y in range(-r, r + 1)]
+    total = sum(map(sum, g))
+    return [[v / total for v in row] for row in g]
+
+
+def _fresh() -> list[tuple[str, str, KernelSet, int | None, str]]:
+    """The suite drawn for issue 28: (suite, name, kernels, seed, note), every parameter from FRESH_SEED."""
+    rng = random.Random(FRESH_SEED)
+    rows: list[tuple[str, str, KernelSet, int | None, str]] = []
+    for count in (2, 3, 4):
+        seed = rng.randrange(1000, 10 ** 6)
+        rows.append(("eq15", f"f-eq15-k{count}-s{seed}", _random(count, seed, 3), seed, f"eq. 15, {count} kernels"))
+    for count in (1, 2):
+        seed = rng.randrange(1000, 10 ** 6)
+        rows.append(("random5x5", f"f-rand5-k{count}-s{seed}", _random(count, seed, 5), seed,
+                     f"5x5 u/8, {count} kernel(s)"))
+    s1, s2 = rng.uniform(0.6, 1.0), rng.uniform(1.2, 2.0)
+    g1, g2 = _gauss(5, s1), _gauss(5, s2)
+    dog = [[math.floor(64 * (a - b) + 0.5) for a, b in zip(r1, r2)] for r1, r2 in zip(g1, g2)]
+    rows.append(("laplacian", "f-dog5", _ks(f"DoG 5x5 sigma {s1:.2f}/{s2:.2f}", 64, ("dog", dog)), None, "DoG over 64"))
+    sig = rng.uniform(0.8, 1.4)
+    log = [[(x * x + y * y - 2 * sig * sig) * math.exp(-(x * x + y * y) / (2 * sig * sig))
+            for x in range(-2, 3)] for y in range(-2, 3)]
+    scale = 16 / max(abs(v) for r in log for v in r)
+    log_i = [[math.floor(-v * scale + 0.5) for v in r] for r in log]
+    rows.append(("laplacian", "f-log5", _ks(f"LoG 5x5 sigma {sig:.2f}", 16, ("log", log_i)), None, "LoG over 16"))
+    robinson = [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]
+    prewitt_c = [[-1, 1, 1], [-1, -2, 1], [-1, 1, 1]]
+    base = robinson if rng.random() < 0.5 else prewitt_c
+    bank = [base]
+    for _ in range(3):                       # 45-degree steps of the outer ring
+        m = bank[-1]
+        ring = [m[0][0], m[0][1], m[0][2], m[1][2], m[2][2], m[2][1], m[2][0], m[1][0]]
+        ring = ring[-1:] + ring[:-1]
+        bank.append([[ring[0], ring[1], ring[2]], [ring[7], m[1][1], ring[3]], [ring[6], ring[5], ring[4]]])
+    rows.append(("edge", "f-compass4", _ks("compass bank N, NE, E, SE", 1, *[(f"c{i}", m) for i, m in enumerate(bank)]),
+                 None, "compass bank of 4 (45-degree steps)"))
+    k = rng.randint(5, 13)
+    sharp = [[-1, -1, -1], [-1, k, -1], [-1, -1, -1]] if k > 8 else [[0, -1, 0], [-1, k, -1], [0, -1, 0]]
+    rows.append(("sharpen", "f-sharpen", _ks(f"sharpen centre {k}", 1, ("sh", sharp)), None, "sharpen"))
+    amount = rng.randint(1, 3)
+    unsharp = [[-amount * v for v in row] for row in BINOM5]
+    unsharp[2][2] += 256 * (1 + amount)
+    rows.append(("sharpen", "f-unsharp5", _ks(f"unsharp mask amount {amount}", 256, ("us", unsharp)), None,
+                 "5x5 unsharp mask over 256"))
+    diag = [[0, 1, 2], [-1, 0, 1], [-2, -1, 0]]
+    rows.append(("edge", "f-sobel-diag", _ks("Sobel 45 and 135", 1, ("d45", diag), ("d135", [r[::-1] for r in diag])),
+                 None, "diagonal edge pair"))
+    a = rng.choice((1, 2, 4))
+    rows.append(("blur", "f-gauss3+lap8", _ks(f"3x3 Gaussian and Laplacian x{a}", 16, ("g3", G3),
+                                               ("l8", [[16 * a * v for v in r] for r in LAP8])), None, "blur + Laplacian"))
+    return rows
+
+
 def _hold_aside(entries: list[tuple[str, str]]) -> set[str]:
     """Names held aside: per suite, round(n/3) of its sets by a fixed draw."""
     rng = random.Random(HOLDOUT_SEED)
@@ -190,6 +254,9 @@ def _build() -> tuple[SuiteSet, ...]:
     for suite, name, ks, seed, note in rows:
         ks.validate(name)
         out.append(SuiteSet(name, suite, ks, name in held, seed, note))
+    for suite, name, ks, seed, note in _fresh():
+        ks.validate(name)
+        out.append(SuiteSet(name, suite, ks, True, seed, note, draw="issue 28"))
     return tuple(out)
 
 
@@ -204,8 +271,13 @@ def tuning_sets() -> list[SuiteSet]:
 
 
 def held_aside_sets() -> list[SuiteSet]:
-    """The sets never used for tuning (reported separately)."""
+    """The sets never used for tuning (reported separately), the fresh suite included."""
     return [s for s in _build() if s.held_aside]
+
+
+def fresh_sets() -> list[SuiteSet]:
+    """The suite drawn for issue 28 (all held aside)."""
+    return [s for s in _build() if s.draw == "issue 28"]
 
 
 def by_name(names: list[str]) -> list[SuiteSet]:
@@ -229,12 +301,12 @@ def main(argv: list[str] | None = None) -> int:
             (args.write / f"{s.name}.json").write_text(json.dumps(s.kernels_json()) + "\n")
         print(f"wrote {len(sets)} kernel files to {args.write}")
     if args.json:
-        print(json.dumps([{"name": s.name, "suite": s.suite, "held_aside": s.held_aside, "seed": s.seed,
+        print(json.dumps([{"name": s.name, "suite": s.suite, "held_aside": s.held_aside, "draw": s.draw, "seed": s.seed,
                            "note": s.note, "kernels": s.kernels_json()} for s in sets], indent=1))
     elif not args.write:
         for s in sets:
             sizes = ", ".join(f"{len(k.values)}x{len(k.values[0])}" for k in s.kernels)
-            print(f"{s.name:18} {s.suite:10} {'held aside' if s.held_aside else 'tuning':10} "
+            print(f"{s.name:22} {s.suite:10} {'held aside' if s.held_aside else 'tuning':10} {s.draw:8} "
                   f"{len(s.kernels)} kernel(s) {sizes} /{s.kernel_set.denominator}  {s.note}")
         print(f"{len(sets)} sets: {len(tuning_sets())} tuning, {len(held_aside_sets())} held aside")
     return 0

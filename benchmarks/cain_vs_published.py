@@ -1,14 +1,17 @@
 """The `cain` engine against the published Cain tool (github ed741/cain) on the suites of
 benchmarks/cain_suites.py (issue 15): same kernels, same instruction set, same registers, same
 time, one tool after the other on the whole machine (never side by side), ours with 2 workers, the
-published tool with its README's recommended base config (4 worker threads).
+published tool with its README's recommended base config (4 worker threads). Every run waits for
+an idle machine (1-minute load average under --max-load, 1.5) and records the load it started at;
+a machine that stays busy stops the benchmark (exit 2) unless --allow-load is given.
 
 Per set: program length, time to the first and to the best program, nodes, peak memory (the whole
 process tree: our workers, or the JVM), and each program's check by the project's interpreter
 (core.scamp5.interp.run_symbolic must give exactly every kernel in its output register; a program
 that fails the check counts as not found). Our lower bound / "optimal" verdict is shown when the
 result JSON has them. Summary per suite: sets where ours is longer / equal / shorter, mean length
-ratio ours/published; tuning and held-aside sets reported separately.
+ratio ours/published; tuning sets, the held-aside sets of issue 15 and the fresh suite of issue 28
+reported separately.
 
 The published tool is a peer, not a dependency: build it with benchmarks/build_published_cain.sh
 DIR and pass --published DIR (or CAIN_PUBLISHED=DIR). Without it the benchmark says so and runs
@@ -46,7 +49,8 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.cain_suites import SuiteSet, by_name, held_aside_sets, suites, tuning_sets  # noqa: E402
+from benchmarks.cain_suites import (SuiteSet, by_name, fresh_sets, held_aside_sets, suites,  # noqa: E402
+                                    tuning_sets)
 from core.scamp5.interp import SymKernel, run_symbolic  # noqa: E402
 from core.scamp5.isa import CLOCKWISE, register_names  # noqa: E402
 from core.scamp5.program import parse_program  # noqa: E402
@@ -73,7 +77,7 @@ class ToolRun:
     peak_mb: float | None = None
     lower_bound: int | None = None      # ours, when the result has one
     optimal: bool | None = None
-    found_by: str = ""                  # ours: the portfolio member that found the best ("engine" | "published")
+    found_by: str = ""                  # ours: the portfolio member that found the best (its strategy)
     program: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     input_register: str = "A"
@@ -81,6 +85,7 @@ class ToolRun:
     error: str = ""
     cached: bool = False
     measured_at: str = ""               # ISO time the run was made
+    load_before: float | None = None    # 1-minute load average when the run started
 
 
 # ---- the check ---------------------------------------------------------------------------------
@@ -167,6 +172,18 @@ def run_tree(cmd: list[str], timeout_s: float, stdout_path: Path, cwd: Path = RO
                 proc.kill()
             time.sleep(0.2)
         return proc.returncode, time.monotonic() - t0, peak / 2 ** 20
+
+
+def wait_for_idle(max_load: float, wait_s: float) -> float:
+    """Wait (at most wait_s) until the 1-minute load average is under max_load; return it. A run
+    of ours or of the tool leaves the average high for a minute or so after it (it decays with a
+    time constant of 60 s), so every run waits for the machine to be idle again."""
+    t0 = time.monotonic()
+    while True:
+        load = os.getloadavg()[0]
+        if load < max_load or time.monotonic() - t0 > wait_s:
+            return load
+        time.sleep(2.0)
 
 
 # ---- the published tool --------------------------------------------------------------------------
@@ -346,7 +363,13 @@ def _len(r: ToolRun | None) -> str:
     return "fail" if r.program else "none"
 
 
-def print_row(name: str, held_aside: bool, isa: str, pub: ToolRun | None, ours: ToolRun | None) -> None:
+def kind(held_aside: bool, draw: str = "issue 15") -> str:
+    """T: a tuning set; H: held aside (issue 15); F: the fresh suite of issue 28 (held aside too)."""
+    return "F" if draw == "issue 28" else ("H" if held_aside else "T")
+
+
+def print_row(name: str, held_aside: bool, isa: str, pub: ToolRun | None, ours: ToolRun | None,
+              draw: str = "issue 15") -> None:
     def part(r: ToolRun | None) -> str:
         if r is None:
             return f"{'n/a':>5} {'':>6} {'':>6} {'':>9} {'':>6}"
@@ -358,13 +381,15 @@ def print_row(name: str, held_aside: bool, isa: str, pub: ToolRun | None, ours: 
     if ours is not None and ours.found_by:
         bound += f" by {ours.found_by}"
     src = "" if pub is None else (f" [cached {pub.measured_at}]" if pub.cached else "")
-    print(f"{name:16} {isa:5} {'H' if held_aside else 'T'} | {part(pub)} | {part(ours)} |{bound}{src}", flush=True)
+    loads = "/".join("-" if r is None or r.load_before is None else f"{r.load_before:.2f}" for r in (pub, ours))
+    print(f"{name:22} {isa:5} {kind(held_aside, draw)} | {part(pub)} | {part(ours)} |{bound}{src} load {loads}",
+          flush=True)
     for r in (pub, ours):
         if r is not None and (r.error or (r.program and not r.found)):
             print(f"    {r.tool}: {r.error or r.check}", flush=True)
 
 
-HEADER = (f"{'set':16} {'isa':5} T/H | {'published: len':>14} {'first':>6} {'best':>6} {'nodes':>9} {'MB':>6} | "
+HEADER = (f"{'set':22} {'isa':5} T/H | {'published: len':>14} {'first':>6} {'best':>6} {'nodes':>9} {'MB':>6} | "
           f"{'ours: len':>9} {'first':>6} {'best':>6} {'nodes':>9} {'MB':>6} |")
 
 
@@ -404,6 +429,8 @@ def print_summary(label: str, sm: dict[str, Any]) -> None:
 def pick_sets(args: argparse.Namespace) -> list[SuiteSet]:
     if args.sets:
         chosen = by_name([n.strip() for n in args.sets.split(",") if n.strip()])   # ValueError naming a bad one
+    elif args.fresh_only:
+        chosen = fresh_sets()
     elif args.held_aside_only:
         chosen = held_aside_sets()
     elif args.tuning_only:
@@ -417,7 +444,28 @@ def pick_sets(args: argparse.Namespace) -> list[SuiteSet]:
     return chosen
 
 
+class Busy(Exception):
+    """The machine did not become idle: timings against a peer would measure the load."""
+
+
+def idle(args: argparse.Namespace) -> float:
+    load = wait_for_idle(args.max_load, args.idle_wait)
+    if load >= args.max_load and not args.allow_load:
+        raise Busy(f"the machine stayed busy (1-minute load average {load:.2f} >= {args.max_load:g} after "
+                   f"{args.idle_wait:g} s): timing against a peer needs an idle machine; stop the other work, "
+                   f"or pass --allow-load to measure anyway")
+    return load
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except Busy as exc:
+        print(f"--max-load: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--published", default=os.environ.get("CAIN_PUBLISHED"),
@@ -432,6 +480,11 @@ def main(argv: list[str] | None = None) -> int:
     grp = ap.add_mutually_exclusive_group()
     grp.add_argument("--held-aside-only", action="store_true")
     grp.add_argument("--tuning-only", action="store_true")
+    grp.add_argument("--fresh-only", action="store_true", help="the suite drawn for issue 28 only")
+    ap.add_argument("--max-load", type=float, default=1.5,
+                    help="start a run only below this 1-minute load average (default 1.5)")
+    ap.add_argument("--idle-wait", type=float, default=300.0, help="seconds to wait for it before giving up (300)")
+    ap.add_argument("--allow-load", action="store_true", help="run on a busy machine anyway (figures measure the load)")
     ap.add_argument("--tools", choices=("both", "ours", "published"), default="both")
     ap.add_argument("--refresh-published", action="store_true", help="rerun the published tool, replacing cached rows")
     ap.add_argument("--cache", type=Path, default=CACHE)
@@ -496,12 +549,18 @@ def main(argv: list[str] | None = None) -> int:
                         p_run.cached = True
                         judge(p_run, s, args.registers)
                     else:
+                        load = idle(args)
                         p_run = run_published(pub, s, isa, args.registers, args.time, args.published_workers, work)
+                        p_run.load_before = load
                         cache[key] = {k: v for k, v in asdict(p_run).items() if k != "cached"}
                         save_cache(args.cache, cache)
-                o_run = run_ours(s, isa, args.registers, args.time, args.workers, work) if run_ours_too else None
-                print_row(s.name, s.held_aside, isa, p_run, o_run)
-                rows.append({"set": s.name, "suite": s.suite, "held_aside": s.held_aside, "isa": isa,
+                o_run = None
+                if run_ours_too:
+                    load = idle(args)
+                    o_run = run_ours(s, isa, args.registers, args.time, args.workers, work)
+                    o_run.load_before = load
+                print_row(s.name, s.held_aside, isa, p_run, o_run, s.draw)
+                rows.append({"set": s.name, "suite": s.suite, "held_aside": s.held_aside, "draw": s.draw, "isa": isa,
                              "kernels": len(s.kernels), "published": asdict(p_run) if p_run else None,
                              "ours": asdict(o_run) if o_run else None, "load_average": os.getloadavg()[0]})
     settings = {"time_s": args.time, "isa": isas, "registers": args.registers, "workers": args.workers,
@@ -528,7 +587,8 @@ def report(rows: list[dict[str, Any]], markdown: bool) -> dict[str, Any]:
           f"checked the program):")
     for isa in isas:
         for part, pick in (("all sets", lambda r: True), ("tuning", lambda r: not r["held_aside"]),
-                           ("held aside", lambda r: r["held_aside"])):
+                           ("held aside (issue 15)", lambda r: r["held_aside"] and r.get("draw", "issue 15") == "issue 15"),
+                           ("fresh (issue 28)", lambda r: r.get("draw") == "issue 28")):
             sel = [r for r in rows if r["isa"] == isa and pick(r)]
             if not sel:
                 continue
@@ -550,14 +610,15 @@ def report(rows: list[dict[str, Any]], markdown: bool) -> dict[str, Any]:
 
 
 def print_markdown(rows: list[dict[str, Any]]) -> None:
-    """The rows as the table in docs/cain.md (held-aside sets marked H)."""
+    """The rows as the table in docs/cain.md (T tuning, H held aside, F the fresh suite of issue 28)."""
     def tr(d: dict[str, Any] | None) -> ToolRun | None:
         return ToolRun(**d) if d else None
 
     by = any((r["ours"] or {}).get("found_by") for r in rows)     # runs saved before it was kept lack it
     print("\n| set | suite | T/H | kernels | isa | published | ours | ours bound | published first / best (s) | "
-          "ours first / best (s) | published nodes | ours nodes | published MB | ours MB |" + (" ours by |" if by else ""))
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if by else ""))
+          "ours first / best (s) | published nodes | ours nodes | published MB | ours MB | load at start |"
+          + (" ours by |" if by else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if by else ""))
     for r in rows:
         p, o = tr(r["published"]), tr(r["ours"])
         bound = "" if o is None or o.lower_bound is None else f"{o.lower_bound}{' (optimal)' if o.optimal else ''}"
@@ -570,8 +631,10 @@ def print_markdown(rows: list[dict[str, Any]]) -> None:
         fb = (lambda t: "-" if t is None else f"{_f(t.time_to_first_s)} / {_f(t.time_to_best_s)}")
         nodes = (lambda t: "-" if t is None or t.nodes is None else f"{t.nodes:,}".replace(",", " "))
         mb = (lambda t: "-" if t is None or t.peak_mb is None else f"{t.peak_mb:,.0f}".replace(",", " "))
-        print(f"| {r['set']} | {r['suite']} | {'H' if r['held_aside'] else 'T'} | {r['kernels']} | {r['isa']} | {pl} | "
-              f"{ol} | {bound} | {fb(p)} | {fb(o)} | {nodes(p)} | {nodes(o)} | {mb(p)} | {mb(o)} |"
+        loads = " / ".join("-" if t is None or t.load_before is None else f"{t.load_before:.2f}" for t in (p, o))
+        print(f"| {r['set']} | {r['suite']} | {kind(r['held_aside'], r.get('draw', 'issue 15'))} | {r['kernels']} | "
+              f"{r['isa']} | {pl} | {ol} | {bound} | {fb(p)} | {fb(o)} | {nodes(p)} | {nodes(o)} | {mb(p)} | {mb(o)} | "
+              f"{loads} |"
               + (f" {(o.found_by if o else '') or '-'} |" if by else ""))
 
 
@@ -596,7 +659,7 @@ def report_saved(paths: list[Path], markdown: bool) -> int:
     print(HEADER)
     for r in rows.values():
         print_row(r["set"], r["held_aside"], r["isa"], ToolRun(**r["published"]) if r["published"] else None,
-                  ToolRun(**r["ours"]) if r["ours"] else None)
+                  ToolRun(**r["ours"]) if r["ours"] else None, r.get("draw", "issue 15"))
     report(list(rows.values()), markdown)
     return 0
 

@@ -84,8 +84,17 @@ def test_held_aside_sets_are_about_a_third_disjoint_from_tuning_and_cover_every_
     names_t, names_h = {s.name for s in tuning}, {s.name for s in held}
     assert not names_t & names_h
     assert names_t | names_h == {s.name for s in cs.suites()}
-    assert 0.25 <= len(held) / len(cs.suites()) <= 0.4
-    assert {s.suite for s in held} == set(cs.SUITES)
+    first = [s for s in cs.suites() if s.draw == "issue 15"]
+    assert 0.25 <= sum(s.held_aside for s in first) / len(first) <= 0.4
+    assert {s.suite for s in held if s.draw == "issue 15"} == set(cs.SUITES)
+
+
+def test_the_fresh_suite_is_held_aside_and_mixes_random_and_structured_sets():
+    fresh = cs.fresh_sets()
+    assert len(fresh) >= 10 and all(s.held_aside and s.draw == "issue 28" for s in fresh)
+    assert sum(s.suite in ("eq15", "random5x5") for s in fresh) >= 4
+    assert sum(s.suite not in ("eq15", "random5x5") for s in fresh) >= 6
+    assert not {s.name for s in fresh} & {s.name for s in cs.suites() if s.draw == "issue 15"}
 
 
 def test_suites_are_the_same_for_their_seeds():
