@@ -4,7 +4,7 @@ It is what lets the engine say "optimal" (best length == bound) and show the gap
 the search prunes with it (depth + bound of a node's Goal-Bag >= best length: no shorter plan
 below). The bound holds for every program over the instruction set, not only the ones our search
 can generate. The proof of each term is in docs/cain.md ("Lower bound"); in short, every macro
-is one of three disjoint kinds and each term counts instructions of one kind:
+is one of three disjoint kinds and the terms count instructions of each kind:
 
   * halvings (divq, div, diva): a coefficient c / 2^d whose numerator is an odd multiple of 2^j
     needs d - j of them (no other macro creates a factor 1/2);
@@ -14,11 +14,19 @@ is one of three disjoint kinds and each term counts instructions of one kind:
     three-operand add, else 2); and each class of values equal up to sign, translation and a
     power of two needs an add of its own. Sorting the Final-Goals' weights w_1 >= w_2 >= ...,
     the i heaviest classes need i distinct adds, each after at least ceil(log_k w_i) adds;
-  * moves (mov, movx, mov2x, neg, res): without shifting adds (the basic and AUKE sets) a Goal
-    with an Atom off the centre needs at least one movx/mov2x.
+  * shifts: every value is supported in the box of the input grown by the shifts made so far, so
+    the box of the Goals sets how many shifting instructions (movx, mov2x, and the shifting adds
+    addx, add2x, subx, sub2x) are needed. Shifting adds are adds too, so adds and shifts combine:
+    a4 three-operand adds and b two-operand ones reach weight 3^a4 2^b, and only the shifting adds
+    among the b can stand for shifts; the moves are the shifts left over.
+  * register weight: a new value weighs at most the sum W of the registers' weights (operands in
+    distinct registers) or twice the largest (x shifted minus x), so W grows at most that fast,
+    and the Goals' weights must be held at once. Halvings that keep their operand (div with four
+    operands, divq) write a copy: then this counts every instruction.
 
-The total is max(outputs, halvings + adds + moves), where "outputs" counts the Goals that need an
-instruction writing them (one register each; an Initial-Goal already in its register is free).
+The total is max(outputs, halvings + adds + moves, potential) where "outputs" counts the Goals that
+need an instruction writing them (one register each; an Initial-Goal already in its register is
+free) and the potential term is added to the halvings only in sets whose halvings never copy.
 """
 
 from __future__ import annotations
@@ -41,15 +49,20 @@ class LowerBound:
     outputs: int        # Goals that some instruction must write last
     halvings: int       # divq / div / diva
     adds: int           # add / addx / add2x / sub / subx / sub2x
-    moves: int          # mov / movx / mov2x / neg / res (only the shift forced in sets without shifting adds)
+    moves: int          # mov / movx / mov2x / neg / res: the shifts no shifting add can make
+    shifts: int = 0     # shifting instructions the Goals' box needs (moves or shifting adds)
+    potential: int = 0  # instructions that write a value, for the registers' total weight
+    potential_counts_halvings: bool = True   # halvings that keep their operand write a copy too
 
     @property
     def value(self) -> int:
-        return max(self.outputs, self.halvings + self.adds + self.moves)
+        core = self.halvings + self.adds + self.moves
+        weight = self.potential if self.potential_counts_halvings else self.halvings + self.potential
+        return max(self.outputs, core, weight)
 
     def as_json(self) -> dict[str, int]:
         return {"value": self.value, "outputs": self.outputs, "halvings": self.halvings, "adds": self.adds,
-                "moves": self.moves}
+                "moves": self.moves, "shifts": self.shifts, "potential": self.potential}
 
 
 def signed_digit_weight(n: int) -> int:
@@ -102,6 +115,107 @@ def adds_needed(weights_by_class: Iterable[int], k: int) -> int:
     return best
 
 
+_UNIT = ((1, 0), (0, 1), (-1, 0), (0, -1))
+_DOUBLE = ((2, 0), (0, 2), (-2, 0), (0, -2), (1, 1), (-1, 1), (-1, -1), (1, -1))
+_SHIFT_CAP = 12         # box growth per direction looked up exactly; beyond it, counted as 12
+
+
+def shift_offsets(isa: InstructionSet) -> tuple[tuple[int, int], ...]:
+    """The non-zero shifts one instruction of the set can make (movx / addx / subx by one,
+    mov2x / add2x / sub2x by the 8 offsets of length 2)."""
+    out: list[tuple[int, int]] = []
+    if any(isa.allows(k) for k in ("movx/3", "addx/4", "subx/4")):
+        out += _UNIT
+    if any(isa.allows(k) for k in ("mov2x/4", "add2x/5", "sub2x/5")):
+        out += _DOUBLE
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _shift_table(offsets: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """Fewest shifts from `offsets` whose positive x parts sum to >= e, negative x parts to >= w,
+    and likewise n, s for y; indexed ((e * C + w) * C + n) * C + s, C = _SHIFT_CAP + 1."""
+    C = _SHIFT_CAP + 1
+    big = 10 ** 6
+    table = [big] * (C ** 4)
+    table[0] = 0
+    for total in range(1, 4 * _SHIFT_CAP + 1):
+        for e in range(C):
+            for w in range(C):
+                for n in range(C):
+                    s = total - e - w - n
+                    if not 0 <= s < C:
+                        continue
+                    best = big
+                    for dx, dy in offsets:
+                        e2, w2 = max(0, e - max(dx, 0)), max(0, w - max(-dx, 0))
+                        n2, s2 = max(0, n - max(dy, 0)), max(0, s - max(-dy, 0))
+                        if e2 + w2 + n2 + s2 < total:
+                            best = min(best, 1 + table[((e2 * C + w2) * C + n2) * C + s2])
+                    table[((e * C + w) * C + n) * C + s] = best
+    return tuple(table)
+
+
+def shifts_needed(offsets: tuple[tuple[int, int], ...], east: int, west: int, north: int, south: int) -> int:
+    """Shifting instructions for the box of all values to grow by these amounts (a big number
+    when the set cannot shift)."""
+    C = _SHIFT_CAP + 1
+    e, w, n, s = (min(max(v, 0), _SHIFT_CAP) for v in (east, west, north, south))
+    return _shift_table(offsets)[((e * C + w) * C + n) * C + s]
+
+
+@lru_cache(maxsize=1 << 18)
+def goal_box(g: Goal) -> tuple[int, int, int, int]:
+    """x min, x max, y min, y max of a Goal's Atoms (any channel)."""
+    ats = gl.atoms(g)
+    xs = [x for x, _, _, _ in ats]
+    ys = [y for _, y, _, _ in ats]
+    return min(xs), max(xs), min(ys), max(ys)
+
+
+def mixed_adds_moves(top_weight: int, classes_adds: int, shifts: int, three: bool, shifting_adds: bool,
+                     have: int = 1) -> tuple[int, int]:
+    """(adds, moves) minimising adds + moves: a4 three-operand adds and b others reach weight
+    have * 3^a4 * 2^b >= top_weight; there are at least `classes_adds` adds; the shifts left to
+    moves are `shifts` less the shifting adds (at most b, and none in sets without them)."""
+    best: tuple[int, int] | None = None
+    reach = have
+    for a4 in range(0, 41 if three else 1):
+        b, r = 0, reach
+        while r < top_weight:
+            r *= 2
+            b += 1
+        b = max(b, classes_adds - a4)
+        moves = max(0, shifts - (b if shifting_adds else 0))
+        if best is None or a4 + b + moves < sum(best):
+            best = (a4 + b, moves)
+        if reach < top_weight:
+            reach *= 3
+        elif a4 >= classes_adds:
+            break
+    assert best is not None
+    return best
+
+
+def potential_steps(weights: list[int], top_weight: int, total_weight: int, self_sub: bool,
+                    registers: int | None = None) -> int:
+    """Instructions that write a value before registers holding `weights` can hold a value of
+    weight `top_weight` and a total of `total_weight` at once: a new value weighs at most the sum W
+    of the registers' weights, or twice the largest M with x shifted minus x."""
+    W, M = sum(weights), max(weights, default=0)
+    if M <= 0:
+        return 10 ** 6
+    t = 0
+    while M < top_weight or W < total_weight:
+        n = max(W, 2 * M) if self_sub else W
+        M = max(M, n)
+        W += n
+        if registers is not None:
+            W = min(W, registers * M)
+        t += 1
+    return t
+
+
 @dataclass(frozen=True)
 class BoundContext:
     """What the bound needs to know about the problem besides the Goals."""
@@ -109,12 +223,21 @@ class BoundContext:
     d: int
     initial: frozenset[Goal]        # identity Goal (2^d at the centre) per input channel
     add_arity: int                  # 3 with the three-operand add, else 2
-    needs_move_for_shift: bool      # no shifting adds: an off-centre Atom needs a movx / mov2x
+    needs_move_for_shift: bool      # no shifting adds: every shift is a move
+    offsets: tuple[tuple[int, int], ...] = ()    # the shifts one instruction can make
+    self_sub: bool = False          # subx / sub2x: x shifted minus x doubles a weight
+    copying_halvings: bool = True   # div(y0, y1, y2, x) or divq: a halving writes a copy
+    channels: int = 1
 
     @staticmethod
     def of(isa: InstructionSet, d: int, initial: Iterable[Goal]) -> "BoundContext":
-        return BoundContext(d=d, initial=frozenset(initial), add_arity=3 if isa.allows("add/4") else 2,
-                            needs_move_for_shift=not any(isa.allows(k) for k in SHIFTING_ADDS))
+        init = frozenset(initial)
+        return BoundContext(d=d, initial=init, add_arity=3 if isa.allows("add/4") else 2,
+                            needs_move_for_shift=not any(isa.allows(k) for k in SHIFTING_ADDS),
+                            offsets=shift_offsets(isa),
+                            self_sub=isa.allows("subx/4") or isa.allows("sub2x/5"),
+                            copying_halvings=isa.allows("div/4") or isa.allows("divq/2"),
+                            channels=max(1, len(init)))
 
 
 def lower_bound(ctx: BoundContext, goals: Iterable[Goal]) -> LowerBound:
@@ -124,8 +247,11 @@ def lower_bound(ctx: BoundContext, goals: Iterable[Goal]) -> LowerBound:
     used_initial: set[Goal] = set()
     min_pow = 1 << ctx.d
     classes: dict[Goal, int] = {}
-    off_centre = False
+    x0 = x1 = y0 = y1 = 0           # the input's box, grown to the Goals'
+    top = total = 0
     for g in goals:
+        w = goal_weight(g)
+        total += w
         if g in ctx.initial and g not in used_initial:
             used_initial.add(g)
             continue
@@ -133,15 +259,21 @@ def lower_bound(ctx: BoundContext, goals: Iterable[Goal]) -> LowerBound:
         f = gl.pow2_factor(g)
         if f < min_pow:
             min_pow = f
-        w = goal_weight(g)
         if w > 1:
             classes[goal_class(g)] = w
-        if not off_centre and _off_centre(g):
-            off_centre = True
-    halvings = ctx.d - (min_pow.bit_length() - 1)
-    adds = adds_needed(classes.values(), ctx.add_arity)
-    moves = 1 if ctx.needs_move_for_shift and off_centre else 0
-    return LowerBound(outputs, max(0, halvings), adds, moves)
+        top = max(top, w)
+        bx0, bx1, by0, by1 = goal_box(g)
+        x0, x1, y0, y1 = min(x0, bx0), max(x1, bx1), min(y0, by0), max(y1, by1)
+    halvings = max(0, ctx.d - (min_pow.bit_length() - 1))
+    class_adds = adds_needed(classes.values(), ctx.add_arity)
+    if not outputs:
+        return LowerBound(0, 0, 0, 0)
+    shifts = shifts_needed(ctx.offsets, x1, -x0, y1, -y0) if (x0, x1, y0, y1) != (0, 0, 0, 0) else 0
+    if shifts >= 10 ** 6 and not ctx.offsets:
+        shifts = 1 if ctx.needs_move_for_shift else 0   # a set that cannot shift: keep the old term
+    adds, moves = mixed_adds_moves(top, class_adds, shifts, ctx.add_arity == 3, not ctx.needs_move_for_shift)
+    potential = potential_steps([1] * ctx.channels, top, total, ctx.self_sub)
+    return LowerBound(outputs, halvings, adds, moves, shifts, potential, ctx.copying_halvings)
 
 
 def bound_value(ctx: BoundContext, goals: Iterable[Goal]) -> int:
@@ -149,7 +281,7 @@ def bound_value(ctx: BoundContext, goals: Iterable[Goal]) -> int:
 
 
 def clear_caches() -> None:
-    for f in (goal_weight, goal_class, _off_centre):
+    for f in (goal_weight, goal_class, _off_centre, goal_box):
         f.cache_clear()
 
 

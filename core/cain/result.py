@@ -58,6 +58,8 @@ class LowerBoundJson:
     halvings: int
     adds: int
     moves: int
+    shifts: int | None = optional_key()       # later bounds: shifting instructions the Goals' box needs
+    potential: int | None = optional_key()    # and instructions the registers' total weight needs
 
 
 @dataclass(kw_only=True)
