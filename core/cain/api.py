@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.cain.approx import approximate
-from core.cain.solver import TRAVERSALS, Improvement, solve
+from core.cain.solver import TRAVERSALS, Improvement, Stats, solve
 from core.errors import InputError
 from core.jobs import CancelToken
 from core.scamp5.isa import INSTRUCTION_SETS, MAX_REGISTERS, instruction_set
@@ -83,7 +83,8 @@ def compile_filter(kernel_set: KernelSet, *, isa: str = "all", registers: int = 
                     cancel or CancelToken(), seed_share=seed_share):
         if isinstance(ev, Improvement):
             best = ev
-        nodes = max(nodes, ev.nodes)
+        if isinstance(ev, (Improvement, Stats)):
+            nodes = max(nodes, ev.nodes)
     if best is None:
         raise InputError(f"no verified program found within {time_s:g} s"
                          + (f" / {max_nodes} nodes" if max_nodes else "") + "; allow more time or registers",

@@ -17,7 +17,7 @@ from core.cain.approx import MAX_D, approximate, check_kernels
 from core.cain.lower_bound import LowerBound, problem_bound, verdict
 from core.cain.plans import cpp_text, make_plan
 from core.cain.result import CainResult
-from core.cain.solver import TRAVERSALS, Improvement, Stats, solve
+from core.cain.solver import TRAVERSALS, Improvement, Proven, Stats, solve
 from core.checks import check_settings, check_types, read_json_file
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
@@ -171,6 +171,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                   f"{s['traversal']}, {s['workers']} worker(s), {s['time_s']:g} s; proven lower bound "
                   f"{bound.value} instructions")
     start = time.monotonic()
+    proven = bound.value            # the bound, raised by the exact prover as it refutes lengths
     best: Improvement | None = None
     first_t: float | None = None
     improvements: list[dict[str, Any]] = []
@@ -181,12 +182,17 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                     seed=int(s["seed"])):
         cancel.check()
         elapsed = time.monotonic() - start
+        if isinstance(ev, Proven):
+            proven = max(proven, ev.bound)
+            yield LogLine(f"proven by exhaustive search: no program has fewer than {proven} instructions")
+            continue
         if isinstance(ev, Stats):
             nodes = max(nodes, ev.nodes)
             frac = min(1.0, elapsed / s["time_s"])
             if s["max_nodes"]:
                 frac = max(frac, min(1.0, nodes / s["max_nodes"]))
-            msg = f"{nodes} nodes" + (f", best {best.length}" if best else ", no program yet")
+            msg = f"{nodes} nodes" + (f", best {best.length}" if best else ", no program yet") + \
+                f", lower bound {proven}"
             yield Progress(frac, msg)
             if best is not None and elapsed - last_points > 0.5:
                 last_points = elapsed
@@ -204,15 +210,20 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         yield PartialResult("plan", make_plan(improvements[-1], _search_fields(ks, approx, s),
                                               {"goal_bags": ev.bags, "register_goals": ev.registers}))
         yield LogLine(f"verified program of length {ev.length} after {ev.nodes} nodes, {ev.elapsed:.2f} s"
-                      + (" (optimal: the lower bound)" if ev.length <= bound.value else ""))
+                      + (" (optimal: the lower bound)" if ev.length <= proven else ""))
     elapsed = time.monotonic() - start
     if best is not None:
         yield from _metric_points(nodes, elapsed, best.length)
-    yield FinalResult(CainResult.check(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, bound)))
+    yield FinalResult(CainResult.check(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, bound,
+                                              proven)))
 
 
 def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | None, first_t: float | None,
-           improvements: list[dict[str, Any]], nodes: int, elapsed: float, bound: LowerBound) -> dict[str, Any]:
+           improvements: list[dict[str, Any]], nodes: int, elapsed: float, bound: LowerBound,
+           proven: int) -> dict[str, Any]:
+    lower = bound.as_json()
+    if proven > bound.value:            # the exact prover refuted every length below `proven`
+        lower.update(value=proven, exact=proven)
     out: dict[str, Any] = {
         "filter": ks.name, "kernel_names": approx.names, "isa": s["isa"], "mode": s["mode"],
         "registers": s["registers"], "traversal": s["traversal"], "workers": s["workers"],
@@ -224,7 +235,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         "nodes_explored": nodes, "elapsed_s": round(elapsed, 3),
         "nodes_per_s": round(nodes / elapsed, 1) if elapsed > 0 else None,
         "improvements": improvements,
-        "lower_bound": bound.as_json(),
+        "lower_bound": lower,
     }
     if best is None:
         out.update({"found": False, "length": None, "program": [], "output_registers": [], "outputs": {},
@@ -244,7 +255,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         "cpp": cpp_text(make_plan(improvements[-1], _search_fields(ks, approx, s))),
         "bus_steps": sum(OP_TABLE[i.spec.key].bus_steps for i in best.program),
         "goal_bags": best.bags, "register_goals": best.registers,
-        "gap": best.length - bound.value, "optimal": best.length == bound.value,
+        "gap": best.length - lower["value"], "optimal": best.length <= lower["value"],
     })
     return out
 

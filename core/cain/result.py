@@ -60,6 +60,7 @@ class LowerBoundJson:
     moves: int
     shifts: int | None = optional_key()       # later bounds: shifting instructions the Goals' box needs
     potential: int | None = optional_key()    # and instructions the registers' total weight needs
+    exact: int | None = optional_key()        # every length below it refuted by the exact prover (core.cain.exact)
 
 
 @dataclass(kw_only=True)

@@ -20,6 +20,7 @@ from core.cain import goals as gl
 from core.cain.approx import Approximation
 from core.cain.codegen import Allocated, AllocationError, allocate, goal_bag_json
 from core.cain.csearch import PORTFOLIO, CompiledSearcher, Strategy, strategy_for
+from core.cain.exact import ExactUnavailable, Prover
 from core.cain.goals import Goal
 from core.cain.steps import Plan
 from core.cain.verify import verify
@@ -31,6 +32,9 @@ TRAVERSALS = ("portfolio", "cgds", "beam", "best-first", "dfs", "random")
 SLICE_NODES = 20000       # nodes per member slice between checks (a few ms to a tenth of a second)
 MEMORY_BUDGET_MB = 600    # the compiled searches of all processes together (each process ~100 MB more)
 SEED_NODES_PER_KERNEL = 20000   # one-by-one seed program: nodes per kernel (unless its time share ends it first)
+PROVER_SLICE_NODES = 2000       # the exact prover's turn in its lane (about as long as a search member's)
+PROVER_TT_BITS = 21             # its transposition table: 2^21 entries (75 MB)
+PROVER_VALUES = 600_000         # values it keeps before collecting (about 200 MB at most)
 STOP_GRACE_S = 0.5        # how long a stopped search waits for its workers (a slice, then exit) before killing them
 
 
@@ -112,35 +116,59 @@ def member_seed(seed: int, index: int) -> int:
     return seed * 1000 + index
 
 
+@dataclass
+class Proof:
+    """What the exact prover established: no program is shorter than `bound`; `program` (with its
+    output register per Final-Goal) is one of that length, so optimal."""
+
+    bound: int
+    program: list[Instr] | None = None
+    outputs: list[str] | None = None
+
+
 class Lane:
     """One process's members, run in turn in slices of SLICE_NODES; a length one member finds prunes the
-    others at once (in one process and at fixed node counts, so the lane stays deterministic)."""
+    others at once (in one process and at fixed node counts, so the lane stays deterministic). A lane
+    may also run the exact prover (core/cain/exact.py) in its turn: it raises the proven lower bound
+    from below while the members bring the best length down from above."""
 
     def __init__(self, problem: Problem, members: list[Strategy], best: int, seed: int, first_index: int,
-                 memory_mb: float, max_nodes: int | None) -> None:
+                 memory_mb: float, max_nodes: int | None, prove: bool = False) -> None:
         share = memory_mb / max(1, len(members))
         self.members = [problem.searcher(m, best, member_seed(seed, first_index + i), share)
                         for i, m in enumerate(members)]
         self.max_nodes = max_nodes          # per member
         self.turn = 0
         self.best = best
+        self.prover = make_prover(problem, best) if prove else None
+        self.proof: Proof | None = None     # set when the prover raised its bound or found a program
 
     @property
     def nodes(self) -> int:
-        return sum(m.nodes for m in self.members)
+        return sum(m.nodes for m in self.members) + (self.prover.nodes if self.prover is not None else 0)
 
     @property
     def exhausted(self) -> bool:
-        return all(m.exhausted or self._spent(m) for m in self.members)
+        return all(m.exhausted or self._spent(m) for m in self.members) and \
+            (self.prover is None or self.prover.done or self._prover_spent())
+
+    def _prover_spent(self) -> bool:
+        return self.prover is not None and self.max_nodes is not None and self.prover.nodes >= self.max_nodes
 
     def _spent(self, m: CompiledSearcher) -> bool:
         return self.max_nodes is not None and m.nodes >= self.max_nodes
 
     def run(self, max_seconds: float) -> list[Plan]:
-        """One slice of the next member that still has work."""
-        for _ in range(len(self.members)):
-            m = self.members[self.turn % len(self.members)]
+        """One slice of the next member that still has work (the prover's turn comes after the
+        members'; what it proves is left in `proof`)."""
+        n = len(self.members) + (1 if self.prover is not None else 0)
+        for _ in range(n):
+            i = self.turn % n
             self.turn += 1
+            if i == len(self.members):
+                self._prove()
+                return []
+            m = self.members[i]
             if m.exhausted or self._spent(m):
                 continue
             step = SLICE_NODES if self.max_nodes is None else min(SLICE_NODES, self.max_nodes - m.nodes)
@@ -152,13 +180,44 @@ class Lane:
             return plans
         return []
 
+    def _prove(self) -> None:
+        p = self.prover
+        if p is None or p.done or self._prover_spent():
+            return
+        if p.upper is None or self.best < p.upper:
+            p.upper = self.best
+        before = (p.bound, p.program is not None)
+        try:
+            step = PROVER_SLICE_NODES if self.max_nodes is None else min(PROVER_SLICE_NODES,
+                                                                        self.max_nodes - p.nodes)
+            p.run(step)
+        except ExactUnavailable:
+            self.prover = None          # beyond what it takes (coefficients, length): the bound stays
+            return
+        if (p.bound, p.program is not None) != before:
+            self.proof = Proof(p.bound, p.program, p.outputs)
+            if p.program is not None:
+                self.best = min(self.best, len(p.program))
+                for m in self.members:
+                    m.set_best(self.best)
+
     def close(self) -> None:
         for m in self.members:
             m.close()
+        self.prover = None
+
+
+def make_prover(problem: Problem, best: int) -> Prover | None:
+    """The exact prover on this problem, or None where it cannot run (too many registers or Goals)."""
+    try:
+        return Prover(problem.final_goals, problem.d, len(problem.initial), problem.isa, len(problem.regs),
+                      upper=None if best >= 1 << 30 else best, tt_bits=PROVER_TT_BITS, gc_values=PROVER_VALUES)
+    except (ValueError, ExactUnavailable):
+        return None
 
 
 def _worker(problem: Problem, members: list[Strategy], seed: int, first_index: int, deadline: float,
-            max_nodes: int | None, memory_mb: float, out: Any, stop: Any, best: Any, nodes: Any,
+            max_nodes: int | None, memory_mb: float, prove: bool, out: Any, stop: Any, best: Any, nodes: Any,
             index: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's: it stops the workers (_start)
     lane: Lane | None = None
@@ -166,11 +225,14 @@ def _worker(problem: Problem, members: list[Strategy], seed: int, first_index: i
     try:
         # the bound is read once: workers never share lengths while they run, so each one's path
         # depends on its members and node counts only, not on the other's timing (determinism)
-        lane = Lane(problem, members, best.value, seed, first_index, memory_mb, max_nodes)
+        lane = Lane(problem, members, best.value, seed, first_index, memory_mb, max_nodes, prove)
         last_report = 0.0
         while not stop.is_set() and time.monotonic() < deadline and not lane.exhausted:
             for plan in lane.run(max(0.0, min(0.1, deadline - time.monotonic()))):
                 out.put(("plan", index, plan))
+            if lane.proof is not None:
+                out.put(("proof", index, lane.proof))
+                lane.proof = None
             now = time.monotonic()
             if now - last_report > 0.1:
                 nodes[index] = lane.nodes
@@ -204,16 +266,19 @@ def _start(p: Any) -> None:
 
 
 def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers: int, traversal: str,
-                 cancel: CancelToken, bound: int = 1 << 30, seed: int = 0) -> Iterator[tuple[str, Any]]:
-    """Yield ("plan", Plan) for each new shortest plan (shorter than `bound`) and ("stats", nodes)."""
+                 cancel: CancelToken, bound: int = 1 << 30, seed: int = 0,
+                 prove: bool = False) -> Iterator[tuple[str, Any]]:
+    """Yield ("plan", Plan) for each new shortest plan (shorter than `bound`), ("proof", Proof) when the
+    exact prover (`prove`: it runs in the last worker's lane) raises its bound, and ("stats", nodes)."""
     start = time.monotonic()
     deadline = start + time_s
     plan_lanes = lanes(workers, traversal, seed)
     n_members = sum(len(lane) for lane in plan_lanes)
-    per_member = None if max_nodes is None else max(1, max_nodes // n_members)
+    # a node budget is shared out evenly among the members and the prover
+    per_member = None if max_nodes is None else max(1, max_nodes // (n_members + (1 if prove else 0)))
     first = [sum(len(x) for x in plan_lanes[:w]) for w in range(workers)]
     if workers <= 1:
-        lane = Lane(problem, plan_lanes[0], bound, seed, 0, MEMORY_BUDGET_MB, per_member)
+        lane = Lane(problem, plan_lanes[0], bound, seed, 0, MEMORY_BUDGET_MB, per_member, prove)
         try:
             last = 0.0
             while time.monotonic() < deadline and not lane.exhausted:
@@ -221,6 +286,9 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                 for plan in lane.run(max(0.0, min(0.1, deadline - time.monotonic()))):
                     if plan.found_at <= deadline:
                         yield "plan", plan
+                if lane.proof is not None:
+                    yield "proof", lane.proof
+                    lane.proof = None
                 if time.monotonic() - last > 0.1:
                     last = time.monotonic()
                     yield "stats", lane.nodes
@@ -237,15 +305,19 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
     for i in range(workers):
         p = ctx.Process(target=_worker, daemon=True,
                         args=(problem, plan_lanes[i], seed, first[i], deadline, per_member,
-                              MEMORY_BUDGET_MB * len(plan_lanes[i]) / n_members, out, stop, best, nodes, i))
+                              MEMORY_BUDGET_MB * len(plan_lanes[i]) / n_members, prove and i == workers - 1,
+                              out, stop, best, nodes, i))
         _start(p)
         procs.append(p)
     done = 0
     best_len = bound
 
-    def take(msg: Any) -> Plan | None:
-        """Count a worker's end; return a plan found within the budget and shorter than any so far."""
+    def take(msg: Any) -> Plan | Proof | None:
+        """Count a worker's end; return a plan found within the budget and shorter than any so far, or
+        what the prover proved."""
         nonlocal done, best_len
+        if msg[0] == "proof":
+            return msg[2]
         if msg[0] == "done":
             done += 1
             if msg[3]:
@@ -273,7 +345,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                                        f"finishing (exit codes {codes or [0]})")
             found = None if msg is None else take(msg)
             if found is not None:
-                yield "plan", found
+                yield ("proof" if isinstance(found, Proof) else "plan"), found
             if time.monotonic() - last > 0.1:
                 last = time.monotonic()
                 yield "stats", sum(nodes[:])
@@ -289,7 +361,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                     break
                 continue
             if found is not None:
-                yield "plan", found
+                yield ("proof" if isinstance(found, Proof) else "plan"), found
         yield "stats", sum(nodes[:])
     finally:
         stop.set()
@@ -328,10 +400,20 @@ def _regs_json(alloc: Allocated, d: int) -> list[dict[str, Any]]:
     return out
 
 
+@dataclass
+class Proven:
+    """The exact prover refuted every length below `bound` (core/cain/exact.py)."""
+
+    bound: int
+
+
 def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: float, max_nodes: int | None,
           workers: int, traversal: str, mode: str, cancel: CancelToken,
-          seed_share: float = 0.0, stop_at: int = 0, seed: int = 0) -> Iterator[Improvement | Stats]:
+          seed_share: float = 0.0, stop_at: int = 0, seed: int = 0,
+          prove: bool = True) -> Iterator[Improvement | Stats | Proven]:
     """Search, and yield each verified improvement; `mode` "cain" (simultaneous) or "auke" (one by one).
+    With `prove` (the simultaneous mode) the exact prover runs beside the search: each length it
+    refutes is a `Proven` event, and a program it finds is optimal (method "exact").
 
     With several kernels and `seed_share` > 0, that share of the time first builds a one-by-one
     program (reported with method "one-by-one"); the simultaneous search must then beat it.
@@ -377,10 +459,26 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
         if budget <= 0:
             return
         for kind, payload in search_plans(problem, budget, max_nodes, workers, traversal, cancel, bound=best,
-                                          seed=seed):
+                                          seed=seed, prove=prove):
             if kind == "stats":
                 nodes = seed_nodes + payload
                 yield Stats(nodes, time.monotonic() - start, None if best >= 1 << 30 else best)
+                continue
+            if kind == "proof":
+                proof: Proof = payload
+                if proof.bound > stop_at:
+                    stop_at = proof.bound
+                    yield Proven(proof.bound)
+                if proof.program is not None and proof.outputs is not None and len(proof.program) < best:
+                    inputs = {z: regs[z] for z in range(approx.channels)}
+                    ok, msg = verify(proof.program, approx.goals, approx.d, inputs, proof.outputs, regs)
+                    if ok:
+                        best = len(proof.program)
+                        last_t = max(last_t, time.monotonic() - start)
+                        yield Improvement(proof.program, dict(zip(approx.names, proof.outputs)), inputs,
+                                          seed_nodes + nodes, last_t, True, msg, method="exact", strategy="prover")
+                if best <= stop_at:
+                    return
                 continue
             plan: Plan = payload
             if plan.length >= best:

@@ -53,7 +53,7 @@ typedef struct {
     uint64_t hash, thash, bclass;   /* content; up to translation; up to sign, translation and 2^k */
     uint32_t off;                   /* first Atom in the pool */
     uint16_t n;                     /* positions */
-    uint8_t offc;                   /* an Atom off the centre */
+    int8_t x0, x1, y0, y1;          /* the box of the Atoms' positions */
     int32_t size, dist, pow2, minm, maxm, weight;
 } Goal;
 
@@ -205,7 +205,7 @@ static int cmp_atoms(const Atom *a, int na, const Atom *b, int nb) {
 
 static void goal_stats(Goal *g, const Atom *a) {
     int n = g->n, acc = 0, minm = 1 << 30, maxm = 0;
-    g->size = g->dist = g->weight = 0; g->offc = 0;
+    g->size = g->dist = g->weight = 0;
     for (int i = 0; i < n; i++) {
         int c = a[i].c, m = c < 0 ? -c : c, x = PX(a[i].pos), y = PY(a[i].pos), z = PZ(a[i].pos);
         g->size += m;
@@ -214,7 +214,10 @@ static void goal_stats(Goal *g, const Atom *a) {
         acc |= m;
         if (m < minm) minm = m;
         if (m > maxm) maxm = m;
-        if (x || y) g->offc = 1;
+        if (!i || x < g->x0) g->x0 = (int8_t)x;
+        if (!i || x > g->x1) g->x1 = (int8_t)x;
+        if (!i || y < g->y0) g->y0 = (int8_t)y;
+        if (!i || y > g->y1) g->y1 = (int8_t)y;
     }
     g->pow2 = acc ? (acc & -acc) : 1;
     g->minm = n ? minm : 0; g->maxm = maxm;
@@ -369,12 +372,15 @@ static int bag_is_initial(const S *s, const uint32_t *bag, int n) {
 }
 
 /* ------------------------------------------------------------------ the proven lower bound
- * The terms of core/cain/lower_bound.py (proofs in docs/cain.md): one instruction per Goal that
- * needs a write of its own; halvings from the smallest power of two; adds from the signed-digit
- * weights of the classes of Goals (up to sign, translation and 2^k); one move in sets without
- * shifting adds when a Goal has an Atom off the centre. max(outputs, halvings + adds + moves). */
+ * The terms of core/cain/lower_bound.py (proofs in docs/cain.md): one instruction per Goal that needs
+ * a write of its own; halvings from the smallest power of two; adds from the signed-digit weights of
+ * the classes of Goals (up to sign, translation and 2^k); shifts from the box the supports must grow
+ * to (a shifting macro grows the box of everything computed by at most its shift): without shifting
+ * adds the shifts are moves, disjoint from the adds, else an add may be a shift too.
+ * max(outputs, halvings + adds + shifts) or max(outputs, halvings + max(adds, shifts)). */
 static int lower_bound(const S *s, const uint32_t *bag, int n) {
-    int outputs = 0, minpow = 1 << s->d, off = 0;
+    int outputs = 0, minpow = 1 << s->d;
+    int x0 = 0, x1 = 0, y0 = 0, y1 = 0;
     uint64_t used_init = 0;
     int ws[MAXR]; uint64_t cls[MAXR]; int nc = 0;
     for (int i = 0; i < n; i++) {
@@ -387,7 +393,10 @@ static int lower_bound(const S *s, const uint32_t *bag, int n) {
         const Goal *g = G_(s, id);
         outputs++;
         if (g->pow2 < minpow) minpow = g->pow2;
-        if (g->offc) off = 1;
+        if (g->x0 < x0) x0 = g->x0;
+        if (g->x1 > x1) x1 = g->x1;
+        if (g->y0 < y0) y0 = g->y0;
+        if (g->y1 > y1) y1 = g->y1;
         if (g->weight > 1) {
             int k;
             for (k = 0; k < nc && cls[k] != g->bclass; k++) ;
@@ -409,9 +418,11 @@ static int lower_bound(const S *s, const uint32_t *bag, int n) {
         while (reach < ws[i]) { reach *= k; t++; }
         if (t + i > adds) adds = t + i;
     }
-    int shifting = s->flags & (F_ADDX | F_ADD2X | F_SUBX | F_SUB2X);
-    int moves = (!shifting && off) ? 1 : 0;
-    int v = halvings + adds + moves;
+    int growth = (x1 - x0) + (y1 - y0);
+    int step = (s->flags & (F_MOV2X | F_ADD2X | F_SUB2X)) ? 2 : 1;
+    int shifts = (growth + step - 1) / step;
+    int shifting_adds = s->flags & (F_ADDX | F_ADD2X | F_SUBX | F_SUB2X);
+    int v = halvings + (shifting_adds ? (adds > shifts ? adds : shifts) : adds + shifts);
     return outputs > v ? outputs : v;
 }
 
