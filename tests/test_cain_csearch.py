@@ -112,3 +112,28 @@ def test_random_order_and_other_traversals_find_programs():
     for traversal in ("random", "dfs"):
         plans = _drive(p.searcher(Strategy(traversal, traversal=traversal), 1 << 30, 3, 100), 3000, 3000)
         assert plans and realise(p, plans[-1], p.isa, a.d)[1], traversal
+
+
+@pytest.mark.parametrize("isa", ["all", "basic", "auke"])
+def test_the_search_prunes_with_the_same_bound_that_is_reported(isa):
+    """The compiled search's lower bound (pruning) is core/cain/lower_bound.py's, term for term, on
+    random Goal sets (and the Final-Goals of the presets)."""
+    import random
+
+    from core.cain.lower_bound import problem_bound
+
+    rng = random.Random(11)
+    cases = [approximate(preset(n), max_kernels=6) for n in ("gauss3", "gauss5", "analognet2", "sobel")]
+    sets = [(a.goals, a.d) for a in cases]
+    for _ in range(60):
+        d = rng.randint(0, 4)
+        goals = []
+        for _ in range(rng.randint(1, 4)):
+            coefs = {(rng.randint(-2, 2), rng.randint(-2, 2), 0): rng.choice([-5, -3, -1, 1, 2, 3, 4, 7, 12])
+                     for _ in range(rng.randint(1, 6))}
+            goals.append(gl.make_goal(coefs))
+        sets.append((goals, d))
+    for goals, d in sets:
+        p = build_problem(goals, d, 1, register_names(6), instruction_set(isa))
+        assert p.searcher(MEMBERS["cgds"], 1 << 30, 0, 32).root_bound() == \
+            problem_bound(goals, d, 1, instruction_set(isa)).value, [gl.to_matrix(g) for g in goals]

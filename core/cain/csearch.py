@@ -157,6 +157,7 @@ def load() -> ctypes.CDLL:
     lib.bs_take_plans.argtypes, lib.bs_take_plans.restype = [vp, i32p], None
     lib.bs_trim.argtypes, lib.bs_trim.restype = [vp], None
     lib.bs_root_children.argtypes, lib.bs_root_children.restype = [vp], ctypes.c_int
+    lib.bs_root_bound.argtypes, lib.bs_root_bound.restype = [vp], ctypes.c_int
     lib.bs_free.argtypes, lib.bs_free.restype = [vp], None
     _LIB = lib
     return lib
@@ -261,6 +262,10 @@ class CompiledSearcher:
         return [replace(p, nodes_at_find=c, found_at=found_at, strategy=self.strategy.name)
                 for p, c in zip(parse_plans(list(buf), n), counts)]
 
+
+    def root_bound(self) -> int:
+        """The lower bound the search prunes with, for the Final-Goals (core/cain/lower_bound.py's)."""
+        return int(self.lib.bs_root_bound(self._h))
 
     def root_children(self) -> list[tuple[Bag, Step]]:
         """Every child of the Final-Goals' bag with its step, best first (what the search tries first)."""

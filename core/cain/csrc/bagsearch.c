@@ -121,6 +121,7 @@ typedef struct {
     int32_t *plans; size_t nplans_int, cap_plans; int nplans;
     long long plan_nodes[64];
     int trims, restarts, keep_temps;
+    int *shift_table;                        /* fewest shifts for a growth of the box (lower bound) */
 } S;
 
 /* ------------------------------------------------------------------ hashing */
@@ -372,37 +373,77 @@ static int bag_is_initial(const S *s, const uint32_t *bag, int n) {
 }
 
 /* ------------------------------------------------------------------ the proven lower bound
- * The terms of core/cain/lower_bound.py (proofs in docs/cain.md): one instruction per Goal that needs
- * a write of its own; halvings from the smallest power of two; adds from the signed-digit weights of
- * the classes of Goals (up to sign, translation and 2^k); shifts from the box the supports must grow
- * to (a shifting macro grows the box of everything computed by at most its shift): without shifting
- * adds the shifts are moves, disjoint from the adds, else an add may be a shift too.
- * max(outputs, halvings + adds + shifts) or max(outputs, halvings + max(adds, shifts)). */
+ * The bound of core/cain/lower_bound.py, term for term (the proofs are in docs/cain.md): one
+ * instruction per Goal that needs a write of its own; halvings from the smallest power of two; adds
+ * from the signed-digit weights of the classes of Goals (up to sign, translation and 2^k), three-
+ * and two-operand adds reaching the heaviest weight; the shifts the Goals' box needs, which only
+ * shifting two-operand adds can share with the adds; and the registers' weight potential. */
+#define SHIFT_CAP 12
+#define SHIFT_C (SHIFT_CAP + 1)
+
+static void shift_table_init(S *s) {
+    int offs[12][2], no = 0;
+    if (s->flags & (F_MOVX | F_ADDX | F_SUBX))
+        for (int t = 0; t < 4; t++) { offs[no][0] = SH_DX[t]; offs[no++][1] = SH_DY[t]; }
+    if (s->flags & (F_MOV2X | F_ADD2X | F_SUB2X))
+        for (int t = 4; t < 12; t++) { offs[no][0] = SH_DX[t]; offs[no++][1] = SH_DY[t]; }
+    int n = SHIFT_C * SHIFT_C * SHIFT_C * SHIFT_C;
+    s->shift_table = malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++) s->shift_table[i] = 1000000;
+    s->shift_table[0] = 0;
+    for (int total = 1; total <= 4 * SHIFT_CAP; total++)
+        for (int e = 0; e < SHIFT_C; e++) for (int w = 0; w < SHIFT_C; w++) for (int nn = 0; nn < SHIFT_C; nn++) {
+            int so = total - e - w - nn;
+            if (so < 0 || so >= SHIFT_C) continue;
+            int best = 1000000;
+            for (int k = 0; k < no; k++) {
+                int dx = offs[k][0], dy = offs[k][1];
+                int e2 = e - (dx > 0 ? dx : 0), w2 = w - (dx < 0 ? -dx : 0);
+                int n2 = nn - (dy > 0 ? dy : 0), s2 = so - (dy < 0 ? -dy : 0);
+                if (e2 < 0) e2 = 0;
+                if (w2 < 0) w2 = 0;
+                if (n2 < 0) n2 = 0;
+                if (s2 < 0) s2 = 0;
+                if (e2 + w2 + n2 + s2 < total) {
+                    int v = 1 + s->shift_table[((e2 * SHIFT_C + w2) * SHIFT_C + n2) * SHIFT_C + s2];
+                    if (v < best) best = v;
+                }
+            }
+            s->shift_table[((e * SHIFT_C + w) * SHIFT_C + nn) * SHIFT_C + so] = best;
+        }
+}
+
+static int clamp_cap(int v) { return v < 0 ? 0 : (v > SHIFT_CAP ? SHIFT_CAP : v); }
+
 static int lower_bound(const S *s, const uint32_t *bag, int n) {
     int outputs = 0, minpow = 1 << s->d;
     int x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    long top = 0, total = 0;
     uint64_t used_init = 0;
     int ws[MAXR]; uint64_t cls[MAXR]; int nc = 0;
     for (int i = 0; i < n; i++) {
         uint32_t id = bag[i];
+        const Goal *g = G_(s, id);
+        total += g->weight;
         if (is_initial_id(s, id)) {
             int z = 0;
             while (s->initial[z] != id) z++;
             if (!(used_init & (1ULL << z))) { used_init |= 1ULL << z; continue; }
         }
-        const Goal *g = G_(s, id);
         outputs++;
         if (g->pow2 < minpow) minpow = g->pow2;
         if (g->x0 < x0) x0 = g->x0;
         if (g->x1 > x1) x1 = g->x1;
         if (g->y0 < y0) y0 = g->y0;
         if (g->y1 > y1) y1 = g->y1;
+        if (g->weight > top) top = g->weight;
         if (g->weight > 1) {
             int k;
             for (k = 0; k < nc && cls[k] != g->bclass; k++) ;
             if (k == nc) { cls[nc] = g->bclass; ws[nc++] = g->weight; }
         }
     }
+    if (!outputs) return 0;
     int lg = 0;
     while ((1 << (lg + 1)) <= minpow) lg++;
     int halvings = s->d - lg;
@@ -412,17 +453,46 @@ static int lower_bound(const S *s, const uint32_t *bag, int n) {
         while (j >= 0 && ws[j] < v) { ws[j + 1] = ws[j]; j--; }
         ws[j + 1] = v;
     }
-    int k = (s->flags & F_ADD3) ? 3 : 2, adds = 0;
+    int three = (s->flags & F_ADD3) != 0, k = three ? 3 : 2, class_adds = 0;
     for (int i = 0; i < nc; i++) {
         int t = 0; long reach = 1;
         while (reach < ws[i]) { reach *= k; t++; }
-        if (t + i > adds) adds = t + i;
+        if (t + i > class_adds) class_adds = t + i;
     }
-    int growth = (x1 - x0) + (y1 - y0);
-    int step = (s->flags & (F_MOV2X | F_ADD2X | F_SUB2X)) ? 2 : 1;
-    int shifts = (growth + step - 1) / step;
-    int shifting_adds = s->flags & (F_ADDX | F_ADD2X | F_SUBX | F_SUB2X);
-    int v = halvings + (shifting_adds ? (adds > shifts ? adds : shifts) : adds + shifts);
+    int shifting_adds = (s->flags & (F_ADDX | F_ADD2X | F_SUBX | F_SUB2X)) != 0;
+    int shifts = 0;
+    if (x0 || x1 || y0 || y1) {
+        shifts = s->shift_table[((clamp_cap(x1) * SHIFT_C + clamp_cap(-x0)) * SHIFT_C + clamp_cap(y1)) * SHIFT_C
+                                + clamp_cap(-y0)];
+        if (shifts >= 1000000) shifts = shifting_adds ? 0 : 1;
+    }
+    /* a4 three-operand adds and b others reach weight 3^a4 2^b; only shifting b's stand for shifts */
+    int best = 1 << 30;
+    long reach = 1;
+    for (int a4 = 0; a4 <= (three ? 40 : 0); a4++) {
+        int b = 0; long r = reach;
+        while (r < top) { r *= 2; b++; }
+        if (b < class_adds - a4) b = class_adds - a4;
+        int moves = shifts - (shifting_adds ? b : 0);
+        if (moves < 0) moves = 0;
+        if (a4 + b + moves < best) best = a4 + b + moves;
+        if (reach < top) reach *= 3;
+        else if (a4 >= class_adds) break;
+    }
+    /* the registers' weight potential: a new value weighs at most their sum, or twice the largest
+     * (x shifted minus x) */
+    long W = s->nchan, M = 1;
+    int pot = 0, self_sub = (s->flags & (F_SUBX | F_SUB2X)) != 0;
+    while ((M < top || W < total) && pot < 1000) {
+        long nv = self_sub ? (W > 2 * M ? W : 2 * M) : W;
+        if (nv > M) M = nv;
+        W += nv;
+        pot++;
+    }
+    int copying = (s->flags & (F_DIV4 | F_DIVQ)) != 0;
+    int v = halvings + best;
+    int pv = copying ? pot : halvings + pot;
+    if (pv > v) v = pv;
     return outputs > v ? outputs : v;
 }
 
@@ -1527,6 +1597,7 @@ void *bs_new(const int32_t *cfg, const int32_t *goals) {
     s->mem_limit = (size_t)cfg[12] << 20; s->best = cfg[13]; s->triples = cfg[14]; s->scaled_share = cfg[15];
     s->three_copies = cfg[16]; s->beam_width = cfg[17] > 0 ? cfg[17] : 1;
     if (s->regs > MAXR || s->max_radius + 2 >= XOFF) { free(s); return NULL; }
+    shift_table_init(s);
     s->icap = 1 << 16; s->itab = calloc(s->icap, sizeof(uint32_t));
     s->tcap = 1 << 12; s->ttab = calloc(s->tcap, sizeof(uint32_t));
     s->ccap = 1 << 14; s->cset = calloc(s->ccap, sizeof(uint64_t));
@@ -1593,6 +1664,9 @@ void bs_take_plans(void *h, int32_t *out) {
 
 void bs_trim(void *h) { trim((S *)h); }
 
+/* the proven lower bound of the Final-Goals' bag (tests compare it with core/cain/lower_bound.py) */
+int bs_root_bound(void *h) { S *s = h; return lower_bound(s, s->root, s->nfinal); }
+
 /* every child of the Final-Goals' bag, in order, into the plan buffer (for tests): per child op, number
  * of directions, d0, d1, upper Goal, number of lowers, lower Goals, child bag (n, Goals); returns the count */
 int bs_root_children(void *h) {
@@ -1618,6 +1692,6 @@ void bs_free(void *h) {
     while (s->live) { Node *x = s->live; s->live = x->next; free(x->chunk); free(x->chunk_cost); free(x); }
     free(s->dq); free(s->heap); free(s->pool); free(s->heap_key); free(s->beam); free(s->next_beam);
     free(s->atoms); free(s->goals); free(s->itab); free(s->tatoms); free(s->tgoals); free(s->ttab);
-    free(s->cands); free(s->cset); free(s->gmap); free(s->vkeys); free(s->vdepth); free(s->plans);
+    free(s->cands); free(s->cset); free(s->shift_table); free(s->gmap); free(s->vkeys); free(s->vdepth); free(s->plans);
     free(s);
 }
