@@ -1363,15 +1363,17 @@ static inline int rphi_pass(gen_t *G, u64 f) {
 /* two steps left: the value v made now must be a goal 2^j g or an operand of a last instruction
  * that makes one (whole: f2; divided by 2^e, e >= 1, the other operands whole: f3). Every
  * scaling is at most E (the halvings a program of the refuted length can have). */
-static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
+static void build_relaxed_f2(P *p, const int *vals, int nv, int E, int tzf, int J) {
     fset_t *B0 = p->f2, *B1 = p->f3;
     fset_clear(B0);
     fset_clear(B1);
     const u64 *ph = p->st.phi;
     int fl = p->flags;
+    /* a held value taken divided by 2^e by the last step: e <= its valuation above tzf */
+#define ECAP(v) (p->st.vf[v].tz - tzf < E ? p->st.vf[v].tz - tzf : E)
     for (int g = 0; g < p->ng; g++) {
         u64 t = ph[p->gid[g]];
-        for (int j = 0; j <= E; j++, t = addm(t, t)) {
+        for (int j = 0; j <= J; j++, t = addm(t, t)) {
             fset_add(B0, t);
             for (int o = 1; o < NOFF; o++)
                 if (p->offmask[0] >> o & 1) fset_add(B0, mulm(MINV[o], t));
@@ -1382,7 +1384,7 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
                     u64 tm = mulm(mi, t);
                     for (int i = 0; i < nv; i++) {
                         fset_add(B1, subm(tm, ph[vals[i]]));
-                        for (int e = 0; e <= E; e++) fset_add(B0, subm(tm, mulm(INV2P[e], ph[vals[i]])));
+                        for (int e = 0; e <= ECAP(vals[i]); e++) fset_add(B0, subm(tm, mulm(INV2P[e], ph[vals[i]])));
                     }
                     for (int e = 0; e <= E; e++) fset_add(B0, mulm(tm, INV1P[e]));
                 }
@@ -1391,7 +1393,7 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
                         u64 fa = ph[vals[i]];
                         fset_add(B1, mulm(mi, addm(t, fa)));
                         fset_add(B1, subm(mulm(m, fa), t));
-                        for (int e = 0; e <= E; e++) {
+                        for (int e = 0; e <= ECAP(vals[i]); e++) {
                             u64 fae = mulm(INV2P[e], fa);
                             fset_add(B0, mulm(mi, addm(t, fae)));
                             fset_add(B0, subm(mulm(m, fae), t));
@@ -1408,14 +1410,14 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
                     u64 fa = ph[vals[i]];
                     for (int k = 0; k < nv; k++) {
                         u64 fb = ph[vals[k]];
-                        for (int e3 = 0; e3 <= E; e3++) fset_add(B1, subm(subm(t, fa), mulm(INV2P[e3], fb)));
+                        for (int e3 = 0; e3 <= ECAP(vals[k]); e3++) fset_add(B1, subm(subm(t, fa), mulm(INV2P[e3], fb)));
                         if (k < i) continue;
-                        for (int e2 = 0; e2 <= E; e2++)
-                            for (int e3 = 0; e3 <= E; e3++)
+                        for (int e2 = 0; e2 <= ECAP(vals[i]); e2++)
+                            for (int e3 = 0; e3 <= ECAP(vals[k]); e3++)
                                 fset_add(B0, subm(subm(t, mulm(INV2P[e2], fa)), mulm(INV2P[e3], fb)));
                     }
                     for (int e = 0; e <= E; e++)
-                        for (int e3 = 0; e3 <= E; e3++)
+                        for (int e3 = 0; e3 <= ECAP(vals[i]); e3++)
                             fset_add(B0, mulm(subm(t, mulm(INV2P[e3], fa)), INV1P[e]));
                 }
                 for (int e1 = 0; e1 <= E; e1++)
@@ -1423,6 +1425,7 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
             }
         }
     }
+#undef ECAP
 }
 
 static void generate_relaxed(P *p, const st_t *s, int g, int T, int mode) {
@@ -1451,11 +1454,13 @@ static void generate_relaxed(P *p, const st_t *s, int g, int T, int mode) {
     int emax = p->hmin + T - g - hpar;
     if (emax < 0) return;
     if (emax > 60) emax = 60;     /* beyond the coefficients' 2^60: no value is that divisible */
-    /* an operand taken divided by 2^e is a value of the program: at most hmin + T - g - 1 halvings
-     * deep, i.e. its valuation in units at least tzmin */
-    int tzmin = p->unit - (p->hmin + T - g - 1);
+    /* an operand taken divided by 2^e is a value of the program, which has at most emax halvings:
+     * its valuation in units is at least tzmin */
+    int tzmin = p->unit - emax;
     G.emax = emax;
-    if (G.mode == 2) build_relaxed_f2(p, vals, nv, emax);
+    /* the last step is the T-th: a program of H + T instructions then has at most H halvings, so
+     * what that step takes is at least H halvings deep at most, and the goal at most 2^(H+1) g */
+    if (G.mode == 2) build_relaxed_f2(p, vals, nv, emax, p->unit - p->hmin, emax < p->hmin + 1 ? emax : p->hmin + 1);
     if (G.mode == 1) {
         fset_clear(p->f2);
         fset_clear(p->f3);
