@@ -365,7 +365,7 @@ class Prover:
 
     def _raise(self, bound: int) -> None:
         if bound > self.bound:
-            self.bound = bound
+            self.bound = min(bound, MAX_LENGTH + 1)
         self._check_done()
 
     def _start_exact(self) -> None:
@@ -416,7 +416,8 @@ class Prover:
             pass
 
     def _check_done(self) -> None:
-        if self.upper is not None and self.bound >= self.upper:
+        self.bound = min(self.bound, MAX_LENGTH + 1)
+        if (self.upper is not None and self.bound >= self.upper) or self.bound > MAX_LENGTH:
             self.done = True
             self._close()
 
@@ -454,7 +455,11 @@ class Prover:
                     self.done = True
                     self._close()
                 elif self.bound > MAX_LENGTH:
-                    raise ExactUnavailable(f"the exact search stops at length {MAX_LENGTH}")
+                    # every length up to the cap is refuted (or the heuristic found the goals out
+                    # of reach): report exactly that, and stop
+                    self.bound = MAX_LENGTH + 1
+                    self.done = True
+                    self._close()
                 else:
                     self._close()
                     self._open(self._limit_for(self.bound))

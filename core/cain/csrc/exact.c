@@ -822,6 +822,7 @@ typedef struct {
     P *p;
     const st_t *s;
     int g, T, goal_only, mode, emax;
+    int final;          /* one instruction left: a child must be a final state */
     int empties[RMAX], ne;
     /* the pending result: interned only when some child holding it passes the heuristic */
     const int *cpos;
@@ -850,7 +851,7 @@ static void push_child(gen_t *G, st_t *ns, int fam, int off, const int *regs) {
         f[i] = id ? &p->st.vf[id] : NULL;
     }
     int h = heur(p, f, ns->fresh);
-    if (G->goal_only && h != 0) return;
+    if (G->final && h != 0) return;
     if (G->g + 1 + h > G->T) return;
     if (pend) {
         G->cid = store_intern(p, G->cpos, G->cc, G->cn, G->ch, &G->cf);
@@ -1109,8 +1110,21 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
     G.T = T;
     G.mode = mode;
     G.goal_only = mode == 1;
+    G.final = T - g == 1;
     for (int r = 0; r < p->R; r++)
         if (!s->id[r]) G.empties[G.ne++] = r;
+    /* as many goal copies missing as instructions left: each of them must write one (a copy needs
+     * its own last write), so only goals are made */
+    {
+        int hg[GMAX] = {0}, O = 0;
+        for (int r = 0; r < p->R; r++)
+            if (s->id[r] && p->st.vf[s->id[r]].gidx >= 0) hg[(int)p->st.vf[s->id[r]].gidx]++;
+        for (int k = 0; k < p->ng; k++) O += hg[k] < p->need[k] ? p->need[k] - hg[k] : 0;
+        if (O >= T - g) {
+            mode = G.mode = 1;
+            G.goal_only = 1;
+        }
+    }
     /* distinct values held, with how many registers hold each */
     int vals[RMAX], cnt[RMAX], nv = 0;
     int mintz = 255;
@@ -1437,6 +1451,7 @@ static void generate_relaxed(P *p, const st_t *s, int g, int T, int mode) {
     G.T = T;
     G.mode = mode;
     G.goal_only = 0;
+    G.final = T - g == 1;
     for (int r = 0; r < p->R; r++)
         if (!s->id[r]) G.empties[G.ne++] = r;
     if (!G.ne) return;      /* out of registers: the caller caps the relaxed depth */
