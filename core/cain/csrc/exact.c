@@ -124,6 +124,7 @@ static u64 phi_terms(const int *pos, const i64 *c, int n) {
 typedef struct {
     u64 v[1 << FSET_BITS];
     u32 stamp[1 << FSET_BITS];
+    u64 list[1 << (FSET_BITS - 1)];    /* the members in insertion order */
     u32 gen;
     int n;
 } fset_t;
@@ -144,7 +145,7 @@ static void fset_add(fset_t *s, u64 x) {
     }
     s->stamp[i] = s->gen;
     s->v[i] = x;
-    s->n++;
+    s->list[s->n++] = x;
 }
 static int fset_has(const fset_t *s, u64 x) {
     if (s->n >= (1 << FSET_BITS) / 2) return 1;
@@ -1367,11 +1368,7 @@ static int relaxed_redundant(P *p, const st_t *s, const int *pos, const i64 *c, 
 
 static inline int rphi_pass(gen_t *G, u64 f) {
     if (G->mode == 0) return 1;
-    if (fset_has(G->p->f2, f)) return 1;
-    if (G->mode == 2)
-        for (int e = 1; e <= G->emax; e++)
-            if (fset_has(G->p->f3, mulm(f, INV2P[e]))) return 1;
-    return 0;
+    return fset_has(G->p->f2, f);
 }
 
 /* two steps left: the value v made now must be a goal 2^j g or an operand of a last instruction
@@ -1439,6 +1436,19 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E, int tzf, int 
             }
         }
     }
+    /* v taken divided by 2^e (e >= 1) must be in B1: v itself is then in B1 * 2^e */
+    if (B1->n >= (1 << FSET_BITS) / 2) {
+        B0->n = 1 << FSET_BITS;          /* overflowed: let everything through */
+        return;
+    }
+    for (int i = 0; i < B1->n; i++) {
+        u64 w = B1->list[i];
+        for (int e = 1; e <= E; e++) {
+            w = addm(w, w);
+            fset_add(B0, w);
+        }
+    }
+
 #undef ECAP
 }
 
