@@ -380,7 +380,9 @@ class Prover:
 
     def _open(self, limit: int, relaxed: bool = False, start: int | None = None) -> None:
         nonhalving = self._problem.adds + self._problem.moves     # instructions that are not halvings
-        spare = max(0, (self._limit_for(self.bound) - 1) - self.d - nonhalving)
+        # the longest real program this handle refutes: its spare bits must admit every halving of it
+        longest = (self._hmin + limit - 1) if relaxed else limit - 1
+        spare = max(0, longest - self.d - nonhalving)
         distinct = list(dict.fromkeys(self.goals))
         need = Counter(self.goals)
         lens, terms = [], []

@@ -1311,6 +1311,7 @@ static int v_comb(P *p, int a, int ea, int b, int eb, int sign, int off, int shi
             c = (ac[i++] >> ea) + sign * (bc[j++] >> eb);
             if (!c) continue;
         }
+        if (c >= COEF_LIMIT || c <= -COEF_LIMIT) p->overflow = 1;
         op[n] = pos;
         oc[n++] = c;
     }
@@ -1583,6 +1584,7 @@ static void generate_relaxed(P *p, const st_t *s, int g, int T, int mode) {
                                     t0c[n++] = cc[r++] >> ec;
                                 } else {
                                     i64 x = t1c[q] + (cc[r] >> ec);
+                                    if (x >= COEF_LIMIT || x <= -COEF_LIMIT) p->overflow = 1;
                                     if (x) {
                                         t0p[n] = t1p[q];
                                         t0c[n++] = x;
