@@ -137,6 +137,18 @@ def test_symmetries_and_zero_free_sets():
     assert not zero_free(isa_flags(no_mov))
 
 
+def test_goals_out_of_reach_end_cleanly():
+    """auke has no shifting add and movx shifts by one: a Goal two pixels east of the input is two
+    movx; without movx at all it is out of reach, and the prover says every length is refuted."""
+    far = gl.make_goal({(2, 0, 0): 1})
+    r = prove([far], 0, 1, instruction_set("auke"), 3, max_nodes=10_000)
+    assert r.program is not None and len(r.program) == 2
+    no_shift = InstructionSet("no-shift", frozenset({"mov/2", "add/3", "sub/3", "neg/2"}), False, "")
+    p = Prover([far], 0, 1, no_shift, 3, tt_bits=TT)
+    p.run(10_000)
+    assert p.done and p.program is None and p.bound > 40
+
+
 def test_without_the_relaxed_phase_the_bound_is_the_same():
     g = gl.make_goal({(0, 0, 0): 2, (1, 0, 0): 1, (-1, 0, 0): 1})
     a = prove([g], 2, 1, instruction_set("all"), 6, max_nodes=50_000)

@@ -365,7 +365,7 @@ class Prover:
 
     def _raise(self, bound: int) -> None:
         if bound > self.bound:
-            self.bound = bound
+            self.bound = min(bound, MAX_LENGTH + 1)
         self._check_done()
 
     def _start_exact(self) -> None:
@@ -380,7 +380,9 @@ class Prover:
 
     def _open(self, limit: int, relaxed: bool = False, start: int | None = None) -> None:
         nonhalving = self._problem.adds + self._problem.moves     # instructions that are not halvings
-        spare = max(0, (self._limit_for(self.bound) - 1) - self.d - nonhalving)
+        # the longest real program this handle refutes: its spare bits must admit every halving of it
+        longest = (self._hmin + limit - 1) if relaxed else limit - 1
+        spare = max(0, longest - self.d - nonhalving)
         distinct = list(dict.fromkeys(self.goals))
         need = Counter(self.goals)
         lens, terms = [], []
@@ -416,7 +418,8 @@ class Prover:
             pass
 
     def _check_done(self) -> None:
-        if self.upper is not None and self.bound >= self.upper:
+        self.bound = min(self.bound, MAX_LENGTH + 1)
+        if (self.upper is not None and self.bound >= self.upper) or self.bound > MAX_LENGTH:
             self.done = True
             self._close()
 
@@ -454,7 +457,11 @@ class Prover:
                     self.done = True
                     self._close()
                 elif self.bound > MAX_LENGTH:
-                    raise ExactUnavailable(f"the exact search stops at length {MAX_LENGTH}")
+                    # every length up to the cap is refuted (or the heuristic found the goals out
+                    # of reach): report exactly that, and stop
+                    self.bound = MAX_LENGTH + 1
+                    self.done = True
+                    self._close()
                 else:
                     self._close()
                     self._open(self._limit_for(self.bound))

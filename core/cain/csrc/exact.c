@@ -124,6 +124,7 @@ static u64 phi_terms(const int *pos, const i64 *c, int n) {
 typedef struct {
     u64 v[1 << FSET_BITS];
     u32 stamp[1 << FSET_BITS];
+    u64 list[1 << (FSET_BITS - 1)];    /* the members in insertion order */
     u32 gen;
     int n;
 } fset_t;
@@ -144,7 +145,7 @@ static void fset_add(fset_t *s, u64 x) {
     }
     s->stamp[i] = s->gen;
     s->v[i] = x;
-    s->n++;
+    s->list[s->n++] = x;
 }
 static int fset_has(const fset_t *s, u64 x) {
     if (s->n >= (1 << FSET_BITS) / 2) return 1;
@@ -822,6 +823,7 @@ typedef struct {
     P *p;
     const st_t *s;
     int g, T, goal_only, mode, emax;
+    int final;          /* one instruction left: a child must be a final state */
     int empties[RMAX], ne;
     /* the pending result: interned only when some child holding it passes the heuristic */
     const int *cpos;
@@ -850,7 +852,7 @@ static void push_child(gen_t *G, st_t *ns, int fam, int off, const int *regs) {
         f[i] = id ? &p->st.vf[id] : NULL;
     }
     int h = heur(p, f, ns->fresh);
-    if (G->goal_only && h != 0) return;
+    if (G->final && h != 0) return;
     if (G->g + 1 + h > G->T) return;
     if (pend) {
         G->cid = store_intern(p, G->cpos, G->cc, G->cn, G->ch, &G->cf);
@@ -1109,8 +1111,21 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
     G.T = T;
     G.mode = mode;
     G.goal_only = mode == 1;
+    G.final = T - g == 1;
     for (int r = 0; r < p->R; r++)
         if (!s->id[r]) G.empties[G.ne++] = r;
+    /* as many goal copies missing as instructions left: each of them must write one (a copy needs
+     * its own last write), so only goals are made */
+    {
+        int hg[GMAX] = {0}, O = 0;
+        for (int r = 0; r < p->R; r++)
+            if (s->id[r] && p->st.vf[s->id[r]].gidx >= 0) hg[(int)p->st.vf[s->id[r]].gidx]++;
+        for (int k = 0; k < p->ng; k++) O += hg[k] < p->need[k] ? p->need[k] - hg[k] : 0;
+        if (O >= T - g) {
+            mode = G.mode = 1;
+            G.goal_only = 1;
+        }
+    }
     /* distinct values held, with how many registers hold each */
     int vals[RMAX], cnt[RMAX], nv = 0;
     int mintz = 255;
@@ -1296,6 +1311,7 @@ static int v_comb(P *p, int a, int ea, int b, int eb, int sign, int off, int shi
             c = (ac[i++] >> ea) + sign * (bc[j++] >> eb);
             if (!c) continue;
         }
+        if (c >= COEF_LIMIT || c <= -COEF_LIMIT) p->overflow = 1;
         op[n] = pos;
         oc[n++] = c;
     }
@@ -1353,25 +1369,23 @@ static int relaxed_redundant(P *p, const st_t *s, const int *pos, const i64 *c, 
 
 static inline int rphi_pass(gen_t *G, u64 f) {
     if (G->mode == 0) return 1;
-    if (fset_has(G->p->f2, f)) return 1;
-    if (G->mode == 2)
-        for (int e = 1; e <= G->emax; e++)
-            if (fset_has(G->p->f3, mulm(f, INV2P[e]))) return 1;
-    return 0;
+    return fset_has(G->p->f2, f);
 }
 
 /* two steps left: the value v made now must be a goal 2^j g or an operand of a last instruction
  * that makes one (whole: f2; divided by 2^e, e >= 1, the other operands whole: f3). Every
  * scaling is at most E (the halvings a program of the refuted length can have). */
-static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
+static void build_relaxed_f2(P *p, const int *vals, int nv, int E, int tzf, int J) {
     fset_t *B0 = p->f2, *B1 = p->f3;
     fset_clear(B0);
     fset_clear(B1);
     const u64 *ph = p->st.phi;
     int fl = p->flags;
+    /* a held value taken divided by 2^e by the last step: e <= its valuation above tzf */
+#define ECAP(v) (p->st.vf[v].tz - tzf < E ? p->st.vf[v].tz - tzf : E)
     for (int g = 0; g < p->ng; g++) {
         u64 t = ph[p->gid[g]];
-        for (int j = 0; j <= E; j++, t = addm(t, t)) {
+        for (int j = 0; j <= J; j++, t = addm(t, t)) {
             fset_add(B0, t);
             for (int o = 1; o < NOFF; o++)
                 if (p->offmask[0] >> o & 1) fset_add(B0, mulm(MINV[o], t));
@@ -1382,7 +1396,7 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
                     u64 tm = mulm(mi, t);
                     for (int i = 0; i < nv; i++) {
                         fset_add(B1, subm(tm, ph[vals[i]]));
-                        for (int e = 0; e <= E; e++) fset_add(B0, subm(tm, mulm(INV2P[e], ph[vals[i]])));
+                        for (int e = 0; e <= ECAP(vals[i]); e++) fset_add(B0, subm(tm, mulm(INV2P[e], ph[vals[i]])));
                     }
                     for (int e = 0; e <= E; e++) fset_add(B0, mulm(tm, INV1P[e]));
                 }
@@ -1391,7 +1405,7 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
                         u64 fa = ph[vals[i]];
                         fset_add(B1, mulm(mi, addm(t, fa)));
                         fset_add(B1, subm(mulm(m, fa), t));
-                        for (int e = 0; e <= E; e++) {
+                        for (int e = 0; e <= ECAP(vals[i]); e++) {
                             u64 fae = mulm(INV2P[e], fa);
                             fset_add(B0, mulm(mi, addm(t, fae)));
                             fset_add(B0, subm(mulm(m, fae), t));
@@ -1408,14 +1422,14 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
                     u64 fa = ph[vals[i]];
                     for (int k = 0; k < nv; k++) {
                         u64 fb = ph[vals[k]];
-                        for (int e3 = 0; e3 <= E; e3++) fset_add(B1, subm(subm(t, fa), mulm(INV2P[e3], fb)));
+                        for (int e3 = 0; e3 <= ECAP(vals[k]); e3++) fset_add(B1, subm(subm(t, fa), mulm(INV2P[e3], fb)));
                         if (k < i) continue;
-                        for (int e2 = 0; e2 <= E; e2++)
-                            for (int e3 = 0; e3 <= E; e3++)
+                        for (int e2 = 0; e2 <= ECAP(vals[i]); e2++)
+                            for (int e3 = 0; e3 <= ECAP(vals[k]); e3++)
                                 fset_add(B0, subm(subm(t, mulm(INV2P[e2], fa)), mulm(INV2P[e3], fb)));
                     }
                     for (int e = 0; e <= E; e++)
-                        for (int e3 = 0; e3 <= E; e3++)
+                        for (int e3 = 0; e3 <= ECAP(vals[i]); e3++)
                             fset_add(B0, mulm(subm(t, mulm(INV2P[e3], fa)), INV1P[e]));
                 }
                 for (int e1 = 0; e1 <= E; e1++)
@@ -1423,6 +1437,20 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E) {
             }
         }
     }
+    /* v taken divided by 2^e (e >= 1) must be in B1: v itself is then in B1 * 2^e */
+    if (B1->n >= (1 << FSET_BITS) / 2) {
+        B0->n = 1 << FSET_BITS;          /* overflowed: let everything through */
+        return;
+    }
+    for (int i = 0; i < B1->n; i++) {
+        u64 w = B1->list[i];
+        for (int e = 1; e <= E; e++) {
+            w = addm(w, w);
+            fset_add(B0, w);
+        }
+    }
+
+#undef ECAP
 }
 
 static void generate_relaxed(P *p, const st_t *s, int g, int T, int mode) {
@@ -1434,6 +1462,7 @@ static void generate_relaxed(P *p, const st_t *s, int g, int T, int mode) {
     G.T = T;
     G.mode = mode;
     G.goal_only = 0;
+    G.final = T - g == 1;
     for (int r = 0; r < p->R; r++)
         if (!s->id[r]) G.empties[G.ne++] = r;
     if (!G.ne) return;      /* out of registers: the caller caps the relaxed depth */
@@ -1451,11 +1480,13 @@ static void generate_relaxed(P *p, const st_t *s, int g, int T, int mode) {
     int emax = p->hmin + T - g - hpar;
     if (emax < 0) return;
     if (emax > 60) emax = 60;     /* beyond the coefficients' 2^60: no value is that divisible */
-    /* an operand taken divided by 2^e is a value of the program: at most hmin + T - g - 1 halvings
-     * deep, i.e. its valuation in units at least tzmin */
-    int tzmin = p->unit - (p->hmin + T - g - 1);
+    /* an operand taken divided by 2^e is a value of the program, which has at most emax halvings:
+     * its valuation in units is at least tzmin */
+    int tzmin = p->unit - emax;
     G.emax = emax;
-    if (G.mode == 2) build_relaxed_f2(p, vals, nv, emax);
+    /* the last step is the T-th: a program of H + T instructions then has at most H halvings, so
+     * what that step takes is at least H halvings deep at most, and the goal at most 2^(H+1) g */
+    if (G.mode == 2) build_relaxed_f2(p, vals, nv, emax, p->unit - p->hmin, emax < p->hmin + 1 ? emax : p->hmin + 1);
     if (G.mode == 1) {
         fset_clear(p->f2);
         fset_clear(p->f3);
@@ -1553,6 +1584,7 @@ static void generate_relaxed(P *p, const st_t *s, int g, int T, int mode) {
                                     t0c[n++] = cc[r++] >> ec;
                                 } else {
                                     i64 x = t1c[q] + (cc[r] >> ec);
+                                    if (x >= COEF_LIMIT || x <= -COEF_LIMIT) p->overflow = 1;
                                     if (x) {
                                         t0p[n] = t1p[q];
                                         t0c[n++] = x;
