@@ -32,9 +32,9 @@ TRAVERSALS = ("portfolio", "cgds", "beam", "best-first", "dfs", "random")
 SLICE_NODES = 20000       # nodes per member slice between checks (a few ms to a tenth of a second)
 MEMORY_BUDGET_MB = 600    # the compiled searches of all processes together (each process ~100 MB more)
 SEED_NODES_PER_KERNEL = 20000   # one-by-one seed program: nodes per kernel (unless its time share ends it first)
-PROVER_SLICE_NODES = 2000       # the exact prover's turn in its lane (a quarter of a second or so)
-PROVER_SHARE = 0.03             # its nodes kept within this share of its lane's search nodes (its nodes cost
-                                # about five times a search node's: some 15 % of the lane's time)
+PROVER_SLICE_NODES = 5000       # the exact prover's turn in its lane (a few tenths of a second at most)
+PROVER_SHARE = 0.05             # its nodes kept within this share of its lane's search nodes (a relaxed-phase
+                                # node costs some ten search nodes, an exact-phase one less than one)
 PROVER_TT_BITS = 21             # its transposition table: 2^21 entries (75 MB)
 PROVER_VALUES = 600_000         # values it keeps before collecting (about 200 MB at most)
 STOP_GRACE_S = 0.5        # how long a stopped search waits for its workers (a slice, then exit) before killing them
