@@ -155,3 +155,19 @@ def test_without_the_relaxed_phase_the_bound_is_the_same():
     p = Prover([g], 2, 1, instruction_set("all"), 6, relax=False, tt_bits=TT)
     p.run(50_000)
     assert a.program is not None and p.program is not None and len(a.program) == len(p.program) == 5
+
+
+def test_shares_of_a_split_proof_together_find_the_optimum():
+    """Prover.split: share k searches only the programs whose first instruction is the input state's
+    child i with i % n == k; the shares' smallest length is the whole search's optimum, for groups of
+    every optimal length the exhaustive search gives."""
+    isa = instruction_set("all")
+    best = _optima("all", 3, 2)
+    for goals, t in _sample(best, 6):
+        ends = []
+        for k in range(3):
+            p = Prover(list(goals), D, 1, isa, 3, tt_bits=TT, split=(k, 3))
+            p.run(200_000)
+            assert p.done and p.program is not None and p.bound >= t
+            ends.append(p.bound)
+        assert min(ends) == t, ([gl.to_matrix(g) for g in goals], t, ends)

@@ -181,6 +181,10 @@ def load() -> ctypes.CDLL:
     lib.ex_progress.argtypes = [vp]
     lib.ex_set_gc.argtypes = [vp, c_int]
     lib.ex_set_gc.restype = None
+    lib.ex_set_split.argtypes = [vp, c_int, c_int]
+    lib.ex_set_split.restype = None
+    lib.ex_root_children.argtypes = [vp]
+    lib.ex_root_children.restype = c_int
     lib.ex_gcs.argtypes = [vp]
     lib.ex_gcs.restype = c_long
     lib.ex_progress.restype = ctypes.c_double
@@ -310,6 +314,10 @@ class Prover:
     gc_values: int = GC_VALUES
     relax: bool = True
     relax_nodes: int = 20_000_000     # the relaxed phase's share: then the exact phase goes on
+    # (k, n): search only the programs whose first instruction is the input state's child i with
+    # i % n == k; `bound` then holds for those programs only, and the n shares' smallest bound holds for
+    # all (benchmarks/cain_exact.py --parts runs them in parallel). None: every program.
+    split: tuple[int, int] | None = None
     bound: int = field(init=False, default=0)
     relaxed_bound: int = field(init=False, default=0)
     program: list[Instr] | None = field(init=False, default=None)
@@ -400,6 +408,8 @@ class Prover:
         if not ptr:
             raise ExactUnavailable("the exact search could not allocate its tables")
         self._lib.ex_set_gc(ptr, self.gc_values)
+        if self.split is not None:
+            self._lib.ex_set_split(ptr, *self.split)
         if relaxed:
             self._lib.ex_set_relaxed(ptr, self._hmin)
         self._lib.ex_set_input(ptr, self.d + spare)

@@ -249,6 +249,7 @@ typedef struct {
     fset_t *f2, *f3;
     long nodes, generated, pushed, gcs;
     int gc_values;      /* collect the value store when it holds more than this */
+    int split_k, split_n;   /* explore only the input's children i with i % split_n == split_k (0, 1: all) */
     long hist[64][16];   /* nodes entered by depth and family (diagnostics) */
     frame_t *fr;
     int depth, capfr;
@@ -1900,6 +1901,10 @@ int ex_run(void *h, long budget) {
                 continue;
             }
             child_t *c = &p->ch[f->ch0 + f->next++];
+            /* a share of the work: only some first instructions (the rest is another process's). Sound
+             * with the transposition table: each first instruction's subtree is searched whole by the
+             * one process that owns it, and a state met again deeper is dominated by its shorter path. */
+            if (p->depth == 1 && p->split_n > 1 && (int)((f->next - 1) % (size_t)p->split_n) != p->split_k) continue;
             int g1 = f->g + 1;
             if (g1 + c->h > p->T) continue;
             int b = tt_probe(p, c->key);
@@ -1980,6 +1985,8 @@ void ex_stats(void *h, long *out) {
 }
 
 void ex_set_gc(void *h, int values) { ((P *)h)->gc_values = values; }
+void ex_set_split(void *h, int k, int n) { ((P *)h)->split_k = k; ((P *)h)->split_n = n; }
+int ex_root_children(void *h) { P *p = h; return p->depth ? (int)p->fr[0].nch : -1; }
 long ex_gcs(void *h) { return ((P *)h)->gcs; }
 
 void ex_hist(void *h, long *out) { memcpy(out, ((P *)h)->hist, sizeof(((P *)h)->hist)); }
