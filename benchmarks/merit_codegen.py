@@ -41,10 +41,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.merit import codegen_c as CG  # noqa: E402
-from core.merit import workloads as W  # noqa: E402
+from core.merit_transform import workloads as W  # noqa: E402
 from core.merit.codegen_run import TOLERANCE, compile_c, max_rel_error, stage_inputs  # noqa: E402
 from core.merit.evaluate import evaluate  # noqa: E402
-from core.merit.transform import MeritTransform  # noqa: E402
+from core.merit_transform.transform import MeritTransform  # noqa: E402
 
 
 @dataclass

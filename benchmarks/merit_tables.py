@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.nets import zoo  # noqa: E402
 from sims import meritz as Z  # noqa: E402
-from sims.meritz_dram import DRAM_MODELS  # noqa: E402
-from sims.meritz_roofline import PAPER_ALUS, PAPER_DRAM_GBPS, roofline  # noqa: E402
+from sims.meritz.dram import DRAM_MODELS  # noqa: E402
+from sims.meritz.roofline import PAPER_ALUS, PAPER_DRAM_GBPS, roofline  # noqa: E402
 
 # Table VIII rows: (network, row, paper utilisation, layers of the zoo network); None = all layers.
 TABLE_VIII: list[tuple[str, str, float, list[str] | None]] = [

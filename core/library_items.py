@@ -33,7 +33,7 @@ def workload_variants(kind: str) -> dict[str, str]:
 
         return {BUILTIN_DIGITS: DIGITS_TITLE, **zoo.titles()}
     if kind == "merit_transform":
-        from core.merit import workloads as merit_workloads
+        from core.merit_transform import workloads as merit_workloads
 
         return {n: w.title for n, w in merit_workloads.WORKLOADS.items()}
     if kind == "fpsp_filter":
@@ -159,7 +159,7 @@ def check_validation_file(path: str) -> None:
 
 def load_transform(path: str) -> MeritTransformWorkload:
     """A MERIT transform JSON file as a workload, checked by MERIT's own reader."""
-    from core.merit.fileformat import load_transform_file
+    from core.merit_transform.fileformat import load_transform_file
 
     data = load_transform_file(path)
     w = MeritTransformWorkload(transform=data)

@@ -329,12 +329,12 @@ class MeritTransformWorkload:
 
     def validate(self, path: str = "workload") -> None:
         if self.transform is not None:
-            from core.merit.fileformat import workload_from_json as merit_from_json
+            from core.merit_transform.fileformat import workload_from_json as merit_from_json
 
             check_numbers(self.transform, _join(path, "transform"))
             merit_from_json(self.transform, _join(path, "transform"))
             return
-        from core.merit import workloads as merit_workloads
+        from core.merit_transform import workloads as merit_workloads
 
         if self.builtin not in merit_workloads.WORKLOADS:
             raise InputError(f"unknown MERIT workload {self.builtin!r}; known: {', '.join(merit_workloads.names())}",

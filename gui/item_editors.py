@@ -617,7 +617,7 @@ class MeritTransformEditor(ItemEditor):
         self.refresh()
 
     def refresh(self) -> None:
-        from core.merit import workloads as merit_workloads
+        from core.merit_transform import workloads as merit_workloads
 
         w: MeritTransformWorkload = self.value()
         b = QSignalBlocker(self.combo)

@@ -37,3 +37,23 @@ def test_every_engine_loads():
     names = engines()
     assert not LOAD_ERRORS, LOAD_ERRORS
     assert len({s.order for s in names.values()}) == len(names)
+
+
+def _layers() -> list[str]:
+    import re
+    import tomllib
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    contracts = [c for c in conf["contracts"] if c["type"] == "layers"]
+    assert len(contracts) == 1 and "ignore_imports" not in contracts[0], "one layers contract, with no exceptions"
+    return [m for layer in contracts[0]["layers"] for m in re.split(r"[|:]", layer.strip("()").replace("(", "")
+                                                                      .replace(")", "")) if m.strip()]
+
+
+def test_every_module_of_core_and_sims_sits_in_a_layer():
+    """import-linter checks only the modules its layers name, so a new module outside every layer
+    would be free to import anything: each module must be a named layer or inside one."""
+    named = {m.strip() for m in _layers()}
+    loose = [m for m in _modules("core") + _modules("sims") if m not in ("core", "sims")
+             and not any(m == n or m.startswith(n + ".") for n in named)]
+    assert not loose, f"modules in no import-linter layer (pyproject.toml): {loose}"

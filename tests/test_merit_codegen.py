@@ -1,5 +1,5 @@
 """Code generated from MERIT transforms (core.merit.codegen_c / codegen_cuda / codegen_run) and the
-user-defined ⊙ (combine/reduce) of core.merit.strategies."""
+user-defined ⊙ (combine/reduce) of core.merit_transform.strategies."""
 
 import os
 
@@ -16,10 +16,10 @@ from core.errors import InputError
 from core.merit import codegen_c as CG
 from core.merit import codegen_cuda as CU
 from core.merit import codegen_rows as CR
-from core.merit import workloads as W
+from core.merit_transform import workloads as W
 from core.merit.codegen_run import TOLERANCE, check_c, check_cuda, find_compiler, max_rel_error
 from core.merit.evaluate import evaluate, naive_rows
-from core.merit.fileformat import workload_from_json
+from core.merit_transform.fileformat import workload_from_json
 
 needs_cc = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (gcc, cc, clang) here")
 needs_cxx = pytest.mark.skipif(find_compiler(("g++", "clang++")) is None, reason="no C++ compiler here")

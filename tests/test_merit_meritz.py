@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from core.merit import workloads as W
+from core.merit_transform import workloads as W
 from core.nets import zoo
 from sims import meritz as Z
 
@@ -73,8 +73,8 @@ import itertools  # noqa: E402
 
 from core.merit import engine as E  # noqa: E402
 from core.merit.result import MeritResult  # noqa: E402
-from sims import meritz_dram as D  # noqa: E402
-from sims.meritz_roofline import compulsory_words, distinct_reads, roofline  # noqa: E402
+from sims.meritz import dram as D  # noqa: E402
+from sims.meritz.roofline import compulsory_words, distinct_reads, roofline  # noqa: E402
 
 # The tile is chosen by an estimate (sims.meritz._plan_cached), not by simulating every candidate, so a
 # change that can only help at a fixed tile may pick a tile that simulates slightly worse. Measured

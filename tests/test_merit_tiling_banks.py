@@ -5,7 +5,7 @@ import pytest
 
 from core.errors import InputError
 from core.merit import banks as B
-from core.merit import workloads as W
+from core.merit_transform import workloads as W
 from core.merit.tiling import footprint, load_counts, tile_sizes
 
 

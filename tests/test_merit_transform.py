@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.merit import workloads as W
+from core.merit_transform import workloads as W
 from core.merit.evaluate import evaluate, m_grid, naive_rows
-from core.merit.fileformat import transform_from_json, workload_from_json
+from core.merit_transform.fileformat import transform_from_json, workload_from_json
 
 
 @pytest.mark.parametrize("name", W.names())

@@ -25,7 +25,7 @@ from core.checks import check_settings, loads
 from core.engine import engines
 from core.errors import InputError, SessionError
 from core.library_items import layers_from_text, parse_kernel_text
-from core.merit.fileformat import workload_from_json as transform_from_json
+from core.merit_transform.fileformat import workload_from_json as transform_from_json
 from core.project import Project
 from core.units import parse_bandwidth, parse_bytes
 from core.workload import KernelSet, target_from_json, workload_from_json

@@ -24,7 +24,7 @@ import numpy as np
 from core.errors import InputError
 from core.merit import butterfly
 from core.merit.tiling import footprint, tile_sizes
-from core.merit.transform import MeritTransform, Operand
+from core.merit_transform.transform import MeritTransform, Operand
 
 
 @dataclass

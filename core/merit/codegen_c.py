@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from core.merit.strategies import COMBINES, REDUCES, get_strategy
+from core.merit_transform.strategies import COMBINES, REDUCES, get_strategy
 from core.merit.tiling import tile_sizes
-from core.merit.transform import MeritTransform, Operand
+from core.merit_transform.transform import MeritTransform, Operand
 
 FLAGS = ["-O3", "-march=native", "-fopenmp"]
 MAX_TILE_OUTPUTS = 8192            # partial sums of one p-tile kept on the stack (32 KB)

@@ -25,7 +25,7 @@ import numpy as np
 
 from core.merit.codegen_c import (CStrategy, _ident, _roles, _sum, c_strategy, code_tile, operand_address,
                                   output_strides)
-from core.merit.transform import MeritTransform
+from core.merit_transform.transform import MeritTransform
 
 MAX_THREADS = 1024
 STATIC_SMEM_LIMIT = 48 * 1024          # bytes of static __shared__ memory a CUDA kernel may declare

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.merit import codegen_c as CG
-from core.merit.transform import MeritTransform
+from core.merit_transform.transform import MeritTransform
 
 ROWS_MIN_RUN = 16            # contiguous outputs per lane loop: below this a vector is mostly empty
 ROWS_MAX_INNER = 8           # outputs per lane written out (the parallel indices after the lane)

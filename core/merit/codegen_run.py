@@ -26,7 +26,7 @@ import numpy as np
 from core.ccompiler import find_compiler
 from core.merit import codegen_c as CG
 from core.merit.evaluate import evaluate
-from core.merit.transform import MeritTransform
+from core.merit_transform.transform import MeritTransform
 
 ERROR_MEASURE = "max |C - numpy_float64| / max |numpy_float64| (float32 code, float64 reference on the same inputs)"
 TOLERANCE = 1e-5

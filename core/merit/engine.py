@@ -21,9 +21,9 @@ from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Par
 from core.merit import banks as B
 from core.merit import butterfly as BF
 from core.merit import reuse
-from core.merit import workloads as W
+from core.merit_transform import workloads as W
 from core.merit.evaluate import evaluate, m_grid, naive_rows
-from core.merit.fileformat import load_transform_file, workload_from_json
+from core.merit_transform.fileformat import load_transform_file, workload_from_json
 from core.merit.result import MeritResult
 from core.merit.tiling import clipped_footprint, tile_sizes, tiling_report
 from core.units import parse_bandwidth

@@ -19,8 +19,8 @@ from typing import Any, Callable
 import numpy as np
 
 from core.errors import InputError
-from core.merit.strategies import Strategy, get_strategy
-from core.merit.transform import MeritTransform, Operand
+from core.merit_transform.strategies import Strategy, get_strategy
+from core.merit_transform.transform import MeritTransform, Operand
 
 
 def _check_data(t: MeritTransform, data: dict[str, np.ndarray]) -> None:

@@ -25,7 +25,7 @@ class OperandJson:
 
 @dataclass(kw_only=True)
 class StageJson:
-    """One MERIT transform (core.merit.transform.MeritTransform.to_json)."""
+    """One MERIT transform (core.merit_transform.transform.MeritTransform.to_json)."""
 
     name: str
     description: str

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.merit.tiling import footprint, tile_sizes
-from core.merit.workloads import conv
+from core.merit_transform.workloads import conv
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import InputError
-from core.merit.transform import MeritTransform, Operand
+from core.merit_transform.transform import MeritTransform, Operand
 
 
 def tile_sizes(t: MeritTransform, tile: dict[str, int], where: str = "tile") -> dict[str, int]:

@@ -58,7 +58,7 @@ def _boards() -> list[str]:
 
 
 def _merit() -> list[str]:
-    from core.merit import workloads
+    from core.merit_transform import workloads
 
     return workloads.names()
 

@@ -21,7 +21,7 @@ Four of these choices are parameters of MeritzConfig (defaults = the model as fi
 distance to the paper's Tables VIII/IX can be traced to them (benchmarks/merit_tables.py):
 `cp_bytes` (the partial-sum SRAM, 5 KB), `broadcast` (one DRAM transfer of a tile feeds every TAU of
 the same round that needs it; off), `dram_model` ("flat" or "ddr3-1600" row/burst timing,
-sims/meritz_dram.py) and `lane_padding` ("pad": each a-step of a p-tile takes ceil(P_t/32) lane
+sims/meritz/dram.py) and `lane_padding` ("pad": each a-step of a p-tile takes ceil(P_t/32) lane
 groups, idle lanes included; "fold": the P_t x A_t Loop() calls are packed 32 per instruction,
 Fig. 10's folding).
 """
@@ -38,10 +38,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from core.merit.strategies import get_strategy
-from core.merit.transform import MeritTransform
-from core.merit import workloads as W
-from sims.meritz_dram import DDR3_1600, DRAM_MODELS, DramTiming, burst_cost, pitches
+from core.merit_transform.strategies import get_strategy
+from core.merit_transform.transform import MeritTransform
+from core.merit_transform import workloads as W
+from sims.meritz.dram import DDR3_1600, DRAM_MODELS, DramTiming, burst_cost, pitches
 
 LANE_RULES = ("pad", "fold")
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from core.merit.transform import AxisMap, MeritTransform, Operand
+from core.merit_transform.transform import AxisMap, MeritTransform, Operand
 from core.nets.layers import conv_out
 
 

@@ -103,7 +103,7 @@ class MeritTransform:
                 seen.add(name)
         if not self.operands:
             raise InputError("a transform needs at least one operand", f"{where}.operands")
-        from core.merit.strategies import get_strategy
+        from core.merit_transform.strategies import get_strategy
 
         strategy = get_strategy(self.strategy, f"{where}.strategy")
         if len(self.operands) != len(strategy.roles):

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from core.merit.strategies import get_strategy
-from core.merit.transform import MeritTransform, Operand
+from core.merit_transform.strategies import get_strategy
+from core.merit_transform.transform import MeritTransform, Operand
 
 # The paper's stated MERIT-z parameters (section VI-C): 4 TAUs = 128 ALUs at 400 MHz, 16-bit words,
 # DDR3-1600 at 3.2 GB/s.

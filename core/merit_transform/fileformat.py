@@ -12,7 +12,7 @@
   ],
   "strategy": "dot",                           # dot | relu | l1 | residual | bilateral | copy | max | min
                                                # | sum | sad | ssd | "<combine>/<reduce>", or instead:
-  "combine": "absdiff", "reduce": "sum",       # a user ⊙ (core.merit.strategies.COMBINES / REDUCES)
+  "combine": "absdiff", "reduce": "sum",       # a user ⊙ (core.merit_transform.strategies.COMBINES / REDUCES)
   "params": {},                                # e.g. {"norm": -50} for bilateral
   "output_shape": [4, 5],                      # optional reshape of Vec(C)
   "tile": {"m": 2, "n": 4},                    # optional tile (missing indices: whole range)
@@ -30,9 +30,9 @@ from typing import Any, Callable
 import numpy as np
 
 from core.errors import InputError
-from core.merit import workloads as W
-from core.merit.strategies import canonical_strategy, combine_reduce_name
-from core.merit.transform import AxisMap, MeritTransform, Operand
+from core.merit_transform import workloads as W
+from core.merit_transform.strategies import canonical_strategy, combine_reduce_name
+from core.merit_transform.transform import AxisMap, MeritTransform, Operand
 
 
 def _ref_gemm(d: dict[str, np.ndarray], t: MeritTransform, **kw: Any) -> np.ndarray:
