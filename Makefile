@@ -31,7 +31,7 @@ run: $(STAMP) native
 test: $(STAMP) native
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
-# Style (ruff), types of core/ and sims/ (mypy), import layering (import-linter); settings in pyproject.toml.
+# Style (ruff), types of core/, sims/ and gui/ (mypy), import layering (import-linter); settings in pyproject.toml.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy

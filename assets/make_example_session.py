@@ -15,16 +15,14 @@ sys.path.insert(0, str(ROOT))
 
 from core import session  # noqa: E402
 from core.engine import engines  # noqa: E402
-from core.jobs import CancelToken, drive  # noqa: E402
+from core.lifecycle import record_run  # noqa: E402
 from core.project import Project  # noqa: E402
 from core.workload import FpspFilter  # noqa: E402
 
 
 def run(project: Project, engine: str, note: str = "") -> None:
     r = project.start_run(engine)
-    events: list = []
-    outcome = drive(engines()[engine].run(project.request_of(r), CancelToken()), events.append, CancelToken())
-    project.record(r.id, events)
+    outcome = record_run(engines()[engine], project.request_of(r), on_event=lambda ev: project.record(r.id, [ev]))
     project.finish_run(r.id, outcome)
     project.set_note(r.id, note)
     print(f"{r.id} {engine}: {r.status} {r.headline}", file=sys.stderr)

@@ -74,7 +74,7 @@ def run_one(name: str, isa: str, time_s: float, workers: int, registers: int = 6
             last = now
             peak = max(peak, _rss_total(me))
         if isinstance(ev, FinalResult):
-            final = ev.data
+            final = ev.data.to_json()          # the engine's typed result, read here by its JSON keys
     assert final is not None
     return {"filter": name, "set": isa, "length": final["length"], "paper": PAPER.get((name, isa)),
             "time_to_first_s": final["time_to_first_s"], "time_to_best_s": final["time_to_best_s"],

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.cappuccino.engine import ENGINE  # noqa: E402
-from core.jobs import CancelToken, run_foreground  # noqa: E402
+from core.lifecycle import record_run  # noqa: E402
 
 
 def main() -> int:
@@ -36,11 +36,11 @@ def main() -> int:
         args = p.parse_args(["--model", "builtin-digits", "--vector-width", a.vector_width, "--threads", threads,
                              "--repeats", a.repeats, "--min-seconds", a.min_seconds, "--prefer", a.prefer])
         t0 = time.monotonic()
-        out = run_foreground(ENGINE.run(ENGINE.request_from_cli(args), CancelToken()), quiet=True)
-        if out.error:
-            print(f"error: {out.error}")
+        out = record_run(ENGINE, ENGINE.request_from_cli(args))
+        if out.result is None:
+            print(f"error: {out.error.text if out.error else out.status}")
             return 1
-        r = out.result
+        r = out.result.to_json()            # the typed result, read here by its JSON keys
         syn = r["synthesis"]
         if "programs" not in syn:
             print(syn["message"])

@@ -79,10 +79,10 @@ def time_gui_steps(size: int) -> tuple[float, float]:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
-    from core.fpsp_sim import replay
-    from core.fpsp_sim.engine import default_settings
+    from core.simulate import replay
+    from core.simulate.engine import default_settings
     from core.workload import Scamp5Target
-    from gui.scamp5_stepper import Scamp5Stepper
+    from gui.panels.simulate.stepper import Scamp5Stepper
 
     st = Scamp5Stepper()
     t0 = time.perf_counter()

@@ -222,7 +222,7 @@ def _trace_slow_slots(slow: list[tuple[float, str]], threshold_s: float = 0.02) 
     from gui.main_window import MainWindow
     from gui.panels import panel_classes
     from gui.panels.generic import GenericPanel
-    from gui.scamp5_stepper import Scamp5Stepper
+    from gui.panels.simulate.stepper import Scamp5Stepper
 
     def wrap(cls: Any, name: str) -> None:
         fn = cls.__dict__.get(name)
@@ -263,11 +263,11 @@ def _steps_shown(stepper: Any) -> int:
 
 
 def _cain_budget(run: Any) -> dict[str, Any]:
-    result = run.result or {}
-    if run.engine != "cain" or not result:
+    result = run.result
+    if run.engine != "cain" or result is None:
         return {}
-    times = [i["time_s"] for i in result.get("improvements", [])]
-    return {"elapsed_s": result.get("elapsed_s"), "budget_s": result.get("time_budget_s"),
+    times = [i.time_s for i in result.improvements]
+    return {"elapsed_s": result.elapsed_s, "budget_s": result.time_budget_s,
             "last_improvement_s": max(times) if times else None}
 
 

@@ -50,7 +50,8 @@ def loads(text: str, where: str) -> Any:
     try:
         return json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
-        hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""
+        # an error on the text's last line (the end itself, or a string or number cut short there)
+        hint = " (the file looks truncated)" if "\n" not in text[exc.pos:].rstrip() else ""
         raise InputError(f"not valid JSON: {exc.msg}{hint}", f"{where}:{exc.lineno}:{exc.colno}") from None
     except RecursionError:
         raise InputError(f"nested too deeply: at most {MAX_DEPTH} levels of arrays and objects are read",

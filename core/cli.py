@@ -11,13 +11,13 @@ import argparse
 import json
 import math
 import sys
-import traceback
 from typing import NoReturn
 
 from core import __version__
 from core.engine import engines
-from core.errors import CheckFailed, InputError
-from core.jobs import CancelToken, run_foreground
+from core.errors import InputError
+from core.jobs import CancelToken, ProgressDisplay
+from core.lifecycle import RunOutcome, record_run
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -137,19 +137,26 @@ def run_engine_command(args: argparse.Namespace) -> int:
         request = spec.request_from_cli(args)
     except InputError as exc:
         return _fail(str(exc), EXIT_BAD_INPUT, args.json)
-    outcome = run_foreground(spec.run(request, CancelToken()), quiet=getattr(args, "quiet", False))
-    if outcome.cancelled:
+    display = ProgressDisplay(sys.stderr, quiet=getattr(args, "quiet", False))
+    token = CancelToken()
+    try:
+        outcome = record_run(spec, request, token, display)
+    except KeyboardInterrupt:
+        token.cancel()
+        outcome = RunOutcome.cancelled()
+    display.finish()
+    if outcome.status == "cancelled":
         return _fail("interrupted", EXIT_INTERRUPTED, args.json)
-    if isinstance(outcome.error, InputError):
-        return _fail(str(outcome.error), EXIT_BAD_INPUT, args.json)
-    if isinstance(outcome.error, CheckFailed):
-        return _fail(f"{spec.name}: {outcome.error}", 1, args.json)
     if outcome.error is not None:
-        traceback.print_exception(outcome.error, file=sys.stderr)
-        return _fail(f"{spec.name} failed: {type(outcome.error).__name__}: {outcome.error}", 1, args.json)
-    if outcome.result is None:
-        return _fail(f"{spec.name} finished without a result", 1, args.json)
-    print(json.dumps(outcome.result) if args.json else spec.format_text(outcome.result))
+        err = outcome.error
+        if err.kind == "input":
+            return _fail(err.text, EXIT_BAD_INPUT, args.json)
+        if err.detail:
+            print(err.detail, file=sys.stderr)
+        return _fail(f"{spec.name}: {err.text}" if err.kind == "check" else f"{spec.name} failed: {err.text}", 1,
+                     args.json)
+    assert outcome.result is not None           # a finished run has its typed result
+    print(json.dumps(outcome.result.to_json()) if args.json else spec.format_text(outcome.result))
     return 0
 
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 from core.jobs import CancelToken, Event
 from core.results import EngineResult
-from core.workload import Target, Workload
+from core.workload import Target, Workload, target_from_json, workload_from_json
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,17 @@ class JobRequest:
     workload: Workload | None
     target: Target | None
     settings: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """The request's one JSON form (what a worker process or a Dask worker is sent)."""
+        return {"workload": None if self.workload is None else self.workload.to_json(),
+                "target": None if self.target is None else self.target.to_json(),
+                "settings": self.settings}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "JobRequest":
+        return cls(None if d.get("workload") is None else workload_from_json(d["workload"]),
+                   None if d.get("target") is None else target_from_json(d["target"]), dict(d.get("settings") or {}))
 
 
 @dataclass(frozen=True)
@@ -37,7 +48,10 @@ class EngineSpec:
     default_settings: Callable[[], dict[str, Any]]
     add_cli_arguments: Callable[[argparse.ArgumentParser], None]
     request_from_cli: Callable[[argparse.Namespace], JobRequest]
-    format_text: Callable[[dict[str, Any]], str]
+    format_text: Callable[[EngineResult], str]     # the result for people (the command line without --json)
+    # The engine's typed result (core.results.EngineResult subclass): what its run yields last, read
+    # back on load (older versions brought forward) and read by its panel, text output and studies.
+    result_type: type[EngineResult]
     # Workload kinds ("kernels", "cnn_set", "fpsp_filter") and target kinds ("scamp5", "fpga",
     # "dataflow", "mobile_soc") the engine reads from the window; empty when it uses none. The
     # window switches to a fitting kind when the user opens the engine's tab.
@@ -48,9 +62,6 @@ class EngineSpec:
     # binding builds its widgets' ranges from it, so a value core accepts is never clamped.
     settings_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     order: int = 100
-    # The engine's typed result (core.results.EngineResult subclass): checks a stored result on load
-    # and brings older versions forward. None: results are kept as unchecked JSON (test engines).
-    result_type: type[EngineResult] | None = None
     # Why a workload/target the kinds allow still does not fit (e.g. a CNN without weights for an
     # engine that needs them); None when it fits.
     workload_problem: Callable[[Workload], str | None] | None = None

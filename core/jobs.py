@@ -1,8 +1,8 @@
 """One job mechanism for every engine.
 
 An engine run is a plain generator yielding the events below and checking a CancelToken between
-steps. The GUI drives it in a worker process (core.worker); the command line drives it in the
-foreground with `run_foreground`. Final results are JSON-able dicts, so they go unchanged into
+steps. `drive` runs one to its end; core.lifecycle.record_run builds the one run lifecycle on it, for
+the command line, the GUI's worker process (core.worker) and studies alike. Final results are JSON-able dicts, so they go unchanged into
 session files and into `--json` output. `Eta` turns the fractions an engine reports into the time
 left, for the GUI's status bar and the command line's progress line alike.
 """
@@ -79,9 +79,11 @@ class PartialResult:
 
 @dataclass(frozen=True)
 class FinalResult:
-    """The run's result: a JSON-able dict, stored in sessions and printed by `--json`."""
+    """The run's result: the engine's typed result (a core.results.EngineResult), which
+    core.lifecycle.record_run records as it is. (An engine may still yield its JSON dict, which is
+    read through the engine's result type there.)"""
 
-    data: dict[str, Any]
+    data: Any
 
 
 @dataclass(frozen=True)
@@ -94,26 +96,16 @@ Event = Union[Progress, MetricPoint, PartialResult, FinalResult, LogLine]
 Job = Iterator[Event]
 
 
-@dataclass(frozen=True)
-class CheckedResult:
-    """A final result already read back through its engine's typed result where the job ran (the
-    worker process): its headline and version, so the GUI process need not read a large result
-    again (f-CNNx's takes 0.1-0.25 s) on its UI thread."""
-
-    headline: dict[str, Any]
-    version: int
-
-
 @dataclass
 class JobOutcome:
-    """What a completed drive of a job produced."""
+    """What driving a job's events to their end gave: the raw material core.lifecycle.record_run
+    turns into a recorded run (a RunOutcome)."""
 
     result: dict[str, Any] | None = None
     cancelled: bool = False
     error: BaseException | None = None
     events: int = 0
     log: list[str] = field(default_factory=list)
-    checked: CheckedResult | None = None
 
 
 def drive(job: Iterable[Event], on_event: Callable[[Event], None], cancel: CancelToken) -> JobOutcome:
@@ -193,7 +185,7 @@ def eta_text(eta: Eta, now: float | None = None) -> str:
     return "" if left is None else f"about {format_duration(left)} left"
 
 
-class _StderrProgress:
+class ProgressDisplay:
     """A one-line progress display for terminals, plain lines when stderr is not a terminal."""
 
     def __init__(self, stream: TextIO, quiet: bool) -> None:
@@ -237,7 +229,7 @@ def run_foreground(job: Iterable[Event], cancel: CancelToken | None = None,
                    stderr: TextIO | None = None, quiet: bool = False) -> JobOutcome:
     """Drive a job from the command line, progress on stderr; Ctrl-C cancels it."""
     cancel = cancel or CancelToken()
-    display = _StderrProgress(stderr or sys.stderr, quiet)
+    display = ProgressDisplay(stderr or sys.stderr, quiet)
     try:
         outcome = drive(job, display, cancel)
     except KeyboardInterrupt:

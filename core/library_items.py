@@ -15,65 +15,40 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InputError
-from core.workload import (BUILTIN_DIGITS, MAX_KERNEL_SIZE, TARGET_KINDS, TARGET_TYPES, WORKLOAD_KINDS, CnnNetwork,
-                           CnnSet, ConvLayers, FpspFilter, Kernel, KernelSet, MeritTransformWorkload, Target,
-                           Workload, workload_from_json)
+from core.kinds import kind_of
+from core.workload import (MAX_KERNEL_SIZE, TARGET_KINDS, WORKLOAD_KINDS, CnnNetwork, ConvLayers,
+                           MeritTransformWorkload, Target, Workload, workload_from_json)
 
 IMPORT_FILTER = "Workload files (*.onnx *.json);;ONNX models (*.onnx);;Kernel or MERIT transform JSON (*.json)"
-DIGITS_TITLE = "Digits CNN (trained)"
-DEFAULT_CNN_SET = ["zfnet", "scenelabel", "vgg16"]       # f-CNNx's three-CNN example
-DEFAULT_LAYER = "Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1"
 
 
 # ---------------------------------------------------------------- new items
 def workload_variants(kind: str) -> dict[str, str]:
     """The named starting points of a workload kind (value -> title); empty when it has none."""
-    if kind == "cnn":
-        from core.nets import zoo
-
-        return {BUILTIN_DIGITS: DIGITS_TITLE, **zoo.titles()}
-    if kind == "merit_transform":
-        from core.merit_transform import workloads as merit_workloads
-
-        return {n: w.title for n, w in merit_workloads.WORKLOADS.items()}
-    if kind == "fpsp_filter":
-        from core.filters import PRESETS
-
-        return {n: ks.name for n, ks in PRESETS.items()}
-    return {}
+    found = kind_of("workloads", kind)
+    return found.variants() if found else {}
 
 
 def new_workload(kind: str, variant: str | None = None) -> tuple[str, Workload]:
     """(name, value) of a new workload of `kind`, from `variant` (see workload_variants) or a default
     that an engine of that kind runs as it is."""
-    if kind not in WORKLOAD_KINDS:
+    found = kind_of("workloads", kind)
+    if found is None:
         raise InputError(f"unknown workload kind {kind!r}; one of {', '.join(WORKLOAD_KINDS)}", "kind")
-    variants = workload_variants(kind)
+    variants = found.variants()
     if variant is not None and variant not in variants:
-        raise InputError(f"unknown {WORKLOAD_KINDS[kind]} {variant!r}; known: {', '.join(variants)}", "variant")
-    value: Workload
-    if kind == "kernels":
-        value = KernelSet("kernels", 1, [Kernel("k1", [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]])])
-        return "Kernels", value
-    if kind == "fpsp_filter":
-        name = variant or "gauss3"
-        return variants[name], FpspFilter(name)
-    if kind == "cnn":
-        name = variant or "vgg16"
-        return variants.get(name, name), CnnNetwork(name)
-    if kind == "cnn_set":
-        return "CNN set", CnnSet(list(DEFAULT_CNN_SET))
-    if kind == "merit_transform":
-        name = variant or "conv3x3"
-        return f"MERIT {variants[name]}", MeritTransformWorkload(name)
-    return "Layers", ConvLayers([DEFAULT_LAYER])
+        raise InputError(f"unknown {found.title} {variant!r}; known: {', '.join(variants)}", "variant")
+    name, value = found.new(variant)
+    return name, value
 
 
 def new_target(kind: str) -> tuple[str, Target]:
     """(name, value) of a new target of `kind`, on the target's defaults."""
-    if kind not in TARGET_TYPES:
-        raise InputError(f"unknown target kind {kind!r}; one of {', '.join(TARGET_TYPES)}", "kind")
-    return TARGET_KINDS[kind], TARGET_TYPES[kind]()
+    found = kind_of("targets", kind)
+    if found is None:
+        raise InputError(f"unknown target kind {kind!r}; one of {', '.join(TARGET_KINDS)}", "kind")
+    name, value = found.new(None)
+    return name, value
 
 
 # ---------------------------------------------------------------- text forms

@@ -19,16 +19,16 @@ from typing import Any, Iterator
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
 from core.events import Signal
-from core.jobs import Event, JobOutcome, MetricPoint, PartialResult, add_metric_point
+from core.jobs import Event, MetricPoint, PartialResult, add_metric_point
+from core.lifecycle import MAX_SERIES_POINTS, RunOutcome
+from core.results import EngineResult
 from core.undo import Command, UndoStack
-from core.workload import (TARGET_KINDS, WORKLOAD_KINDS, BUILTIN_DIGITS, CnnNetwork, CnnSet, DataflowTarget,
-                           FpgaTarget, FpspFilter, KernelSet, Kernel, MeritTransformWorkload, MobileSocTarget,
-                           Scamp5Target, Target, Workload)
+from core.kinds import LIBS, kind_of, starters
+from core.workload import TARGET_KINDS, WORKLOAD_KINDS, Target, Workload
 
 LIBRARIES = ("workloads", "targets")
 KIND_TITLES = {"workloads": WORKLOAD_KINDS, "targets": TARGET_KINDS}
 RUN_STATUSES = ("running", "finished", "failed", "cancelled")
-MAX_SERIES_POINTS = 4000        # per series of a run; older points are thinned, the newest kept
 
 
 def now_iso() -> str:
@@ -73,8 +73,7 @@ class Run:
     started_at: str = field(default_factory=now_iso)
     finished_at: str | None = None
     duration_s: float | None = None
-    result: dict[str, Any] | None = None     # the final result, checked by the engine's result type
-    result_version: int | None = None
+    result: EngineResult | None = None       # the final result, typed (JSON only in session files)
     partial: dict[str, dict[str, Any]] = field(default_factory=dict)    # last PartialResult per kind
     series: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)   # plot -> series -> [x, y]
     error: str | None = None
@@ -93,13 +92,17 @@ class Run:
 
 @dataclass
 class ProjectEvent:
-    """What changed: kind is library | choice | settings | run | reset."""
+    """What changed: kind is library | choice | settings | run | record | shown | reset.
+
+    "record": a running run recorded a batch of its events (`events`, in order): views of that run
+    draw them. "shown": the run an engine's tab shows changed (view state, saved with the session)."""
 
     kind: str
     lib: str | None = None
     id: str | None = None
     engine: str | None = None
     key: str | None = None
+    events: list[Event] | None = field(default=None, compare=False, repr=False)
 
 
 def _fresh_id(prefix: str, taken: Iterator[str]) -> str:
@@ -431,21 +434,17 @@ class Project:
         return run
 
     def add_finished_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
-                         settings: dict[str, Any], outcome: JobOutcome, duration_s: float | None = None,
-                         note: str = "", events: list[Event] | None = None, error_text: str | None = None) -> Run:
+                         settings: dict[str, Any], outcome: RunOutcome, note: str = "") -> Run:
         """Record a run that ran elsewhere (a study's point on a Dask worker): its setup snapshots
-        ({"id", "name", "value"}), what it streamed, and its outcome, checked by finish_run as any run's."""
+        ({"id", "name", "value"}) and its outcome, with what it streamed, recorded as any run's."""
         numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
         self._run_serial = max([self._run_serial, *numbers]) + 1
         run = Run(id=f"r{self._run_serial}", engine=engine, settings=copy.deepcopy(settings),
                   workload=copy.deepcopy(workload), target=copy.deepcopy(target), note=note)
+        run.partial.update(copy.deepcopy(outcome.partial))
+        run.series.update(copy.deepcopy(outcome.series))
         self.runs.append(run)
-        self._run_clock[run.id] = time.monotonic() - (duration_s or 0.0)
-        self.record(run.id, events or [])
-        finished = self.finish_run(run.id, outcome, error_text)
-        if duration_s is None:
-            finished.duration_s = None
-        return finished
+        return self.finish_run(run.id, outcome)
 
     def request_of(self, run: Run) -> JobRequest:
         """The request a run was started with (rebuilt from its snapshot)."""
@@ -455,46 +454,50 @@ class Project:
                           target_from_json(run.target["value"]) if run.target else None, copy.deepcopy(run.settings))
 
     def record(self, run_id: str, events: list[Event]) -> None:
-        """Keep what a running job streams: the last partial result of each kind and the plotted series."""
+        """Keep what a running job streams (the last partial result of each kind and the plotted
+        series) and announce the batch, so that the views showing the run draw it."""
         run = self.run(run_id)
         for ev in events:
             if isinstance(ev, PartialResult):
                 run.partial[ev.kind] = ev.data
             elif isinstance(ev, MetricPoint):
                 add_metric_point(run.series, ev, MAX_SERIES_POINTS)
+        if events:
+            self.changed.emit(ProjectEvent("record", id=run.id, engine=run.engine, events=list(events)))
 
-    def finish_run(self, run_id: str, outcome: JobOutcome, error_text: str | None = None) -> Run:
-        """Close a run: finished with its checked result, or failed / cancelled keeping what it made."""
+    # ================================================================ view state
+    def shown(self, engine: str) -> Run | None:
+        """The run the engine's tab shows (None: none, or it was deleted)."""
+        run_id = (self.view.get("shown") or {}).get(engine)
+        try:
+            return self.run(run_id) if run_id else None
+        except KeyError:
+            return None
+
+    def show(self, engine: str, run_id: str | None) -> None:
+        """Show this run in the engine's tab: view state, saved with the session but not an edit
+        (no undo step, the session is not marked modified)."""
+        self.run(run_id) if run_id else None            # KeyError for a run that does not exist
+        shown = self.view.setdefault("shown", {})
+        if shown.get(engine) == run_id and run_id is not None:
+            return
+        shown[engine] = run_id
+        self.changed.emit(ProjectEvent("shown", id=run_id, engine=engine))
+
+    def finish_run(self, run_id: str, outcome: RunOutcome) -> Run:
+        """Close a run with its outcome (core.lifecycle decided its status and error text): finished
+        with its typed result, or failed / cancelled keeping what it made."""
         run = self.run(run_id)
         started = self._run_clock.pop(run_id, None)
         run.finished_at = now_iso()
-        run.duration_s = None if started is None else round(time.monotonic() - started, 3)
-        spec = engines().get(run.engine)
-        if outcome.error is not None:
-            run.status = "failed"
-            run.error = error_text or f"{type(outcome.error).__name__}: {outcome.error}"
-        elif outcome.cancelled or outcome.result is None:
-            run.status = "cancelled"
-            if not outcome.cancelled:
-                run.status, run.error = "failed", "finished without a result"
-        else:
-            result = outcome.result
-            rtype = spec.result_type if spec else None
-            if rtype is not None and outcome.checked is not None:   # read back where it ran (core.worker)
-                run.headline, run.result_version = dict(outcome.checked.headline), int(outcome.checked.version)
-            elif rtype is not None:
-                try:
-                    obj = rtype.from_json(result)
-                    result = obj.to_json()
-                    run.headline = dict(obj.headline())
-                    run.result_version = int(rtype.VERSION)
-                except InputError as exc:
-                    run.status, run.error = "failed", f"the result does not match its type: {exc}"
-                    run.partial["result"] = result
-                    self._runs_dirty = True
-                    self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
-                    return run
-            run.status, run.result = "finished", result
+        run.duration_s = outcome.duration_s if started is None else round(time.monotonic() - started, 3)
+        run.status = outcome.status
+        run.error = None if outcome.error is None else outcome.error.text
+        if "result" in outcome.partial:            # a result that did not read back through its type
+            run.partial["result"] = outcome.partial["result"]
+        if outcome.status == "finished" and outcome.result is not None:
+            run.result = outcome.result
+            run.headline = outcome.headline()
         self._runs_dirty = True
         self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
         return run
@@ -557,54 +560,20 @@ def _check_kind(lib: str, value: Any) -> None:
 
 # ================================================================ the starter library
 def starter_workloads() -> list[tuple[str, Workload]]:
-    """One item of each workload kind, so that every engine runs before any edit."""
-    from core.filters import preset
-
-    g3 = preset("gauss3")
-    return [
-        ("AnalogNet2", FpspFilter("analognet2")),
-        ("My kernels", KernelSet("my kernels", g3.denominator, [Kernel(k.name, copy.deepcopy(k.values))
-                                                                for k in g3.kernels])),
-        ("f-CNNx: ZFNet + SceneLabel + VGG-16", CnnSet(["zfnet", "scenelabel", "vgg16"])),
-        ("VGG-16", CnnNetwork("vgg16")),
-        ("Digits CNN (trained)", CnnNetwork(BUILTIN_DIGITS)),
-        ("MERIT conv 3x3", MeritTransformWorkload("conv3x3")),
-    ]
+    """The items each workload kind starts a fresh project with, so that every engine runs before any
+    edit (core.kinds)."""
+    return starters("workloads")
 
 
 def starter_targets() -> list[tuple[str, Target]]:
-    return [
-        ("SCAMP-5", Scamp5Target()),
-        ("ZC706 at 1 GB/s", FpgaTarget()),
-        ("Accelerator, 64 KiB", DataflowTarget()),
-        ("Mobile SoC, 2 cores x 4 lanes", MobileSocTarget()),
-    ]
+    return starters("targets")
 
 
 def summary(value: Any) -> str:
-    """A one-line description of a workload or target for the library browser."""
-    if isinstance(value, FpspFilter):
-        ks = value.kernel_set()
-        return f"{ks.name}: {len(ks.kernels)} kernel(s) over {ks.denominator}"
-    if isinstance(value, KernelSet):
-        sizes = sorted({f"{len(k.channels[0])}x{len(k.channels[0][0])}" for k in value.kernels})
-        return f"{len(value.kernels)} kernel(s) {', '.join(sizes)} over {value.denominator}"
-    if isinstance(value, CnnSet):
-        return ", ".join(value.cnns + value.onnx) + (f"; batch {value.batch}" if value.batch != 1 else "")
-    if isinstance(value, CnnNetwork):
-        src = {"onnx": f"ONNX {value.onnx_path}", "builtin": "built-in trained digits CNN"}.get(value.source,
-                                                                                               f"zoo {value.network}")
-        return src + (f"; validation {value.validation_path}" if value.validation_path else "")
-    if isinstance(value, MeritTransformWorkload):
-        return f"transform {value.transform.get('name', '')}" if value.transform else f"built-in {value.builtin}"
-    if hasattr(value, "layers"):
-        return f"{len(value.layers)} layer spec(s)"
-    if isinstance(value, Scamp5Target):
-        return f"{value.registers} registers, {value.array_size}x{value.array_size} PEs"
-    if isinstance(value, FpgaTarget):
-        return f"{value.board}, {value.bandwidth_gbps:g} GB/s"
-    if isinstance(value, DataflowTarget):
-        return f"{value.memory_bytes} B on chip, {value.word_bits}-bit words, {value.pe_rows}x{value.pe_cols} PEs"
-    if isinstance(value, MobileSocTarget):
-        return f"{value.cores} cores x {value.vector_width} lanes"
-    return str(getattr(value, "kind", value))
+    """A one-line description of a workload or target for the library browser (its kind's summary)."""
+    kind = getattr(value, "kind", None)
+    for lib in LIBS:
+        found = kind_of(lib, kind) if isinstance(kind, str) else None
+        if found is not None and isinstance(value, found.cls):
+            return found.summary(value)
+    return str(kind if kind is not None else value)

@@ -71,7 +71,10 @@ _SCHEMA: dict[str, Any] = {
                 "error": {"type": ["string", "null"]},
                 "headline": {"type": "object"}, "note": {"type": "string"},
             }}},
-        "view": {"type": "object", "properties": {"current_engine": {"type": ["string", "null"]}}},
+        # view state: the current tab, and the run each engine's tab shows
+        "view": {"type": "object", "properties": {"current_engine": {"type": ["string", "null"]},
+                                                  "shown": {"type": "object",
+                                                            "additionalProperties": {"type": ["string", "null"]}}}},
     },
 }
 
@@ -94,7 +97,8 @@ def to_json(project: Project) -> dict[str, Any]:
 def _run_json(r: Run) -> dict[str, Any]:
     return {"id": r.id, "engine": r.engine, "status": r.status, "settings": r.settings, "workload": r.workload,
             "target": r.target, "started_at": r.started_at, "finished_at": r.finished_at,
-            "duration_s": r.duration_s, "result": r.result, "result_version": r.result_version,
+            "duration_s": r.duration_s, "result": None if r.result is None else r.result.to_json(),
+            "result_version": None if r.result is None else type(r.result).VERSION,
             "partial": r.partial, "series": r.series, "error": r.error, "headline": r.headline, "note": r.note}
 
 
@@ -236,12 +240,12 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
     for key, reader in (("workload", workload_from_json), ("target", target_from_json)):
         if r.get(key) is not None:
             reader(r[key]["value"], f"{where}.{key}.value")
-    result, version, headline = r.get("result"), r.get("result_version"), r.get("headline") or {}
-    if r["status"] == "finished" and result is None:
+    data, headline = r.get("result"), r.get("headline") or {}
+    if r["status"] == "finished" and data is None:
         raise SessionError("a finished run has no result", f"{where}.result")
-    if result is not None and spec.result_type is not None:
-        obj = spec.result_type.from_json(result, version, f"{where}.result")
-        result, version, headline = obj.to_json(), spec.result_type.VERSION, dict(obj.headline())
+    result = None if data is None else spec.result_type.from_json(data, r.get("result_version"), f"{where}.result")
+    if result is not None:
+        headline = dict(result.headline())
     for key, value in headline.items():      # kept from the file when there is no result to recompute it
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, str))):
             raise SessionError(f"expected a number, a text or null, got {type(value).__name__}",
@@ -249,7 +253,7 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
     return Run(id=r["id"], engine=r["engine"], settings=dict(r["settings"]), workload=r.get("workload"),
                target=r.get("target"), status=r["status"], started_at=r["started_at"],
                finished_at=r.get("finished_at"), duration_s=r.get("duration_s"), result=result,
-               result_version=version, partial=dict(r.get("partial") or {}), series=dict(r.get("series") or {}),
+               partial=dict(r.get("partial") or {}), series=dict(r.get("series") or {}),
                error=r.get("error"), headline=headline, note=r.get("note", ""))
 
 

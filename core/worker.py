@@ -6,11 +6,11 @@ process group of its own (in the window's session: see lower_priority), so the c
 that also holds every process the engine starts (Cain's
 search workers). FD is the child's end of a socket pair. The parent sends one message, the job: the
 engine's name, where to import its EngineSpec from ("module:attribute", so engines registered only in
-the parent, such as the tests' demo engine, are found too), and the JobRequest as JSON (the same
-`to_json` / `workload_from_json` / `target_from_json` the session files use). The child drives the
-engine's generator with core.jobs.drive and sends its events back in batches (pickled core.jobs
-dataclasses, at most every 20 ms), then one outcome: cancelled or not, and any error as its type name,
-message and traceback text.
+the parent, such as the tests' demo engine, are found too), and the JobRequest's JSON form. The child
+records the run with core.lifecycle.record_run, as the command line and studies do, sends its events
+back in batches as they come (pickled core.jobs dataclasses, at most every 20 ms), then the
+RunOutcome's JSON form, read back on the parent's reader thread (a large result never costs the
+window's UI thread).
 
 Cancel sends a "cancel" message that sets the child's CancelToken; a child that has not ended
 CANCEL_GRACE_S later is terminated with its whole group (SIGTERM, then SIGKILL), and when a run ends
@@ -37,14 +37,13 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from core.engine import EngineSpec, JobRequest, engines, get_engine
-from core.errors import CheckFailed, InputError
-from core.jobs import CancelToken, CheckedResult, Event, FinalResult, JobOutcome, drive
+from core.jobs import CancelToken, Event
+from core.lifecycle import RunError, RunOutcome, record_run
 
 ROOT = Path(__file__).resolve().parents[1]   # the directory holding the `core` package
 CANCEL_GRACE_S = 0.3      # a cancelled child gets this long to stop by itself, then its group is terminated
@@ -77,57 +76,12 @@ def lower_priority(pid: int = 0) -> None:
         pass
 
 
-# ====================================================================== errors carried back
-class EngineError(Exception):
-    """An exception raised by engine code in the worker process: its type name, message and the
-    child's traceback text (the exception object itself stays in the child)."""
-
-    def __init__(self, type_name: str, message: str, traceback_text: str = "") -> None:
-        super().__init__(message)
-        self.type_name = type_name
-        self.message = message
-        self.traceback_text = traceback_text
-
-
-class EngineProcessEnded(Exception):
-    """The worker process ended without an outcome: killed by a signal (a segfault in compiled code)
-    or exited; `output` is its fault handler's report (the Python traceback of every thread)."""
-
-    def __init__(self, message: str, output: str = "") -> None:
-        super().__init__(message)
-        self.output = output
-
-
-def error_info(exc: BaseException) -> dict[str, Any]:
-    """An exception as the child sends it: plain data, whatever the exception's class."""
-    kind = "input" if isinstance(exc, InputError) else "check" if isinstance(exc, CheckFailed) else "other"
-    return {"kind": kind, "type": type(exc).__name__,
-            "message": exc.message if isinstance(exc, InputError) else str(exc),
-            "where": getattr(exc, "where", "") if isinstance(exc, InputError) else "",
-            "traceback": "".join(traceback.format_exception(exc)).rstrip()}
-
-
-def error_from_info(info: dict[str, Any]) -> Exception:
-    """The parent's view of a child's exception: InputError and CheckFailed keep their class (their
-    message is the whole story), anything else becomes an EngineError with the child's traceback."""
-    if info.get("kind") == "input":
-        return InputError(str(info.get("message", "")), str(info.get("where", "")))
-    if info.get("kind") == "check":
-        return CheckFailed(str(info.get("message", "")))
-    return EngineError(str(info.get("type", "Exception")), str(info.get("message", "")), str(info.get("traceback", "")))
-
-
-def error_report(err: BaseException) -> tuple[str, str | None]:
-    """What a front end shows for a failed run: (the message, details for the log or None).
-    Bad input and failed self-checks are their message alone; a crash names how the process ended;
-    any other error is "Type: message" with its traceback for the log."""
-    if isinstance(err, (InputError, CheckFailed)):
-        return str(err), None
-    if isinstance(err, EngineProcessEnded):
-        return str(err), (f"the fault handler's report of the engine's process:\n{err.output}" if err.output else None)
-    if isinstance(err, EngineError):
-        return f"{err.type_name}: {err}", err.traceback_text or None
-    return f"{type(err).__name__}: {err}", "".join(traceback.format_exception(err)).rstrip()
+# ====================================================================== a crash
+def crash_error(message: str, fault_report: str = "") -> RunError:
+    """The worker process ended without an outcome (killed by a signal, a segfault in compiled
+    code, an exit): how it ended, and its fault handler's report (every thread's traceback)."""
+    return RunError("crash", message, type="EngineProcessEnded",
+                    detail=f"the fault handler's report of the engine's process:\n{fault_report}" if fault_report else "")
 
 
 def exit_description(returncode: int) -> str:
@@ -143,19 +97,6 @@ def exit_description(returncode: int) -> str:
 
 
 # ====================================================================== the job, as data
-def request_to_json(request: JobRequest) -> dict[str, Any]:
-    return {"workload": None if request.workload is None else request.workload.to_json(),
-            "target": None if request.target is None else request.target.to_json(),
-            "settings": request.settings}
-
-
-def request_from_json(d: dict[str, Any]) -> JobRequest:
-    from core.workload import target_from_json, workload_from_json
-
-    return JobRequest(None if d.get("workload") is None else workload_from_json(d["workload"]),
-                      None if d.get("target") is None else target_from_json(d["target"]), dict(d.get("settings") or {}))
-
-
 def engine_ref(spec: EngineSpec) -> str | None:
     """Where the child imports this spec from: "module:attribute" of the module that defines the
     engine's run function, when that module binds the spec to a name (every core/<pkg>/engine.py
@@ -267,36 +208,18 @@ def main(fd: int, fault_fd: int | None = None) -> None:
     batcher = _Batcher(conn, token)
     try:
         spec = load_engine(job["engine"], job.get("ref"))
-        generator = spec.run(request_from_json(job["request"]), token)
+        request = JobRequest.from_json(job["request"])
     except Exception as exc:
-        outcome = JobOutcome(error=exc)
+        message = RunOutcome.failed(exc).to_json()
     else:
-        outcome = drive(generator, batcher.put, token)
+        # events go to the window as they come; what they streamed is not sent again with the outcome
+        message = record_run(spec, request, token, batcher.put, series_limit=1).to_json(stream=False)
     batcher.close()
-    message = {"cancelled": outcome.cancelled, "events": outcome.events,
-               "error": None if outcome.error is None else error_info(outcome.error),
-               "checked": _check_result(spec, outcome) if outcome.error is None else None}
     try:
         conn.send(("outcome", message))
     except OSError:
         pass
     done.set()
-
-
-def _check_result(spec: EngineSpec, outcome: JobOutcome) -> dict[str, Any] | None:
-    """The final result read back through the engine's typed result here, in the worker: its
-    headline and version (and the result itself only when reading it back changed it). None when
-    there is nothing to check or it does not read back: the project then checks it and says why."""
-    rtype = spec.result_type
-    if rtype is None or outcome.result is None:
-        return None
-    try:
-        obj = rtype.from_json(outcome.result)
-        normal = obj.to_json()
-        return {"headline": dict(obj.headline()), "version": int(rtype.VERSION),
-                "result": None if normal == outcome.result else normal}
-    except Exception:
-        return None
 
 
 # ====================================================================== the parent
@@ -343,7 +266,7 @@ class ProcessJob:
         self.ref = ref if ref is not None else (engine_ref(spec) if spec is not None else None)
         self.batches: "queue.SimpleQueue[list[Event]]" = queue.SimpleQueue()
         self.done = threading.Event()
-        self.outcome: JobOutcome | None = None
+        self.outcome: RunOutcome | None = None
         self.returncode: int | None = None
         self.started = time.monotonic()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -353,7 +276,6 @@ class ProcessJob:
         self._faults: Any = None
         self._message: dict[str, Any] | None = None
         self._events = 0
-        self._result: dict[str, Any] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -372,10 +294,10 @@ class ProcessJob:
                 pass_fds=(fd, fault_fd), process_group=0, stdin=subprocess.DEVNULL, env=env)
             lower_priority(self._proc.pid)
             self._conn = Connection(parent_sock.detach())
-            self._conn.send(("job", {"engine": self.engine, "ref": self.ref, "request": request_to_json(self.request),
+            self._conn.send(("job", {"engine": self.engine, "ref": self.ref, "request": self.request.to_json(),
                                      "sys_path": [p for p in sys.path if p]}))
         except Exception as exc:        # no process (or it died at once): the run fails with the reason
-            self.outcome = JobOutcome(error=exc)
+            self.outcome = RunOutcome.failed(exc)
             self.kill()
             self.done.set()
             return
@@ -461,9 +383,6 @@ class ProcessJob:
                     kind, payload = conn.recv()
                     if kind == "events":
                         self._events += len(payload)
-                        for event in payload:
-                            if isinstance(event, FinalResult):
-                                self._result = event.data
                         self.batches.put(payload)
                     elif kind == "outcome":
                         self._message = payload
@@ -488,18 +407,17 @@ class ProcessJob:
         self._sweep(0.3)
         self.done.set()
 
-    def _make_outcome(self, returncode: int, terminated: bool) -> JobOutcome:
+    def _make_outcome(self, returncode: int, terminated: bool) -> RunOutcome:
         m = self._message
         if m is not None:
-            checked = m.get("checked")
-            result = checked["result"] if checked and checked.get("result") is not None else self._result
-            return JobOutcome(result=result, cancelled=bool(m.get("cancelled")), events=int(m.get("events", 0)),
-                              error=None if m.get("error") is None else error_from_info(m["error"]),
-                              checked=None if not checked else CheckedResult(checked["headline"], checked["version"]))
+            spec = engines().get(self.engine)
+            if spec is None:
+                spec = load_engine(self.engine, self.ref)
+            return RunOutcome.from_json(m, spec)
         if terminated or self._kill_at is not None:      # cancelled, and ended by us
-            return JobOutcome(cancelled=True, events=self._events)
-        return JobOutcome(error=EngineProcessEnded(f"the engine's process ended with {exit_description(returncode)}",
-                                                   self._fault_report()), events=self._events)
+            return RunOutcome.cancelled(events=self._events)
+        return RunOutcome.failed(crash_error(f"the engine's process ended with {exit_description(returncode)}",
+                                             self._fault_report()), events=self._events)
 
     def _fault_report(self) -> str:
         if self._faults is None:

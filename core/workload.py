@@ -6,12 +6,14 @@ hand-edited session names the exact field that is wrong.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, TypeVar, Union
+from typing import Any, ClassVar, TypeVar, Union
 
 from core.checks import INT_LIMIT, check_numbers, number_problem
 from core.errors import InputError
+from core.kinds import ItemKind, KindTitles, kind_of, register
 
 MAX_KERNEL_SIZE = 7
 MAX_DENOMINATOR = 2 ** 31 - 1
@@ -375,19 +377,19 @@ class ConvLayers:
 
 
 Workload = Union[KernelSet, CnnSet, FpspFilter, CnnNetwork, MeritTransformWorkload, ConvLayers]
-WORKLOAD_KINDS = {"kernels": "Convolution kernels", "fpsp_filter": "FPSP filter", "cnn": "CNN",
-                  "cnn_set": "Multi-CNN set", "merit_transform": "MERIT transform",
-                  "conv_layers": "Convolution layers"}
+# kind -> title of every registered workload kind (core.kinds: kinds register themselves, below and in
+# core/<pkg>/item_kinds.py)
+WORKLOAD_KINDS = KindTitles("workloads")
 
 
 def workload_from_json(d: Any, path: str = "workload") -> Workload:
     kind = _get(d, "kind", path, str)
-    readers: dict[str, Callable[[Any, str], Workload]] = {"kernels": KernelSet.from_json, "cnn_set": CnnSet.from_json, "fpsp_filter": FpspFilter.from_json,
-               "cnn": CnnNetwork.from_json, "merit_transform": MeritTransformWorkload.from_json,
-               "conv_layers": ConvLayers.from_json}
-    if kind not in readers:
-        raise InputError(f"unknown workload kind {kind!r}; expected one of {', '.join(readers)}", _join(path, "kind"))
-    return readers[kind](d, path)
+    found = kind_of("workloads", kind)
+    if found is None:
+        raise InputError(f"unknown workload kind {kind!r}; expected one of {', '.join(WORKLOAD_KINDS)}",
+                         _join(path, "kind"))
+    value: Workload = found.read(d, path)
+    return value
 
 
 def kernels_of(workload: Workload | None) -> KernelSet:
@@ -504,15 +506,99 @@ class MobileSocTarget(_SchemaTarget):
 
 
 Target = Union[Scamp5Target, FpgaTarget, DataflowTarget, MobileSocTarget]
-TARGET_TYPES: dict[str, Any] = {"scamp5": Scamp5Target, "fpga": FpgaTarget, "dataflow": DataflowTarget,
-                                "mobile_soc": MobileSocTarget}
-TARGET_KINDS = {"scamp5": "SCAMP-5 focal-plane sensor-processor", "fpga": "FPGA board",
-                "dataflow": "Dataflow accelerator", "mobile_soc": "Mobile SoC"}
+TARGET_KINDS = KindTitles("targets")
 
 
 def target_from_json(d: Any, path: str = "target") -> Target:
     kind = _get(d, "kind", path, str)
-    readers: dict[str, Callable[[Any, str], Target]] = {k: t.from_json for k, t in TARGET_TYPES.items()}
-    if kind not in readers:
-        raise InputError(f"unknown target kind {kind!r}; expected one of {', '.join(readers)}", _join(path, "kind"))
-    return readers[kind](d, path)
+    found = kind_of("targets", kind)
+    if found is None:
+        raise InputError(f"unknown target kind {kind!r}; expected one of {', '.join(TARGET_KINDS)}",
+                         _join(path, "kind"))
+    value: Target = found.read(d, path)
+    return value
+
+
+# ---------------------------------------------------------------- the kinds defined here
+def _kernels_summary(v: KernelSet) -> str:
+    sizes = sorted({f"{len(k.channels[0])}x{len(k.channels[0][0])}" for k in v.kernels})
+    return f"{len(v.kernels)} kernel(s) {', '.join(sizes)} over {v.denominator}"
+
+
+def _filter_summary(v: FpspFilter) -> str:
+    ks = v.kernel_set()
+    return f"{ks.name}: {len(ks.kernels)} kernel(s) over {ks.denominator}"
+
+
+def _cnn_summary(v: CnnNetwork) -> str:
+    src = {"onnx": f"ONNX {v.onnx_path}", "builtin": "built-in trained digits CNN"}.get(v.source, f"zoo {v.network}")
+    return src + (f"; validation {v.validation_path}" if v.validation_path else "")
+
+
+def _filter_variants() -> dict[str, str]:
+    from core.filters import PRESETS
+
+    return {n: ks.name for n, ks in PRESETS.items()}
+
+
+def _cnn_variants() -> dict[str, str]:
+    from core.nets import zoo
+
+    return {BUILTIN_DIGITS: DIGITS_TITLE, **zoo.titles()}
+
+
+def _merit_variants() -> dict[str, str]:
+    from core.merit_transform import workloads as merit_workloads
+
+    return {n: w.title for n, w in merit_workloads.WORKLOADS.items()}
+
+
+def _my_kernels() -> KernelSet:
+    from core.filters import preset
+
+    g3 = preset("gauss3")
+    return KernelSet("my kernels", g3.denominator, [Kernel(k.name, copy.deepcopy(k.values)) for k in g3.kernels])
+
+
+DIGITS_TITLE = "Digits CNN (trained)"
+DEFAULT_CNN_SET = ["zfnet", "scenelabel", "vgg16"]       # f-CNNx's three-CNN example
+DEFAULT_LAYER = "Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1"
+
+for _kind in (
+    ItemKind("workloads", "kernels", "Convolution kernels", KernelSet, KernelSet.from_json, _kernels_summary,
+             lambda _v: ("Kernels", KernelSet("kernels", 1, [Kernel("k1", [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0],
+                                                                            [0.0, 0.0, 0.0]])])),
+             starters=lambda: [(20, "My kernels", _my_kernels())], order=10),
+    ItemKind("workloads", "fpsp_filter", "FPSP filter", FpspFilter, FpspFilter.from_json, _filter_summary,
+             lambda v: (_filter_variants()[v or "gauss3"], FpspFilter(v or "gauss3")), _filter_variants,
+             starters=lambda: [(10, "AnalogNet2", FpspFilter("analognet2"))], order=20),
+    ItemKind("workloads", "cnn", "CNN", CnnNetwork, CnnNetwork.from_json, _cnn_summary,
+             lambda v: (_cnn_variants().get(v or "vgg16", v or "vgg16"), CnnNetwork(v or "vgg16")), _cnn_variants,
+             starters=lambda: [(40, "VGG-16", CnnNetwork("vgg16")),
+                               (50, DIGITS_TITLE, CnnNetwork(BUILTIN_DIGITS))], order=30),
+    ItemKind("workloads", "cnn_set", "Multi-CNN set", CnnSet, CnnSet.from_json,
+             lambda v: ", ".join(v.cnns + v.onnx) + (f"; batch {v.batch}" if v.batch != 1 else ""),
+             lambda _v: ("CNN set", CnnSet(list(DEFAULT_CNN_SET))),
+             starters=lambda: [(30, "f-CNNx: ZFNet + SceneLabel + VGG-16", CnnSet(list(DEFAULT_CNN_SET)))], order=40),
+    ItemKind("workloads", "merit_transform", "MERIT transform", MeritTransformWorkload, MeritTransformWorkload.from_json,
+             lambda v: f"transform {v.transform.get('name', '')}" if v.transform else f"built-in {v.builtin}",
+             lambda v: (f"MERIT {_merit_variants()[v or 'conv3x3']}", MeritTransformWorkload(v or "conv3x3")),
+             _merit_variants, starters=lambda: [(60, "MERIT conv 3x3", MeritTransformWorkload("conv3x3"))], order=50),
+    ItemKind("workloads", "conv_layers", "Convolution layers", ConvLayers, ConvLayers.from_json,
+             lambda v: f"{len(v.layers)} layer spec(s)", lambda _v: ("Layers", ConvLayers([DEFAULT_LAYER])), order=60),
+    ItemKind("targets", "scamp5", "SCAMP-5 focal-plane sensor-processor", Scamp5Target, Scamp5Target.from_json,
+             lambda v: f"{v.registers} registers, {v.array_size}x{v.array_size} PEs",
+             lambda _v: ("SCAMP-5 focal-plane sensor-processor", Scamp5Target()),
+             starters=lambda: [(10, "SCAMP-5", Scamp5Target())], order=10),
+    ItemKind("targets", "fpga", "FPGA board", FpgaTarget, FpgaTarget.from_json,
+             lambda v: f"{v.board}, {v.bandwidth_gbps:g} GB/s", lambda _v: ("FPGA board", FpgaTarget()),
+             starters=lambda: [(20, "ZC706 at 1 GB/s", FpgaTarget())], order=20),
+    ItemKind("targets", "dataflow", "Dataflow accelerator", DataflowTarget, DataflowTarget.from_json,
+             lambda v: f"{v.memory_bytes} B on chip, {v.word_bits}-bit words, {v.pe_rows}x{v.pe_cols} PEs",
+             lambda _v: ("Dataflow accelerator", DataflowTarget()),
+             starters=lambda: [(30, "Accelerator, 64 KiB", DataflowTarget())], order=30),
+    ItemKind("targets", "mobile_soc", "Mobile SoC", MobileSocTarget, MobileSocTarget.from_json,
+             lambda v: f"{v.cores} cores x {v.vector_width} lanes", lambda _v: ("Mobile SoC", MobileSocTarget()),
+             starters=lambda: [(40, "Mobile SoC, 2 cores x 4 lanes", MobileSocTarget())], order=40),
+):
+    register(_kind)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 def make_app() -> QApplication:
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication), "a plain QCoreApplication already exists; the GUI needs a QApplication"
     app.setApplicationName("Dataflow Explorer")
     app.setOrganizationName("DataflowExplorer")
     return app

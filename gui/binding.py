@@ -11,7 +11,7 @@ and their loading guards: model-to-widget updates are the only place signals are
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, overload
 
 from PySide6.QtCore import QObject, QSignalBlocker
 from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLineEdit,
@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSp
 
 from core.errors import InputError
 from core.project import Project, ProjectEvent
+
+W = TypeVar("W", bound=QWidget)
 
 INT_MAX = 2 ** 31 - 1
 ERROR_STYLE = "border: 1px solid #d62728;"
@@ -231,7 +233,7 @@ class FieldBinding(QObject):
         self.on_error: Callable[[str, str], None] | None = None
 
     # ------------------------------------------------------------ binding
-    def bind(self, key: str, widget: QWidget, adapter: Adapter | None = None) -> QWidget:
+    def bind(self, key: str, widget: W, adapter: Adapter | None = None) -> W:
         if key not in self.props:
             raise KeyError(f"{key!r} is not in the schema; known: {', '.join(self.props)}")
         adapter = adapter or adapter_for(widget)
@@ -245,18 +247,24 @@ class FieldBinding(QObject):
         self._show(key)
         return widget
 
-    def build(self, key: str) -> QWidget:
-        """A widget made from the schema: check box, spin box, combo box or line edit."""
+    @overload
+    def build(self, key: str) -> QWidget: ...
+    @overload
+    def build(self, key: str, kind: type[W]) -> W: ...
+
+    def build(self, key: str, kind: type[QWidget] = QWidget) -> QWidget:
+        """A widget made from the schema: check box, spin box, combo box or line edit. `kind` is the
+        class the caller uses it as (a TypeError if the schema makes another)."""
         prop = self.props[key]
-        kind = _main_type(prop)
+        main = _main_type(prop)
         w: QWidget
         if "enum" in prop:
             w = QComboBox()
-        elif kind == "boolean":
+        elif main == "boolean":
             w = QCheckBox(prop.get("title", key))
-        elif kind == "integer":
+        elif main == "integer":
             w = QSpinBox()
-        elif kind == "number":
+        elif main == "number":
             w = QDoubleSpinBox()
             w.setDecimals(int(prop.get("x-decimals", 2)))
             w.setSingleStep(float(prop.get("x-step", 0.1)))
@@ -264,6 +272,8 @@ class FieldBinding(QObject):
             w = QLineEdit()
             if prop.get("x-placeholder"):
                 w.setPlaceholderText(prop["x-placeholder"])
+        if not isinstance(w, kind):
+            raise TypeError(f"setting {key!r} makes a {type(w).__name__}, not a {kind.__name__}")
         return self.bind(key, w)
 
     def label(self, key: str) -> QLabel:

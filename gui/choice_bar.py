@@ -68,14 +68,13 @@ class ChoiceBar(QWidget):
         self._fix_row = brow
         outer.addWidget(self.banner)
         self.banner.hide()
-        self.shown_run: str | None = None
         project.changed.connect(self._project_changed)
         self.refresh()
 
     # ------------------------------------------------------------ model -> widgets
     def _project_changed(self, ev: ProjectEvent) -> None:
         if ev.kind in ("library", "reset") or (ev.kind == "choice" and ev.engine == self.spec.name) \
-                or (ev.kind == "run" and ev.engine == self.spec.name):
+                or (ev.kind in ("run", "shown") and ev.engine == self.spec.name):
             self.refresh()
 
     def refresh(self) -> None:
@@ -100,8 +99,6 @@ class ChoiceBar(QWidget):
 
     def _refresh_runs(self) -> None:
         runs = self.project.runs_of(self.spec.name)
-        if self.shown_run is not None and all(r.id != self.shown_run for r in runs):
-            self.shown_run = None
         self.runs_combo.blockSignals(True)
         self.runs_combo.clear()
         if not runs:
@@ -115,8 +112,7 @@ class ChoiceBar(QWidget):
         self.runs_combo.blockSignals(False)
 
     def _refresh_banner(self) -> None:
-        problems = [(lib, self.project.problem(self.spec.name, lib)) for lib in LIBRARIES]
-        problems = [(lib, why) for lib, why in problems if why]
+        problems = [(lib, why) for lib in LIBRARIES if (why := self.project.problem(self.spec.name, lib))]
         for b in self.fix_buttons:
             b.deleteLater()
         self.fix_buttons = []
@@ -160,9 +156,11 @@ class ChoiceBar(QWidget):
         if run_id is not None:
             self._on_show_run(run_id)
 
-    def set_shown_run(self, run_id: str | None) -> None:
-        self.shown_run = run_id
-        self._refresh_runs()
+    @property
+    def shown_run(self) -> str | None:
+        """The id of the run the tab shows (project view state)."""
+        run = self.project.shown(self.spec.name)
+        return run.id if run else None
 
     def problem_text(self) -> str:
         """What the banner says (empty when the tab can run)."""

@@ -61,6 +61,8 @@ class CompareView(QWidget):
         tables = QWidget()
         tl = QVBoxLayout(tables)
         tl.setContentsMargins(0, 0, 0, 0)
+        self.settings_table = self._table()
+        self.metrics_table = self._table()
         row = QHBoxLayout()
         row.addWidget(QLabel("<b>Settings</b>"))
         row.addStretch(1)
@@ -72,7 +74,6 @@ class CompareView(QWidget):
             lambda: ask_export_table(self, self.settings_table, "compare-settings"))
         row.addWidget(self.export_settings_button)
         tl.addLayout(row)
-        self.settings_table = self._table()
         tl.addWidget(self.settings_table, 3)
         row = QHBoxLayout()
         row.addWidget(QLabel("<b>Metrics</b>"))
@@ -82,7 +83,6 @@ class CompareView(QWidget):
             lambda: ask_export_table(self, self.metrics_table, "compare-metrics"))
         row.addWidget(self.export_metrics_button)
         tl.addLayout(row)
-        self.metrics_table = self._table()
         tl.addWidget(self.metrics_table, 2)
         split.addWidget(tables)
 
@@ -192,7 +192,8 @@ class CompareView(QWidget):
         while self.plot_tabs.count():
             w = self.plot_tabs.widget(0)
             self.plot_tabs.removeTab(0)
-            w.deleteLater()
+            if w is not None:
+                w.deleteLater()
         self.plots = {}
         plots = common_plots(runs)
         why = plots_reason(runs)

@@ -59,7 +59,7 @@ class FlowLayout(QLayout):
         return size + QSize(m.left() + m.right(), m.top() + m.bottom())
 
     def _visible(self) -> list[QLayoutItem]:
-        return [i for i in self._items if not (i.widget() and i.widget().isHidden())]
+        return [i for i in self._items if (w := i.widget()) is None or not w.isHidden()]
 
     def _groups(self) -> list[list[QLayoutItem]]:
         """Items that must share a row: a label and the widget it names."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
@@ -19,10 +19,11 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDia
 
 from core.errors import InputError
 from core.filters import PRESETS
-from core.library_items import (DIGITS_TITLE, check_onnx_file, check_validation_file, layers_from_text, load_transform,
+from core.library_items import (check_onnx_file, check_validation_file, layers_from_text, load_transform,
                                 parse_kernel_text, workload_variants)
 from core.project import Project, ProjectEvent
-from core.workload import (BUILTIN_DIGITS, MAX_KERNEL_SIZE, TARGET_TYPES, CnnNetwork, CnnSet, ConvLayers, FpgaTarget,
+from core.kinds import kind_of
+from core.workload import (BUILTIN_DIGITS, DIGITS_TITLE, MAX_KERNEL_SIZE, CnnNetwork, CnnSet, ConvLayers, FpgaTarget,
                            FpspFilter, Kernel, KernelSet, MeritTransformWorkload)
 from gui.binding import FieldBinding
 
@@ -100,6 +101,21 @@ class ItemEditor(QWidget):
 
 
 # ================================================================ kernels
+# kind -> its editor: each editor registers itself (register_editor) for the kinds it edits; a
+# target kind without an editor of its own gets the TargetEditor built from its SCHEMA.
+EDITORS: dict[str, type[ItemEditor]] = {}
+E = TypeVar("E", bound=type[ItemEditor])
+
+
+def register_editor(*kinds: str) -> Callable[[E], E]:
+    def add(cls: E) -> E:
+        for kind in kinds:
+            EDITORS[kind] = cls
+        return cls
+    return add
+
+
+@register_editor("kernels")
 class KernelSetEditor(ItemEditor):
     """Kernels over one denominator: add/remove, rename, size up to 7x7, cells, paste as text.
     Multi-channel (z x h x w) kernels keep their channels: a channel picker shows one at a time."""
@@ -326,6 +342,7 @@ class KernelSetEditor(ItemEditor):
 
 
 # ================================================================ FPSP filter
+@register_editor("fpsp_filter")
 class FilterEditor(ItemEditor):
     """A built-in FPSP filter preset, with its kernels shown."""
 
@@ -359,6 +376,7 @@ class FilterEditor(ItemEditor):
 
 
 # ================================================================ CNN set
+@register_editor("cnn_set")
 class CnnSetEditor(ItemEditor):
     """Zoo networks ticked, ONNX files beside them, and the batch."""
 
@@ -450,6 +468,7 @@ class CnnSetEditor(ItemEditor):
 
 
 # ================================================================ one CNN
+@register_editor("cnn")
 class CnnEditor(ItemEditor):
     """One CNN: a zoo network, the built-in trained digits CNN or an ONNX file, an optional
     validation set (.npz) and the batch."""
@@ -591,6 +610,7 @@ class CnnEditor(ItemEditor):
 
 
 # ================================================================ MERIT transform
+@register_editor("merit_transform")
 class MeritTransformEditor(ItemEditor):
     """A built-in MERIT workload, or a user's transform JSON (loaded from a file, shown read-only)."""
 
@@ -656,6 +676,7 @@ class MeritTransformEditor(ItemEditor):
 
 
 # ================================================================ conv layers
+@register_editor("conv_layers")
 class ConvLayersEditor(ItemEditor):
     """One layer spec per line, each checked as it is typed."""
 
@@ -712,7 +733,10 @@ class TargetEditor(ItemEditor):
 
     def __init__(self, project: Project, lib: str, entry_id: str, parent: QWidget | None = None) -> None:
         super().__init__(project, lib, entry_id, parent)
-        self.cls = TARGET_TYPES[self.kind]
+        found = kind_of("targets", self.kind)
+        assert found is not None, self.kind            # an entry of the library has a registered kind
+        self.cls = found.cls
+        self.read = found.read
         self.binding = FieldBinding(_display_schema(self.cls), self._read_all, self._write_field, self)
         self.binding.on_error = lambda key, msg: self.show_error(f"{self.binding.props[key].get('title', key)}: {msg}")
         form = QFormLayout()
@@ -734,7 +758,7 @@ class TargetEditor(ItemEditor):
         d = self._read_all()
         d[key] = value
         try:
-            target = self.cls.from_json(d, "target")
+            target = self.read(d, "target")
         except InputError as exc:
             self.show_error(str(exc))
             self.binding.refresh(key)
@@ -745,19 +769,15 @@ class TargetEditor(ItemEditor):
         self.binding.refresh()
 
 
-EDITORS: dict[str, type[ItemEditor]] = {
-    "kernels": KernelSetEditor, "fpsp_filter": FilterEditor, "cnn_set": CnnSetEditor, "cnn": CnnEditor,
-    "merit_transform": MeritTransformEditor, "conv_layers": ConvLayersEditor,
-    **{kind: TargetEditor for kind in TARGET_TYPES},
-}
-
-
 def editor_for(project: Project, lib: str, entry_id: str, parent: QWidget | None = None) -> ItemEditor:
     """The editor of a library item, by its kind."""
     e = project.entry(lib, entry_id)
     if e is None:
         raise KeyError(f"no {lib[:-1]} with id {entry_id!r}")
-    editor = EDITORS[e.kind](project, lib, entry_id, parent)
+    cls = EDITORS.get(e.kind) or (TargetEditor if lib == "targets" else None)
+    if cls is None:
+        raise KeyError(f"no editor is registered for the {lib[:-1]} kind {e.kind!r}")
+    editor = cls(project, lib, entry_id, parent)
     for combo in editor.findChildren(QComboBox):        # long entries must not widen the dock
         combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         combo.setMinimumContentsLength(10)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.engine import JobRequest
-from core.jobs import Eta, Event, JobOutcome, Progress
+from core.jobs import Eta, Event, Progress
+from core.lifecycle import RunOutcome
 from core.worker import ProcessJob
 
 
@@ -32,7 +33,7 @@ class JobRunner(QObject):
 
     events = Signal(str, list)          # name, events in order (Progress included)
     progress = Signal(str, object)      # name, the latest Progress of the batch
-    finished = Signal(str, object)      # name, JobOutcome
+    finished = Signal(str, object)      # name, RunOutcome
 
     def __init__(self, interval_ms: int = 50, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -111,6 +112,6 @@ class JobRunner(QObject):
                     self.progress.emit(name, last)
             if done:
                 del self._jobs[name]
-                self.finished.emit(name, job.process.outcome or JobOutcome(cancelled=True))
+                self.finished.emit(name, job.process.outcome or RunOutcome.cancelled())
         if not self._jobs:
             self._timer.stop()

@@ -25,6 +25,12 @@ ERROR_STYLE = "color: #b00020"
 SECTION_TITLES = {"workloads": "Workloads", "targets": "Targets"}
 
 
+def _rows(tree: QTreeWidget) -> list[QTreeWidgetItem]:
+    """A list's rows, top to bottom (every index below topLevelItemCount has one)."""
+    items = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+    return [item for item in items if item is not None]
+
+
 class LibraryContext(Protocol):
     def log(self, message: str, level: str = "info") -> None: ...
     def status(self, message: str) -> None: ...
@@ -118,12 +124,13 @@ class LibraryBrowser(QWidget):
     # ================================================================ API
     def select(self, lib: str, entry_id: str | None) -> None:
         """Show an item selected, with its editor (None: select nothing)."""
-        new = (lib, entry_id) if entry_id is not None and self.project.entry(lib, entry_id) else None
+        new: tuple[str, str] | None = (lib, entry_id) if entry_id is not None and self.project.entry(lib, entry_id) \
+            else None
         for other, tree in self.trees.items():
             b = QSignalBlocker(tree)
             tree.clearSelection()
             if new is not None and other == lib:
-                item = self._item(lib, entry_id)
+                item = self._item(*new)
                 if item is not None:
                     tree.setCurrentItem(item)
                     item.setSelected(True)
@@ -273,7 +280,7 @@ class LibraryBrowser(QWidget):
         """Bring a list in line with the project; returns the ids that were not listed before."""
         tree = self.trees[lib]
         entries = self.project.entries(lib)
-        listed = [tree.topLevelItem(i).data(0, ID_ROLE) for i in range(tree.topLevelItemCount())]
+        listed = [item.data(0, ID_ROLE) for item in _rows(tree)]
         b = QSignalBlocker(tree)
         if listed != [e.id for e in entries]:
             tree.clear()
@@ -282,8 +289,7 @@ class LibraryBrowser(QWidget):
                 item.setData(0, ID_ROLE, e.id)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
                 tree.addTopLevelItem(item)
-        for i, e in enumerate(entries):
-            item = tree.topLevelItem(i)
+        for e, item in zip(entries, _rows(tree), strict=True):
             texts = (e.name, KIND_TITLES[lib].get(e.kind, e.kind), summary(e.value))
             for col, text in enumerate(texts):
                 if item.text(col) != text:
@@ -329,11 +335,7 @@ class LibraryBrowser(QWidget):
                 self._last_row[lib] = ids.index(entry_id)
 
     def _item(self, lib: str, entry_id: str) -> QTreeWidgetItem | None:
-        tree = self.trees[lib]
-        for i in range(tree.topLevelItemCount()):
-            if tree.topLevelItem(i).data(0, ID_ROLE) == entry_id:
-                return tree.topLevelItem(i)
-        return None
+        return next((item for item in _rows(self.trees[lib]) if item.data(0, ID_ROLE) == entry_id), None)
 
     def _show_editor(self) -> None:
         if self.editor is not None:

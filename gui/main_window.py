@@ -24,9 +24,9 @@ from core import __version__
 from core import session as sessions
 from core.engine import EngineSpec, engines
 from core.errors import InputError
-from core.jobs import JobOutcome, LogLine, Progress, eta_text
+from core.jobs import LogLine, Progress, eta_text
+from core.lifecycle import RunOutcome
 from core.project import Project, ProjectEvent, Run
-from core.worker import error_report
 from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
 from gui.compare_view import CompareView
@@ -85,10 +85,6 @@ class MainWindow(QMainWindow):
         self.runner.progress.connect(self._on_progress)
         self.runner.finished.connect(self._on_finished)
         self._running: dict[str, str] = {}          # engine -> id of its run in progress
-        # What a hidden tab has still to draw: engine -> {"events": its run's events so far, "show": the
-        # id of a run to show then (None: none)}; drawn when the tab is next shown, so runs in other
-        # tabs cost the window nothing.
-        self._deferred: dict[str, dict[str, Any]] = {}
 
         # ---- centre: one tab per engine
         self.tabs = QTabWidget()
@@ -173,7 +169,8 @@ class MainWindow(QMainWindow):
         return dock
 
     # ================================================================ actions and menus
-    def _action(self, text: str, slot: Any, shortcut: QKeySequence | str | None = None, tip: str = "") -> QAction:
+    def _action(self, text: str, slot: Any, shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
+                tip: str = "") -> QAction:
         act = QAction(text, self)
         if shortcut is not None:
             act.setShortcut(QKeySequence(shortcut))
@@ -283,7 +280,7 @@ class MainWindow(QMainWindow):
         spec = self.current_engine()
         if spec is not None:
             self.project.view["current_engine"] = spec.name    # view state: not an edit, not undone
-            self._catch_up(spec.name)
+            self.panels[spec.name].catch_up()                   # on show now: draw what it missed
         self._mark_in_use()
         self._update_run_actions()
 
@@ -297,55 +294,23 @@ class MainWindow(QMainWindow):
         library.mark_in_use({i for i in (c.workload, c.target) if i})
 
     def shown_run(self, engine: str) -> Run | None:
-        run_id = self.bars[engine].shown_run
-        try:
-            return self.project.run(run_id) if run_id else None
-        except KeyError:
-            return None
+        return self.project.shown(engine)
 
     def open_run(self, run_id: str, **focus: Any) -> None:
-        """Show a run in its engine's tab (switching to it)."""
+        """Show a run in its engine's tab (switching to it); `focus` names what to select there."""
         run = self.project.run(run_id)
-        self._deferred.pop(run.engine, None)
         self.set_current_engine(run.engine)
-        self._show(run.engine, run, **focus)
-
-    def _show(self, engine: str, run: Run | None, **focus: Any) -> None:
-        self._deferred.pop(engine, None)
-        self.bars[engine].set_shown_run(run.id if run else None)
-        self.panels[engine].show_run(run, **focus)
-
-    def _on_show(self, engine: str) -> bool:
-        spec = self.current_engine()
-        return spec is not None and spec.name == engine
-
-    def _show_when_seen(self, engine: str, run: Run | None) -> None:
-        """Show a run now if its tab is on show, else when the tab is next shown."""
-        if self._on_show(engine):
-            self._show(engine, run)
-        else:
-            self.bars[engine].set_shown_run(run.id if run else None)
-            self._deferred.setdefault(engine, {"events": []})["show"] = run.id if run else None
-
-    def _catch_up(self, engine: str) -> None:
-        """Draw what a tab missed while hidden: its job's events in one batch, then the run to show."""
-        missed = self._deferred.pop(engine, None)
-        if missed is None:
-            return
-        if missed["events"]:
-            self.panels[engine].handle_events(missed["events"])
-        if "show" in missed:
-            try:
-                self._show(engine, self.project.run(missed["show"]) if missed["show"] else None)
-            except KeyError:            # deleted meanwhile
-                runs = self.project.runs_of(engine)
-                self._show(engine, runs[-1] if runs else None)
+        self.project.show(run.engine, run.id)               # the tab draws it (a model event)
+        if focus:
+            self.panels[run.engine].show_run(run, **focus)
 
     def _show_project(self) -> None:
-        """Draw a freshly loaded project: each tab shows its newest run, the saved tab is current."""
+        """Draw a freshly loaded project: each tab shows the run it showed when saved (else its newest
+        run), and the saved tab is current."""
         for name in self.panels:
-            runs = self.project.runs_of(name)
-            self._show(name, runs[-1] if runs else None)
+            if self.project.shown(name) is None:
+                runs = self.project.runs_of(name)
+                self.project.show(name, runs[-1].id if runs else None)
         current = self.project.view.get("current_engine")
         if current in self.panels:
             self.set_current_engine(current)
@@ -353,12 +318,10 @@ class MainWindow(QMainWindow):
 
     def _run_changed(self, run_id: str, engine: str | None) -> None:
         """A run was deleted (or restored by undo): a tab showing a deleted run falls back."""
-        if engine in self.bars and self.bars[engine].shown_run == run_id:
-            try:
-                self.project.run(run_id)
-            except KeyError:
-                runs = self.project.runs_of(engine)
-                self._show(engine, runs[-1] if runs else None)
+        if engine in self.panels and (self.project.view.get("shown") or {}).get(engine) == run_id \
+                and self.project.shown(engine) is None:
+            runs = self.project.runs_of(engine)
+            self.project.show(engine, runs[-1].id if runs else None)
 
     def rerun(self, run_id: str) -> None:
         """Run again with a past run's setup (put back into its tab first, one undo step)."""
@@ -416,12 +379,8 @@ class MainWindow(QMainWindow):
             self._show_error(f"{spec.title} cannot run: {exc.message}")
             return
         request = self.project.request_of(run)
-        panel = self.panels[spec.name]
         self._running[spec.name] = run.id
-        self._deferred.pop(spec.name, None)
-        self.bars[spec.name].set_shown_run(run.id)
-        panel.run = run
-        panel.job_started()
+        self.project.show(spec.name, run.id)               # the tab clears its live views (a model event)
         self.log(f"{spec.title}: {run.id} started on {(run.workload or {}).get('name', 'no workload')}")
         self.runner.start(spec.name, request)          # in a worker process: no engine code runs here
         self._clock.start()
@@ -438,15 +397,10 @@ class MainWindow(QMainWindow):
         run_id = self._running.get(name)
         if run_id is None:
             return
-        self.project.record(run_id, events)
+        self.project.record(run_id, events)         # the views showing the run draw them (a model event)
         for ev in events:
             if isinstance(ev, LogLine):
                 self.log(f"{engines()[name].title}: {ev.message}", ev.level)
-        if self.bars[name].shown_run == run_id:
-            if self._on_show(name):
-                self.panels[name].handle_events(events)
-            else:                       # a hidden tab draws them when it is shown (_catch_up)
-                self._deferred.setdefault(name, {"events": []})["events"].extend(events)
 
     def _on_progress(self, name: str, progress: Progress) -> None:
         spec = self.current_engine()
@@ -469,34 +423,27 @@ class MainWindow(QMainWindow):
         if not self.runner.running():
             self._clock.stop()
 
-    def _on_finished(self, name: str, outcome: JobOutcome) -> None:
+    def _on_finished(self, name: str, outcome: RunOutcome) -> None:
         title = engines()[name].title
         run_id = self._running.pop(name, None)
         if run_id is None:
             return
-        message = None
-        if outcome.error is not None:
-            # bad input and failed self-checks: the message alone; other errors: "Type: message" with
-            # the worker's traceback in the log; a crashed worker: how its process ended
-            message, details = error_report(outcome.error)
-            if details:
-                self.log(details, "error")
+        if outcome.error is not None and outcome.error.detail:
+            # the run's status shows the error's one line; its traceback or fault report goes to the log
+            self.log(outcome.error.detail, "error")
         try:
-            run = self.project.finish_run(run_id, outcome, message)
+            run = self.project.finish_run(run_id, outcome)
         except KeyError:            # deleted while running: nothing to show
             self._update_run_actions()
             return
-        shown = self.bars[name].shown_run == run_id
+        shown = self.project.shown(name) is run     # its tab redraws it, now with its end (a model event)
         if run.status == "finished":
-            if shown:
-                self._show_when_seen(name, run)
             self.log(f"{title}: {run.id} finished")
             self.status(f"{title} finished")
         else:
             if shown and not run.is_partial:          # nothing to see: back to the newest finished run
-                self._show_when_seen(name, self.project.latest(name))
-            elif shown:
-                self.bars[name].set_shown_run(run.id)
+                latest = self.project.latest(name)
+                self.project.show(name, latest.id if latest else None)
             what = run.error or "cancelled"
             self.log(f"{title}: {run.id} {run.status}: {what}" + (" (partial result kept)" if run.is_partial else ""),
                      "error" if run.status == "failed" else "info")
@@ -621,17 +568,21 @@ class MainWindow(QMainWindow):
     def _settings(self) -> QSettings:
         return QSettings("DataflowExplorer", "DataflowExplorer")
 
+    def _recent(self) -> list[str]:
+        """The recent files, newest first (QSettings reads a list of one back as a plain string)."""
+        recent = self._settings().value("recent", [])
+        if isinstance(recent, str):
+            return [recent]
+        return [str(p) for p in recent] if isinstance(recent, list) else []
+
     def _add_recent(self, path: Path) -> None:
-        st = self._settings()
-        recent = [p for p in (st.value("recent", []) or []) if p != str(path.resolve())]
-        st.setValue("recent", [str(path.resolve())] + recent[: MAX_RECENT - 1])
+        recent = [p for p in self._recent() if p != str(path.resolve())]
+        self._settings().setValue("recent", [str(path.resolve())] + recent[: MAX_RECENT - 1])
         self._refresh_recent()
 
     def _refresh_recent(self) -> None:
         self.recent_menu.clear()
-        recent = self._settings().value("recent", []) or []
-        if isinstance(recent, str):
-            recent = [recent]
+        recent = self._recent()
         for p in recent:
             act = self.recent_menu.addAction(p)
             act.triggered.connect(lambda _c=False, p=p: self.open_path(p))

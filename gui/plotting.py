@@ -25,7 +25,7 @@ import pyqtgraph as pg
 import pyqtgraph.exporters
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QColor, QFontMetricsF, QPalette, QPen
-from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsItem, QTableWidget, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsItem, QTableWidget, QTableWidgetItem, QWidget
 
 from core.atomic import atomic_write_text
 
@@ -97,6 +97,9 @@ def readable_number(x: float) -> str:
 
 class ReadableAxis(pg.AxisItem):
     """An axis without SI-prefix scaling whose log ticks read as numbers."""
+
+    textWidth: float                # the room for tick labels, kept by pg.AxisItem
+    textHeight: float
 
     def __init__(self, orientation: str, **kw: Any) -> None:
         super().__init__(orientation, **kw)
@@ -476,12 +479,14 @@ def table_to_csv(table: QTableWidget) -> str:
     import csv
     import io
 
+    def text(item: QTableWidgetItem | None) -> str:
+        return item.text() if item is not None else ""
+
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow([table.horizontalHeaderItem(c).text() if table.horizontalHeaderItem(c) else ""
-                for c in range(table.columnCount())])
+    w.writerow([text(table.horizontalHeaderItem(c)) for c in range(table.columnCount())])
     for r in range(table.rowCount()):
-        w.writerow([table.item(r, c).text() if table.item(r, c) else "" for c in range(table.columnCount())])
+        w.writerow([text(table.item(r, c)) for c in range(table.columnCount())])
     return buf.getvalue()
 
 

@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComb
 
 from core.atomic import atomic_write_text
 from core.errors import InputError
-from core.jobs import JobOutcome, MetricPoint
+from core.engine import engines
+from core.lifecycle import RunOutcome
 from core.project import Project
 from core.study import spec as study_spec
 from core.study.analysis import number, pareto_front
@@ -423,21 +424,19 @@ class StudyPanel(QWidget):
             self._fill_row(i, rec)
             return
         req = rec.get("request") or {}
-        events = [MetricPoint(series, x, y, plot) for plot, ss in (rec.get("series") or {}).items()
-                  for series, pts in ss.items() for x, y in pts]
-        if rec["status"] == "finished" and rec.get("result") is not None:
-            outcome = JobOutcome(result=rec["result"])
-            error = None
-        else:
-            error = str(rec.get("error") or "failed")
-            outcome = JobOutcome(error=RuntimeError(error))
+        outcome = RunOutcome.from_json({"status": rec["status"], "result": rec.get("result"),
+                                        "result_version": rec.get("result_version"),
+                                        "error": None if rec["status"] == "finished" else
+                                        {"kind": "other", "message": str(rec.get("error") or "failed")},
+                                        "duration_s": rec.get("duration_s"), "series": rec.get("series") or {},
+                                        "log": rec.get("log") or []}, engines()[study.engine])
         snap = {name: None if req.get(name) is None else
                 {"id": "study", "name": str(req.get(f"{name}_name") or name), "value": req[name]}
                 for name in ("workload", "target")}
         params = ", ".join(f"{k}={v}" for k, v in rec.get("params", {}).items())
         run = self.context.project.add_finished_run(
             study.engine, snap["workload"], snap["target"], req.get("settings") or {}, outcome,
-            rec.get("duration_s"), f"study {study.name} #{i}" + (f": {params}" if params else ""), events, error)
+            f"study {study.name} #{i}" + (f": {params}" if params else ""))
         self.run_ids[i] = run.id
         self._fill_row(i, rec)
 

@@ -1,5 +1,6 @@
-"""The demo engine the job tests run: it counts, and on request fails, crashes, ignores Cancel or
-starts processes of its own. It lives in its own module because the GUI runs engines in worker
+"""The demo engine the job tests run: it counts, and on request fails, crashes, ignores Cancel,
+starts processes of its own, or says that it runs and waits for a test's go-ahead (a file), so a test
+waits for what it needs instead of sleeping for long enough. It lives in its own module because the GUI runs engines in worker
 processes: the child imports this module (core.worker.engine_ref gives "tests.demo_engine:DEMO")."""
 
 from __future__ import annotations
@@ -8,11 +9,13 @@ import os
 import subprocess
 import sys
 import time
-from typing import Iterator
+from dataclasses import dataclass, replace
+from typing import Any, Iterator
 
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
+from core.results import EngineResult, optional_key
 
 # Set by GUI tests to the test process's pid: the engine then refuses to run in that process, so a
 # job that ran engine code in the GUI process fails loudly.
@@ -45,6 +48,13 @@ def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                 for _ in range(int(request.settings.get("children", 0)))]
     if children:
         yield PartialResult("children", {"pids": [p.pid for p in children]})
+    started = request.settings.get("started")
+    if started:             # a folder: a file named after this process says the engine is counting here
+        open(os.path.join(str(started), str(os.getpid())), "w").close()
+    gate = request.settings.get("wait_for")
+    while gate and not os.path.exists(str(gate)):       # a test's go-ahead (a file), the token looked at
+        cancel.check()
+        time.sleep(0.01)
     total = 0
     for i in range(steps):
         cancel.check()
@@ -62,7 +72,19 @@ def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         yield Progress((i + 1) / steps, f"step {i + 1}")
         if delay:
             time.sleep(delay)
-    yield FinalResult({"steps": steps, "sum": total})
+    yield FinalResult({"steps": steps, "sum": total, **({"bad": True} if request.settings.get("bad_result") else {})})
+
+
+@dataclass(kw_only=True)
+class DemoResult(EngineResult):
+    """The demo's result: how far it counted and the sum (with "bad" set, a field the type lacks)."""
+
+    steps: int
+    sum: int
+    nested: dict[str, Any] | None = optional_key()
+
+    def headline(self) -> dict[str, float | int | str | None]:
+        return {"sum": self.sum, "steps": self.steps}
 
 
 def _add_cli(parser) -> None:
@@ -74,7 +96,14 @@ DEMO = EngineSpec(
     run=demo_run, default_settings=lambda: {"steps": 10},
     add_cli_arguments=_add_cli,
     request_from_cli=lambda args: JobRequest(None, None, {"steps": args.steps}),
-    format_text=lambda r: f"sum={r['sum']}",
+    format_text=lambda r: f"sum={r.sum}" if isinstance(r, DemoResult) else "?",
+    result_type=DemoResult,
     settings_schema={"type": "object", "properties": {"steps": {"type": "integer"}}},
     order=0,
 )
+
+
+# The demo engine as a study runs it (tests/test_study.py): a study may set only the settings its
+# engine declares, so this one declares the gate settings ("started", "wait_for") too.
+STUDY_DEMO = replace(DEMO, settings_schema={"type": "object", "properties": {
+    "steps": {"type": "integer"}, "started": {"type": "string"}, "wait_for": {"type": "string"}}})

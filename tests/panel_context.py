@@ -37,7 +37,8 @@ class FakeContext:
 
     def add_finished_run(self, engine: str, result: dict[str, Any]):
         """A finished run of `engine` with this result, as if it had just run."""
-        from core.jobs import JobOutcome
+        from core.engine import get_engine
+        from core.lifecycle import RunOutcome
 
         run = self.project.start_run(engine)
-        return self.project.finish_run(run.id, JobOutcome(result=result))
+        return self.project.finish_run(run.id, RunOutcome.from_json({"status": "finished", "result": result}, get_engine(engine)))

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from core.engine import get_engine
-from core.fpsp_sim import replay as replays
+from core.simulate import replay as replays
 from core.workload import Scamp5Target
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,7 +20,7 @@ def replay():
 
 @pytest.fixture
 def stepper(qtbot, replay):
-    from gui.scamp5_stepper import Scamp5Stepper
+    from gui.panels.simulate.stepper import Scamp5Stepper
 
     st = Scamp5Stepper()
     qtbot.addWidget(st)

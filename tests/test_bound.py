@@ -18,6 +18,7 @@ from core.bound.geometry import distinct_tiles
 from core.bound.loopnest import (BASELINES, Tiling, evaluate, exhaustive_optimal, paper_traffic,
                                  search_baseline, search_optimal, traffic_of)
 from core.bound.onchip import map_to_pes, size_architecture
+from core.bound.result import BoundResult
 from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
 from core.errors import InputError
 from core.jobs import CancelToken, FinalResult, MetricPoint, Progress, run_foreground
@@ -66,7 +67,7 @@ def test_a_held_tensor_is_loaded_once_and_counted_in_the_footprint():
         t = Tiling(1, 3, 3, 2, 3, "NPQMC", hold)
         model, sim = traffic_of(s, t), simulate(s, t, S=10 ** 9)
         assert sim.max_abs_error == 0.0 and sim.peak_words == model.memory
-        expected = s.weights if hold == "W" else conv_bound(s, 10 ** 6).compulsory_inputs
+        expected = s.weights if hold == "W" else conv_bound(s, 10 ** 6).compulsory.inputs
         assert getattr(model, field) == getattr(sim, field) == expected
         with pytest.raises(BufferOverflow):
             simulate(s, t, S=model.memory - 1)
@@ -132,7 +133,7 @@ def test_rows_and_columns_no_window_reads_are_never_loaded_by_any_dataflow(s):
     """Stride larger than the kernel, dilation: the optimal dataflow and every baseline, at their best
     tilings and at random ones, count only the rows and columns some window of the tile reads, and
     the trace simulator, which fetches exactly those (on nonzero data), agrees word for word."""
-    used = conv_bound(s, 10 ** 6).compulsory_inputs
+    used = conv_bound(s, 10 ** 6).compulsory.inputs
     rnd = random.Random(4)
     g = s.group_shape()
     for S in (60, 200, 10 ** 4):
@@ -252,7 +253,7 @@ def test_paper_networks_optimal_never_above_baselines_and_tighter_than_mappers(n
                 r = search_baseline(s, S, fam)
                 assert r is None or opt.traffic.total <= r.traffic.total
             assert opt.traffic.total >= b.reference            # the proven bound (compulsory included)
-            assert opt.traffic.total / max(b.paper, b.compulsory) < 1.3, (net, s.name, kib)
+            assert opt.traffic.total / max(b.paper.total, b.compulsory.total) < 1.3, (net, s.name, kib)
 
 
 # ------------------------------------------------------------------ the paper's formulas
@@ -273,9 +274,10 @@ def test_window_reuse_and_conv_bound():
     S = 32768
     b = conv_bound(vgg, S)
     # square kernel, R = K^2/D^2: 2 * MACs * D / (K * sqrt(S))
-    assert b.paper_reads == pytest.approx(2 * vgg.macs * 1 / (3 * math.sqrt(S)))
-    assert b.paper_writes == vgg.outputs
-    assert b.compulsory == vgg.inputs + vgg.weights + vgg.outputs
+    assert b.paper.reads == pytest.approx(2 * vgg.macs * 1 / (3 * math.sqrt(S)))
+    assert b.paper.writes == vgg.outputs and b.paper.total == b.paper.reads + b.paper.writes
+    assert b.compulsory.total == vgg.inputs + vgg.weights + vgg.outputs
+    assert b.reference == max(b.segment.total, b.compulsory.total)
 
 
 def test_exact_model_equals_paper_closed_form_when_tiles_divide():
@@ -444,8 +446,8 @@ def test_malformed_and_unsupported_onnx(tmp_path):
     nodes[1] = helper.make_node("Relu", ["c"], ["y"])
     onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w])), str(path))
     out = run_foreground(ENGINE.run(_cli(["--onnx", str(path), "--no-sweep"]), CancelToken()), quiet=True)
-    assert out.error is None and len(out.result["layers"]) == 1
-    assert out.result["layers"][0]["shape"]["Co"] == 4
+    assert out.error is None and len(out.result.layers) == 1
+    assert out.result.layers[0].shape.Co == 4
 
 
 # ------------------------------------------------------------------ engine end to end
@@ -454,20 +456,21 @@ def test_engine_network_run_events_and_json():
     events = list(ENGINE.run(req, CancelToken()))
     assert isinstance(events[-1], FinalResult)
     r = events[-1].data
-    json.dumps(r)
+    assert isinstance(r, BoundResult)
+    assert BoundResult.from_json(json.loads(json.dumps(r.to_json()))) == r      # stored and read back
     convs = zoo.get("alexnet").convs
-    assert [l["name"] for l in r["layers"]] == [c.name for c in convs]
+    assert [l.name for l in r.layers] == [c.name for c in convs]
     assert sum(isinstance(e, Progress) for e in events) >= len(convs)
     assert any(isinstance(e, MetricPoint) and e.plot == "sweep" for e in events)
-    assert r["memory_words"] == 65536
-    assert r["totals"]["optimal"] == sum(l["optimal"]["traffic"]["total"] for l in r["layers"])
-    for l in r["layers"]:
+    assert r.memory_words == 65536
+    assert r.totals.optimal == sum(l.optimal.traffic.total for l in r.layers)
+    for l in r.layers:
         for k in ("ws", "is", "os", "rs"):
-            b = l["baselines"][k]
-            assert b is None or b["traffic"]["total"] >= l["optimal"]["traffic"]["total"]
-    opt = [row["optimal"] for row in r["sweep"]]
-    assert all(a >= b for a, b in zip(opt, opt[1:]))            # more memory never costs traffic
-    assert all(row["optimal"] >= row["compulsory"] for row in r["sweep"])
+            b = l.baselines[k]
+            assert b is None or b.traffic.total >= l.optimal.traffic.total
+    opt = [row.optimal for row in r.sweep]
+    assert None not in opt and all(a >= b for a, b in zip(opt, opt[1:]))       # more memory never costs traffic
+    assert all(row.optimal is not None and row.optimal >= row.compulsory for row in r.sweep)
     assert "conv1" in ENGINE.format_text(r)
 
 
@@ -478,8 +481,8 @@ def test_engine_reads_the_chosen_workload_and_target():
     req = JobRequest(CnnNetwork("lenet5", batch=3), DataflowTarget(memory_bytes=8192, word_bits=8),
                      {"sweep": False, "dataflows": ["ws"]})
     r = run_foreground(ENGINE.run(req, CancelToken()), quiet=True).result
-    assert r["source"]["name"] == "lenet5" and r["batch"] == 3 and r["memory_words"] == 8192
-    assert list(r["layers"][0]["baselines"]) == ["ws"]
+    assert r.source.name == "lenet5" and r.batch == 3 and r.memory_words == 8192
+    assert list(r.layers[0].baselines) == ["ws"]
 
 
 def test_engine_cancels():
@@ -499,8 +502,8 @@ def test_other_zoo_networks_run(net):
     req = _cli(["--network", net, "--no-sweep", "--dataflows", "all"])
     out = run_foreground(ENGINE.run(req, CancelToken()), quiet=True)
     assert out.error is None, out.error
-    for l in out.result["layers"]:
-        assert l["optimal"]["traffic"]["total"] >= l["bound"]["compulsory"]["total"]
+    for l in out.result.layers:
+        assert l.optimal.traffic.total >= l.bound.compulsory.total
 
 
 # ------------------------------------------------------------------ the project model: workload, target, settings
@@ -540,7 +543,7 @@ def test_workload_problems_are_named_before_a_run(tmp_path):
     p.choose("bound", "workloads", p.add("workloads", "two layers", ConvLayers(["Ci=4,Hi=8,Wi=8,Co=4,Hk=3"] * 2)))
     assert p.problem("bound", "workloads") is None
     r = run_foreground(ENGINE.run(p.request("bound"), CancelToken()), quiet=True).result
-    assert [l["name"] for l in r["layers"]] == ["layer1", "layer2"]
+    assert [l.name for l in r.layers] == ["layer1", "layer2"]
 
 
 def _v1(settings: dict, workload: dict | None = None) -> dict:
@@ -618,8 +621,6 @@ def test_version_1_results_are_brought_forward_with_the_proven_bound():
     """A result the version-1 engine stored (LeNet-5 at 8 KiB): its paper formula moves to `paper`,
     the proven bound is computed from each stored shape, ratios follow; its traffic stays."""
     from pathlib import Path
-
-    from core.bound.result import BoundResult
 
     old = json.loads((Path(__file__).parent / "data" / "bound_result_v1_lenet5.json").read_text())
     new = BoundResult.check(old, version=1)

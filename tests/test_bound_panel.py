@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from core.bound.result import BoundResult
 from core.bound.engine import ENGINE
 from core.bound.geometry import interior_block, tile_block
 from core.jobs import CancelToken, FinalResult
@@ -31,8 +32,9 @@ def panel(qtbot):
 def result():
     settings = {"sweep": True, "dataflows": ["ws", "rs"]}
     events = list(ENGINE.run(_request(CnnNetwork("alexnet"), settings), CancelToken()))
-    assert isinstance(events[-1], FinalResult)
-    return json.loads(json.dumps(events[-1].data)), events[:-1]      # as a session stores it
+    assert isinstance(events[-1], FinalResult) and isinstance(events[-1].data, BoundResult)
+    stored = json.loads(json.dumps(events[-1].data.to_json()))             # as a session stores it
+    return BoundResult.from_json(stored), events[:-1]
 
 
 def _request(workload, settings):
@@ -79,8 +81,9 @@ def test_the_tab_runs_exactly_its_chosen_network(panel):
     assert req.workload == CnnNetwork("vgg16")
     quick = dataclasses.replace(req, settings={**req.settings, "sweep": False, "dataflows": []})
     r = list(ENGINE.run(quick, CancelToken()))[-1].data
-    assert r["source"] == {"kind": "network", "name": "vgg16", "title": r["source"]["title"]}
-    assert len(r["layers"]) == 16
+    assert isinstance(r, BoundResult)
+    assert (r.source.kind, r.source.name, r.source.path) == ("network", "vgg16", None) and r.source.title
+    assert len(r.layers) == 16
     # a CNN set cannot be chosen silently: the tab says it does not fit
     cnn_set = next(e for e in project.workloads if e.kind == "cnn_set")
     project.choose("bound", "workloads", cnn_set.id)
@@ -105,18 +108,18 @@ def test_panel_runs_a_real_result_and_redraws_from_json(panel, result):
     panel.handle_events(live)
     assert panel._live_sweep and "optimal" in panel._live_sweep
     panel.show_result(r)
-    n = len(r["layers"])
+    n = len(r.layers)
     assert panel.table.rowCount() == n + 1
     csv = table_to_csv(panel.table)
     assert csv.splitlines()[0].startswith("layer,R,proven,paper (asymptotic)") and "conv1" in csv
     names = {item.name() for item in panel.sweep_plot.getPlotItem().listDataItems()}
     assert {"proven", "paper (asymptotic)"} <= names                  # the two bounds, labelled apart
     assert panel.tile_layer.count() == n
-    t = r["layers"][0]["optimal"]["tiling"]
-    sh = r["layers"][0]["shape"]
+    t = r.layers[0].optimal.tiling
+    sh = r.layers[0].shape
     g = panel.tile_view.geometry_of()
-    assert g == tile_block(sh, t, (0, 0)) and g["out"] == (0, t["y"], 0, t["x"])
-    assert g["in"][1] - g["in"][0] == (t["y"] - 1) * sh["stride"] + sh["Hk"]     # block plus halo
+    assert g == tile_block(sh, t, (0, 0)) and g["out"] == (0, t.y, 0, t.x)
+    assert g["in"][1] - g["in"][0] == (t.y - 1) * sh.stride + sh.Hk     # block plus halo
     panel.tile_block.setCurrentIndex(1)
     assert panel.tile_view.block == interior_block(sh, t) and panel.tile_view.geometry_of()["out"][0] > 0
     panel.tile_view.grab()            # paints without error
@@ -128,11 +131,11 @@ def test_panel_runs_a_real_result_and_redraws_from_json(panel, result):
 def test_a_layer_row_or_bar_selects_its_tiling(panel, result):
     r, _ = result
     panel.show_result(r)
-    layers = r["layers"]
+    layers = r.layers
     # a click on a table row: that layer's tile, shown
     panel.table.cellClicked.emit(3, 5)
     assert panel.tile_layer.currentIndex() == 3 and panel.tabs.currentWidget() is panel.tile_page
-    assert panel.tile_view.layer["name"] == layers[3]["name"] and layers[3]["name"] in panel.tile_info.text()
+    assert panel.tile_view.layer is layers[3] and layers[3].name in panel.tile_info.text()
     assert panel.bar_mark.getRegion() == pytest.approx((2.55, 3.45))
     # moving through the rows with the keyboard follows in the Tile tab without switching to it
     panel.tabs.setCurrentIndex(0)
@@ -150,7 +153,7 @@ def test_a_layer_row_or_bar_selects_its_tiling(panel, result):
     panel.tile_layer.setCurrentIndex(2)
     assert panel.table.currentRow() == 2
     # a stored run opened on a layer (the runs view's focus)
-    run = panel.context.add_finished_run("bound", r)
+    run = panel.context.add_finished_run("bound", r.to_json())
     panel.show_run(run, layer=5)
     assert panel.tile_layer.currentIndex() == 5
 
@@ -162,6 +165,7 @@ def test_tile_blocks_read_what_the_traffic_model_counts():
     import random
 
     from core.bound.geometry import layer_axes
+    from core.bound.loopnest import Tiling
     from core.bound.shapes import ConvShape
 
     rnd = random.Random(3)
@@ -171,13 +175,12 @@ def test_tile_blocks_read_what_the_traffic_model_counts():
             sh = ConvShape("t", 1, 2, rnd.randint(3, 20), rnd.randint(3, 20), 2, k, k, D, P, 1, d).validate()
         except Exception:
             continue
-        js = sh.to_json()
         ty, tx = rnd.randint(1, sh.Ho), rnd.randint(1, sh.Wo)
-        ay, ax = layer_axes(js)
+        ay, ax = layer_axes(sh)
         spans_y, spans_x = ay.spans(ty), ax.spans(tx)
         for by in range(len(spans_y)):
             bx = rnd.randrange(len(spans_x))
-            g = tile_block(js, {"y": ty, "x": tx}, (by, bx))
+            g = tile_block(sh, Tiling(n=1, m=1, c=1, p=ty, q=tx), (by, bx))
             y0, y1, x0, x1 = g["in_clipped"]
             rows, cols = g["rows_read"], g["cols_read"]
             assert (len(rows), len(cols)) == (spans_y[by], spans_x[bx])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -13,6 +14,7 @@ from core.cain import goals as gl
 from core.cain.api import compile_filter
 from core.cain.approx import approximate
 from core.cain.engine import ENGINE
+from core.cain.result import CainResult, GoalJson
 from core.cain.solver import build_problem, lanes
 from core.cain.csearch import PORTFOLIO
 from core.errors import InputError
@@ -29,17 +31,17 @@ def ks(*mats, den=1, name="t"):
     return KernelSet(name, den, [Kernel(f"k{i + 1}", m) for i, m in enumerate(mats)])
 
 
-def expected_kernels(result: dict) -> dict[str, SymKernel]:
-    den = result["denominator"]
-    return {n: SymKernel.from_matrix(m, Fraction(1, den)) for n, m in result["approximated_kernels"].items()}
+def expected_kernels(result: CainResult) -> dict[str, SymKernel]:
+    den = result.denominator
+    return {n: SymKernel.from_matrix(m, Fraction(1, den)) for n, m in result.approximated_kernels.items()}
 
 
-def check_program_independently(result: dict, registers: int = 6) -> None:
+def check_program_independently(result: CainResult, registers: int = 6) -> None:
     """Re-run the reported program text and compare every output with its approximated kernel."""
-    prog = parse_program("\n".join(result["program"]), registers)
-    final = run_symbolic(prog, {result["input_register"]: 0}, registers)[-1]
+    prog = parse_program("\n".join(result.program), registers)
+    final = run_symbolic(prog, {result.input_register: 0}, registers)[-1]
     for name, want in expected_kernels(result).items():
-        assert final[result["outputs"][name]] == want, name
+        assert final[result.outputs[name]] == want, name
 
 
 # ------------------------------------------------------------------ approximation
@@ -180,67 +182,87 @@ def _run(settings, kernels=None, name="gauss3", target=None):
     events = list(ENGINE.run(req, CancelToken()))
     finals = [e for e in events if isinstance(e, FinalResult)]
     assert len(finals) == 1
-    return events, finals[0].data
+    r = finals[0].data
+    assert isinstance(r, CainResult)
+    # what a session stores reads back as the same result
+    assert CainResult.from_json(json.loads(json.dumps(r.to_json(), allow_nan=False))) == r
+    return events, r
 
 
 def test_gauss3_all_reaches_the_table1_length_within_a_node_budget():
     events, r = _run({"isa": "all", "workers": 1, "time_s": 120, "max_nodes": 1500})
-    assert r["found"] and r["verified"]
-    assert r["length"] <= 10            # Table 1: Cain 'All' 10 (AUKE and Cain 'Basic' 12)
-    assert {m["method"] for m in r["improvements"]} == {"simultaneous"}
-    assert r["nodes_explored"] <= 1500 + 40
+    assert r.found and r.verified and r.length is not None
+    assert r.length <= 10               # Table 1: Cain 'All' 10 (AUKE and Cain 'Basic' 12)
+    assert {m.method for m in r.improvements} == {"simultaneous"}
+    assert r.nodes_explored <= 1500 + 40
     check_program_independently(r)
-    json.dumps(r)
     plans = [e for e in events if isinstance(e, PartialResult) and e.kind == "plan"]
     lengths = [p.data["length"] for p in plans]
     assert lengths == sorted(lengths, reverse=True) and len(set(lengths)) == len(lengths)
-    assert lengths[-1] == r["length"]
+    assert lengths[-1] == r.length
     assert {m.plot for m in events if isinstance(m, MetricPoint)} == {"nodes", "time"}
-    assert r["cpp"].count(";") >= r["length"] and "scamp5_kernel_begin();" in r["cpp"]
+    assert r.cpp.count(";") >= r.length and "scamp5_kernel_begin();" in r.cpp
     # the Goal-Bag trace goes from the input Goal to the Final-Goals
-    assert len(r["goal_bags"]) == r["length"] + 1
-    assert r["goal_bags"][0] == [{"atoms": 16, "matrix": [[16]]}]
+    assert len(r.goal_bags) == r.length + 1
+    assert r.goal_bags[0] == [GoalJson(atoms=16, matrix=[[16]])]
+    assert r.to_json()["goal_bags"][0] == [{"atoms": 16, "matrix": [[16]]}]
 
 
 def test_every_reported_plan_is_verified_analognet2():
     events, r = _run({"isa": "all", "workers": 1, "time_s": 120, "max_nodes": 800}, name="analognet2")
     plans = [e.data for e in events if isinstance(e, PartialResult) and e.kind == "plan"]
-    assert plans and r["verified"]
+    assert plans and r.verified
     for p in plans:
-        check_program_independently({**r, "program": p["program"], "outputs": p["outputs"]})
+        check_program_independently(replace(r, program=p["program"], outputs=p["outputs"]))
     # the result keeps every improvement's program, the same ones the plans streamed
-    assert [i["program"] for i in r["improvements"]] == [p["program"] for p in plans]
-    assert r["length"] < 49             # AUKE's 13 + 21 + 15
+    assert [i.program for i in r.improvements] == [p["program"] for p in plans]
+    assert r.length is not None and r.length < 49       # AUKE's 13 + 21 + 15
 
 
 def test_basic_set_and_auke_baseline_use_only_their_instructions():
     _, r = _run({"isa": "basic", "workers": 1, "time_s": 120, "max_nodes": 600})
-    assert r["found"]
-    ops = {line.split("(")[0] for line in r["program"]}
+    assert r.found
+    ops = {line.split("(")[0] for line in r.program}
     assert ops <= {"mov", "movx", "add", "sub", "neg", "res", "divq", "div", "diva"}
     check_program_independently(r)
     _, r = _run({"isa": "auke", "workers": 1, "time_s": 120, "max_nodes": 1200}, name="sobel")
-    assert r["found"] and r["mode"] == "auke"
-    assert {line.split("(")[0] for line in r["program"]} <= {"mov", "movx", "add", "sub", "divq", "neg"}
+    assert r.found and r.mode == "auke"
+    assert {line.split("(")[0] for line in r.program} <= {"mov", "movx", "add", "sub", "divq", "neg"}
     check_program_independently(r)
 
 
 @pytest.mark.parametrize("traversal", ["dfs", "best-first"])
 def test_other_traversals_find_verified_programs(traversal):
     _, r = _run({"workers": 1, "traversal": traversal, "time_s": 120, "max_nodes": 1500})
-    assert r["found"] and r["verified"]
+    assert r.found and r.verified
     check_program_independently(r)
 
 
 def test_multi_channel_kernel_and_more_registers():
     k = ks([[[0, 1, 0], [0, 2, 0], [0, 1, 0]], [[0, 0, 0], [1, 0, -1], [0, 0, 0]]], den=2)
     _, r = _run({"workers": 1, "time_s": 120, "max_nodes": 1500}, kernels=k, target=Scamp5Target(registers=8))
-    assert r["found"] and r["verified"]
-    assert set(r["input_registers"]) == {"0", "1"}
+    assert r.found and r.verified
+    assert set(r.input_registers) == {"0", "1"}
+
+
+def test_a_search_that_finds_nothing_gives_a_typed_result_without_a_program():
+    from core.cain.engine import _final, _settings
+    from core.cain.lower_bound import problem_bound
+
+    k = preset("gauss3")
+    s = _settings({}, None)
+    a = approximate(k, max_kernels=s["registers"])
+    bound = problem_bound(a.goals, a.d, a.channels, instruction_set(s["isa"]))
+    r = _final(k, a, s, None, None, [], 10, 0.5, bound, bound.value)
+    assert not r.found and r.length is None and r.program == [] and r.goal_bags == [] and r.gap is None
+    assert r.bound == bound.value and r.nodes_per_s == 20.0
+    assert "gap" not in r.to_json() and "method" not in r.to_json()
+    assert CainResult.from_json(json.loads(json.dumps(r.to_json()))) == r
+    assert "no program found within the budget" in ENGINE.format_text(r)
 
 
 def test_compile_filter_api_and_workers():
-    plan = compile_filter(preset("sobel"), time_s=3.0, workers=2)
+    plan = compile_filter(preset("sobel"), time_s=120.0, max_nodes=1500, workers=2)     # a node budget: no race
     assert plan.verified and plan.length >= 1
     assert set(plan.outputs) == {"sobel_x", "sobel_y"} and plan.input_register == "A"
     final = run_symbolic(plan.program, {"A": 0})[-1]
@@ -271,10 +293,11 @@ def test_cli_kernel_file_round_trip(tmp_path):
     req = ENGINE.request_from_cli(_parse(["--kernels", str(f), "--time", "30", "--max-nodes", "400",
                                           "--workers", "1"]))
     out = run_foreground(ENGINE.run(req, CancelToken()), quiet=True)
-    assert out.error is None and out.result["found"] and out.result["verified"]
-    check_program_independently(out.result)
-    text = ENGINE.format_text(out.result)
-    assert "laplacian" in text and out.result["program"][0] in text
+    r = out.result
+    assert out.error is None and isinstance(r, CainResult) and r.found and r.verified
+    check_program_independently(r)
+    text = ENGINE.format_text(r)
+    assert "laplacian" in text and r.program[0] in text
 
 
 @pytest.mark.parametrize("argv,content,message", [
@@ -310,8 +333,8 @@ def test_one_by_one_seed_is_reported_first_and_must_be_beaten():
     assert plans[0]["method"] == "one-by-one"
     assert all(p["method"] == "simultaneous" for p in plans[1:])
     assert [p["length"] for p in plans] == sorted({p["length"] for p in plans}, reverse=True)
-    assert r["verified"] and r["improvements"][0]["method"] == "one-by-one"
-    assert len(r["register_goals"]) == r["length"] + 1
+    assert r.verified and r.improvements[0].method == "one-by-one"
+    assert r.length is not None and len(r.register_goals) == r.length + 1
     check_program_independently(r)
 
 
@@ -360,8 +383,8 @@ def test_v1_register_count_becomes_the_tabs_target():
 
 def test_the_target_gives_the_register_count():
     _, r = _run({"workers": 1, "time_s": 60, "max_nodes": 300}, name="gauss3", target=Scamp5Target(registers=4))
-    assert r["registers"] == 4 and r["found"]
-    assert {a for line in r["program"] for a in line.split("(")[1].rstrip(")").split(", ")} <= set("ABCD") | {
+    assert r.registers == 4 and r.found
+    assert {a for line in r.program for a in line.split("(")[1].rstrip(")").split(", ")} <= set("ABCD") | {
         "north", "east", "south", "west"}
     with pytest.raises(InputError, match="target.registers"):
         list(ENGINE.run(JobRequest(preset("gauss3"), Scamp5Target(registers=1), {}), CancelToken()))

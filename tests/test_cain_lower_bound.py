@@ -17,6 +17,7 @@ import pytest
 
 from core.cain import goals as gl
 from core.cain.lower_bound import BoundContext, adds_needed, goal_class, goal_weight, lower_bound, signed_digit_weight
+from core.cain.result import CainResult
 from core.scamp5.interp import SymKernel, run_symbolic
 from core.scamp5.isa import CLOCKWISE, DIRECTIONS, OPS, instruction_set
 from core.scamp5.program import Instr
@@ -210,33 +211,38 @@ def test_the_exhaustive_check_catches_a_bound_one_too_high(monkeypatch):
 
 
 # ------------------------------------------------------------------ the engine reports it
-def _run(kernels, **settings):
+def _run(kernels, **settings) -> CainResult:
     from core.cain.engine import ENGINE
     from core.engine import JobRequest
     from core.jobs import CancelToken, FinalResult
     from core.workload import Kernel, KernelSet, Scamp5Target
 
     ks = KernelSet("t", 1, [Kernel(f"k{i + 1}", m) for i, m in enumerate(kernels)])
-    req = JobRequest(ks, Scamp5Target(registers=6), {"time_s": 30.0, "workers": 1, **settings})
-    return next(e.data for e in ENGINE.run(req, CancelToken()) if isinstance(e, FinalResult))
+    # a node budget by default, and a time limit far beyond it: what a run finds does not depend on the
+    # machine's speed or load
+    req = JobRequest(ks, Scamp5Target(registers=6), {"time_s": 120.0, "max_nodes": 20_000, "workers": 1, **settings})
+    r = next(e.data for e in ENGINE.run(req, CancelToken()) if isinstance(e, FinalResult))
+    assert isinstance(r, CainResult)
+    return r
 
 
 def test_a_program_at_the_bound_is_optimal_and_ends_the_search():
     """[0 -1 1] is one subx reading the input twice (x0 = x1: the input shifted minus itself): the
-    bound (1) proves it optimal, and the search stops there instead of spending its 30 s."""
+    bound (1) proves it optimal, and the search stops there instead of spending its budget."""
     r = _run([[[0, 0, 0], [0, -1, 1], [0, 0, 0]]])
-    assert r["length"] == 1 and r["program"] == ["subx(B, A, east, A)"]
-    assert r["lower_bound"]["value"] == 1 and r["optimal"] is True and r["gap"] == 0
-    assert r["nodes_explored"] < 50
+    assert r.length == 1 and r.program == ["subx(B, A, east, A)"]
+    assert r.lower_bound is not None and r.lower_bound.value == 1 and r.optimal is True and r.gap == 0
+    assert r.nodes_explored < 50
 
 
 def test_the_gap_is_reported_when_the_bound_is_not_reached():
     from core.cain.engine import format_text
 
     r = _run([[[1, 2, 1], [2, 4, 2], [1, 2, 1]]], max_nodes=200)
-    assert r["lower_bound"]["value"] <= r["length"] and r["gap"] == r["length"] - r["lower_bound"]["value"]
-    assert r["optimal"] is (r["gap"] == 0)
-    assert f"lower bound {r['lower_bound']['value']} (gap {r['gap']})" in format_text(r)
+    assert r.length is not None and r.bound is not None
+    assert r.bound <= r.length and r.gap == r.length - r.bound
+    assert r.optimal is (r.gap == 0)
+    assert f"lower bound {r.bound} (gap {r.gap})" in format_text(r)
 
 
 def test_same_seed_and_node_budget_give_the_same_length():
@@ -245,15 +251,15 @@ def test_same_seed_and_node_budget_give_the_same_length():
     kernels = [[[1, 3, 0], [2, 5, 1], [0, 4, 2]], [[2, 0, 1], [3, 1, 4], [1, 1, 0]]]
     a = _run(kernels, max_nodes=400, workers=2, seed=3)
     b = _run(kernels, max_nodes=400, workers=2, seed=3)
-    assert a["found"] and (a["length"], a["nodes_explored"]) == (b["length"], b["nodes_explored"])
+    assert a.found and (a.length, a.nodes_explored) == (b.length, b.nodes_explored)
 
 
 def test_a_version_1_result_still_loads_without_a_bound():
     from core.cain.engine import format_text
-    from core.cain.result import CainResult
 
     r = _run([[[0, 0, 0], [0, -1, 1], [0, 0, 0]]])
-    old = {k: v for k, v in r.items() if k not in ("lower_bound", "gap", "optimal")}
-    back = CainResult.check(old, version=1)
-    assert "lower_bound" not in back and CainResult.VERSION == 4
+    old = {k: v for k, v in r.to_json().items() if k not in ("lower_bound", "gap", "optimal")}
+    back = CainResult.from_json(old, version=1)
+    assert back.lower_bound is None and back.bound is None and "lower_bound" not in back.to_json()
+    assert CainResult.VERSION == 4
     assert "no lower bound (result from an older version)" in format_text(back)

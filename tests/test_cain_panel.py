@@ -12,9 +12,12 @@ import json
 import pytest
 
 from core.cain import plans
+from core.cain.result import CainResult
 from core.engine import JobRequest, get_engine
-from core.fpsp_sim import sources
-from core.jobs import CancelToken, FinalResult, JobOutcome, PartialResult
+from core.simulate import sources
+from core.simulate.result import SimulateResult
+from core.jobs import CancelToken, FinalResult, PartialResult
+from core.lifecycle import RunOutcome
 from core.scamp5.isa import register_names
 from core.scamp5.program import parse_program
 from core.scamp5.program_file import read_program
@@ -40,8 +43,19 @@ def an2_events():
     return _events("analognet2", 800)
 
 
-def _final(events) -> dict:
-    return next(e.data for e in events if isinstance(e, FinalResult))
+def _final(events) -> CainResult:
+    final = next(e.data for e in events if isinstance(e, FinalResult))
+    assert isinstance(final, CainResult)
+    return final
+
+
+def _simulated(settings: dict) -> SimulateResult:
+    """The simulator's result for these settings, on a small array."""
+    spec = get_engine("simulate")
+    r = list(spec.run(JobRequest(None, Scamp5Target(6, 16), dict(spec.default_settings(), **settings)),
+                      CancelToken()))[-1].data
+    assert isinstance(r, SimulateResult)
+    return r
 
 
 @pytest.fixture
@@ -122,26 +136,27 @@ def test_live_events_then_stored_result(panel, events):
     found = [e.data for e in events if isinstance(e, PartialResult)]
     assert found
     xs, ys = panel.nodes_plot.series()["best length"]
-    assert ys[-1] == final["length"] and min(ys) == final["length"]
-    assert panel.time_plot.series()["best length"][1][-1] == final["length"]
-    assert panel.program_view.toPlainText().count(";") == final["length"]
-    assert len(panel.points["nodes"].points()) == len(found) == len(final["improvements"])
+    assert final.length is not None
+    assert ys[-1] == final.length and min(ys) == final.length
+    assert panel.time_plot.series()["best length"][1][-1] == final.length
+    assert panel.program_view.toPlainText().count(";") == final.length
+    assert len(panel.points["nodes"].points()) == len(found) == len(final.improvements)
     assert panel.shown_is_best
 
-    # a session reopens the result without rerunning: everything drawn from the dict alone
+    # a session reopens the result without rerunning: everything drawn from the stored result alone
     panel.show_result(None)
     assert panel.program_view.toPlainText() == "" and len(panel.points["time"].points()) == 0
-    panel.show_result(json.loads(json.dumps(final)))
-    assert panel.program_view.toPlainText().count(";") == final["length"]
-    assert panel.cpp_view.toPlainText() == final["cpp"]
-    assert panel.step_slider.maximum() == final["length"]
+    panel.show_result(CainResult.from_json(json.loads(json.dumps(final.to_json()))))
+    assert panel.program_view.toPlainText().count(";") == final.length
+    assert panel.cpp_view.toPlainText() == final.cpp
+    assert panel.step_slider.maximum() == final.length
     panel.step_slider.setValue(0)
     assert "16" in panel.bag_view.toPlainText() and "A:" in panel.reg_view.toPlainText()
-    panel.step_slider.setValue(final["length"])
-    assert final["program"][-1] in panel.step_label.text()
+    panel.step_slider.setValue(final.length)
+    assert final.program[-1] in panel.step_label.text()
     assert panel.alloc_table.rowCount() == 2
     text = panel.program_text()
-    assert [str(i) for i in parse_program(text)] == final["program"]
+    assert [str(i) for i in parse_program(text)] == final.program
     assert panel.export_text_button.isEnabled() and panel.export_cpp_button.isEnabled()
 
 
@@ -150,59 +165,59 @@ def test_export_is_read_back_by_the_simulator_multi_kernel(panel, an2_events, tm
     from PySide6.QtWidgets import QFileDialog
 
     final = _final(an2_events)
-    assert len(final["kernel_names"]) == 3
+    assert len(final.kernel_names) == 3
     panel.show_result(final)
     path = tmp_path / "an2.txt"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
     panel.export_program()
     regs = register_names(6)
     res = sources.from_file(str(path), regs)              # the simulator's own reader
-    assert [str(i) for i in res.program] == final["program"]
-    assert res.output_registers == final["output_registers"] and res.input_register == final["input_register"]
+    assert [str(i) for i in res.program] == final.program
+    assert res.output_registers == final.output_registers and res.input_register == final.input_register
     _, header = read_program(path.read_text(), regs)
-    assert header.kernel_names == final["kernel_names"]
+    assert header.kernel_names == final.kernel_names
     # and the simulator runs it exactly against the search's kernels
     spec = get_engine("simulate")
-    settings = dict(spec.default_settings(), program_file=str(path), reference="expected",
-                    expected={"denominator": final["denominator"],
-                              "kernels": [final["approximated_kernels"][n] for n in final["kernel_names"]]})
+    settings = dict(program_file=str(path), reference="expected",
+                    expected={"denominator": final.denominator,
+                              "kernels": [final.approximated_kernels[n] for n in final.kernel_names]})
     with pytest.raises(Exception, match="pasted program"):     # the expected kernels go with pasted text
-        list(spec.run(JobRequest(None, Scamp5Target(6, 16), settings), CancelToken()))
+        list(spec.run(JobRequest(None, Scamp5Target(6, 16), dict(spec.default_settings(), **settings)),
+                      CancelToken()))
     settings.update(program_source="text", program_text=path.read_text())
-    r = list(spec.run(JobRequest(None, Scamp5Target(6, 16), settings), CancelToken()))[-1].data
-    assert r["exact"] is True and r["output_registers"] == final["output_registers"]
+    r = _simulated(settings)
+    assert r.exact is True and r.output_registers == final.output_registers
 
 
 def test_a_point_of_the_best_length_plot_shows_its_program_and_opens_it(panel, ctx, an2_events):
     final = _final(an2_events)
-    imps = final["improvements"]
-    assert len(imps) >= 2 and all(i["program"] for i in imps)
+    imps = final.improvements
+    assert len(imps) >= 2 and all(i.program for i in imps)
     panel.show_result(final)
     pts = panel.points["nodes"]
     spots = sorted(pts.points(), key=lambda s: s.data())
-    assert [(s.pos().x(), s.pos().y()) for s in spots] == [(i["nodes"], i["length"]) for i in imps]
+    assert [(s.pos().x(), s.pos().y()) for s in spots] == [(i.nodes, i.length) for i in imps]
     panel.tabs.setCurrentIndex(0)
     pts.sigClicked.emit(pts, [spots[0]], None)           # the first (longest) program
     assert panel.tabs.currentWidget() is panel.program_tab
-    assert panel.program_view.toPlainText().count(";") == imps[0]["length"]
-    assert f"Program 1 of {len(imps)}" in panel.plan_label.text() and str(imps[0]["nodes"]) in panel.plan_label.text()
+    assert panel.program_view.toPlainText().count(";") == imps[0].length
+    assert f"Program 1 of {len(imps)}" in panel.plan_label.text() and str(imps[0].nodes) in panel.plan_label.text()
     assert panel.best_button.isEnabled()
     panel.stepper_button.click()
     [update] = ctx.simulator_updates
     assert update["program_source"] == "text" and update["reference"] == "expected"
     prog, header = read_program(update["program_text"], register_names(6))
-    assert [str(i) for i in prog] == imps[0]["program"]
-    assert header.output_registers == [imps[0]["outputs"][n] for n in final["kernel_names"]]
+    assert imps[0].outputs is not None
+    assert [str(i) for i in prog] == imps[0].program
+    assert header.output_registers == [imps[0].outputs[n] for n in final.kernel_names]
     # the update is what the simulator runs: the first program computes the kernels exactly too
-    spec = get_engine("simulate")
-    r = list(spec.run(JobRequest(None, Scamp5Target(6, 16), dict(spec.default_settings(), **update)),
-                      CancelToken()))[-1].data
-    assert r["exact"] is True and r["program_length"] == imps[0]["length"]
+    r = _simulated(update)
+    assert r.exact is True and r.program_length == imps[0].length
     panel.best_button.click()
     assert "Best program" in panel.plan_label.text() and not panel.best_button.isEnabled()
     panel.stepper_button.click()
     assert read_program(ctx.simulator_updates[-1]["program_text"], register_names(6))[0] == \
-        parse_program("\n".join(final["program"]))
+        parse_program("\n".join(final.program))
 
 
 def test_a_cancelled_run_keeps_and_shows_its_best_program(panel, ctx, an2_events):
@@ -211,7 +226,7 @@ def test_a_cancelled_run_keeps_and_shows_its_best_program(panel, ctx, an2_events
     streamed = [e for e in an2_events if not isinstance(e, FinalResult)]
     cut = [i for i, e in enumerate(streamed) if isinstance(e, PartialResult)][1] + 1   # after the 2nd program
     ctx.project.record(run.id, streamed[:cut])
-    run = ctx.project.finish_run(run.id, JobOutcome(cancelled=True))
+    run = ctx.project.finish_run(run.id, RunOutcome.cancelled())
     assert run.status == "cancelled" and run.partial["plan"]["program"]
     second = [e.data for e in streamed[:cut] if isinstance(e, PartialResult)][-1]
     panel.show_run(run)
@@ -225,25 +240,25 @@ def test_a_cancelled_run_keeps_and_shows_its_best_program(panel, ctx, an2_events
 
 def test_show_run_focus_selects_a_program(panel, ctx, an2_events):
     final = _final(an2_events)
-    run = ctx.add_finished_run("cain", final)
+    run = ctx.add_finished_run("cain", final.to_json())
+    assert run.result == final
     panel.show_run(run, program=0)
     assert panel.tabs.currentWidget() is panel.program_tab
-    assert panel.program_view.toPlainText().count(";") == final["improvements"][0]["length"]
+    assert panel.program_view.toPlainText().count(";") == final.improvements[0].length
 
 
 def test_a_stored_result_without_programs_per_improvement(panel, ctx, events):
     """Results stored before improvements kept their programs: only the best point shows one."""
-    final = json.loads(json.dumps(_final(events)))
-    for imp in final["improvements"]:
+    stored = json.loads(json.dumps(_final(events).to_json()))
+    for imp in stored["improvements"]:
         for key in plans.PROGRAM_KEYS:
             imp.pop(key, None)
-    from core.cain.result import CainResult
-
-    CainResult.check(final)
+    final = CainResult.from_json(stored)
+    assert all(i.program is None for i in final.improvements)
     panel.show_result(final)
-    assert len(panel.points["nodes"].points()) == len(final["improvements"])
-    assert panel.program_view.toPlainText().count(";") == final["length"]
-    if len(final["improvements"]) > 1:
+    assert len(panel.points["nodes"].points()) == len(final.improvements)
+    assert panel.program_view.toPlainText().count(";") == final.length
+    if len(final.improvements) > 1:
         assert not panel.select_program(0) and ctx.statuses
 
 
@@ -251,12 +266,12 @@ def test_the_panel_shows_the_lower_bound_and_the_gap(panel, an2_events):
     """The result's proven lower bound: next to the kernels, and after each program's length; a
     result saved before there was a bound (version 1) says so instead."""
     final = _final(an2_events)
-    lb, gap = final["lower_bound"]["value"], final["gap"]
+    lb, gap = final.bound, final.gap
     panel.show_result(final)
     assert f"lower bound {lb} (gap {gap})" in panel.kernels_label.text()
-    assert f"{final['length']} instructions, lower bound {lb} (gap {gap})" in panel.plan_label.text()
-    old = {k: v for k, v in final.items() if k not in ("lower_bound", "gap", "optimal")}
-    panel.show_result(old)
+    assert f"{final.length} instructions, lower bound {lb} (gap {gap})" in panel.plan_label.text()
+    old = {k: v for k, v in final.to_json().items() if k not in ("lower_bound", "gap", "optimal")}
+    panel.show_result(CainResult.from_json(old))
     assert "no lower bound" in panel.kernels_label.text() and "gap" not in panel.plan_label.text()
 
 

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from core.cappuccino.result import CappuccinoResult
 from core.cappuccino import allocation, layout, synth
 from core.cappuccino.engine import ENGINE
 from core.cappuccino.forward import apply_op, check_layouts, forward_map_major, forward_reference
@@ -36,10 +37,11 @@ def cli(*argv: str):
     return ENGINE.request_from_cli(p.parse_args(list(argv)))
 
 
-def run(req, cancel=None):
+def run(req, cancel=None) -> CappuccinoResult:
     out = run_foreground(ENGINE.run(req, cancel or CancelToken()), quiet=True)
     if out.error:
         raise out.error
+    assert isinstance(out.result, CappuccinoResult)         # the engine yields its typed result
     return out.result
 
 
@@ -145,7 +147,7 @@ def test_mode_search_reports_every_configuration(model):
     for c in configs[:6]:                                    # measured, not assumed
         acc = 100 * (forward_reference(model, model.x_val, c.modes)[0].argmax(1) == model.y_val).mean()
         assert c.accuracy == pytest.approx(acc)
-    assert not choice.fallback
+    assert not choice.all_precise_fallback
     best = max(c.inexact_layers for c in configs if c.within_budget)
     assert sum(m != PRECISE for m in choice.modes.values()) == best
     assert choice.precise_accuracy - choice.accuracy <= 0.5
@@ -160,7 +162,7 @@ def test_budget_no_configuration_meets_keeps_precise():
     c1.weight, c1.bias = c1.weight * s, c1.bias * s
     c2.bias, fc.bias = c2.bias * s, fc.bias * s
     choice = list(search_modes(m, 0.0))[-1]
-    assert choice.fallback and all(v == PRECISE for v in choice.modes.values())
+    assert choice.all_precise_fallback and all(v == PRECISE for v in choice.modes.values())
     assert "stays precise" in choice.message
     assert all(not c.within_budget for c in choice.configurations if c.inexact_layers)
     assert min(c.accuracy for c in choice.configurations) < choice.precise_accuracy - 10
@@ -214,32 +216,33 @@ def test_engine_cli_end_to_end(tmp_path):
     req = cli("--model", "builtin-digits", "--vector-width", "4", "--threads", "2", "--accuracy-budget", "0.5",
               "--emit", str(tmp_path / "out"), "--limit", "60", "--min-seconds", "0", "--repeats", "1")
     r = run(req)
-    json.dumps(r)
-    assert r["target"] == {"threads": 2, "vector_width": 4}
-    assert r["layout_check"]["precise"]["ok"] and r["layout_check"]["chosen"]["ok"]
-    progs = r["synthesis"]["programs"]
+    json.dumps(r.to_json())
+    assert (r.target.threads, r.target.vector_width) == (2, 4)
+    assert r.layout_check.precise.ok and r.layout_check.chosen.ok
+    progs = r.synthesis.programs
+    assert progs is not None
     assert set(progs) == {"baseline", "parallel", "relaxed", "imprecise", "parallel_inexact"}
-    assert all(p["same_classifications"] for p in progs.values())
-    assert all(p["max_logit_difference"] < 2e-3 for p in progs.values())
-    assert set(r["synthesis"]["speedups"]) == set(progs)
+    assert all(p.same_classifications for p in progs.values())
+    assert all(p.max_logit_difference is not None and p.max_logit_difference < 2e-3 for p in progs.values())
+    assert set(r.synthesis.speedups or {}) == set(progs)
     for k in ("parallel", "relaxed", "imprecise", "parallel_inexact"):      # weights as data: small C, a weight file
         p = progs[k]
-        assert p["source_lines"] < 1000 and p["weight_file_bytes"] > 0 and p["build_seconds"] > 0
-        assert p["max_rel_error"] <= (4e-3 if k == "imprecise" else 1e-5)
-    assert progs["imprecise"]["weight_file_bytes"] < progs["parallel"]["weight_file_bytes"]     # binary16 weights
-    assert "onnxruntime" not in r["synthesis"] and "no ONNX file" in r["synthesis"]["onnxruntime_note"]
-    names = {p.rsplit("/", 1)[1] for p in r["synthesis"]["emitted"]}
+        assert p.source_lines < 1000 and p.weight_file_bytes > 0 and p.build_seconds > 0
+        assert p.max_rel_error <= (4e-3 if k == "imprecise" else 1e-5)
+    assert progs["imprecise"].weight_file_bytes < progs["parallel"].weight_file_bytes     # binary16 weights
+    assert r.synthesis.onnxruntime is None and "no ONNX file" in r.synthesis.onnxruntime_note
+    names = {p.rsplit("/", 1)[1] for p in r.synthesis.emitted}
     assert {"cappuccino.c", "cappuccino_weights.bin", "baseline.c", "parallel_precise.c",
             "parallel_precise_weights.bin", "validation_images.f32"} <= names
     assert (tmp_path / "out" / "cappuccino.c").read_text().startswith("/* Cappuccino")
-    assert [row["parallelism"] for row in r["layers"]] == ["OLP"] * 5
+    assert [row.parallelism for row in r.layers] == ["OLP"] * 5
     text = ENGINE.format_text(r)
     assert "speedup" in text and "conv2" in text
 
 
 def test_engine_without_compiling_emits_and_says_so(tmp_path):
     r = run(cli("--no-compile", "--limit", "40", "--emit", str(tmp_path)))
-    assert "programs" not in r["synthesis"] and "skipped" in r["synthesis"]["message"]
+    assert r.synthesis.programs is None and "skipped" in r.synthesis.message
     assert (tmp_path / "baseline.c").exists()
 
 
@@ -247,7 +250,7 @@ def test_engine_metric_points_per_configuration():
     events = list(ENGINE.run(cli("--no-compile", "--limit", "30"), CancelToken()))
     pts = [e for e in events if isinstance(e, MetricPoint) and e.plot == "accuracy"]
     final = [e for e in events if isinstance(e, FinalResult)]
-    assert len(final) == 1 and len(pts) == len(final[0].data["inexact"]["configurations"])
+    assert len(final) == 1 and len(pts) == len(final[0].data.inexact.configurations)
 
 
 def test_cancel_stops_run():
@@ -291,9 +294,9 @@ def test_onnx_model_gives_same_accuracy_as_builtin(model, tmp_path):
     pytest.importorskip("core.nets.onnx_import")
     _digits_onnx(model, tmp_path / "d.onnx")
     r = run(cli("--onnx", str(tmp_path / "d.onnx"), "--no-compile"))
-    assert r["inexact"]["precise_accuracy"] == pytest.approx(
+    assert r.inexact.precise_accuracy == pytest.approx(
         100 * (forward_reference(model, model.x_val)[0].argmax(1) == model.y_val).mean())
-    assert r["layout_check"]["precise"]["ok"]
+    assert r.layout_check.precise.ok
 
 
 def test_onnx_relu_after_max_pool_computes_like_onnx(model, tmp_path):
@@ -373,7 +376,7 @@ def test_onnx_with_validation_file(model, tmp_path):
     _digits_onnx(model, tmp_path / "d.onnx")
     np.savez(tmp_path / "val.npz", x=model.x_val[:30, 0], y=model.y_val[:30])     # (B, H, W) accepted
     r = run(cli("--onnx", str(tmp_path / "d.onnx"), "--validation", str(tmp_path / "val.npz"), "--no-compile"))
-    assert r["model"]["validation_images"] == 30
+    assert r.model.validation_images == 30
     np.savez(tmp_path / "bad.npz", x=np.zeros((5, 3, 8, 8), np.float32), y=np.zeros(5))
     with pytest.raises(InputError) as e:
         run(cli("--onnx", str(tmp_path / "d.onnx"), "--validation", str(tmp_path / "bad.npz"), "--no-compile"))
@@ -383,10 +386,10 @@ def test_onnx_with_validation_file(model, tmp_path):
 def test_without_a_compiler_the_result_says_so(monkeypatch, tmp_path):
     monkeypatch.setattr(synth, "find_compiler", lambda: None)
     r = run(cli("--limit", "20", "--emit", str(tmp_path)))
-    assert "no C compiler found" in r["synthesis"]["message"] and "speedups" not in r["synthesis"]
+    assert "no C compiler found" in r.synthesis.message and r.synthesis.speedups is None
     assert (tmp_path / "cappuccino.c").exists()
     assert "no C compiler" in ENGINE.format_text(r)
-    sample = r["layers"][0]["olp_map_sample"]                 # [t, m, r, c] with equations 3-5
+    sample = r.layers[0].olp_map_sample                       # [t, m, r, c] with equations 3-5
     assert sample[:2] == [[0, 0, 0, 0], [1, 1, 0, 0]] and sample[4] == [4, 0, 0, 1]
 
 
@@ -509,8 +512,9 @@ def test_program_classifying_unlike_numpy_fails_the_run(monkeypatch, tmp_path, c
     argv = ["--limit", "30", "--min-seconds", "0", "--repeats", "1", "--threads", "1"]
     out = run_foreground(ENGINE.run(cli(*argv), CancelToken()), quiet=True)
     assert isinstance(out.error, CheckFailed) and "parallel_inexact classified 30 of 30" in str(out.error)
-    assert out.result["summary"].startswith("CHECK FAILED: parallel_inexact classified 30 of 30 images")
-    assert out.result["synthesis"]["programs"]["parallel"]["mismatches"] == 0
+    assert isinstance(out.result, CappuccinoResult)
+    assert out.result.summary.startswith("CHECK FAILED: parallel_inexact classified 30 of 30 images")
+    assert out.result.check_failed and out.result.synthesis.programs["parallel"].mismatches == 0
     assert "CHECK FAILED" in ENGINE.format_text(out.result)
     assert main(["cappuccino", "--quiet", *argv]) == 1
     err = capsys.readouterr().err
@@ -542,7 +546,7 @@ def test_validation_file_refuses_non_finite_images_and_bad_labels(model, tmp_pat
         assert str(path) in e.value.message and index in e.value.message and what in e.value.message, name
     np.savez(tmp_path / "float_ok.npz", x=ok_x, y=y.astype(np.float64))       # whole numbers as floats
     r = run(cli("--onnx", str(tmp_path / "d.onnx"), "--validation", str(tmp_path / "float_ok.npz"), "--no-compile"))
-    assert r["model"]["validation_images"] == 8
+    assert r.model.validation_images == 8
 
 
 def test_unsupported_operators_and_layers_in_one_message(tmp_path):
@@ -573,7 +577,7 @@ def test_unsupported_operators_and_layers_in_one_message(tmp_path):
 def test_builtin_model_uses_the_validation_file(model, tmp_path):
     np.savez(tmp_path / "val.npz", x=model.x_val[:25], y=model.y_val[:25])
     r = run(cli("--model", "builtin-digits", "--validation", str(tmp_path / "val.npz"), "--no-compile"))
-    assert r["model"]["validation_images"] == 25 and r["model"]["validation_file"] == str(tmp_path / "val.npz")
+    assert r.model.validation_images == 25 and r.model.extra["validation_file"] == str(tmp_path / "val.npz")
     np.savez(tmp_path / "bad.npz", x=model.x_val[:5], y=np.full(5, 10))
     with pytest.raises(InputError) as e:
         run(cli("--validation", str(tmp_path / "bad.npz"), "--no-compile"))
@@ -583,22 +587,22 @@ def test_builtin_model_uses_the_validation_file(model, tmp_path):
 def test_text_lists_every_configuration_with_its_accuracy():
     r = run(cli("--no-compile", "--limit", "40"))
     text = ENGINE.format_text(r).splitlines()
-    configs = r["inexact"]["configurations"]
+    configs = r.inexact.configurations
     for c in configs:
-        line = next(l for l in text if l.lstrip().startswith(f"#{c['index']} "))
-        assert f"{c['accuracy']:.2f} %" in line and ("within budget" in line) == c["within_budget"]
+        line = next(l for l in text if l.lstrip().startswith(f"#{c.index} "))
+        assert f"{c.accuracy:.2f} %" in line and ("within budget" in line) == c.within_budget
     assert any("conv1=imprecise" in l and "single layer" in l for l in text)
     assert any("all precise" in l and l.lstrip().startswith("#0 ") for l in text)
 
 
 def test_messages_say_where_the_programs_went(monkeypatch, tmp_path):
     r = run(cli("--no-compile", "--limit", "20"))
-    assert "not kept" in r["synthesis"]["message"] and "written" not in r["synthesis"]["message"]
+    assert "not kept" in r.synthesis.message and "written" not in r.synthesis.message
     monkeypatch.setattr(synth, "find_compiler", lambda: None)
     r = run(cli("--limit", "20", "--emit", str(tmp_path / "out")))
-    assert f"written to {(tmp_path / 'out').resolve()}" in r["synthesis"]["message"]
+    assert f"written to {(tmp_path / 'out').resolve()}" in r.synthesis.message
     r = run(cli("--limit", "20"))
-    assert "no C compiler found" in r["synthesis"]["message"] and "not kept" in r["synthesis"]["message"]
+    assert "no C compiler found" in r.synthesis.message and "not kept" in r.synthesis.message
 
 
 def test_missing_cc_is_reported_not_silently_replaced(monkeypatch):
@@ -610,8 +614,8 @@ def test_missing_cc_is_reported_not_silently_replaced(monkeypatch):
     events = list(ENGINE.run(cli("--limit", "20"), CancelToken()))
     logs = [e.message for e in events if type(e).__name__ == "LogLine"]
     assert any("no-such-compiler-xyz" in m for m in logs)
-    final = events[-1].data["synthesis"]
-    assert "no-such-compiler-xyz" in final["compiler_note"] and "no-such-compiler-xyz" in final["message"]
+    final = events[-1].data.synthesis
+    assert "no-such-compiler-xyz" in final.compiler_note and "no-such-compiler-xyz" in final.message
     monkeypatch.delenv("CC")
     assert synth.find_compiler_noting()[1] == ""
 
@@ -634,7 +638,7 @@ def test_new_project_runs_on_a_mobile_soc_with_a_trained_network():
     assert request.target.kind == "mobile_soc"
     assert isinstance(request.workload, CnnNetwork) and ENGINE.workload_problem(request.workload) is None
     r = run(JobRequest(request.workload, request.target, dict(request.settings, compile=False, limit=20)))
-    assert r["model"]["name"] == BUILTIN_DIGITS
+    assert r.model.name == BUILTIN_DIGITS
 
 
 def test_zoo_network_runs_with_random_weights_and_says_so(monkeypatch, tmp_path):

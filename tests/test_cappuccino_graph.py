@@ -324,6 +324,7 @@ def test_engine_runs_a_zoo_network_and_says_its_weights_are_random(monkeypatch, 
     import argparse
 
     from core.cappuccino.engine import ENGINE
+    from core.cappuccino.result import CappuccinoResult
     from core.jobs import CancelToken, run_foreground
 
     monkeypatch.setenv("DFX_ONNX_CACHE", str(tmp_path))
@@ -334,8 +335,9 @@ def test_engine_runs_a_zoo_network_and_says_its_weights_are_random(monkeypatch, 
     out = run_foreground(ENGINE.run(request, CancelToken()), quiet=True)
     assert out.error is None, out.error
     r = out.result
-    assert r["model"]["weights"] == "random (seed 0)" and r["model"]["validation_images"] == 4
-    assert r["layout_check"]["precise"]["ok"] and r["inexact"]["precise_accuracy"] == 100.0
-    assert [row["kind"] for row in r["layers"]][-1] == "softmax"
+    assert isinstance(r, CappuccinoResult)
+    assert r.model.extra["weights"] == "random (seed 0)" and r.model.validation_images == 4
+    assert r.layout_check.precise.ok and r.inexact.precise_accuracy == 100.0
+    assert [row.kind for row in r.layers][-1] == "softmax"
     text = ENGINE.format_text(r)
     assert "weights: random (seed 0); labels are the precise network's own top-1 class" in text

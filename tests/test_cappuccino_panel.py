@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from core.cappuccino import layout, synth
+from core.cappuccino.result import CappuccinoResult
 from core.cappuccino.engine import ENGINE
 from core.engine import JobRequest
 from core.jobs import CancelToken, FinalResult
@@ -75,8 +76,9 @@ def test_panel_draws_a_real_run_and_redraws_from_json(panel):
     panel.job_started()
     panel.handle_events(events)
     result = [e for e in events if isinstance(e, FinalResult)][0].data
-    stored = json.loads(json.dumps(result))          # as a session would reopen it
-    panel.show_result(stored)
+    assert isinstance(result, CappuccinoResult)
+    stored = json.loads(json.dumps(result.to_json()))          # as a session would reopen it
+    panel.show_result(CappuccinoResult.from_json(stored))
 
     assert panel.table.rowCount() == 5
     csv = table_to_csv(panel.table)
@@ -103,9 +105,9 @@ def test_panel_draws_a_real_run_and_redraws_from_json(panel):
     assert ex["orders"]["map_major"][:2] == [(0, 0, 0), (1, 0, 0)]
 
     xs, ys = panel.accuracy_points
-    assert len(xs) == len(result["inexact"]["configurations"])
+    assert len(xs) == len(result.inexact.configurations)
     if synth.find_compiler():
-        sp = result["synthesis"]["speedups"]
+        sp = result.synthesis.speedups
         assert panel.speed_values == [sp["baseline"], sp["parallel"], sp["parallel_inexact"]]
         assert panel.speed_values[0] == 1.0
 

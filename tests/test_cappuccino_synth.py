@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.cappuccino.result import CappuccinoResult
 from core.cappuccino import synth, synth_program, weights_file
 from core.cappuccino.forward import forward_reference
 from core.cappuccino.model import INPUT
@@ -187,7 +188,6 @@ def test_small_dag_network_end_to_end_through_the_engine(tmp_path):
 
     from core.cappuccino import networks, ort_peer
     from core.cappuccino.engine import ENGINE
-    from core.cappuccino.result import CappuccinoResult
     from core.jobs import CancelToken, run_foreground
 
     onnx = networks.onnx_path("resnet18", resolution=32, divisor=8, folder=tmp_path)
@@ -201,20 +201,22 @@ def test_small_dag_network_end_to_end_through_the_engine(tmp_path):
     out = run_foreground(ENGINE.run(req, CancelToken()), quiet=True)
     assert out.error is None, out.error
     r = out.result
-    CappuccinoResult.check(r)
-    syn = r["synthesis"]
-    progs = syn["programs"]
+    assert isinstance(r, CappuccinoResult)
+    assert CappuccinoResult.from_json(r.to_json()) == r         # its JSON form reads back the same
+    syn = r.synthesis
+    progs = syn.programs
+    assert progs is not None
     assert set(progs) == {"parallel", "relaxed", "imprecise", "parallel_inexact"}      # no naive baseline for a DAG
-    assert "chains" in syn["baseline_note"]
+    assert "chains" in syn.baseline_note
     for k, prog in progs.items():
-        assert prog["same_classifications"] and prog["mismatches"] == 0
-        assert prog["max_rel_error"] <= (5e-3 if k == "imprecise" else 1e-5), (k, prog["max_rel_error"])
-        assert prog["source_lines"] < 1200 and prog["weight_file_bytes"] > 0 and prog["build_seconds"] > 0
+        assert prog.same_classifications and prog.mismatches == 0
+        assert prog.max_rel_error <= (5e-3 if k == "imprecise" else 1e-5), (k, prog.max_rel_error)
+        assert prog.source_lines < 1200 and prog.weight_file_bytes > 0 and prog.build_seconds > 0
     if ort_peer.version():
-        assert syn["onnxruntime"]["threads"] == 2 and set(syn["onnxruntime"]["ratios"]) == set(progs)
-        assert progs["parallel"]["onnxruntime_max_rel_error"] <= 1e-5
-        assert progs["imprecise"]["onnxruntime_max_rel_error"] <= 5e-3
+        assert syn.onnxruntime.threads == 2 and set(syn.onnxruntime.ratios) == set(progs)
+        assert progs["parallel"].onnxruntime_max_rel_error <= 1e-5
+        assert progs["imprecise"].onnxruntime_max_rel_error <= 5e-3
     else:
-        assert "not installed" in syn["onnxruntime_note"]
+        assert "not installed" in syn.onnxruntime_note
     text = ENGINE.format_text(r)
     assert "max rel err" in text and "weights" in text

@@ -65,7 +65,7 @@ def test_memory_aware_design_is_not_worse_than_the_baseline_on_table3_row6():
     out = run_foreground(spec.run(req, CancelToken()), quiet=True)
     assert out.error is None, out.error
     r = out.result
-    base = r["joint_points"][r["baseline_joint"]]
-    assert base["memory_aware"] is not None          # scheduled, not pruned
-    assert r["simulated"]["objective"] <= r["baseline"]["simulated"]["objective"]
-    assert r["hardware_table"]["replay_matches"]
+    base = r.joint_points[r.baseline_joint]
+    assert base.memory_aware is not None             # scheduled, not pruned
+    assert r.simulated.objective <= r.baseline.simulated.objective
+    assert r.hardware_table.replay_matches

@@ -199,9 +199,9 @@ def test_clamped_target_is_reached_by_the_scheduled_design():
     out = run_foreground(spec.run(req, CancelToken()), quiet=True)
     assert out.error is None, out.error
     r = out.result
-    assert r["targets_fps"][0] == pytest.approx(r["fps_max"][0]) and r["targets_fps"][0] < 4
-    assert r["predicted"]["fps"][0] >= 0.95 * r["targets_fps"][0]
-    assert r["peak"]["fps"][0] == pytest.approx(r["fps_max"][0])
+    assert r.targets_fps[0] == pytest.approx(r.fps_max[0]) and r.targets_fps[0] < 4
+    assert r.predicted.fps[0] >= 0.95 * r.targets_fps[0]
+    assert r.peak.fps[0] == pytest.approx(r.fps_max[0])
 
 
 def test_thinning_keeps_the_points_around_the_target():

@@ -16,6 +16,7 @@ from core.errors import InputError
 from core.merit import codegen_c as CG
 from core.merit import codegen_cuda as CU
 from core.merit import codegen_rows as CR
+from core.merit.result import MeritResult
 from core.merit_transform import workloads as W
 from core.merit.codegen_run import TOLERANCE, check_c, check_cuda, find_compiler, max_rel_error
 from core.merit.evaluate import evaluate, naive_rows
@@ -233,6 +234,7 @@ def _cli_run(*argv):
     spec.add_cli_arguments(p)
     out = run_foreground(spec.run(spec.request_from_cli(p.parse_args(list(argv))), CancelToken()), quiet=True)
     assert out.error is None, out.error
+    assert isinstance(out.result, MeritResult)
     return spec, out.result
 
 
@@ -240,12 +242,14 @@ def _cli_run(*argv):
 def test_emit_writes_sources_and_a_makefile_that_builds_and_checks(tmp_path):
     spec, r = _cli_run("--workload", "conv3x3", "--networks", "", "--no-table-ix", "--curve", "32",
                        "--emit", str(tmp_path / "out"))
-    cg = r["codegen"]
-    c, cu = cg["c"], cg["cuda"]
-    assert c["verified"] is True and c["max_rel_error"] < 1e-5 and set(c["timings_s"]) >= {"naive", "tiled", "numpy"}
-    assert cu["verified"] is False and "not run" in cu["message"] and cu["max_rel_error"] is None
-    assert cu["emulated_check"]["ok"] is True
-    assert json.loads(json.dumps(r))["codegen"]["c"]["sources"] == c["sources"]
+    cg = r.codegen
+    assert cg is not None
+    c, cu = cg.c, cg.cuda
+    assert c.verified is True and c.max_rel_error is not None and c.max_rel_error < 1e-5
+    assert set(c.timings_s) >= {"naive", "tiled", "numpy"}
+    assert cu.verified is False and "not run" in cu.message and cu.max_rel_error is None
+    assert cu.emulated_check is not None and cu.emulated_check.ok is True
+    assert json.loads(json.dumps(r.to_json()))["codegen"]["c"]["sources"] == c.sources
     text = spec.format_text(r)
     assert "C (-O3 -march=native -fopenmp" in text and "emulated check: ok" in text
     out = tmp_path / "out"
@@ -263,11 +267,10 @@ def test_emit_writes_sources_and_a_makefile_that_builds_and_checks(tmp_path):
 
 
 def test_without_codegen_the_result_has_no_codegen_and_reads_as_version_1():
-    from core.merit.result import MeritResult
-
     _, r = _cli_run("--workload", "gemm", "--networks", "", "--no-table-ix", "--curve", "32")
-    assert "codegen" not in r and MeritResult.VERSION == 2
-    assert MeritResult.check(r, version=1) == r                      # a version-1 result reads unchanged
+    stored = r.to_json()
+    assert r.codegen is None and "codegen" not in stored and MeritResult.VERSION == 2
+    assert MeritResult.from_json(stored, version=1) == r              # a version-1 result reads unchanged
 
 
 def test_emit_and_no_codegen_conflict():
@@ -306,11 +309,12 @@ def test_the_code_tab_shows_the_code_and_the_check(qtbot, tmp_path):
     spec = get_engine("merit")
     s = dict(spec.default_settings(), networks=[], table_ix=False, curve_alus=[32])
     assert s["codegen"] is True                       # on by default in the window
-    result = list(spec.run(JobRequest(MeritTransformWorkload("gemm"), None, s), CancelToken()))[-1].data
+    typed = list(spec.run(JobRequest(MeritTransformWorkload("gemm"), None, s), CancelToken()))[-1].data
+    result = json.loads(json.dumps(typed.to_json()))                  # as a session stores it
     panel = PANEL(spec, FakeContext())
     qtbot.addWidget(panel)
     panel.resize(1100, 800)
-    panel.show_result(json.loads(json.dumps(result)))
+    panel.show_result(MeritResult.from_json(result))
     assert panel.codegen_check.isChecked()
     assert [panel.code_file_box.itemText(i) for i in range(panel.code_file_box.count())] == \
         ["merit_gemm.c", "merit_gemm.cu"]
@@ -327,7 +331,7 @@ def test_the_code_tab_shows_the_code_and_the_check(qtbot, tmp_path):
     assert sorted(os.path.basename(p) for p in written) == ["merit_gemm.c", "merit_gemm.cu"]
     assert (tmp_path / "src" / "merit_gemm.c").read_text() == result["codegen"]["c"]["sources"]["merit_gemm.c"]
     result.pop("codegen")
-    panel.show_result(result)
+    panel.show_result(MeritResult.from_json(result))
     assert panel.code_status.text() == NO_CODE_TEXT and panel.code_view.toPlainText() == ""
     assert not panel.code_save_button.isEnabled()
 

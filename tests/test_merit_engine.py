@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.merit.result import MeritResult
 from core.engine import JobRequest, get_engine
 from core.errors import InputError
 from core.jobs import CancelToken, FinalResult, MetricPoint, run_foreground
@@ -30,6 +31,7 @@ def _run(*argv):
     req = spec.request_from_cli(args)
     out = run_foreground(spec.run(req, CancelToken()), quiet=True)
     assert out.error is None, out.error
+    assert isinstance(out.result, MeritResult)
     return spec, out.result
 
 
@@ -41,16 +43,16 @@ def test_registry_entry():
 
 def test_cli_run_fig6_workload():
     spec, r = _run("--workload", "conv3x3", "--networks", "", "--no-table-ix", "--curve", "32,64")
-    json.dumps(r)
-    assert r["verification"]["ok"] and r["verification"]["max_abs_diff"] < 1e-12
-    assert r["tiling"]["footprints"]["0:I"] == [1, 6, 6]
-    layouts = {L["layout"]: L for L in r["banks"]["layouts"]}
-    assert layouts["naive"]["extra_cycles"] > 0 and layouts["xor"]["extra_cycles"] == 0
-    assert r["butterfly_examples"]["eq13_H"] == ["100", "x10", "xx1"]
-    assert r["butterfly_examples"]["eq16_H_prime"] == ["10x", "x1x", "001"]
-    assert [row["rate"] for row in r["reuse"]["rows"]][:2] == pytest.approx([0.3333, 5.3333], abs=1e-3)
-    assert r["meritz"]["curve"]["alus"] == [32, 64]
-    rates = {(row["architecture"], row["level"]): row["rate"] for row in r["reuse"]["rows"]}
+    assert MeritResult.from_json(json.loads(json.dumps(r.to_json()))) == r        # stored and read back
+    assert r.verification.ok and r.verification.max_abs_diff is not None and r.verification.max_abs_diff < 1e-12
+    assert r.tiling.footprints["0:I"] == [1, 6, 6]
+    layouts = {L.layout: L for L in r.banks.layouts}
+    assert layouts["naive"].extra_cycles > 0 and layouts["xor"].extra_cycles == 0
+    assert r.butterfly_examples["eq13_H"] == ["100", "x10", "xx1"]
+    assert r.butterfly_examples["eq16_H_prime"] == ["10x", "x1x", "001"]
+    assert [row.rate for row in r.reuse.rows][:2] == pytest.approx([0.3333, 5.3333], abs=1e-3)
+    assert r.meritz.curve.alus == [32, 64]
+    rates = {(row.architecture, row.level): row.rate for row in r.reuse.rows}
     assert rates[("MERIT-z", "1 TAU, 16x16 output tile")] == pytest.approx(78.77, abs=5e-3)
     assert rates[("Eyeriss", "Overall (row stationary)")] == pytest.approx(19.38, abs=5e-3)
     text = spec.format_text(r)
@@ -76,7 +78,7 @@ def test_transform_file(tmp_path):
             {"name": "W", "shape": [2, 3, 3], "map": {"c": [0], "ky": [1], "kx": [2]}}],
         "strategy": "dot", "tile": {"y": 4, "x": 4}, "reference": {"kind": "depthwise", "stride": 1, "pad": 1}}))
     _, r = _run("--transform", str(f), "--networks", "", "--no-table-ix", "--curve", "32", "--banks", "4")
-    assert r["verification"]["ok"] and r["banks"]["banks"] == 4
+    assert r.verification.ok and r.banks.banks == 4
 
 
 @pytest.mark.parametrize("argv, where", [
@@ -130,8 +132,8 @@ def test_kernel_set_workload_as_convolution():
     ks = KernelSet("blur", 16, [Kernel("g", [[1, 2, 1], [2, 4, 2], [1, 2, 1]]), Kernel("s", [[1, 0, -1]] * 3)])
     req = JobRequest(ks, None, dict(spec.default_settings(), **QUICK))
     out = run_foreground(spec.run(req, CancelToken()), quiet=True)
-    assert out.error is None and out.result["verification"]["ok"]
-    assert out.result["verification"]["output_shape"] == [2, 30, 30]
+    assert out.error is None and out.result.verification.ok
+    assert out.result.verification.output_shape == [2, 30, 30]
 
 
 def test_mixed_kernel_sizes_are_a_workload_problem_and_refused():
@@ -154,7 +156,7 @@ def test_a_run_without_a_merit_workload_says_so(workload):
 
 def test_tile_override():
     _, r = _run("--workload", "conv5x5", "--tile", "y=8,x=8", "--networks", "", "--no-table-ix", "--curve", "32")
-    assert r["tiling"]["footprints"]["0:I"] == [1, 12, 12]
+    assert r.tiling.footprints["0:I"] == [1, 12, 12]
     spec, args = _parse("--workload", "conv5x5", "--tile", "y=eight")
     with pytest.raises(InputError):
         spec.request_from_cli(args)
@@ -297,8 +299,8 @@ def test_tile_and_alu_list_texts():
 def test_layers_carry_their_tile_footprints():
     """What the panel's layer -> tile view reads: each MERIT-z layer's parallel indices and footprints."""
     _, r = _run("--workload", "conv3x3", "--networks", "", "--no-table-ix", "--curve", "32")
-    layer = r["meritz"]["suites"][-1]["layers"][0]
-    tile = layer["tile"]
-    assert layer["parallel"] == ["oc", "y", "x"]
+    layer = r.meritz.suites[-1].layers[0]
+    tile = layer.tile
+    assert layer.parallel == ["oc", "y", "x"] and layer.footprints is not None
     # eq. 9 for the input: channels ic, rows y + ky - 1, columns x + kx - 1
-    assert layer["footprints"]["0:I"] == [tile["ic"], tile["y"] + tile["ky"] - 1, tile["x"] + tile["kx"] - 1]
+    assert layer.footprints["0:I"] == [tile["ic"], tile["y"] + tile["ky"] - 1, tile["x"] + tile["kx"] - 1]

@@ -73,6 +73,7 @@ import itertools  # noqa: E402
 
 from core.merit import engine as E  # noqa: E402
 from core.merit.result import MeritResult  # noqa: E402
+from core.results import to_plain  # noqa: E402
 from sims.meritz import dram as D  # noqa: E402
 from sims.meritz.roofline import compulsory_words, distinct_reads, roofline  # noqa: E402
 
@@ -256,15 +257,16 @@ def test_result_json_carries_the_assumptions():
     out = run_foreground(E.run(JobRequest(workload=MeritTransformWorkload(builtin="gemm"), target=None,
                                           settings=settings), CancelToken()), quiet=True)
     assert out.error is None, out.error
-    a = out.result["meritz"]["assumptions"]
-    assert (a["psum_kib"], a["broadcast"], a["dram_model"], a["lane_padding"]) == (8.0, True, "ddr3-1600", "fold")
-    assert a["dram_timing"]["burst_bytes"] == 64 and a["dram_timing"]["trcd_ns"] == 13.75
+    assert isinstance(out.result, MeritResult)
+    a = out.result.meritz.assumptions
+    assert (a.psum_kib, a.broadcast, a.dram_model, a.lane_padding) == (8.0, True, "ddr3-1600", "fold")
+    assert a.dram_timing is not None and a.dram_timing["burst_bytes"] == 64 and a.dram_timing["trcd_ns"] == 13.75
     assert "partial sums 8 KB" in E.format_text(out.result)
     # an older result without the entry reads as the defaults it ran with
-    old = {k: v for k, v in out.result.items() if k != "codegen"}
+    old = {k: v for k, v in out.result.to_json().items() if k != "codegen"}
     old["meritz"] = {k: v for k, v in old["meritz"].items() if k != "assumptions"}
-    back = MeritResult.check(old, version=1)
-    assert back["meritz"]["assumptions"] == Z.MeritzConfig().assumptions()
+    back = MeritResult.from_json(old, version=1)
+    assert to_plain(back.meritz.assumptions) == Z.MeritzConfig().assumptions()
 
 
 def test_tile_search_footprints_are_eq9_clipped():

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtWidgets import QCheckBox
 
 from core.engine import JobRequest, get_engine
+from core.merit.result import MeritResult
 from core.jobs import CancelToken, FinalResult
 from core.merit.engine import MAX_ALUS, MAX_SEED
 from core.workload import MeritTransformWorkload
@@ -108,9 +109,9 @@ def test_the_panel_has_no_workload_picker_of_its_own(panel):
 def test_result_views(panel, events):
     panel.job_started()
     panel.handle_events(events[:-1])
-    result = events[-1].data
-    assert isinstance(events[-1], FinalResult)
-    panel.show_result(json.loads(json.dumps(result)))          # as reopened from a session
+    assert isinstance(events[-1], FinalResult) and isinstance(events[-1].data, MeritResult)
+    stored = json.loads(json.dumps(events[-1].data.to_json()))
+    panel.show_result(MeritResult.from_json(stored))          # as reopened from a session
     # M(A) grid: hovering shows the source element
     assert panel.operand_box.count() == 2
     g = panel.mgrid
@@ -156,24 +157,25 @@ def test_large_grids_repaint(panel):
 
 
 def test_a_layer_row_shows_its_tile_in_the_tile_view(panel, events):
-    result = json.loads(json.dumps(events[-1].data))
-    panel.show_result(result)
+    typed = events[-1].data
+    panel.show_result(typed)
     assert "Pick a layer" in panel.layer_tile_label.text()
-    layer = result["meritz"]["suites"][0]["layers"][0]
+    layer = typed.meritz.suites[0].layers[0]
     panel.util_table.setCurrentCell(0, 0)
     panel.layer_table.setCurrentCell(0, 0)
     text = panel.layer_tile_label.text()
-    assert "conv3x3" in text and "p (oc=" in text and f"kx={layer['tile']['kx']}" in text
+    assert "conv3x3" in text and "p (oc=" in text and f"kx={layer.tile['kx']}" in text
     rows = [[panel.layer_tile_table.item(r, c).text() for c in range(3)]
             for r in range(panel.layer_tile_table.rowCount())]
-    fp = layer["footprints"]["0:I"]
+    fp = layer.footprints["0:I"]
     assert rows[0] == ["I", " x ".join(map(str, fp)), str(fp[0] * fp[1] * fp[2])] and rows[1][0] == "W"
     panel.layer_table.cellDoubleClicked.emit(0, 0)
     assert panel.tabs.currentWidget() is panel.tile_tab
     # a result stored before layers carried footprints: the tile still shows, and the view says why no more
+    result = json.loads(json.dumps(typed.to_json()))
     for L in result["meritz"]["suites"][0]["layers"]:
         del L["footprints"], L["parallel"]
-    panel.show_result(result)
+    panel.show_result(MeritResult.from_json(result))
     panel.util_table.setCurrentCell(0, 0)
     panel.layer_table.setCurrentCell(0, 0)
     assert "predates" in panel.layer_tile_label.text() and panel.layer_tile_table.rowCount() == 0

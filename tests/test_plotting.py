@@ -9,6 +9,21 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import math
 
+# Waits end when what they wait for happens; this only stops a test that hangs.
+HANG_MS = 30_000
+
+
+class FrozenClock:
+    """Stands in for gui.plotting's `time`: the live plots' clock stands still, so points added one
+    after another count as "soon after" however long a loaded machine takes between them (the plot's
+    redraw timer itself still runs, and the tests wait for what it does)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def monotonic(self) -> float:
+        return self.now
+
 
 def test_axes_never_rescale_by_an_si_prefix(qtbot) -> None:
     from gui.plotting import LivePlot, new_plot
@@ -166,8 +181,8 @@ def test_plots_follow_a_dark_palette(qtbot) -> None:
         qtbot.addWidget(plot)
         assert theme().dark and plot.backgroundBrush().color().lightness() < 60
         assert plot.getAxis("bottom").textPen().color().lightness() > 180
-        qtbot.wait(10)                                                 # a palette change re-themes live plots
-        assert light.backgroundBrush().color().lightness() < 60
+        # a palette change re-themes live plots (waited for, not given 10 ms that a busy machine may not have)
+        qtbot.waitUntil(lambda: light.backgroundBrush().color().lightness() < 60, timeout=HANG_MS)
     finally:
         app.setPalette(old)
 
@@ -204,11 +219,13 @@ def test_grid_lines_are_opaque_blends_drawn_under_the_data(qtbot) -> None:
                 assert lo - 1 <= getattr(c, part)() <= hi + 1
 
 
-def test_a_streaming_plot_redraws_at_most_once_per_interval(qtbot) -> None:
+def test_a_streaming_plot_redraws_at_most_once_per_interval(qtbot, monkeypatch) -> None:
     """Batches arrive every 20 ms; a panel's plot takes them all but redraws at the interval's end."""
+    from gui import plotting
     from gui.plotting import LivePlot
 
-    LivePlot._last_any_redraw = -math.inf                   # no other plot drew just now
+    monkeypatch.setattr(plotting, "time", FrozenClock(100.0))
+    monkeypatch.setattr(LivePlot, "_last_any_redraw", -math.inf)       # no other plot drew just now
     plot = LivePlot(redraw_interval_s=0.2)
     qtbot.addWidget(plot)
     plot.add_points("best length", [0.0], [30.0])           # after a quiet spell: drawn at once
@@ -218,12 +235,12 @@ def test_a_streaming_plot_redraws_at_most_once_per_interval(qtbot) -> None:
     plot.add_points("best length", [2.0], [27.0])
     assert list(curve.getData()[0]) == [0.0]
     assert plot.series()["best length"][0] == [0.0, 1.0, 2.0]  # the data itself is all there
-    qtbot.waitUntil(lambda: list(curve.getData()[0]) == [0.0, 1.0, 2.0], timeout=2000)
+    qtbot.waitUntil(lambda: list(curve.getData()[0]) == [0.0, 1.0, 2.0], timeout=HANG_MS)
     assert plot.getPlotItem().getViewBox().viewRange()[0][1] >= 2.0
     plot.add_points("best length", [3.0], [26.0])
-    plot.clear_series()                                      # nothing pending survives a new run
-    qtbot.wait(300)
-    assert plot.series() == {}
+    assert plot._redraw_timer.isActive()                     # a redraw is pending ...
+    plot.clear_series()                                      # ... and does not survive a new run
+    assert not plot._redraw_timer.isActive() and plot.series() == {} and not plot._curves
 
 
 def test_a_live_plot_sets_its_y_range_itself_with_room_below_a_falling_best(qtbot) -> None:
@@ -246,10 +263,12 @@ def test_a_live_plot_sets_its_y_range_itself_with_room_below_a_falling_best(qtbo
     assert box.autoRangeEnabled()[1]
 
 
-def test_two_streaming_plots_fed_by_one_batch_redraw_in_different_turns(qtbot) -> None:
+def test_two_streaming_plots_fed_by_one_batch_redraw_in_different_turns(qtbot, monkeypatch) -> None:
+    from gui import plotting
     from gui.plotting import LivePlot
 
-    LivePlot._last_any_redraw = -math.inf
+    monkeypatch.setattr(plotting, "time", FrozenClock(100.0))
+    monkeypatch.setattr(LivePlot, "_last_any_redraw", -math.inf)
     a, b = LivePlot(redraw_interval_s=0.2), LivePlot(redraw_interval_s=0.2)
     for p in (a, b):
         qtbot.addWidget(p)
@@ -257,7 +276,7 @@ def test_two_streaming_plots_fed_by_one_batch_redraw_in_different_turns(qtbot) -
     assert len(a._curves["best length"].getData()[0]) == 1
     assert b._curves["best length"].getData()[0] is None or len(b._curves["best length"].getData()[0]) == 0
     qtbot.waitUntil(lambda: b._curves["best length"].getData()[0] is not None
-                    and len(b._curves["best length"].getData()[0]) == 1, timeout=2000)
+                    and len(b._curves["best length"].getData()[0]) == 1, timeout=HANG_MS)
 
 
 def test_tick_label_room_only_grows_so_a_range_change_does_not_relayout(qtbot) -> None:

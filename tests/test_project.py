@@ -4,7 +4,9 @@ import pytest
 
 from core.engine import engines
 from core.errors import InputError
-from core.jobs import JobOutcome, MetricPoint, PartialResult
+from core.engine import get_engine
+from core.jobs import MetricPoint, PartialResult
+from core.lifecycle import RunOutcome
 from core.project import MAX_SERIES_POINTS, Project, ProjectEvent, summary
 from core.undo import UndoStack
 from core.workload import CnnSet, FpspFilter, MobileSocTarget, Scamp5Target
@@ -39,7 +41,12 @@ def test_choice_follows_kinds_and_explains_misfits(project):
     assert project.problem("cappuccino", "targets") is None
 
 
-def test_settings_edits_merge_and_undo(project):
+def test_settings_edits_merge_and_undo(project, monkeypatch):
+    from core import undo
+
+    # edits merge within a window of time: an endless one here, so that a loaded machine's pause
+    # between the two edits cannot part them
+    monkeypatch.setattr(undo, "MERGE_WINDOW_S", float("inf"))
     before = project.settings("cain")
     project.set_setting("cain", "time_s", 2.0)
     project.set_setting("cain", "time_s", 3.0)       # within the merge window: one step
@@ -90,13 +97,14 @@ def _run(project, engine, outcome, events=()):
 
 def test_every_run_is_kept_and_failures_keep_partial_results(demo_engine):
     p = Project.starter()
-    ok = _run(p, "demo", JobOutcome(result={"steps": 3, "sum": 3}), [MetricPoint("sum", 1, 1)])
+    done = RunOutcome.from_json({"status": "finished", "result": {"steps": 3, "sum": 3}}, get_engine("demo"))
+    ok = _run(p, "demo", done, [MetricPoint("sum", 1, 1)])
     p.set_setting("demo", "steps", 5)
-    failed = _run(p, "demo", JobOutcome(error=RuntimeError("boom")),
+    failed = _run(p, "demo", RunOutcome.failed(RuntimeError("boom")),
                   [MetricPoint("sum", 1, 1), PartialResult("plan", {"best": 7})])
-    cancelled = _run(p, "demo", JobOutcome(cancelled=True))
+    cancelled = _run(p, "demo", RunOutcome.cancelled())
     assert [r.status for r in p.runs] == ["finished", "failed", "cancelled"]
-    assert ok.result == {"steps": 3, "sum": 3} and ok.settings == {"steps": 10}
+    assert (ok.result.steps, ok.result.sum) == (3, 3) and ok.settings == {"steps": 10}
     assert failed.is_partial and failed.partial == {"plan": {"best": 7}} and failed.settings == {"steps": 5}
     assert not cancelled.is_partial and p.latest("demo") is ok
     assert p.modified
@@ -108,7 +116,7 @@ def test_every_run_is_kept_and_failures_keep_partial_results(demo_engine):
 
 def test_result_not_matching_its_type_fails_the_run(project):
     run = project.start_run("cain")
-    r = project.finish_run(run.id, JobOutcome(result={"not": "a cain result"}))
+    r = project.finish_run(run.id, RunOutcome.from_json({"status": "finished", "result": {"not": "a cain result"}}, get_engine("cain")))
     assert r.status == "failed" and "does not match its type" in r.error and r.partial["result"]
 
 
@@ -124,7 +132,7 @@ def test_restore_setup_brings_back_edited_or_deleted_items(project):
     wid = project.add("workloads", "Mine", CnnSet(["lenet5"]))
     project.choose("fcnnx", "workloads", wid)
     run = project.start_run("fcnnx")
-    project.finish_run(run.id, JobOutcome(cancelled=True))
+    project.finish_run(run.id, RunOutcome.cancelled())
     project.set_value("workloads", wid, CnnSet(["vgg16"]))
     project.set_setting("fcnnx", "objective", "throughput")
     project.restore_setup(run.id)
@@ -163,3 +171,26 @@ def test_run_ids_are_never_reused(demo_engine):
     c = p.start_run("demo")
     p.undo()                                   # b comes back beside c
     assert len({r.id for r in p.runs}) == 3 and c.id not in (a.id, b.id)
+
+
+def test_recording_announces_the_batch_and_the_shown_run_is_view_state(demo_engine, tmp_path):
+    from core import session
+
+    p = Project.starter()
+    run = p.start_run("demo")
+    seen: list[ProjectEvent] = []
+    p.changed.connect(seen.append)
+    steps = len(p.undo_stack._commands)
+    p.show("demo", run.id)
+    batch = [MetricPoint("sum", 0, 0), PartialResult("best", {"sum": 0})]
+    p.record(run.id, batch)
+    assert [e.kind for e in seen] == ["shown", "record"] and seen[1].events == batch and seen[1].id == run.id
+    assert p.shown("demo") is run and len(p.undo_stack._commands) == steps     # not an edit
+    p.finish_run(run.id, RunOutcome.cancelled())
+    path = tmp_path / "s.dfx"
+    session.save(p, path)
+    assert session.load(path).shown("demo").id == run.id       # which run a tab shows is saved
+    p.delete_run(run.id)
+    assert p.shown("demo") is None
+    with pytest.raises(KeyError):
+        p.show("demo", "r99")

@@ -218,7 +218,7 @@ def _engine_checks() -> dict[str, Any]:
     from core.cappuccino.engine import _settings as cappuccino_settings
     from core.engine import JobRequest
     from core.fcnnx.engine import _settings as fcnnx_settings
-    from core.fpsp_sim.engine import _settings as simulate_settings
+    from core.simulate.engine import _settings as simulate_settings
     from core.merit.engine import check_settings as merit_settings
     from core.workload import Scamp5Target
 

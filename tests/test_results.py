@@ -26,8 +26,9 @@ from core.cappuccino.synth import find_compiler
 from core.engine import JobRequest, get_engine
 from core.errors import InputError
 from core.fcnnx.result import FcnnxResult
-from core.fpsp_sim.result import SimulateResult
-from core.jobs import CancelToken, run_foreground
+from core.simulate.result import SimulateResult
+from core.jobs import FinalResult
+from core.lifecycle import record_run
 from core.merit.result import MeritResult
 from core.results import EngineResult, extra_keys, optional_key, read_value
 
@@ -83,33 +84,20 @@ if find_compiler() is not None:
                      lambda r: set(r["synthesis"]["speedups"]) == set(r["synthesis"]["programs"])))
 
 
-def _run(name: str, request: JobRequest) -> dict[str, Any]:
-    out = run_foreground(get_engine(name).run(request, CancelToken()), quiet=True)
-    if out.error is not None:
-        raise out.error
-    assert out.result is not None
-    return out.result
+def _run(name: str, request: JobRequest) -> tuple[dict[str, Any], Any]:
+    """The result's JSON form (as a session stores it) and what the engine's generator yielded last,
+    recorded by the one run lifecycle."""
+    yielded: list[Any] = []
+    out = record_run(get_engine(name), request,
+                     on_event=lambda ev: yielded.append(ev.data) if isinstance(ev, FinalResult) else None)
+    assert out.status == "finished" and out.result is not None, out.error
+    return out.result.to_json(), yielded[-1]
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """Each engine's result, and what its type's check() returned while the engine ran."""
-    seen: dict[str, list[dict[str, Any]]] = {name: [] for name in TYPES}
-    out = {}
-    with pytest.MonkeyPatch.context() as mp:
-        for name, rtype in TYPES.items():
-            original = EngineResult.__dict__["check"].__func__
-
-            def spy(cls: Any, data: Any, version: Any = None, path: str = "result", _o: Any = original,
-                    _seen: list = seen[name]) -> Any:
-                checked = _o(cls, data, version, path)
-                _seen.append(checked)
-                return checked
-
-            mp.setattr(rtype, "check", classmethod(spy))
-        for name in TYPES:
-            out[name] = (_run(name, RUNS[name]()), seen[name])
-    return out
+def runs() -> dict[str, tuple[dict[str, Any], Any]]:
+    """Each engine's result as JSON, and the object its run yielded."""
+    return {name: _run(name, RUNS[name]()) for name in TYPES}
 
 
 def _at(data: Any, path: tuple) -> tuple[Any, Any]:
@@ -127,9 +115,9 @@ def _where(path: tuple) -> str:
 def test_engine_declares_and_checks_its_result_type(runs, name):
     spec = get_engine(name)
     assert spec.result_type is TYPES[name] and issubclass(spec.result_type, EngineResult)
-    data, checked = runs[name]
-    # the engine passed its final dict through check() and yielded what came back
-    assert checked and data is checked[-1]
+    data, yielded = runs[name]
+    # the engine yields its typed result (JSON only at process and session boundaries)
+    assert isinstance(yielded, spec.result_type) and yielded.to_json() == data
 
 
 @pytest.mark.parametrize("name", list(TYPES))
@@ -145,7 +133,7 @@ def test_result_round_trips(runs, name):
 
 @pytest.mark.parametrize("name,request_of,has_shape", VARIANTS, ids=[f"{v[0]}-{i}" for i, v in enumerate(VARIANTS)])
 def test_other_result_shapes_round_trip(name, request_of, has_shape):
-    data = _run(name, request_of())
+    data, _ = _run(name, request_of())
     assert has_shape(data)
     assert TYPES[name].check(json.loads(json.dumps(data, allow_nan=False))) == data
 

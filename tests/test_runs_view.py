@@ -11,7 +11,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from core.jobs import JobOutcome, MetricPoint
+from core.engine import get_engine
+from core.jobs import MetricPoint
+from core.lifecycle import RunOutcome
 from core.project import Project
 from gui.compare_view import DIFF_BACKGROUND, CompareView
 from gui.runs_view import KEYS, NOTE_COLUMN, STATUS_COLOURS, RunsView
@@ -58,7 +60,7 @@ def make_view(qtbot, project):
     return make
 
 
-def demo_run(project: Project, steps: int = 3, outcome: JobOutcome | None = None, **settings: Any):
+def demo_run(project: Project, steps: int = 3, outcome: RunOutcome | None = None, **settings: Any):
     """A demo run with `steps` points on plot "main", finished with `outcome` (a result by default)."""
     project.set_setting("demo", "steps", steps)
     for k, v in settings.items():
@@ -70,7 +72,7 @@ def demo_run(project: Project, steps: int = 3, outcome: JobOutcome | None = None
         total += i
         points.append(MetricPoint("sum", i, total))
     project.record(run.id, points)
-    return project.finish_run(run.id, outcome or JobOutcome(result={"steps": steps, "sum": total}))
+    return project.finish_run(run.id, outcome or RunOutcome.from_json({"status": "finished", "result": {"steps": steps, "sum": total}}, get_engine("demo")))
 
 
 def column(view: RunsView, key: str) -> list[str]:
@@ -94,7 +96,7 @@ def test_rows_appear_when_runs_start_and_finish_and_keep_the_selection(make_view
     assert cell(view, running.id, "status") == "running"
     assert cell(view, running.id, "status", Qt.ItemDataRole.ForegroundRole) == QColor(STATUS_COLOURS["running"])
     assert view.selected_ids() == [first.id]
-    project.finish_run(running.id, JobOutcome(result={"steps": 1, "sum": 0}))
+    project.finish_run(running.id, RunOutcome.from_json({"status": "finished", "result": {"steps": 1, "sum": 0}}, get_engine("demo")))
     assert cell(view, running.id, "status") == "finished"
     assert cell(view, running.id, "status", Qt.ItemDataRole.ForegroundRole) == QColor(STATUS_COLOURS["finished"])
     assert view.selected_ids() == [first.id]           # the selection survived both events
@@ -102,7 +104,7 @@ def test_rows_appear_when_runs_start_and_finish_and_keep_the_selection(make_view
 
 def test_a_failed_run_shows_its_error_and_partial_mark(make_view, project):
     view, _ = make_view()
-    run = demo_run(project, outcome=JobOutcome(error=RuntimeError("demo failure")))
+    run = demo_run(project, outcome=RunOutcome.failed(RuntimeError("demo failure")))
     assert cell(view, run.id, "status") == "failed, partial"        # its points were kept
     assert "demo failure" in cell(view, run.id, "status", Qt.ItemDataRole.ToolTipRole)
     assert cell(view, run.id, "status", Qt.ItemDataRole.ForegroundRole) == QColor(STATUS_COLOURS["failed"])
@@ -140,7 +142,7 @@ def test_run_ids_sort_naturally(project, make_view):
 
 def test_text_engine_and_status_filters(project, make_view):
     a = demo_run(project, steps=3)
-    b = demo_run(project, steps=7, outcome=JobOutcome(cancelled=True))
+    b = demo_run(project, steps=7, outcome=RunOutcome.cancelled())
     other = project.start_run("bound")
     view, _ = make_view()
     assert len(column(view, "id")) == 3
@@ -253,7 +255,8 @@ def test_compare_two_runs_fills_the_diff_and_overlays_two_series(project, qtbot,
     assert settings["delay"] == ["—", "0.5"]
     row = list(settings).index("steps")
     assert compare.settings_table.item(row, 1).background().color() == QColor(DIFF_BACKGROUND)
-    assert list(table_rows(compare.metrics_table)) == ["duration_s"]
+    metrics = table_rows(compare.metrics_table)
+    assert list(metrics) == ["sum", "steps", "duration_s"] and metrics["sum"] == ["3", "10"]
     assert list(compare.plots) == ["main"]
     curves = compare.plots["main"].series()
     assert list(curves) == [f"{a.id} · sum", f"{b.id} · sum"]
@@ -282,7 +285,7 @@ def test_compare_follows_deletion_and_undo(project, qtbot, make_view):
 
 def test_compare_runs_of_different_engines_says_why_no_plots(project, qtbot):
     a = demo_run(project)
-    other = project.finish_run(project.start_run("bound").id, JobOutcome(cancelled=True))
+    other = project.finish_run(project.start_run("bound").id, RunOutcome.cancelled())
     compare = CompareView(project)
     qtbot.addWidget(compare)
     compare.set_runs([a.id, other.id])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import InputError
-from core.fpsp_sim import sources
+from core.simulate import sources
 from core.scamp5.isa import register_names
 from core.scamp5.program import parse_program
 from core.scamp5.program_file import ProgramHeader, read_header, read_program, write_program

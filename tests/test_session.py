@@ -9,7 +9,9 @@ import pytest
 
 from core import session as sessions
 from core.errors import SessionError
-from core.jobs import JobOutcome, MetricPoint, PartialResult
+from core.engine import get_engine
+from core.jobs import MetricPoint, PartialResult
+from core.lifecycle import RunOutcome
 from core.project import Project
 from core.workload import CnnSet, DataflowTarget, Kernel, KernelSet, Scamp5Target
 
@@ -26,10 +28,11 @@ def _sample(demo: bool = True) -> Project:
         p.set_setting("demo", "steps", 7)
         run = p.start_run("demo")
         p.record(run.id, [MetricPoint("sum", 1, 1), PartialResult("plan", {"a": [1, 2.5]})])
-        p.finish_run(run.id, JobOutcome(result={"steps": 7, "sum": 21, "nested": {"a": [1, 2.5]}}))
+        result = {"steps": 7, "sum": 21, "nested": {"a": [1, 2.5]}}
+        p.finish_run(run.id, RunOutcome.from_json({"status": "finished", "result": result}, get_engine("demo")))
         failed = p.start_run("demo")
         p.record(failed.id, [MetricPoint("sum", 0, 0)])
-        p.finish_run(failed.id, JobOutcome(error=RuntimeError("boom")))
+        p.finish_run(failed.id, RunOutcome.failed(RuntimeError("boom")))
     p.view["current_engine"] = "demo" if demo else None
     return p
 
@@ -80,7 +83,7 @@ def test_failed_write_leaves_old_file(tmp_path, demo_engine):
     sessions.save(_sample(), path)
     before = path.read_bytes()
     broken = _sample()
-    broken.runs[0].result = {"x": float("nan")}     # not valid JSON: the write must fail
+    broken.runs[0].result.nested = {"x": float("nan")}      # not valid JSON: the write must fail
     with pytest.raises(ValueError):
         sessions.save(broken, path)
     assert path.read_bytes() == before
@@ -205,7 +208,7 @@ def test_kept_v1_files_open(path):
 def test_example_session_migrates_to_its_runs():
     p = sessions.load(Path(__file__).parent / "data" / "sessions_v1" / "example_session.dfx")
     cain = p.runs_of("cain")[0]
-    assert cain.workload["name"] == "AnalogNet2" and cain.result["length"] == len(cain.result["program"])
+    assert cain.workload["name"] == "AnalogNet2" and cain.result.length == len(cain.result.program)
     assert cain.headline and next(iter(cain.headline))      # computed from the typed result
     again = sessions.from_json(json.loads(json.dumps(sessions.to_json(p))))
     assert _state(again) == _state(p)
@@ -214,7 +217,7 @@ def test_example_session_migrates_to_its_runs():
 def test_v1_migration_builds_library_from_engine_settings(demo_engine):
     doc = {"format": sessions.FORMAT, "version": 1, "workload": {"kind": "fpsp_filter", "preset": "sobel"},
            "target": {"kind": "scamp5", "registers": 6, "array_size": 256}, "current_engine": "demo",
-           "engines": {"demo": {"settings": {"steps": 3}, "result": {"sum": 3}, "finished_at": "2026-01-01T00:00:00"}}}
+           "engines": {"demo": {"settings": {"steps": 3}, "result": {"steps": 3, "sum": 3}, "finished_at": "2026-01-01T00:00:00"}}}
     p = sessions.from_json(doc)
     assert [e.value.kind for e in p.workloads][0] == "fpsp_filter"
     assert p.runs[0].engine == "demo" and p.runs[0].finished_at == "2026-01-01T00:00:00"

@@ -6,6 +6,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from core.simulate.result import SimulateResult
+from core.cain.result import CainResult
 from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken
 from core.project import Run
@@ -48,6 +52,13 @@ def _events(settings: dict[str, Any], size: int = 32, workload: Any = None):
     return list(spec.run(JobRequest(workload, Scamp5Target(6, size), settings), CancelToken()))
 
 
+def _result(settings: dict[str, Any], size: int = 32, workload: Any = None) -> SimulateResult:
+    """The typed result the engine yields last."""
+    r = _events(settings, size, workload)[-1].data
+    assert isinstance(r, SimulateResult)
+    return r
+
+
 def test_result_is_shown_and_stepped(panel) -> None:
     s = panel.settings()
     s.update(program_file=TABLE2, noise=0.005)
@@ -55,7 +66,8 @@ def test_result_is_shown_and_stepped(panel) -> None:
     panel.job_started()
     panel.handle_events(events[:-1])
     assert "program: mean RMS error" in panel.plot.series()
-    panel.show_result(events[-1].data)
+    stored = json.loads(json.dumps(events[-1].data.to_json()))         # as a session keeps it
+    panel.show_result(SimulateResult.from_json(stored))
     st = panel.stepper
     assert st.steps == 21 and st.listing.count() == 22 and st.step == 0
     assert st.bus_list.item(0).text().startswith("sensor image")
@@ -92,7 +104,7 @@ def test_result_is_shown_and_stepped(panel) -> None:
 def test_pe_zoom_shows_neighbours_and_goals(panel) -> None:
     s = panel.settings()
     s.update(program_file=TABLE2)
-    panel.show_result(_events(s)[-1].data)
+    panel.show_result(_result(s))
     st = panel.stepper
     st.set_step(21)
     st.set_pe(10, 12)
@@ -117,7 +129,7 @@ def test_keyboard_and_play(panel, qtbot) -> None:
 
     s = panel.settings()
     s.update(program_file=TABLE2)
-    panel.show_result(_events(s, 16)[-1].data)
+    panel.show_result(_result(s, 16))
     st = panel.stepper
     panel.show()
     qtbot.waitExposed(panel)
@@ -149,7 +161,7 @@ def test_keyboard_and_play(panel, qtbot) -> None:
 def test_exports(panel, tmp_path: Path) -> None:
     s = panel.settings()
     s.update(program_file=TABLE2)
-    panel.show_result(_events(s, 16)[-1].data)
+    panel.show_result(_result(s, 16))
     st = panel.stepper
     st.export_view(str(tmp_path / "view.png"))
     assert Image.open(tmp_path / "view.png").size[0] > 100
@@ -175,16 +187,24 @@ def test_step_through_pasted_text_and_errors(panel, ctx) -> None:
     assert "line 1" in panel.stepper.message.text()
 
 
-# The shape of the code-search engine's result (core/cain/engine.py), cut to what the hand-over reads.
-def _cain_result(denominator: int) -> dict[str, Any]:
-    return {"filter": "demo", "program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
-            "outputs": {"k": "C"}, "input_register": "A", "input_registers": {"0": "A"}, "kernel_names": ["k"],
-            "denominator": denominator, "approximated_kernels": {"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]},
-            "found": True, "improvements": [{"length": 2, "nodes": 5, "time_s": 0.1, "method": "simultaneous"}]}
+def _cain_result(denominator: int) -> CainResult:
+    """A finished code search's typed result: a real one (the v1 example session's) with a two-macro
+    program and its kernels put in, so the hand-over has something small to replay."""
+    from core.session import load
+
+    base = load(Path(__file__).resolve().parent / "data/sessions_v1/example_session.dfx").latest("cain")
+    assert base is not None and base.result is not None
+    d = base.result.to_json()
+    d.update({"filter": "demo", "program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
+              "outputs": {"k": "C"}, "input_register": "A", "input_registers": {"0": "A"}, "kernel_names": ["k"],
+              "denominator": denominator, "approximated_kernels": {"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]},
+              "coefficient_errors": {"k": [[0.0] * 3] * 3}, "found": True, "length": 2})
+    d["improvements"] = d["improvements"][-1:]
+    d["improvements"][0].update(length=2)
+    return CainResult.from_json(d)
 
 
-def _add_cain_run(ctx: FakeContext, result: dict[str, Any]) -> None:
-    """A finished code search (appended as is: the cut-down result is not a full CainResult)."""
+def _add_cain_run(ctx: FakeContext, result: CainResult) -> None:
     ctx.project.runs.append(Run(id=f"r{len(ctx.project.runs) + 1}", engine="cain", settings={}, workload=None,
                                 target=None, status="finished", result=result))
 
@@ -200,17 +220,22 @@ def test_use_code_search_result(panel, ctx, qtbot) -> None:
     assert panel.program_text.toPlainText() == s["program_text"]
     assert panel.binding.widget("reference").currentData() == "expected"
     assert panel.step_through_settings() and panel.stepper.replay.program.output_registers == ["C"]
-    r = _events(s)[-1].data                     # (A + A east) / 2 is not what this program computes
-    assert r["exact"] is False and r["outputs"]["C"]["goal_matches_expected"] is False
+    r = _result(s)                              # (A + A east) / 2 is not what this program computes
+    assert r.exact is False and r.outputs["C"].goal_matches_expected is False
     _add_cain_run(ctx, _cain_result(2))         # (2 A + 2 A east) / 2 = A + A east: it is
     assert panel.use_code_search_result()
-    r = _events(ctx.project.settings("simulate"))[-1].data
-    assert r["exact"] is True and "code search" in r["label"]
+    r = _result(ctx.project.settings("simulate"))
+    assert r.exact is True and "code search" in r.label
     ctx.project.undo()                          # one undo step per hand-over
     assert ctx.project.settings("simulate")["expected"]["denominator"] == 4
     empty = PANEL(get_engine("simulate"), _context())
     qtbot.addWidget(empty)
     assert not empty.use_code_search_result() and empty.context.statuses
+    # a search that found nothing leaves the settings alone
+    before = ctx.project.settings("simulate")
+    _add_cain_run(ctx, replace(_cain_result(2), found=False, length=None, program=[], improvements=[]))
+    assert not panel.use_code_search_result() and ctx.statuses
+    assert ctx.project.settings("simulate") == before
 
 
 CUSTOM = {"program_source": "text", "program_file": "elsewhere.txt", "program_text": "# outputs: B\nneg(B, A)\n",
@@ -266,10 +291,10 @@ def test_a_file_program_is_checked_against_the_tabs_workload(panel, ctx) -> None
     """'filter' was a hidden workload picker: the tab's workload is now the reference."""
     ctx.use("simulate", "workloads", "AnalogNet2 (tool)", FpspFilter("analognet2-tool"))
     ctx.project.set_setting("simulate", "reference", "workload")
-    r = _events(panel.settings(), workload=panel.workload())[-1].data
-    assert r["exact"] is True and r["outputs"]["B"]["goal_matches_expected"]
+    r = _result(panel.settings(), workload=panel.workload())
+    assert r.exact is True and r.outputs["B"].goal_matches_expected
     ctx.use("simulate", "workloads", "AnalogNet2 (eq. 1)", FpspFilter("analognet2"))
-    r = _events(panel.settings(), workload=panel.workload())[-1].data
-    assert r["exact"] is False and r["outputs"]["B"]["goal_matches_expected"] is False
+    r = _result(panel.settings(), workload=panel.workload())
+    assert r.exact is False and r.outputs["B"].goal_matches_expected is False
     assert panel.step_through_settings()           # the stepper checks against the same workload
     assert panel.stepper.replay.program.expected

@@ -57,7 +57,7 @@ def test_a_shift_arrow_points_where_the_values_went(direction: str) -> None:
 
 # ---------------------------------------------------------------- the view
 def test_the_grid_takes_the_columns_that_give_the_largest_tiles() -> None:
-    from gui.stepper_canvas import best_columns
+    from gui.panels.simulate.canvas import best_columns
 
     assert best_columns(7, 1054, 580) == 4            # 1920x1080: two rows of four, 262 px tiles
     assert best_columns(7, 600, 1000) == 2            # a tall canvas: two columns
@@ -179,7 +179,7 @@ def test_inspector_shows_a_pe_without_scrolling_sideways(stepper, replay) -> Non
     assert (stepper.inspector.row.value(), stepper.inspector.col.value()) == (5, 7)
     from PySide6.QtCore import Qt
 
-    view, scroll = stepper.inspector.view, stepper.inspector.scroll
+    view, scroll = stepper.inspector.view, stepper.inspector.scroll_area
     assert scroll.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
     assert view.width() >= view.table_w                               # the table fits the pane
     stepper.inspector.col.setValue(9)                                 # the boxes move the PE
@@ -235,7 +235,7 @@ def test_dark_palette_is_honoured(qtbot, replay) -> None:
     from PySide6.QtGui import QColor, QPalette
     from PySide6.QtWidgets import QApplication
 
-    from gui.scamp5_stepper import Scamp5Stepper
+    from gui.panels.simulate.stepper import Scamp5Stepper
 
     app = QApplication.instance()
     old = app.palette()
@@ -260,16 +260,17 @@ def test_dark_palette_is_honoured(qtbot, replay) -> None:
 def test_open_in_stepper_is_one_click_from_the_window(qtbot) -> None:
     """The Cain tab's "Open in stepper" calls the window's open_in_simulator: the simulate tab shows the
     program in the stepper at once, its settings folded away to give the planes room."""
-    from core.fpsp_sim.sources import settings_from_cain_result
+    from core.simulate.sources import settings_from_cain_result
     from gui.main_window import MainWindow
 
     w = MainWindow(restore_layout=False)
     qtbot.addWidget(w)
-    result = {"filter": "demo", "program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
-              "outputs": {"k": "C"}, "input_register": "A", "input_registers": {"0": "A"}, "kernel_names": ["k"],
-              "denominator": 2, "approximated_kernels": {"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]}, "found": True,
-              "improvements": [{"length": 2, "nodes": 5, "time_s": 0.1, "method": "simultaneous"}]}
-    w.open_in_simulator(settings_from_cain_result(result))
+    # the program the Cain panel shows: a plan (core.cain.plans)
+    plan = {"filter": "demo", "program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
+            "outputs": {"k": "C"}, "input_register": "A", "input_registers": {"0": "A"}, "kernel_names": ["k"],
+            "denominator": 2, "approximated_kernels": {"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]},
+            "length": 2, "nodes": 5, "time_s": 0.1, "method": "simultaneous"}
+    w.open_in_simulator(settings_from_cain_result(plan))
     panel = w.panels["simulate"]
     st = panel.stepper
     assert w.current_engine().name == "simulate" and panel.tabs.currentWidget() is st
@@ -277,5 +278,5 @@ def test_open_in_stepper_is_one_click_from_the_window(qtbot) -> None:
     assert not panel.summary.isVisibleTo(panel) and panel.settings_button.text() == "Show settings"
     panel.settings_button.click()                      # one click brings the settings back ...
     assert panel.summary.isVisibleTo(panel)
-    w.open_in_simulator(settings_from_cain_result(result))
+    w.open_in_simulator(settings_from_cain_result(plan))
     assert panel.summary.isVisibleTo(panel)            # ... and they stay once the user asked for them

@@ -29,7 +29,7 @@ def _sweep(st) -> None:
 
 @pytest.mark.parametrize("mode", ["step", "plane", "shared"])
 def test_a_step_shown_again_renders_no_image_and_shows_its_own_planes(stepper, replay, mode: str) -> None:
-    from gui.stepper_canvas import render_plane
+    from gui.panels.simulate.canvas import render_plane
 
     stepper.set_scale_mode(mode)
     _sweep(stepper)
@@ -48,7 +48,7 @@ def test_a_step_shown_again_renders_no_image_and_shows_its_own_planes(stepper, r
 
 
 def test_the_image_cache_keeps_to_its_budget() -> None:
-    from gui.stepper_canvas import ImageCache, lut32
+    from gui.panels.simulate.canvas import ImageCache, lut32
     from gui.plotting import diverging_colormap, theme
 
     lut = lut32(diverging_colormap(theme()))
@@ -66,7 +66,7 @@ def test_the_image_cache_keeps_to_its_budget() -> None:
 
 
 def test_step_limits_are_computed_once_per_array(stepper, replay, monkeypatch) -> None:
-    import gui.scamp5_stepper as module
+    import gui.panels.simulate.stepper as module
     from sims.scamp5.render import robust_limit
 
     calls: list[int] = []
@@ -101,7 +101,7 @@ def test_change_mode_shares_one_zero_plane_and_is_right(stepper, replay) -> None
 
 
 def test_the_written_frame_is_drawn_on_written_planes_only(stepper, qtbot) -> None:
-    from gui.stepper_canvas import WRITE_COLOUR
+    from gui.panels.simulate.canvas import WRITE_COLOUR
 
     stepper.set_step(3)                                               # writes NEWS and E
     on = {n for n, t in stepper.canvas.tiles.items() if t.frame.on}
@@ -163,7 +163,7 @@ def test_what_a_step_leaves_on_screen_is_what_a_full_repaint_draws(stepper, qtbo
     from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QApplication
 
-    parts = {"canvas": stepper.canvas.viewport(), "inspector": stepper.inspector.scroll.viewport(),
+    parts = {"canvas": stepper.canvas.viewport(), "inspector": stepper.inspector.scroll_area.viewport(),
              "listing": stepper.listing.viewport(), "bus": stepper.bus_list.viewport(),
              "planes": stepper.plane_list.viewport()}
     stepper.set_pe(9, 20)

@@ -4,7 +4,9 @@ with two worker processes (points complete with their metrics, a killed worker's
 
 The cluster tests share one cluster (started once for the module) through its scheduler address,
 as `--cluster tcp://...` would; the Cancel test starts and stops its own `local:2` cluster. The
-points are short Cain searches: time-boxed, so they take what they are given."""
+points are short Cain searches with a node budget (and a time limit far beyond it), so they find the
+same programs on any machine, loaded or not; the killed-worker test runs the demo engine, whose
+points wait for the test's go-ahead, and the Cancel test searches that run until cancelled."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ import psutil
 import pytest
 
 from core.errors import InputError
-from core.jobs import JobOutcome
+from core.engine import get_engine
+from core.lifecycle import RunError, RunOutcome
 from core.project import Project
 from core.study import results_file, spec
 from core.study.analysis import pareto_front
@@ -34,7 +37,8 @@ CAIN = {
     "name": "test", "engine": "cain",
     "workload": {"generate": "random_kernels", "count": 1, "seed": 1},
     "target": {"kind": "scamp5", "registers": 6},
-    "settings": {"time_s": 0.2, "workers": 1, "seed_share": 0.0},
+    # a node budget, not a time budget: the same programs however fast or loaded the machine (time_s only guards)
+    "settings": {"time_s": 120.0, "max_nodes": 1000, "workers": 1, "seed_share": 0.0},
     "axes": [{"param": "workload.seed", "values": [1, 2]}, {"param": "settings.mode", "values": ["cain", "auke"]}],
     "metrics": ["length", "nodes_explored", {"name": "kernels", "path": "kernel_names[0]"}],
 }
@@ -56,7 +60,7 @@ def test_grid_points_with_params_metrics_and_stable_keys():
     assert s.metrics[0].path is None and s.metrics[2].path == "kernel_names[0]"
     p = s.points[1]
     assert p.workload["kind"] == "kernels" and len(p.workload["kernels"]) == 1
-    assert p.settings["mode"] == "auke" and p.settings["time_s"] == 0.2 and p.target["registers"] == 6
+    assert p.settings["mode"] == "auke" and p.settings["time_s"] == 120.0 and p.target["registers"] == 6
     assert len({q.key for q in s.points}) == 4
     assert [q.key for q in study(CAIN).points] == [q.key for q in s.points]       # the same study, the same keys
 
@@ -174,11 +178,13 @@ def test_add_finished_run_checks_the_result_like_any_run():
     p = Project.starter()
     n = len(p.runs)
     snap = {"id": "study", "name": "random x1", "value": {"kind": "fpsp_filter", "preset": "gauss3"}}
-    bad = p.add_finished_run("cain", snap, None, {"time_s": 1.0}, JobOutcome(result={"length": 3}), 1.5, "note")
-    assert bad.status == "failed" and "does not match its type" in bad.error
-    failed = p.add_finished_run("cain", snap, None, {}, JobOutcome(error=RuntimeError("x")), None, "", None, "boom")
+    bad = p.add_finished_run("cain", snap, None, {"time_s": 1.0},
+                             RunOutcome.from_json({"status": "finished", "result": {"length": 3}, "duration_s": 1.5},
+                                                  get_engine("cain")), "note")
+    assert bad.status == "failed" and "does not match its type" in bad.error and bad.partial["result"]
+    failed = p.add_finished_run("cain", snap, None, {}, RunOutcome.failed(RunError("other", "boom")))
     assert failed.status == "failed" and failed.error == "boom" and failed.duration_s is None
-    assert len(p.runs) == n + 2 and bad.duration_s == pytest.approx(1.5, abs=0.2) and bad.note == "note"
+    assert len(p.runs) == n + 2 and bad.duration_s == 1.5 and bad.note == "note"
 
 
 # ================================================================ on a Dask cluster
@@ -215,26 +221,36 @@ def test_a_study_completes_with_its_points_and_metrics(scheduler, tmp_path):
     assert all("series" not in r and r["result"]["mode"] == r["params"]["mode"] for r in lines[1:])
 
 
-def test_a_killed_worker_gets_its_point_again(scheduler, tmp_path):
-    doc = {**CAIN, "settings": {**CAIN["settings"], "time_s": 2.0}, "axes": [{"param": "workload.seed",
-                                                                              "values": [1, 2, 3]}]}
+def test_a_killed_worker_gets_its_point_again(scheduler, tmp_path, monkeypatch):
+    """The points are the demo engine's: each says which worker process runs it, then waits for the
+    test's go-ahead, so the worker is killed in the middle of its point however fast or loaded the
+    machine is (no sleep that is hoped to be long enough)."""
+    from distributed import Client
+
+    from core import engine as engine_module
+    from tests.dask_demo import DemoEngine
+    from tests.demo_engine import STUDY_DEMO
+
+    monkeypatch.setattr(engine_module, "_REGISTRY", {**engine_module.engines(), "demo": STUDY_DEMO})
+    with Client(scheduler, set_as_default=False) as client:
+        client.register_plugin(DemoEngine())        # every worker has it, one started after a death too
+    started, gate = tmp_path / "started", tmp_path / "go"
+    started.mkdir()
+    doc = {"name": "killed", "engine": "demo", "settings": {"started": str(started), "wait_for": str(gate)},
+           "axes": [{"param": "settings.steps", "values": [3, 4, 5]}], "metrics": ["sum"]}
     runner = StudyRunner(study(doc, tmp_path), scheduler)
     out: dict[str, Any] = {}
     th = threading.Thread(target=lambda: out.setdefault("summary", runner.run()))
     th.start()
     try:
-        deadline = time.monotonic() + 60
-        busy: dict[str, Any] = {}
-        while time.monotonic() < deadline and not busy:
-            client = runner.client
-            busy = {a: t for a, t in (client.processing() if client else {}).items() if t}
-            time.sleep(0.1)
-        assert busy, "no point started"
-        time.sleep(0.5)                 # the engine is inside its search now
-        addr = next(iter(busy))
-        pid = runner.client.run(os.getpid, workers=[addr])[addr]
-        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 120           # against a hang only: the points wait for the gate
+        while not any(started.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        running = sorted(int(f.name) for f in started.iterdir())
+        assert running, "no point started"
+        os.kill(running[0], signal.SIGKILL)         # a worker whose point is waiting for the gate
     finally:
+        gate.touch()
         th.join(120)
     summary = out["summary"]
     assert summary.counts["finished"] == 3, [r.get("error") for r in summary.records]
@@ -275,7 +291,8 @@ def _new_children(before: set[int]) -> list[psutil.Process]:
 
 
 def test_cancel_leaves_no_worker_process(tmp_path):
-    doc = {**CAIN, "settings": {**CAIN["settings"], "time_s": 30.0}}
+    # no node budget and a long time: the points search until they are cancelled
+    doc = {**CAIN, "settings": {**CAIN["settings"], "time_s": 600.0, "max_nodes": None}}
     before = {c.pid for c in psutil.Process().children(recursive=True)}
     runner = StudyRunner(study(doc, tmp_path), "local:2")
     out: dict[str, Any] = {}

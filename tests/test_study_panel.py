@@ -13,7 +13,8 @@ STUDY = {
     "name": "panel test", "engine": "cain",
     "workload": {"generate": "random_kernels", "count": 1, "seed": 1},
     "target": {"kind": "scamp5", "registers": 6},
-    "settings": {"time_s": 0.2, "workers": 1, "seed_share": 0.0},
+    # a node budget, not a time budget: every point finds its program however loaded the machine
+    "settings": {"time_s": 120.0, "max_nodes": 1000, "workers": 1, "seed_share": 0.0},
     "axes": [{"param": "workload.seed", "values": [1, 2]}, {"param": "settings.mode", "values": ["cain", "auke"]}],
     "metrics": ["length", "nodes_explored"],
 }
@@ -84,7 +85,8 @@ def test_a_study_fills_the_table_and_becomes_runs(window, qtbot, tmp_path):
 
 def test_cancel_stops_the_cluster(window, qtbot, tmp_path):
     panel = window.study_panel
-    _set(panel, {**STUDY, "settings": {**STUDY["settings"], "time_s": 60.0}}, tmp_path)
+    # no node budget and a long time: the points search until they are cancelled
+    _set(panel, {**STUDY, "settings": {**STUDY["settings"], "time_s": 600.0, "max_nodes": None}}, tmp_path)
     me = psutil.Process()
     before = {c.pid for c in me.children(recursive=True)}
     assert panel.run_study()

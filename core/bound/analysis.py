@@ -10,6 +10,7 @@ from core.bound.loopnest import BASELINES, min_memory, search_baseline, search_o
 from core.bound.onchip import map_to_pes
 from core.bound.shapes import ConvShape
 from core.errors import InputError
+from core.results import to_plain
 
 SWEEP_KIB = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 
@@ -50,11 +51,11 @@ def analyse_layer(shape: ConvShape, m: Machine, dataflows: tuple[str, ...]) -> d
     ref = bound.reference
     out: dict[str, Any] = {
         "name": shape.name, "shape": shape.to_json(), "spec": shape.spec(), "macs": shape.macs,
-        "bound": bound.to_json(),
+        "bound": to_plain(bound),
         "bound_asymptotic": shape.Hk * shape.Wk * shape.Cig / (bound.R * S) ** 0.5 > 1.0,
         "optimal": {"tiling": opt.tiling.to_json(), "traffic": opt.traffic.to_json(),
                     "ratio_reference": _ratio(opt.traffic.total, ref),
-                    "ratio_paper": _ratio(opt.traffic.total, bound.paper),
+                    "ratio_paper": _ratio(opt.traffic.total, bound.paper.total),
                     "evaluated": opt.evaluated,
                     "onchip": map_to_pes(shape, opt.tiling, m.pe_rows, m.pe_cols).to_json()},
         "baselines": {},
@@ -64,7 +65,7 @@ def analyse_layer(shape: ConvShape, m: Machine, dataflows: tuple[str, ...]) -> d
         r = search_baseline(shape, S, fam)
         out["baselines"][key] = None if r is None else {
             "title": fam.title, "tiling": r.tiling.to_json(), "traffic": r.traffic.to_json(),
-            "ratio_reference": _ratio(r.traffic.total, ref), "ratio_paper": _ratio(r.traffic.total, bound.paper),
+            "ratio_reference": _ratio(r.traffic.total, ref), "ratio_paper": _ratio(r.traffic.total, bound.paper.total),
             "vs_optimal": _ratio(r.traffic.total, opt.traffic.total)}
     # The paper's dataflow is optimal in its regime (psums fill most of S, HkWkCi >> sqrt(RS)); on tiny
     # memories or maps a psum-spilling baseline can move less, so the overall best is reported too.
@@ -110,8 +111,8 @@ def sweep_point(shapes: list[ConvShape], m: Machine, dataflows: tuple[str, ...],
         check()
         b = conv_bound(s, S)
         row["segment"] += b.segment.total
-        row["paper"] += b.paper
-        row["compulsory"] += b.compulsory
+        row["paper"] += b.paper.total
+        row["compulsory"] += b.compulsory.total
         row["reference"] += b.reference
         if fits:
             row["optimal"] += search_optimal(s, S).traffic.total   # type: ignore[union-attr]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from core.bound.geometry import Axis, axis_counts, max_reuse, rows_used
 from core.bound.shapes import ConvShape
@@ -114,10 +113,6 @@ class SegmentBound:
     reads_per_segment: int      # M that gave the bound
     macs_per_segment: float     # F(S + M): most MACs one segment can do
 
-    def to_json(self) -> dict[str, Any]:
-        return {"total": self.total, "reads_per_segment": self.reads_per_segment,
-                "macs_per_segment": self.macs_per_segment}
-
 
 def segment_bound(shape: ConvShape, S: int, counts: MacCounts | None = None) -> SegmentBound:
     """The segment bound for S words (docs/bound.md, "The proven bound"). The first segment starts
@@ -137,38 +132,46 @@ def segment_bound(shape: ConvShape, S: int, counts: MacCounts | None = None) -> 
 
 
 @dataclass(frozen=True)
+class PaperFormula:
+    """The paper's 2*MACs/sqrt(R*S) + output writes: asymptotic, not a bound (dataflows can move less)."""
+
+    reads: float               # 2 * MACs / sqrt(R * S) ...
+    writes: int                # ... plus every output written once
+    total: float               # reads + writes
+
+    @classmethod
+    def of(cls, reads: float, writes: int) -> "PaperFormula":
+        return cls(reads=reads, writes=writes, total=reads + writes)
+
+
+@dataclass(frozen=True)
+class Compulsory:
+    """Traffic every schedule moves: each input some window reads, each weight used, each output once."""
+
+    inputs: int
+    weights: int
+    outputs: int
+    total: int                 # inputs + weights + outputs
+
+    @classmethod
+    def of(cls, inputs: int, weights: int, outputs: int) -> "Compulsory":
+        return cls(inputs=inputs, weights=weights, outputs=outputs, total=inputs + weights + outputs)
+
+
+@dataclass(frozen=True)
 class LayerBound:
-    R: int
+    """A layer's bounds at S words, also as the bound engine's result stores them (core.bound.result):
+    built by `conv_bound`, which fills the totals and `reference` from the parts."""
+
+    R: int                     # most windows reading one input element
     R_paper: float
     macs_real: int             # MACs with a real (not padding) input
     segment: SegmentBound      # proven
-    paper_reads: float         # paper (asymptotic): 2 * MACs / sqrt(R * S) ...
-    paper_writes: int          # ... plus every output written once
-    compulsory_inputs: int
-    compulsory_weights: int
-    compulsory_outputs: int
-
-    @property
-    def paper(self) -> float:
-        return self.paper_reads + self.paper_writes
-
-    @property
-    def compulsory(self) -> int:
-        return self.compulsory_inputs + self.compulsory_weights + self.compulsory_outputs
-
-    @property
-    def reference(self) -> float:
-        """The proven lower bound: the larger of the segment bound and the compulsory traffic (each
-        holds for every schedule of the machine model, so their maximum does; their sum would not)."""
-        return max(self.segment.total, float(self.compulsory))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"R": self.R, "R_paper": self.R_paper, "macs_real": self.macs_real,
-                "segment": self.segment.to_json(),
-                "paper": {"reads": self.paper_reads, "writes": self.paper_writes, "total": self.paper},
-                "compulsory": {"inputs": self.compulsory_inputs, "weights": self.compulsory_weights,
-                               "outputs": self.compulsory_outputs, "total": self.compulsory},
-                "reference": self.reference}
+    paper: PaperFormula        # asymptotic
+    compulsory: Compulsory     # proven
+    # The proven lower bound: the larger of the segment bound and the compulsory traffic (each holds for
+    # every schedule of the machine model, so their maximum does; their sum would not). No schedule moves less.
+    reference: float
 
 
 def compulsory_inputs(shape: ConvShape) -> int:
@@ -187,7 +190,8 @@ def compulsory_weights(shape: ConvShape) -> int:
 def conv_bound(shape: ConvShape, S: int) -> LayerBound:
     """The proven bound, the paper's asymptotic formula and the compulsory traffic for S words."""
     c = mac_counts(shape)
-    return LayerBound(R=c.R, R_paper=paper_reuse(shape), macs_real=c.macs, segment=segment_bound(shape, S, c),
-                      paper_reads=2.0 * shape.macs / math.sqrt(c.R * S), paper_writes=shape.outputs,
-                      compulsory_inputs=compulsory_inputs(shape), compulsory_weights=compulsory_weights(shape),
-                      compulsory_outputs=shape.outputs)
+    segment = segment_bound(shape, S, c)
+    compulsory = Compulsory.of(compulsory_inputs(shape), compulsory_weights(shape), shape.outputs)
+    return LayerBound(R=c.R, R_paper=paper_reuse(shape), macs_real=c.macs, segment=segment,
+                      paper=PaperFormula.of(2.0 * shape.macs / math.sqrt(c.R * S), shape.outputs),
+                      compulsory=compulsory, reference=max(segment.total, float(compulsory.total)))

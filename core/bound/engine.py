@@ -11,9 +11,10 @@ from typing import Any, Iterator
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
 from core.bound.loopnest import BASELINES
 from core.bound.onchip import size_architecture
-from core.bound.result import BoundResult
+from core.bound.result import BoundResult, TilingJson
 from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
 from core.checks import settings_over_defaults
+from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
@@ -203,7 +204,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     arch = size_architecture(m.memory_bytes, m.word_bits, m.pe_rows, m.pe_cols,
                              r_max=max(l["bound"]["R"] for l in layers))
     yield Progress(1.0, "done")
-    yield FinalResult(BoundResult.check({
+    yield FinalResult(BoundResult.from_json({
         "engine": "bound", "source": desc, "memory_bytes": m.memory_bytes, "word_bits": m.word_bits,
         "memory_words": m.words, "pe_rows": m.pe_rows, "pe_cols": m.pe_cols, "batch": shapes[0].B,
         "dataflows": list(dataflows),
@@ -285,51 +286,53 @@ def _fmt(v: float | None) -> str:
     return f"{v / 1e6:.3f}M" if abs(v) >= 1e5 else f"{v:.0f}"
 
 
-def _tiling(t: dict[str, Any]) -> str:
+def _tiling(t: TilingJson) -> str:
     """b,z,y,x,k, with +W or +I when the weights or the inputs are held for the whole layer."""
-    return f"{t['b']},{t['z']},{t['y']},{t['x']},{t['k']}" + (f"+{t['hold']}" if t.get("hold") else "")
+    return f"{t.b},{t.z},{t.y},{t.x},{t.k}" + (f"+{t.hold}" if t.hold else "")
 
 
 def _num(v: float | None) -> str:
     return "     -" if v is None else f"{v:6.3f}"
 
 
-def format_text(r: dict[str, Any]) -> str:
-    flows = r["dataflows"]
-    lines = [f"Communication bounds: {r['source']['name']}, S = {r['memory_words']} words "
-             f"({r['memory_bytes']} B, {r['word_bits']}-bit), batch {r['batch']}", ""]
+def format_text(result: EngineResult) -> str:
+    assert isinstance(result, BoundResult)
+    r = result
+    flows = r.dataflows
+    lines = [f"Communication bounds: {r.source.name}, S = {r.memory_words} words "
+             f"({r.memory_bytes} B, {r.word_bits}-bit), batch {r.batch}", ""]
     head = (f"{'layer':10s} {'R':>3s} {'proven':>10s} {'paper':>9s} {'optimal':>9s} {'ratio':>6s} {'/paper':>6s}  "
             f"{'tiling b,z,y,x,k':18s}")
     head += "".join(f" {k:>9s}" for k in flows)
     lines += [head, "-" * len(head)]
-    for l in r["layers"]:
-        t, b = l["optimal"]["tiling"], l["bound"]
-        which = "s" if b["segment"]["total"] > b["compulsory"]["total"] else "c"
-        row = (f"{l['name'][:10]:10s} {b['R']:3d} {_fmt(b['reference']):>9s}{which} {_fmt(b['paper']['total']):>9s} "
-               f"{_fmt(l['optimal']['traffic']['total']):>9s} {_num(l['optimal']['ratio_reference'])} "
-               f"{_num(l['optimal']['ratio_paper'])}  " + _tiling(t).ljust(18))
+    for l in r.layers:
+        t, b = l.optimal.tiling, l.bound
+        which = "s" if b.segment.total > b.compulsory.total else "c"
+        row = (f"{l.name[:10]:10s} {b.R:3d} {_fmt(b.reference):>9s}{which} {_fmt(b.paper.total):>9s} "
+               f"{_fmt(l.optimal.traffic.total):>9s} {_num(l.optimal.ratio_reference)} "
+               f"{_num(l.optimal.ratio_paper)}  " + _tiling(t).ljust(18))
         for k in flows:
-            bl = l["baselines"][k]
-            row += f" {_fmt(None if bl is None else bl['traffic']['total']):>9s}"
+            bl = l.baselines[k]
+            row += f" {_fmt(None if bl is None else bl.traffic.total):>9s}"
         lines.append(row)
-    t = r["totals"]
+    tot = r.totals
     lines.append("-" * len(head))
-    row = (f"{'total':10s} {'':3s} {_fmt(t['reference']):>9s}  {_fmt(t['paper']):>9s} {_fmt(t['optimal']):>9s} "
-           f"{_num(t['ratio_reference'])} {_num(t['ratio_paper'])}").ljust(len(head) - 10 * len(flows))
-    lines.append(row + "".join(f" {_fmt(t[k]):>9s}" for k in flows))
+    row = (f"{'total':10s} {'':3s} {_fmt(tot.reference):>9s}  {_fmt(tot.paper):>9s} {_fmt(tot.optimal):>9s} "
+           f"{_num(tot.ratio_reference)} {_num(tot.ratio_paper)}").ljust(len(head) - 10 * len(flows))
+    lines.append(row + "".join(f" {_fmt(tot.per_dataflow[k]):>9s}" for k in flows))
     lines += ["", "Traffic in words (M = 10^6). proven = the lower bound no schedule can beat: the larger of the "
               "segment bound (s) and the compulsory traffic (c), see docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
               "output writes (asymptotic, not a bound); ratio = optimal / proven, /paper = optimal / paper; +W / +I: the "
               "weights / inputs held on chip for the whole layer.",
-              f"Worst layer ratio to the proven bound: {_num(t['worst_ratio_reference']).strip()}",
-              f"Optimal dataflow GBuf reads (on chip, {r['pe_rows']}x{r['pe_cols']} PEs): {_fmt(t['gbuf_reads'])}"]
-    a = r["paper_architecture"]
-    lines.append(f"Paper's sizing example: {a['pe_rows']}x{a['pe_cols']} PEs, {a['psum_entries']} psum entries "
-                 f"({a['psums_per_pe']}/PE), WGBuf {a['wgbuf']}, IGBuf {a['igbuf']}, GReg {a['greg_input_entries']}")
-    if r["passthrough"]:
-        lines.append(f"Pass-through (no off-chip model): {', '.join(r['passthrough'])}")
-    sweep = f", {r['timing_s']['total']:.2f} s with the memory sweep" if r["sweep"] else ""
-    lines.append(f"Time: {r['timing_s']['analysis']:.2f} s analysis{sweep}")
+              f"Worst layer ratio to the proven bound: {_num(tot.worst_ratio_reference).strip()}",
+              f"Optimal dataflow GBuf reads (on chip, {r.pe_rows}x{r.pe_cols} PEs): {_fmt(tot.gbuf_reads)}"]
+    a = r.paper_architecture
+    lines.append(f"Paper's sizing example: {a.pe_rows}x{a.pe_cols} PEs, {a.psum_entries} psum entries "
+                 f"({a.psums_per_pe}/PE), WGBuf {a.wgbuf}, IGBuf {a.igbuf}, GReg {a.greg_input_entries}")
+    if r.passthrough:
+        lines.append(f"Pass-through (no off-chip model): {', '.join(r.passthrough)}")
+    sweep = f", {r.timing_s.total:.2f} s with the memory sweep" if r.sweep else ""
+    lines.append(f"Time: {r.timing_s.analysis:.2f} s analysis{sweep}")
     return "\n".join(lines)
 
 

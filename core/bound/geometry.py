@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Protocol
 
 import numpy as np
 
@@ -78,32 +78,64 @@ def block_rows(ax: Axis, t: int, index: int) -> BlockRows:
     return BlockRows((o0, o1), (i0, i1), read, (i0, last + 1))
 
 
-def layer_axes(shape: Mapping[str, Any]) -> tuple[Axis, Axis]:
-    """The row and column axes of a layer shape (ConvShape.to_json(), as in a result)."""
-    return (Axis(shape["Ho"], shape["Hi"], shape["Hk"], shape["stride"], shape["pad"], shape["dilation"]),
-            Axis(shape["Wo"], shape["Wi"], shape["Wk"], shape["stride"], shape["pad"], shape["dilation"]))
+class LayerShape(Protocol):
+    """What the tile geometry needs of a layer: core.bound.shapes.ConvShape, or the shape a bound
+    result stores (core.bound.result.ConvShapeJson)."""
+
+    @property
+    def Ho(self) -> int: ...
+    @property
+    def Wo(self) -> int: ...
+    @property
+    def Hi(self) -> int: ...
+    @property
+    def Wi(self) -> int: ...
+    @property
+    def Hk(self) -> int: ...
+    @property
+    def Wk(self) -> int: ...
+    @property
+    def stride(self) -> int: ...
+    @property
+    def pad(self) -> int: ...
+    @property
+    def dilation(self) -> int: ...
 
 
-def block_grid(shape: Mapping[str, Any], tiling: Mapping[str, Any]) -> tuple[int, int]:
+class RowColTile(Protocol):
+    """Output rows y and columns x of a tile: core.bound.loopnest.Tiling, or a result's tiling."""
+
+    @property
+    def y(self) -> int: ...
+    @property
+    def x(self) -> int: ...
+
+
+def layer_axes(shape: LayerShape) -> tuple[Axis, Axis]:
+    """The row and column axes of a layer shape."""
+    return (Axis(shape.Ho, shape.Hi, shape.Hk, shape.stride, shape.pad, shape.dilation),
+            Axis(shape.Wo, shape.Wi, shape.Wk, shape.stride, shape.pad, shape.dilation))
+
+
+def block_grid(shape: LayerShape, tiling: RowColTile) -> tuple[int, int]:
     """How many output blocks a tiling (its y and x tile sizes) cuts a layer into: (rows, columns)."""
-    return -(-shape["Ho"] // tiling["y"]), -(-shape["Wo"] // tiling["x"])
+    return -(-shape.Ho // tiling.y), -(-shape.Wo // tiling.x)
 
 
-def interior_block(shape: Mapping[str, Any], tiling: Mapping[str, Any]) -> tuple[int, int]:
+def interior_block(shape: LayerShape, tiling: RowColTile) -> tuple[int, int]:
     """The block in the middle of the grid (a block away from the padded borders when there is one)."""
     ny, nx = block_grid(shape, tiling)
     return ny // 2, nx // 2
 
 
-def tile_block(shape: Mapping[str, Any], tiling: Mapping[str, Any],
-               block: tuple[int, int] = (0, 0)) -> dict[str, tuple[int, ...]]:
+def tile_block(shape: LayerShape, tiling: RowColTile, block: tuple[int, int] = (0, 0)) -> dict[str, tuple[int, ...]]:
     """Output block `block` = (row, column) of a layer's tiling and the input it needs, each as
     (y0, y1, x0, x1) half-open: "out", "in" (with the halo, padding included), "in_clipped" (the
     rows and columns from the first to the last read from DRAM) and "core" (the window origins,
     without the halo); and "rows_read", "cols_read": the input rows and columns actually loaded
     (a stride larger than the kernel skips some inside "in_clipped")."""
     ay, ax = layer_axes(shape)
-    ry, rx = block_rows(ay, tiling["y"], block[0]), block_rows(ax, tiling["x"], block[1])
+    ry, rx = block_rows(ay, tiling.y, block[0]), block_rows(ax, tiling.x, block[1])
     return {"out": ry.out + rx.out, "in": ry.span + rx.span, "in_clipped": ry.read + rx.read,
             "core": ry.origin + rx.origin,
             "rows_read": tuple(int(v) for v in ay.rows_read(*ry.out)),

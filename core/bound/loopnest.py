@@ -48,9 +48,30 @@ class Tiling:
     order: str = "NPQMC"
     hold: str = ""
 
+    # The paper's names of the tile sizes
+    @property
+    def b(self) -> int:
+        return self.n
+
+    @property
+    def z(self) -> int:
+        return self.m
+
+    @property
+    def k(self) -> int:
+        return self.c
+
+    @property
+    def y(self) -> int:
+        return self.p
+
+    @property
+    def x(self) -> int:
+        return self.q
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
-        d.update(b=self.n, z=self.m, k=self.c, y=self.p, x=self.q)
+        d.update(b=self.b, z=self.z, k=self.k, y=self.y, x=self.x)
         return d
 
 

@@ -20,10 +20,10 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from core.bound.bounds import conv_bound
+from core.bound.bounds import LayerBound, conv_bound
 from core.bound.onchip import ArchitectureSizing
 from core.bound.shapes import ConvShape
-from core.results import EngineResult, extra_keys, optional_key
+from core.results import EngineResult, extra_keys, optional_key, to_plain
 
 
 @dataclass(kw_only=True)
@@ -34,6 +34,10 @@ class Source:
     path: str | None = optional_key()           # ONNX files
 
 
+# ConvShapeJson, TilingJson and TrafficJson are the stored forms of core.bound.shapes.ConvShape,
+# core.bound.loopnest.Tiling and Traffic. The domain classes cannot stand in for them: the stored JSON
+# also holds values those classes derive (Ho, Wo, macs; the paper's tile names b z k y x; reads, total),
+# and core.results writes and reads dataclass fields only.
 @dataclass(kw_only=True)
 class ConvShapeJson:
     name: str
@@ -52,43 +56,6 @@ class ConvShapeJson:
     Ho: int
     Wo: int
     macs: int
-
-
-@dataclass(kw_only=True)
-class Compulsory:
-    inputs: int
-    weights: int
-    outputs: int
-    total: int
-
-
-@dataclass(kw_only=True)
-class Segment:
-    """The proven segment (Hong-Kung / Loomis-Whitney) bound, core.bound.bounds.segment_bound."""
-
-    total: float
-    reads_per_segment: int
-    macs_per_segment: float
-
-
-@dataclass(kw_only=True)
-class Paper:
-    """The paper's 2*MACs/sqrt(R*S) + output writes: asymptotic, dataflows can move less."""
-
-    reads: float
-    writes: int
-    total: float
-
-
-@dataclass(kw_only=True)
-class LayerBound:
-    R: int                                      # most windows reading one input element
-    R_paper: float
-    macs_real: int                              # MACs whose input is not padding
-    segment: Segment
-    paper: Paper
-    compulsory: Compulsory
-    reference: float                            # proven: max(segment, compulsory); no schedule moves less
 
 
 @dataclass(kw_only=True)
@@ -157,7 +124,7 @@ class Optimal:
 
 
 @dataclass(kw_only=True)
-class BaselineJson:
+class Baseline:
     title: str
     tiling: TilingJson
     traffic: TrafficJson
@@ -173,7 +140,9 @@ class Best:
 
 
 @dataclass(kw_only=True)
-class LayerJson:
+class LayerAnalysis:
+    """Everything the engine reports about one layer (core.bound.analysis.analyse_layer)."""
+
     name: str
     shape: ConvShapeJson
     spec: str                                   # the --layer text that reads back as this shape
@@ -181,7 +150,7 @@ class LayerJson:
     bound: LayerBound
     bound_asymptotic: bool
     optimal: Optimal
-    baselines: dict[str, BaselineJson | None]   # None: the dataflow does not fit this layer
+    baselines: dict[str, Baseline | None]       # None: the dataflow does not fit this layer
     best: Best
 
 
@@ -236,7 +205,7 @@ class BoundResult(EngineResult):
     batch: int
     dataflows: list[str]
     dataflow_titles: dict[str, str]
-    layers: list[LayerJson]
+    layers: list[LayerAnalysis]
     passthrough: list[str]                      # layers that move no conv traffic (pooling, ...)
     totals: Totals
     sweep: list[SweepRow]
@@ -263,7 +232,7 @@ def upgrade_v1(old: dict[str, Any]) -> dict[str, Any]:
     S = d["memory_words"]
     for l, shape in zip(d["layers"], shapes):
         b = l["bound"]
-        new = conv_bound(shape, S).to_json()
+        new = to_plain(conv_bound(shape, S))
         new["paper"] = {"reads": b["reads"], "writes": b["writes"], "total": b["total"]}
         new["R"], new["R_paper"] = b["R"], b["R_paper"]
         l["bound"] = new

@@ -10,15 +10,18 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from dataclasses import replace
 from typing import Any, Iterator
 
 from core.cain.api import MODES, check_options
 from core.cain.approx import MAX_D, approximate, check_kernels
 from core.cain.lower_bound import LowerBound, problem_bound, verdict
 from core.cain.plans import cpp_text, make_plan
-from core.cain.result import CainResult
+from core.cain.result import CainResult, GoalJson, LowerBoundJson
+from core.cain.result import Improvement as FoundProgram
 from core.cain.solver import TRAVERSALS, Improvement, Proven, Stats, solve
 from core.checks import check_settings, check_types, read_json_file
+from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.filters import PRESETS, preset
@@ -214,50 +217,48 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     elapsed = time.monotonic() - start
     if best is not None:
         yield from _metric_points(nodes, elapsed, best.length)
-    yield FinalResult(CainResult.check(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, bound,
-                                              proven)))
+    yield FinalResult(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, bound, proven))
 
 
 def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | None, first_t: float | None,
            improvements: list[dict[str, Any]], nodes: int, elapsed: float, bound: LowerBound,
-           proven: int) -> dict[str, Any]:
-    lower = bound.as_json()
+           proven: int) -> CainResult:
+    lower = LowerBoundJson(**bound.as_json())
     if proven > bound.value:            # the exact prover refuted every length below `proven`
-        lower.update(value=proven, exact=proven)
-    out: dict[str, Any] = {
-        "filter": ks.name, "kernel_names": approx.names, "isa": s["isa"], "mode": s["mode"],
-        "registers": s["registers"], "traversal": s["traversal"], "workers": s["workers"],
-        "time_budget_s": s["time_s"], "max_nodes": s["max_nodes"],
-        "d": approx.d, "denominator": 2 ** approx.d,
-        "approximated_kernels": dict(zip(approx.names, approx.approximated)),
-        "coefficient_errors": dict(zip(approx.names, approx.errors)),
-        "max_abs_error": approx.max_abs_error,
-        "nodes_explored": nodes, "elapsed_s": round(elapsed, 3),
-        "nodes_per_s": round(nodes / elapsed, 1) if elapsed > 0 else None,
-        "improvements": improvements,
-        "lower_bound": lower,
-    }
+        lower.value = lower.exact = proven
+    nothing = CainResult(
+        filter=ks.name, kernel_names=list(approx.names), isa=s["isa"], mode=s["mode"],
+        registers=s["registers"], traversal=s["traversal"], workers=s["workers"],
+        time_budget_s=s["time_s"], max_nodes=s["max_nodes"],
+        d=approx.d, denominator=2 ** approx.d,
+        approximated_kernels=dict(zip(approx.names, approx.approximated)),
+        coefficient_errors=dict(zip(approx.names, approx.errors)),
+        max_abs_error=approx.max_abs_error,
+        nodes_explored=nodes, elapsed_s=round(elapsed, 3),
+        nodes_per_s=round(nodes / elapsed, 1) if elapsed > 0 else None,
+        improvements=[FoundProgram(**imp) for imp in improvements],
+        found=False, length=None, program=[], output_registers=[], outputs={},
+        input_register="A", input_registers={}, time_to_first_s=None, time_to_best_s=None,
+        verified=False, verification="no program found within the budget", cpp="",
+        bus_steps=None, goal_bags=[], register_goals=[],
+        lower_bound=lower,
+    )
     if best is None:
-        out.update({"found": False, "length": None, "program": [], "output_registers": [], "outputs": {},
-                    "input_register": "A", "input_registers": {}, "time_to_first_s": None, "time_to_best_s": None,
-                    "verified": False, "verification": "no program found within the budget", "cpp": "",
-                    "bus_steps": None, "goal_bags": [], "register_goals": []})
-        return out
-    prog = [format_instr(i) for i in best.program]
-    outputs = best.output_registers
-    out.update({
-        "found": True, "length": best.length, "program": prog, "method": best.method,
-        "output_registers": [outputs[n] for n in approx.names], "outputs": outputs,
-        "input_register": best.input_registers.get(0, "A"),
-        "input_registers": {str(c): r for c, r in best.input_registers.items()},
-        "time_to_first_s": round(first_t or best.elapsed, 4), "time_to_best_s": round(best.elapsed, 4),
-        "verified": best.verified, "verification": best.check,
-        "cpp": cpp_text(make_plan(improvements[-1], _search_fields(ks, approx, s))),
-        "bus_steps": sum(OP_TABLE[i.spec.key].bus_steps for i in best.program),
-        "goal_bags": best.bags, "register_goals": best.registers,
-        "gap": best.length - lower["value"], "optimal": best.length <= lower["value"],
-    })
-    return out
+        return nothing
+    outputs = dict(best.output_registers)
+    return replace(
+        nothing,
+        found=True, length=best.length, program=[format_instr(i) for i in best.program], method=best.method,
+        output_registers=[outputs[n] for n in approx.names], outputs=outputs,
+        input_register=best.input_registers.get(0, "A"),
+        input_registers={str(c): r for c, r in best.input_registers.items()},
+        time_to_first_s=round(first_t or best.elapsed, 4), time_to_best_s=round(best.elapsed, 4),
+        verified=best.verified, verification=best.check,
+        cpp=cpp_text(make_plan(improvements[-1], _search_fields(ks, approx, s))),
+        bus_steps=sum(OP_TABLE[i.spec.key].bus_steps for i in best.program),
+        goal_bags=[[GoalJson(**g) for g in bag] for bag in best.bags], register_goals=best.registers,
+        gap=best.length - lower.value, optimal=best.length <= lower.value,
+    )
 
 
 # ------------------------------------------------------------------ command line
@@ -315,33 +316,34 @@ def _matrix_text(m: Any) -> str:
     return "\n".join("    [" + " ".join(f"{v:4d}" for v in row) + " ]" for row in m)
 
 
-def bound_text(r: dict[str, Any]) -> str:
+def bound_text(r: CainResult) -> str:
     """"optimal (proven lower bound 10)", "lower bound 19 (gap 4)"; results of version 1 have no bound."""
-    lb = r.get("lower_bound")
-    return verdict(r.get("length"), lb["value"] if isinstance(lb, dict) else None)
+    return verdict(r.length, r.bound)
 
 
-def format_text(r: dict[str, Any]) -> str:
-    lines = [f"{r['filter']}: approximated with d = {r['d']} (over {r['denominator']}), "
-             f"max coefficient error {r['max_abs_error']:g}"]
-    for name, m in r["approximated_kernels"].items():
-        lines.append(f"  {name} (x 1/{r['denominator']}):")
+def format_text(result: EngineResult) -> str:
+    assert isinstance(result, CainResult)
+    r = result
+    lines = [f"{r.filter}: approximated with d = {r.d} (over {r.denominator}), "
+             f"max coefficient error {r.max_abs_error:g}"]
+    for name, m in r.approximated_kernels.items():
+        lines.append(f"  {name} (x 1/{r.denominator}):")
         lines.append(_matrix_text(m))
-    who = f"{r['workers']} worker(s)"
-    lines.append(f"search: {r['mode']} mode, '{r['isa']}' set, {r['registers']} registers, {r['traversal']}, "
-                 f"{who}: {r['nodes_explored']} nodes in {r['elapsed_s']} s "
-                 f"({r['nodes_per_s']} nodes/s)")
-    if not r["found"]:
+    who = f"{r.workers} worker(s)"
+    lines.append(f"search: {r.mode} mode, '{r.isa}' set, {r.registers} registers, {r.traversal}, "
+                 f"{who}: {r.nodes_explored} nodes in {r.elapsed_s} s "
+                 f"({r.nodes_per_s} nodes/s)")
+    if not r.found:
         lines.append(f"no program found within the budget; {bound_text(r)}")
         return "\n".join(lines)
-    by = (r.get("improvements") or [{}])[-1].get("strategy")
-    lines.append(f"best program: {r['length']} instructions ({r['bus_steps']} bus steps), {bound_text(r)}; "
+    by = r.improvements[-1].strategy if r.improvements else None
+    lines.append(f"best program: {r.length} instructions ({r.bus_steps} bus steps), {bound_text(r)}; "
                  + (f"found by the {by} search; " if by else "") + "first program after "
-                 f"{r['time_to_first_s']} s, best after {r['time_to_best_s']} s; "
-                 f"verified: {r['verified']} ({r['verification']})")
-    lines.append(f"input {r['input_register']}; outputs: " +
-                 ", ".join(f"{k} -> {v}" for k, v in r["outputs"].items()))
-    lines += [f"{i + 1:3d}  {ins};" for i, ins in enumerate(r["program"])]
+                 f"{r.time_to_first_s} s, best after {r.time_to_best_s} s; "
+                 f"verified: {r.verified} ({r.verification})")
+    lines.append(f"input {r.input_register}; outputs: " +
+                 ", ".join(f"{k} -> {v}" for k, v in r.outputs.items()))
+    lines += [f"{i + 1:3d}  {ins};" for i, ins in enumerate(r.program)]
     return "\n".join(lines)
 
 

@@ -11,7 +11,8 @@ export or simulate that one program without the rest of the result:
     isa, registers, and for the best program goal_bags and register_goals.
 
 The panel's plots, its Program tab, its export and the simulator's hand-over all read plans from
-here, so none of them rebuilds one from a result by hand.
+here, so none of them rebuilds one from a result by hand. A plan is a plain dict (it is streamed as
+a partial result); plans_of and best_plan make them from the typed final result (a CainResult).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.cain.codegen import cpp_kernel
+from core.cain.result import CainResult
+from core.results import to_plain
 from core.scamp5.isa import register_names
 from core.scamp5.program import parse_program
 from core.scamp5.program_file import ProgramHeader, write_program
@@ -41,19 +44,19 @@ def make_plan(entry: dict[str, Any], search: dict[str, Any], extra: dict[str, An
     return plan
 
 
-def plans_of(result: dict[str, Any]) -> list[dict[str, Any] | None]:
+def plans_of(result: CainResult) -> list[dict[str, Any] | None]:
     """One plan per improvement of a final result, in the order found; None where the result does
     not keep that program (results stored before programs were kept hold only the best one)."""
-    search = {k: result.get(k) for k in SEARCH_KEYS}
-    imps = list(result.get("improvements") or [])
+    search = {k: getattr(result, k) for k in SEARCH_KEYS}
+    imps = result.improvements
     out: list[dict[str, Any] | None] = []
     for i, imp in enumerate(imps):
-        entry = dict(imp)
+        entry: dict[str, Any] = to_plain(imp)           # the improvement's stored keys, as streamed
         extra = None
-        if i == len(imps) - 1 and result.get("found"):
+        if i == len(imps) - 1 and result.found:
             # the last improvement is the best program: the result's own fields describe it fully
-            entry.update({k: result.get(k) for k in PROGRAM_KEYS})
-            extra = {"goal_bags": result.get("goal_bags", []), "register_goals": result.get("register_goals", [])}
+            entry.update({k: getattr(result, k) for k in PROGRAM_KEYS})
+            extra = {"goal_bags": to_plain(result.goal_bags), "register_goals": result.register_goals}
         elif not entry.get("program"):
             out.append(None)
             continue
@@ -61,9 +64,9 @@ def plans_of(result: dict[str, Any]) -> list[dict[str, Any] | None]:
     return out
 
 
-def best_plan(result: dict[str, Any]) -> dict[str, Any] | None:
+def best_plan(result: CainResult) -> dict[str, Any] | None:
     """The best program of a final result as a plan; None when nothing was found."""
-    if not result.get("found"):
+    if not result.found:
         return None
     plans = plans_of(result)
     return plans[-1] if plans else None

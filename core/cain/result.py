@@ -1,7 +1,8 @@
 """The typed result of the "cain" engine (core.cain.engine): what a code search found.
 
-The dict is what `core.cain.engine._final` builds; the cain panel, the simulator's "use code-search
-result" button and sessions read it by these keys.
+The engine yields a CainResult (core.cain.engine._final builds it); the cain panel, its text form,
+core.cain.plans and the simulator's "use code-search result" button read its fields. Its JSON form
+(to_json / from_json) is what sessions store and `--json` prints.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ class Improvement:
 
 @dataclass(kw_only=True)
 class GoalJson:
-    """One Goal of a Goal-Bag: its Atom count and coefficients over 2^d."""
+    """One Goal of a Goal-Bag: its Atom count and coefficients over 2^d.
+
+    Not the domain Goal (core.cain.goals.Goal), which is a sorted tuple of packed ints with no
+    fields of its own: this is its display form (core.cain.codegen.goal_bag_json), as stored."""
 
     atoms: int
     matrix: IntKernel
@@ -51,7 +55,12 @@ class GoalJson:
 
 @dataclass(kw_only=True)
 class LowerBoundJson:
-    """The proven lower bound on the program length (core.cain.lower_bound) and its terms."""
+    """The proven lower bound on the program length (core.cain.lower_bound) and its terms.
+
+    Not core.cain.lower_bound.LowerBound itself, whose stored form differs: there `value` is computed
+    from the terms (here it is stored, and raised to `exact` when the exact prover refuted more),
+    `potential_counts_halvings` is not stored, and results of version 2 lack `shifts` and
+    `potential` (LowerBound would write 0 for them)."""
 
     value: int
     outputs: int
@@ -113,6 +122,11 @@ class CainResult(EngineResult):
     gap: int | None = optional_key()                     # length - lower_bound.value, when a program was found
     optimal: bool | None = optional_key()                # length == lower_bound.value (proven optimal)
 
+    @property
+    def bound(self) -> int | None:
+        """The proven lower bound on the length; None in a result stored before there was one (version 1)."""
+        return None if self.lower_bound is None else self.lower_bound.value
+
     def headline(self) -> dict[str, float | int | str | None]:
         return {"length": self.length, "nodes_explored": self.nodes_explored, "elapsed_s": self.elapsed_s,
-                "lower_bound": None if self.lower_bound is None else self.lower_bound.value}
+                "lower_bound": self.bound}

@@ -28,6 +28,7 @@ from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
 from core.cappuccino.result import CappuccinoResult
 from core.checks import check_settings, check_types
+from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
@@ -216,7 +217,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         else:
             choice = item
     assert choice is not None
-    yield LogLine(choice.message, "warning" if choice.fallback else "info")
+    yield LogLine(choice.message, "warning" if choice.all_precise_fallback else "info")
     chosen_check = check_layouts(model, model.x_val, V, choice.modes)
     _require_layouts(chosen_check, "the chosen inexact modes")
     result["layout_check"] = {"precise": precise_check.to_json(), "chosen": chosen_check.to_json()}
@@ -235,10 +236,10 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         result["check_failed"] = mismatch
         result["summary"] = f"CHECK FAILED: {mismatch}; " + result["summary"]
         yield LogLine(mismatch, "error")
-        yield FinalResult(CappuccinoResult.check(result))
+        yield FinalResult(CappuccinoResult.from_json(result))
         raise CheckFailed(f"compiled program check failed: {mismatch}")
     yield Progress(1.0, "done")
-    yield FinalResult(CappuccinoResult.check(result))
+    yield FinalResult(CappuccinoResult.from_json(result))
 
 
 def _require_layouts(check: LayoutCheck, what: str) -> None:
@@ -251,7 +252,7 @@ def _require_layouts(check: LayoutCheck, what: str) -> None:
            if not check.zero_overhead_ok[name] or not check.max_abs_diff[name] <= 1e-3]
     raise CheckFailed(f"map-major layout check failed with {what}: "
                        + ("; ".join(bad) or "every layer within 1e-3")
-                       + f"; {100 * check.same_classes:.1f} % of the images classified alike")
+                       + f"; {100 * check.classification_agreement:.1f} % of the images classified alike")
 
 
 def _mismatch_message(programs: dict[str, Any]) -> str:
@@ -357,42 +358,45 @@ def _fmt(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.1e}"
 
 
-def _config_line(c: dict[str, Any]) -> str:
+def _config_line(c: Configuration) -> str:
     """One tried configuration: its modes (precise layers left out), accuracy and budget verdict."""
-    inexact = [f"{name}={mode}" for name, mode in c["modes"].items() if mode != PRECISE]
-    verdict = "within budget" if c["within_budget"] else "over budget"
-    return (f"#{c['index']:<3} {c['stage']:12} {', '.join(inexact) or 'all precise':36} {c['accuracy']:6.2f} % "
-            f"(drop {c['drop'] + 0.0:.2f} pp) {verdict}")
+    inexact = [f"{name}={mode}" for name, mode in c.modes.items() if mode != PRECISE]
+    verdict = "within budget" if c.within_budget else "over budget"
+    return (f"#{c.index:<3} {c.stage:12} {', '.join(inexact) or 'all precise':36} {c.accuracy:6.2f} % "
+            f"(drop {c.drop + 0.0:.2f} pp) {verdict}")
 
 
-def format_text(r: dict[str, Any]) -> str:
-    lines = [f"Cappuccino synthesis for {r['model']['name']} ({r['model']['validation_images']} validation images), "
-             f"V={r['target']['vector_width']}, {r['target']['threads']} threads"]
-    if r["model"].get("weights"):
-        lines.append(f"weights: {r['model']['weights']}" + (f"; {r['model']['labels']}" if r["model"].get("labels") else ""))
-    nw = max([10] + [len(row["name"]) for row in r["layers"]])
+def format_text(result: EngineResult) -> str:
+    assert isinstance(result, CappuccinoResult)
+    r = result
+    extra = r.model.extra
+    lines = [f"Cappuccino synthesis for {r.model.name} ({r.model.validation_images} validation images), "
+             f"V={r.target.vector_width}, {r.target.threads} threads"]
+    if extra.get("weights"):
+        lines.append(f"weights: {extra['weights']}" + (f"; {extra['labels']}" if extra.get("labels") else ""))
+    nw = max([10] + [len(row.name) for row in r.layers])
     lines.append(f"{'layer':{nw}} {'kind':7} {'out shape':>12} {'OLP threads':>11} {'KLP thr':>9} {'FLP thr':>8} "
                  f"{'mode':10} {'acc %':>6}")
-    for row in r["layers"]:
-        st = {x["name"]: x for x in row["strategies"]}
-        acc = "" if row["accuracy"] is None else f"{row['accuracy']:.2f}"
-        mode = row["mode"] if row["kind"] in ("conv", "fc") else "-"
-        lines.append(f"{row['name']:{nw}} {row['kind']:7} {'x'.join(map(str, row['out_shape'])):>12} "
-                     f"{row['olp_threads']:>11} {st.get('KLP', {}).get('threads', '-'):>9} "
-                     f"{st.get('FLP', {}).get('threads', '-'):>8} {mode:10} {acc:>6}")
-    lc = r["layout_check"]
-    lines.append(f"map-major vs row-major: precise ok={lc['precise']['ok']}, chosen modes ok={lc['chosen']['ok']}")
-    inx = r["inexact"]
-    lines.append(f"configurations tried: {len(inx['configurations'])}; all precise {inx['precise_accuracy']:.2f} %")
-    for c in inx["configurations"]:
+    for row in r.layers:
+        st = {x.name: x.threads for x in row.strategies}
+        acc = "" if row.accuracy is None else f"{row.accuracy:.2f}"
+        mode = row.mode if row.kind in ("conv", "fc") else "-"
+        lines.append(f"{row.name:{nw}} {row.kind:7} {'x'.join(map(str, row.out_shape)):>12} "
+                     f"{row.olp_threads:>11} {st.get('KLP', '-'):>9} "
+                     f"{st.get('FLP', '-'):>8} {mode:10} {acc:>6}")
+    lc = r.layout_check
+    lines.append(f"map-major vs row-major: precise ok={lc.precise.ok}, chosen modes ok={lc.chosen.ok}")
+    inx = r.inexact
+    lines.append(f"configurations tried: {len(inx.configurations)}; all precise {inx.precise_accuracy:.2f} %")
+    for c in inx.configurations:
         lines.append("  " + _config_line(c))
-    lines.append(inx["message"])
-    syn = r["synthesis"]
+    lines.append(inx.message)
+    syn = r.synthesis
     lines += synth_run.format_programs(syn)
-    lines.append(syn.get("message", ""))
-    if r.get("check_failed"):
-        lines.append(f"CHECK FAILED: {r['check_failed']}")
-    for path in syn.get("emitted", []):
+    lines.append(syn.message)
+    if r.check_failed:
+        lines.append(f"CHECK FAILED: {r.check_failed}")
+    for path in syn.emitted:
         lines.append(f"  wrote {path}")
     return "\n".join(lines)
 

@@ -12,7 +12,7 @@ stored values and stores binary16 only when all its inputs are stored that way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -229,12 +229,11 @@ class LayoutCheck:
 
     max_abs_diff: dict[str, float]
     zero_overhead_ok: dict[str, bool]
-    same_classes: float          # fraction of images classified alike
+    classification_agreement: float     # fraction of images classified alike
     ok: bool
 
     def to_json(self) -> dict:
-        return {"max_abs_diff": self.max_abs_diff, "zero_overhead_ok": self.zero_overhead_ok,
-                "classification_agreement": self.same_classes, "ok": self.ok}
+        return asdict(self)
 
 
 def check_layouts(model: CnnModel, x: np.ndarray, V: int, modes: Modes | None = None,

@@ -44,20 +44,19 @@ class Configuration:
 
 @dataclass
 class ModeChoice:
-    modes: dict[str, str]
-    accuracy: float
+    """The modes chosen under the budget and every configuration tried (the result's `inexact`)."""
+
+    modes: dict[str, str]                       # layer -> precise | relaxed | imprecise
+    accuracy: float                             # percent, with the chosen modes
     precise_accuracy: float
-    budget: float
-    configurations: list[Configuration]
+    budget_pp: float
     per_layer: dict[str, dict[str, float]]      # layer -> mode -> accuracy with only that layer inexact
     message: str
-    fallback: bool              # True when the budget forced all-precise
+    all_precise_fallback: bool                  # True when the budget forced all-precise
+    configurations: list[Configuration]
 
     def to_json(self) -> dict:
-        return {"modes": self.modes, "accuracy": self.accuracy, "precise_accuracy": self.precise_accuracy,
-                "budget_pp": self.budget, "per_layer": self.per_layer, "message": self.message,
-                "all_precise_fallback": self.fallback,
-                "configurations": [c.to_json() for c in self.configurations]}
+        return asdict(self)
 
 
 class Evaluator:
@@ -172,8 +171,11 @@ def search_modes(model: CnnModel, budget: float, prefer: str = IMPRECISE,
                                       -c.index))
         msg = (f"{best.inexact_layers} of {len(layers)} arithmetic layers inexact, accuracy {best.accuracy:.2f} % "
                f"({best.drop:+.2f} pp drop, budget {budget} pp)")
-        yield ModeChoice(best.modes, best.accuracy, first.accuracy, budget, configs, per_layer, msg, False)
+        yield ModeChoice(modes=best.modes, accuracy=best.accuracy, precise_accuracy=first.accuracy, budget_pp=budget,
+                         per_layer=per_layer, message=msg, all_precise_fallback=False, configurations=configs)
     else:
         msg = (f"no configuration with an inexact layer stays within the {budget} pp budget "
                f"({len(configs)} tried); every layer stays precise")
-        yield ModeChoice(dict(first.modes), first.accuracy, first.accuracy, budget, configs, per_layer, msg, True)
+        yield ModeChoice(modes=dict(first.modes), accuracy=first.accuracy, precise_accuracy=first.accuracy,
+                         budget_pp=budget, per_layer=per_layer, message=msg, all_precise_fallback=True,
+                         configurations=configs)

@@ -1,8 +1,10 @@
 """The typed result of the "cappuccino" engine (core.cappuccino.engine): thread allocation, the
 map-major check, the inexact modes chosen under the accuracy budget and the compiled programs.
 
-The cappuccino panel reads layers, target, inexact and synthesis by these keys. Without a C
-compiler (or with compilation off) synthesis has no programs and no speedups.
+The engine yields it, and the cappuccino panel and the text output read its fields. Without a C
+compiler (or with compilation off) synthesis has no programs and no speedups. The domain classes
+that serialise to their part of the result are its field types (allocation.Strategy,
+forward.LayoutCheck, inexact.ModeChoice and its Configurations), not copies of them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.cappuccino.allocation import Strategy
+from core.cappuccino.forward import LayoutCheck
+from core.cappuccino.inexact import ModeChoice
 from core.results import EngineResult, extra_keys, optional_key
 
 
@@ -31,55 +36,9 @@ class TargetInfo:
 
 
 @dataclass(kw_only=True)
-class LayoutCheck:
-    """Map-major against row-major, per layer (core.cappuccino.forward.LayoutCheck)."""
-
-    max_abs_diff: dict[str, float]
-    zero_overhead_ok: dict[str, bool]
-    classification_agreement: float
-    ok: bool
-
-
-@dataclass(kw_only=True)
 class LayoutChecks:
     precise: LayoutCheck
     chosen: LayoutCheck
-
-
-@dataclass(kw_only=True)
-class Configuration:
-    """One inexact configuration tried on the validation set."""
-
-    index: int
-    stage: str
-    modes: dict[str, str]
-    accuracy: float
-    drop: float
-    inexact_layers: int
-    within_budget: bool
-
-
-@dataclass(kw_only=True)
-class Inexact:
-    modes: dict[str, str]                       # layer -> precise | relaxed | imprecise
-    accuracy: float                             # percent, with the chosen modes
-    precise_accuracy: float
-    budget_pp: float
-    per_layer: dict[str, dict[str, float]]      # layer -> mode -> accuracy with only that layer inexact
-    message: str
-    all_precise_fallback: bool
-    configurations: list[Configuration]
-
-
-@dataclass(kw_only=True)
-class Strategy:
-    name: str                                   # KLP | FLP | OLP
-    threads: int
-    work_per_thread: int
-    reduction_adds: int
-    reduction_depth: int
-    weight_reuse: int
-    memory_words: int
 
 
 @dataclass(kw_only=True)
@@ -176,7 +135,7 @@ class CappuccinoResult(EngineResult):
     target: TargetInfo
     equations: dict[str, str]
     layout_check: LayoutChecks
-    inexact: Inexact
+    inexact: ModeChoice
     layers: list[LayerRow]
     synthesis: Synthesis
     classification_agreement: dict[str, float]  # program -> agreement with numpy (empty when not run)

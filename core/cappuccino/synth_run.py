@@ -24,6 +24,7 @@ from core.cappuccino import ort_peer, synth
 from core.cappuccino.forward import forward_reference
 from core.cappuccino.model import CnnModel
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
+from core.cappuccino.result import Synthesis
 from core.errors import InputError
 from core.jobs import CancelToken, Event, LogLine, MetricPoint, Progress
 
@@ -228,35 +229,36 @@ def _e(v: float | None) -> str:
     return "-" if v is None else f"{v:.1e}"
 
 
-def format_programs(syn: dict[str, Any]) -> list[str]:
+def format_programs(syn: Synthesis) -> list[str]:
     """The programs' lines of the engine's text output: time, ratio to onnxruntime, errors, sizes."""
     lines = []
-    ort = syn.get("onnxruntime")
-    progs = syn.get("programs") or {}
-    sizes = syn.get("program_sizes") or {}
+    ort = syn.onnxruntime
+    progs = syn.programs or {}
+    sizes = syn.program_sizes or {}
     if progs:
         lines.append(f"  {'program':17} {'us/image':>10} {'median':>10} {'/ORT':>5} {'speedup':>8}  {'max abs err':>11} "
                      f"{'max rel err':>11} {'vs ORT rel':>10}  classes  {'C lines':>7} {'wt file':>9} {'build s':>7}")
     for k, p in progs.items():
-        ratio = f"{ort['ratios'][k]:5.2f}" if ort and k in ort["ratios"] else "    -"
-        sp = (syn.get("speedups") or {}).get(k)
+        ratio = f"{ort.ratios[k]:5.2f}" if ort and k in ort.ratios else "    -"
+        sp = (syn.speedups or {}).get(k)
         speed = "-" if sp is None else f"{sp:.2f}x"
-        same = "same" if p["same_classifications"] else f"{100 * p['agreement']:.0f} %"
-        build = "-" if p.get("build_seconds") is None else f"{p['build_seconds']:.1f}"
-        ties = f"  ({p['near_ties_differing']} near-tie images differ)" if p.get("near_ties_differing") else ""
-        lines.append(f"  {k:17} {p['microseconds_per_image']:10.1f} {p['median_microseconds_per_image']:10.1f} {ratio} "
-                     f"{speed:>8}  {_e(p.get('max_abs_error')):>11} {_e(p.get('max_rel_error')):>11} "
-                     f"{_e(p.get('onnxruntime_max_rel_error')):>10}  {same:7}  {p.get('source_lines', '-'):>7} "
-                     f"{_mb(p.get('weight_file_bytes')) if p.get('weight_file_bytes') else 'in the C':>9} {build:>7}{ties}")
+        same = "same" if p.same_classifications else f"{100 * p.agreement:.0f} %"
+        build = "-" if p.build_seconds is None else f"{p.build_seconds:.1f}"
+        ties = f"  ({p.near_ties_differing} near-tie images differ)" if p.near_ties_differing else ""
+        source_lines: int | str = "-" if p.source_lines is None else p.source_lines
+        lines.append(f"  {k:17} {p.microseconds_per_image:10.1f} {p.median_microseconds_per_image:10.1f} {ratio} "
+                     f"{speed:>8}  {_e(p.max_abs_error):>11} {_e(p.max_rel_error):>11} "
+                     f"{_e(p.onnxruntime_max_rel_error):>10}  {same:7}  {source_lines:>7} "
+                     f"{_mb(p.weight_file_bytes) if p.weight_file_bytes else 'in the C':>9} {build:>7}{ties}")
     if not progs and sizes:
         for k, z in sizes.items():
-            lines.append(f"  {k:17} {z['source_lines']} lines of C, weight file {_mb(z['weight_file_bytes'])}")
+            lines.append(f"  {k:17} {z.source_lines} lines of C, weight file {_mb(z.weight_file_bytes)}")
     if ort:
-        lines.append(f"  onnxruntime {ort['version']} ({ort['threads']} threads): {ort['microseconds_per_image']:.1f} us/image "
-                     f"(median {ort['median_microseconds_per_image']:.1f})")
-    for key in ("onnxruntime_note", "baseline_note"):
-        if syn.get(key):
-            lines.append(f"  {syn[key]}")
+        lines.append(f"  onnxruntime {ort.version} ({ort.threads} threads): {ort.microseconds_per_image:.1f} us/image "
+                     f"(median {ort.median_microseconds_per_image:.1f})")
+    for note in (syn.onnxruntime_note, syn.baseline_note):
+        if note:
+            lines.append(f"  {note}")
     return lines
 
 

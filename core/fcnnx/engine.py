@@ -8,12 +8,14 @@ import argparse
 import json
 import math
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterator
 
 
 from core.boards import BOARDS, board_resources
 from core.checks import settings_over_defaults
+from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.fcnnx.dse import DesignPoint, explore_cnn, joint_fronts, joint_points, joint_resources, pareto
@@ -384,7 +386,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         result["comparison"] = {
             "throughput_speedup_geomean": math.prod(a / b for a, b in zip(ma["gops"], bs["gops"])) ** (1 / len(names)),
             "objective_memory_aware": ma["objective"], "objective_baseline": bs["objective"]}
-    yield FinalResult(FcnnxResult.check(result))
+    yield FinalResult(FcnnxResult.from_json(result))
 
 
 def _hardware_table(r: PointResult, names: list[str], bw_raw: float, batch: int, check: Any) -> dict[str, Any]:
@@ -502,51 +504,53 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     return JobRequest(CnnSet(cnns, onnx=list(args.onnx)), FpgaTarget(args.platform, bw), settings)
 
 
-def format_text(r: dict[str, Any]) -> str:
-    lines = [f"f-CNNx: {', '.join(r['cnns'])} on {r['board_name']} ({r['device']}) at {r['bandwidth_gbps']:g} GB/s, "
-             f"objective {'FPSobj' if r['objective'] == 'fps' else 'MaxThrpt'}, scheduler {r['scheduler']}"]
-    lines.append(f"targets (fps): {', '.join(f'{t:.2f}' for t in r['targets_fps'])}   "
-                 f"max alone: {', '.join(f'{t:.2f}' for t in r['fps_max'])}")
+def format_text(result: EngineResult) -> str:
+    assert isinstance(result, FcnnxResult)
+    r = result
+    lines = [f"f-CNNx: {', '.join(r.cnns)} on {r.board_name} ({r.device}) at {r.bandwidth_gbps:g} GB/s, "
+             f"objective {'FPSobj' if r.objective == 'fps' else 'MaxThrpt'}, scheduler {r.scheduler}"]
+    lines.append(f"targets (fps): {', '.join(f'{t:.2f}' for t in r.targets_fps)}   "
+                 f"max alone: {', '.join(f'{t:.2f}' for t in r.fps_max)}")
     lines.append("")
     lines.append(f"{'CNN':<16}{'LUT':>8}{'FF':>8}{'DSP':>6}{'BRAM':>6}{'subg':>6}{'peak fps':>10}{'pred fps':>10}"
                  f"{'sim fps':>10}{'sim GOp/s':>11}{'base fps':>10}{'base GOp/s':>11}")
-    sim = r.get("simulated")
-    bsim = r["baseline"].get("simulated")
-    for i, (n, d) in enumerate(zip(r["cnns"], r["design"]["per_cnn"])):
-        res = d["resources"]
-        lines.append(f"{n:<16}{res['luts']:>8}{res['ffs']:>8}{res['dsps']:>6}{res['bram18k']:>6}{len(d['subgraphs']):>6}"
-                     f"{r['peak']['fps'][i]:>10.2f}{r['predicted']['fps'][i]:>10.2f}"
-                     + (f"{sim['fps'][i]:>10.2f}{sim['gops'][i]:>11.2f}" if sim else f"{'-':>10}{'-':>11}")
-                     + (f"{bsim['fps'][i]:>10.2f}{bsim['gops'][i]:>11.2f}" if bsim else f"{'-':>10}{'-':>11}"))
-    u = r["design"]["utilisation"]
-    lines.append("device use: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in u.items()))
-    sch = r["schedule"]
-    lines.append(f"schedule: {len(sch['subgraphs'])} subgraphs per cycle, repetitions {sch['repetitions']}, "
-                 f"makespan {1e3 * sch['makespan_s']:.2f} ms, period {1e3 * sch['period_s']:.2f} ms, "
-                 f"{'optimal' if sch['optimal'] else sch['method']}, constraints checked: "
-                 f"{'ok' if not sch['constraint_violations'] else sch['constraint_violations']}")
-    for row in sch["subgraphs"][:12]:
-        lines.append(f"  {row['cnn']:<14}{row['subgraph']:<22}#{row['inference']}  start {1e3 * row['start_s']:9.3f} ms  "
-                     f"dur {1e3 * row['duration_s']:8.3f} ms  sl {row['slowdown']:.3f}  {row['bandwidth_gbps']:.3f} GB/s  "
-                     f"slots {row['slots']}")
-    if len(sch["subgraphs"]) > 12:
-        lines.append(f"  ... {len(sch['subgraphs']) - 12} more")
-    lines.append(f"objective: predicted {r['predicted']['objective']:.4f}"
-                 + (f", simulated {sim['objective']:.4f}" if sim else "")
-                 + (f"; baseline simulated {bsim['objective']:.4f}" if bsim else "")
-                 + f"; baseline estimated {r['baseline']['estimated']['objective']:.4f}")
-    if "comparison" in r:
+    sim = r.simulated
+    bsim = r.baseline.simulated
+    for i, (n, d) in enumerate(zip(r.cnns, r.design.per_cnn)):
+        res = d.resources
+        lines.append(f"{n:<16}{res.luts:>8}{res.ffs:>8}{res.dsps:>6}{res.bram18k:>6}{len(d.subgraphs):>6}"
+                     f"{r.peak.fps[i]:>10.2f}{r.predicted.fps[i]:>10.2f}"
+                     + (f"{sim.fps[i]:>10.2f}{sim.gops[i]:>11.2f}" if sim else f"{'-':>10}{'-':>11}")
+                     + (f"{bsim.fps[i]:>10.2f}{bsim.gops[i]:>11.2f}" if bsim else f"{'-':>10}{'-':>11}"))
+    u = r.design.utilisation
+    lines.append("device use: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in asdict(u).items()))
+    sch = r.schedule
+    lines.append(f"schedule: {len(sch.subgraphs)} subgraphs per cycle, repetitions {sch.repetitions}, "
+                 f"makespan {1e3 * sch.makespan_s:.2f} ms, period {1e3 * sch.period_s:.2f} ms, "
+                 f"{'optimal' if sch.optimal else sch.method}, constraints checked: "
+                 f"{'ok' if not sch.constraint_violations else sch.constraint_violations}")
+    for row in sch.subgraphs[:12]:
+        lines.append(f"  {row.cnn:<14}{row.subgraph:<22}#{row.inference}  start {1e3 * row.start_s:9.3f} ms  "
+                     f"dur {1e3 * row.duration_s:8.3f} ms  sl {row.slowdown:.3f}  {row.bandwidth_gbps:.3f} GB/s  "
+                     f"slots {row.slots}")
+    if len(sch.subgraphs) > 12:
+        lines.append(f"  ... {len(sch.subgraphs) - 12} more")
+    lines.append(f"objective: predicted {r.predicted.objective:.4f}"
+                 + (f", simulated {sim.objective:.4f}" if sim else "")
+                 + (f"; baseline simulated {bsim.objective:.4f}" if bsim else "")
+                 + f"; baseline estimated {r.baseline.estimated.objective:.4f}")
+    if r.comparison is not None:
         lines.append(f"throughput speed-up over the contention-unaware baseline (geo. mean): "
-                     f"{r['comparison']['throughput_speedup_geomean']:.2f}x")
-    hw = r.get("hardware_table")
+                     f"{r.comparison.throughput_speedup_geomean:.2f}x")
+    hw = r.hardware_table
     if hw:
-        lines.append(f"MCNN-HS table: {hw['entries']} runs (per repetition, per subgraph), {hw['transfers']} transfers, "
-                     f"{hw['regions']} memory regions ({hw['memory_bytes'] / 2**20:.2f} MiB), period "
-                     f"{hw['period_beats']} beats; replay "
-                     + ("matches the schedule" if hw["replay_matches"] else "DIFFERS from the schedule")
-                     + ": fps " + ", ".join(f"{a:.3f}/{b:.3f}" for a, b in zip(hw["replay_fps"], hw["schedule_fps"]))
-                     + " (replay/schedule)" + (f"; {hw['replay_error']}" if hw.get("replay_error") else ""))
-        for f in hw.get("exported") or []:
+        lines.append(f"MCNN-HS table: {hw.entries} runs (per repetition, per subgraph), {hw.transfers} transfers, "
+                     f"{hw.regions} memory regions ({hw.memory_bytes / 2**20:.2f} MiB), period "
+                     f"{hw.period_beats} beats; replay "
+                     + ("matches the schedule" if hw.replay_matches else "DIFFERS from the schedule")
+                     + ": fps " + ", ".join(f"{a:.3f}/{b:.3f}" for a, b in zip(hw.replay_fps, hw.schedule_fps))
+                     + " (replay/schedule)" + (f"; {hw.replay_error}" if hw.replay_error else ""))
+        for f in hw.exported or []:
             lines.append(f"  written: {f}")
     return "\n".join(lines)
 

@@ -2,9 +2,10 @@
 the memory-aware schedule of the best joint design and, when simulated, its check against the
 contention-unaware baseline.
 
-The fcnnx panel draws Pareto fronts, joint points, the schedule's Gantt chart, the bandwidth profile
-and resource bars from these keys. The objective is a distance to the targets: lower is better.
-Each engine's hardware description (`design` of a design point) is kept as JSON.
+The engine yields it; the fcnnx panel (through core.fcnnx.joint_view) draws Pareto fronts, joint
+points, the schedule's Gantt chart, the bandwidth profile and resource bars from its fields. The
+objective is a distance to the targets: lower is better. Each engine's hardware description
+(`design` of a design point) is kept as JSON; a subgraph's load is the model's SubgraphLoad.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.fcnnx.model import SubgraphLoad
 from core.results import EngineResult, optional_key
 
 
@@ -34,15 +36,12 @@ class Utilisation:
 
 
 @dataclass(kw_only=True)
-class SubgraphLoad:
-    name: str
-    latency_s: float
-    traffic_bytes: int
-
-
-@dataclass(kw_only=True)
 class DesignPointJson:
-    """One CNN's engine design (core.fcnnx.dse.DesignPoint.to_json)."""
+    """One CNN's engine design as a result keeps it (core.fcnnx.dse.DesignPoint.to_json).
+
+    Not the domain class itself: the stored form is a summary a DesignPoint cannot be rebuilt from
+    (the engine design as design_to_json writes it, subgraph names only; fps and gops, which a
+    DesignPoint computes from its batch and operation count, stored instead of those)."""
 
     cnn: str
     resources: Resources
@@ -78,7 +77,9 @@ class ConfigurationEntry:
 
 
 @dataclass(kw_only=True)
-class ScheduledSubgraph:
+class ScheduledRun:
+    """One run of a subgraph in a schedule cycle: what a Gantt chart draws (core.fcnnx.joint_view)."""
+
     cnn: str
     subgraph: str
     inference: int
@@ -86,6 +87,12 @@ class ScheduledSubgraph:
     duration_s: float
     slowdown: float                             # 1 = full speed
     bandwidth_gbps: float
+
+
+@dataclass(kw_only=True)
+class ScheduledSubgraph(ScheduledRun):
+    """A run of the chosen schedule, with its MCNN-HS slots (keys written after ScheduledRun's)."""
+
     slots: int
     elements: int
     rounds_alone: int

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from core.checks import check_types
+from core.results import EngineResult, read_value
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
@@ -24,7 +25,7 @@ from core.merit import reuse
 from core.merit_transform import workloads as W
 from core.merit.evaluate import evaluate, m_grid, naive_rows
 from core.merit_transform.fileformat import load_transform_file, workload_from_json
-from core.merit.result import MeritResult
+from core.merit.result import Butterfly, Codegen, MeritResult
 from core.merit.tiling import clipped_footprint, tile_sizes, tiling_report
 from core.units import parse_bandwidth
 
@@ -339,7 +340,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
 
         codegen = generate(wl.stages, data, tile, wl.reference, bank, wl.bank_operand, s["emit_dir"],
                            cancel=cancel.check)
-        for line in codegen_lines(codegen):
+        for line in codegen_lines(read_value(Codegen, codegen, "result.codegen")):
             yield LogLine(line)
         yield PartialResult("codegen", {part: {k: v for k, v in codegen[part].items() if k != "sources"}
                                         for part in ("c", "cuda")})      # the sources come with the result
@@ -380,7 +381,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             yield Progress(0.3 + 0.7 * done / total, f"utilisation of {name} at {a} ALUs")
         meritz["curve"]["series"][name] = series
 
-    yield FinalResult(MeritResult.check({
+    yield FinalResult(MeritResult.from_json({
         **({"codegen": codegen} if codegen is not None else {}),
         "workload": wl.name, "title": wl.title, "paper": wl.paper,
         "transform": [st.to_json() for st in wl.stages],
@@ -454,10 +455,10 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     return JobRequest(workload=workload, target=None, settings=s)
 
 
-def _bf_word(bf: dict[str, Any]) -> str:
-    if not bf["butterfly_ok"]:
+def _bf_word(bf: Butterfly | None) -> str:
+    if bf is None or not bf.butterfly_ok:
         return "no"
-    return "yes (X,R)" if bf["non_square"] and bf["non_square"]["found"] else "yes"
+    return "yes (X,R)" if bf.non_square and bf.non_square.found else "yes"
 
 
 def parse_tile(text: str, where: str = "--tile") -> dict[str, int]:
@@ -495,74 +496,74 @@ def parse_alu_list(text: str, where: str = "--curve") -> list[int]:
     return out
 
 
-def codegen_lines(cg: dict[str, Any]) -> list[str]:
+def codegen_lines(cg: Codegen) -> list[str]:
     """The code generation's check and timings, as the command line and the log print them."""
-    c, cu = cg["c"], cg["cuda"]
-    t = c.get("timings_s", {})
-    lines = [f"C ({' '.join(c['flags'])}, {c['threads']} threads): verified = {c['verified']}, max rel error "
-             + (f"{c['max_rel_error']:.2e}" if c["max_rel_error"] is not None else "-")
-             + (f" ({c['message']})" if c["message"] else "")]
+    c, cu = cg.c, cg.cuda
+    t = c.timings_s
+    lines = [f"C ({' '.join(c.flags)}, {c.threads} threads): verified = {c.verified}, max rel error "
+             + (f"{c.max_rel_error:.2e}" if c.max_rel_error is not None else "-")
+             + (f" ({c.message})" if c.message else "")]
     if t:
         times = ", ".join(f"{k} {v * 1e3:.4g} ms" for k, v in t.items())
-        sp = c.get("speedup", {})
-        lines.append(f"  median time per call: {times}; best {c.get('best')}: "
-                     + ", ".join(f"{k.replace('_', ' ')} {v:.2f}x" for k, v in sp.items() if v is not None))
-    em = cu["emulated_check"]
-    lines.append(f"CUDA: verified = {cu['verified']}" + (f" ({cu['message']})" if cu["message"] else "")
+        lines.append(f"  median time per call: {times}; best {c.best}: "
+                     + ", ".join(f"{k.replace('_', ' ')} {v:.2f}x" for k, v in c.speedup.items() if v is not None))
+    em = cu.emulated_check
+    lines.append(f"CUDA: verified = {cu.verified}" + (f" ({cu.message})" if cu.message else "")
                  + ("" if em is None else
-                    f"; emulated check: {'ok' if em['ok'] else 'not ok'}"
-                    + (f", max rel error {em['max_rel_error']:.2e}" if em["max_rel_error"] is not None else "")
-                    + (f" ({em['message']})" if em["message"] else "")))
-    for k in cu["kernels"]:
-        lines.append(f"  {k['function']}: {k['blocks']} blocks x {k['threads']} threads, {k['smem_bytes']} B shared, "
-                     f"{k['layout']}")
-    if cg["emitted"]:
-        lines.append(f"  wrote {len(cg['emitted'])} files to {Path(cg['emitted'][0]).parent}")
+                    f"; emulated check: {'ok' if em.ok else 'not ok'}"
+                    + (f", max rel error {em.max_rel_error:.2e}" if em.max_rel_error is not None else "")
+                    + (f" ({em.message})" if em.message else "")))
+    for k in cu.kernels:
+        lines.append(f"  {k.function}: {k.blocks} blocks x {k.threads} threads, {k.smem_bytes} B shared, "
+                     f"{k.layout}")
+    if cg.emitted:
+        lines.append(f"  wrote {len(cg.emitted)} files to {Path(cg.emitted[0]).parent}")
     return lines
 
 
-def format_text(r: dict[str, Any]) -> str:
-    v = r["verification"]
-    lines = [f"MERIT transform: {r['title']} ({r['workload']})"]
-    for st in r["transform"]:
-        p = " x ".join(f"{n}={s}" for n, s in st["parallel"])
-        a = " x ".join(f"{n}={s}" for n, s in st["accumulate"]) or "-"
-        lines.append(f"  stage {st['name']}: p = ({p}), a = ({a}), strategy {st['strategy']}")
-        for op in st["operands"]:
-            m = ", ".join(f"{i}->(d{d},s{s_},o{o})" for i, (d, s_, o) in op["map"].items())
-            lines.append(f"    {op['name']}{tuple(op['shape'])}: {m}")
-    lines.append(f"verification: max abs diff vs direct = {v['max_abs_diff']}, eq. 5 walk = "
-                 f"{v['naive_eq5_max_abs_diff']:.3g}, ok = {v['ok']}")
-    t = r["tiling"]
-    lines.append(f"tile: p {t['tile']['parallel']}, a {t['tile']['accumulate']}")
-    for k, fp in t["footprints"].items():
+def format_text(result: EngineResult) -> str:
+    assert isinstance(result, MeritResult)
+    r = result
+    v = r.verification
+    lines = [f"MERIT transform: {r.title} ({r.workload})"]
+    for st in r.transform:
+        p = " x ".join(f"{n}={s}" for n, s in st.parallel)
+        a = " x ".join(f"{n}={s}" for n, s in st.accumulate) or "-"
+        lines.append(f"  stage {st.name}: p = ({p}), a = ({a}), strategy {st.strategy}")
+        for op in st.operands:
+            m = ", ".join(f"{i}->(d{d},s{s_},o{o})" for i, (d, s_, o) in op.map.items())
+            lines.append(f"    {op.name}{tuple(op.shape)}: {m}")
+    lines.append(f"verification: max abs diff vs direct = {v.max_abs_diff}, eq. 5 walk = "
+                 f"{v.naive_eq5_max_abs_diff:.3g}, ok = {v.ok}")
+    t = r.tiling
+    lines.append(f"tile: p {t.tile.parallel}, a {t.tile.accumulate}")
+    for k, fp in t.footprints.items():
         lines.append(f"  footprint {k}: {tuple(fp)} (eq. 9; bounding box of the reads "
-                     f"{tuple(t['measured_footprints'][k])})")
-    for ld in t["loads"]:
-        lines.append(f"  loads {ld['operand']}: direct {ld['direct']}, unrolled {ld['unrolled']}, "
-                     f"on the fly {ld['on_the_fly']} ({100 * ld['saving_vs_direct']:.1f}% saved)")
-    b = r["banks"]
-    lines.append(f"banks: {b['banks']} banks, operand {b['operand']}, footprint {tuple(b['footprint'])}, "
-                 f"{b['lanes']} lanes x {b['steps']} steps")
-    for L in b["layouts"]:
-        bf = L["butterfly"]
-        lines.append(f"  {L['layout']:9s} extra cycles {L['extra_cycles']:7d}  padding {L['padding_words']:4d}  "
-                     f"butterfly {_bf_word(bf):9s} H={bf['H']}  {L['detail']}")
+                     f"{tuple(t.measured_footprints[k])})")
+    for ld in t.loads:
+        lines.append(f"  loads {ld.operand}: direct {ld.direct}, unrolled {ld.unrolled}, "
+                     f"on the fly {ld.on_the_fly} ({100 * ld.saving_vs_direct:.1f}% saved)")
+    b = r.banks
+    lines.append(f"banks: {b.banks} banks, operand {b.operand}, footprint {tuple(b.footprint)}, "
+                 f"{b.lanes} lanes x {b.steps} steps")
+    for L in b.layouts:
+        bf = L.butterfly
+        lines.append(f"  {L.layout:9s} extra cycles {L.extra_cycles:7d}  padding {L.padding_words:4d}  "
+                     f"butterfly {_bf_word(bf):9s} H={None if bf is None else bf.H}  {L.detail}")
     lines.append("reuse (Table III):")
-    for row in r["reuse"]["rows"]:
-        paper = f" (paper {row['paper']})" if row["paper"] is not None else ""
-        lines.append(f"  {row['architecture']:9s} {row['level']:28s} {row['rate']:7.2f}{paper}")
-    if r.get("codegen"):
-        lines += codegen_lines(r["codegen"])
-    mz = r["meritz"]
-    lines.append(f"MERIT-z ({mz['config']['alus']} ALUs, {mz['config']['dram_gbps']} GB/s; "
-                 f"{mz['assumptions']['summary']}):")
-    for su in mz["suites"]:
-        paper = f" (paper {su['paper']})" if su["paper"] is not None else ""
-        lines.append(f"  {su['name']:28s} utilisation {su['utilisation']:.3f}{paper}")
-    if mz["curve"]["alus"]:
-        lines.append("utilisation vs ALUs " + " ".join(f"{a:>6d}" for a in mz["curve"]["alus"]))
-        for name, ys in mz["curve"]["series"].items():
+    for row in r.reuse.rows:
+        paper = f" (paper {row.paper})" if row.paper is not None else ""
+        lines.append(f"  {row.architecture:9s} {row.level:28s} {row.rate:7.2f}{paper}")
+    if r.codegen:
+        lines += codegen_lines(r.codegen)
+    mz = r.meritz
+    lines.append(f"MERIT-z ({mz.config.alus} ALUs, {mz.config.dram_gbps} GB/s; {mz.assumptions.summary}):")
+    for su in mz.suites:
+        paper = f" (paper {su.paper})" if su.paper is not None else ""
+        lines.append(f"  {su.name:28s} utilisation {su.utilisation:.3f}{paper}")
+    if mz.curve.alus:
+        lines.append("utilisation vs ALUs " + " ".join(f"{a:>6d}" for a in mz.curve.alus))
+        for name, ys in mz.curve.series.items():
             lines.append(f"  {name[:28]:28s}      " + " ".join(f"{y:6.2f}" for y in ys))
     return "\n".join(lines)
 

@@ -1,7 +1,7 @@
 """The typed result of the "merit" engine (core.merit.engine): a workload as MERIT transforms,
 verified, tiled, checked for bank conflicts, and timed on the MERIT-z model.
 
-The merit panel redraws everything from these keys (grids, tiles, bank layouts, reuse, utilisation).
+The merit panel redraws everything from these fields (grids, tiles, bank layouts, reuse, utilisation).
 Parts that are the paper's worked examples (butterfly_examples) or tensor maps are kept as JSON.
 """
 
@@ -15,7 +15,11 @@ from core.results import EngineResult, optional_key
 
 @dataclass(kw_only=True)
 class OperandJson:
-    """An operand of a stage: its tensor shape, padding and index -> (axis, stride, offset) map."""
+    """An operand of a stage: its tensor shape, padding and index -> (axis, stride, offset) map.
+
+    The stored form of core.merit_transform.transform.Operand, which cannot stand in for it: the
+    domain class has `maps` of AxisMap objects where this has `map` of [axis, stride, offset] lists,
+    and keeps `pad` empty for no padding where this has one 0 per axis."""
 
     name: str
     shape: list[int]
@@ -25,7 +29,10 @@ class OperandJson:
 
 @dataclass(kw_only=True)
 class StageJson:
-    """One MERIT transform (core.merit_transform.transform.MeritTransform.to_json)."""
+    """One MERIT transform (core.merit_transform.transform.MeritTransform.to_json).
+
+    Kept beside the domain class: its operands are OperandJson, and `output_shape` is the computed
+    shape (MeritTransform keeps None for "the p sizes")."""
 
     name: str
     description: str
@@ -63,7 +70,9 @@ class MGrid:
 
 
 @dataclass(kw_only=True)
-class TileJson:
+class Tile:
+    """A tile's extent per index, parallel and accumulated (core.merit.tiling.tiling_report)."""
+
     parallel: dict[str, int]
     accumulate: dict[str, int]
 
@@ -80,7 +89,7 @@ class LoadCount:
 
 @dataclass(kw_only=True)
 class Tiling:
-    tile: TileJson
+    tile: Tile
     footprints: dict[str, list[int]]            # "i:operand" -> eq. 9 footprint
     measured_footprints: dict[str, list[int]]   # bounding box of the reads
     loads: list[LoadCount]
@@ -265,7 +274,10 @@ class CodegenC:
 
 
 @dataclass(kw_only=True)
-class CudaKernelJson:
+class CudaKernel:
+    """What the result keeps of a generated CUDA kernel (core.merit.codegen_cuda.CudaProgram): its
+    source is in CodegenCuda.sources, and the host driver's sizes are not kept."""
+
     stage: str
     function: str
     blocks: int
@@ -293,7 +305,7 @@ class CodegenCuda:
     error_measure: str
     tolerance: float
     sources: dict[str, str]
-    kernels: list[CudaKernelJson]
+    kernels: list[CudaKernel]
     nvcc: str | None
     gpu: bool
     compiled: bool

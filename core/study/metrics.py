@@ -20,7 +20,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from core.engine import EngineSpec
 from core.errors import InputError
-from core.results import EngineResult
+from core.results import EngineResult, to_plain
 
 _PART = re.compile(r"([A-Za-z_][\w-]*)((?:\[\d+\])*)")
 
@@ -127,12 +127,12 @@ def _check_path(rtype: type, steps: list[str | int], where: str, engine: str) ->
 def read_metrics(raw: Any, spec: EngineSpec, where: str) -> list[Metric]:
     """A study's "metrics": names and {"name", "path"} objects, checked against the engine's result."""
     if raw is None:
-        keys = headline_keys(spec.result_type) if spec.result_type else None
+        keys = headline_keys(spec.result_type)
         return [Metric(k) for k in keys or ()]
     if not isinstance(raw, list):
         raise InputError(f"expected a list of metric names, got {type(raw).__name__}", where)
     out: list[Metric] = []
-    heads = headline_keys(spec.result_type) if spec.result_type else None
+    heads = headline_keys(spec.result_type)
     for i, item in enumerate(raw):
         w = f"{where}[{i}]"
         path: str | None = None
@@ -177,22 +177,34 @@ def read_metrics(raw: Any, spec: EngineSpec, where: str) -> list[Metric]:
     return out
 
 
-def extract(result: dict[str, Any] | None, headline: dict[str, Any], metrics: list[Metric]) -> dict[str, Any]:
-    """Each metric's value from a finished point (None where the result has nothing there)."""
+def extract(result: EngineResult | None, metrics: list[Metric]) -> dict[str, Any]:
+    """Each metric's value from a finished point's typed result, as plain JSON (None where the result
+    has nothing there): a headline key, or a path walked through the result's fields (the same path
+    read_metrics checked against the result's type)."""
     out: dict[str, Any] = {}
+    headline = {} if result is None else dict(result.headline())
     for m in metrics:
         if m.path is None:
             out[m.name] = headline.get(m.name)
             continue
         value: Any = result
         for step in split_path(m.path):
-            if isinstance(step, int) and isinstance(value, list) and -len(value) <= step < len(value):
-                value = value[step]
-            elif isinstance(step, str) and isinstance(value, dict):
-                value = value.get(step)
-            else:
-                value = None
+            value = _step(value, step)
             if value is None:
                 break
-        out[m.name] = value
+        out[m.name] = to_plain(value)
     return out
+
+
+def _step(value: Any, step: str | int) -> Any:
+    """One step of a metric's path: a field of a result object (or one of its extra keys), an item
+    of a list, a key of a free-form part."""
+    if isinstance(step, int):
+        return value[step] if isinstance(value, (list, tuple)) and -len(value) <= step < len(value) else None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            if f.name == step and not f.metadata.get("core.results.extras"):
+                return getattr(value, step)
+        extras = [getattr(value, f.name) for f in dataclasses.fields(value) if f.metadata.get("core.results.extras")]
+        return extras[0].get(step) if extras else None
+    return value.get(step) if isinstance(value, dict) else None

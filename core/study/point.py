@@ -1,9 +1,9 @@
 """One study point, run inside a Dask worker process.
 
 The worker gets the engine's name and the point's request as JSON (never live objects: a remote
-worker on another machine rebuilds them), drives the engine's job with core.jobs.drive exactly as
-the command line does, and sends back a small JSON-able record: status, metrics, headline, the
-result, the plotted series and the error text. Everything the engine raises is caught here, so a
+worker on another machine rebuilds them), records the run with core.lifecycle.record_run exactly as
+the command line and the window's worker do, and sends back the RunOutcome's JSON form with the
+point's metrics and headline. Everything the engine raises is caught here, so a
 future only fails when the worker itself dies; the runner retries those.
 """
 
@@ -12,15 +12,12 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
-import traceback
 from typing import Any
 
 from core.engine import JobRequest, engines, get_engine
-from core.errors import CheckFailed, InputError
-from core.jobs import CancelToken, Event, LogLine, MetricPoint, add_metric_point, drive
+from core.jobs import CancelToken
+from core.lifecycle import RunOutcome, record_run
 from core.study.metrics import Metric, extract
-from core.workload import target_from_json, workload_from_json
 
 MAX_SERIES_POINTS = 2000        # per series sent back (the project thins further)
 MAX_LOG_LINES = 50
@@ -53,64 +50,25 @@ def _watch_cancel(name: str, client: Any, token: CancelToken, done: threading.Ev
         return
 
 
-def _error_text(exc: BaseException) -> str:
-    if isinstance(exc, (InputError, CheckFailed)):
-        return str(exc)
-    tb = "".join(traceback.format_exception(exc)[-3:]).strip()
-    return f"{type(exc).__name__}: {exc}\n{tb}"
-
-
 def run_point(engine: str, request: dict[str, Any], metrics: list[Metric],
               cancel_event: str | None = None) -> dict[str, Any]:
-    """Run one point to its end; never raises (errors are part of the record)."""
-    t0 = time.perf_counter()
+    """Run one point to its end with the one run lifecycle (core.lifecycle.record_run); never raises
+    (errors are part of the record). The record is the RunOutcome's JSON form, plus the worker, the
+    metrics (read from the typed result here) and the headline."""
     token = CancelToken()
     done = threading.Event()
-    series: dict[str, dict[str, list[list[float]]]] = {}
-    log: list[str] = []
-    record: dict[str, Any] = {"worker": f"{socket.gethostname()}:{os.getpid()}", "metrics": {}, "headline": {},
-                              "result": None, "error": None, "series": series, "log": log}
-
-    def on_event(ev: Event) -> None:
-        if isinstance(ev, MetricPoint):
-            add_metric_point(series, ev, MAX_SERIES_POINTS)
-        elif isinstance(ev, LogLine):
-            log.append(f"{ev.level}: {ev.message}")
-            del log[:-MAX_LOG_LINES]
-
-    watcher = None
+    worker = f"{socket.gethostname()}:{os.getpid()}"
     try:
         spec = get_engine(engine)
         if cancel_event is not None:
             from distributed import get_client
 
-            watcher = threading.Thread(target=_watch_cancel, args=(cancel_event, get_client(), token, done),
-                                       daemon=True)
-            watcher.start()
-        req = JobRequest(None if request.get("workload") is None else workload_from_json(request["workload"]),
-                         None if request.get("target") is None else target_from_json(request["target"]),
-                         dict(request.get("settings") or {}))
-        outcome = drive(spec.run(req, token), on_event, token)
+            threading.Thread(target=_watch_cancel, args=(cancel_event, get_client(), token, done), daemon=True).start()
+        outcome = record_run(spec, JobRequest.from_json(request), token, series_limit=MAX_SERIES_POINTS)
     except Exception as exc:        # the request itself did not build (a worker with other code)
-        record.update(status="failed", error=_error_text(exc), duration_s=round(time.perf_counter() - t0, 4))
-        return record
+        outcome = RunOutcome.failed(exc)
     finally:
         done.set()
-    record["duration_s"] = round(time.perf_counter() - t0, 4)
-    if outcome.cancelled:
-        record["status"] = "cancelled"
-    elif outcome.error is not None:
-        record.update(status="failed", error=_error_text(outcome.error))
-    elif outcome.result is None:
-        record.update(status="failed", error="finished without a result")
-    else:
-        result = outcome.result
-        if spec.result_type is not None:
-            try:
-                obj = spec.result_type.from_json(result)
-            except InputError as exc:
-                record.update(status="failed", error=f"the result does not match its type: {exc}")
-                return record
-            record["headline"] = dict(obj.headline())
-        record.update(status="finished", result=result, metrics=extract(result, record["headline"], metrics))
-    return record
+    del outcome.log[:-MAX_LOG_LINES]
+    return {**outcome.to_json(), "worker": worker, "headline": outcome.headline(),
+            "metrics": extract(outcome.result, metrics) if outcome.status == "finished" else {}}

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from core.errors import InputError
+from core.lifecycle import RunError
 from core.project import now_iso
 from core.study import results_file
 from core.study.axes import Point
@@ -350,10 +351,15 @@ class StudyRunner:
             self.on_record(rec)
 
     def _record(self, p: Point, out: dict[str, Any], attempt: int) -> dict[str, Any]:
+        """A point's line of the results file: the point, and its RunOutcome's JSON form (run_point)
+        with the error as the one line a user reads."""
+        err = out.get("error")
         return {"type": "point", "key": p.key, "index": p.index, "params": p.params, "repeat": p.repeat,
-                "status": out["status"], "metrics": out.get("metrics", {}), "error": out.get("error"),
+                "status": out["status"], "metrics": out.get("metrics", {}),
+                "error": RunError.from_json(err).text if isinstance(err, dict) else err,
                 "duration_s": out.get("duration_s"), "attempts": attempt, "worker": out.get("worker"),
                 "finished_at": now_iso(),
                 "request": {**p.request_json(), "workload_name": p.workload_name, "target_name": p.target_name},
                 "headline": out.get("headline", {}), "result": out.get("result"),
+                "result_version": out.get("result_version"),
                 "series": out.get("series", {}), "log": out.get("log", [])}

@@ -1,10 +1,12 @@
 """The contract between the main window and an engine's panel.
 
 The project model (core.project) holds everything a panel shows or edits: the engine's settings,
-its chosen workload and target, and its runs. A panel binds its settings widgets to the project with
-`self.binding` (gui.binding), draws a run with `show_run`, and receives a running job's events in
-batches through `handle_events`. The window owns Run/Cancel, the job runner and the choice bar that
-picks the panel's workload and target.
+its chosen workload and target, its runs, and which run its tab shows (view state). A panel binds its
+settings widgets to the project with `self.binding` (gui.binding) and draws from the model: the run
+on show with `show_run`, and the batches of events the project records for that run, while it runs,
+with `handle_events`. A panel that is not on show draws nothing; it redraws the run from the model
+when it is next shown (`catch_up`). The window owns Run/Cancel, the job runner (which records
+events into the project) and the choice bar that picks the panel's workload and target.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from PySide6.QtWidgets import QWidget
 
 from core.engine import EngineSpec
 from core.jobs import Event
-from core.project import Project, Run
+from core.project import Project, ProjectEvent, Run
+from core.results import EngineResult
 from core.workload import Target, Workload
 from gui.binding import SettingsBinding
 
@@ -46,6 +49,44 @@ class EnginePanel(QWidget):
         self.binding = SettingsBinding(context.project, engine.name, engine.settings_schema, self)
         self.binding.on_error = lambda key, msg: context.status(f"{engine.title}: {key}: {msg}")
         self.run: Run | None = None          # the run on show (None: nothing yet)
+        self._stale = False                  # the model changed while this panel was not on show
+        project, on_change = self.project, self._model_changed
+        project.changed.connect(on_change)
+        self.destroyed.connect(lambda *_: project.changed.disconnect(on_change))
+
+    # ------------------------------------------------------------ model -> views
+    def on_show(self) -> bool:
+        """Whether the panel would be seen: its tab is the current one (the window need not be up)."""
+        return self.isVisibleTo(self.window())
+
+    def _model_changed(self, ev: ProjectEvent) -> None:
+        if ev.engine != self.engine.name and ev.kind != "reset":
+            return
+        shown = self.project.shown(self.engine.name)
+        if ev.kind == "record":
+            if shown is None or ev.id != shown.id or not ev.events:
+                return
+            if self._stale or not self.on_show():
+                self._stale = True
+            else:
+                self.handle_events(ev.events)
+        elif ev.kind == "shown" or ev.kind == "reset" or (ev.kind == "run" and shown is not None
+                                                          and ev.id == shown.id and shown.status != "running"):
+            if self.on_show():
+                self._stale = False
+                self.show_run(shown)
+            else:
+                self._stale = True
+
+    def catch_up(self) -> None:
+        """Draw the run on show from the model if it changed while the panel was hidden."""
+        if self._stale:
+            self._stale = False
+            self.show_run(self.project.shown(self.engine.name))
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self.catch_up()
 
     # ------------------------------------------------------------ what the tab runs
     def settings(self) -> dict[str, Any]:
@@ -60,7 +101,7 @@ class EnginePanel(QWidget):
         e = self.project.chosen(self.engine.name, "targets")
         return e.value if e else None
 
-    def result_of(self, engine_name: str) -> dict[str, Any] | None:
+    def result_of(self, engine_name: str) -> EngineResult | None:
         """The newest finished result of an engine in this project (e.g. the code search's program
         for the simulator), or None."""
         run = self.project.latest(engine_name)
@@ -73,7 +114,7 @@ class EnginePanel(QWidget):
     def handle_events(self, events: list[Event]) -> None:
         """A batch of events from the running job, in order."""
 
-    def show_result(self, result: dict[str, Any] | None) -> None:
+    def show_result(self, result: EngineResult | None) -> None:
         """Draw a final result (None clears)."""
 
     def show_run(self, run: Run | None, **focus: Any) -> None:

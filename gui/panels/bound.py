@@ -1,22 +1,25 @@
 """Panel of the communication-bound engine: traffic against on-chip memory, per-layer bars, the chosen
-tile over the feature maps, and a CSV-exportable table. Everything redraws from the result dict."""
+tile over the feature maps, and a CSV-exportable table. Everything redraws from the typed result
+(core.bound.result.BoundResult)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QTableWidget,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.bound.geometry import interior_block, tile_block
 from core.bound.loopnest import BASELINES
+from core.bound.result import BoundResult, LayerAnalysis
 from core.engine import EngineSpec
 from core.jobs import Event, MetricPoint
 from core.project import Run
+from core.results import EngineResult
 from gui.binding import Adapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
@@ -47,43 +50,45 @@ class TileView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMinimumSize(420, 240)
-        self.layer: dict[str, Any] | None = None
+        self.layer: LayerAnalysis | None = None
         self.block = (0, 0)
 
-    def set_layer(self, layer: dict[str, Any] | None, block: tuple[int, int] = (0, 0)) -> None:
+    def set_layer(self, layer: LayerAnalysis | None, block: tuple[int, int] = (0, 0)) -> None:
         self.layer, self.block = layer, block
         self.update()
 
     def geometry_of(self) -> dict[str, Any] | None:
         """Rows/columns of the shown block in output and input coordinates (core.bound.geometry)."""
-        if not self.layer:
+        if self.layer is None:
             return None
-        return tile_block(self.layer["shape"], self.layer["optimal"]["tiling"], self.block)
+        return tile_block(self.layer.shape, self.layer.optimal.tiling, self.block)
 
     def paintEvent(self, event: Any) -> None:   # noqa: N802 (Qt name)
         p = QPainter(self)
         p.fillRect(self.rect(), QColor("white"))
-        g = self.geometry_of()
-        if g is None:
-            p.drawText(self.rect(), Qt.AlignCenter, "Run the engine to see the chosen tile")
+        g, layer = self.geometry_of(), self.layer
+        if g is None or layer is None:
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Run the engine to see the chosen tile")
             return
-        sh, t = self.layer["shape"], self.layer["optimal"]["tiling"]
+        sh, t = layer.shape, layer.optimal.tiling
         w, h = self.width(), self.height() - 30
         half = (w - 30) / 2
-        P = sh["pad"]
+        P = sh.pad
         # output map
-        self._map(p, QRectF(10, 25, half, h - 10), sh["Ho"], sh["Wo"], 0,
-                  f"output {sh['Co']}x{sh['Ho']}x{sh['Wo']}: tile b={t['b']} z={t['z']} y={t['y']} x={t['x']}",
-                  grid=(t["y"], t["x"]), boxes=[(g["out"], QColor(46, 160, 44, 170))])
+        self._map(p, QRectF(10, 25, half, h - 10), sh.Ho, sh.Wo, 0,
+                  f"output {sh.Co}x{sh.Ho}x{sh.Wo}: tile b={t.b} z={t.z} y={t.y} x={t.x}",
+                  grid=(t.y, t.x), boxes=[(g["out"], QColor(46, 160, 44, 170))])
         # input map with padding
-        self._map(p, QRectF(20 + half, 25, half, h - 10), sh["Hi"], sh["Wi"], P,
-                  f"input {sh['Ci']}x{sh['Hi']}x{sh['Wi']} (pad {P}): block + halo, k={t['k']} channel(s)",
+        self._map(p, QRectF(20 + half, 25, half, h - 10), sh.Hi, sh.Wi, P,
+                  f"input {sh.Ci}x{sh.Hi}x{sh.Wi} (pad {P}): block + halo, k={t.k} channel(s)",
                   boxes=[(g["in"], QColor(214, 39, 40, 70)), (g["core"], QColor(214, 39, 40, 160))])
 
     def _map(self, p: QPainter, r: QRectF, H: int, W: int, pad: int, title: str,
-             grid: tuple[int, int] | None = None, boxes: list = ()) -> None:
+             grid: tuple[int, int] | None = None,
+             boxes: Sequence[tuple[tuple[int, int, int, int], QColor]] = ()) -> None:
         p.setPen(QPen(QColor("black")))
-        p.drawText(QRectF(r.left(), 2, r.width(), 20), Qt.AlignLeft | Qt.AlignVCenter, title)
+        p.drawText(QRectF(r.left(), 2, r.width(), 20), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   title)
         HH, WW = H + 2 * pad, W + 2 * pad
         cell = min(r.width() / WW, r.height() / HH)
         ox, oy = r.left(), r.top()
@@ -92,7 +97,7 @@ class TileView(QWidget):
             return QRectF(ox + (x0 + pad) * cell, oy + (y0 + pad) * cell, (x1 - x0) * cell, (y1 - y0) * cell)
 
         if pad:
-            p.fillRect(rect(-pad, H + pad, -pad, W + pad), QBrush(QColor(200, 200, 200), Qt.BDiagPattern))
+            p.fillRect(rect(-pad, H + pad, -pad, W + pad), QBrush(QColor(200, 200, 200), Qt.BrushStyle.BDiagPattern))
         p.fillRect(rect(0, H, 0, W), QColor(235, 240, 250))
         if grid:
             p.setPen(QPen(QColor(120, 120, 120), 1))
@@ -145,8 +150,10 @@ class BoundPanel(GenericPanel):
             self.memory.addItem("from target" if nbytes == 0 else f"{nbytes // 1024} KiB", nbytes)
         c.addWidget(b.label("memory_bytes"))
         c.addWidget(b.bind("memory_bytes", self.memory))
-        made = b.build_into(c, ["word_bits", "batch"])
-        self.word_bits, self.batch = made["word_bits"], made["batch"]
+        self.word_bits, self.batch = b.build("word_bits", QSpinBox), b.build("batch", QSpinBox)
+        for key, w in (("word_bits", self.word_bits), ("batch", self.batch)):
+            c.addWidget(b.label(key))
+            c.addWidget(w)
         self.word_bits.setSpecialValueText("from target")
         self.batch.setSpecialValueText("from workload")
         self.flows = FlagBoxes(list(BASELINES), {k: f.title for k, f in BASELINES.items()})
@@ -164,14 +171,14 @@ class BoundPanel(GenericPanel):
         self.sweep_plot.showGrid(x=True, y=True, alpha=0.3)
         self.tabs.insertTab(0, self.sweep_plot, "Traffic vs memory")
         self._live_sweep: dict[str, tuple[list[float], list[float]]] = {}
+        self._bound: BoundResult | None = None          # the result on show
         # per-layer bars: a click on a layer's bars shows its tile
         bar_page = QWidget()
         bl = QVBoxLayout(bar_page)
         self.bar_mode = QComboBox()
         self.bar_mode.addItems(["ratio to the proven bound", "DRAM traffic (words)"])
-        self.bar_mode.currentIndexChanged.connect(lambda: self._result and self._draw_bars(self._result,
-                                                                                            self._result["dataflows"]))
-        bl.addWidget(self.bar_mode, 0, Qt.AlignLeft)
+        self.bar_mode.currentIndexChanged.connect(self._redraw_bars)
+        bl.addWidget(self.bar_mode, 0, Qt.AlignmentFlag.AlignLeft)
         self.bar_plot = new_plot(x_label="layer")
         self.bar_plot.addLegend(offset=(-10, 10))
         self.bar_plot.scene().sigMouseClicked.connect(self._bar_plot_clicked)
@@ -202,14 +209,14 @@ class BoundPanel(GenericPanel):
         tb = QVBoxLayout(table_page)
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
-        self.table.setSelectionBehavior(QTableWidget.SelectRows)
-        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.currentCellChanged.connect(lambda r, *_: self.select_layer(r, show=False))
         self.table.cellClicked.connect(lambda r, _c: self.select_layer(r))
         tb.addWidget(self.table, 1)
         self.export_csv = QPushButton("Export CSV…")
         self.export_csv.clicked.connect(lambda: ask_export_table(self, self.table, "bound-layers"))
-        tb.addWidget(self.export_csv, 0, Qt.AlignLeft)
+        tb.addWidget(self.export_csv, 0, Qt.AlignmentFlag.AlignLeft)
         self.tabs.insertTab(3, table_page, "Table")
         self.tabs.setCurrentIndex(0)
 
@@ -240,17 +247,20 @@ class BoundPanel(GenericPanel):
             xs, ys = series[key]
             if not xs:
                 continue
-            style = Qt.DashLine if key in BOUND_SERIES else Qt.SolidLine
+            style = Qt.PenStyle.DashLine if key in BOUND_SERIES else Qt.PenStyle.SolidLine
             label = SERIES_LABELS.get(key, key)
             self.sweep_plot.plot(np.asarray(xs, float), np.asarray(ys, float), name=label,
                                  pen=pg.mkPen(_color(key), width=3 if key == "optimal" else 2, style=style), symbol="o", symbolSize=5,
                                  symbolBrush=_color(key))
         if mark_kib:
-            self.sweep_plot.addItem(pg.InfiniteLine(np.log10(mark_kib), angle=90, pen=pg.mkPen("#999", style=Qt.DotLine)))
+            self.sweep_plot.addItem(pg.InfiniteLine(np.log10(mark_kib), angle=90,
+                                                    pen=pg.mkPen("#999", style=Qt.PenStyle.DotLine)))
 
     # ------------------------------------------------------------ result
-    def show_result(self, result: dict[str, Any] | None) -> None:
+    def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)
+        assert result is None or isinstance(result, BoundResult)
+        self._bound = result
         self.sweep_plot.clear()
         self.bar_plot.clear()
         self.table.setRowCount(0)
@@ -259,76 +269,87 @@ class BoundPanel(GenericPanel):
         self.tile_layer.blockSignals(False)
         self.tile_view.set_layer(None)
         self.tile_info.clear()
-        if not result:
+        if result is None:
             return
-        flows = result.get("dataflows", [])
+        flows = result.dataflows
         series: dict[str, tuple[list[float], list[float]]] = {}
-        for row in result.get("sweep", []):
-            for key in [*BOUND_SERIES, "optimal"] + flows:
-                if row.get(key) is not None:
+        for row in result.sweep:
+            values: dict[str, float | None] = {"paper": row.paper, "segment": row.segment,
+                                               "compulsory": row.compulsory, "reference": row.reference,
+                                               "optimal": row.optimal}
+            values.update((k, row.per_dataflow.get(k)) for k in flows)
+            for key, v in values.items():
+                if v is not None:
                     xs, ys = series.setdefault(key, ([], []))
-                    xs.append(row["memory_bytes"] / 1024)
-                    ys.append(row[key])
-        self._draw_sweep(series, result["memory_bytes"] / 1024)
-        self._draw_bars(result, flows)
-        self._fill_table(result, flows)
+                    xs.append(row.memory_bytes / 1024)
+                    ys.append(v)
+        self._draw_sweep(series, result.memory_bytes / 1024)
+        self._draw_bars(result)
+        self._fill_table(result)
         self.tile_layer.blockSignals(True)
-        for l in result["layers"]:
-            self.tile_layer.addItem(l["name"])
+        for l in result.layers:
+            self.tile_layer.addItem(l.name)
         self.tile_layer.blockSignals(False)
         self._show_tile()
 
-    def _draw_bars(self, result: dict[str, Any], flows: list[str]) -> None:
+    def _redraw_bars(self, *_args: Any) -> None:
+        """The bars again, in the mode just picked."""
+        if self._bound is not None:
+            self._draw_bars(self._bound)
+
+    def _draw_bars(self, result: BoundResult) -> None:
         self.bar_plot.clear()
-        layers = result["layers"]
+        layers = result.layers
         as_ratio = self.bar_mode.currentIndex() == 0
         self.bar_plot.setLabel("left", "traffic / proven bound" if as_ratio else "DRAM traffic (words)")
-        keys = (["optimal"] if as_ratio else ["reference", "optimal"]) + flows
+        keys = (["optimal"] if as_ratio else ["reference", "optimal"]) + result.dataflows
         width = 0.8 / len(keys)
         x = np.arange(len(layers), dtype=float)
         for i, key in enumerate(keys):
             vals = []
             for l in layers:
-                ref = l["bound"]["reference"]
+                ref = l.bound.reference
+                v: float
                 if key == "reference":
                     v = ref
                 elif key == "optimal":
-                    v = l["optimal"]["traffic"]["total"]
+                    v = l.optimal.traffic.total
                 else:
-                    b = l["baselines"].get(key)
-                    v = b["traffic"]["total"] if b else 0.0
+                    b = l.baselines.get(key)
+                    v = b.traffic.total if b else 0.0
                 vals.append(v / ref if as_ratio else v)
             item = pg.BarGraphItem(x=x - 0.4 + (i + 0.5) * width, height=vals, width=width, brush=_color(key),
                                    name=SERIES_LABELS.get(key, key))
             self.bar_plot.addItem(item)
         if as_ratio:
-            self.bar_plot.addItem(pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen("k", style=Qt.DashLine)))
+            self.bar_plot.addItem(pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen("k", style=Qt.PenStyle.DashLine)))
         self.bar_plot.addItem(self.bar_mark)          # the layer on show in the Tile tab
         ax = self.bar_plot.getAxis("bottom")
-        ax.setTicks([[(i, l["name"]) for i, l in enumerate(layers)]])
+        ax.setTicks([[(i, l.name) for i, l in enumerate(layers)]])
 
-    def _fill_table(self, result: dict[str, Any], flows: list[str]) -> None:
-        layers = result["layers"]
+    def _fill_table(self, result: BoundResult) -> None:
+        layers = result.layers
         self.table.setRowCount(len(layers) + 1)
         for r, l in enumerate(layers):
-            t, tr = l["optimal"]["tiling"], l["optimal"]["traffic"]
-            vals: list[Any] = [l["name"], l["bound"]["R"], round(l["bound"]["reference"]), round(l["bound"]["paper"]["total"]),
-                               tr["total"], f"{l['optimal']['ratio_reference']:.3f}", t["b"], t["z"], t["y"], t["x"],
-                               t["k"], tr["memory"], tr["input_reads"], tr["weight_reads"], tr["output_writes"],
-                               l["optimal"]["onchip"]["gbuf_reads"]]
+            t, tr = l.optimal.tiling, l.optimal.traffic
+            vals: list[Any] = [l.name, l.bound.R, round(l.bound.reference), round(l.bound.paper.total),
+                               tr.total, _ratio_text(l.optimal.ratio_reference), t.b, t.z, t.y, t.x,
+                               t.k, tr.memory, tr.input_reads, tr.weight_reads, tr.output_writes,
+                               l.optimal.onchip.gbuf_reads]
             for k in BASELINES:
-                b = l["baselines"].get(k)
-                vals.append("" if b is None else b["traffic"]["total"])
-            vals.append(l.get("best", {}).get("dataflow", ""))
+                b = l.baselines.get(k)
+                vals.append("" if b is None else b.traffic.total)
+            vals.append(l.best.dataflow)
             for c, v in enumerate(vals):
                 self.table.setItem(r, c, QTableWidgetItem(str(v)))
-        tot = result["totals"]
+        tot = result.totals
         last = len(layers)
-        total_row = {0: "total", 2: round(tot["reference"]), 3: round(tot["paper"]), 4: tot["optimal"],
-                     5: f"{tot['ratio_reference']:.3f}", 15: tot["gbuf_reads"]}
+        total_row = {0: "total", 2: round(tot.reference), 3: round(tot.paper), 4: tot.optimal,
+                     5: _ratio_text(tot.ratio_reference), 15: tot.gbuf_reads}
         for i, k in enumerate(BASELINES):
-            if k in tot and tot[k] is not None:
-                total_row[16 + i] = tot[k]
+            v = tot.per_dataflow.get(k)
+            if v is not None:
+                total_row[16 + i] = v
         for c, v in total_row.items():
             self.table.setItem(last, c, QTableWidgetItem(str(v)))
         self.table.resizeColumnsToContents()
@@ -337,7 +358,7 @@ class BoundPanel(GenericPanel):
     def select_layer(self, i: int, show: bool = True) -> None:
         """Layer i becomes the one the Tile tab shows (and the one marked in the bars and the table);
         `show` brings the Tile tab forward. The total row and out-of-range indices are ignored."""
-        if not self._result or not 0 <= i < len(self._result["layers"]):
+        if self._bound is None or not 0 <= i < len(self._bound.layers):
             return
         self.tile_layer.setCurrentIndex(i)
         if show:
@@ -345,10 +366,10 @@ class BoundPanel(GenericPanel):
 
     def layer_at(self, x: float) -> int | None:
         """The layer whose bars stand at x on the per-layer plot (None between groups)."""
-        if not self._result:
+        if self._bound is None:
             return None
         i = round(x)
-        return i if 0 <= i < len(self._result["layers"]) and abs(x - i) <= 0.45 else None
+        return i if 0 <= i < len(self._bound.layers) and abs(x - i) <= 0.45 else None
 
     def bar_clicked_at(self, x: float) -> None:
         """A click at x (data coordinates) on the per-layer plot."""
@@ -369,23 +390,29 @@ class BoundPanel(GenericPanel):
 
     def _show_tile(self) -> None:
         i = self.tile_layer.currentIndex()
-        if not self._result or i < 0:
+        if self._bound is None or i < 0:
             return
-        l = self._result["layers"][i]
-        t = l["optimal"]["tiling"]
-        block = interior_block(l["shape"], t) if self.tile_block.currentIndex() == 1 else (0, 0)
+        l = self._bound.layers[i]
+        t = l.optimal.tiling
+        block = interior_block(l.shape, t) if self.tile_block.currentIndex() == 1 else (0, 0)
         self.tile_view.set_layer(l, block)
         self.bar_mark.setRegion((i - 0.45, i + 0.45))
         if self.table.currentRow() != i:
             self.table.selectRow(i)
-        tr = l["optimal"]["traffic"]
+        tr = l.optimal.traffic
+        held = {"W": "all weights", "I": "all inputs"}.get(t.hold)
         self.tile_info.setText(
-            f"{l['name']}: b={t['b']} z={t['z']} y={t['y']} x={t['x']} k={t['k']} (order {t['order']}"
-            f"{', ' + {'W': 'all weights', 'I': 'all inputs'}[t['hold']] + ' held' if t.get('hold') else ''}), "
-            f"{tr['memory']} of {self._result['memory_words']} words on chip; DRAM reads {tr['reads']}, "
-            f"writes {tr['output_writes']}; {l['optimal']['ratio_reference']:.3f}x the proven bound "
-            f"({l['optimal']['ratio_paper']:.3f}x the paper's asymptotic formula); "
-            f"best dataflow here: {l.get('best', {}).get('dataflow', 'optimal')}.")
+            f"{l.name}: b={t.b} z={t.z} y={t.y} x={t.x} k={t.k} (order {t.order}"
+            f"{', ' + held + ' held' if held else ''}), "
+            f"{tr.memory} of {self._bound.memory_words} words on chip; DRAM reads {tr.reads}, "
+            f"writes {tr.output_writes}; {_ratio_text(l.optimal.ratio_reference)}x the proven bound "
+            f"({_ratio_text(l.optimal.ratio_paper)}x the paper's asymptotic formula); "
+            f"best dataflow here: {l.best.dataflow}.")
+
+
+def _ratio_text(v: float | None) -> str:
+    """A ratio to a bound, or "-" where the bound is 0."""
+    return "-" if v is None else f"{v:.3f}"
 
 
 PANEL = BoundPanel

@@ -13,13 +13,15 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider,
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from core.results import EngineResult
 from core.atomic import atomic_write_text
 from core.cain import plans
 from core.cain.engine import bound_text
 from core.cain.lower_bound import verdict
+from core.cain.result import CainResult
 from core.engine import EngineSpec
 from core.errors import InputError
-from core.fpsp_sim.sources import settings_from_cain_result
+from core.simulate.sources import settings_from_cain_result
 from core.jobs import Event, MetricPoint, PartialResult
 from core.project import ProjectEvent, Run
 from core.workload import kernels_of
@@ -207,8 +209,9 @@ class CainPanel(GenericPanel):
 
     def handle_partial(self, event: PartialResult) -> None:
         if event.kind == "plan":
-            self._plans.append(event.data)
-            self._add_point(event.data)
+            plan = event.data
+            self._plans.append(plan)
+            self._add_point(plan["length"], plan["nodes"], plan["time_s"])
 
     # ------------------------------------------------------------------ the programs found
     def _clear_points(self) -> None:
@@ -216,11 +219,12 @@ class CainPanel(GenericPanel):
         for pts in self.points.values():
             pts.clear()
 
-    def _add_point(self, found: dict[str, Any]) -> None:
+    def _add_point(self, length: int, nodes: int, time_s: float) -> None:
+        """The point of the program last added to _plans (a streamed plan or a result's improvement)."""
         i = len(self._plans) - 1
-        y = float(found["length"])
-        self.points["nodes"].addPoints([{"x": float(found["nodes"]), "y": y, "data": i}])
-        self.points["time"].addPoints([{"x": float(found["time_s"]), "y": y, "data": i}])
+        y = float(length)
+        self.points["nodes"].addPoints([{"x": float(nodes), "y": y, "data": i}])
+        self.points["time"].addPoints([{"x": float(time_s), "y": y, "data": i}])
 
     def _point_clicked(self, _item: Any, points: Any, _ev: Any = None) -> None:
         if len(points):
@@ -320,7 +324,7 @@ class CainPanel(GenericPanel):
                 lines.append(f"{r}:\n{matrix_text(m)}\n")
         self.reg_view.setPlainText("\n".join(lines))
 
-    def show_result(self, result: dict[str, Any] | None) -> None:
+    def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)
         self.nodes_plot.clear_series()
         self.time_plot.clear_series()
@@ -329,22 +333,22 @@ class CainPanel(GenericPanel):
         if result is None:
             self._clear_plan("No program yet.")
             return
-        lb = result.get("lower_bound")
-        self._bound = lb["value"] if isinstance(lb, dict) else None
-        imps = result.get("improvements", [])
+        assert isinstance(result, CainResult)
+        self._bound = result.bound
+        imps = result.improvements
         if imps:
-            end_nodes = float(result.get("nodes_explored") or imps[-1]["nodes"])
-            end_t = float(result.get("elapsed_s") or imps[-1]["time_s"])
-            self.nodes_plot.add_points("best length", [float(p["nodes"]) for p in imps] + [end_nodes],
-                                       [float(p["length"]) for p in imps] + [float(imps[-1]["length"])])
-            self.time_plot.add_points("best length", [float(p["time_s"]) for p in imps] + [end_t],
-                                      [float(p["length"]) for p in imps] + [float(imps[-1]["length"])])
+            end_nodes = float(result.nodes_explored or imps[-1].nodes)
+            end_t = float(result.elapsed_s or imps[-1].time_s)
+            self.nodes_plot.add_points("best length", [float(p.nodes) for p in imps] + [end_nodes],
+                                       [float(p.length) for p in imps] + [float(imps[-1].length)])
+            self.time_plot.add_points("best length", [float(p.time_s) for p in imps] + [end_t],
+                                      [float(p.length) for p in imps] + [float(imps[-1].length)])
         for imp, plan in zip(imps, plans.plans_of(result)):
             self._plans.append(plan)
-            self._add_point(imp)
-        self.kernels_label.setText(f"Kernels: {result.get('filter', '')} — d = {result.get('d')}, "
-                                   f"max coefficient error {result.get('max_abs_error')}; {bound_text(result)}")
-        if result.get("found") and self._plans:
+            self._add_point(imp.length, imp.nodes, imp.time_s)
+        self.kernels_label.setText(f"Kernels: {result.filter} — d = {result.d}, "
+                                   f"max coefficient error {result.max_abs_error}; {bound_text(result)}")
+        if result.found and self._plans:
             self.select_program(len(self._plans) - 1)
         else:
             self._clear_plan("No program found within the budget.")
@@ -353,7 +357,7 @@ class CainPanel(GenericPanel):
         """Draw a run; a cancelled or failed one shows the best program it had found. `program=i`
         selects the i-th program found (as a click on its point does)."""
         super().show_run(run, **focus)
-        if run is not None and run.result is None:
+        if run is not None and run.result is None and run.status != "running":
             if self._plan is not None:
                 self.plan_label.setText(f"Run {run.status}. {self._plan_title(self._plan)}")
             else:

@@ -10,11 +10,13 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QRectF, QSignalBlocker, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QTableWidget,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.cappuccino import layout
+from core.cappuccino.result import CappuccinoResult, LayerRow
 from core.engine import EngineSpec
+from core.results import EngineResult
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import PALETTE, ask_export_table
@@ -46,15 +48,15 @@ class ThreadView(QWidget):
         self.title = ""
         self.show_ids = False
 
-    def set_layer(self, row: dict[str, Any] | None, V: int, threads: int) -> None:
+    def set_layer(self, row: LayerRow | None, V: int, threads: int) -> None:
         if row is None:
             self.owner = None
         else:
-            m, h, w = row["out_shape"]
+            m, h, w = row.out_shape
             self.owner = layout.worker_of_outputs(m, h, w, V, threads)
             mm, rr, cc = np.meshgrid(np.arange(m), np.arange(h), np.arange(w), indexing="ij")
             self.tid = layout.address_map_major(mm, rr, cc, h, w, V)
-            self.title = (f"{row['name']}: {m} maps of {h}x{w}, {row['olp_threads']} OLP threads "
+            self.title = (f"{row.name}: {m} maps of {h}x{w}, {row.olp_threads} OLP threads "
                           f"(map-major ids, V={V}) split over {threads} hardware threads")
         self.update()
 
@@ -62,10 +64,12 @@ class ThreadView(QWidget):
         p = QPainter(self)
         p.fillRect(self.rect(), QColor("white"))
         if self.owner is None:
-            p.drawText(self.rect(), Qt.AlignCenter, "Run the engine to see which thread computes which pixels")
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
+                       "Run the engine to see which thread computes which pixels")
             return
+        assert self.tid is not None, "set_layer sets the thread ids with the owners"
         p.setPen(QColor("black"))
-        p.drawText(QRectF(6, 2, self.width() - 12, 18), Qt.AlignLeft, self.title)
+        p.drawText(QRectF(6, 2, self.width() - 12, 18), Qt.AlignmentFlag.AlignLeft, self.title)
         m, h, w = self.owner.shape
         shown = min(m, 64) if not self.show_ids else min(m, 8)
         cols = max(1, int(np.ceil(np.sqrt(shown * (self.width() / max(1, self.height() - 50))))))
@@ -80,21 +84,22 @@ class ThreadView(QWidget):
                     p.fillRect(rect, _qcolor(int(self.owner[k, r, c]), 200))
                     if self.show_ids and cell >= 16:
                         p.setPen(QColor("black"))
-                        p.drawText(rect, Qt.AlignCenter, str(int(self.tid[k, r, c])))
+                        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, str(int(self.tid[k, r, c])))
             p.setPen(QPen(QColor("black"), 0.5))
             p.drawRect(QRectF(ox, oy, w * cell, h * cell))
             if cell * w > 14 and not self.show_ids:
-                p.drawText(QRectF(ox, oy, w * cell, h * cell), Qt.AlignCenter, str(k))
+                p.drawText(QRectF(ox, oy, w * cell, h * cell), Qt.AlignmentFlag.AlignCenter, str(k))
             elif self.show_ids:
-                p.drawText(QRectF(ox, oy - 14, w * cell, 14), Qt.AlignLeft, f"map {k}")
+                p.drawText(QRectF(ox, oy - 14, w * cell, 14), Qt.AlignmentFlag.AlignLeft, f"map {k}")
         threads = int(self.owner.max()) + 1
         for t in range(threads):
             x = 6 + t * 110
             p.fillRect(QRectF(x, self.height() - 20, 14, 14), _qcolor(t, 200))
             p.setPen(QColor("black"))
-            p.drawText(QRectF(x + 18, self.height() - 22, 90, 18), Qt.AlignLeft, f"thread {t}")
+            p.drawText(QRectF(x + 18, self.height() - 22, 90, 18), Qt.AlignmentFlag.AlignLeft, f"thread {t}")
         if shown < m:
-            p.drawText(QRectF(0, self.height() - 22, self.width() - 6, 18), Qt.AlignRight, f"first {shown} of {m} maps")
+            p.drawText(QRectF(0, self.height() - 22, self.width() - 6, 18), Qt.AlignmentFlag.AlignRight,
+                       f"first {shown} of {m} maps")
 
 
 class LayoutView(QWidget):
@@ -116,13 +121,13 @@ class LayoutView(QWidget):
     def _order(addr: np.ndarray) -> list[tuple[int, int, int]]:
         """(map, row, col) of each memory address in turn."""
         idx = np.argsort(addr.ravel(), kind="stable")
-        return [tuple(int(v) for v in np.unravel_index(i, addr.shape)) for i in idx]
+        return [(int(m), int(r), int(c)) for m, r, c in (np.unravel_index(i, addr.shape) for i in idx)]
 
     def paintEvent(self, event: Any) -> None:   # noqa: N802
         p = QPainter(self)
         p.fillRect(self.rect(), QColor("white"))
         if not self.example:
-            p.drawText(self.rect(), Qt.AlignCenter, "Run the engine to see the map-major layout")
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Run the engine to see the map-major layout")
             return
         ex = self.example
         n = ex["maps"] * ex["h"] * ex["w"]
@@ -136,14 +141,14 @@ class LayoutView(QWidget):
                            ("map_major", f"after: map-major, V={ex['V']} ({ex['what']})")):
             p.setFont(QFont())
             p.setPen(QColor("black"))
-            p.drawText(QRectF(8, y, self.width(), 18), Qt.AlignLeft, label)
+            p.drawText(QRectF(8, y, self.width(), 18), Qt.AlignmentFlag.AlignLeft, label)
             y += 20
             p.setFont(font)
             for i, (m, r, c) in enumerate(ex["orders"][key]):
                 rect = QRectF(8 + (i % per_line) * cell, y + (i // per_line) * cell, cell - 1, cell - 1)
                 p.fillRect(rect, _qcolor(m, 170))
                 if cell >= 18:
-                    p.drawText(rect, Qt.AlignCenter, f"{m}{r}{c}")
+                    p.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{m}{r}{c}")
             y += lines * cell + 10
 
 
@@ -166,7 +171,8 @@ class AccuracyChart(QWidget):
         p = QPainter(self)
         p.fillRect(self.rect(), QColor("white"))
         if not self.points:
-            p.drawText(self.rect(), Qt.AlignCenter, "Run the engine to see the accuracy of every configuration")
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
+                       "Run the engine to see the accuracy of every configuration")
             return
         left, top, right, bottom = 60, 28, self.width() - 16, self.height() - 36
         ys = [y for _, y, _ in self.points] + ([self.floor] if self.floor is not None else [])
@@ -177,28 +183,32 @@ class AccuracyChart(QWidget):
         fx = lambda x: left + (right - left) * x / n
         fy = lambda y: bottom - (bottom - top) * (y - lo) / (hi - lo)
         p.setPen(QColor("black"))
-        p.drawText(QRectF(0, 4, self.width(), 20), Qt.AlignCenter, "Validation accuracy of every configuration tried")
+        p.drawText(QRectF(0, 4, self.width(), 20), Qt.AlignmentFlag.AlignCenter,
+                   "Validation accuracy of every configuration tried")
         p.drawLine(left, bottom, right, bottom)
         p.drawLine(left, top, left, bottom)
         for k in range(5):
             y = lo + (hi - lo) * k / 4
-            p.drawText(QRectF(0, fy(y) - 8, left - 6, 16), Qt.AlignRight | Qt.AlignVCenter, f"{y:.2f}")
-        p.drawText(QRectF(left, bottom + 14, right - left, 18), Qt.AlignCenter, "configuration (accuracy %)")
+            p.drawText(QRectF(0, fy(y) - 8, left - 6, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                       f"{y:.2f}")
+        p.drawText(QRectF(left, bottom + 14, right - left, 18), Qt.AlignmentFlag.AlignCenter,
+                   "configuration (accuracy %)")
         if self.floor is not None:
-            p.setPen(QPen(QColor("#7f7f7f"), 1, Qt.DashLine))
+            p.setPen(QPen(QColor("#7f7f7f"), 1, Qt.PenStyle.DashLine))
             p.drawLine(int(left), int(fy(self.floor)), int(right), int(fy(self.floor)))
-            p.drawText(QRectF(left + 4, fy(self.floor) - 18, 240, 16), Qt.AlignLeft, f"budget floor {self.floor:.2f} %")
+            p.drawText(QRectF(left + 4, fy(self.floor) - 18, 240, 16), Qt.AlignmentFlag.AlignLeft,
+                       f"budget floor {self.floor:.2f} %")
         for x, y, ok in self.points:
-            p.setPen(Qt.NoPen)
+            p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(QColor("#2ca02c" if ok else "#d62728"))
             p.drawEllipse(QRectF(fx(x) - 4, fy(y) - 4, 8, 8))
             if x == self.chosen:
-                p.setBrush(Qt.NoBrush)
+                p.setBrush(Qt.BrushStyle.NoBrush)
                 p.setPen(QPen(QColor("#ffbf00"), 3))
                 p.drawEllipse(QRectF(fx(x) - 9, fy(y) - 9, 18, 18))
         for k in range(0, len(self.points), max(1, len(self.points) // 10)):
             p.setPen(QColor("black"))
-            p.drawText(QRectF(fx(k) - 15, bottom + 2, 30, 14), Qt.AlignCenter, str(k))
+            p.drawText(QRectF(fx(k) - 15, bottom + 2, 30, 14), Qt.AlignmentFlag.AlignCenter, str(k))
 
 
 class SpeedChart(QWidget):
@@ -224,12 +234,13 @@ class SpeedChart(QWidget):
         p = QPainter(self)
         p.fillRect(self.rect(), QColor("white"))
         if not self.values:
-            p.drawText(self.rect(), Qt.AlignCenter | Qt.TextWordWrap, self.message or "Run the engine to see the speedups")
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                       self.message or "Run the engine to see the speedups")
             return
         left, top, right, bottom = 50, 30, self.width() - 16, self.height() - 30
         top_v = max(self.values) * 1.15
         p.setPen(QColor("black"))
-        p.drawText(QRectF(0, 4, self.width(), 20), Qt.AlignCenter, self.title)
+        p.drawText(QRectF(0, 4, self.width(), 20), Qt.AlignmentFlag.AlignCenter, self.title)
         p.drawLine(left, bottom, right, bottom)
         slot = (right - left) / len(self.values)
         colors = ["#7f7f7f", "#1f77b4", "#2ca02c"]
@@ -238,8 +249,9 @@ class SpeedChart(QWidget):
             rect = QRectF(left + slot * (i + 0.2), bottom - h, slot * 0.6, h)
             p.fillRect(rect, QColor(colors[i % len(colors)]))
             p.setPen(QColor("black"))
-            p.drawText(QRectF(rect.left(), rect.top() - 18, rect.width(), 16), Qt.AlignCenter, f"{v:.1f}x")
-            p.drawText(QRectF(left + slot * i, bottom + 4, slot, 18), Qt.AlignCenter,
+            p.drawText(QRectF(rect.left(), rect.top() - 18, rect.width(), 16), Qt.AlignmentFlag.AlignCenter,
+                       f"{v:.1f}x")
+            p.drawText(QRectF(left + slot * i, bottom + 4, slot, 18), Qt.AlignmentFlag.AlignCenter,
                        self.labels[i] if i < len(self.labels) else "")
 
 
@@ -248,6 +260,7 @@ class CappuccinoPanel(GenericPanel):
 
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
+        self.typed: CappuccinoResult | None = None           # the result shown
         b = self.binding
         self.budget = b.build("accuracy_budget")
         self.prefer = b.build("prefer")
@@ -256,7 +269,7 @@ class CappuccinoPanel(GenericPanel):
         self.emit_edit.setMinimumWidth(180)
         self.repeats_spin = b.build("repeats")
         self.min_seconds_spin = b.build("min_seconds")
-        self.limit_spin = b.build("limit")
+        self.limit_spin = b.build("limit", QSpinBox)
         self.limit_spin.setSpecialValueText("all")           # 0: every validation image
         for key, w in (("accuracy_budget", self.budget), ("prefer", self.prefer), ("compile", self.compile_box),
                        ("emit_dir", self.emit_edit), ("repeats", self.repeats_spin),
@@ -322,8 +335,10 @@ class CappuccinoPanel(GenericPanel):
         super().job_started()
         self.message.setText("running…")
 
-    def show_result(self, result: dict[str, Any] | None) -> None:
+    def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)
+        assert result is None or isinstance(result, CappuccinoResult)
+        self.typed = result
         self.table.setRowCount(0)
         self.accuracy_chart.set_data([], None, None)
         self.speed_chart.set_data([])
@@ -332,8 +347,8 @@ class CappuccinoPanel(GenericPanel):
         self.programs_note.setText("")
         with QSignalBlocker(self.thread_layer):
             self.thread_layer.clear()
-            for row in (result or {}).get("layers", []):
-                self.thread_layer.addItem(f"{row['name']} ({row['kind']})")
+            for row in result.layers if result is not None else []:
+                self.thread_layer.addItem(f"{row.name} ({row.kind})")
         if result is None:
             self.thread_view.set_layer(None, 4, 1)
             self.layout_view.example = None
@@ -341,32 +356,33 @@ class CappuccinoPanel(GenericPanel):
             self.message.setText("")
             return
         self._fill_table(result)
-        self.message.setText(result.get("summary", ""))
+        self.message.setText(result.summary)
         self._show_threads()
-        V = result["target"]["vector_width"]
-        first = result["layers"][0]
-        in_maps = max(first["out_shape"][0], V + 1)
-        self.layout_view.set_example(in_maps, first["out_shape"][1], first["out_shape"][2], V,
-                                     f"{first['name']} output, as the next layer reads it")
+        V = result.target.vector_width
+        first = result.layers[0]
+        in_maps = max(first.out_shape[0], V + 1)
+        self.layout_view.set_example(in_maps, first.out_shape[1], first.out_shape[2], V,
+                                     f"{first.name} output, as the next layer reads it")
         self._draw_accuracy(result)
         self._draw_speed(result)
         self._fill_programs(result)
 
-    def _fill_table(self, r: dict[str, Any]) -> None:
-        rows = r["layers"]
+    def _fill_table(self, r: CappuccinoResult) -> None:
+        rows = r.layers
         self.table.setRowCount(len(rows))
         for i, row in enumerate(rows):
-            st = {s["name"]: s for s in row["strategies"]}
-            acc = "" if row["accuracy"] is None else f"{row['accuracy']:.2f}"
-            vals = [row["name"], row["kind"], "x".join(map(str, row["out_shape"])), row["parallelism"],
-                    row["olp_threads"], st.get("KLP", {}).get("threads", ""), st.get("FLP", {}).get("threads", ""),
-                    st.get("KLP", {}).get("reduction_adds", ""), st.get("FLP", {}).get("reduction_adds", ""),
-                    st["OLP"]["weight_reuse"] if row["kind"] in ("conv", "fc") else "",
-                    row["mode"] if row["kind"] in ("conv", "fc") else "-", acc]
+            st = {s.name: s for s in row.strategies}
+            klp, flp = st.get("KLP"), st.get("FLP")
+            acc = "" if row.accuracy is None else f"{row.accuracy:.2f}"
+            vals = [row.name, row.kind, "x".join(map(str, row.out_shape)), row.parallelism,
+                    row.olp_threads, "" if klp is None else klp.threads, "" if flp is None else flp.threads,
+                    "" if klp is None else klp.reduction_adds, "" if flp is None else flp.reduction_adds,
+                    st["OLP"].weight_reuse if row.kind in ("conv", "fc") else "",
+                    row.mode if row.kind in ("conv", "fc") else "-", acc]
             for j, v in enumerate(vals):
                 item = QTableWidgetItem(str(v))
                 if TABLE_COLUMNS[j] == "mode" and v in MODE_COLORS:
-                    item.setForeground(QColor(MODE_COLORS[v]))
+                    item.setForeground(QColor(MODE_COLORS[str(v)]))
                 self.table.setItem(i, j, item)
         self.table.resizeColumnsToContents()
 
@@ -375,73 +391,83 @@ class CappuccinoPanel(GenericPanel):
         self.thread_view.update()
 
     def _show_threads(self) -> None:
-        r = self._result
+        r = self.typed
         i = self.thread_layer.currentIndex()
-        if not r or i < 0:
+        if r is None or i < 0:
             self.thread_view.set_layer(None, 4, 1)
             return
-        self.thread_view.set_layer(r["layers"][i], r["target"]["vector_width"], r["target"]["threads"])
+        self.thread_view.set_layer(r.layers[i], r.target.vector_width, r.target.threads)
 
-    def _draw_accuracy(self, r: dict[str, Any]) -> None:
-        inx = r["inexact"]
-        configs = inx["configurations"]
-        chosen = [c["index"] for c in configs if c["modes"] == inx["modes"]]
-        self.accuracy_chart.set_data([(c["index"], c["accuracy"], c["within_budget"]) for c in configs],
-                                     inx["precise_accuracy"] - inx["budget_pp"], chosen[0] if chosen else None)
-        self.accuracy_points = (np.array([c["index"] for c in configs], float),
-                                np.array([c["accuracy"] for c in configs], float))
+    def _draw_accuracy(self, r: CappuccinoResult) -> None:
+        inx = r.inexact
+        configs = inx.configurations
+        chosen = [c.index for c in configs if c.modes == inx.modes]
+        self.accuracy_chart.set_data([(c.index, c.accuracy, c.within_budget) for c in configs],
+                                     inx.precise_accuracy - inx.budget_pp, chosen[0] if chosen else None)
+        self.accuracy_points = (np.array([c.index for c in configs], float),
+                                np.array([c.accuracy for c in configs], float))
 
-    def _draw_speed(self, r: dict[str, Any]) -> None:
-        syn = r["synthesis"]
-        sp = syn.get("speedups")
-        ort = syn.get("onnxruntime")
+    def _draw_speed(self, r: CappuccinoResult) -> None:
+        syn = r.synthesis
+        sp = syn.speedups
+        ort = syn.onnxruntime
         if sp:
             self.speed_values = [float(sp[k]) for k, _ in SPEED_KEYS]
-            self.speed_chart.set_data(self.speed_values, syn.get("message", ""))
+            self.speed_chart.set_data(self.speed_values, syn.message)
         elif ort:
-            keys = [(k, label) for k, label in RATIO_KEYS if k in ort["ratios"]]
-            self.speed_values = [float(ort["ratios"][k]) for k, _ in keys]
-            self.speed_chart.set_data(self.speed_values, syn.get("message", ""), [label for _, label in keys],
-                                      f"Median time ÷ onnxruntime {ort['version']}'s ({ort['threads']} threads; "
+            keys = [(k, label) for k, label in RATIO_KEYS if k in ort.ratios]
+            self.speed_values = [float(ort.ratios[k]) for k, _ in keys]
+            self.speed_chart.set_data(self.speed_values, syn.message, [label for _, label in keys],
+                                      f"Median time ÷ onnxruntime {ort.version}'s ({ort.threads} threads; "
                                       "below 1: faster)")
         else:
             self.speed_values = []
-            self.speed_chart.set_data([], syn.get("message", "not compiled"))
+            self.speed_chart.set_data([], syn.message or "not compiled")
 
-    def _fill_programs(self, r: dict[str, Any]) -> None:
+    def _fill_programs(self, r: CappuccinoResult) -> None:
         """One row per program (and onnxruntime); sizes even when nothing was compiled."""
-        syn = r["synthesis"]
-        progs = syn.get("programs") or {}
-        sizes = syn.get("program_sizes") or {}
-        ort = syn.get("onnxruntime")
+        syn = r.synthesis
+        progs = syn.programs or {}
+        sizes = syn.program_sizes or {}
+        ort = syn.onnxruntime
         rows: list[list[str]] = []
 
         def num(v: Any, fmt: str) -> str:
             return "" if v is None else format(v, fmt)
 
+        def either(a: int | None, b: int | None) -> int | None:
+            return b if a is None else a
+
         for key in progs or sizes:
-            p = progs.get(key, {})
-            z = sizes.get(key, {})
-            ratio = ort["ratios"].get(key) if ort else None
-            same = "" if not p else ("same" if p["same_classifications"] else f"{100 * p['agreement']:.1f} %")
-            rows.append([key, num(p.get("microseconds_per_image"), ".1f"), num(p.get("median_microseconds_per_image"), ".1f"),
-                         num(ratio, ".2f"), num(p.get("max_abs_error"), ".2e"), num(p.get("max_rel_error"), ".2e"),
-                         num(p.get("onnxruntime_max_rel_error"), ".2e"), same,
-                         num(p.get("source_lines", z.get("source_lines")), "d"),
-                         _size(p.get("source_bytes", z.get("source_bytes"))),
-                         _size(p.get("weight_file_bytes", z.get("weight_file_bytes"))), num(p.get("build_seconds"), ".1f")])
+            ratio = ort.ratios.get(key) if ort else None
+            z = sizes.get(key)          # the sizes of every program written, compiled or not
+            lines, source, weights = (None, None, None) if z is None else (z.source_lines, z.source_bytes,
+                                                                           z.weight_file_bytes)
+            p = progs.get(key)
+            if p is None:
+                timing = ["", "", num(ratio, ".2f"), "", "", "", ""]
+                build = ""
+            else:
+                same = "same" if p.same_classifications else f"{100 * p.agreement:.1f} %"
+                timing = [num(p.microseconds_per_image, ".1f"), num(p.median_microseconds_per_image, ".1f"),
+                          num(ratio, ".2f"), num(p.max_abs_error, ".2e"), num(p.max_rel_error, ".2e"),
+                          num(p.onnxruntime_max_rel_error, ".2e"), same]
+                build = num(p.build_seconds, ".1f")
+                lines, source = either(p.source_lines, lines), either(p.source_bytes, source)
+                weights = either(p.weight_file_bytes, weights)
+            rows.append([key, *timing, num(lines, "d"), _size(source), _size(weights), build])
         if ort:
-            rows.append([f"onnxruntime {ort['version']}", f"{ort['microseconds_per_image']:.1f}",
-                         f"{ort['median_microseconds_per_image']:.1f}", "1.00", "", "", "", "", "", "", "", ""])
+            rows.append([f"onnxruntime {ort.version}", f"{ort.microseconds_per_image:.1f}",
+                         f"{ort.median_microseconds_per_image:.1f}", "1.00", "", "", "", "", "", "", "", ""])
         self.programs.setRowCount(len(rows))
         for i, vals in enumerate(rows):
             for j, v in enumerate(vals):
                 self.programs.setItem(i, j, QTableWidgetItem(v))
         self.programs.resizeColumnsToContents()
-        notes = [syn.get("message", "")] + [syn[k] for k in ("onnxruntime_note", "baseline_note") if syn.get(k)]
-        weights = r["model"].get("weights")
-        if weights:
-            notes.insert(0, f"weights: {weights}")
+        notes = [syn.message] + [n for n in (syn.onnxruntime_note, syn.baseline_note) if n]
+        weights_note = r.model.extra.get("weights")
+        if weights_note:
+            notes.insert(0, f"weights: {weights_note}")
         self.programs_note.setText("\n".join(n for n in notes if n))
 
 

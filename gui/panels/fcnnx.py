@@ -1,12 +1,13 @@
 """Panel of the multi-CNN FPGA engine (f-CNNx): the design space (per-CNN Pareto fronts filling in live
 beside the joint design points of Fig. 4) over the selected joint design's schedule cycle (Gantt chart
 over its bandwidth profile) and resources. Clicking a joint point selects that design; clicking a
-Pareto point highlights the joint designs built on it. Everything redraws from the result dict alone."""
+Pareto point highlights the joint designs built on it. Everything redraws from the typed result alone."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -16,17 +17,21 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxL
 
 from core.engine import EngineSpec
 from core.fcnnx.hwtable import write_table
-from core.fcnnx.joint_view import JointView, chosen_view, joint_view, joints_using
+from core.fcnnx.joint_view import JointView, ScheduleView, chosen_view, joint_view, joints_using
 from core.fcnnx.model import RESOURCE_KEYS
+from core.fcnnx.result import DesignPointJson, FcnnxResult, JointPoint, ScheduledRun
 from core.jobs import Event, MetricPoint
 from core.project import Run
+from core.results import EngineResult
 from gui.binding import CheckAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import PALETTE, LivePlot, new_plot
 
 JOINT_SERIES = {"peak": "#1f77b4", "contention-unaware (est.)": "#d62728", "memory-aware": "#e6b800"}
-JOINT_KEYS = {"peak": "peak", "contention-unaware (est.)": "contention_unaware_est", "memory-aware": "memory_aware"}
+JOINT_KEYS: dict[str, Callable[[JointPoint], float | None]] = {
+    "peak": lambda p: p.peak, "contention-unaware (est.)": lambda p: p.contention_unaware_est,
+    "memory-aware": lambda p: p.memory_aware}
 SETTING_WIDGETS = ["targets", "objective", "scheduler", "strict_targets", "front_size", "max_joint", "ilp_time_limit",
                    "simulate"]
 
@@ -84,7 +89,7 @@ REGION_COLUMNS = ["region", "kind", "address", "bytes", "weights"]
 
 def _item(value: Any) -> QTableWidgetItem:
     it = QTableWidgetItem(str(value))
-    it.setFlags(it.flags() & ~Qt.ItemIsEditable)
+    it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEditable)
     return it
 
 
@@ -104,8 +109,8 @@ class HardwareTableView(QWidget):
         self.regions = QTableWidget(0, len(REGION_COLUMNS))
         self.regions.setHorizontalHeaderLabels(REGION_COLUMNS)
         for t in (self.runs, self.regions):
-            t.setEditTriggers(QAbstractItemView.NoEditTriggers)
-            t.setSelectionBehavior(QAbstractItemView.SelectRows)
+            t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+            t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
             t.verticalHeader().setVisible(False)
             t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)     # compact rows
             t.horizontalHeader().setDefaultSectionSize(90)
@@ -114,7 +119,7 @@ class HardwareTableView(QWidget):
         head = QHBoxLayout()
         head.addWidget(self.info, 1)
         head.addWidget(self.export_button)
-        split = QSplitter(Qt.Vertical)
+        split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.runs)
         split.addWidget(self.regions)
         split.setStretchFactor(0, 3)
@@ -125,20 +130,20 @@ class HardwareTableView(QWidget):
         lay.addWidget(split, 1)
         self.doc: dict[str, Any] | None = None
 
-    def show_table(self, result: dict[str, Any] | None) -> None:
-        hw = (result or {}).get("hardware_table")
-        self.doc = hw["table"] if hw else None
+    def show_table(self, result: FcnnxResult | None) -> None:
+        hw = None if result is None else result.hardware_table
+        self.doc = None if hw is None else hw.table
         self.export_button.setEnabled(self.doc is not None)
         self.runs.setRowCount(0)
         self.regions.setRowCount(0)
-        if not result:
+        if result is None:
             self.info.setText("Run the engine: the chosen design's hardware scheduler table appears here")
             return
-        if not hw:
+        if hw is None:
             self.info.setText("This result was stored before the whole-cycle hardware table existed "
                               "(result version < 3): run it again to get the table and its replay check")
             return
-        doc = hw["table"]
+        doc = hw.table              # the exported document (mcnn_hs_table.json), read as the file is
         beat_ms = 1e3 * doc["beat_s"]
         regions = doc["memory"]["regions"]
         rows = [(e["cnn"], rep["repetition"], sg) for e in doc["engines"] for rep in e["repetitions"]
@@ -157,12 +162,12 @@ class HardwareTableView(QWidget):
                       ("streamed" if g["streamed"] else "on chip") if g["kind"] == "weights" else ""]
             for c, v in enumerate(values):
                 self.regions.setItem(k, c, _item(v))
-        fps = ", ".join(f"{n} {a:.3f}/{b:.3f}" for n, a, b in zip(result["cnns"], hw["replay_fps"], hw["schedule_fps"]))
+        fps = ", ".join(f"{n} {a:.3f}/{b:.3f}" for n, a, b in zip(result.cnns, hw.replay_fps, hw.schedule_fps))
         self.info.setText(
-            f"{hw['entries']} runs per cycle of {hw['period_beats']} beats ({1e3 * hw['table_period_s']:.3f} ms), "
-            f"{hw['regions']} memory regions ({hw['memory_bytes'] / 2**20:.2f} MiB). Replay of the table in the "
-            f"simulator: " + ("matches the schedule" if hw["replay_matches"] else "DIFFERS from the schedule")
-            + f" — fps replay/schedule: {fps}" + (f" ({hw['replay_error']})" if hw.get("replay_error") else ""))
+            f"{hw.entries} runs per cycle of {hw.period_beats} beats ({1e3 * hw.table_period_s:.3f} ms), "
+            f"{hw.regions} memory regions ({hw.memory_bytes / 2**20:.2f} MiB). Replay of the table in the "
+            f"simulator: " + ("matches the schedule" if hw.replay_matches else "DIFFERS from the schedule")
+            + f" — fps replay/schedule: {fps}" + (f" ({hw.replay_error})" if hw.replay_error else ""))
 
     def export_to(self, folder: Path) -> list[Path]:
         """Writes the shown table into `folder` (what the Export button does after asking)."""
@@ -199,7 +204,7 @@ class FcnnxPanel(GenericPanel):
             plot.getAxis(side).enableAutoSIPrefix(False)       # ms and GB/s as labelled, no "(x0.001)"
         self.res_plot = new_plot(title="Device resources per CNN (%)", x_label="resource", y_label="% of the device")
         self.res_plot.addLegend(offset=(-10, 10))
-        top = QSplitter(Qt.Horizontal)
+        top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.pareto_plot)
         top.addWidget(self.joint_plot)
         sched = QWidget()
@@ -207,7 +212,7 @@ class FcnnxPanel(GenericPanel):
         sl.setContentsMargins(0, 0, 0, 0)
         sl.addWidget(self.gantt, 3)
         sl.addWidget(self.bw_plot, 2)
-        bottom_row = QSplitter(Qt.Horizontal)
+        bottom_row = QSplitter(Qt.Orientation.Horizontal)
         bottom_row.addWidget(sched)
         bottom_row.addWidget(self.res_plot)
         bottom_row.setStretchFactor(0, 3)
@@ -217,7 +222,7 @@ class FcnnxPanel(GenericPanel):
         bl.setContentsMargins(0, 0, 0, 0)
         bl.addWidget(self.sched_info)
         bl.addWidget(bottom_row, 1)
-        space = QSplitter(Qt.Vertical)
+        space = QSplitter(Qt.Orientation.Vertical)
         space.addWidget(top)
         space.addWidget(bottom)
         self.tabs.insertTab(0, space, "Design space")
@@ -225,11 +230,11 @@ class FcnnxPanel(GenericPanel):
         self.hw_table.export_button.clicked.connect(self.export_hardware_table)
         self.tabs.insertTab(1, self.hw_table, "Hardware table")
         self.tabs.setCurrentIndex(0)
-        self.gantt_bars: list[dict[str, Any]] = []
+        self.gantt_bars: list[ScheduledRun] = []
         self.selected: JointView | None = None
         self.highlighted: list[int] = []             # joint points using the clicked Pareto point
         self._joint_index: dict[str, list[int]] = {}  # joint-plot series -> joint point of each of its points
-        self._shown: dict[str, Any] | None = None     # the result the views draw (None while a run streams)
+        self._shown: FcnnxResult | None = None        # the result the views draw (None while a run streams)
 
     # ------------------------------------------------------------ live events
     def job_started(self) -> None:
@@ -262,20 +267,26 @@ class FcnnxPanel(GenericPanel):
         self._shown = None
         self.hw_table.show_table(None)
 
-    def show_result(self, result: dict[str, Any] | None) -> None:
+    def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)
+        assert result is None or isinstance(result, FcnnxResult)
         self._clear_views()
-        if not result:
+        if result is None:
             return
         self._shown = result
-        for name, front in result["pareto_fronts"].items():
-            self.pareto_plot.add_points(name, [100 * p["avg_util"] for p in front], [p["fps"] for p in front])
-        rows = result["joint_points"]
-        for series, key in JOINT_KEYS.items():
-            ks = [k for k, r in enumerate(rows) if r.get(key) is not None]
+        for name, front in result.pareto_fronts.items():
+            self.pareto_plot.add_points(name, [100 * p.avg_util for p in front], [p.fps for p in front])
+        rows = result.joint_points
+        for series, value in JOINT_KEYS.items():
+            ks, ys = [], []
+            for k, row in enumerate(rows):
+                y = value(row)
+                if y is not None:
+                    ks.append(k)
+                    ys.append(y)
             if ks:
                 self._joint_index[series] = ks
-                self.joint_plot.add_points(series, [rows[k]["util"] for k in ks], [rows[k][key] for k in ks])
+                self.joint_plot.add_points(series, [rows[k].util for k in ks], ys)
         self.hw_table.show_table(result)
         self._show_joint(chosen_view(result))
 
@@ -322,15 +333,14 @@ class FcnnxPanel(GenericPanel):
         """Ring point i of a CNN's Pareto front and the joint design points that use it."""
         if self._shown is None:
             return []
-        p = self._shown["pareto_fronts"][cnn][i]
-        self.pareto_plot.set_marks([100 * p["avg_util"]], [p["fps"]])
+        p = self._shown.pareto_fronts[cnn][i]
+        self.pareto_plot.set_marks([100 * p.avg_util], [p.fps])
         self.highlighted = joints_using(self._shown, cnn, i)
-        rows = self._shown["joint_points"]
-        pts = [(rows[k]["util"], rows[k]["memory_aware"] if rows[k]["memory_aware"] is not None else rows[k]["peak"])
-               for k in self.highlighted]
+        rows = self._shown.joint_points
+        pts = [(rows[k].util, _plotted(rows[k])) for k in self.highlighted]
         self.joint_plot.set_marks([x for x, _ in pts], [y for _, y in pts])
-        what = f"{cnn} design {i + 1} ({100 * p['avg_util']:.1f}% of the device, {p['fps']:.2f} fps alone)"
-        if any(r.get("front_index") is None for r in rows):
+        what = f"{cnn} design {i + 1} ({100 * p.avg_util:.1f}% of the device, {p.fps:.2f} fps alone)"
+        if any(r.front_index is None for r in rows):
             self.context.status(f"{what}: this result does not record which joint designs use it; run again")
         else:
             self.context.status(f"{what}: used by {len(self.highlighted)} joint design(s), ringed")
@@ -344,13 +354,11 @@ class FcnnxPanel(GenericPanel):
         self.bw_plot.clear()
         self.res_plot.clear()
         self.gantt_bars = []
-        rows = r["joint_points"]
         if view.index is not None:
-            row = rows[view.index]
-            y = row["memory_aware"] if row["memory_aware"] is not None else row["peak"]
-            self.joint_plot.set_marks([row["util"]], [y])
+            row = r.joint_points[view.index]
+            self.joint_plot.set_marks([row.util], [_plotted(row)])
         if view.designs is not None:
-            self.pareto_plot.set_marks([100 * d["avg_util"] for d in view.designs], [d["fps"] for d in view.designs])
+            self.pareto_plot.set_marks([100 * d.avg_util for d in view.designs], [d.fps for d in view.designs])
             self._draw_resources(r, view.designs)
         title = "The chosen design" if view.index is None else \
             f"Joint design {view.index}" + (" (chosen)" if view.chosen else "")
@@ -359,43 +367,46 @@ class FcnnxPanel(GenericPanel):
             return
         self._draw_schedule(r, view.schedule)
         sch = view.schedule
-        fps = ", ".join(f"{n} {f:.2f}" for n, f in zip(r["cnns"], sch["fps"]))
-        sim = r.get("simulated") if view.chosen else None
+        fps = ", ".join(f"{n} {f:.2f}" for n, f in zip(r.cnns, sch.fps))
+        sim = r.simulated if view.chosen else None
+        base = r.baseline.simulated
         self.sched_info.setText(
-            f"{title}: {len(sch['subgraphs'])} subgraphs, repetitions {sch['repetitions']}, "
-            f"makespan {1e3 * sch['makespan_s']:.2f} ms, period {1e3 * sch['period_s']:.2f} ms "
-            f"({'optimal' if sch['optimal'] else sch['method']}); predicted fps: {fps}; objective {sch['objective']:.4f}"
-            + (f", simulated {sim['objective']:.4f}, baseline {r['baseline']['simulated']['objective']:.4f}" if sim else "")
-            + ("; constraints checked: ok" if not sch["constraint_violations"] else "; CONSTRAINT VIOLATIONS"))
+            f"{title}: {len(sch.subgraphs)} subgraphs, repetitions {sch.repetitions}, "
+            f"makespan {1e3 * sch.makespan_s:.2f} ms, period {1e3 * sch.period_s:.2f} ms "
+            f"({'optimal' if sch.optimal else sch.method}); predicted fps: {fps}; objective {sch.objective:.4f}"
+            + (f", simulated {sim.objective:.4f}" if sim else "")
+            + (f", baseline {base.objective:.4f}" if sim and base else "")
+            + ("; constraints checked: ok" if not sch.constraint_violations else "; CONSTRAINT VIOLATIONS"))
 
-    def _draw_schedule(self, r: dict[str, Any], sch: dict[str, Any]) -> None:
-        names = r["cnns"]
+    def _draw_schedule(self, r: FcnnxResult, sch: ScheduleView) -> None:
+        names = r.cnns
         for i, name in enumerate(names):
-            rows = [s for s in sch["subgraphs"] if s["cnn"] == name]
+            rows = [s for s in sch.subgraphs if s.cnn == name]
             if not rows:
                 continue
-            x0 = np.array([1e3 * s["start_s"] for s in rows])
-            w = np.array([1e3 * s["duration_s"] for s in rows])
+            x0 = np.array([1e3 * s.start_s for s in rows])
+            w = np.array([1e3 * s.duration_s for s in rows])
             color = PALETTE[i % len(PALETTE)]
-            shade = [pg.mkBrush(pg.mkColor(color).lighter(100 + int(60 * (1 - s["slowdown"])))) for s in rows]
+            shade = [pg.mkBrush(pg.mkColor(color).lighter(100 + int(60 * (1 - s.slowdown)))) for s in rows]
             bars = pg.BarGraphItem(x0=x0, y0=np.full(len(rows), i - 0.4), width=w, height=np.full(len(rows), 0.8),
                                    brushes=shade, pen=pg.mkPen("k", width=0.5))
             self.gantt.addItem(bars)
             self.gantt_bars.extend(rows)
         self.gantt.getAxis("left").setTicks([[(i, n) for i, n in enumerate(names)]])
-        prof = sch["bandwidth_profile"]
+        prof = sch.bandwidth_profile
         if prof:
-            xs = [1e3 * t for t, _ in prof] + [1e3 * sch["makespan_s"]]
+            xs = [1e3 * t for t, _ in prof] + [1e3 * sch.makespan_s]
             ys = [u for _, u in prof]
             self.bw_plot.plot(xs, ys, stepMode="center", fillLevel=0, brush=(31, 119, 180, 90), pen=pg.mkPen("#1f77b4"))
-            self.bw_plot.addLine(y=r["effective_bandwidth_gbps"], pen=pg.mkPen("#d62728", style=Qt.DashLine))
+            self.bw_plot.addLine(y=r.effective_bandwidth_gbps, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
 
-    def _draw_resources(self, r: dict[str, Any], designs: list[dict[str, Any]]) -> None:
-        names = r["cnns"]
-        avail = r["available"]
+    def _draw_resources(self, r: FcnnxResult, designs: list[DesignPointJson]) -> None:
+        names = r.cnns
+        avail = asdict(r.available)
         width = 0.8 / max(len(names), 1)
         for i, (name, d) in enumerate(zip(names, designs)):
-            ys = [100 * d["resources"][k] / avail[k] for k in RESOURCE_KEYS]
+            used = asdict(d.resources)
+            ys = [100 * used[k] / avail[k] for k in RESOURCE_KEYS]
             xs = np.arange(len(RESOURCE_KEYS)) - 0.4 + width * (i + 0.5)
             self.res_plot.addItem(pg.BarGraphItem(x=xs, height=ys, width=width, brush=PALETTE[i % len(PALETTE)],
                                                   name=name))
@@ -408,6 +419,11 @@ class FcnnxPanel(GenericPanel):
             if isinstance(item, pg.BarGraphItem):
                 out[item.opts.get("name")] = list(item.opts["height"])
         return out
+
+
+def _plotted(row: JointPoint) -> float:
+    """Where a joint point sits on the joint plot: its memory-aware objective, else its peak one."""
+    return row.memory_aware if row.memory_aware is not None else row.peak
 
 
 PANEL = FcnnxPanel

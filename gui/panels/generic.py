@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QTabWidget, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from core.results import EngineResult
 from core.atomic import atomic_write_text
 from core.engine import EngineSpec
 from core.jobs import Event, MetricPoint, PartialResult
@@ -64,11 +65,11 @@ def _fill_children(node: QTreeWidgetItem, value: dict[str, Any] | list[Any], dep
 
 def expand_pending(item: QTreeWidgetItem) -> None:
     """Make the rows of a row expanded for the first time (connected to itemExpanded)."""
-    value = getattr(item, "pending", None)
-    if value is not None:
-        item.pending = None
-        item.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)
-        _fill_children(item, value, 0)
+    if not isinstance(item, _TreeItem) or item.pending is None:
+        return
+    value, item.pending = item.pending, None
+    item.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)
+    _fill_children(item, value, 0)
 
 
 def replay_events(run: Run) -> list[Event]:
@@ -88,9 +89,9 @@ class GenericPanel(EnginePanel):
         self.summary = QLabel(engine.summary)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        bar = QWidget()
-        self.controls = FlowLayout(bar)        # subclasses add settings widgets here; rows wrap
-        layout.addWidget(bar)
+        self.controls_bar = QWidget()
+        self.controls = FlowLayout(self.controls_bar)   # subclasses add settings widgets here; rows wrap
+        layout.addWidget(self.controls_bar)
         self.tabs = QTabWidget()
         layout.addWidget(self.tabs, 1)
         self.plot = LivePlot(title="Live metrics", redraw_interval_s=LIVE_REDRAW_S)
@@ -129,25 +130,32 @@ class GenericPanel(EnginePanel):
     def handle_partial(self, event: PartialResult) -> None:
         """Subclasses show intermediate results (e.g. the current best program)."""
 
-    def show_result(self, result: dict[str, Any] | None) -> None:
-        self._result = result
+    def tree_data(self, result: EngineResult) -> dict[str, Any]:
+        """What the Result tab's tree lists: the result's JSON form (a panel may shorten it)."""
+        return result.to_json()
+
+    def show_result(self, result: EngineResult | None) -> None:
+        """The Result tab: the result as a tree, and its JSON form for the export button."""
+        self._result = None if result is None else result.to_json()
         self.tree.clear()
         self.export_json_button.setEnabled(result is not None)
         if result is not None:
-            for k, v in result.items():
+            for k, v in self.tree_data(result).items():
                 fill_tree(self.tree, v, k)
             self.tree.expandToDepth(0)
 
     def show_run(self, run: Run | None, **focus: Any) -> None:
-        """A finished run draws its result; a failed or cancelled one replays what it streamed (its
-        live plot points and last partial results), so its views show where it stopped."""
+        """Draw a run from the model: what it streamed (its live plot points and last partial
+        results, so a running, failed or cancelled run shows where it is or where it stopped), then
+        its result when it has one."""
         self.run = run
-        if run is None or run.result is not None:
-            self.show_result(run.result if run else None)
-            return
         self.show_result(None)
         self.job_started()
+        if run is None:
+            return
         self.handle_events(replay_events(run))
+        if run.result is not None:
+            self.show_result(run.result)
 
     def export_json(self) -> None:
         if self._result is None:

@@ -2,7 +2,8 @@
 footprint, bank maps per layout with conflicts in red, reuse bars per architecture, utilisation
 curves of the MERIT-z model (a layer picked there shows its tile in the tile view), and the C and CUDA
 generated from the transform with their check against numpy and timings (Code tab). Everything redraws
-from the result dict alone; the settings widgets are bound to the project by key (gui.binding)."""
+from the typed result alone (core.merit.result.MeritResult); the settings widgets are bound to the project
+by key (gui.binding)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
-                               QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                               QWidget)
 
 from core.engine import EngineSpec
 from core.merit.engine import (ALUS_PER_TAU, MERITZ_ASSUMPTION_DEFAULTS, NETWORKS, format_tile, parse_alu_list,
                                parse_tile)
+from core.merit.result import BankLayout, Butterfly, Codegen, Meritz, MeritResult, MGrid, Reuse
+from core.results import EngineResult
 from gui.binding import Adapter, LineAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
@@ -61,10 +65,15 @@ class GridView(QWidget):
     def outlines(self) -> np.ndarray:
         return np.zeros((self.rows, self.cols), dtype=bool)
 
-    def color(self, r: int, c: int) -> QColor:
+    def _colors(self) -> np.ndarray:
+        """The cells' RGB array, recomputed first if the data changed since."""
         if self._rgb is None:
             self.refresh()
-        v = self._rgb[r, c]
+        assert self._rgb is not None, "refresh() computes the colours whenever the grid has cells"
+        return self._rgb
+
+    def color(self, r: int, c: int) -> QColor:
+        v = self._colors()[r, c]
         return QColor(int(v[0]), int(v[1]), int(v[2]))
 
     def cell_rect(self) -> tuple[float, float, float]:
@@ -95,9 +104,7 @@ class GridView(QWidget):
 
     def image(self, k: int) -> np.ndarray:
         """The grid at k pixels per cell: fill, a grey grid line, black 2-pixel outlines."""
-        if self._rgb is None:
-            self.refresh()
-        img = np.repeat(np.repeat(self._rgb, k, axis=0), k, axis=1).copy()
+        img = np.repeat(np.repeat(self._colors(), k, axis=0), k, axis=1).copy()
         img[k - 1::k, :, :] = 190
         img[:, k - 1::k, :] = 190
         if self._outline is not None and self._outline.any() and k >= 4:
@@ -112,13 +119,13 @@ class GridView(QWidget):
         p = QPainter(self)
         p.fillRect(self.rect(), QColor("white"))
         if not self.rows:
-            p.drawText(self.rect(), Qt.AlignCenter, self.empty_text)
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.empty_text)
             return
         x0, y0, s = self.cell_rect()
         k = int(s)
         arr = self.image(k)
         h, w = arr.shape[:2]
-        qimg = QImage(arr.data, w, h, 3 * w, QImage.Format_RGB888)
+        qimg = QImage(arr.data, w, h, 3 * w, QImage.Format.Format_RGB888)
         p.drawImage(int(x0), int(y0), qimg)
         if k >= 22 and self.rows * self.cols <= 2500:
             font = QFont()
@@ -129,7 +136,7 @@ class GridView(QWidget):
                 for c in range(self.cols):
                     text = self.label(r, c)
                     if text:
-                        p.drawText(QRectF(x0 + c * k, y0 + r * k, k, k), Qt.AlignCenter, text)
+                        p.drawText(QRectF(x0 + c * k, y0 + r * k, k, k), Qt.AlignmentFlag.AlignCenter, text)
 
 
 class MGridView(GridView):
@@ -137,25 +144,31 @@ class MGridView(GridView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.grid: dict[str, Any] | None = None
+        self.grid: MGrid | None = None
 
-    def set_grid(self, grid: dict[str, Any] | None) -> None:
+    def set_grid(self, grid: MGrid | None) -> None:
         self.grid = grid
-        self.rows = grid["rows"] if grid else 0
-        self.cols = grid["cols"] if grid else 0
+        self.rows = grid.rows if grid else 0
+        self.cols = grid.cols if grid else 0
         self.refresh()
 
     def source(self, r: int, c: int) -> tuple[int, ...]:
-        return tuple(int(ax[r][c]) for ax in self.grid["coords"])
+        if self.grid is None:
+            return ()
+        return tuple(int(ax[r][c]) for ax in self.grid.coords)
 
     def describe(self, r: int, c: int) -> str:
         g = self.grid
-        return (f"M({g['operand']})[p={tuple(g['p_labels'][r])}, a={tuple(g['a_labels'][c])}] = "
-                f"{g['operand']}{list(self.source(r, c))}")
+        if g is None:
+            return ""
+        return (f"M({g.operand})[p={tuple(g.p_labels[r])}, a={tuple(g.a_labels[c])}] = "
+                f"{g.operand}{list(self.source(r, c))}")
 
     def rgb(self) -> np.ndarray:
-        shape = self.grid["shape"]
-        coords = [np.asarray(ax, dtype=np.int64) for ax in self.grid["coords"]]
+        if self.grid is None:
+            return super().rgb()
+        shape = self.grid.shape
+        coords = [np.asarray(ax, dtype=np.int64) for ax in self.grid.coords]
         inside = np.ones((self.rows, self.cols), dtype=bool)
         for x, n in zip(coords, shape):
             inside &= (x >= 0) & (x < n)
@@ -191,20 +204,22 @@ class BankView(GridView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.layout_data: dict[str, Any] | None = None
+        self.layout_data: BankLayout | None = None
         self.banks = 8
         self.accessed: dict[tuple[int, int], bool] = {}
 
-    def set_layout(self, layout: dict[str, Any] | None, banks: int) -> None:
+    def set_layout(self, layout: BankLayout | None, banks: int) -> None:
         self.layout_data, self.banks = layout, banks
-        grid = layout["bank_grid"] if layout else []
+        grid = layout.bank_grid if layout else []
         self.rows = len(grid)
         self.cols = len(grid[0]) if grid else 0
-        self.accessed = {(r, c): bool(k) for r, c, k in (layout["shown_access"] if layout else [])}
+        self.accessed = {(r, c): bool(k) for r, c, k in (layout.shown_access if layout else [])}
         self.refresh()
 
     def rgb(self) -> np.ndarray:
-        g = np.asarray(self.layout_data["bank_grid"], dtype=np.int64)
+        if self.layout_data is None:
+            return super().rgb()
+        g = np.asarray(self.layout_data.bank_grid, dtype=np.int64)
         palette = np.array([_hex(c) for c in BANK_COLORS], dtype=np.uint8)
         rgb = palette[np.mod(g, len(BANK_COLORS))]
         rgb[g < 0] = 238
@@ -220,12 +235,16 @@ class BankView(GridView):
         return m
 
     def label(self, r: int, c: int) -> str:
-        b = self.layout_data["bank_grid"][r][c]
+        if self.layout_data is None:
+            return ""
+        b = self.layout_data.bank_grid[r][c]
         return "" if b < 0 else str(b)
 
     def describe(self, r: int, c: int) -> str:
-        b = self.layout_data["bank_grid"][r][c]
-        pitch = self.layout_data["pitch"]
+        if self.layout_data is None:
+            return ""
+        b = self.layout_data.bank_grid[r][c]
+        pitch = self.layout_data.pitch
         what = "padding" if b < 0 else f"bank {b}"
         acc = (" - read by the shown warp" + (" (CONFLICT)" if self.accessed.get((r, c)) else "")
                if (r, c) in self.accessed else "")
@@ -263,8 +282,8 @@ class CheckList(QWidget):
 
     def __init__(self, items: list[str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
         self.boxes: dict[str, QCheckBox] = {}
         self.order: list[str] = []          # the order of the value last shown, kept on read
         for item in items:
@@ -273,7 +292,7 @@ class CheckList(QWidget):
     def add_item(self, item: str) -> QCheckBox:
         box = QCheckBox(item)
         box.toggled.connect(lambda *_: self.changed.emit())
-        self.layout().addWidget(box)
+        self.row.addWidget(box)
         self.boxes[item] = box
         return box
 
@@ -299,10 +318,10 @@ class CheckListAdapter(Adapter):
         return w.changed
 
 
-def _bf_text(bf: dict[str, Any]) -> str:
-    if not bf["butterfly_ok"]:
+def _bf_text(bf: Butterfly | None) -> str:
+    if bf is None or not bf.butterfly_ok:
         return "no"
-    return "yes (after X, R)" if bf["non_square"] and bf["non_square"]["found"] else "yes"
+    return "yes (after X, R)" if bf.non_square and bf.non_square.found else "yes"
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -343,13 +362,13 @@ class MeritPanel(GenericPanel):
 
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
-        self._r: dict[str, Any] | None = None
+        self._r: MeritResult | None = None
         self._suite = -1                      # the utilisation table's suite whose layers are listed
         b = self.binding
         self.tile_edit = b.bind("tile", QLineEdit(), TileAdapter())
         self.tile_edit.setPlaceholderText("default")
         self.banks_box = b.build("banks")
-        self.alus_spin = b.build("alus")
+        self.alus_spin = b.build("alus", QSpinBox)
         self.alus_spin.setSingleStep(ALUS_PER_TAU)
         self.bw_spin = b.build("bandwidth_gbps")
         for key, w in (("tile", self.tile_edit), ("banks", self.banks_box), ("alus", self.alus_spin),
@@ -397,14 +416,14 @@ class MeritPanel(GenericPanel):
         self.tile_label = QLabel("")
         self.tile_label.setWordWrap(True)
         tl.addWidget(self.tile_label)
-        split = QSplitter(Qt.Vertical)
+        split = QSplitter(Qt.Orientation.Vertical)
         self.footprint_view = BankView()
         self.footprint_view.empty_text = "Run the engine to see the tile's footprint"
         self.footprint_view.hovered.connect(self.tile_label.setToolTip)
         split.addWidget(self.footprint_view)
         self.loads_table = _table(["operand", "footprint (eq. 9)", "tiles", "direct", "unrolled", "on the fly",
                                    "saved"])
-        tables = QSplitter(Qt.Horizontal)         # the workload's loads | the layer picked in Utilisation
+        tables = QSplitter(Qt.Orientation.Horizontal)         # the workload's loads | the layer picked in Utilisation
         tables.addWidget(self.loads_table)
         layer_box = QWidget()
         lbl = QVBoxLayout(layer_box)
@@ -432,7 +451,7 @@ class MeritPanel(GenericPanel):
         self.layout_label.setWordWrap(True)
         brow.addWidget(self.layout_label, 1)
         bl.addLayout(brow)
-        bsplit = QSplitter(Qt.Vertical)
+        bsplit = QSplitter(Qt.Orientation.Vertical)
         self.bank_view = BankView()
         self.bank_hover = QLabel("")
         self.bank_view.hovered.connect(self.bank_hover.setText)
@@ -472,7 +491,7 @@ class MeritPanel(GenericPanel):
         self.layer_table.cellDoubleClicked.connect(lambda *_: self.tabs.setCurrentWidget(self.tile_tab))
         self.layer_table.setToolTip("Pick a layer to see its MERIT-z tile in 'Tile and footprint' "
                                     "(double-click to go there)")
-        tables = QSplitter(Qt.Horizontal)
+        tables = QSplitter(Qt.Orientation.Horizontal)
         tables.addWidget(self.util_table)
         tables.addWidget(self.layer_table)
         ul.addWidget(tables, 1)
@@ -490,7 +509,7 @@ class MeritPanel(GenericPanel):
         cl = QVBoxLayout(ctab)
         self.code_status = QLabel(NO_CODE_TEXT)
         self.code_status.setWordWrap(True)
-        self.code_status.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.code_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         cl.addWidget(self.code_status)
         self.code_table = _table(["code", "kernel", "median time", "vs naive", "max rel error", "note"])
         self.code_table.setMaximumHeight(170)
@@ -511,9 +530,9 @@ class MeritPanel(GenericPanel):
         cl.addLayout(row)
         self.code_view = QPlainTextEdit()
         self.code_view.setReadOnly(True)
-        self.code_view.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.code_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         font = QFont("monospace")
-        font.setStyleHint(QFont.Monospace)
+        font.setStyleHint(QFont.StyleHint.Monospace)
         self.code_view.setFont(font)
         self.code_view.setPlaceholderText("Tick 'Generate and check code' and run to see the generated C and CUDA.")
         cl.addWidget(self.code_view, 1)
@@ -521,13 +540,10 @@ class MeritPanel(GenericPanel):
         self.tabs.addTab(ctab, "Code")
 
     def _code_sources(self) -> dict[str, str]:
-        cg = (self._r or {}).get("codegen") or {}
-        out: dict[str, str] = {}
-        for part in ("c", "cuda"):
-            out.update((cg.get(part) or {}).get("sources", {}))
-        return out
+        cg = None if self._r is None else self._r.codegen
+        return {} if cg is None else {**cg.c.sources, **cg.cuda.sources}
 
-    def _show_codegen(self, cg: dict[str, Any] | None) -> None:
+    def _show_codegen(self, cg: Codegen | None) -> None:
         with QSignalBlocker(self.code_file_box):
             self.code_file_box.clear()
             for name in self._code_sources():
@@ -538,37 +554,37 @@ class MeritPanel(GenericPanel):
             _fill(self.code_table, [])
             self.code_view.setPlainText("")
             return
-        c, cu = cg["c"], cg["cuda"]
-        em = cu.get("emulated_check")
-        err = c["max_rel_error"]
-        emerr = em["max_rel_error"] if em else None
+        c, cu = cg.c, cg.cuda
+        em = cu.emulated_check
+        err = c.max_rel_error
+        emerr = em.max_rel_error if em else None
         self.code_status.setText(
-            f"C ({' '.join(c['flags'])}, {c['threads'] or '-'} threads): "
-            + ("verified" if c["verified"] else "NOT verified")
+            f"C ({' '.join(c.flags)}, {c.threads or '-'} threads): "
+            + ("verified" if c.verified else "NOT verified")
             + (f", max relative error {err:.2e}" if err is not None else "")
-            + (f" ({c['message']})" if c["message"] else "")
-            + f". Measure: {c['error_measure']}, tolerance {c['tolerance']:g}.\n"
-            + "CUDA: " + ("verified on the GPU" if cu["verified"] else "not verified")
-            + (f" ({cu['message']})" if cu["message"] else "")
+            + (f" ({c.message})" if c.message else "")
+            + f". Measure: {c.error_measure}, tolerance {c.tolerance:g}.\n"
+            + "CUDA: " + ("verified on the GPU" if cu.verified else "not verified")
+            + (f" ({cu.message})" if cu.message else "")
             + ("" if em is None else "; CPU emulation of its blocks: "
-               + ("ok" if em["ok"] else "not ok") + (f", max relative error {emerr:.2e}" if emerr is not None else "")
-               + (f" ({em['message']})" if em["message"] else ""))
-            + (f". Written to {len(cg['emitted'])} files." if cg.get("emitted") else ""))
-        t = c.get("timings_s", {})
-        errors = c.get("errors") or {}
-        notes = {k["variant"]: k["note"] for k in c["kernels"]}
+               + ("ok" if em.ok else "not ok") + (f", max relative error {emerr:.2e}" if emerr is not None else "")
+               + (f" ({em.message})" if em.message else ""))
+            + (f". Written to {len(cg.emitted)} files." if cg.emitted else ""))
+        t = c.timings_s
+        errors = c.errors or {}
+        notes = {k.variant: k.note for k in c.kernels}
         rows: list[list[Any]] = []
         for v, secs in t.items():
             naive = t.get("naive")
-            rows.append(["C" if v != "numpy" else "numpy", v + (" (best)" if v == c.get("best") else ""),
+            rows.append(["C" if v != "numpy" else "numpy", v + (" (best)" if v == c.best else ""),
                          f"{secs * 1e3:.4g} ms", f"{naive / secs:.3g}x" if naive and secs else "",
                          f"{errors[v]:.2e}" if v in errors else "", notes.get(v, "direct numpy reference")])
-        for k in cu["kernels"]:
-            secs = cu["timings_s"].get("cuda")
-            rows.append(["CUDA", k["function"], f"{secs * 1e3:.4g} ms" if secs else "not run", "",
-                         f"{cu['max_rel_error']:.2e}" if cu["max_rel_error"] is not None else
+        for k in cu.kernels:
+            cuda_s = cu.timings_s.get("cuda")
+            rows.append(["CUDA", k.function, f"{cuda_s * 1e3:.4g} ms" if cuda_s else "not run", "",
+                         f"{cu.max_rel_error:.2e}" if cu.max_rel_error is not None else
                          (f"{emerr:.2e} (emulated)" if emerr is not None else ""),
-                         f"{k['blocks']} blocks x {k['threads']} threads, {k['smem_bytes']} B shared; {k['layout']}"])
+                         f"{k.blocks} blocks x {k.threads} threads, {k.smem_bytes} B shared; {k.layout}"])
         _fill(self.code_table, rows)
         self._show_code_file(0)
 
@@ -599,21 +615,24 @@ class MeritPanel(GenericPanel):
         return written
 
     # ---------------------------------------------------------------- results
-    def show_result(self, result: dict[str, Any] | None) -> None:
+    def tree_data(self, result: EngineResult) -> dict[str, Any]:
         # The result tree gets a summary: the index and bank grids are drawn in their own tabs, and
         # tens of thousands of tree rows make the tree slow (and crashed PySide in a test run).
-        super().show_result(None if result is None else _tree_view(result))
-        self._result = result                 # export writes the full result
+        return _tree_view(result.to_json())
+
+    def show_result(self, result: EngineResult | None) -> None:
+        super().show_result(result)           # export writes the full result
+        assert result is None or isinstance(result, MeritResult)
         self._r = result
         with QSignalBlocker(self.operand_box), QSignalBlocker(self.layout_box):
             self.operand_box.clear()
             self.layout_box.clear()
             if result is not None:
-                for g in result["m_grids"]:
-                    self.operand_box.addItem(f"M({g['operand']})")
-                for L in result["banks"]["layouts"]:
-                    self.layout_box.addItem(L["layout"])
-        self._show_codegen(None if result is None else result.get("codegen"))
+                for g in result.m_grids:
+                    self.operand_box.addItem(f"M({g.operand})")
+                for L in result.banks.layouts:
+                    self.layout_box.addItem(L.layout)
+        self._show_codegen(None if result is None else result.codegen)
         if result is None:
             self.mgrid.set_grid(None)
             self.bank_view.set_layout(None, 8)
@@ -623,136 +642,135 @@ class MeritPanel(GenericPanel):
             _fill(self.util_table, [])
             self._show_layers(-1)
             return
-        v = result["verification"]
+        v = result.verification
         stages = "; ".join(
-            f"{st['name']}: p=({', '.join(f'{n}={s}' for n, s in st['parallel'])}) "
-            f"a=({', '.join(f'{n}={s}' for n, s in st['accumulate'])}) {st['strategy']}" for st in result["transform"])
+            f"{st.name}: p=({', '.join(f'{n}={s}' for n, s in st.parallel)}) "
+            f"a=({', '.join(f'{n}={s}' for n, s in st.accumulate)}) {st.strategy}" for st in result.transform)
         self.transform_label.setText(
-            f"{result['title']} - {stages}. Verification: max |R - direct| = {v['max_abs_diff']}, "
-            f"ok = {v['ok']}")
+            f"{result.title} - {stages}. Verification: max |R - direct| = {v.max_abs_diff}, ok = {v.ok}")
         self._show_operand(0)
         self._show_tiling(result)
-        b = result["banks"]
+        b = result.banks
         self._show_layout(0)
-        _fill(self.bank_table, [[L["layout"], L["pitch"], L["padding_words"], L["extra_cycles"],
-                                 L["conflicting_accesses"], _bf_text(L["butterfly"]),
-                                 " ".join(L["butterfly"]["H"]), L["detail"]] for L in b["layouts"]])
-        self._show_reuse(result["reuse"])
-        self._show_utilisation(result["meritz"])
+        _fill(self.bank_table, [[L.layout, L.pitch, L.padding_words, L.extra_cycles, L.conflicting_accesses,
+                                 _bf_text(L.butterfly), " ".join(L.butterfly.H) if L.butterfly else "", L.detail]
+                                for L in b.layouts])
+        self._show_reuse(result.reuse)
+        self._show_utilisation(result.meritz)
 
     def _show_operand(self, i: int) -> None:
         r = self._r
-        if not r or i < 0 or i >= len(r["m_grids"]):
+        if r is None or i < 0 or i >= len(r.m_grids):
             return
-        g = r["m_grids"][i]
+        g = r.m_grids[i]
         self.mgrid.set_grid(g)
-        st = next((st for st in r["transform"] if any(op["name"] == g["operand"] for op in st["operands"])),
-                  r["transform"][-1])
-        p_total = int(np.prod([n for _, n in st["parallel"]] or [1]))
-        a_total = int(np.prod([n for _, n in st["accumulate"]] or [1]))
+        st = next((st for st in r.transform if any(op.name == g.operand for op in st.operands)), r.transform[-1])
+        p_total = int(np.prod([n for _, n in st.parallel] or [1]))
+        a_total = int(np.prod([n for _, n in st.accumulate] or [1]))
         self.hover_label.setText(
-            f"Rows: p = ({', '.join(n for n, _ in st['parallel'])}), first {g['rows']} of {p_total}; columns: "
-            f"a = ({', '.join(n for n, _ in st['accumulate'])}), first {g['cols']} of {a_total}. Equal colours "
-            f"are copies of one element of {g['operand']}{tuple(g['shape'])}; grey = zero padding. "
+            f"Rows: p = ({', '.join(n for n, _ in st.parallel)}), first {g.rows} of {p_total}; columns: "
+            f"a = ({', '.join(n for n, _ in st.accumulate)}), first {g.cols} of {a_total}. Equal colours "
+            f"are copies of one element of {g.operand}{tuple(g.shape)}; grey = zero padding. "
             "Hover over an element to see its source.")
 
-    def _show_tiling(self, r: dict[str, Any]) -> None:
-        t = r["tiling"]
+    def _show_tiling(self, r: MeritResult) -> None:
+        t = r.tiling
         self.tile_label.setText(
-            f"Tile: p {t['tile']['parallel']}, a {t['tile']['accumulate']}. Footprint of "
-            f"{r['banks']['operand']}: {tuple(r['banks']['footprint'])} (eq. 9); red: words the first warp reads "
+            f"Tile: p {t.tile.parallel}, a {t.tile.accumulate}. Footprint of "
+            f"{r.banks.operand}: {tuple(r.banks.footprint)} (eq. 9); red: words the first warp reads "
             f"at one step.")
-        naive = r["banks"]["layouts"][0]
-        self.footprint_view.set_layout(naive, r["banks"]["banks"])
-        _fill(self.loads_table, [[ld["operand"], str(tuple(t["footprints"][k])), ld["tiles"], ld["direct"],
-                                  ld["unrolled"], ld["on_the_fly"], f"{100 * ld['saving_vs_direct']:.1f}%"]
-                                 for ld, k in zip(t["loads"], t["footprints"])])
+        naive = r.banks.layouts[0]
+        self.footprint_view.set_layout(naive, r.banks.banks)
+        _fill(self.loads_table, [[ld.operand, str(tuple(t.footprints[k])), ld.tiles, ld.direct,
+                                  ld.unrolled, ld.on_the_fly, f"{100 * ld.saving_vs_direct:.1f}%"]
+                                 for ld, k in zip(t.loads, t.footprints)])
 
     def _show_layout(self, i: int) -> None:
         r = self._r
-        if not r or i < 0 or i >= len(r["banks"]["layouts"]):
+        if r is None or i < 0 or i >= len(r.banks.layouts):
             return
-        L = r["banks"]["layouts"][i]
-        self.bank_view.set_layout(L, r["banks"]["banks"])
-        bf = L["butterfly"]
+        L = r.banks.layouts[i]
+        self.bank_view.set_layout(L, r.banks.banks)
+        bf = L.butterfly
+        routing = ("no butterfly test" if bf is None else
+                   f"H = {' '.join(bf.H)}, {'routable' if bf.butterfly_ok else 'not routable'}"
+                   + (" after XOR hash + rotation" if bf.non_square and bf.non_square.found else ""))
         self.layout_label.setText(
-            f"{L['detail']}. Extra cycles {L['extra_cycles']} over {L['accesses']} warp accesses, padding "
-            f"{L['padding_words']} words. Butterfly: H = {' '.join(bf['H'])}, "
-            f"{'routable' if bf['butterfly_ok'] else 'not routable'}"
-            + (" after XOR hash + rotation" if bf["non_square"] and bf["non_square"]["found"] else ""))
+            f"{L.detail}. Extra cycles {L.extra_cycles} over {L.accesses} warp accesses, padding "
+            f"{L.padding_words} words. Butterfly: {routing}")
 
-    def _show_reuse(self, reuse: dict[str, Any]) -> None:
+    def _show_reuse(self, reuse: Reuse) -> None:
         self.reuse_plot.clear()
-        rows = reuse["rows"]
+        rows = reuse.rows
         xs = np.arange(len(rows))
-        ys = np.array([max(row["rate"], 1e-3) for row in rows])
+        ys = np.array([max(row.rate, 1e-3) for row in rows])
         colors = {"Systolic": PALETTE[0], "Eyeriss": PALETTE[3], "MERIT-z": PALETTE[2]}
         for arch in colors:
-            idx = [i for i, row in enumerate(rows) if row["architecture"] == arch]
+            idx = [i for i, row in enumerate(rows) if row.architecture == arch]
             if idx:
                 bars = pg.BarGraphItem(x=xs[idx], height=ys[idx], width=0.6, brush=colors[arch], name=arch)
                 self.reuse_plot.addItem(bars)
-        paper = [(i, row["paper"]) for i, row in enumerate(rows) if row["paper"]]
+        paper = [(i, row.paper) for i, row in enumerate(rows) if row.paper]
         if paper:
             self.reuse_plot.plot([p[0] for p in paper], [p[1] for p in paper], pen=None, symbol="x",
                                  symbolSize=12, symbolPen="k", name="paper")
         for i, row in enumerate(rows):
-            t = pg.TextItem(f"{row['rate']:.2f}", color="k", anchor=(0.5, 1))
-            t.setPos(i, row["rate"] + 2)
+            t = pg.TextItem(f"{row.rate:.2f}", color="k", anchor=(0.5, 1))
+            t.setPos(i, row.rate + 2)
             self.reuse_plot.addItem(t)
         self.reuse_plot.getAxis("bottom").setTicks(
-            [[(i, f"{row['architecture']}: {row['level'].split(' (')[0].replace(' output tile', '')}")
+            [[(i, f"{row.architecture}: {row.level.split(' (')[0].replace(' output tile', '')}")
               for i, row in enumerate(rows)]])
 
-    def _show_utilisation(self, mz: dict[str, Any]) -> None:
+    def _show_utilisation(self, mz: Meritz) -> None:
         self.util_plot.clear()
-        alus = mz["curve"]["alus"]
-        for k, (name, ys) in enumerate(mz["curve"]["series"].items()):
+        alus = mz.curve.alus
+        for k, (name, ys) in enumerate(mz.curve.series.items()):
             if alus:
                 self.util_plot.plot(np.log2(alus), ys, name=name, symbol="o", symbolSize=5,
                                     pen=pg.mkPen(PALETTE[k % len(PALETTE)], width=2),
                                     symbolBrush=PALETTE[k % len(PALETTE)])
         if alus:
             self.util_plot.getAxis("bottom").setTicks([[(math.log2(a), str(a)) for a in alus]])
-        used = (mz.get("assumptions") or {}).get("summary")
+        used = mz.assumptions.summary
         self.assumptions_label.setText(f"Assumptions used: {used}" if used else "")
-        _fill(self.util_table, [[s["name"], s["utilisation"], s["paper"], len(s["layers"])] for s in mz["suites"]])
+        _fill(self.util_table, [[s.name, s.utilisation, s.paper, len(s.layers)] for s in mz.suites])
         self._show_layers(0)
 
     def _show_layers(self, row: int) -> None:
         """Per-layer results of the workload picked in the utilisation table."""
         r = self._r
-        suites = r["meritz"]["suites"] if r else []
+        suites = r.meritz.suites if r else []
         self._suite = row if 0 <= row < len(suites) else -1
         with QSignalBlocker(self.layer_table):
             self.layer_table.setCurrentCell(-1, -1)
             if self._suite < 0:
                 _fill(self.layer_table, [])
             else:
-                _fill(self.layer_table, [[L["name"], L["utilisation"], L["cycles"], L["dram_bytes"], L["bound"],
-                                          format_tile(L["tile"])] for L in suites[row]["layers"]])
+                _fill(self.layer_table, [[L.name, L.utilisation, L.cycles, L.dram_bytes, L.bound, format_tile(L.tile)]
+                                         for L in suites[row].layers])
         self._show_layer_tile(-1)
 
     def _show_layer_tile(self, row: int) -> None:
         """The tile of the layer picked in the utilisation tab, in the tile view: its extents split into
         parallel and accumulated indices, and each operand's footprint as the engine computed it."""
         r = self._r
-        suite = r["meritz"]["suites"][self._suite] if r and self._suite >= 0 else None
-        if suite is None or not 0 <= row < len(suite["layers"]):
+        suite = r.meritz.suites[self._suite] if r and self._suite >= 0 else None
+        if suite is None or not 0 <= row < len(suite.layers):
             self.layer_tile_label.setText(NO_LAYER_TEXT)
             _fill(self.layer_tile_table, [])
             return
-        L = suite["layers"][row]
-        parallel = L.get("parallel")
+        L = suite.layers[row]
+        parallel = L.parallel
         if parallel is None:
-            tile_text = format_tile(L["tile"])
+            tile_text = format_tile(L.tile)
         else:
-            p = ", ".join(f"{k}={v}" for k, v in L["tile"].items() if k in parallel)
-            a = ", ".join(f"{k}={v}" for k, v in L["tile"].items() if k not in parallel)
+            p = ", ".join(f"{k}={v}" for k, v in L.tile.items() if k in parallel)
+            a = ", ".join(f"{k}={v}" for k, v in L.tile.items() if k not in parallel)
             tile_text = f"p ({p}), a ({a or '-'})"
-        fps = L.get("footprints")
+        fps = L.footprints
         self.layer_tile_label.setText(
-            f"MERIT-z tile of {suite['name']} / {L['name']}: {tile_text}."
+            f"MERIT-z tile of {suite.name} / {L.name}: {tile_text}."
             + (" Footprints per operand (eq. 9, clipped to the padded tensor) below." if fps is not None else
                " This run's result predates per-layer footprints: run it again to see them."))
         _fill(self.layer_tile_table, [[k.split(":", 1)[-1], " x ".join(map(str, fp)), int(np.prod(fp))]

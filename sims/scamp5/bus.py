@@ -3,7 +3,7 @@
 A bus operation opens some registers onto a PE's analogue bus. `bus(w, r0, r1, ...)` leaves
 w := -(r0 + r1 + ...); `bus2(w1, w2, r0, ...)` divides that charge between two receivers, so
 w1 := w2 := -(r0 + ...) / 2. Every macro is expanded here into the bus steps of the published
-SCAMP-5 macro library as used by the Cain tool's emulator (see docs/simulator.md), so the NEWS
+SCAMP-5 macro library as used by the Cain tool's emulator (see docs/simulate.md), so the NEWS
 register really is overwritten and every intermediate value really carries its inverted sign.
 
 Registers are named by strings: the analogue registers ("A".."F", or more when configured),

@@ -5,7 +5,7 @@ of what it moves; a register carries the accumulated noise magnitude (a standard
 adds up through the operations that build its value) and the noise is drawn, as seeded Gaussian
 noise, when the register is read out. On top of that, a fixed-pattern offset (one value per PE and
 register, drawn once per chip seed) is added at every write, and values saturate at a limit.
-All defaults are documented in docs/simulator.md.
+All defaults are documented in docs/simulate.md.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ import numpy as np
 
 from core.errors import InputError
 from core.scamp5.interp import SymKernel, run_symbolic
-from core.fpsp_sim import engine, sources
-from core.fpsp_sim.sources import ResolvedProgram
+from core.simulate import engine, sources
+from core.simulate.result import SimulateResult
+from core.simulate.sources import ResolvedProgram
 from core.workload import Scamp5Target
 
 
@@ -55,15 +56,13 @@ def build(settings: dict[str, Any], target: Any = None, workload: Any = None,
     return Replay(run, goals, program, levels, desc)
 
 
-def from_result(result: dict[str, Any]) -> Replay:
+def from_result(result: SimulateResult) -> Replay:
     """Replay a stored result of the simulate engine (one stored by format 1 too)."""
     try:
         settings = engine.settings_of_result(result)
-        text = result["program_text"]
-        regs = tuple(result["array"]["registers"])
-        size = int(result["array"]["size"])
-    except (KeyError, TypeError, ValueError, InputError) as exc:
+    except InputError as exc:
         raise InputError(f"the stored result lacks what the stepper needs ({exc})", "result") from None
-    prog = sources.from_text(text, regs, result.get("label", "stored program"), result.get("input_register", "A"),
-                             list(result.get("output_registers", [])) or None, where="stored program")
-    return build(settings, Scamp5Target(registers=len(regs), array_size=size), program=prog)
+    regs = tuple(result.array.registers)
+    prog = sources.from_text(result.program_text, regs, result.label, result.input_register,
+                             list(result.output_registers) or None, where="stored program")
+    return build(settings, Scamp5Target(registers=len(regs), array_size=result.array.size), program=prog)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import InputError
 from core.jobs import CancelToken
@@ -18,6 +18,9 @@ from core.scamp5.interp import SymKernel
 from core.scamp5.program import Instr
 from core.scamp5.program_file import read_program
 from core.workload import KernelSet
+
+if TYPE_CHECKING:
+    from core.cain.result import CainResult
 
 
 @dataclass
@@ -100,14 +103,15 @@ def from_search(kernels: KernelSet, regs: tuple[str, ...], isa: str, mode: str, 
     return res
 
 
-def settings_from_cain_result(found: dict[str, Any]) -> dict[str, Any]:
+def settings_from_cain_result(found: CainResult | dict[str, Any]) -> dict[str, Any]:
     """Simulator settings that replay a code-search program: a final result (its best program) or
-    one plan (core.cain.plans) goes in as a program file text, and its approximated kernels become
-    the expected results. What the Cain panel's "Open in stepper" and the simulator's "Use
+    one plan (core.cain.plans, a dict) goes in as a program file text, and its approximated kernels
+    become the expected results. What the Cain panel's "Open in stepper" and the simulator's "Use
     code-search result" both apply."""
     from core.cain import plans
+    from core.cain.result import CainResult
 
-    plan = plans.best_plan(found) if "improvements" in found else found
+    plan = plans.best_plan(found) if isinstance(found, CainResult) else found
     if not plan or not plan.get("program"):
         raise InputError("the code-search result holds no program", "cain.program")
     out: dict[str, Any] = {"program_source": "text", "program_text": plans.program_text(plan),

@@ -161,7 +161,7 @@ class PeView(QWidget):
         lay = self._layouts.get(key)
         if lay is not None:
             return lay
-        y = self.line * 2
+        y: float = self.line * 2
         rows = {}
         for name in names:
             rows[name] = QRectF(0, y, self.table_w, self.line)
@@ -348,13 +348,14 @@ class PeInspector(QWidget):
         self.col.valueChanged.connect(lambda v: self.pe_changed.emit(self.row.value(), v))
         self.view = PeView()
         self.view.setToolTip("Right-click or Ctrl+C to copy as text")
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll.setWidget(self.view)
-        self.scroll.setMinimumWidth(int(self.view.table_w) + self.scroll.verticalScrollBar().sizeHint().width() + 2)
-        lay.addWidget(self.scroll, 1)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.setWidget(self.view)
+        bar_w = self.scroll_area.verticalScrollBar().sizeHint().width()
+        self.scroll_area.setMinimumWidth(int(self.view.table_w) + bar_w + 2)
+        lay.addWidget(self.scroll_area, 1)
         self._goal_cache: dict[tuple[str, Any], list[str]] = {}
         self._step_blocks: dict[tuple[int, tuple[str, ...]], tuple[Mapping[str, Any], list[list[str]]]] = {}
 

@@ -459,11 +459,13 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
         shown = [self.tiles[n] for n in names if self.tiles[n].shown is not None]
         if not shown:
             return
-        vb = shown[0].vb
+        first = shown[0]
+        vb = first.vb
         if not self.isVisible() or vb.width() < 16 or vb.height() < 16:
             self._needs_fit = True
             return
-        rows, cols = shown[0].shown.shape
+        assert first.shown is not None, "filtered above"
+        rows, cols = first.shown.shape
         for t in self.tiles.values():
             t.vb.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
         self._needs_fit = False

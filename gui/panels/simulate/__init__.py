@@ -11,15 +11,18 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QPlainTextEdit, QPushButton, QToolButton, QWidget
 
+from core.cain.result import CainResult
+from core.results import EngineResult
 from core.engine import EngineSpec
 from core.errors import InputError
-from core.fpsp_sim import replay as replays
-from core.fpsp_sim import sources
+from core.simulate import replay as replays
+from core.simulate import sources
+from core.simulate.result import SimulateResult
 from core.project import ProjectEvent
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
-from gui.scamp5_outputs import OutputsView
-from gui.scamp5_stepper import Scamp5Stepper
+from gui.panels.simulate.outputs import OutputsView
+from gui.panels.simulate.stepper import Scamp5Stepper
 from sims.scamp5.images import PATTERNS
 
 SEARCH_KEYS = ("isa", "mode", "search_time_s")
@@ -31,7 +34,7 @@ class SimulatePanel(GenericPanel):
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
         b, c = self.binding, self.controls
-        self.source = b.build("program_source")
+        self.source = b.build("program_source", QComboBox)
         c.addWidget(self.source)
         self.file_edit = b.build("program_file")
         self.file_edit.setMinimumWidth(200)
@@ -123,7 +126,7 @@ class SimulatePanel(GenericPanel):
             self.settings_button.setChecked(on)          # re-enters through toggled
             return
         self.summary.setVisible(on)
-        self.controls.parentWidget().setVisible(on)
+        self.controls_bar.setVisible(on)
         self.settings_button.setText("Hide settings" if on else "Show settings")
         self.settings_button.setArrowType(Qt.ArrowType.UpArrow if on else Qt.ArrowType.DownArrow)
         self.settings_button.setToolTip("Fold the settings rows away to give the stepper more room" if on
@@ -157,13 +160,15 @@ class SimulatePanel(GenericPanel):
         pasted text, and its approximated kernels become what the outputs are checked against."""
         result = self.result_of("cain")
         try:
-            update = sources.settings_from_cain_result(result or {})
-        except InputError:
+            update = sources.settings_from_cain_result(result) if isinstance(result, CainResult) else None
+        except InputError:                  # the search found no program
+            update = None
+        if not isinstance(result, CainResult) or update is None:
             self.context.status("No code-search result yet: run the code search first.")
             return False
         self.project.replace_settings(self.engine.name, {**self.settings(), **update}, "Use the code-search program")
         self.tabs.setCurrentWidget(self.program_text)
-        self.context.log(f"simulate: loaded the code-search program ({len((result or {})['program'])} instructions)")
+        self.context.log(f"simulate: loaded the code-search program ({len(result.program)} instructions)")
         return True
 
     def step_through_settings(self) -> bool:
@@ -189,12 +194,13 @@ class SimulatePanel(GenericPanel):
         if "step" in focus:
             self.stepper.set_step(int(focus["step"]))
 
-    def show_result(self, result: dict[str, Any] | None) -> None:
+    def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)
         if result is None:
             self.stepper.clear()
             self.outputs.clear()
             return
+        assert isinstance(result, SimulateResult)
         try:
             rp = replays.from_result(result)
         except InputError as exc:

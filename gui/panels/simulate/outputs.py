@@ -4,21 +4,22 @@ error map (read-out minus ideal), with the RMS and maximum error over the interi
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from core.fpsp_sim.replay import Replay
+from core.simulate.replay import Replay
+from core.simulate.result import SimulateResult
+from core.scamp5.interp import SymKernel
 from gui.plotting import diverging_colormap, theme
 from sims.scamp5 import analysis
 from sims.scamp5.images import FULL_SCALE
 
 
-def kernel_from_text(rows: list[list[str]]):
-    """The result's kernel (fraction strings, rows north to south) as an exact SymKernel."""
-    return analysis.kernel_from_matrix([[Fraction(v) for v in row] for row in rows], 1)
+def kernel_from_text(rows: list[list[str]]) -> SymKernel:
+    """The result's kernel (fraction strings, rows north to south) as an exact SymKernel (denominators
+    limited as sims.scamp5.analysis.kernel_from_matrix limits them)."""
+    return SymKernel.from_matrix([[Fraction(v).limit_denominator(1 << 20) for v in row] for row in rows])
 
 
 class OutputsView(QWidget):
@@ -40,7 +41,7 @@ class OutputsView(QWidget):
         self.maps.clear()
         self.info.setText("Run the simulator to see each output register against its ideal result.")
 
-    def load(self, replay: Replay, result: dict[str, Any]) -> None:
+    def load(self, replay: Replay, result: SimulateResult) -> None:
         """Draw from the replayed run and the result's kernels (the expected ones, not recomputed)."""
         self.view.clear()
         self.maps.clear()
@@ -50,9 +51,9 @@ class OutputsView(QWidget):
         self.view.setBackground(th.background)
         lut = diverging_colormap(th).getLookupTable(0.0, 1.0, 256)
         lines = []
-        for row, (reg, rep) in enumerate(result.get("outputs", {}).items()):
+        for row, (reg, rep) in enumerate(result.outputs.items()):
             read = run.read_out(reg)
-            ideal = analysis.ideal(values, kernel_from_text(rep["kernel"]))
+            ideal = analysis.ideal(values, kernel_from_text(rep.kernel))
             err = read - ideal
             self.maps[reg] = {"read-out": read, "ideal": ideal, "error": err}
             vmax = float(np.max(np.abs(ideal))) or 1.0
@@ -65,9 +66,9 @@ class OutputsView(QWidget):
                 img = pg.ImageItem(plane.T, levels=(-lim, lim))
                 img.setLookupTable(lut)
                 vb.addItem(img)
-            lines.append(f"{reg}: RMS {rep['rms_error']:.4g}, max {rep['max_error']:.4g} over "
-                         f"{rep['interior_pixels']} interior PEs; edge band {rep['edge_pixels']} PEs "
-                         f"(max {rep['edge_max_error']:.3g})")
-        exact = "exact" if result.get("exact") else ("noise on" if result.get("noise", {}).get("enabled") else "NOT exact")
+            lines.append(f"{reg}: RMS {rep.rms_error:.4g}, max {rep.max_error:.4g} over "
+                         f"{rep.interior_pixels} interior PEs; edge band {rep.edge_pixels} PEs "
+                         f"(max {rep.edge_max_error:.3g})")
+        exact = "exact" if result.exact else ("noise on" if result.noise.enabled else "NOT exact")
         self.info.setText(f"{exact}. " + "; ".join(lines) +
                           ". The error colour scale is the interior maximum; edge-band PEs may exceed it.")

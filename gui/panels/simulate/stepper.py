@@ -1,10 +1,10 @@
 """The instruction stepper of the SCAMP-5 simulator: the centrepiece of the simulate tab.
 
-It shows a replayed run (core.fpsp_sim.replay): the program listing with the current macro
+It shows a replayed run (core.simulate.replay): the program listing with the current macro
 highlighted; every register plane (A.., NEWS) on one canvas with linked pan and zoom
-(gui.stepper_canvas: planes shown or hidden, a shared or per-plane colour scale with a colour bar,
+(gui.panels.simulate.canvas: planes shown or hidden, a shared or per-plane colour scale with a colour bar,
 the registers the instruction writes framed, its NEWS shifts drawn as arrows); the bus operations
-of the macro; and one PE's registers, neighbours and Goals (gui.stepper_inspector).
+of the macro; and one PE's registers, neighbours and Goals (gui.panels.simulate.inspector).
 
 All states are computed before the first step is shown (the run keeps one snapshot per macro and
 unchanged planes are shared), so stepping only redraws the planes the macro changed. A step shown
@@ -31,7 +31,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
@@ -40,9 +40,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
                                QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QScrollArea, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
-from core.fpsp_sim.replay import Replay
-from gui.stepper_canvas import PlaneCanvas
-from gui.stepper_inspector import NEIGHBOURS, PeInspector
+from core.simulate.replay import Replay
+from gui.panels.simulate.canvas import PlaneCanvas
+from gui.panels.simulate.inspector import NEIGHBOURS, PeInspector, PeView
 from sims.scamp5 import step_effects
 from sims.scamp5.bus import NEWS
 from sims.scamp5.render import robust_limit
@@ -59,7 +59,7 @@ FRAME_BYTES = 64 << 20       # computed planes (changes, read-out noise) kept fo
 class _Listing(QListWidget):
     """The program listing; stepping keys go to the stepper before list navigation."""
 
-    key_handler = None
+    key_handler: Callable[[Any], bool] | None = None
 
     def keyPressEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)
         if self.key_handler is not None and self.key_handler(event):
@@ -268,7 +268,7 @@ class Scamp5Stepper(QWidget):
         return right
 
     @property
-    def pe_view(self) -> QLabel:
+    def pe_view(self) -> PeView:
         """The inspector's text (kept for callers of the former PE zoom)."""
         return self.inspector.view
 

@@ -1,8 +1,9 @@
-"""The typed result of the "simulate" engine (core.fpsp_sim.engine): one program on the bus-level
+"""The typed result of the "simulate" engine (core.simulate.engine): one program on the bus-level
 SCAMP-5 model, its errors per output register and how they grow.
 
-The simulate panel's outputs view and Stepper replay a stored result from these keys (settings,
-program_text, array), so a stored result that lacks them must be refused when it is loaded.
+The engine yields a SimulateResult; its text form, the simulate panel's outputs view and its Stepper
+read its fields, and core.simulate.replay replays it from `settings`, `program_text` and `array`
+(so a stored result that lacks them is refused when it is loaded).
 """
 
 from __future__ import annotations
@@ -118,9 +119,9 @@ class SimulateResult(EngineResult):
         """The settings kept are the engine's (a version-1 result's brought to today's keys first):
         the same checks as any settings, so a text where the panel needs a number is refused."""
         from core.checks import check_settings
-        from core.fpsp_sim.engine import SETTINGS_SCHEMA, settings_of_result
+        from core.simulate.engine import SETTINGS_SCHEMA, stored_settings
 
-        check_settings(SETTINGS_SCHEMA, settings_of_result({"settings": self.settings}), f"{path}.settings")
+        check_settings(SETTINGS_SCHEMA, stored_settings(self.settings), f"{path}.settings")
 
     def headline(self) -> dict[str, float | int | str | None]:
         errs = [o.max_error for o in self.outputs.values()]

@@ -19,6 +19,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from core.checks import check_settings, check_types
+from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
@@ -28,9 +29,9 @@ from core.scamp5.program_file import ProgramHeader, write_program
 from sims.scamp5.noise import MODES as NOISE_MODES
 from core.filters import PRESETS
 from core.workload import FpspFilter, KernelSet, Scamp5Target, Target, Workload, kernels_of
-from core.fpsp_sim import sources
-from core.fpsp_sim.result import SimulateResult
-from core.fpsp_sim.sources import ResolvedProgram
+from core.simulate import sources
+from core.simulate.result import SimulateResult
+from core.simulate.sources import ResolvedProgram
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PROGRAM = "assets/programs/analognet2_cain_table2.txt"
@@ -199,9 +200,14 @@ def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workl
     return s, workload, target
 
 
-def settings_of_result(result: dict[str, Any]) -> dict[str, Any]:
+def settings_of_result(result: SimulateResult) -> dict[str, Any]:
     """The settings a stored result ran with, brought to today's keys (a version-1 result's too)."""
-    raw = dict(result.get("settings") or {})
+    return stored_settings(result.settings)
+
+
+def stored_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings as a result keeps them, brought to today's keys (those of format 1 too)."""
+    raw = dict(settings)
     if any(k in raw for k in ("preset", "filter", "size", "registers")) or raw.get("program_source") == "preset":
         raw = migrate_v1_settings(raw)[0]
     return {k: v for k, v in raw.items() if k in default_settings()}
@@ -463,7 +469,9 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         result["exported"] = [str(f) for f in files]
     result["timings"] = dict(main["timings"], total_s=time.perf_counter() - t_start)
     yield Progress(1.0, "done")
-    yield FinalResult(SimulateResult.check(result))
+    # read through the type rather than built field by field: that turns the numpy numbers of the
+    # analysis into plain ones and checks the settings kept (SimulateResult.validate)
+    yield FinalResult(SimulateResult.from_json(result))
 
 
 # ------------------------------------------------------------------ command line
@@ -525,39 +533,41 @@ def _fmt_kernel(k: list[list[str]] | None) -> str:
     return "[" + "; ".join(" ".join(row) for row in k) + "]"
 
 
-def format_text(r: dict[str, Any]) -> str:
-    arr = r["array"]
-    lines = [f"SCAMP-5 simulator: {r['label']}",
-             f"  {r['program_length']} instructions, {r['bus_steps']} bus operations, "
-             f"{arr['size']}x{arr['size']} PEs, registers {arr['registers'][0]}-{arr['registers'][-1]}, "
-             f"input {r['input_register']}",
-             f"  image: {r['image']['description']}",
-             "  noise: " + (f"write factor {r['noise']['write_factor']:g}, sensor {r['noise']['sensor_factor']:g}, "
-                            f"fixed pattern {r['noise']['fixed_pattern']:g}, saturation {r['noise']['saturation']:g}, "
-                            f"seed {r['noise']['seed']}, mode {r['noise']['mode']}" if r["noise"]["enabled"] else "off (exact simulation)"),
+def format_text(result: EngineResult) -> str:
+    assert isinstance(result, SimulateResult)
+    r = result
+    arr, noise = r.array, r.noise
+    lines = [f"SCAMP-5 simulator: {r.label}",
+             f"  {r.program_length} instructions, {r.bus_steps} bus operations, "
+             f"{arr.size}x{arr.size} PEs, registers {arr.registers[0]}-{arr.registers[-1]}, "
+             f"input {r.input_register}",
+             f"  image: {r.image.description}",
+             "  noise: " + (f"write factor {noise.write_factor:g}, sensor {noise.sensor_factor:g}, "
+                            f"fixed pattern {noise.fixed_pattern:g}, saturation {noise.saturation:g}, "
+                            f"seed {noise.seed}, mode {noise.mode}" if noise.enabled else "off (exact simulation)"),
              "",
              f"  {'reg':<4}{'rms error':>12}{'max error':>12}{'interior':>10}{'edge px':>9}{'edge max':>11}"
              f"{'interp':>8}  kernel"]
-    for reg, o in r["outputs"].items():
-        interp = {True: "same", False: "DIFF", None: "-"}[o["matches_interpreter"]]
-        lines.append(f"  {reg:<4}{o['rms_error']:>12.3g}{o['max_error']:>12.3g}{o['interior_pixels']:>10}"
-                     f"{o['edge_pixels']:>9}{o['edge_max_error']:>11.3g}{interp:>8}  {_fmt_kernel(o['kernel'])}")
+    for reg, o in r.outputs.items():
+        interp = {True: "same", False: "DIFF", None: "-"}[o.matches_interpreter]
+        lines.append(f"  {reg:<4}{o.rms_error:>12.3g}{o.max_error:>12.3g}{o.interior_pixels:>10}"
+                     f"{o.edge_pixels:>9}{o.edge_max_error:>11.3g}{interp:>8}  {_fmt_kernel(o.kernel)}")
     lines.append("")
-    lines.append(f"  exact: {'true' if r['exact'] else 'false'}; bus-level run equals the exact interpreter "
-                 f"(core.scamp5.interp.run_exact): {'yes' if r['matches_interpreter'] else 'NO'}")
-    if "comparison" in r:
+    lines.append(f"  exact: {'true' if r.exact else 'false'}; bus-level run equals the exact interpreter "
+                 f"(core.scamp5.interp.run_exact): {'yes' if r.matches_interpreter else 'NO'}")
+    if r.comparison is not None:
         lines.append("")
         lines.append("  error at the end of each program (mean RMS error of registers holding a Goal; RMS per output):")
-        for label, c in r["comparison"].items():
-            outs = ", ".join(f"{o['register']} {o['rms_error']:.4g}" for o in c["outputs"])
-            lines.append(f"    {label:<12} {c['program_length']:>3} instructions  {c['bus_steps']:>4} bus ops  "
-                         f"final mean RMS {c['final_mean_rms_error']:.4g}; outputs in kernel order: {outs}")
-            lines.append(f"    {'':<12} ({c['label']})")
-    if r.get("exported"):
-        lines.append(f"  pictures: {r['exported'][0]}" + (f" … ({len(r['exported'])} files)" if len(r["exported"]) > 1 else ""))
-    t = r["timings"]
-    lines.append(f"  time: simulation {1000 * t['simulate_s']:.1f} ms ({t['per_instruction_ms']:.2f} ms per "
-                 f"instruction), total {t['total_s']:.2f} s")
+        for label, c in r.comparison.items():
+            outs = ", ".join(f"{o.register} {o.rms_error:.4g}" for o in c.outputs)
+            lines.append(f"    {label:<12} {c.program_length:>3} instructions  {c.bus_steps:>4} bus ops  "
+                         f"final mean RMS {c.final_mean_rms_error:.4g}; outputs in kernel order: {outs}")
+            lines.append(f"    {'':<12} ({c.label})")
+    if r.exported:
+        lines.append(f"  pictures: {r.exported[0]}" + (f" … ({len(r.exported)} files)" if len(r.exported) > 1 else ""))
+    t = r.timings
+    lines.append(f"  time: simulation {1000 * t.simulate_s:.1f} ms ({t.per_instruction_ms:.2f} ms per "
+                 f"instruction), total {t.total_s:.2f} s")
     return "\n".join(lines)
 
 
