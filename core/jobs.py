@@ -2,8 +2,9 @@
 
 An engine run is a plain generator yielding the events below and checking a CancelToken between
 steps. `drive` runs one to its end; core.lifecycle.record_run builds the one run lifecycle on it, for
-the command line, the GUI's worker process (core.worker) and studies alike. Final results are JSON-able dicts, so they go unchanged into
-session files and into `--json` output. `Eta` turns the fractions an engine reports into the time
+the command line, the GUI's worker process (core.worker) and studies alike. The final result is the
+engine's typed result (core.results), written as JSON only into session files, `--json` output and
+across processes. `Eta` turns the fractions an engine reports into the time
 left, for the GUI's status bar and the command line's progress line alike.
 """
 
