@@ -271,11 +271,13 @@ def _start(p: Any) -> None:
 
 def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers: int, traversal: str,
                  cancel: CancelToken, bound: int = 1 << 30, seed: int = 0,
-                 prove: bool = False) -> Iterator[tuple[str, Any]]:
+                 prove: bool = False, deadline: float | None = None) -> Iterator[tuple[str, Any]]:
     """Yield ("plan", Plan) for each new shortest plan (shorter than `bound`), ("proof", Proof) when the
-    exact prover (`prove`: it runs in the last worker's lane) raises its bound, and ("stats", nodes)."""
+    exact prover (`prove`: it runs in the last worker's lane) raises its bound, and ("stats", nodes).
+    The search ends `time_s` from now, or at `deadline` (time.monotonic()) when the caller has one of its
+    own: a run's searches share its deadline rather than each starting a clock."""
     start = time.monotonic()
-    deadline = start + time_s
+    deadline = start + time_s if deadline is None else min(deadline, start + time_s)
     plan_lanes = lanes(workers, traversal, seed)
     n_members = sum(len(lane) for lane in plan_lanes)
     # a node budget is shared out evenly among the members and the prover
@@ -463,7 +465,7 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
         if budget <= 0:
             return
         for kind, payload in search_plans(problem, budget, max_nodes, workers, traversal, cancel, bound=best,
-                                          seed=seed, prove=prove):
+                                          seed=seed, prove=prove, deadline=deadline):
             if kind == "stats":
                 nodes = seed_nodes + payload
                 yield Stats(nodes, time.monotonic() - start, None if best >= 1 << 30 else best)
@@ -473,7 +475,9 @@ def solve(approx: Approximation, isa: InstructionSet, registers: int, time_s: fl
                 if proof.bound > stop_at:
                     stop_at = proof.bound
                     yield Proven(proof.bound)
-                if proof.program is not None and proof.outputs is not None and len(proof.program) < best:
+                # a program the prover's last turn found after the deadline is not reported: the budget is kept
+                if proof.program is not None and proof.outputs is not None and len(proof.program) < best \
+                        and time.monotonic() <= deadline:
                     inputs = {z: regs[z] for z in range(approx.channels)}
                     ok, msg = verify(proof.program, approx.goals, approx.d, inputs, proof.outputs, regs)
                     if ok:
@@ -535,7 +539,7 @@ def _solve_individually(approx: Approximation, isa: InstructionSet, regs: tuple[
             return      # the run's budget is spent: no program made of every kernel's
         sub_nodes = 0
         for kind, payload in search_plans(problem, budget, None if max_nodes is None else max(1, max_nodes // n),
-                                          workers, traversal, cancel, seed=seed):
+                                          workers, traversal, cancel, seed=seed, deadline=deadline):
             if kind == "stats":
                 sub_nodes = payload
                 yield Stats(total_nodes + sub_nodes, time.monotonic() - start, None)
