@@ -15,12 +15,7 @@ budget.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import platform
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,7 +23,7 @@ from pathlib import Path
 from core.cain import goals as gl
 from core.cain.goals import Bag, Goal
 from core.cain.steps import Plan, Step
-from core.ccompiler import find_compiler
+from core.ccompiler import CompiledLibrary
 from core.scamp5.isa import InstructionSet
 
 SOURCE = Path(__file__).with_name("csrc") / "bagsearch.c"
@@ -89,61 +84,7 @@ def strategy_for(worker: int, workers: int, traversal: str, seed: int) -> Strate
     return replace(base, name=traversal, jitter=0.2 if worker else 0.0)
 
 
-def library_path() -> Path:
-    """Where the library for this source, these flags and this machine lives (a new name when any of
-    them changes, so a stale build is never loaded)."""
-    try:
-        source = SOURCE.read_bytes()
-    except OSError as exc:
-        raise CompiledUnavailable(f"the search's source {SOURCE} cannot be read: {exc}") from exc
-    key = hashlib.sha256(source + " ".join(CFLAGS).encode() + platform.machine().encode())
-    return BUILD_DIR / f"libbagsearch-{key.hexdigest()[:16]}.so"
-
-
-def build(quiet: bool = True) -> Path:
-    """Compile the search unless this version is built already; the file appears atomically."""
-    out = library_path()
-    if out.exists():
-        return out
-    cc = find_compiler()
-    if cc is None:
-        raise CompiledUnavailable("no C compiler (gcc, cc, clang) found to build the code search "
-                                  "(core/cain/csrc/bagsearch.c)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=out.parent)
-    os.close(fd)
-    try:
-        proc = subprocess.run([cc, *CFLAGS, "-o", tmp, str(SOURCE), "-lm"], capture_output=True, text=True,
-                              timeout=COMPILE_TIMEOUT_S)
-        if proc.returncode != 0:
-            raise CompiledUnavailable(f"building {SOURCE.name} failed: {proc.stderr.strip()[:2000]}")
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    if not quiet:
-        print(out)
-    return out
-
-
-_LIB: ctypes.CDLL | None = None
-_FAILED: CompiledUnavailable | None = None     # a build or load that failed once is not tried again
-
-
-def load() -> ctypes.CDLL:
-    global _LIB, _FAILED
-    if _LIB is not None:
-        return _LIB
-    if _FAILED is not None:
-        raise _FAILED
-    try:
-        lib = ctypes.CDLL(str(build()))
-    except CompiledUnavailable as exc:
-        _FAILED = exc
-        raise
-    except OSError as exc:
-        _FAILED = CompiledUnavailable(f"loading the code search's library failed: {exc}")
-        raise _FAILED from exc
+def _declare(lib: ctypes.CDLL) -> None:
     i32p = ctypes.POINTER(ctypes.c_int32)
     vp, ll = ctypes.c_void_p, ctypes.c_longlong
     lib.bs_new.argtypes, lib.bs_new.restype = [i32p, i32p], vp
@@ -159,8 +100,27 @@ def load() -> ctypes.CDLL:
     lib.bs_root_children.argtypes, lib.bs_root_children.restype = [vp], ctypes.c_int
     lib.bs_root_bound.argtypes, lib.bs_root_bound.restype = [vp], ctypes.c_int
     lib.bs_free.argtypes, lib.bs_free.restype = [vp], None
-    _LIB = lib
-    return lib
+
+
+LIBRARY = CompiledLibrary(SOURCE, BUILD_DIR, "bagsearch", CFLAGS, _declare, CompiledUnavailable, libs=("-lm",),
+                          timeout_s=COMPILE_TIMEOUT_S)
+
+
+def library_path() -> Path:
+    """Where the library for this source, these flags and this machine lives."""
+    return LIBRARY.path()
+
+
+def build(quiet: bool = True) -> Path:
+    """Compile the search unless this version is built already."""
+    out = LIBRARY.build()
+    if not quiet:
+        print(out)
+    return out
+
+
+def load() -> ctypes.CDLL:
+    return LIBRARY.load()
 
 
 def available() -> bool:

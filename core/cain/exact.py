@@ -75,11 +75,6 @@ of that program's, so at most that many halvings deep. When the value store grow
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import platform
-import subprocess
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +83,7 @@ from typing import Sequence
 from core.cain import goals as gl
 from core.cain import lower_bound as lb
 from core.cain.goals import Goal
-from core.ccompiler import find_compiler
+from core.ccompiler import CompiledLibrary
 from core.scamp5.interp import SymKernel, run_symbolic
 from core.scamp5.isa import CLOCKWISE, DIRECTIONS, InstructionSet, register_names
 from core.scamp5.program import Instr
@@ -109,57 +104,7 @@ class ExactUnavailable(RuntimeError):
 
 
 # ------------------------------------------------------------------ the C library
-def library_path() -> Path:
-    """The library for this source, these flags and this machine (a new name when any changes)."""
-    try:
-        source = SOURCE.read_bytes()
-    except OSError as exc:
-        raise ExactUnavailable(f"the exact search's source {SOURCE} cannot be read: {exc}") from exc
-    key = hashlib.sha256(source + " ".join(CFLAGS).encode() + platform.machine().encode())
-    return BUILD_DIR / f"libexact-{key.hexdigest()[:16]}.so"
-
-
-def build() -> Path:
-    """Compile exact.c unless this version is built already; the file appears atomically."""
-    out = library_path()
-    if out.exists():
-        return out
-    cc = find_compiler()
-    if cc is None:
-        raise ExactUnavailable("no C compiler (gcc, cc, clang) found to build the exact search")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=out.parent)
-    os.close(fd)
-    try:
-        proc = subprocess.run([cc, *CFLAGS, "-o", tmp, str(SOURCE)], capture_output=True, text=True,
-                              timeout=COMPILE_TIMEOUT_S)
-        if proc.returncode != 0:
-            raise ExactUnavailable(f"building {SOURCE.name} failed: {proc.stderr.strip()[:2000]}")
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return out
-
-
-_LIB: ctypes.CDLL | None = None
-_FAILED: ExactUnavailable | None = None     # a failed build or load is remembered, not retried
-
-
-def load() -> ctypes.CDLL:
-    global _LIB, _FAILED
-    if _LIB is not None:
-        return _LIB
-    if _FAILED is not None:
-        raise _FAILED
-    try:
-        lib = ctypes.CDLL(str(build()))
-    except ExactUnavailable as exc:
-        _FAILED = exc
-        raise
-    except (OSError, subprocess.SubprocessError) as exc:
-        _FAILED = ExactUnavailable(f"building or loading the exact search failed: {exc}")
-        raise _FAILED from exc
+def _declare(lib: ctypes.CDLL) -> None:
     c_int, c_long, vp, ip = ctypes.c_int, ctypes.c_long, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)
     lib.ex_new.restype = vp
     lib.ex_new.argtypes = [c_int, c_int, c_int, c_int, c_int, c_int, ip, ip, ip, c_int, c_int, c_int, c_int]
@@ -188,8 +133,23 @@ def load() -> ctypes.CDLL:
     lib.ex_gcs.argtypes = [vp]
     lib.ex_gcs.restype = c_long
     lib.ex_progress.restype = ctypes.c_double
-    _LIB = lib
-    return lib
+
+
+LIBRARY = CompiledLibrary(SOURCE, BUILD_DIR, "exact", CFLAGS, _declare, ExactUnavailable, timeout_s=COMPILE_TIMEOUT_S)
+
+
+def library_path() -> Path:
+    """The library for this source, these flags and this machine (a new name when any changes)."""
+    return LIBRARY.path()
+
+
+def build() -> Path:
+    """Compile exact.c unless this version is built already."""
+    return LIBRARY.build()
+
+
+def load() -> ctypes.CDLL:
+    return LIBRARY.load()
 
 
 # ------------------------------------------------------------------ the instruction set as switches

@@ -861,7 +861,7 @@ static void gen_goal(S *s, const Ctx *cx, uint32_t gid, int count, int split_it,
             if (s->scaled_share && t < 0 && !is_initial_id(s, hid) && sh * 2 <= gsize && (fl & F_ADD)) {
                 for (int k2 = 2; sh * k2 < gsize && k2 <= 8; k2 *= 2) {
                     na = scale_atoms(h, H->n, k2, a);
-                    /* every translation of 2^k H that fits inside G */
+                    /* every shift (position offset) of 2^k H that fits inside G */
                     for (int j = 0; j < ng; j++) {
                         int dx = PX(g[j].pos) - PX(a[0].pos), dy = PY(g[j].pos) - PY(a[0].pos);
                         if (PZ(g[j].pos) != PZ(a[0].pos)) continue;
