@@ -194,6 +194,11 @@ def check_settings(schema: dict[str, Any], settings: Any, where: str = "settings
     the one check for the GUI, the command line and session files."""
     if not isinstance(settings, dict):
         raise InputError(f"settings are an object, got {type(settings).__name__}", where)
+    known = schema.get("properties")
+    if isinstance(known, dict) and known:        # a misspelt or retired setting would silently do nothing
+        for key in settings:
+            if key not in known:
+                raise InputError(f"unknown setting {str(key)[:40]!r}; known: {', '.join(known)}", f"{where}.{key}")
     check_schema(schema, settings, where)
 
 

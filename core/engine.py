@@ -69,6 +69,10 @@ class EngineSpec:
     # Cappuccino's model, the bound's network): returns (settings without them, the workload and
     # target they implied, or None).
     migrate_v1_settings: Callable[[dict[str, Any]], tuple[dict[str, Any], Workload | None, Target | None]] | None = None
+    # Session format 2 kept some target quantities in engine settings as overrides (the bound's memory
+    # and word size): (settings, target as JSON or None) -> (settings without them, the target with them).
+    migrate_v2_setup: Callable[[dict[str, Any], dict[str, Any] | None],
+                               tuple[dict[str, Any], dict[str, Any] | None]] | None = None
 
 
 _REGISTRY: dict[str, EngineSpec] | None = None

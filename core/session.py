@@ -4,7 +4,7 @@ Reading checks the structure (JSON schema), then the meaning (workload and targe
 engine's settings schema, each stored result against its engine's result type), and builds a complete
 Project before anything else sees it: a bad file is refused with the path of the wrong field and the
 caller's open project is never touched. Writing is atomic and keeps the previous file as `.bak`.
-Older format versions are brought forward by MIGRATIONS; docs/session-format.md describes version 2.
+Older format versions are brought forward by MIGRATIONS; docs/project-model.md describes the current version.
 
 No version is lost when two windows or processes save the same file: a save may name the version
 it read (`expected`, the digest `load_stamped` gave), and is refused with SessionChanged when the
@@ -29,7 +29,7 @@ from core.project import RUN_STATUSES, EngineChoice, Entry, Project, Run, starte
 from core.workload import target_from_json, workload_from_json
 
 FORMAT = "dataflow-explorer-session"
-VERSION = 2
+VERSION = 3
 SUFFIX = ".dfx"
 
 _ENTRY = {"type": "object", "required": ["id", "name", "value"], "additionalProperties": False,
@@ -398,5 +398,59 @@ def migrate_v1(doc: dict[str, Any]) -> dict[str, Any]:
             "view": {"current_engine": doc.get("current_engine")}}
 
 
+def migrate_v2(doc: dict[str, Any]) -> dict[str, Any]:
+    """Format 2 let engine settings override target quantities (the bound's memory S and word size);
+    version 3 keeps them only in the target. An engine choice whose override changes its target gets
+    a new library target holding the values it ran with (the shared item is left as it was), and
+    each run's target snapshot takes its own override. Shapes the schema check refuses later are
+    left alone here."""
+    from core.engine import engines
+
+    known = engines()
+    doc = dict(doc)
+    library = doc.get("library") if isinstance(doc.get("library"), dict) else None
+    targets = library.get("targets") if library is not None else None
+
+    def add_target(value: dict[str, Any], name: str) -> str | None:
+        if not isinstance(targets, list):
+            return None
+        for item in targets:
+            if isinstance(item, dict) and item.get("value") == value:
+                return str(item.get("id"))
+        ids = {str(i.get("id")) for i in targets if isinstance(i, dict)}
+        n = len(targets) + 1
+        while f"t{n}" in ids:
+            n += 1
+        targets.append({"id": f"t{n}", "name": name, "value": value})
+        return f"t{n}"
+
+    for name, st in (doc.get("engines") or {}).items() if isinstance(doc.get("engines"), dict) else ():
+        spec = known.get(name)
+        if spec is None or spec.migrate_v2_setup is None or not isinstance(st, dict) \
+                or not isinstance(st.get("settings"), dict):
+            continue
+        entry = next((i for i in targets or () if isinstance(i, dict) and i.get("id") == st.get("target")), None)
+        old = entry.get("value") if entry is not None else None
+        settings, new = spec.migrate_v2_setup(st["settings"], old if isinstance(old, dict) else None)
+        st["settings"] = settings
+        if new is not None and new != old:
+            label = f"{entry.get('name')} ({spec.title} settings)" if entry is not None else \
+                f"{spec.title} target"
+            st["target"] = add_target(new, label)
+    for r in doc.get("runs") or () if isinstance(doc.get("runs"), list) else ():
+        spec = known.get(str(r.get("engine"))) if isinstance(r, dict) else None
+        if spec is None or spec.migrate_v2_setup is None or not isinstance(r.get("settings"), dict):
+            continue
+        snap = r.get("target")
+        value = snap.get("value") if isinstance(snap, dict) else None
+        settings, new = spec.migrate_v2_setup(r["settings"], value if isinstance(value, dict) else None)
+        r["settings"] = settings
+        if new is not None and new != value:
+            r["target"] = {**snap, "value": new} if isinstance(snap, dict) else \
+                {"id": "", "name": f"{spec.title} target", "value": new}
+    doc["version"] = 3
+    return doc
+
+
 # MIGRATIONS[n] turns a version-n document into a version-(n+1) document.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: migrate_v1}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: migrate_v1, 2: migrate_v2}

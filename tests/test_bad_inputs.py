@@ -388,7 +388,7 @@ for _name, _mutate, _names, _says in [
     ("setting_negative_seed", _set("engines.merit.settings.seed", -1), "session.engines.merit.settings.seed", ""),
     ("fixed_pattern_nan", _set("engines.simulate.settings.fixed_pattern", float("nan")),
      "session.engines.simulate.settings.fixed_pattern", "NaN"),
-    ("setting_unknown_bound_memory", _set("engines.bound.settings.memory_bytes", 10 ** 15),
+    ("setting_retired_bound_memory", _set("engines.bound.settings.memory_bytes", 10 ** 15),
      "session.engines.bound.settings.memory_bytes", ""),
     ("kernel_400_digits", _set(f"{_W}[1].value.kernels[0].values[1][1]", int("9" * 400)),
      "session.library.workloads[1].value.kernels[0].values[1][1]", "400 digits"),

@@ -414,9 +414,9 @@ def _cli(argv):
 
 
 def test_memory_too_small_and_bad_cli_values():
-    out = run_foreground(ENGINE.run(_cli(["--layer", "Ci=4,Hi=8,Wi=8,Co=4,Hk=3", "--memory", "32"]),
-                                    CancelToken()), quiet=True)
-    assert isinstance(out.error, InputError) and "too small" in str(out.error)
+    with pytest.raises(InputError, match="too small") as exc:         # refused before the run starts
+        _cli(["--layer", "Ci=4,Hi=8,Wi=8,Co=4,Hk=3", "--memory", "32"])
+    assert exc.value.where == "--memory"
     with pytest.raises(InputError, match="unknown dataflow"):
         _cli(["--network", "vgg16", "--dataflows", "ws,foo"])
     with pytest.raises(InputError, match="unknown network"):
@@ -519,11 +519,16 @@ def test_settings_schema_describes_and_bounds_every_setting():
     def error(**s):
         req = JobRequest(ConvLayers(["Ci=4,Hi=8,Wi=8,Co=4,Hk=3"]), DataflowTarget(), {"sweep": False, **s})
         return run_foreground(ENGINE.run(req, CancelToken()), quiet=True).error
-    for key, bad in (("word_bits", 65), ("memory_bytes", -1), ("batch", -1), ("dataflows", ["ws", "xx"]),
-                     ("dataflows", ["ws", "ws"]), ("sweep", 1)):
+    for key, bad in (("batch", -1), ("dataflows", ["ws", "xx"]), ("dataflows", ["ws", "ws"]), ("sweep", 1),
+                     ("memory_bytes", 65536)):      # the memory lives in the target only: not a setting
         err = error(**{key: bad})
         assert isinstance(err, InputError) and err.where.startswith(f"settings.{key}"), (key, bad, err)
-    assert error(word_bits=64, batch=1_000_000 // 1000) is None
+    assert error(batch=1_000_000 // 1000) is None
+    for target, where in ((DataflowTarget(memory_bytes=1, word_bits=16), "target.memory_bytes"),
+                          (DataflowTarget(memory_bytes=16, word_bits=16), "target.memory_bytes")):   # too small
+        req = JobRequest(ConvLayers(["Ci=4,Hi=8,Wi=8,Co=4,Hk=3"]), target, {"sweep": False})
+        err = run_foreground(ENGINE.run(req, CancelToken()), quiet=True).error
+        assert isinstance(err, InputError) and err.where == where, (target, err)
 
 
 def test_workload_problems_are_named_before_a_run(tmp_path):
@@ -563,11 +568,11 @@ def test_format_1_sources_become_the_tabs_workload(old, value):
     from core.session import from_json
 
     settings = {"network": "vgg16", "layers": [], "onnx": "", "memory_bytes": 0, "word_bits": 0, "batch": 2,
-                "dataflows": ["ws"], "sweep": False, **old}
+                "dataflows": ["ws"], "sweep": False, **old}      # format 1 had the memory overrides
     p = from_json(_v1(settings))
     chosen = p.chosen("bound", "workloads").value.to_json()
     assert {k: chosen[k] for k in value} == value
-    assert p.settings("bound") == {"memory_bytes": 0, "word_bits": 0, "batch": 2, "dataflows": ["ws"], "sweep": False}
+    assert p.settings("bound") == {"batch": 2, "dataflows": ["ws"], "sweep": False}
     assert p.chosen("bound", "targets").value.memory_bytes == 32768          # the window's dataflow target
 
 
@@ -638,3 +643,43 @@ def test_version_1_results_are_brought_forward_with_the_proven_bound():
     assert [r["paper"] for r in new["sweep"]] == [r["bound"] for r in old["sweep"]]
     assert all(r["reference"] <= r["optimal"] for r in new["sweep"])
     assert BoundResult.from_json(old, 1).headline()["ratio_reference"] == new["totals"]["ratio_reference"]
+
+
+def _v2(settings: dict, run_settings: dict) -> dict:
+    target = {"kind": "dataflow", "memory_bytes": 65536, "word_bits": 16, "pe_rows": 16, "pe_cols": 16}
+    layers = {"kind": "conv_layers", "layers": ["Ci=4,Hi=8,Wi=8,Co=4,Hk=3"]}
+    return {"format": "dataflow-explorer-session", "version": 2,
+            "library": {"workloads": [{"id": "w1", "name": "one layer", "value": layers}],
+                        "targets": [{"id": "t1", "name": "Accelerator", "value": target}]},
+            "engines": {"bound": {"settings": settings, "workload": "w1", "target": "t1"}},
+            "runs": [{"id": "r1", "engine": "bound", "status": "failed", "settings": run_settings,
+                      "workload": {"id": "w1", "name": "one layer", "value": layers},
+                      "target": {"id": "t1", "name": "Accelerator", "value": target},
+                      "started_at": "2026-11-20T10:00:00+00:00", "finished_at": "2026-11-20T10:00:01+00:00",
+                      "duration_s": 1.0, "result": None, "result_version": None, "partial": {}, "series": {},
+                      "error": "stopped", "headline": {}, "note": ""}]}
+
+
+def test_format_2_memory_overrides_move_into_the_target():
+    """Format 2 kept the bound's memory S and word size both in the target and as settings (0 = the
+    target's). Format 3 keeps them only in the target: an override becomes a target of its own for
+    the tab, and each stored run's target snapshot holds what that run used."""
+    from core.session import from_json, to_json
+
+    base = {"batch": 0, "dataflows": ["ws"], "sweep": False}
+    p = from_json(_v2({**base, "memory_bytes": 131072, "word_bits": 8}, {**base, "memory_bytes": 4096}))
+    assert p.settings("bound") == base
+    shared = p.entry("targets", "t1").value
+    assert shared.memory_bytes == 65536 and shared.word_bits == 16          # the shared item is untouched
+    chosen = p.chosen("bound", "targets")
+    assert chosen.id != "t1" and chosen.name == "Accelerator (Communication bounds settings)"
+    assert (chosen.value.memory_bytes, chosen.value.word_bits) == (131072, 8)
+    run = p.runs[0]
+    assert run.settings == base and run.target["value"]["memory_bytes"] == 4096
+    assert run.target["value"]["word_bits"] == 16 and run.target["name"] == "Accelerator"
+    assert to_json(p)["version"] == 3
+    # no override (0): nothing moves, no new target
+    q = from_json(_v2({**base, "memory_bytes": 0, "word_bits": 0}, dict(base)))
+    assert q.chosen("bound", "targets").id == "t1" and len(q.entries("targets")) == 1
+    assert q.settings("bound") == base
+

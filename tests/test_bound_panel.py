@@ -46,12 +46,12 @@ def _request(workload, settings):
 
 def test_every_setting_survives_project_widgets_project_and_undo(panel):
     project = panel.project
-    s = {"memory_bytes": 12345, "word_bits": 8, "batch": 1_000_000, "dataflows": ["rs", "ws"], "sweep": False}
-    assert set(s) == set(ENGINE.default_settings())
+    s = {"batch": 1_000_000, "dataflows": ["rs", "ws"], "sweep": False}
+    assert set(s) == set(ENGINE.default_settings())    # memory S and word size are the target's, not settings
     project.replace_settings("bound", s)
-    assert project.settings("bound") == s              # shown, never written back (an odd memory size included)
+    assert project.settings("bound") == s              # shown, never written back
     shown = panel.binding.shown()
-    assert shown["memory_bytes"] == 12345 and shown["word_bits"] == 8 and shown["batch"] == 1_000_000
+    assert shown["batch"] == 1_000_000
     assert sorted(shown["dataflows"]) == ["rs", "ws"] and shown["sweep"] is False
     assert panel.batch.value() == 1_000_000            # the schema's range: not clamped
     panel.flow_boxes["is"].setChecked(True)
@@ -60,12 +60,8 @@ def test_every_setting_survives_project_widgets_project_and_undo(panel):
     assert project.settings("bound") == s and not panel.flow_boxes["is"].isChecked()
     project.redo()
     assert "is" in project.settings("bound")["dataflows"] and panel.flow_boxes["is"].isChecked()
-    panel.memory.setCurrentIndex(panel.memory.findData(128 * 1024))
-    assert project.settings("bound")["memory_bytes"] == 128 * 1024
-    project.undo()
-    assert project.settings("bound")["memory_bytes"] == 12345 and panel.memory.currentData() == 12345
     project.replace_settings("bound", ENGINE.default_settings())
-    assert panel.memory.currentText() == "from target" and panel.batch.text() == "from workload"
+    assert panel.batch.text() == "from workload"
 
 
 def test_the_tab_runs_exactly_its_chosen_network(panel):

@@ -24,9 +24,9 @@ from core.workload import CnnNetwork, ConvLayers, DataflowTarget, Target, Worklo
 
 
 def default_settings() -> dict[str, Any]:
-    """0 means "take it from the target or workload": memory and word size from the dataflow target,
-    batch from the CNN workload (or each layer spec's batch=). The layers themselves are the workload."""
-    return {"memory_bytes": 0, "word_bits": 0, "batch": 0, "dataflows": list(BASELINES), "sweep": True}
+    """The memory S and the word size are the dataflow target's (their one home); batch 0 means the CNN
+    workload's (or each layer spec's batch=). The layers themselves are the workload."""
+    return {"batch": 0, "dataflows": list(BASELINES), "sweep": True}
 
 
 # The settings' types and ranges, checked by `_settings` before a run and read by the GUI's binding
@@ -34,12 +34,6 @@ def default_settings() -> dict[str, Any]:
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "memory_bytes": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Memory S", "unit": "B",
-                         "x-labels": {"0": "from target"},
-                         "description": "On-chip memory S in bytes (0: the dataflow target's)"},
-        "word_bits": {"type": "integer", "minimum": 0, "maximum": 64, "title": "Word", "unit": "bit",
-                      "x-labels": {"0": "from target"},
-                      "description": "Bits per data word (0: the dataflow target's)"},
         "batch": {"type": "integer", "minimum": 0, "maximum": 1_000_000, "title": "Batch",
                   "x-labels": {"0": "from workload"},
                   "description": "Batch size (0: the CNN workload's, or each layer spec's batch=, default 1)"},
@@ -97,15 +91,28 @@ def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workl
     return {**default_settings(), **s}, workload, None
 
 
-def _machine(s: dict[str, Any], target: Any) -> Machine:
+def migrate_v2_setup(settings: dict[str, Any], target: dict[str, Any] | None
+                     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Format 2 let the settings override the target's memory and word size (memory_bytes, word_bits;
+    0 = the target's). They live only in the target now: a non-zero override becomes the target's
+    value (of the default dataflow target when the setup had none)."""
+    s = dict(settings)
+    mem, bits = s.pop("memory_bytes", 0), s.pop("word_bits", 0)
+    overrides = {k: v for k, v in (("memory_bytes", mem), ("word_bits", bits))
+                 if isinstance(v, int) and not isinstance(v, bool) and v > 0}
+    if not overrides:
+        return s, target
+    base = target if isinstance(target, dict) and target.get("kind") == "dataflow" else DataflowTarget().to_json()
+    return s, {**base, **overrides}
+
+
+def _machine(target: Any) -> Machine:
     t = target if isinstance(target, DataflowTarget) else DataflowTarget()
-    mem = s["memory_bytes"] or t.memory_bytes
-    bits = s["word_bits"] or t.word_bits
-    if bits <= 0 or bits > 64:
-        raise InputError(f"word size must be 1..64 bits, got {bits}", "settings.word_bits")
-    m = Machine(mem, bits, t.pe_rows, t.pe_cols)
+    if not 1 <= t.word_bits <= 64:
+        raise InputError(f"word size must be 1..64 bits, got {t.word_bits}", "target.word_bits")
+    m = Machine(t.memory_bytes, t.word_bits, t.pe_rows, t.pe_cols)
     if m.words < 1:
-        raise InputError(f"{mem} bytes hold no {bits}-bit word", "settings.memory_bytes")
+        raise InputError(f"{t.memory_bytes} bytes hold no {t.word_bits}-bit word", "target.memory_bytes")
     return m
 
 
@@ -171,10 +178,10 @@ def _load_onnx(path: str) -> Any:
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     t0 = time.perf_counter()
     s = _settings(request)
-    m = _machine(s, request.target)
+    m = _machine(request.target)
     desc, shapes, passthrough = load_shapes(s, request.workload)
     dataflows = tuple(s["dataflows"])
-    check_fits(shapes, m.words, "settings.memory_bytes")
+    check_fits(shapes, m.words, "target.memory_bytes")
     yield LogLine(f"{desc['name']}: {len(shapes)} conv/fc layers, S = {m.words} words "
                   f"({m.memory_bytes} bytes of {m.word_bits}-bit words)")
     layers = []
@@ -234,7 +241,7 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
-    mem = parse_bytes(args.memory, "--memory", SETTINGS_SCHEMA["properties"]["memory_bytes"]["maximum"])
+    mem = parse_bytes(args.memory, "--memory", DataflowTarget.SCHEMA["properties"]["memory_bytes"]["maximum"])
     if not 1 <= args.word_bits <= 64:
         raise InputError(f"must be 1..64, got {args.word_bits}", "--word-bits")
     max_batch = SETTINGS_SCHEMA["properties"]["batch"]["maximum"]
@@ -259,8 +266,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     if not (1 <= rows <= pe_max and 1 <= cols <= pe_max):
         raise InputError(f"PE array sides must be 1..{pe_max}, got {args.pe!r}", "--pe")
     settings = default_settings()
-    settings.update(memory_bytes=mem, word_bits=args.word_bits, batch=args.batch or 0, dataflows=flows,
-                    sweep=not args.no_sweep)
+    settings.update(batch=args.batch or 0, dataflows=flows, sweep=not args.no_sweep)
     workload: CnnNetwork | ConvLayers
     if args.network:
         workload = CnnNetwork(args.network)
@@ -270,13 +276,20 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         workload = ConvLayers(list(args.layer))
     target = DataflowTarget(memory_bytes=mem, word_bits=args.word_bits, pe_rows=rows, pe_cols=cols)
     request = JobRequest(workload=workload, target=target, settings=settings)
-    # Read the layers now so bad specs fail before the run starts (exit 2 with a clear message).
+    # Read the layers now so bad specs (and a memory too small for them) fail before the run starts
+    # (exit 2 with a clear message naming the flag).
     s = _settings(request)
+    shapes: list[ConvShape] = []
     if isinstance(workload, ConvLayers):
         for text in workload.layers:
-            parse_layer_spec(text, None, f"--layer {text if len(text) <= 60 else text[:57] + '...'!r}")
+            shapes.append(parse_layer_spec(text, args.batch, f"--layer {text if len(text) <= 60 else text[:57] + '...'!r}"))
     elif workload.source == "zoo":
-        load_shapes(s, workload)
+        shapes = load_shapes(s, workload)[1]
+    flags = {"target.memory_bytes": "--memory", "target.word_bits": "--word-bits"}
+    try:
+        check_fits(shapes, _machine(target).words, "target.memory_bytes")
+    except InputError as exc:
+        raise InputError(exc.message, flags.get(exc.where, exc.where)) from None
     return request
 
 
@@ -356,5 +369,5 @@ ENGINE = EngineSpec(
     order=60,
     result_type=BoundResult,
     workload_problem=workload_problem,
-    migrate_v1_settings=migrate_v1_settings,
+    migrate_v1_settings=migrate_v1_settings, migrate_v2_setup=migrate_v2_setup,
 )

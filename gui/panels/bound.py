@@ -25,7 +25,6 @@ from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import PALETTE, ask_export_table, new_plot
 
-MEMORY_CHOICES = [0] + [k * 1024 for k in (8, 16, 32, 64, 128, 256, 512, 1024, 2048)]
 SERIES_ORDER = ["paper", "segment", "compulsory", "reference"] + list(BASELINES) + ["optimal"]
 TABLE_COLUMNS = ["layer", "R", "proven", "paper (asymptotic)", "optimal", "ratio", "b", "z", "y", "x", "k", "memory used",
                  "inputs read", "weights read", "outputs written", "GBuf reads"] + [f"{k} total" for k in BASELINES] + ["best"]
@@ -145,16 +144,10 @@ class BoundPanel(GenericPanel):
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
         c, b = self.controls, self.binding
-        self.memory = QComboBox()
-        for nbytes in MEMORY_CHOICES:
-            self.memory.addItem("from target" if nbytes == 0 else f"{nbytes // 1024} KiB", nbytes)
-        c.addWidget(b.label("memory_bytes"))
-        c.addWidget(b.bind("memory_bytes", self.memory))
-        self.word_bits, self.batch = b.build("word_bits", QSpinBox), b.build("batch", QSpinBox)
-        for key, w in (("word_bits", self.word_bits), ("batch", self.batch)):
-            c.addWidget(b.label(key))
-            c.addWidget(w)
-        self.word_bits.setSpecialValueText("from target")
+        # The memory S and the word size are the dataflow target's (edited in the library), not settings.
+        self.batch = b.build("batch", QSpinBox)
+        c.addWidget(b.label("batch"))
+        c.addWidget(self.batch)
         self.batch.setSpecialValueText("from workload")
         self.flows = FlagBoxes(list(BASELINES), {k: f.title for k, f in BASELINES.items()})
         self.flow_boxes = self.flows.boxes
