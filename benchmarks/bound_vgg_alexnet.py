@@ -87,8 +87,8 @@ def vgg_timing() -> None:
     print(f"\nwhole VGG-16 ({len(convs)} conv+fc layers): bound + optimal tiling + {len(FLOWS)} baselines + "
           f"on-chip mapping in {best:.3f} s (best of 3; target < 2 s)")
     tot = network_totals(layers, FLOWS)
-    print(f"  totals (words): bound {tot['reference']:.0f}, compulsory {tot['compulsory']}, optimal {tot['optimal']}, "
-          + ", ".join(f"{k} {tot[k]}" for k in FLOWS))
+    print(f"  totals (words): bound {tot.reference:.0f}, compulsory {tot.compulsory}, optimal {tot.optimal}, "
+          + ", ".join(f"{k} {tot.per_dataflow[k]}" for k in FLOWS))
     from core.bound.analysis import sweep_machines, sweep_point
 
     t0 = time.perf_counter()

@@ -34,14 +34,14 @@ def network_row(net: str, kib: int) -> dict:
     m = Machine(kib * 1024, 16)
     layers = [analyse_layer(s, m, FLOWS) for s in shapes]
     tot = network_totals(layers, FLOWS)
-    worst = max(layers, key=lambda l: l["optimal"]["ratio_reference"])
-    violations = [l["name"] for l in layers if l["optimal"]["traffic"]["total"] < l["bound"]["reference"]]
-    violations += [f"{l['name']}:{k}" for l in layers for k, b in l["baselines"].items()
-                   if b is not None and b["traffic"]["total"] < l["bound"]["reference"]]
-    return {"network": net, "kib": kib, "layers": len(layers), "optimal": tot["optimal"], "proven": tot["reference"],
-            "paper": tot["paper"], "ratio": tot["ratio_reference"], "worst_ratio": tot["worst_ratio_reference"],
-            "worst_layer": worst["name"], "below_paper": sum(l["optimal"]["ratio_paper"] < 1 for l in layers),
-            "segment_binds": sum(l["bound"]["segment"]["total"] > l["bound"]["compulsory"]["total"] for l in layers),
+    worst = max(layers, key=lambda l: l.optimal.ratio_reference or 0.0)
+    violations = [l.name for l in layers if l.optimal.traffic.total < l.bound.reference]
+    violations += [f"{l.name}:{k}" for l in layers for k, b in l.baselines.items()
+                   if b is not None and b.traffic.total < l.bound.reference]
+    return {"network": net, "kib": kib, "layers": len(layers), "optimal": tot.optimal, "proven": tot.reference,
+            "paper": tot.paper, "ratio": tot.ratio_reference, "worst_ratio": tot.worst_ratio_reference,
+            "worst_layer": worst.name, "below_paper": sum((l.optimal.ratio_paper or 0.0) < 1 for l in layers),
+            "segment_binds": sum(l.bound.segment.total > l.bound.compulsory.total for l in layers),
             "violations": violations}
 
 

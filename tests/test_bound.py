@@ -192,9 +192,9 @@ def test_tiny_memory_lets_a_spilling_dataflow_win_and_it_is_reported_as_best():
     moves less than the output-stationary dataflow; the engine says so instead of hiding it."""
     s = shape(Ci=3, H=13, W=13, Co=6, k=5, stride=2, pad=0)
     r = analysis.analyse_layer(s, analysis.Machine(80 * 2, 16), tuple(BASELINES))
-    totals = {k: v["traffic"]["total"] for k, v in r["baselines"].items() if v}
-    assert min(totals.values()) < r["optimal"]["traffic"]["total"]
-    assert r["best"]["total"] == min(totals.values()) and r["best"]["dataflow"] != "optimal"
+    totals = {k: v.traffic.total for k, v in r.baselines.items() if v}
+    assert min(totals.values()) < r.optimal.traffic.total
+    assert r.best.total == min(totals.values()) and r.best.dataflow != "optimal"
 
 
 def _test_sized(layer, f_ch: int, f_sp: int) -> ConvShape:
@@ -380,7 +380,7 @@ def test_grouped_and_depthwise_layers():
     assert traffic_of(s, t).total == 2 * traffic_of(g, t).total
     dw = next(l for l in zoo.get("mobilenet_v1").convs if l.groups > 1)
     r = analysis.analyse_layer(from_conv(dw), analysis.Machine(64 * 1024, 16), ("ws",))
-    assert r["optimal"]["traffic"]["total"] >= r["bound"]["compulsory"]["total"]
+    assert r.optimal.traffic.total >= r.bound.compulsory.total
 
 
 # ------------------------------------------------------------------ input checking

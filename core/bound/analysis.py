@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 from core.bound.bounds import conv_bound
 from core.bound.loopnest import BASELINES, min_memory, search_baseline, search_optimal
 from core.bound.onchip import map_to_pes
 from core.bound.shapes import ConvShape
+from core.bound.result import (Baseline, Best, ConvShapeJson, LayerAnalysis, OnChip, Optimal, SweepRow, TilingJson,
+                               Totals, TrafficJson)
 from core.errors import InputError
-from core.results import to_plain
 
 SWEEP_KIB = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 
@@ -41,7 +42,7 @@ def _ratio(a: float, b: float) -> float | None:
     return a / b if b > 0 else None
 
 
-def analyse_layer(shape: ConvShape, m: Machine, dataflows: tuple[str, ...]) -> dict[str, Any]:
+def analyse_layer(shape: ConvShape, m: Machine, dataflows: tuple[str, ...]) -> LayerAnalysis:
     """Everything the engine reports about one layer at one memory size."""
     S = m.words
     bound = conv_bound(shape, S)
@@ -49,81 +50,71 @@ def analyse_layer(shape: ConvShape, m: Machine, dataflows: tuple[str, ...]) -> d
     if opt is None:
         raise InputError(f"on-chip memory of {S} words is too small for layer {shape.name}", "memory")
     ref = bound.reference
-    out: dict[str, Any] = {
-        "name": shape.name, "shape": shape.to_json(), "spec": shape.spec(), "macs": shape.macs,
-        "bound": to_plain(bound),
-        "bound_asymptotic": shape.Hk * shape.Wk * shape.Cig / (bound.R * S) ** 0.5 > 1.0,
-        "optimal": {"tiling": opt.tiling.to_json(), "traffic": opt.traffic.to_json(),
-                    "ratio_reference": _ratio(opt.traffic.total, ref),
-                    "ratio_paper": _ratio(opt.traffic.total, bound.paper.total),
-                    "evaluated": opt.evaluated,
-                    "onchip": map_to_pes(shape, opt.tiling, m.pe_rows, m.pe_cols).to_json()},
-        "baselines": {},
-    }
+    baselines: dict[str, Baseline | None] = {}
     for key in dataflows:
         fam = BASELINES[key]
         r = search_baseline(shape, S, fam)
-        out["baselines"][key] = None if r is None else {
-            "title": fam.title, "tiling": r.tiling.to_json(), "traffic": r.traffic.to_json(),
-            "ratio_reference": _ratio(r.traffic.total, ref), "ratio_paper": _ratio(r.traffic.total, bound.paper.total),
-            "vs_optimal": _ratio(r.traffic.total, opt.traffic.total)}
+        baselines[key] = None if r is None else Baseline(
+            title=fam.title, tiling=TilingJson.of(r.tiling), traffic=TrafficJson.of(r.traffic),
+            ratio_reference=_ratio(r.traffic.total, ref), ratio_paper=_ratio(r.traffic.total, bound.paper.total),
+            vs_optimal=_ratio(r.traffic.total, opt.traffic.total))
     # The paper's dataflow is optimal in its regime (psums fill most of S, HkWkCi >> sqrt(RS)); on tiny
     # memories or maps a psum-spilling baseline can move less, so the overall best is reported too.
     cands = {"optimal": opt.traffic.total}
-    cands.update({k: v["traffic"]["total"] for k, v in out["baselines"].items() if v is not None})
+    cands.update({k: v.traffic.total for k, v in baselines.items() if v is not None})
     best = min(cands, key=lambda k: (cands[k], k != "optimal"))
-    out["best"] = {"dataflow": best, "total": cands[best]}
-    return out
+    return LayerAnalysis(
+        name=shape.name, shape=ConvShapeJson.of(shape), spec=shape.spec(), macs=shape.macs, bound=bound,
+        bound_asymptotic=shape.Hk * shape.Wk * shape.Cig / (bound.R * S) ** 0.5 > 1.0,
+        optimal=Optimal(tiling=TilingJson.of(opt.tiling), traffic=TrafficJson.of(opt.traffic),
+                        ratio_reference=_ratio(opt.traffic.total, ref),
+                        ratio_paper=_ratio(opt.traffic.total, bound.paper.total), evaluated=opt.evaluated,
+                        onchip=OnChip.of(map_to_pes(shape, opt.tiling, m.pe_rows, m.pe_cols))),
+        baselines=baselines, best=Best(dataflow=best, total=cands[best]))
 
 
-def network_totals(layers: list[dict[str, Any]], dataflows: tuple[str, ...]) -> dict[str, Any]:
+def network_totals(layers: list[LayerAnalysis], dataflows: tuple[str, ...]) -> Totals:
     """Sums over layers; a baseline infeasible on some layer has no total."""
-    tot: dict[str, Any] = {
-        "macs": sum(l["macs"] for l in layers),
-        "segment": sum(l["bound"]["segment"]["total"] for l in layers),
-        "paper": sum(l["bound"]["paper"]["total"] for l in layers),
-        "compulsory": sum(l["bound"]["compulsory"]["total"] for l in layers),
-        "reference": sum(l["bound"]["reference"] for l in layers),
-        "optimal": sum(l["optimal"]["traffic"]["total"] for l in layers),
-        "optimal_reads": sum(l["optimal"]["traffic"]["reads"] for l in layers),
-        "optimal_writes": sum(l["optimal"]["traffic"]["output_writes"] for l in layers),
-        "gbuf_reads": sum(l["optimal"]["onchip"]["gbuf_reads"] for l in layers),
-    }
+    per_dataflow: dict[str, int | None] = {}
     for key in dataflows:
-        vals = [l["baselines"][key] for l in layers]
-        tot[key] = None if any(v is None for v in vals) else sum(v["traffic"]["total"] for v in vals)
-    tot["best"] = sum(l["best"]["total"] for l in layers)
-    tot["ratio_reference"] = _ratio(tot["optimal"], tot["reference"])
-    tot["ratio_paper"] = _ratio(tot["optimal"], tot["paper"])
-    ratios = [l["optimal"]["ratio_reference"] for l in layers if l["optimal"]["ratio_reference"] is not None]
-    tot["worst_ratio_reference"] = max(ratios) if ratios else None
-    return tot
+        vals = [l.baselines[key] for l in layers]
+        per_dataflow[key] = None if any(v is None for v in vals) else sum(v.traffic.total for v in vals if v)
+    optimal = sum(l.optimal.traffic.total for l in layers)
+    reference = sum(l.bound.reference for l in layers)
+    paper = sum(l.bound.paper.total for l in layers)
+    ratios = [l.optimal.ratio_reference for l in layers if l.optimal.ratio_reference is not None]
+    return Totals(
+        macs=sum(l.macs for l in layers), segment=sum(l.bound.segment.total for l in layers), paper=paper,
+        compulsory=sum(l.bound.compulsory.total for l in layers), reference=reference, optimal=optimal,
+        optimal_reads=sum(l.optimal.traffic.reads for l in layers),
+        optimal_writes=sum(l.optimal.traffic.output_writes for l in layers),
+        gbuf_reads=sum(l.optimal.onchip.gbuf_reads for l in layers), per_dataflow=per_dataflow,
+        best=sum(l.best.total for l in layers), ratio_reference=_ratio(optimal, reference),
+        ratio_paper=_ratio(optimal, paper), worst_ratio_reference=max(ratios) if ratios else None)
 
 
 def sweep_point(shapes: list[ConvShape], m: Machine, dataflows: tuple[str, ...],
-                check: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                check: Callable[[], None] = lambda: None) -> SweepRow:
     """Network traffic at one memory size for the bound and every dataflow (None where it does not fit)."""
     S = m.words
-    row: dict[str, Any] = {"memory_bytes": m.memory_bytes, "words": S, "segment": 0.0, "paper": 0.0,
-                           "compulsory": 0, "reference": 0.0, "optimal": 0}
+    row = SweepRow(memory_bytes=m.memory_bytes, words=S, segment=0.0, paper=0.0, compulsory=0, reference=0.0,
+                   optimal=0, per_dataflow={key: 0 for key in dataflows})
     fits = all(min_memory(s) <= S for s in shapes)
     for s in shapes:
         check()
         b = conv_bound(s, S)
-        row["segment"] += b.segment.total
-        row["paper"] += b.paper.total
-        row["compulsory"] += b.compulsory.total
-        row["reference"] += b.reference
+        row.segment += b.segment.total
+        row.paper += b.paper.total
+        row.compulsory += b.compulsory.total
+        row.reference += b.reference
         if fits:
-            row["optimal"] += search_optimal(s, S).traffic.total   # type: ignore[union-attr]
+            row.optimal += search_optimal(s, S).traffic.total   # type: ignore[operator,union-attr]
         for key in dataflows:
             r = search_baseline(s, S, BASELINES[key]) if fits else None
-            if r is None or row.get(key, 0) is None:
-                row[key] = None
-            else:
-                row[key] = row.get(key, 0) + r.traffic.total
+            total = row.per_dataflow[key]
+            row.per_dataflow[key] = None if r is None or total is None else total + r.traffic.total
     if not fits:
-        row["optimal"] = None
+        row.optimal = None
     return row
 
 
@@ -132,6 +123,6 @@ def sweep_machines(m: Machine) -> list[Machine]:
     return [Machine(b, m.word_bits, m.pe_rows, m.pe_cols) for b in sizes]
 
 
-def iter_sweep(shapes: list[ConvShape], m: Machine, dataflows: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+def iter_sweep(shapes: list[ConvShape], m: Machine, dataflows: tuple[str, ...]) -> Iterator[SweepRow]:
     for mm in sweep_machines(m):
         yield sweep_point(shapes, mm, dataflows)

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
 from core.bound.loopnest import BASELINES
 from core.bound.onchip import size_architecture
-from core.bound.result import BoundResult, TilingJson
+from core.bound.result import BoundResult, Source, SweepRow, TilingJson, Timing
 from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
 from core.checks import settings_over_defaults
 from core.results import EngineResult
@@ -190,13 +190,14 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         yield Progress(i / len(shapes) * (0.5 if s["sweep"] else 1.0), f"layer {shape.name}")
         res = analyse_layer(shape, m, dataflows)
         layers.append(res)
-        yield MetricPoint("optimal / reference", i, res["optimal"]["ratio_reference"], "layers")
+        if res.optimal.ratio_reference is not None:         # None: a bound of 0 gives no ratio
+            yield MetricPoint("optimal / reference", i, res.optimal.ratio_reference, "layers")
         for key in dataflows:
-            b = res["baselines"][key]
-            if b is not None:
-                yield MetricPoint(f"{key} / reference", i, b["ratio_reference"], "layers")
+            b = res.baselines[key]
+            if b is not None and b.ratio_reference is not None:
+                yield MetricPoint(f"{key} / reference", i, b.ratio_reference, "layers")
     analysis_s = time.perf_counter() - t0
-    sweep = []
+    sweep: list[SweepRow] = []
     if s["sweep"]:
         machines = sweep_machines(m)
         for j, mm in enumerate(machines):
@@ -204,22 +205,24 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             yield Progress(0.5 + 0.5 * j / len(machines), f"memory sweep {mm.memory_bytes // 1024} KiB")
             row = sweep_point(shapes, mm, dataflows, cancel.check)
             sweep.append(row)
-            for key in ("segment", "paper", "compulsory", "reference", "optimal") + dataflows:
-                if row.get(key) is not None:
-                    yield MetricPoint(key, mm.memory_bytes / 1024, row[key], "sweep")
+            values: dict[str, float | None] = {"segment": row.segment, "paper": row.paper,
+                                                "compulsory": row.compulsory, "reference": row.reference,
+                                                "optimal": row.optimal, **row.per_dataflow}
+            for key, value in values.items():
+                if value is not None:
+                    yield MetricPoint(key, mm.memory_bytes / 1024, value, "sweep")
     totals = network_totals(layers, dataflows)
     arch = size_architecture(m.memory_bytes, m.word_bits, m.pe_rows, m.pe_cols,
-                             r_max=max(l["bound"]["R"] for l in layers))
+                             r_max=max(l.bound.R for l in layers))
     yield Progress(1.0, "done")
-    yield FinalResult(BoundResult.from_json({
-        "engine": "bound", "source": desc, "memory_bytes": m.memory_bytes, "word_bits": m.word_bits,
-        "memory_words": m.words, "pe_rows": m.pe_rows, "pe_cols": m.pe_cols, "batch": shapes[0].B,
-        "dataflows": list(dataflows),
-        "dataflow_titles": {"optimal": "Communication-optimal", **{k: BASELINES[k].title for k in dataflows}},
-        "layers": layers, "passthrough": passthrough, "totals": totals, "sweep": sweep,
-        "architecture": arch.to_json(), "paper_architecture": size_architecture().to_json(),
-        "timing_s": {"analysis": analysis_s, "total": time.perf_counter() - t0},
-    }))
+    yield FinalResult(BoundResult(
+        engine="bound", source=Source(**desc), memory_bytes=m.memory_bytes, word_bits=m.word_bits,
+        memory_words=m.words, pe_rows=m.pe_rows, pe_cols=m.pe_cols, batch=shapes[0].B,
+        dataflows=list(dataflows),
+        dataflow_titles={"optimal": "Communication-optimal", **{k: BASELINES[k].title for k in dataflows}},
+        layers=layers, passthrough=passthrough, totals=totals, sweep=sweep,
+        architecture=arch, paper_architecture=size_architecture(),
+        timing_s=Timing(analysis=analysis_s, total=time.perf_counter() - t0)))
 
 
 # ---------------------------------------------------------------- command line

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.bound.bounds import LayerBound, conv_bound
-from core.bound.onchip import ArchitectureSizing
+from core.bound.loopnest import Tiling, Traffic
+from core.bound.onchip import ArchitectureSizing, PeMapping
 from core.bound.shapes import ConvShape
 from core.results import EngineResult, extra_keys, optional_key, to_plain
 
@@ -34,10 +35,11 @@ class Source:
     path: str | None = optional_key()           # ONNX files
 
 
-# ConvShapeJson, TilingJson and TrafficJson are the stored forms of core.bound.shapes.ConvShape,
-# core.bound.loopnest.Tiling and Traffic. The domain classes cannot stand in for them: the stored JSON
-# also holds values those classes derive (Ho, Wo, macs; the paper's tile names b z k y x; reads, total),
-# and core.results writes and reads dataclass fields only.
+# ConvShapeJson, TilingJson, TrafficJson and OnChip are the stored forms of core.bound.shapes.ConvShape,
+# core.bound.loopnest.Tiling and Traffic and core.bound.onchip.PeMapping. The domain classes cannot stand
+# in for them: the stored JSON also holds values those classes derive (Ho, Wo, macs; the paper's tile
+# names b z k y x; reads, total; gbuf_reads, greg_writes), and core.results writes and reads dataclass
+# fields only. Each is built from its domain object by `of` (attributes, no JSON on the way).
 @dataclass(kw_only=True)
 class ConvShapeJson:
     name: str
@@ -57,6 +59,10 @@ class ConvShapeJson:
     Wo: int
     macs: int
 
+    @classmethod
+    def of(cls, shape: ConvShape) -> "ConvShapeJson":
+        return cls(**{k: getattr(shape, k) for k in cls.__dataclass_fields__})
+
 
 @dataclass(kw_only=True)
 class TilingJson:
@@ -75,6 +81,10 @@ class TilingJson:
     y: int
     x: int
 
+    @classmethod
+    def of(cls, tiling: Tiling) -> "TilingJson":
+        return cls(**{k: getattr(tiling, k) for k in cls.__dataclass_fields__})
+
 
 @dataclass(kw_only=True)
 class TrafficJson:
@@ -85,6 +95,10 @@ class TrafficJson:
     memory: int                                 # peak words on chip
     reads: int
     total: int
+
+    @classmethod
+    def of(cls, traffic: Traffic) -> "TrafficJson":
+        return cls(**{k: getattr(traffic, k) for k in cls.__dataclass_fields__})
 
 
 @dataclass(kw_only=True)
@@ -111,6 +125,10 @@ class OnChip:
     gbuf_read_bound: int                        # GBuf reads >= the words filled into it
     gbuf_reads: int
     greg_writes: int
+
+    @classmethod
+    def of(cls, mapping: PeMapping) -> "OnChip":
+        return cls(**{k: getattr(mapping, k) for k in cls.__dataclass_fields__})
 
 
 @dataclass(kw_only=True)
