@@ -69,8 +69,8 @@ def _one_line(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="main.py",
+    parser = Parser(       # the installed command's name, or main.py from a checkout
+        prog="dataflow-explorer" if sys.argv[0].endswith("dataflow-explorer") else "main.py",
         description="Dataflow Explorer: map convolution workloads onto unusual accelerators. "
                     "Without a subcommand, starts the GUI.")
     parser.add_argument("--version", action="version", version=f"Dataflow Explorer {__version__}")

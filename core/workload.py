@@ -389,7 +389,22 @@ def workload_from_json(d: Any, path: str = "workload") -> Workload:
         raise InputError(f"unknown workload kind {kind!r}; expected one of {', '.join(WORKLOAD_KINDS)}",
                          _join(path, "kind"))
     value: Workload = found.read(d, path)
+    _refuse_unknown_keys(d, value, path)
     return value
+
+
+def _refuse_unknown_keys(d: dict[str, Any], value: Any, path: str) -> None:
+    """A key the kind does not have would be silently ignored (a study axis over `workload.netwrk`
+    would run the same point every time): refused, with the nearest known key."""
+    import dataclasses
+    import difflib
+
+    known = {"kind", *(f.name for f in dataclasses.fields(value)), *value.to_json()}
+    for key in d:
+        if key not in known:
+            near = difflib.get_close_matches(str(key), sorted(known), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else f"; a {value.kind} has {', '.join(sorted(known))}"
+            raise InputError(f"unknown field {str(key)[:40]!r}{hint}", _join(path, str(key)[:40]))
 
 
 def kernels_of(workload: Workload | None) -> KernelSet:
@@ -516,6 +531,7 @@ def target_from_json(d: Any, path: str = "target") -> Target:
         raise InputError(f"unknown target kind {kind!r}; expected one of {', '.join(TARGET_KINDS)}",
                          _join(path, "kind"))
     value: Target = found.read(d, path)
+    _refuse_unknown_keys(d, value, path)
     return value
 
 

@@ -32,13 +32,14 @@ from core.atomic import atomic_write_text
 from core.errors import InputError
 from core.engine import engines
 from core.lifecycle import RunOutcome
+from core.paths import ASSETS
 from core.project import Project
 from core.study import spec as study_spec
 from core.study.analysis import number, pareto_front
 from core.study.runner import StudyRunner, StudySummary
 from gui.plotting import PALETTE
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "assets" / "studies"
+EXAMPLES = ASSETS / "studies"
 STATUS_COLOURS = {"finished": "#2ca02c", "failed": "#d62728", "running": "#1f77b4", "pending": "#888888",
                   "not run": "#b36b00"}
 DRAIN_BUDGET_S = 0.03
@@ -319,8 +320,12 @@ class StudyPanel(QWidget):
         s = self.study
         self._checked = (self.editor.toPlainText(), self._library_version)
         self.message.setTextFormat(Qt.TextFormat.PlainText)
-        self.message.setText(f"{s.engine}: {len(s.points)} point(s); axes: {', '.join(s.axis_labels) or 'none'}; "
+        size = (f"a {s.search.sampler} search of {s.search.budget} of {len(s.points)} point(s)" if s.search
+                else f"{len(s.points)} point(s)")
+        self.message.setText(f"{s.engine}: {size}; axes: {', '.join(s.axis_labels) or 'none'}; "
                              f"metrics: {', '.join(m.name for m in s.metrics) or 'none'}")
+        if not self.is_running():
+            self._fill_combos(s)
         self._update_buttons()
         return s
 
@@ -529,6 +534,13 @@ class StudyPanel(QWidget):
             self.pareto_y.setCurrentIndex(1)
         if len(study.axis_labels) > 1:
             self.plot_by.setCurrentIndex(2)
+        if study.search is not None:        # a search's objectives are its front's axes, in their directions
+            objs = study.search.objectives
+            for combo, box, o in ((self.pareto_x, self.min_x, objs[0]), (self.pareto_y, self.min_y, objs[-1])):
+                combo.setCurrentIndex(metrics.index(o.metric))
+                box.setChecked(o.minimise)
+            if len(objs) > 1:
+                self.tabs.setCurrentIndex(self.tabs.indexOf(self.pareto.parentWidget()))
 
     def finished_records(self) -> list[dict[str, Any]]:
         return [r for _i, r in sorted(self.records.items()) if r.get("status") == "finished"]

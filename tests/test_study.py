@@ -208,7 +208,7 @@ def test_a_study_completes_with_its_points_and_metrics(scheduler, tmp_path):
     seen: list[dict[str, Any]] = []
     summary = StudyRunner(s, scheduler, on_record=seen.append).run()
     assert summary.error is None and summary.counts == {"total": 4, "finished": 4, "failed": 0, "not_run": 0,
-                                                        "resumed": 0}
+                                                        "resumed": 0, "cached": 0}
     assert sorted(r["index"] for r in seen) == [0, 1, 2, 3]
     for r in summary.records:
         assert r["status"] == "finished" and r["attempts"] == 1
@@ -266,8 +266,8 @@ def test_resume_skips_finished_points(scheduler, tmp_path):
     path.write_text("\n".join(kept) + "\n" + lines[1][: len(lines[1]) // 2])
     done = {json.loads(x)["key"] for x in kept[1:]}
     ran: list[dict[str, Any]] = []
-    summary = StudyRunner(s, scheduler, resume=True, on_record=ran.append).run()
-    assert summary.counts == {"total": 4, "finished": 4, "failed": 0, "not_run": 0, "resumed": 2}
+    summary = StudyRunner(s, scheduler, resume=True, on_record=ran.append, cache=False).run()
+    assert summary.counts == {"total": 4, "finished": 4, "failed": 0, "not_run": 0, "resumed": 2, "cached": 0}
     assert {r["key"] for r in ran if r.get("resumed")} == done
     assert {r["key"] for r in ran if not r.get("resumed")} == {p.key for p in s.points} - done
     again = StudyRunner(s, scheduler, resume=True).run()
@@ -319,7 +319,7 @@ def test_cli_json_and_exit_codes(scheduler, tmp_path, capsys):
     assert main(["study", "run", str(f), "--cluster", scheduler, "--json", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) >= {"study", "engine", "cluster", "results_file", "counts", "points"}
-    assert out["counts"] == {"total": 2, "finished": 2, "failed": 0, "not_run": 0, "resumed": 0}
+    assert out["counts"] == {"total": 2, "finished": 2, "failed": 0, "not_run": 0, "resumed": 0, "cached": 0}
     assert [p["params"] for p in out["points"]] == [{"seed": 1}, {"seed": 2}]
     for p in out["points"]:
         assert set(p) == {"index", "key", "params", "repeat", "status", "metrics", "error", "duration_s",

@@ -99,3 +99,18 @@ def test_cancel_stops_the_cluster(window, qtbot, tmp_path):
             and c.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(c.cmdline())]
     assert left == []
     assert "cancelled" in panel.state.text()
+
+
+def test_a_search_study_opens_its_front_with_its_objectives(window, tmp_path):
+    """The Studies dock shows a search's Pareto front over its two objectives, in their directions,
+    as points arrive (the plot redraws from each record)."""
+    from tests.test_study_search import GRID
+
+    panel = window.study_panel
+    doc = {**GRID, "search": {"sampler": "tpe", "budget": 4, "objectives": [
+        {"metric": "memory", "direction": "maximize"}, {"metric": "optimal_traffic", "direction": "minimize"}]}}
+    _set(panel, doc, tmp_path)
+    assert panel.study is not None and panel.study.search is not None
+    assert panel.pareto_x.currentText() == "memory" and not panel.min_x.isChecked()
+    assert panel.pareto_y.currentText() == "optimal_traffic" and panel.min_y.isChecked()
+    assert panel.tabs.currentWidget() is panel.pareto.parentWidget()

@@ -24,10 +24,11 @@ from core.cain import goals as gl
 from core.cain.goals import Bag, Goal
 from core.cain.steps import Plan, Step
 from core.ccompiler import CompiledLibrary
+from core.paths import BUILD
 from core.scamp5.isa import InstructionSet
 
 SOURCE = Path(__file__).with_name("csrc") / "bagsearch.c"
-BUILD_DIR = Path(__file__).resolve().parents[2] / "build" / "cain"
+BUILD_DIR = BUILD / "cain"
 CFLAGS = ("-O2", "-std=gnu11", "-shared", "-fPIC")
 COMPILE_TIMEOUT_S = 120
 MAX_REGISTERS = 26            # MAXR in the C source

@@ -84,12 +84,13 @@ from core.cain import goals as gl
 from core.cain import lower_bound as lb
 from core.cain.goals import Goal
 from core.ccompiler import CompiledLibrary
+from core.paths import BUILD
 from core.scamp5.interp import SymKernel, run_symbolic
 from core.scamp5.isa import CLOCKWISE, DIRECTIONS, InstructionSet, register_names
 from core.scamp5.program import Instr
 
 SOURCE = Path(__file__).with_name("csrc") / "exact.c"
-BUILD_DIR = Path(__file__).resolve().parents[2] / "build" / "cain"
+BUILD_DIR = BUILD / "cain"
 CFLAGS = ("-O2", "-std=gnu11", "-shared", "-fPIC")
 COMPILE_TIMEOUT_S = 120
 MAX_REGISTERS = 8           # RMAX in exact.c

@@ -16,8 +16,9 @@ from typing import Any, cast
 import numpy as np
 
 from core.cappuccino.numerics import conv2d_nchw, maxpool_nchw
+from core.paths import ASSETS
 
-ASSET = Path(__file__).resolve().parents[2] / "assets" / "digits_cnn.npz"
+ASSET = ASSETS / "digits_cnn.npz"
 SEED = 0
 VALIDATION_FRACTION = 0.2
 

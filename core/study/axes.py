@@ -313,10 +313,13 @@ def combinations(study: "Study") -> list[list[Assignment]]:
     def pick(g: AxisGroup, j: int) -> list[Assignment]:
         return [(a, a.values[j], a.names[j]) for a in g.axes]
 
+    # every way of combining is capped before anything is built: repeats multiply them all
+    total = {"grid": math.prod(len(g) for g in groups), "zip": len(groups[0])}.get(study.combine, study.samples)
+    if total * study.repeats > MAX_POINTS:
+        raise InputError(f"{total} x {study.repeats} repeat(s) = {total * study.repeats} points; a study holds at most "
+                         f"{MAX_POINTS}", "study.repeats" if total <= MAX_POINTS else
+                         "study.samples" if study.combine == "random" else "study.axes")
     if study.combine == "grid":
-        total = math.prod(len(g) for g in groups)
-        if total * study.repeats > MAX_POINTS:
-            raise InputError(f"{total * study.repeats} points; a study holds at most {MAX_POINTS}", "study.axes")
         return [[x for g, j in zip(groups, js) for x in pick(g, j)]
                 for js in itertools.product(*(range(len(g)) for g in groups))]
     if study.combine == "zip":

@@ -29,6 +29,9 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--resume", action="store_true",
                      help="skip the points already finished in the results file")
     run.add_argument("--out", metavar="FILE.jsonl", help="results file (default: beside the study file)")
+    run.add_argument("--no-cache", action="store_true",
+                     help="run every point, even one any study finished before (default: reuse the cache of "
+                          "finished points, by content)")
     run.add_argument("--session", metavar="FILE.dfx", help="library names in the study refer to this session's "
                                                            "library (default: the starter library)")
     run.add_argument("--json", action="store_true", help="print the points and counts as one JSON object")
@@ -80,9 +83,12 @@ def run_command(args: argparse.Namespace) -> int:
     if args.study_command == "validate":
         info = {"valid": True, "study": study.name, "engine": study.engine, "points": len(study.points),
                 "axes": study.axis_labels, "metrics": [m.name for m in study.metrics]}
+        size = f"{len(study.points)} point(s)"
+        if study.search is not None:
+            info["search"] = {"sampler": study.search.sampler, "budget": study.search.budget}
+            size = f"a {study.search.sampler} search of {study.search.budget} of {len(study.points)} point(s)"
         print(json.dumps(info) if args.json else
-              f"{args.file}: valid ({study.engine}, {len(study.points)} point(s), axes: "
-              f"{', '.join(study.axis_labels) or 'none'})")
+              f"{args.file}: valid ({study.engine}, {size}, axes: {', '.join(study.axis_labels) or 'none'})")
         return 0
     return _run(args, study)
 
@@ -90,9 +96,13 @@ def run_command(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, study: Any) -> int:
     from core.errors import InputError
     from core.study.runner import StudyRunner
+    from core.study.search import front
 
-    total = len(study.points)
+    search = study.search
+    total = search.budget if search is not None else len(study.points)
     seen = [0]
+    ended: list[dict[str, Any]] = []
+    shown_front: list[list[str]] = [[]]
 
     def on_log(message: str) -> None:
         if not args.quiet:
@@ -108,32 +118,58 @@ def _run(args: argparse.Namespace, study: Any) -> int:
         else:
             what = str(rec.get("error") or "").splitlines()[0][:200] if rec.get("error") else ""
         took = "" if rec.get("duration_s") is None else f" ({rec['duration_s']:.2f} s)"
-        tag = "resumed" if rec.get("resumed") else rec.get("status")
+        tag = "resumed" if rec.get("resumed") else "cached" if rec.get("cached") else rec.get("status")
         print(f"[{seen[0]:>{len(str(total))}}/{total}] {tag:8s} #{rec['index']} {params}: {what}{took}",
               file=sys.stderr, flush=True)
+        if search is not None:          # the front as it grows, whenever it changes
+            ended.append(rec)
+            now = front(search, ended)
+            if [r["key"] for r in now] != shown_front[0]:
+                shown_front[0] = [r["key"] for r in now]
+                print(f"  front: {_front_text(search, now)}", file=sys.stderr, flush=True)
 
     try:
-        runner = StudyRunner(study, args.cluster, args.out, args.resume, on_record, on_log)
+        runner = StudyRunner(study, args.cluster, args.out, args.resume, on_record, on_log,
+                             cache=not getattr(args, "no_cache", False))
     except InputError as exc:
         return _fail(str(exc), EXIT_BAD_INPUT)
     summary = runner.run()
     counts = summary.counts
+    records = summary.records if search is None else [r for r in summary.records if r.get("status") != "not run"]
+    best = front(search, records) if search is not None else []
     if args.json:
-        print(json.dumps({"study": summary.study, "engine": summary.engine, "cluster": summary.cluster,
-                          "results_file": str(summary.results_path), "counts": counts,
-                          "cancelled": summary.cancelled, "error": summary.error, "timings": summary.timings,
-                          "points": [point_json(r) for r in summary.records]}))
+        doc = {"study": summary.study, "engine": summary.engine, "cluster": summary.cluster,
+               "results_file": str(summary.results_path), "counts": counts,
+               "cancelled": summary.cancelled, "error": summary.error, "timings": summary.timings,
+               "points": [point_json(r) for r in records]}
+        if search is not None:
+            doc["search"] = {"sampler": search.sampler, "budget": search.budget, "grid": len(study.points),
+                             "objectives": [{"metric": o.metric, "direction": o.direction} for o in search.objectives],
+                             "front": [point_json(r) for r in best]}
+        print(json.dumps(doc))
     else:
-        print(_table(study, summary.records))
-        print(f"{counts['finished']} finished ({counts['resumed']} from an earlier run), {counts['failed']} failed, "
-              f"{counts['not_run']} not run; results in {summary.results_path}")
+        print(_table(study, records))
+        if search is not None:
+            print(f"\nsearch ({search.sampler}): {len(records)} of the grid's {len(study.points)} points; "
+                  f"front ({', '.join(f'{o.metric} {o.direction}' for o in search.objectives)}):")
+            print(_table(study, best))
+        print(f"{counts['finished']} finished ({counts['resumed']} from an earlier run, {counts['cached']} from the "
+              f"cache), {counts['failed']} failed, "
+              f"{counts['not_run']} not run{' (a search runs only the points it picks)' if search else ''}; "
+              f"results in {summary.results_path}")
     if summary.interrupted:
         return _fail("interrupted (finished points are kept: run again with --resume)", 130)
     if summary.error:
         return _fail(summary.error, 1)
-    if counts["failed"] or counts["not_run"]:
+    if counts["failed"] or (counts["not_run"] and search is None):
         return _fail(f"{counts['failed']} point(s) failed, {counts['not_run']} not run", 1)
     return 0
+
+
+def _front_text(search: Any, recs: list[dict[str, Any]]) -> str:
+    shown = [" / ".join(_short((r.get("metrics") or {}).get(o.metric)) for o in search.objectives) for r in recs[:6]]
+    return f"{len(recs)} point(s): " + ", ".join(f"#{r['index']} {v}" for r, v in zip(recs, shown)) + \
+        (", ..." if len(recs) > 6 else "")
 
 
 def _table(study: Any, records: list[dict[str, Any]]) -> str:

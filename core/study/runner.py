@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 import uuid
@@ -31,6 +32,8 @@ from core.project import now_iso
 from core.study import results_file
 from core.study.axes import Point
 from core.study.point import run_point, warm_up
+from core.study.cache import PointCache, content_key
+from core.study.search import Searcher
 from core.study.spec import Study
 
 MAX_ATTEMPTS = 2                # a point whose worker dies is run once more, then marked failed
@@ -41,22 +44,36 @@ _FILE_ONLY = ("series", "log")  # sent to on_record, not written to the results 
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """Where points run: a local cluster of `workers` processes, or the scheduler at `address`."""
+    """Where points run: a local cluster of `workers` processes, the scheduler at `address`, or a
+    batch system's jobs (`batch`: "slurm" or "pbs", `workers` jobs; the study's "cluster" section
+    describes one job: dask-jobqueue builds the scheduler here and submits the workers)."""
 
     workers: int = 0
     address: str = ""
+    batch: str = ""
 
     @property
     def local(self) -> bool:
-        return not self.address
+        return not self.address and not self.batch
 
     def __str__(self) -> str:
+        if self.batch:
+            return f"{self.batch}:{self.workers}"
         return self.address or f"local:{self.workers}"
 
 
+BATCH_SYSTEMS = ("slurm", "pbs")
+
+
 def parse_cluster(text: str | None, where: str = "--cluster") -> ClusterSpec:
-    """`local`, `local:N` or a scheduler address (`tcp://HOST:PORT`, `tls://...`)."""
+    """`local`, `local:N`, a scheduler address (`tcp://HOST:PORT`, `tls://...`), or `slurm[:JOBS]` /
+    `pbs[:JOBS]` (the study's "cluster" section describes a job; default 1 job)."""
     text = (text or "local").strip()
+    head, _, count = text.partition(":")
+    if head in BATCH_SYSTEMS and "//" not in text:
+        if count and (not count.isdigit() or not 1 <= int(count) <= 10_000):
+            raise InputError(f"expected {head}:JOBS with 1..10000 jobs, got {text!r}", where)
+        return ClusterSpec(workers=int(count or 1), batch=head)
     if text == "local":
         return ClusterSpec(workers=os.cpu_count() or 1)
     if text.startswith("local:"):
@@ -69,7 +86,41 @@ def parse_cluster(text: str | None, where: str = "--cluster") -> ClusterSpec:
         if scheme not in ("tcp", "tls", "ws", "wss") or ":" not in rest or not rest.rsplit(":", 1)[1].isdigit():
             raise InputError(f"expected a scheduler address like tcp://HOST:PORT, got {text!r}", where)
         return ClusterSpec(address=text)
-    raise InputError(f"expected local, local:N or tcp://HOST:PORT, got {text!r}", where)
+    raise InputError(f"expected local, local:N, tcp://HOST:PORT, slurm[:JOBS] or pbs[:JOBS], got {text!r}", where)
+
+
+BATCH_WAIT_S = 600      # a queued job may take a while to start: the first worker is waited for this long
+
+
+def batch_cluster(spec: ClusterSpec, section: dict[str, Any]) -> Any:
+    """A dask-jobqueue cluster (SLURM or PBS) from the study's "cluster" section, scaled to the
+    spec's jobs: the scheduler runs here, each job starts `processes` one-thread workers with the
+    section's python (the environment the project is installed in; default: this one)."""
+    try:
+        import dask_jobqueue
+    except ImportError:
+        raise InputError(f"--cluster {spec.batch} needs dask-jobqueue: pip install dask-jobqueue (or the project's "
+                         f"extra: pip install '.[cluster]')", "--cluster") from None
+    import dask
+
+    cores = int(section.get("cores", 1))
+    kwargs: dict[str, Any] = {
+        "cores": cores, "processes": int(section.get("processes", cores)),       # one thread per worker process
+        "memory": section.get("memory", "4GB"), "walltime": section.get("walltime", "01:00:00"),
+        "python": section.get("python", sys.executable),
+        # workers may start processes of their own (Cain's workers): not daemons
+        "job_script_prologue": ["export DASK_DISTRIBUTED__WORKER__DAEMON=False", *section.get("prologue", [])],
+        "job_extra_directives": list(section.get("extra", [])),
+        "scheduler_options": {"dashboard_address": None, **({"host": section["host"]} if "host" in section else {})},
+    }
+    for key in ("queue", "account", "interface"):
+        if key in section:
+            kwargs[key] = section[key]
+    cls = dask_jobqueue.SLURMCluster if spec.batch == "slurm" else dask_jobqueue.PBSCluster
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):      # a dead worker's point fails at once
+        cluster = cls(**kwargs)
+    cluster.scale(jobs=spec.workers)
+    return cluster
 
 
 @dataclass
@@ -86,11 +137,12 @@ class StudySummary:
 
     @property
     def counts(self) -> dict[str, int]:
-        c = {"total": len(self.records), "finished": 0, "failed": 0, "not_run": 0, "resumed": 0}
+        c = {"total": len(self.records), "finished": 0, "failed": 0, "not_run": 0, "resumed": 0, "cached": 0}
         for r in self.records:
             status = r.get("status")
             c["finished" if status == "finished" else "failed" if status == "failed" else "not_run"] += 1
             c["resumed"] += bool(r.get("resumed"))
+            c["cached"] += bool(r.get("cached"))
         return c
 
 
@@ -109,11 +161,16 @@ def _quiet_dask() -> Iterator[None]:
 class StudyRunner:
     def __init__(self, study: Study, cluster: str | ClusterSpec | None = None, out: str | Path | None = None,
                  resume: bool = False, on_record: Callable[[dict[str, Any]], None] | None = None,
-                 on_log: Callable[[str], None] | None = None) -> None:
+                 on_log: Callable[[str], None] | None = None, cache: PointCache | bool | None = True) -> None:
         self.study = study
+        # finished points by content, across runs and studies (False / None: run every point)
+        self.cache = PointCache() if cache is True else cache or None
         self.cluster = cluster if isinstance(cluster, ClusterSpec) else parse_cluster(cluster)
         self.path = Path(out) if out is not None else study.results_path()
+        results_file.check_out_path(self.path, "--out" if out is not None else "study file's folder")
         self.resume = resume
+        # what --resume goes on from, read (and checked line by line) before anything runs
+        self._before = results_file.finished(results_file.read(self.path, strict=True)) if resume else {}
         self.on_record = on_record or (lambda r: None)
         self.on_log = on_log or (lambda m: None)
         self.client: Any = None                 # the dask Client while the study runs
@@ -127,6 +184,7 @@ class StudyRunner:
         self._pids: list[int] = []
         self._slots_at = -1.0
         self._slots_n = 1
+        self.searcher: Searcher | None = None       # a search study's sampler, while it runs
 
     # ------------------------------------------------------------ control
     def cancel(self) -> None:
@@ -144,7 +202,7 @@ class StudyRunner:
     def run(self) -> StudySummary:
         study = self.study
         summary = StudySummary(study.name, study.engine, str(self.cluster), self.path, [])
-        before = results_file.finished(results_file.read(self.path)) if self.resume else {}
+        before = self._before
         writer = results_file.ResultsWriter(self.path, self.resume)
         by_index: dict[int, dict[str, Any]] = {}
         todo: list[Point] = []
@@ -160,6 +218,11 @@ class StudyRunner:
                       "cluster": str(self.cluster), "points": len(study.points), "resumed": len(by_index)})
         if before:
             self.on_log(f"resuming: {len(by_index)} of {len(study.points)} point(s) already finished in {self.path}")
+        if study.search is None and self.cache is not None:     # computed before, by any study: reused
+            hits = [p for p in todo if self._from_cache(p, writer, by_index)]
+            if hits:
+                self.on_log(f"{len(hits)} point(s) reused from the cache of finished points")
+                todo = [p for p in todo if p.index not in by_index]
         t0 = time.perf_counter()
         try:
             with _quiet_dask():
@@ -216,6 +279,13 @@ class StudyRunner:
                 pid = getattr(nanny, "pid", None)       # the worker process the nanny started
                 if isinstance(pid, int):
                     self._pids.append(pid)
+        elif self.cluster.batch:
+            self._cluster = batch_cluster(self.cluster, self.study.cluster)
+            self.on_log(f"submitted {self.cluster.workers} {self.cluster.batch} job(s) for Dask workers; scheduler at "
+                        f"{self._cluster.scheduler_address}")
+            self.client = Client(self._cluster, set_as_default=False)
+            self.on_log("waiting for the first worker to start")
+            self.client.wait_for_workers(1, timeout=self.study.cluster.get("wait_s", BATCH_WAIT_S))
         else:
             self.on_log(f"connecting to the Dask scheduler at {self.cluster.address}")
             try:
@@ -225,11 +295,15 @@ class StudyRunner:
             if not self.client.scheduler_info().get("workers"):
                 self.on_log("the scheduler has no workers yet: waiting for one")
                 self.client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS_S)
-        try:
-            info = self.client.run(warm_up)
-        except Exception as exc:
-            raise RuntimeError(f"the Dask workers cannot load this project's code ({type(exc).__name__}: {exc}); "
-                               "start `dask worker` in the project folder or with it on PYTHONPATH") from None
+        info = self.client.run(warm_up, on_error="return")
+        broken = sorted(addr for addr, r in info.items() if isinstance(r, BaseException))
+        if broken:      # once, before any point: never the same failure point after point
+            err = info[broken[0]]
+            raise RuntimeError(f"{len(broken)} of {len(info)} Dask worker(s) cannot load Dataflow Explorer, the first "
+                               f"at {broken[0]} ({type(err).__name__}: {err}); install it in that worker's environment "
+                               f"(`pip install .` from a checkout, see docs/studies.md) and restart the worker")
+        if self.cluster.address:
+            self._probe_scheduler()
         missing = [addr for addr, i in info.items() if self.study.engine not in i["engines"]]
         if missing:
             errors = info[missing[0]]["load_errors"]
@@ -240,6 +314,21 @@ class StudyRunner:
         else:
             self.on_log(f"{len(info)} worker(s): " + ", ".join(sorted({i['host'] for i in info.values()})))
         self._cancel_flag = DaskEvent(self._event_name, client=self.client)
+
+    def _probe_scheduler(self) -> None:
+        """One task through the scheduler before the points. Recent Dask schedulers unpickle every task,
+        and a task names this project's function, so a scheduler without the project installed would
+        fail every point alike; this says so once, naming the scheduler and what to install."""
+        probe = self.client.submit(warm_up, pure=False)
+        try:
+            probe.result(timeout=WAIT_FOR_WORKERS_S)
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {exc}"
+            if "deserializ" in text.lower():
+                raise RuntimeError(f"the Dask scheduler at {self.cluster.address} cannot read this project's tasks "
+                                   f"({text.splitlines()[0].split('. ')[0][:120]}); install Dataflow Explorer in the scheduler's "
+                                   f"environment too (`pip install .`, see docs/studies.md) and restart it") from None
+            raise RuntimeError(f"a first test task failed on the cluster at {self.cluster.address}: {text[:300]}") from None
 
     def _stop(self) -> None:
         """Cancel what is left, close the client and a local cluster; no worker process survives."""
@@ -315,13 +404,32 @@ class StudyRunner:
         from distributed.scheduler import KilledWorker
 
         queue = list(reversed(todo))
+        searcher = None
+        if self.study.search is not None:       # the sampler picks the next point as a slot frees
+            searcher = Searcher(self.study, self.study.search)
+            searcher.seed_with([r for r in by_index.values() if r.get("status") == "finished"])
+        self.searcher = searcher
         # with_results: each result is fetched in the client's own loop as its point ends, not by a
         # round trip from this thread afterwards
         self._ac = ac = as_completed([], loop=self.client.loop, with_results=True, raise_errors=False)
 
+        def next_point() -> Point | None:
+            if searcher is None:
+                return queue.pop() if queue else None
+            while (got := searcher.next_point()) is not None:
+                p, known = got
+                if known is None and self._from_cache(p, writer, by_index):
+                    searcher.told(p, by_index[p.index])         # computed before: told, not run
+                elif known is None:     # a point to run; otherwise it ended or is running: ask again
+                    return p
+            return None
+
         def top_up() -> None:
-            while queue and len(self._pending) < self._slots() and not self.cancelled:
-                ac.add(self._submit(queue.pop(), 1))
+            while len(self._pending) < self._slots() and not self.cancelled:
+                p = next_point()
+                if p is None:
+                    return
+                ac.add(self._submit(p, 1))
         top_up()
         for fut, res in ac:
             entry = self._pending.pop(fut.key, None)
@@ -332,6 +440,8 @@ class StudyRunner:
                 if res.get("status") == "cancelled":
                     continue
                 rec = self._record(p, res, attempt)
+                if self.cache is not None:
+                    self.cache.put(content_key(self.study.spec, p.request_json(), p.repeat), res)
             else:       # an error comes as (type, exception, traceback), a cancelled task as the exception
                 exc = res[1] if isinstance(res, tuple) else res if isinstance(res, BaseException) else None
                 died = isinstance(exc, KilledWorker) or fut.status == "cancelled"
@@ -343,12 +453,29 @@ class StudyRunner:
                       (f": {type(exc).__name__}: {exc}" if exc is not None else "")
                 rec = self._record(p, {"status": "failed", "error": why, "metrics": {}, "headline": {},
                                        "result": None, "duration_s": None, "worker": None}, attempt)
+            if searcher is not None:
+                searcher.told(p, rec)
             top_up()
             fut.release()
             by_index[p.index] = rec
             writer.write({k: v for k, v in rec.items() if k not in _FILE_ONLY
                           and not (k == "result" and not self.study.keep_results)})
             self.on_record(rec)
+
+    def _from_cache(self, p: Point, writer: results_file.ResultsWriter, by_index: dict[int, dict[str, Any]]) -> bool:
+        """Record a point from the cache of finished points, if it is there (True)."""
+        if self.cache is None:
+            return False
+        hit = self.cache.get(content_key(self.study.spec, p.request_json(), p.repeat), self.study.spec,
+                             self.study.metrics)
+        if hit is None:
+            return False
+        rec = {**self._record(p, hit, 0), "cached": True}
+        by_index[p.index] = rec
+        writer.write({k: v for k, v in rec.items() if k not in _FILE_ONLY
+                      and not (k == "result" and not self.study.keep_results)})
+        self.on_record(rec)
+        return True
 
     def _record(self, p: Point, out: dict[str, Any], attempt: int) -> dict[str, Any]:
         """A point's line of the results file: the point, and its RunOutcome's JSON form (run_point)

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.engine import EngineSpec, engines
+from core.checks import check_numbers
 from core.errors import InputError
 from core.workload import TARGET_KINDS, WORKLOAD_KINDS
 from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, read_axes
 from core.study.metrics import Metric, read_metrics
+from core.study.search import SearchSpec, read_search
 
 if TYPE_CHECKING:
     from core.project import Project
@@ -32,8 +34,20 @@ if TYPE_CHECKING:
 FORMAT = "dataflow-explorer-study"
 VERSION = 1
 SUFFIXES = (".json", ".yaml", ".yml")
+MAX_STUDY_BYTES = 16 * 2 ** 20
 FIELDS = ("format", "version", "name", "description", "engine", "workload", "target", "settings", "axes",
-          "combine", "samples", "seed", "repeats", "metrics", "keep_results")
+          "combine", "samples", "seed", "repeats", "metrics", "keep_results", "search", "cluster")
+# The "cluster" section: one batch job of workers for `--cluster slurm[:JOBS]` / `pbs[:JOBS]`
+# (core.study.runner.batch_cluster); key -> (type, what it is)
+CLUSTER_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "queue": (str, "partition or queue"), "account": (str, "account to charge"),
+    "cores": (int, "cores per job"), "processes": (int, "worker processes per job (one thread each)"),
+    "memory": (str, "memory per job, e.g. 64GB"), "walltime": (str, "e.g. 04:00:00"),
+    "python": (str, "the python of the environment the project is installed in, on the nodes"),
+    "prologue": (list, "shell lines run before the worker starts"),
+    "extra": (list, "extra #SBATCH / #PBS directives"), "interface": (str, "network interface, e.g. ib0"),
+    "host": (str, "address the scheduler listens on"), "wait_s": ((int, float), "seconds to wait for the first worker"),
+}
 
 
 @dataclass
@@ -56,6 +70,8 @@ class Study:
     description: str = ""
     path: Path | None = None
     points: list[Point] = field(default_factory=list)
+    search: SearchSpec | None = None        # a search runs the points a sampler picks, not all of them
+    cluster: dict[str, Any] = field(default_factory=dict)     # one batch job, for --cluster slurm / pbs
 
     @property
     def axis_labels(self) -> list[str]:
@@ -83,6 +99,14 @@ def parse_text(text: str, where: str = "study", yaml_first: bool = False) -> Any
     import yaml
 
     try:
+        # An alias (*name) repeats a node; nested ones grow a document exponentially (a "billion
+        # laughs" file hangs the reader), and a study never needs one: refused before building.
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                mark = event.start_mark
+                pos = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+                raise InputError(f"YAML aliases (*{event.anchor}) are not allowed in a study file; write the value "
+                                 f"out", f"{where}{pos}")
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -95,7 +119,11 @@ def load(path: str | Path, project: "Project | None" = None) -> Study:
     """Read and check a study file; library names refer to `project` (default: the starter library)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.exists() and not path.is_file():        # a folder, a FIFO or a device: never read
+            raise InputError("not a regular file", str(path))
+        if path.stat().st_size > MAX_STUDY_BYTES:
+            raise InputError(f"{path.stat().st_size} bytes; a study file holds at most {MAX_STUDY_BYTES}", str(path))
+        text = path.read_text(encoding="utf-8-sig")         # a BOM (Notepad) is fine
     except OSError as exc:
         raise InputError(f"cannot read the file: {exc.strerror or exc}", str(path)) from None
     except UnicodeDecodeError:
@@ -105,6 +133,25 @@ def load(path: str | Path, project: "Project | None" = None) -> Study:
 
 
 # ================================================================ checking
+def read_cluster_section(raw: Any, where: str = "study.cluster") -> dict[str, Any]:
+    """The study's batch-job description, checked (types, no unknown keys, positive counts)."""
+    if not isinstance(raw, dict):
+        raise InputError("expected an object like {\"queue\": \"compute\", \"cores\": 16, \"memory\": \"64GB\"}", where)
+    for key, value in raw.items():
+        if key not in CLUSTER_FIELDS:
+            near = difflib.get_close_matches(str(key), list(CLUSTER_FIELDS), n=1)
+            raise InputError("unknown field" + (f"; did you mean {near[0]!r}?" if near else
+                                                f"; known: {', '.join(CLUSTER_FIELDS)}"), f"{where}.{key}")
+        kind, what = CLUSTER_FIELDS[key]
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise InputError(f"expected {what}, got {value!r}"[:200], f"{where}.{key}")
+        if key in ("cores", "processes", "wait_s") and value <= 0:
+            raise InputError(f"must be positive, got {value!r}", f"{where}.{key}")
+        if key in ("prologue", "extra") and not all(isinstance(x, str) for x in value):
+            raise InputError("expected a list of text lines", f"{where}.{key}")
+    return dict(raw)
+
+
 def _int(doc: dict[str, Any], key: str, lo: int, hi: int, default: int) -> int:
     v = doc.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
@@ -124,6 +171,7 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
     """Check a decoded study document and expand its points; InputError names the field."""
     if not isinstance(doc, dict):
         raise InputError(f"a study is an object, got {type(doc).__name__}", "study")
+    check_numbers(doc, "study")         # finite numbers in range, nesting bounded, as sessions and kernel files
     for k in doc:
         if k not in FIELDS:
             close = difflib.get_close_matches(str(k), FIELDS, n=1)
@@ -222,5 +270,12 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
                   target=base["target"][0], target_name=base["target"][1], settings=settings, axes=axes,
                   combine=combine, samples=samples, seed=seed, repeats=repeats, metrics=metrics, keep_results=keep,
                   description=description, path=path)
+    if "search" in doc:
+        if combine != "grid" or repeats != 1:
+            raise InputError("a search picks points of the study's grid, each once: it goes with combine: grid "
+                             "and repeats: 1", "study.search")
+    study.cluster = read_cluster_section(doc.get("cluster", {}))
     study.points = expand(study)
+    if "search" in doc:
+        study.search = read_search(doc["search"], [m.name for m in metrics], len(study.points))
     return study
