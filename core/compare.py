@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.display import format_headline, format_number, format_setting, headline_label, setting_label
 from core.engine import engines
 from core.project import Run, summary
 
@@ -81,10 +82,12 @@ def changed_settings(run: Run) -> dict[str, Any]:
 
 
 def settings_text(run: Run, limit: int = SETTINGS_TEXT_MAX) -> str:
-    """`key=value` for each changed setting, shortest first, cut to about `limit` characters."""
-    parts = sorted((f"{k}={format_value(v)}" for k, v in changed_settings(run).items()), key=lambda s: (len(s), s))
-    text = ", ".join(parts)
-    return text if len(text) <= limit else text[:limit - 1].rstrip(", ") + "…"
+    """`Title: value` for each changed setting (the widget's label and the value with its unit, as
+    the window shows them), shortest first, cut to about `limit` characters."""
+    parts = sorted((f"{setting_label(run.engine, k)}: {format_setting(run.engine, k, v)}"
+                    for k, v in changed_settings(run).items()), key=lambda s: (len(s), s))
+    text = "; ".join(parts)
+    return text if len(text) <= limit else text[:limit - 1].rstrip("; ") + "…"
 
 
 def status_text(run: Run) -> str:
@@ -96,7 +99,8 @@ def status_text(run: Run) -> str:
 
 def run_row(run: Run) -> dict[str, Any]:
     """One runs-table row: the RUN_COLUMNS keys (raw values, numbers stay numbers) plus `engine`,
-    `state` (the bare status), `error` and `settings_full` for filters and tooltips."""
+    `state` (the bare status), `error` and `settings_full` for filters and tooltips, and the texts
+    people read: `metric_label` (the headline's name) and `value_text` (its value with its unit)."""
     metric, value = next(iter(run.headline.items()), (None, None))
     return {
         "id": run.id,
@@ -109,7 +113,9 @@ def run_row(run: Run) -> dict[str, Any]:
         "status": status_text(run),
         "state": run.status,
         "metric": metric or "",
+        "metric_label": headline_label(metric) if metric else "",
         "value": value,
+        "value_text": format_headline(metric, value) if metric and value is not None else "",
         "duration_s": run.duration_s,
         "started": local_time(run.started_at),
         "note": run.note,
@@ -125,6 +131,8 @@ class DiffRow:
     values: list[Any]
     differs: bool
     absent: list[bool] = field(default_factory=list)     # per run: the run has no such key
+    label: str = ""                 # the key as people call it (a setting's title, a metric's name)
+    texts: list[str] = field(default_factory=list)       # each value as the window shows it (unit, digits)
 
 
 def _row(key: str, present: list[tuple[bool, Any]]) -> DiffRow:
@@ -163,21 +171,40 @@ def _summary(key: str, value: Any) -> str:
 
 
 def settings_diff(runs: list[Run]) -> list[DiffRow]:
-    """Engine (when the runs differ in it), workload, target, then every setting any run has."""
+    """Engine (when the runs differ in it), workload, target, then every setting any run has; each
+    row labelled with the setting's title and its values written with their units."""
     rows: list[DiffRow] = []
     if len({r.engine for r in runs}) > 1:
-        rows.append(_row("engine", [(True, engine_title(r.engine)) for r in runs]))
-    rows.append(_item_row("workload", [r.workload for r in runs]))
-    rows.append(_item_row("target", [r.target for r in runs]))
+        rows.append(_labelled(_row("engine", [(True, engine_title(r.engine)) for r in runs]), "Engine"))
+    rows.append(_labelled(_item_row("workload", [r.workload for r in runs]), "Workload"))
+    rows.append(_labelled(_item_row("target", [r.target for r in runs]), "Target"))
     for key in _union([r.settings for r in runs]):
-        rows.append(_row(key, [(key in r.settings, r.settings.get(key)) for r in runs]))
+        row = _row(key, [(key in r.settings, r.settings.get(key)) for r in runs])
+        owner = next(r.engine for r in runs if key in r.settings)
+        row.label = setting_label(owner, key)
+        row.texts = [format_setting(r.engine, key, v) for r, v in zip(runs, row.values)]
+        rows.append(row)
     return rows
 
 
+def _labelled(row: DiffRow, label: str) -> DiffRow:
+    row.label = label
+    row.texts = [format_value(v) for v in row.values]
+    return row
+
+
 def headline_rows(runs: list[Run]) -> list[DiffRow]:
-    """Every headline metric any run has (first-seen order), then the duration."""
-    rows = [_row(k, [(k in r.headline, r.headline.get(k)) for r in runs]) for k in _union([r.headline for r in runs])]
-    rows.append(_row("duration_s", [(r.duration_s is not None, r.duration_s) for r in runs]))
+    """Every headline metric any run has (first-seen order), then the duration; named and written
+    with units as people read them."""
+    rows = []
+    for k in _union([r.headline for r in runs]):
+        row = _row(k, [(k in r.headline, r.headline.get(k)) for r in runs])
+        row.label = headline_label(k)
+        row.texts = [format_headline(k, v) for v in row.values]
+        rows.append(row)
+    row = _row("duration_s", [(r.duration_s is not None, r.duration_s) for r in runs])
+    row.label, row.texts = "Duration", [format_number(v, "s") for v in row.values]
+    rows.append(row)
     return rows
 
 

@@ -22,10 +22,16 @@ class Cancelled(Exception):
 
 
 class CancelToken:
-    """Thread-safe flag an engine polls; `check()` raises Cancelled once it is set."""
+    """Thread-safe flag an engine polls; `check()` raises Cancelled once it is set.
 
-    def __init__(self) -> None:
+    `started` is when the run was asked for, on time.monotonic()'s clock (one clock for every process
+    of a machine): the window's worker process gets the moment Run was pressed, so an engine with a
+    wall-clock budget (Cain's) counts the process's start-up and imports against it and the run
+    ends when the user expects; elsewhere it is when the token was made, just before the engine."""
+
+    def __init__(self, started: float | None = None) -> None:
         self._event = threading.Event()
+        self.started = time.monotonic() if started is None else float(started)
 
     def cancel(self) -> None:
         self._event.set()

@@ -123,6 +123,45 @@ def check_onnx_file(path: str) -> str:
         raise InputError(exc.message, f"{path}: {exc.where}" if exc.where else str(path)) from None
 
 
+_SUMMARIES: dict[tuple[str, int, int], str] = {}      # (path, size, mtime) -> summary: read each model once
+
+
+def network_summary(cnn: CnnNetwork) -> str:
+    """What a CNN item holds, in one line: its layers by kind, input, operations and parameters
+    ("VGG-16: 16 layers (13 conv, 3 FC), 5 pool; input 3x224x224; 30.95 GOps; 138.4 million
+    parameters"). An ONNX file is read once per version of the file; InputError if it cannot be."""
+    from core.display import format_number
+    from core.nets import zoo
+    from core.nets.opcount import layer_counts, params
+
+    if cnn.source == "builtin":
+        return "the built-in CNN trained on scikit-learn's digits (weights and validation set included)"
+    key: tuple[str, int, int] | None = None
+    if cnn.source == "onnx":
+        from core.nets.onnx_import import load_onnx
+
+        st = Path(cnn.onnx_path).stat() if Path(cnn.onnx_path).is_file() else None
+        if st is None:
+            raise InputError("file not found", cnn.onnx_path)
+        key = (str(Path(cnn.onnx_path).resolve()), st.st_size, int(st.st_mtime_ns))
+        if key in _SUMMARIES:
+            return _SUMMARIES[key]
+        net = load_onnx(cnn.onnx_path)
+    else:
+        net = zoo.get(cnn.network)
+    n = layer_counts(net)
+    weighted = n["conv"] + n["fc"]
+    parts = [f"{n['conv']} conv"] + ([f"{n['fc']} FC"] if n["fc"] else [])
+    rest = [f"{n['pool']} pool"] if n["pool"] else []
+    rest += [f"{n['eltwise']} add/concat"] if n["eltwise"] else []
+    c, h, w = net.input_shape
+    text = (f"{net.title or net.name}: {weighted} layers ({', '.join(parts)})" + (f", {', '.join(rest)}" if rest else "")
+            + f"; input {c}x{h}x{w}; {format_number(net.gops * 1e9, 'Ops')}; {format_number(params(net))} parameters")
+    if key is not None:
+        _SUMMARIES[key] = text
+    return text
+
+
 def check_validation_file(path: str) -> None:
     """A validation set must be an existing .npz file (images x, labels y; read when a run starts)."""
     p = Path(path)
@@ -145,6 +184,19 @@ def load_transform(path: str) -> MeritTransformWorkload:
     return w
 
 
+# What an imported JSON file should look like, said with every refusal (issue 30: a bad kernel file
+# gave no hint of the format). docs/cain.md and docs/merit.md have the whole formats.
+KERNEL_FILE_HINT = ('A kernel file is JSON like {"name": "blur", "denominator": 16, "kernels": [{"name": "k1", '
+                    '"values": [[1, 2, 1], [2, 4, 2], [1, 2, 1]]}]}: odd-sized square kernels up to 7x7, '
+                    'integer numerators over the denominator, rows north to south (docs/cain.md).')
+TRANSFORM_FILE_HINT = ('A MERIT transform file is JSON with "parallel", "accumulate" and "operands" lists '
+                       '(docs/merit.md).')
+
+
+def _with_hint(exc: InputError, hint: str) -> InputError:
+    return InputError(f"{exc.message.rstrip('.')}. {hint}", exc.where)
+
+
 def import_file(path: str) -> tuple[str, Workload]:
     """(name, workload) read from a file: an ONNX model (a CNN), a kernel JSON file (the format
     `main.py cain --kernels` reads), a MERIT transform JSON file, or any workload's JSON form.
@@ -157,24 +209,33 @@ def import_file(path: str) -> tuple[str, Workload]:
     if p.suffix.lower() != ".json":
         raise InputError("not a file the library imports: expected an ONNX model (.onnx) or a kernel or MERIT "
                          "transform file (.json)", str(path))
-    data = _read_json(path)
+    try:
+        data = _read_json(path)
+    except InputError as exc:
+        raise _with_hint(exc, KERNEL_FILE_HINT) from None
     if not isinstance(data, dict):
-        raise InputError(f"expected a JSON object, got {type(data).__name__}", str(path))
+        raise InputError(f"expected a JSON object, got {type(data).__name__}. {KERNEL_FILE_HINT}", str(path))
     kind = data.get("kind")
     if kind == "kernels" or (kind is None and "kernels" in data):
         from core.cain.engine import load_kernel_file
 
-        return stem, load_kernel_file(path)
+        try:
+            return stem, load_kernel_file(path)
+        except InputError as exc:
+            raise _with_hint(exc, KERNEL_FILE_HINT) from None
     if kind is None and "operands" in data:
-        w = load_transform(path)
+        try:
+            w = load_transform(path)
+        except InputError as exc:
+            raise _with_hint(exc, TRANSFORM_FILE_HINT) from None
         return str((w.transform or {}).get("name") or stem), w
     if isinstance(kind, str) and kind in WORKLOAD_KINDS:
         try:
             return stem, workload_from_json(data, "")
         except InputError as exc:
             raise InputError(exc.message, f"{path}: {exc.where}" if exc.where else str(path)) from None
-    raise InputError('neither a kernel file (a "kernels" list) nor a MERIT transform (an "operands" list)',
-                     str(path))
+    raise InputError('neither a kernel file (a "kernels" list) nor a MERIT transform (an "operands" list). '
+                     f"{KERNEL_FILE_HINT} {TRANSFORM_FILE_HINT}", str(path))
 
 
 def _read_json(path: str) -> Any:

@@ -22,6 +22,7 @@ from core.events import Signal
 from core.jobs import Event, MetricPoint, PartialResult, add_metric_point
 from core.lifecycle import MAX_SERIES_POINTS, RunOutcome
 from core.results import EngineResult
+from core.run_words import error_words
 from core.undo import Command, UndoStack
 from core.kinds import LIBS, kind_of, starters
 from core.workload import TARGET_KINDS, WORKLOAD_KINDS, Target, Workload
@@ -334,7 +335,9 @@ class Project:
             else:
                 c.settings[key] = old
             self.changed.emit(ProjectEvent("settings", engine=engine, key=key))
-        self._push(f"Change {key}", do, undo, ("setting", engine, key))
+        from core.display import setting_label      # the widget's label, never the key (issue 30)
+
+        self._push(f"Change {setting_label(engine, key)}", do, undo, ("setting", engine, key))
 
     def replace_settings(self, engine: str, settings: dict[str, Any], text: str = "Change settings") -> None:
         c = self.choice(engine)
@@ -370,6 +373,16 @@ class Project:
         """Library items of the kinds the engine reads (in library order)."""
         kinds = _kinds(engines()[engine], lib)
         return [e for e in self.entries(lib) if e.kind in kinds]
+
+    def fits(self, engine: str, lib: str, entry: Entry) -> bool:
+        """Whether the engine can run this library item (its kind, and the engine's own test)."""
+        return entry.kind in _kinds(engines()[engine], lib) and self.fits_value(engine, lib, entry.value)
+
+    def fits_value(self, engine: str, lib: str, value: Any) -> bool:
+        spec = engines()[engine]
+        if lib == "workloads" and spec.workload_problem is not None:
+            return spec.workload_problem(value) is None
+        return True
 
     def chosen(self, engine: str, lib: str) -> Entry | None:
         c = self.choice(engine)
@@ -492,7 +505,8 @@ class Project:
         run.finished_at = now_iso()
         run.duration_s = outcome.duration_s if started is None else round(time.monotonic() - started, 3)
         run.status = outcome.status
-        run.error = None if outcome.error is None else outcome.error.text
+        # the error in the window's words: a bad input names its field's label, not its key or flag
+        run.error = None if outcome.error is None else error_words(run.engine, outcome.error)
         if "result" in outcome.partial:            # a result that did not read back through its type
             run.partial["result"] = outcome.partial["result"]
         if outcome.status == "finished" and outcome.result is not None:
@@ -529,23 +543,37 @@ class Project:
     def restore_setup(self, run_id: str) -> None:
         """Put a run's settings, workload and target back into its engine's tab (one undo step). A
         workload or target that is gone from the library, or was edited since, comes back as an item."""
-        from core.workload import target_from_json, workload_from_json
-
         run = self.run(run_id)
         with self.macro(f"Restore the setup of {run.id}"):
-            for lib, snap, reader in (("workloads", run.workload, workload_from_json),
-                                      ("targets", run.target, target_from_json)):
-                if snap is None:
-                    continue
-                value = reader(snap["value"])
-                e = self.entry(lib, snap["id"])
-                if e is None or e.value != value:
-                    same = next((o for o in self.entries(lib) if o.value == value), None)
-                    entry_id = same.id if same else self.add(lib, f"{snap['name']} ({run.id})", value)
-                else:
-                    entry_id = e.id
-                self.choose(run.engine, lib, entry_id)
+            for lib, snap in (("workloads", run.workload), ("targets", run.target)):
+                if snap is not None:
+                    self.choose(run.engine, lib, self.adopt(lib, snap, run.id))
             self.replace_settings(run.engine, run.settings)
+
+    def adopt(self, lib: str, snap: dict[str, Any], origin: str) -> str:
+        """The library id of an item holding a snapshot's value: its own item when unchanged, else an
+        equal item, else a new item named "<name> (<origin>)" (undoable, inside the caller's macro)."""
+        from core.workload import target_from_json, workload_from_json
+
+        value = (workload_from_json if lib == "workloads" else target_from_json)(snap["value"])
+        e = self.entry(lib, snap.get("id"))
+        if e is not None and e.value == value:
+            return e.id
+        same = next((o for o in self.entries(lib) if o.value == value), None)
+        return same.id if same else self.add(lib, f"{snap['name']} ({origin})", value)
+
+    def open_program(self, engine: str, settings: dict[str, Any], workload: dict[str, Any] | None,
+                     origin: str, text: str) -> None:
+        """Hand a program over to another engine (Cain's "Open in stepper"): its settings, and the
+        workload it was made for (a snapshot) as that engine's chosen library item, in one undo step,
+        so that a run there is recorded under the workload it really computes (issue 30)."""
+        with self.macro(text):
+            if workload is not None and workload["value"].get("kind") in engines()[engine].workload_kinds:
+                try:
+                    self.choose(engine, "workloads", self.adopt("workloads", workload, origin))
+                except InputError:      # a snapshot this version cannot read: the program still goes over
+                    pass
+            self.replace_settings(engine, {**self.settings(engine), **settings}, text)
 
 
 def _kinds(spec: EngineSpec, lib: str) -> tuple[str, ...]:

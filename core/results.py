@@ -162,6 +162,9 @@ def read_value(tp: Any, value: Any, where: str) -> Any:
         if not isinstance(value, (list, tuple)):
             raise _expected("list", value, where)
         item = args[0] if args else Any
+        fast = _scalar_list(item, value)
+        if fast is not None:
+            return fast
         return [read_value(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
     if tp is tuple or origin is tuple:
         if not isinstance(value, (list, tuple)):
@@ -185,6 +188,25 @@ def read_value(tp: Any, value: Any, where: str) -> Any:
             out[k] = read_value(item, v, _key(where, k))
         return out
     raise TypeError(f"core.results: cannot check values of type {tp!r} (at {where})")
+
+
+_FLOATS = frozenset((int, float))
+
+
+def _scalar_list(item: Any, value: list[Any] | tuple[Any, ...]) -> list[Any] | None:
+    """A list of plain numbers or texts read at once (results hold long columns of them: one check
+    per list, not a call and a field path per element); None: read it element by element, which also
+    finds what is wrong and where."""
+    if item is float:
+        if all(type(v) in _FLOATS for v in value) and math.isfinite(math.fsum(value)):
+            return list(value)
+    elif item is int:
+        if all(type(v) is int for v in value):
+            return list(value)
+    elif item is str:
+        if all(type(v) is str for v in value):
+            return list(value)
+    return None
 
 
 def _read_float(value: Any, where: str) -> Any:
@@ -216,8 +238,44 @@ def _read_union(tp: Any, args: tuple[Any, ...], value: Any, where: str) -> Any:
     raise _expected(_type_name(tp), value, where)
 
 
+class _NotPlain(Exception):
+    """_copy_json met something _read_json refuses: read again slowly, to say what and where."""
+
+
+def _copy_json(value: Any) -> Any:
+    """_read_json without field paths (the common case: nothing wrong, so no path is ever needed)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is float:
+        if value - value == 0.0:
+            return value
+        raise _NotPlain
+    if kind is int:
+        return value
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotPlain
+            out[k] = _copy_json(v)
+        return out
+    if kind is list or kind is tuple:
+        if all(type(v) is float for v in value) and math.isfinite(math.fsum(value)):
+            return list(value)
+        return [_copy_json(v) for v in value]
+    raise _NotPlain
+
+
 def _read_json(value: Any, where: str) -> Any:
     """An untyped part: any JSON value (string keys, finite numbers), copied, tuples as lists."""
+    try:
+        return _copy_json(value)
+    except _NotPlain:
+        return _read_json_checked(value, where)
+
+
+def _read_json_checked(value: Any, where: str) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
@@ -229,10 +287,10 @@ def _read_json(value: Any, where: str) -> Any:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise InputError(f"expected a string key, got {_describe(k)}", where)
-            out[k] = _read_json(v, _key(where, k))
+            out[k] = _read_json_checked(v, _key(where, k))
         return out
     if isinstance(value, (list, tuple)):
-        return [_read_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [_read_json_checked(v, f"{where}[{i}]") for i, v in enumerate(value)]
     raise InputError(f"expected a JSON value, got {_describe(value)}", where)
 
 
@@ -241,33 +299,43 @@ def _hints(cls: type) -> dict[str, Any]:
     return get_type_hints(cls)
 
 
-def _read_dataclass(cls: type, value: Any, where: str) -> Any:
-    if not isinstance(value, dict):
-        raise _expected("object", value, where)
+@functools.lru_cache(maxsize=None)
+def _plan(cls: type) -> tuple[tuple[tuple[str, Any, bool, str], ...], frozenset[str], str | None]:
+    """How a dataclass is read, worked out once per class: per field (name, type to read, required,
+    the suffix of its field path), the known names, and the field taking unknown keys (if any)."""
     hints = _hints(cls)
-    kwargs: dict[str, Any] = {}
-    known: list[str] = []
-    extras: dataclasses.Field[Any] | None = None
+    fields: list[tuple[str, Any, bool, str]] = []
+    extras = None
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
         if f.metadata.get(_EXTRAS):
-            extras = f
+            extras = f.name
             continue
-        known.append(f.name)
-        if f.name in value:
-            tp = _without_none(hints[f.name]) if f.metadata.get(_OMIT) else hints[f.name]
-            kwargs[f.name] = read_value(tp, value[f.name], _key(where, f.name))
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise InputError("missing field", _key(where, f.name))
-    unknown = [k for k in value if k not in known]
-    if unknown and extras is None:
+        tp = _without_none(hints[f.name]) if f.metadata.get(_OMIT) else hints[f.name]
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        fields.append((f.name, tp, required, _key("", f.name)))
+    return tuple(fields), frozenset(name for name, *_ in fields), extras
+
+
+def _read_dataclass(cls: type, value: Any, where: str) -> Any:
+    if not isinstance(value, dict):
+        raise _expected("object", value, where)
+    fields, known_set, extras_name = _plan(cls)
+    kwargs: dict[str, Any] = {}
+    for name, tp, required, suffix in fields:
+        if name in value:
+            kwargs[name] = read_value(tp, value[name], where + suffix)
+        elif required:
+            raise InputError("missing field", where + suffix)
+    unknown = [k for k in value if k not in known_set] if len(value) > len(kwargs) else []
+    if unknown and extras_name is None:
         k = unknown[0]
-        close = difflib.get_close_matches(str(k), known, n=1)
+        close = difflib.get_close_matches(str(k), [name for name, *_ in fields], n=1)
         raise InputError("unknown field" + (f"; did you mean {close[0]!r}?" if close else ""),
                          _key(where, k) if isinstance(k, str) else where)
-    if extras is not None:
-        kwargs[extras.name] = read_value(hints[extras.name], {k: value[k] for k in unknown}, where)
+    if extras_name is not None:
+        kwargs[extras_name] = read_value(_hints(cls)[extras_name], {k: value[k] for k in unknown}, where)
     return cls(**kwargs)
 
 
@@ -282,20 +350,44 @@ def _without_none(tp: Any) -> Any:
 def to_plain(value: Any) -> Any:
     """A result (or part of one) as plain JSON values: dataclasses as dicts in field order, without
     absent optional keys and with extra keys in place; tuples as lists."""
+    kind = type(value)
+    if kind in _SCALARS:                                    # the common cases first, by exact type
+        return value
+    if kind is dict:
+        return {k: to_plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        if all(type(v) in _SCALARS for v in value):        # a column of numbers: copied at once
+            return list(value)
+        return [to_plain(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):
-            v = getattr(value, f.name)
-            if f.metadata.get(_EXTRAS):
+        for name, extras, omit in _plain_fields(kind):
+            v = getattr(value, name)
+            if extras:
                 out.update((k, to_plain(x)) for k, x in v.items())
-            elif not (v is None and f.metadata.get(_OMIT)):
-                out[f.name] = to_plain(v)
+            elif not (v is None and omit):
+                out[name] = to_plain(v)
         return out
     if isinstance(value, dict):
         return {k: to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
     return value
+
+
+_PLAIN_FIELDS: dict[type, tuple[tuple[str, bool, bool], ...]] = {}
+
+
+def _plain_fields(cls: type) -> tuple[tuple[str, bool, bool], ...]:
+    """(name, holds the extra keys, left out when None) of each field, once per class."""
+    found = _PLAIN_FIELDS.get(cls)
+    if found is None:
+        found = _PLAIN_FIELDS[cls] = tuple((f.name, bool(f.metadata.get(_EXTRAS)), bool(f.metadata.get(_OMIT)))
+                                           for f in dataclasses.fields(cls))
+    return found
+
+
+_SCALARS = frozenset((int, float, str, bool, type(None)))
 
 
 # ------------------------------------------------------------------ messages

@@ -1,4 +1,4 @@
-"""Session files (.dfx): a whole project (library, engine choices and settings, every run) as JSON.
+"""Session files (.dfx): a whole project (library, engine choices and settings, every run) as JSON, gzip-compressed.
 
 Reading checks the structure (JSON schema), then the meaning (workload and target readers, each
 engine's settings schema, each stored result against its engine's result type), and builds a complete
@@ -17,18 +17,24 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import hashlib
+import gzip
 import json
+import zlib
 from pathlib import Path
 from typing import Any, Callable
 
 from core import __version__
 from core.atomic import atomic_write_bytes
-from core.checks import check_numbers, check_settings, decode_text, loads, schema_errors
+from core.checks import INT_LIMIT, check_numbers, check_settings, decode_text, loads, schema_errors
 from core.errors import InputError, SessionError
+from core.files import SESSION_LIMIT, read_bytes
 from core.project import RUN_STATUSES, EngineChoice, Entry, Project, Run, starter_targets, starter_workloads
 from core.workload import target_from_json, workload_from_json
 
 FORMAT = "dataflow-explorer-session"
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_LEVEL = 6
+MAX_UNCOMPRESSED = 1 << 30        # a compressed file that would unpack to more is refused, not read
 VERSION = 3
 SUFFIX = ".dfx"
 
@@ -123,13 +129,43 @@ def file_stamp(path: str | Path) -> str | None:
         return None
 
 
+def encode(doc: dict[str, Any]) -> bytes:
+    """A session document as the bytes of a .dfx file: compact JSON (the C encoder; an indented
+    dump takes the pure-Python one, 6x slower), gzip-compressed. Results are mostly float digits and
+    repeated keys: an f-CNNx run of 2.1 MB as indented JSON is under 0.2 MB so, without a number
+    changed. mtime 0: the same session gives the same bytes (file stamps compare them)."""
+    text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+    return gzip.compress(text.encode("utf-8"), compresslevel=GZIP_LEVEL, mtime=0)
+
+
+def decode(raw: bytes, where: str) -> Any:
+    """The document in a .dfx file's bytes: gzip-compressed JSON, or plain JSON text (sessions saved
+    before compression, hand-written ones); checked as core.checks reads any JSON."""
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            d = zlib.decompressobj(wbits=31)            # gzip framing
+            raw = d.decompress(raw, MAX_UNCOMPRESSED)
+        except zlib.error as exc:
+            raise SessionError(f"the compressed session cannot be read ({exc})", where) from None
+        if d.unconsumed_tail:
+            raise SessionError(f"the session is larger than {MAX_UNCOMPRESSED >> 20} MB uncompressed", where)
+        if not d.eof:
+            raise SessionError("the compressed session is truncated", where)
+    return loads(decode_text(raw, where), where)   # UTF-8, nesting checked before decoding
+
+
+def read_document(path: str | Path) -> Any:
+    """A session file's JSON document, uncompressed and decoded but not checked (tools and tests)."""
+    return decode(Path(path).read_bytes(), str(path))
+
+
 def save(project: Project, path: str | Path, expected: str | None = UNCHECKED) -> str | None:
     """Write atomically; the version on disk just before, if any, is kept as `<name>.bak`. With
     `expected` (a stamp, None for "no file yet"), refuse with SessionChanged when the file on disk is
     another version, so a save never silently replaces one this caller has not seen. Raises
     ValueError for values JSON cannot hold (NaN), before anything is written. Returns the stamp of
     what was written (the `expected` of the next save)."""
-    data = (json.dumps(to_json(project), indent=1, allow_nan=False) + "\n").encode("utf-8")
+    data = encode(to_json(project))
 
     def unchanged(current: bytes | None) -> None:
         if expected is not UNCHECKED and stamp(current) != expected:
@@ -155,22 +191,32 @@ def _schema_check(schema: dict[str, Any], doc: Any, root: str) -> None:
         raise SessionError(errors[0].message[:300], _json_path(errors[0].absolute_path, root))
 
 
-def _migrate(doc: dict[str, Any]) -> dict[str, Any]:
+def _check_version(doc: dict[str, Any]) -> None:
+    """The format version first of all: a newer version's file may hold anything (fields, kinds,
+    values) this one cannot read, and saying so is the only useful message."""
     version = doc.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise SessionError(f"expected an integer version, got {version!r}", "session.version")
-    if version > VERSION:
-        raise SessionError(f"written by a newer Dataflow Explorer (format version {version}; this one "
-                           f"reads up to {VERSION})", "session.version")
+        shown = repr(version) if len(repr(version)) <= 40 else type(version).__name__
+        raise SessionError(f"expected an integer version, got {shown}", "session.version")
+    if not -INT_LIMIT <= version < INT_LIMIT or version > VERSION:
+        shown = str(version) if len(str(version)) <= 24 else "a larger number"
+        raise SessionError(f"written by a newer version of Dataflow Explorer (format version {shown}; this one "
+                           f"reads up to {VERSION}): open it there, or update", "session.version")
     if version < 1:
         raise SessionError(f"unknown format version {version}", "session.version")
+
+
+def _migrate(doc: dict[str, Any]) -> dict[str, Any]:
+    _check_version(doc)
     while doc["version"] < VERSION:
         doc = MIGRATIONS[doc["version"]](doc)
     return doc
 
 
-def from_json(doc: Any) -> Project:
-    """Check a decoded document and build the whole Project; raises SessionError naming the field."""
+def from_json(doc: Any, owned: bool = False) -> Project:
+    """Check a decoded document and build the whole Project; raises SessionError naming the field.
+    `owned`: the caller hands the document over (it was just decoded), so it is migrated in place
+    instead of copied first (a copy of a large session is a third of its reading time)."""
     from core.engine import engines
 
     if not isinstance(doc, dict):
@@ -178,11 +224,12 @@ def from_json(doc: Any) -> Project:
     if doc.get("format") != FORMAT:
         raise SessionError(f"not a Dataflow Explorer session (format is {doc.get('format')!r}, "
                            f"expected {FORMAT!r})", "session.format")
+    _check_version(doc)
     try:     # every number finite and a machine integer, nesting bounded (also makes deepcopy safe)
         check_numbers(doc, "session")
     except InputError as exc:
         raise SessionError(exc.message, exc.where) from None
-    doc = _migrate(copy.deepcopy(doc))
+    doc = _migrate(doc if owned else copy.deepcopy(doc))
     _schema_check(_SCHEMA, doc, "session")
     known = engines()
     p = Project()
@@ -237,9 +284,14 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
         raise SessionError(f"unknown engine {r['engine']!r}; known: {', '.join(known)}", f"{where}.engine")
     spec = known[r["engine"]]
     _settings_check(spec.settings_schema, r["settings"], f"{where}.settings")
-    for key, reader in (("workload", workload_from_json), ("target", target_from_json)):
+    for key, reader, kinds in (("workload", workload_from_json, spec.workload_kinds),
+                               ("target", target_from_json, spec.target_kinds)):
         if r.get(key) is not None:
-            reader(r[key]["value"], f"{where}.{key}.value")
+            value = reader(r[key]["value"], f"{where}.{key}.value")
+            if value.kind not in kinds:         # a snapshot the engine could never have run on
+                raise SessionError(f"a {spec.name} run's {key} is of kind {value.kind!r}; the engine reads "
+                                   f"{' or '.join(repr(k) for k in kinds) or f'no {key}'}",
+                                   f"{where}.{key}.value.kind")
     data, headline = r.get("result"), r.get("headline") or {}
     if r["status"] == "finished" and data is None:
         raise SessionError("a finished run has no result", f"{where}.result")
@@ -265,15 +317,12 @@ def load(path: str | Path) -> Project:
 def load_stamped(path: str | Path) -> tuple[Project, str | None]:
     """load, and the version read (file_stamp), for a later save(..., expected=) to compare with."""
     path = Path(path)
+    try:        # a regular file only (a FIFO or /dev/zero is refused at once), of bounded size
+        raw = read_bytes(path, "session file", SESSION_LIMIT)
+    except InputError as exc:
+        raise SessionError(exc.message, exc.where) from None
     try:
-        raw = path.read_bytes()
-    except IsADirectoryError:
-        raise SessionError("is a folder, not a session file", str(path)) from None
-    except OSError as exc:
-        raise SessionError(f"cannot read the file: {exc.strerror or exc}", str(path)) from None
-    try:
-        doc = loads(decode_text(raw, str(path)), str(path))   # UTF-8, nesting checked before decoding
-        return from_json(doc), stamp(raw)
+        return from_json(decode(raw, str(path)), owned=True), stamp(raw)
     except SessionError:
         raise
     except InputError as exc:
@@ -431,19 +480,25 @@ def migrate_v2(doc: dict[str, Any]) -> dict[str, Any]:
             continue
         entry = next((i for i in targets or () if isinstance(i, dict) and i.get("id") == st.get("target")), None)
         old = entry.get("value") if entry is not None else None
-        settings, new = spec.migrate_v2_setup(st["settings"], old if isinstance(old, dict) else None)
+        try:
+            settings, new = spec.migrate_v2_setup(st["settings"], old if isinstance(old, dict) else None)
+        except InputError as exc:
+            raise SessionError(exc.message, f"session.engines.{name}.{exc.where}") from None
         st["settings"] = settings
         if new is not None and new != old:
             label = f"{entry.get('name')} ({spec.title} settings)" if entry is not None else \
                 f"{spec.title} target"
             st["target"] = add_target(new, label)
-    for r in doc.get("runs") or () if isinstance(doc.get("runs"), list) else ():
+    for i, r in enumerate(doc.get("runs") or () if isinstance(doc.get("runs"), list) else ()):
         spec = known.get(str(r.get("engine"))) if isinstance(r, dict) else None
         if spec is None or spec.migrate_v2_setup is None or not isinstance(r.get("settings"), dict):
             continue
         snap = r.get("target")
         value = snap.get("value") if isinstance(snap, dict) else None
-        settings, new = spec.migrate_v2_setup(r["settings"], value if isinstance(value, dict) else None)
+        try:
+            settings, new = spec.migrate_v2_setup(r["settings"], value if isinstance(value, dict) else None)
+        except InputError as exc:
+            raise SessionError(exc.message, f"session.runs[{i}].{exc.where}") from None
         r["settings"] = settings
         if new is not None and new != value:
             r["target"] = {**snap, "value": new} if isinstance(snap, dict) else \

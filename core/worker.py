@@ -38,14 +38,13 @@ import tempfile
 import threading
 import time
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 from core.engine import EngineSpec, JobRequest, engines, get_engine
 from core.jobs import CancelToken, Event
 from core.lifecycle import RunError, RunOutcome, record_run
+from core.paths import ROOT   # the directory holding the `core` package
 
-ROOT = Path(__file__).resolve().parents[1]   # the directory holding the `core` package
 CANCEL_GRACE_S = 0.3      # a cancelled child gets this long to stop by itself, then its group is terminated
 KILL_GRACE_S = 0.1        # after SIGTERM, this long before SIGKILL
 EXIT_GRACE_S = 1.0        # a child that sent its outcome gets this long to exit
@@ -185,6 +184,16 @@ def _watch(conn: Connection, token: CancelToken, done: threading.Event) -> None:
         os.killpg(os.getpgrp(), signal.SIGKILL)       # nothing of an orphaned run survives
 
 
+def _started(value: Any) -> float | None:
+    """When the parent asked for the run (its time.monotonic(), the same clock here): an engine's
+    wall-clock budget counts from then, so this process's start-up and imports are part of it. A
+    value that cannot be that moment (no number, in the future, an hour old) counts from now."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    lead = time.monotonic() - float(value)
+    return float(value) if 0.0 <= lead <= 3600.0 else None
+
+
 def main(fd: int, fault_fd: int | None = None) -> None:
     """The worker process: run one job received on `fd`, stream its events, send its outcome. A
     fatal signal's Python traceback goes to `fault_fd` (the parent shows it in the log); everything
@@ -202,7 +211,7 @@ def main(fd: int, fault_fd: int | None = None) -> None:
     for path in job.get("sys_path", []):      # the parent's import path: test engines, scripts' folders
         if path not in sys.path:
             sys.path.append(path)
-    token = CancelToken()
+    token = CancelToken(_started(job.get("started")))
     done = threading.Event()
     threading.Thread(target=_watch, args=(conn, token, done), name="cancel-watch", daemon=True).start()
     batcher = _Batcher(conn, token)
@@ -295,7 +304,7 @@ class ProcessJob:
             lower_priority(self._proc.pid)
             self._conn = Connection(parent_sock.detach())
             self._conn.send(("job", {"engine": self.engine, "ref": self.ref, "request": self.request.to_json(),
-                                     "sys_path": [p for p in sys.path if p]}))
+                                     "sys_path": [p for p in sys.path if p], "started": self.started}))
         except Exception as exc:        # no process (or it died at once): the run fails with the reason
             self.outcome = RunOutcome.failed(exc)
             self.kill()

@@ -92,6 +92,10 @@ def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: st
         window.compare(ids)
     if screenshot:
         return _screenshot(app, window, screenshot)
+    if not open_path:                   # the first launch offers the example session (gui.tour)
+        from PySide6.QtCore import QTimer
+
+        QTimer.singleShot(0, window.offer_example)
     return app.exec()
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, TypeVar, overload
 
-from PySide6.QtCore import QObject, QSignalBlocker
+from PySide6.QtCore import QObject, QSignalBlocker, Signal
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLineEdit,
                                QPlainTextEdit, QSpinBox, QWidget)
 
@@ -72,6 +73,69 @@ class CheckAdapter(Adapter):
 
     def signal(self, w: QCheckBox) -> Any:
         return w.toggled
+
+
+def _out_of_range(spin: QAbstractSpinBox, text: str) -> str | None:
+    """The number typed (without prefix and unit) when it reads but lies outside the spin box's
+    range, or a lone "-" where nothing negative is allowed; None otherwise."""
+    core = text
+    for part in (spin.prefix(), spin.suffix()):                          # type: ignore[attr-defined]
+        core = core.replace(part.strip(), "") if part.strip() else core
+    core = core.strip()
+    lo, hi = spin.minimum(), spin.maximum()                              # type: ignore[attr-defined]
+    if core == "-":
+        return core if lo >= 0 else None
+    try:
+        v = float(core.replace(",", ""))
+    except ValueError:
+        return None
+    return core if v < lo or v > hi else None
+
+
+class RefusingSpinBox(QSpinBox):
+    """A QSpinBox that keeps out-of-range text on show and says so (`refused`), instead of dropping
+    the keystroke: Qt's own validator turned "-5" into "5" without a word (issue 30)."""
+
+    refused = Signal(str)           # the number typed, as typed
+
+    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:  # noqa: D102 (Qt's)
+        state, text, pos = super().validate(text, pos)
+        if state == QValidator.State.Invalid and (typed := _out_of_range(self, text)) is not None:
+            self.refused.emit(typed)
+            return QValidator.State.Intermediate, text, pos
+        return state, text, pos
+
+
+class RefusingDoubleSpinBox(QDoubleSpinBox):
+    """RefusingSpinBox for numbers with decimals."""
+
+    refused = Signal(str)
+
+    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:  # noqa: D102 (Qt's)
+        state, text, pos = super().validate(text, pos)
+        if state == QValidator.State.Invalid and (typed := _out_of_range(self, text)) is not None:
+            self.refused.emit(typed)
+            return QValidator.State.Intermediate, text, pos
+        return state, text, pos
+
+
+def refusal_text(typed: str, prop: dict[str, Any]) -> str:
+    """Why a typed number is refused, in the field's unit: 'cannot be -5 GB/s: must be more than 0 GB/s'."""
+    from core.display import format_number
+
+    unit = f" {prop['unit']}" if prop.get("unit") else ""
+    shown = f"{typed}{unit}" if typed != "-" else "negative"
+    try:
+        v = float(typed.replace(",", ""))
+    except ValueError:
+        v = -math.inf
+    hi = prop.get("maximum")
+    if hi is not None and v > hi:
+        return f"cannot be {shown}: must be at most {format_number(hi)}{unit}"
+    if "exclusiveMinimum" in prop:
+        return f"cannot be {shown}: must be more than {format_number(prop['exclusiveMinimum'])}{unit}"
+    lo = prop.get("minimum", 0)
+    return f"cannot be {shown}: must be at least {format_number(lo)}{unit}"
 
 
 class SpinAdapter(Adapter):
@@ -221,7 +285,13 @@ def adapter_for(w: QWidget) -> Adapter:
 class FieldBinding(QObject):
     """Widgets bound by key to the fields of one JSON object held elsewhere: `read_all` returns the
     object, `write_field(key, value)` changes it (through the project, so undo records it). The owner
-    calls `refresh()` when the object changed."""
+    calls `refresh()` when the object changed.
+
+    A widget whose text cannot be read keeps its text, is marked, and its reason stays in `errors`
+    until the text reads or the model redraws the widget; `errors_changed` says so, because what the
+    widget shows is then not what the project holds, and Run must not start (issue 30)."""
+
+    errors_changed = Signal()
 
     def __init__(self, schema: dict[str, Any], read_all: Callable[[], dict[str, Any]],
                  write_field: Callable[[str, Any], None], parent: QObject | None = None) -> None:
@@ -244,6 +314,9 @@ class FieldBinding(QObject):
         widget.setObjectName(widget.objectName() or f"setting:{key}")
         self.widgets[key] = (widget, adapter)
         adapter.signal(widget).connect(lambda *_a, k=key: self._edited(k))
+        if isinstance(widget, (RefusingSpinBox, RefusingDoubleSpinBox)):
+            widget.refused.connect(lambda typed, k=key: self._refused(k, typed))
+            widget.editingFinished.connect(lambda k=key: self._refusal_over(k))
         self._show(key)
         return widget
 
@@ -263,9 +336,9 @@ class FieldBinding(QObject):
         elif main == "boolean":
             w = QCheckBox(prop.get("title", key))
         elif main == "integer":
-            w = QSpinBox()
+            w = RefusingSpinBox()
         elif main == "number":
-            w = QDoubleSpinBox()
+            w = RefusingDoubleSpinBox()
             w.setDecimals(int(prop.get("x-decimals", 2)))
             w.setSingleStep(float(prop.get("x-step", 0.1)))
         else:
@@ -296,6 +369,14 @@ class FieldBinding(QObject):
 
     def widget(self, key: str) -> QWidget:
         return self.widgets[key][0]
+
+    def title(self, key: str) -> str:
+        """The setting's name in the window's words (its widget's label)."""
+        return str(self.props.get(key, {}).get("title", key))
+
+    def error_texts(self) -> list[str]:
+        """One line per field whose text was not taken, named by its label: 'Tile: cannot read ...'."""
+        return [f"{self.title(k)}: {m}" for k, m in self.errors.items()]
 
     def shown(self) -> dict[str, Any]:
         """What each bound widget shows, read back as a setting value (InputError if unreadable)."""
@@ -335,18 +416,39 @@ class FieldBinding(QObject):
         if self._read_all().get(key, object()) != value:
             self._write_field(key, value)
 
+    def _refused(self, key: str, typed: str) -> None:
+        """A spin box refused the number typed (out of the schema's range): say so, naming the field
+        and the limit; the project keeps its value."""
+        self._set_error(key, refusal_text(typed, self.props[key]))
+
+    def _refusal_over(self, key: str) -> None:
+        """Editing ended on refused text: the spin box went back to its value, so the widget shows
+        what the project holds again (the message was given)."""
+        if key in self.errors and key in self.widgets:
+            widget, adapter = self.widgets[key]
+            try:
+                adapter.read(widget, self.props[key])
+            except InputError:
+                return
+            if not isinstance(widget, QAbstractSpinBox) or widget.hasAcceptableInput():
+                self._show(key)
+
     def _set_error(self, key: str, message: str | None) -> None:
         widget = self.widgets[key][0]
         if message:
+            changed = self.errors.get(key) != message
             self.errors[key] = message
             widget.setStyleSheet(ERROR_STYLE)
-            widget.setToolTip(f"{self.props[key].get('title', key)}: {message}")
+            widget.setToolTip(f"{self.title(key)}: {message}")
             if self.on_error:
                 self.on_error(key, message)
+            if changed:
+                self.errors_changed.emit()
         elif key in self.errors:
             del self.errors[key]
             widget.setStyleSheet("")
             widget.setToolTip(self.props[key].get("description", ""))
+            self.errors_changed.emit()
 
 
 class SettingsBinding(FieldBinding):

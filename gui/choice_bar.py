@@ -7,6 +7,7 @@ one-click buttons for the items that fit (or to add one when the library has non
 
 from __future__ import annotations
 
+import html
 from typing import Callable
 
 from PySide6.QtCore import Qt
@@ -17,6 +18,8 @@ from core.project import KIND_TITLES, LIBRARIES, Project, ProjectEvent, Run, sta
 
 MAX_FIX_BUTTONS = 3
 BANNER_STYLE = "background: #fff4e5; border: 1px solid #f0b429; padding: 4px;"
+FAILED_STYLE = "background: #fdecea; border: 1px solid #d62728; padding: 4px;"
+CANCELLED_STYLE = "background: #eef2f7; border: 1px solid #8a9bb0; padding: 4px;"
 
 
 class ChoiceBar(QWidget):
@@ -68,6 +71,15 @@ class ChoiceBar(QWidget):
         self._fix_row = brow
         outer.addWidget(self.banner)
         self.banner.hide()
+        self.field_errors: list[str] = []       # settings fields whose text was not taken (the window's words)
+        # How the run on show ended, when not finished: a failed run's error in the window's words,
+        # a cancelled one marked as partial (issue 30: not only in a tooltip of the Runs view).
+        self.run_state = QLabel()
+        self.run_state.setObjectName("shown-run-state")
+        self.run_state.setWordWrap(True)
+        self.run_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        outer.addWidget(self.run_state)
+        self.run_state.hide()
         project.changed.connect(self._project_changed)
         self.refresh()
 
@@ -96,6 +108,36 @@ class ChoiceBar(QWidget):
             combo.blockSignals(False)
         self._refresh_runs()
         self._refresh_banner()
+        self._refresh_run_state()
+
+    def set_field_errors(self, texts: list[str]) -> None:
+        """The settings fields whose text was not taken ('Tile: cannot read ...'): Run waits for them."""
+        if texts != self.field_errors:
+            self.field_errors = list(texts)
+            self._refresh_banner()
+
+    def _refresh_run_state(self) -> None:
+        run = self.project.shown(self.spec.name)
+        if run is None or run.status in ("finished", "running"):
+            self.run_state.hide()
+            self.run_state.setText("")
+            return
+        if run.status == "failed":
+            self.run_state.setStyleSheet(FAILED_STYLE)
+            text = f"<b>{run.id} failed:</b> {html.escape(run.error or 'no reason given')}"
+            if run.is_partial:
+                text += "<br>Below: what it made before it stopped (partial)."
+        else:
+            self.run_state.setStyleSheet(CANCELLED_STYLE)
+            text = (f"<b>{run.id} was cancelled:</b> " + ("below is its partial result, what it had found when it "
+                                                          "stopped." if run.is_partial else "it stopped before any "
+                                                          "result."))
+        self.run_state.setText(text)
+        self.run_state.show()
+
+    def run_state_text(self) -> str:
+        """What the line about the run on show says (empty when it finished or runs)."""
+        return self.run_state.text() if not self.run_state.isHidden() else ""
 
     def _refresh_runs(self) -> None:
         runs = self.project.runs_of(self.spec.name)
@@ -116,12 +158,14 @@ class ChoiceBar(QWidget):
         for b in self.fix_buttons:
             b.deleteLater()
         self.fix_buttons = []
-        if not problems:
+        if not problems and not self.field_errors:
             self.banner.hide()
             return
-        self.banner_text.setText("<b>Cannot run:</b> " + "; ".join(why for _, why in problems))
+        self.banner_text.setText("<b>Cannot run:</b> " + "; ".join(
+            html.escape(why) for why in [*self.field_errors, *(why for _, why in problems)]))
         for lib, _ in problems:
-            fitting = self.project.fitting(self.spec.name, lib)
+            # only items the engine can run: a zoo network too big for Cappuccino is no fix
+            fitting = [e for e in self.project.fitting(self.spec.name, lib) if self.project.fits(self.spec.name, lib, e)]
             chosen = self.project.chosen(self.spec.name, lib)
             for e in [e for e in fitting if chosen is None or e.id != chosen.id][:MAX_FIX_BUTTONS]:
                 self._fix_button(f"Use {e.name}", lambda _c=False, lib=lib, i=e.id: self.project.choose(
@@ -129,7 +173,8 @@ class ChoiceBar(QWidget):
             if not fitting:
                 kinds = self.spec.workload_kinds if lib == "workloads" else self.spec.target_kinds
                 starters = starter_workloads() if lib == "workloads" else starter_targets()
-                found = next(((n, v) for n, v in starters if v.kind in kinds), None)
+                found = next(((n, v) for n, v in starters if v.kind in kinds
+                              and self.project.fits_value(self.spec.name, lib, v)), None)
                 if found is not None:
                     self._fix_button(f"Add {found[0]}", lambda _c=False, lib=lib, f=found: self._add_and_use(lib, *f))
         self.banner.show()
@@ -168,9 +213,11 @@ class ChoiceBar(QWidget):
 
 
 def run_title(r: Run) -> str:
+    from core.display import format_headline, headline_label
+
     head = next(iter(r.headline.items()), None)
-    metric = f", {head[0]} {head[1]:g}" if head and isinstance(head[1], (int, float)) and not isinstance(
-        head[1], bool) else ""
+    metric = f", {headline_label(head[0])} {format_headline(*head)}" if head and isinstance(
+        head[1], (int, float)) and not isinstance(head[1], bool) else ""
     partial = " (partial)" if r.is_partial else ""
     wl = (r.workload or {}).get("name", "")
     return f"{r.id} · {r.status}{partial}{metric} · {wl}"

@@ -170,11 +170,13 @@ class CompareView(QWidget):
         bold = QFont()
         bold.setBold(True)
         for i, row in enumerate(rows):
-            key = QTableWidgetItem(row.key)
+            key = QTableWidgetItem(row.label or row.key)        # the title people know, not the key
+            key.setToolTip(row.key)
             cells = [key]
-            for v, absent in zip(row.values, row.absent):
-                item = QTableWidgetItem(ABSENT_TEXT if absent else format_value(v))
-                item.setToolTip("this run has no such entry" if absent else format_value(v))
+            texts = row.texts or [format_value(v) for v in row.values]
+            for text, absent in zip(texts, row.absent):
+                item = QTableWidgetItem(ABSENT_TEXT if absent else text)
+                item.setToolTip("this run has no such entry" if absent else text)
                 if absent:
                     item.setForeground(QBrush(QColor("#888888")))
                 cells.append(item)

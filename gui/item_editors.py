@@ -497,7 +497,8 @@ class CnnEditor(ItemEditor):
         self.onnx_path.editingFinished.connect(lambda: self._path_typed("onnx"))
         self.onnx_browse = QPushButton("Browse…")
         self.onnx_browse.clicked.connect(self._browse_onnx)
-        form.addRow("ONNX file", self._row(self.onnx_path, self.onnx_browse))
+        self.onnx_row = self._row(self.onnx_path, self.onnx_browse)
+        form.addRow("ONNX file", self.onnx_row)
         self.validation = QLineEdit()
         self.validation.setPlaceholderText("none")
         self.validation.setToolTip("Validation images for accuracy checks: a .npz with arrays x (B,C,H,W) and y")
@@ -510,7 +511,15 @@ class CnnEditor(ItemEditor):
         self.batch.setToolTip("Images per inference")
         self.batch.valueChanged.connect(lambda v: self._commit_with(batch=v))
         form.addRow("Batch", self.batch)
+        self.form = form
         self.layout_.addLayout(form)
+        # What the network is (the file's layer table for an ONNX model): issue 30 found only a greyed
+        # "Network: VGG-16" line under an imported model.
+        self.summary = QLabel("")
+        self.summary.setObjectName("cnn-summary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.layout_.addWidget(self.summary)
         self.layout_.addWidget(self.error)
         self.layout_.addStretch(1)
         self.refresh()
@@ -539,11 +548,23 @@ class CnnEditor(ItemEditor):
         self.onnx_path.setText(c.onnx_path)
         self.validation.setText(c.validation_path)
         self._enable(c.source)
+        self._summarise(c)
 
     def _enable(self, source: str) -> None:
-        self.network.setEnabled(source == "zoo")
-        self.onnx_path.setEnabled(source == "onnx")
-        self.onnx_browse.setEnabled(source == "onnx")
+        """Only the rows of the chosen source show (not greyed ones that read as if they applied)."""
+        self.form.setRowVisible(self.network, source == "zoo")
+        self.form.setRowVisible(self.onnx_row, source == "onnx")
+
+    def _summarise(self, c: CnnNetwork) -> None:
+        from core.library_items import network_summary
+
+        if c.source == "onnx" and not c.onnx_path:
+            self.summary.setText("Choose an ONNX file: its layers are listed here.")
+            return
+        try:
+            self.summary.setText(network_summary(c))
+        except (InputError, OSError) as exc:
+            self.summary.setText(f"Cannot read the network: {exc}")
 
     def _commit_with(self, **changes: Any) -> bool:
         c: CnnNetwork = copy.deepcopy(self.value())

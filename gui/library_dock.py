@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu, QScrollArea,
                                QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
@@ -23,6 +23,8 @@ from gui.item_editors import ItemEditor, editor_for
 ID_ROLE = Qt.ItemDataRole.UserRole
 ERROR_STYLE = "color: #b00020"
 SECTION_TITLES = {"workloads": "Workloads", "targets": "Targets"}
+NAME_MAX_WIDTH = 150            # px: the name and kind columns at their widest
+MESSAGE_MS = 8000               # a note ("Deleted 'VGG-16'") goes after this long, or at the next change
 
 
 def _rows(tree: QTreeWidget) -> list[QTreeWidgetItem]:
@@ -81,6 +83,10 @@ class LibraryBrowser(QWidget):
         self.message.setWordWrap(True)
         self.message.hide()
         outer.addWidget(self.message)
+        self._message_timer = QTimer(self)              # a note never stays once stale (issue 30)
+        self._message_timer.setSingleShot(True)
+        self._message_timer.setInterval(MESSAGE_MS)
+        self._message_timer.timeout.connect(lambda: self._say(""))
 
         # ---- the two lists, and the editor below them
         self.splitter = QSplitter(Qt.Orientation.Vertical)
@@ -99,6 +105,7 @@ class LibraryBrowser(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.editor_title = QLabel("")
         self.editor_title.setObjectName("editor-title")
+        self.editor_title.setWordWrap(True)         # a long item name must not widen the dock (issue 30)
         lay.addWidget(self.editor_title)
         self.editor_area = QScrollArea()
         self.editor_area.setWidgetResizable(True)
@@ -108,7 +115,7 @@ class LibraryBrowser(QWidget):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setStretchFactor(2, 3)
-        self.splitter.setSizes([170, 110, 480])
+        self.splitter.setSizes([230, 150, 380])      # room for the lists: ~8 workloads and 5 targets
         outer.addWidget(self.splitter, 1)
 
         slot = self._project_changed
@@ -247,12 +254,15 @@ class LibraryBrowser(QWidget):
         tree.setAlternatingRowColors(True)
         tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)       # name only: see below
+        # Name and kind as wide as their texts (a long name at most NAME_MAX_WIDTH, cut in the middle,
+        # whole in its tooltip), the summary the rest: no sideways scrolling (issue 30).
         header = tree.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
-        tree.setColumnWidth(0, 130)
-        tree.setColumnWidth(1, 100)
+        header.setMaximumSectionSize(NAME_MAX_WIDTH)
+        tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         tree.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         tree.addActions([self.act_duplicate, self.act_rename, self.act_delete])
         tree.itemSelectionChanged.connect(lambda lib=lib: self._selection_changed(lib))
@@ -262,6 +272,8 @@ class LibraryBrowser(QWidget):
 
     # ================================================================ model -> widgets
     def _project_changed(self, ev: ProjectEvent) -> None:
+        if ev.kind in ("reset", "library") and self.message.isVisible():
+            self._say("")           # the next change (an undo of the deletion) makes the note stale
         if ev.kind == "reset":
             for lib in LIBRARIES:
                 self._fill(lib)
@@ -385,5 +397,9 @@ class LibraryBrowser(QWidget):
         self.message.setText(text)
         self.message.setStyleSheet(ERROR_STYLE if error else "")
         self.message.setVisible(bool(text))
+        if text:
+            self._message_timer.start()
+        else:
+            self._message_timer.stop()
         if text:
             self.context.status(text)

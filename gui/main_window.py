@@ -16,9 +16,9 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow, QMessageBox,
-                               QPlainTextEdit, QProgressBar, QScrollArea, QSplitter, QTabWidget, QToolBar, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+                               QPlainTextEdit, QProgressBar, QSplitter, QTabBar, QTabWidget, QToolBar,
+                               QToolButton, QVBoxLayout, QWidget)
 
 from core import __version__
 from core import session as sessions
@@ -41,6 +41,8 @@ from gui.study_panel import StudyPanel
 APP_NAME = "Dataflow Explorer"
 MAX_RECENT = 8
 DEFAULT_SIZE = (1360, 860)
+PROGRESS_MESSAGE_MS = 30_000    # an engine's progress note goes if no newer one follows (issue 30)
+LIBRARY_WIDTH = 400             # the library dock's first width: names, kinds and summaries readable
 
 
 def fit_to_screen(window: QMainWindow) -> None:
@@ -96,6 +98,8 @@ class MainWindow(QMainWindow):
             panel = custom.get(name, GenericPanel)(spec, self)
             bar = ChoiceBar(self.project, spec, lambda run_id: self.open_run(run_id))
             self.panels[name], self.bars[name] = panel, bar
+            # a field whose text was not taken holds Run back, and the bar says which (issue 30)
+            panel.binding.errors_changed.connect(lambda name=name: self._field_errors_changed(name))
             tab = EngineTab(bar, panel)
             tab.setObjectName(f"tab-{name}")        # names the tab's splitters in the saved layout
             self.tabs.addTab(tab, spec.title)
@@ -123,19 +127,17 @@ class MainWindow(QMainWindow):
         self.log_dock = self._dock("Log", "log", self.log_view, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.runs_dock, self.log_dock)
         self.runs_dock.raise_()
+        # Compare is a full view: a tab beside the engines' (opened by compare(), closed by its ×),
+        # the tables beside the overlaid plots at the window's whole size (issue 30: in the bottom
+        # dock it needed scrolling).
         self.compare_view = CompareView(self.project)
-        scroller = QScrollArea()                # the dock may be short: scroll rather than grow the window
-        scroller.setWidgetResizable(True)
-        scroller.setFrameShape(QFrame.Shape.NoFrame)
-        scroller.setWidget(self.compare_view)
-        self.compare_dock = self._dock("Compare runs", "compare", scroller, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.log_dock, self.compare_dock)      # full width: tables beside plots
+        self.compare_view.setObjectName("compare")
         self.study_panel = StudyPanel(self)     # sweeps: every point becomes a run of the project
         self.study_dock = self._dock("Studies", "studies", self.study_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.compare_dock, self.study_dock)
+        self.tabifyDockWidget(self.log_dock, self.study_dock)
         self.runs_dock.raise_()
         self.resizeDocks([self.runs_dock], [190], Qt.Orientation.Vertical)
-        self.resizeDocks([self.library_dock], [330], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.library_dock], [LIBRARY_WIDTH], Qt.Orientation.Horizontal)
 
         # ---- status bar with progress
         self.progress_bar = QProgressBar()
@@ -195,6 +197,9 @@ class MainWindow(QMainWindow):
         self.act_compare = self._action("&Compare selected runs", self._compare_selected, "Ctrl+D",
                                         "Compare the runs selected in the Runs view side by side")
         self.act_about = self._action("&About", self.about)
+        self.act_example = self._action("Open &example session", lambda: self.open_example(), tip=(
+            "Open the shipped example: finished runs of every engine, to look around without running anything"))
+        self.act_tour = self._action("&Tour", self.show_tour, tip="What each part of the window and each tab does")
 
         mb = self.menuBar()
         m = mb.addMenu("&File")
@@ -207,7 +212,7 @@ class MainWindow(QMainWindow):
         m = mb.addMenu("&Edit")
         m.addActions([self.act_undo, self.act_redo])
         m = mb.addMenu("&View")
-        for dock in (self.library_dock, self.runs_dock, self.log_dock, self.compare_dock, self.study_dock):
+        for dock in (self.library_dock, self.runs_dock, self.log_dock, self.study_dock):
             m.addAction(dock.toggleViewAction())
         m.addSeparator()
         m.addAction(self._action("Next tab", lambda: self.tabs.setCurrentIndex((self.tabs.currentIndex() + 1)
@@ -219,6 +224,8 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(self.act_compare)
         m = mb.addMenu("&Help")
+        m.addActions([self.act_example, self.act_tour])
+        m.addSeparator()
         m.addAction(self.act_about)
 
         tb = QToolBar("Main", self)
@@ -244,6 +251,7 @@ class MainWindow(QMainWindow):
         self.setWindowModified(self.project.modified)
         if ev.kind in ("choice", "reset", "library"):
             self._mark_in_use()
+            self._update_run_actions()
         if ev.kind == "run" and ev.id is not None:
             self._run_changed(ev.id, ev.engine)
 
@@ -335,11 +343,24 @@ class MainWindow(QMainWindow):
         self.status(f"The setup of {run_id} is back in the {engines()[run.engine].title} tab")
 
     def compare(self, run_ids: list[str]) -> None:
+        """Open (or refill) the Compare tab on these runs and show it."""
         self.compare_view.set_runs(list(run_ids))
-        self.compare_dock.show()
-        self.compare_dock.raise_()
-        if not self.compare_dock.isFloating():          # room for the tables and the overlaid plots
-            self.resizeDocks([self.compare_dock], [max(300, int(0.45 * self.height()))], Qt.Orientation.Vertical)
+        index = self.tabs.indexOf(self.compare_view)
+        if index < 0:
+            index = self.tabs.addTab(self.compare_view, "Compare runs")
+            self.tabs.setTabToolTip(index, "The compared runs' settings, metrics and overlaid plots")
+            close = QToolButton()
+            close.setText("×")
+            close.setAutoRaise(True)
+            close.setToolTip("Close the comparison")
+            close.clicked.connect(self.close_compare)
+            self.tabs.tabBar().setTabButton(index, QTabBar.ButtonPosition.RightSide, close)
+        self.tabs.setCurrentIndex(index)
+
+    def close_compare(self) -> None:
+        index = self.tabs.indexOf(self.compare_view)
+        if index >= 0:
+            self.tabs.removeTab(index)          # the view is kept (and follows the project) for next time
 
     def _compare_selected(self) -> None:
         ids = self.runs_view.selected_ids()
@@ -348,22 +369,44 @@ class MainWindow(QMainWindow):
             return
         self.compare(ids)
 
-    def open_in_simulator(self, update: dict[str, Any]) -> None:
-        """Linked view: put a program into the simulator's settings and step through it there."""
+    def open_in_simulator(self, update: dict[str, Any], workload: dict[str, Any] | None = None,
+                          origin: str = "") -> None:
+        """Linked view: put a program into the simulator's settings, and the workload it was made for
+        (a run's snapshot) into its choice bar, and step through it there. The tab shows no earlier
+        run meanwhile: what it steps through is not one (issue 30)."""
         if "simulate" not in self.panels:
             return
-        self.project.replace_settings("simulate", {**self.project.settings("simulate"), **update},
-                                      "Open a program in the stepper")
+        self.project.open_program("simulate", update, workload, origin or "stepper", "Open a program in the stepper")
         self.set_current_engine("simulate")
+        self.project.show("simulate", None)
         step = getattr(self.panels["simulate"], "step_through_settings", None)
         if step is not None:
             step()
 
     # ================================================================ jobs
+    def run_blocker(self, engine: str) -> str | None:
+        """Why the engine's tab cannot run now, in the window's words; None when it can. A field whose
+        text was not taken would otherwise run with the value the project still holds (issue 30)."""
+        panel = self.panels.get(engine)
+        fields = panel.binding.error_texts() if panel is not None else []
+        problems = [why for lib in ("workloads", "targets") if (why := self.project.problem(engine, lib))]
+        reasons = [*fields, *problems]
+        return "; ".join(reasons) if reasons else None
+
+    def _field_errors_changed(self, engine: str) -> None:
+        self.bars[engine].set_field_errors(self.panels[engine].binding.error_texts())
+        self._update_run_actions()
+
     def _update_run_actions(self) -> None:
         spec = self.current_engine()
+        if not hasattr(self, "act_run"):        # a model event while the window is being built
+            return
         running = spec is not None and self.runner.is_running(spec.name)
-        self.act_run.setEnabled(spec is not None and not running)
+        blocker = self.run_blocker(spec.name) if spec is not None and not running else None
+        self.act_run.setEnabled(spec is not None and not running and blocker is None)
+        tip = f"Cannot run: {blocker}" if blocker else "Run the engine of the current tab"
+        self.act_run.setToolTip(tip)
+        self.act_run.setStatusTip(tip)
         self.act_cancel.setEnabled(running)
         if not running:
             self.progress_bar.reset()
@@ -372,6 +415,11 @@ class MainWindow(QMainWindow):
     def run_current(self) -> None:
         spec = self.current_engine()
         if spec is None or self.runner.is_running(spec.name):
+            return
+        blocker = self.run_blocker(spec.name)
+        if blocker:
+            self._show_error(f"{spec.title} cannot run: {blocker}")
+            self._update_run_actions()
             return
         try:
             run = self.project.start_run(spec.name)
@@ -412,7 +460,7 @@ class MainWindow(QMainWindow):
             self.progress_bar.setRange(0, 1000)
             self.progress_bar.setValue(int(1000 * max(0.0, min(1.0, progress.fraction))))
         if progress.message:
-            self.statusBar().showMessage(progress.message)
+            self.statusBar().showMessage(progress.message, PROGRESS_MESSAGE_MS)
 
     def _tick(self) -> None:
         spec = self.current_engine()
@@ -428,6 +476,7 @@ class MainWindow(QMainWindow):
         run_id = self._running.pop(name, None)
         if run_id is None:
             return
+        self.statusBar().clearMessage()         # the run's last progress note ("loading model") is stale now
         if outcome.error is not None and outcome.error.detail:
             # the run's status shows the error's one line; its traceback or fault report goes to the log
             self.log(outcome.error.detail, "error")
@@ -436,14 +485,12 @@ class MainWindow(QMainWindow):
         except KeyError:            # deleted while running: nothing to show
             self._update_run_actions()
             return
-        shown = self.project.shown(name) is run     # its tab redraws it, now with its end (a model event)
+        # Its tab keeps showing it, now with its end (a model event): a failed run on its error, a
+        # cancelled one marked, never an older run's views under this run's name (issue 30).
         if run.status == "finished":
             self.log(f"{title}: {run.id} finished")
             self.status(f"{title} finished")
         else:
-            if shown and not run.is_partial:          # nothing to see: back to the newest finished run
-                latest = self.project.latest(name)
-                self.project.show(name, latest.id if latest else None)
             what = run.error or "cancelled"
             self.log(f"{title}: {run.id} {run.status}: {what}" + (" (partial result kept)" if run.is_partial else ""),
                      "error" if run.status == "failed" else "info")
@@ -659,6 +706,39 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, APP_NAME, message)
             return
         print(f"error: {' '.join(str(exc if exc is not None else message).split())}", file=sys.stderr)
+
+    # ---- a way in (gui.tour): the example session, the tour, the first launch's offer
+    def open_example(self, ask: bool = True) -> bool:
+        """Open the shipped example session as an untitled copy (Save asks where: the shipped file
+        is never overwritten)."""
+        from gui.tour import EXAMPLE_SESSION
+
+        if not self.open_path(EXAMPLE_SESSION, ask=ask):
+            return False
+        self.path, self._disk_stamp = None, None
+        self._update_title()
+        self.status("Opened the example session: Save As keeps your changes elsewhere")
+        return True
+
+    def show_tour(self) -> None:
+        from gui.tour import TourDialog
+
+        self.tour = TourDialog(self)
+        self.tour.show()
+
+    def offer_example(self, settings: QSettings | None = None) -> bool:
+        """On the first launch (per `settings`, the user's by default), ask whether to open the
+        example session; True when it was opened."""
+        from gui.tour import first_launch
+
+        if not first_launch(settings if settings is not None else self._settings()) or not self.interactive:
+            return False
+        answer = QMessageBox.question(
+            self, APP_NAME, "Welcome to Dataflow Explorer.\n\nOpen the example session? It holds finished runs of "
+            "every engine to look around in without running anything. (Later: Help > Open example session; "
+            "Help > Tour says what each tab does.)",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
+        return answer == QMessageBox.StandardButton.Yes and self.open_example(ask=False)
 
     def about(self) -> None:
         import numpy

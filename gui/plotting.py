@@ -236,6 +236,13 @@ class ThemedPlot(pg.PlotWidget):
         args.setdefault("color", theme().foreground)
         self.getPlotItem().setLabel(axis, text, units, unitPrefix, **args)
 
+    def vertical_label_fits(self) -> bool:
+        """Whether the left axis's label is as short as the axis (else it shows cut; issue 30)."""
+        axis = self.getPlotItem().getAxis("left")
+        if not axis.isVisible() or not axis.labelText:
+            return True
+        return axis.label.boundingRect().width() <= axis.geometry().height() + 1
+
     def apply_theme(self) -> None:
         th = theme()
         self.setBackground(th.background)
@@ -345,6 +352,8 @@ class LivePlot(ThemedPlot):
         self._data.clear()
         self._x_range, self._x_seen, self._user_zoomed = None, None, False
         self._y_range, self._y_seen = None, None
+        # back to an empty view: a new run must not start on the axes of the run shown before it
+        self.getPlotItem().getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
         self.getPlotItem().enableAutoRange(x=True, y=True)
         for side in ("left", "right"):
             axis = self.getPlotItem().getAxis(side)
@@ -441,6 +450,12 @@ class LivePlot(ThemedPlot):
         self._y_seen = (lo, hi)
         old = self._y_range
         if old is not None and old[0] <= lo and hi <= old[1]:
+            return
+        if old is None and lo == hi:
+            # A constant series (so far): its value against zero, not a ±0.5 % window whose ticks read
+            # 18.91, 18.92, ... around 19 (issue 30); the range grows as soon as the data varies.
+            self._y_range = (min(0.0, 1.25 * lo), max(0.0, 1.25 * hi)) if lo else (-1.0, 1.0)
+            self.getPlotItem().getViewBox().setYRange(*self._y_range, padding=0)
             return
         span = (hi - lo) or abs(hi) * 0.1 or 1.0
         below = old is None or lo < old[0]

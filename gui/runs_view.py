@@ -53,6 +53,10 @@ def cell_text(row: dict[str, Any], key: str) -> str:
         return ""
     if key == "duration_s" and isinstance(value, (int, float)):
         return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+    if key == "metric":                     # the headline's name and value as people read them
+        return str(row.get("metric_label") or value)
+    if key == "value" and row.get("value_text"):
+        return str(row["value_text"])
     return format_value(value)
 
 

@@ -98,7 +98,12 @@ DEMO = EngineSpec(
     request_from_cli=lambda args: JobRequest(None, None, {"steps": args.steps}),
     format_text=lambda r: f"sum={r.sum}" if isinstance(r, DemoResult) else "?",
     result_type=DemoResult,
-    settings_schema={"type": "object", "properties": {"steps": {"type": "integer"}}},
+    # every setting the demo reads is declared: settings refuse unknown keys (core.checks.check_settings)
+    settings_schema={"type": "object", "properties": {
+        "steps": {"type": "integer"}, "delay": {"type": "number"}, "children": {"type": "integer"},
+        "started": {"type": "string"}, "wait_for": {"type": "string"}, "fail_at": {"type": "integer"},
+        "check_fails_at": {"type": "integer"}, "hang_at": {"type": "integer"}, "hang": {"type": "number"},
+        "crash_at": {"type": "integer"}, "crash": {"type": "string"}, "bad_result": {"type": "boolean"}}},
     order=0,
 )
 

@@ -25,7 +25,8 @@ class FakeContext:
     def open_run(self, run_id: str, **focus: Any) -> None:
         self.opened.append((run_id, focus))
 
-    def open_in_simulator(self, update: dict[str, Any]) -> None:
+    def open_in_simulator(self, update: dict[str, Any], workload: dict[str, Any] | None = None,
+                          origin: str = "") -> None:
         self.simulator_updates.append(update)
 
     # ---- helpers for tests

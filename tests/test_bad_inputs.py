@@ -31,6 +31,13 @@ EXAMPLE = ROOT / "assets" / "example_session.dfx"
 CASE_TIMEOUT_S = 60.0
 
 
+def read_document(path: Path) -> Any:
+    """A session file's document (gzip-compressed or plain JSON), as core.session reads it."""
+    from core.session import read_document as read
+
+    return read(path)
+
+
 @dataclass(frozen=True)
 class Bad:
     kind: str
@@ -335,7 +342,7 @@ def _starter() -> dict[str, Any]:
 
 def _with_runs() -> dict[str, Any]:
     """The example session with two of its runs (Cain's search, the simulator's run): small, valid."""
-    doc = json.loads(EXAMPLE.read_text())
+    doc = read_document(EXAMPLE)
     doc["runs"] = [r for r in doc["runs"] if r["id"] in ("r1", "r2")]
     return doc
 
@@ -470,6 +477,131 @@ for _name, _extra, _names in [
     bad("gui_screenshot", _name, [*_extra, *_SHOT], _names)
 
 
+# ================================================================ issue 34: special files, ONNX, emit, ...
+@dataclass(frozen=True)
+class Fifo:
+    """A named pipe in the case's folder (reading it would wait for a writer forever)."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link in the case's folder to `target` (e.g. /dev/zero, read without end)."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class Folder:
+    """An empty folder in the case's folder (where a file is to be written)."""
+
+
+for _name, _argv, _file in [
+    ("kernel_file_fifo", ["cain", "--kernels", "k.json", "--quiet"], "k.json"),
+    ("session_fifo", ["session", "validate", "s.dfx"], "s.dfx"),
+    ("transform_file_fifo", ["merit", "--transform", "t.json", "--networks", "", "--no-table-ix", "--quiet"], "t.json"),
+    ("program_fifo", ["simulate", "--program", "p.txt", "--quiet"], "p.txt"),
+    ("image_fifo", ["simulate", "--program", PROGRAM, "--image", "in.png", "--quiet"], "in.png"),
+    ("onnx_fifo", ["bound", "--no-sweep", "--onnx", "m.onnx", "--quiet"], "m.onnx"),
+]:
+    bad("special_file", _name, _argv, _file, {_file: Fifo()}, says="named pipe")
+bad("special_file", "session_is_dev_zero", ["session", "validate", "s.dfx"], "s.dfx", {"s.dfx": Link("/dev/zero")},
+    says="device")
+bad("special_file", "kernel_file_is_dev_zero", ["cain", "--kernels", "k.json", "--quiet"], "k.json",
+    {"k.json": Link("/dev/zero")}, says="device")
+
+
+def _onnx(stride: int = 1, weight: float | None = None, maps: int = 4, kernel: int = 3) -> bytes:
+    """A one-convolution ONNX model on 1x8x8 images (the digits' shape), as file bytes."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.full((maps, 1, kernel, kernel), 0.25, np.float32)
+    if weight is not None:
+        w.flat[1] = weight
+    conv = helper.make_node("Conv", ["x", "conv1.weight"], ["y"], name="conv1", kernel_shape=[kernel, kernel],
+                            strides=[stride, stride], pads=[kernel // 2] * 4)
+    graph = helper.make_graph([conv], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, maps, 8, 8])],
+                              [numpy_helper.from_array(w, "conv1.weight")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+_ONNX_ENGINES = {"bound": ["bound", "--no-sweep"], "fcnnx": ["fcnnx", "--no-simulate"],
+                 "cappuccino": ["cappuccino", "--no-compile"]}
+for _engine, _argv in _ONNX_ENGINES.items():
+    _run = [*_argv, "--onnx", "m.onnx", "--quiet"]
+    bad("onnx_model", f"{_engine}_stride_zero", _run, "strides", {"m.onnx": _onnx(stride=0)}, says="at least 1")
+    bad("onnx_model", f"{_engine}_weight_nan", _run, "conv1.weight", {"m.onnx": _onnx(weight=float("nan"))},
+        says="NaN")
+    bad("onnx_model", f"{_engine}_weight_infinite", _run, "conv1.weight", {"m.onnx": _onnx(weight=float("-inf"))},
+        says="infinite")
+# a 4 MB file whose 1x1 convolution makes a million maps: 256 MB per image, before any validation batch
+bad("onnx_model", "cappuccino_million_maps", [*_ONNX_ENGINES["cappuccino"], "--onnx", "m.onnx", "--quiet"], "conv1",
+    {"m.onnx": _onnx(maps=1_000_000, kernel=1)}, says="values per image")
+
+for _name, _content, _names, _says in [
+    ("operand_name_twice", _gemm_operand(1, name="A"), "operands[1].name", "second operand"),
+    ("pad_two_billion", _gemm_operand(0, pad=[2_000_000_000, 0]), "operands[0].pad", "elements"),
+    ("operand_70_axes", _gemm_operand(0, shape=[4, 6] + [1] * 68), "operands[0].shape", "70 axes"),
+    ("output_shape_70_axes", _gemm(output_shape=[4, 5] + [1] * 68), "output_shape", "70 axes"),
+]:
+    bad("transform_file", _name, ["merit", "--transform", "t.json", "--networks", "", "--no-table-ix", "--curve", "32",
+                                  "--quiet"], _names, {"t.json": _content}, _says)
+
+# --emit into a folder where a file to be written is a folder (or a folder to be made is a file):
+# refused before any file is written (the corpus checks the folder is unchanged)
+_EMIT_MERIT = ["merit", "--workload", "gemm", "--networks", "", "--no-table-ix", "--curve", "32", "--emit", "out",
+               "--quiet"]
+bad("emit", "merit_makefile_is_a_folder", _EMIT_MERIT, "emit", {"out/Makefile": Folder()}, says="is a folder")
+bad("emit", "merit_data_is_a_file", _EMIT_MERIT, "emit", {"out/data": "x"}, says="is a file")
+bad("emit", "cappuccino_labels_is_a_folder", [*_CAPP, "--emit", "out"], "emit",
+    {"out/validation_labels.txt": Folder()}, says="is a folder")
+
+# the simulator: a decompression bomb, a program saved by Notepad (BOM, CRLF), a program too long
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG that says it is width x height 1-bit pixels, with almost no data (a decompression bomb)."""
+    import struct
+    import zlib
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\0" * 1000)) + chunk(b"IEND", b""))
+
+
+bad("simulate", "image_bomb_100000_squared", _SIM[:-1] + ["--image", "in.png", "--quiet"], "in.png",
+    {"in.png": _png_header(100_000, 100_000)}, says="million pixels")
+bad("simulate", "image_10000_squared", _SIM[:-1] + ["--image", "in.png", "--quiet"], "in.png",
+    {"in.png": _png_header(10_000, 10_000)}, says="million pixels")
+bad("simulate", "program_bom_crlf_bad_third_line", ["simulate", "--program", "p.txt", "--quiet"], "p.txt:line 3",
+    {"p.txt": b"\xef\xbb\xbf# outputs: A\r\nadd(A, B, C);\r\nfrobnicate(A);\r\n"})
+bad("simulate", "program_12000_lines", ["simulate", "--program", "p.txt", "--quiet"], "p.txt",
+    {"p.txt": "# outputs: A\n" + "add(A, B, C);\n" * 12_000}, says="at most 10,000")
+
+# sessions: a run's snapshot of the wrong kind, a newer version whatever else it holds, retired
+# settings of the wrong type (format 2) that migration used to drop unread
+_session_case("run_target_of_wrong_kind", lambda d: d["runs"][0].update(
+    target={"id": "t3", "name": "x", "value": _starter()["library"]["targets"][2]["value"]}),
+    "session.runs[0].target.value.kind", "the engine reads", base=_with_runs)
+_session_case("run_workload_of_wrong_kind", lambda d: d["runs"][1].update(
+    workload={"id": "w3", "name": "x", "value": _starter()["library"]["workloads"][2]["value"]}),
+    "session.runs[1].workload.value.kind", "the engine reads", base=_with_runs)
+_session_case("newer_version_with_other_fields",
+              _json({"format": "dataflow-explorer-session", "version": 7, "workspace": {"x": float("nan")}}),
+              "session.version", "newer version")
+_session_case("v2_override_text", lambda d: d.update(version=2) or d["engines"]["bound"]["settings"].update(
+    memory_bytes="64KiB"), "session.engines.bound.settings.memory_bytes", "whole number")
+_session_case("v2_run_override_fraction", lambda d: d.update(version=2) or d["runs"][0].update(
+    engine="bound", settings={"word_bits": 16.5}), "session.runs[0].settings.word_bits", "whole number",
+    base=_with_runs)
+
+# f-CNNx: a bandwidth no design can be scheduled in
+bad("fcnnx_options", "bandwidth_one_byte_per_second", _FCNNX + ["--bandwidth", "1B/s"], "bandwidth", says="too low")
+
+
 # ================================================================ running the corpus
 KINDS = sorted({c.kind for c in CASES})
 
@@ -478,7 +610,14 @@ def _write(folder: Path, files: dict[str, Any]) -> None:
     folder.mkdir(parents=True)
     for name, content in files.items():
         path = folder / name
-        if isinstance(content, bytes):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Fifo):
+            os.mkfifo(path)
+        elif isinstance(content, Link):
+            path.symlink_to(content.target)
+        elif isinstance(content, Folder):
+            path.mkdir()
+        elif isinstance(content, bytes):
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")

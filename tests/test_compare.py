@@ -30,9 +30,10 @@ def test_run_row_shows_changed_settings_status_and_headline(demo_engine):
     assert set(k for k, _ in RUN_COLUMNS) <= set(row)
     assert row["id"] == "r3" and row["engine_title"] == "Demo" and row["engine"] == "demo"
     assert row["workload"] == "AnalogNet2" and row["target"] == ""
-    # steps is the demo's default: not a key setting; the rest shortest first, cut to ~60 characters
-    assert row["settings"].startswith("fail_at=7, delay=0.25, label=xxx")
-    assert "steps" not in row["settings"]
+    # steps is the demo's default: not a key setting; the rest shortest first, cut to ~60 characters,
+    # named in words (a schema title where there is one), never by key (issue 30)
+    assert row["settings"].startswith("Fail at: 7; Delay: 0.25; Label: xxx")
+    assert "steps" not in row["settings"].lower()
     assert len(row["settings"]) <= 60 and row["settings"].endswith("…")
     assert row["settings_full"].endswith("x" * 80)
     assert row["status"] == "cancelled, partial" and row["state"] == "cancelled"
@@ -44,7 +45,7 @@ def test_run_row_of_an_unknown_engine_and_a_plain_failure():
     run = make_run("r1", engine="gone", settings={"a": 1}, status="failed", error="boom")
     row = run_row(run)
     assert row["engine_title"] == "gone"
-    assert row["settings"] == "a=1"            # no defaults known: every setting is a key setting
+    assert row["settings"] == "A: 1"           # no defaults known: every setting is a key setting
     assert row["status"] == "failed" and row["error"] == "boom"
     assert row["metric"] == "" and row["value"] is None
 

@@ -163,7 +163,8 @@ def test_cnn_editor_sources(qtbot, tmp_path):
     ed.network.setCurrentIndex(ed.network.findData("lenet5"))
     assert _value(project, wid) == CnnNetwork("lenet5")
     ed.source.setCurrentIndex(ed.source.findData("builtin"))
-    assert _value(project, wid).source == "builtin" and not ed.network.isEnabled()
+    # the zoo's Network row is hidden, not greyed out (issue 30: it read as if it applied)
+    assert _value(project, wid).source == "builtin" and not ed.network.isVisibleTo(ed)
     bad = tmp_path / "not.onnx"
     bad.write_bytes(b"not a model")
     assert not ed.set_onnx_path(str(bad))

@@ -88,7 +88,7 @@ def test_cli_session_validate(tmp_path, demo_engine, capsys):
     sessions.save(Project.starter(), good)
     assert main(["session", "validate", str(good)]) == 0
     bad = tmp_path / "b.dfx"
-    bad.write_text(good.read_text().replace('"scamp5"', '"toaster"'))
+    bad.write_text(json.dumps(sessions.read_document(good)).replace('"scamp5"', '"toaster"'))   # plain JSON opens too
     assert main(["session", "validate", str(bad), "--json"]) == 2
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out == {"valid": False, "error": out["error"], "where": "session.library.targets[0].value.kind"}

@@ -57,3 +57,39 @@ def test_every_module_of_core_and_sims_sits_in_a_layer():
     loose = [m for m in _modules("core") + _modules("sims") if m not in ("core", "sims")
              and not any(m == n or m.startswith(n + ".") for n in named)]
     assert not loose, f"modules in no import-linter layer (pyproject.toml): {loose}"
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, names) for every import in a file, at any depth (function-level ones included)."""
+    import ast
+
+    out: list[tuple[str, list[str]]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.module, [a.name for a in node.names]))
+    return out
+
+
+def test_the_gui_computes_only_what_core_declares():
+    """The GUI never runs an engine in its process (README, Architecture). What it may compute with
+    core/sims code is declared, with the reason, in core.simulate.replay.GUI_COMPUTES (the stepper's
+    replay and the pure helpers that draw its steps): gui/ imports no other simulator module and no
+    private name of core or sims."""
+    from core.simulate.replay import GUI_COMPUTES
+
+    bad = []
+    for f in sorted((ROOT / "gui").rglob("*.py")):
+        for mod, names in _imports(f):
+            top = mod.split(".")[0]
+            if top not in ("core", "sims"):
+                continue
+            bad += [f"{f.relative_to(ROOT)} imports private {mod}.{n}" for n in names
+                    if n.startswith("_") and not n.startswith("__")]
+            if top == "sims":
+                for target in [mod] if mod != "sims.scamp5" else [f"{mod}.{n}" for n in names]:
+                    if target not in GUI_COMPUTES:
+                        bad.append(f"{f.relative_to(ROOT)} imports {target}, not declared in GUI_COMPUTES")
+    assert not bad, "\n".join(bad)
+    assert "core.simulate.replay" in GUI_COMPUTES and all(GUI_COMPUTES.values())

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from core import session as sessions
 from core.bound.shapes import parse_layer_spec
 from core.checks import check_settings, loads
+from core.session import read_document
 from core.engine import engines
 from core.errors import InputError, SessionError
 from core.library_items import layers_from_text, parse_kernel_text
@@ -218,7 +219,7 @@ def _engine_checks() -> dict[str, Any]:
     from core.cappuccino.engine import _settings as cappuccino_settings
     from core.engine import JobRequest
     from core.fcnnx.engine import _settings as fcnnx_settings
-    from core.simulate.engine import _settings as simulate_settings
+    from core.simulate.engine import checked_settings as simulate_settings
     from core.merit.engine import check_settings as merit_settings
     from core.workload import Scamp5Target
 
@@ -243,7 +244,7 @@ def test_each_engines_own_settings_check(spec_and_settings):
 
 # ---------------------------------------------------------------- sessions
 def _session_with_runs() -> dict[str, Any]:
-    doc = json.loads((ROOT / "assets" / "example_session.dfx").read_text())
+    doc = read_document(ROOT / "assets" / "example_session.dfx")
     doc["runs"] = [r for r in doc["runs"] if r["id"] in ("r1", "r2")]
     return doc
 

@@ -20,6 +20,7 @@ import pytest
 
 from core.bound.loopnest import BASELINES
 from core.bound.result import BoundResult
+from core.session import read_document
 from core.cain.result import CainResult
 from core.cappuccino.result import CappuccinoResult
 from core.cappuccino.synth import find_compiler
@@ -258,8 +259,8 @@ def test_stored_example_session_results_pass_their_types():
         assert rtype.check(stored, version=1) == stored
     head = CainResult.from_json(doc["engines"]["cain"]["result"]).headline()
     assert head["length"] == 21            # the README's "21 instructions in 10 s"
-    shipped = json.loads((REPO / "assets/example_session.dfx").read_text(encoding="utf-8"))
-    assert shipped["version"] == 2 and {r["engine"] for r in shipped["runs"]} >= {"cain", "simulate", "bound"}
+    shipped = read_document(REPO / "assets/example_session.dfx")
+    assert shipped["version"] == 3 and {r["engine"] for r in shipped["runs"]} >= {"cain", "simulate", "bound"}
     kept = json.loads((REPO / "tests/data/sessions_v2/example_session_before_results_v3.dfx").read_text(encoding="utf-8"))
     for run in shipped["runs"] + kept["runs"]:
         rtype = TYPES[run["engine"]]

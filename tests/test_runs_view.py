@@ -146,7 +146,7 @@ def test_text_engine_and_status_filters(project, make_view):
     other = project.start_run("bound")
     view, _ = make_view()
     assert len(column(view, "id")) == 3
-    view.filter_edit.setText("steps=7")                # key settings text
+    view.filter_edit.setText("steps: 7")               # key settings text (as shown: title and value)
     assert column(view, "id") == [b.id]
     view.filter_edit.setText("COMMUNICATION")          # engine title, any case
     assert column(view, "id") == [other.id]
@@ -206,12 +206,12 @@ def test_export_csv_writes_the_rows_shown(project, make_view, tmp_path):
     a = demo_run(project, steps=3)
     demo_run(project, steps=5)
     view, _ = make_view()
-    view.filter_edit.setText("steps=3")
+    view.filter_edit.setText("steps: 3")
     path = view.export_csv(str(tmp_path / "runs.csv"))
     rows = list(csv.reader(io.StringIO((tmp_path / "runs.csv").read_text())))
     assert path and rows[0][0] == "Run"
     assert [r[0] for r in rows[1:]] == [a.id]
-    assert rows[1][-2] == "steps=3"                    # the full settings column
+    assert rows[1][-2] == "Steps: 3"                   # the full settings column
 
 
 def test_a_loaded_session_replaces_the_rows_and_keeps_what_is_still_there(project, make_view, demo_engine):
@@ -251,12 +251,12 @@ def test_compare_two_runs_fills_the_diff_and_overlays_two_series(project, qtbot,
     a, b, compare = compare_two(project, qtbot, make_view)
     assert a.id in compare.header.text() and b.id in compare.header.text()
     settings = table_rows(compare.settings_table)
-    assert settings["steps"] == ["3", "5"]
-    assert settings["delay"] == ["—", "0.5"]
-    row = list(settings).index("steps")
+    assert settings["Steps"] == ["3", "5"]             # titles, not keys (issue 30)
+    assert settings["Delay"] == ["—", "0.5"]
+    row = list(settings).index("Steps")
     assert compare.settings_table.item(row, 1).background().color() == QColor(DIFF_BACKGROUND)
     metrics = table_rows(compare.metrics_table)
-    assert list(metrics) == ["sum", "steps", "duration_s"] and metrics["sum"] == ["3", "10"]
+    assert list(metrics) == ["Sum", "Steps", "Duration"] and metrics["Sum"] == ["3", "10"]
     assert list(compare.plots) == ["main"]
     curves = compare.plots["main"].series()
     assert list(curves) == [f"{a.id} · sum", f"{b.id} · sum"]
@@ -268,9 +268,9 @@ def test_compare_two_runs_fills_the_diff_and_overlays_two_series(project, qtbot,
 
 def test_only_differences_hides_equal_settings(project, qtbot, make_view):
     _, _, compare = compare_two(project, qtbot, make_view)
-    assert "workload" in table_rows(compare.settings_table)     # both ran without one: the same
+    assert "Workload" in table_rows(compare.settings_table)     # both ran without one: the same
     compare.only_diff.setChecked(True)
-    assert set(table_rows(compare.settings_table)) == {"steps", "delay"}
+    assert set(table_rows(compare.settings_table)) == {"Steps", "Delay"}
 
 
 def test_compare_follows_deletion_and_undo(project, qtbot, make_view):
@@ -291,4 +291,4 @@ def test_compare_runs_of_different_engines_says_why_no_plots(project, qtbot):
     compare.set_runs([a.id, other.id])
     assert compare.plots == {}
     assert compare.reason.isVisibleTo(compare) and "different engines" in compare.reason.text()
-    assert table_rows(compare.settings_table)["engine"] == ["Demo", "Communication bounds"]
+    assert table_rows(compare.settings_table)["Engine"] == ["Demo", "Communication bounds"]

@@ -51,8 +51,8 @@ def test_round_trip_preserves_everything(tmp_path, demo_engine):
     assert _state(back) == _state(p)
     assert [r.status for r in back.runs] == ["finished", "failed"]
     assert back.runs[1].series == {"main": {"sum": [[0.0, 0.0]]}} and back.runs[1].error == "RuntimeError: boom"
-    doc = json.loads(path.read_text())
-    assert doc["format"] == sessions.FORMAT and doc["version"] == sessions.VERSION == 2
+    doc = sessions.read_document(path)
+    assert doc["format"] == sessions.FORMAT and doc["version"] == sessions.VERSION == 3
 
 
 def test_cnn_set_and_dataflow_round_trip(tmp_path):
@@ -69,11 +69,11 @@ def test_save_is_atomic_and_keeps_backup(tmp_path, demo_engine):
     path = tmp_path / "s.dfx"
     first = _sample()
     sessions.save(first, path)
-    old = path.read_text()
+    old = path.read_bytes()
     second = _sample()
     second.set_setting("demo", "steps", 9)
     sessions.save(second, path)
-    assert (tmp_path / "s.dfx.bak").read_text() == old
+    assert (tmp_path / "s.dfx.bak").read_bytes() == old
     assert sessions.load(path).choice("demo").settings["steps"] == 9
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.dfx", "s.dfx.bak"]   # no temp files left
 
@@ -174,18 +174,18 @@ def test_truncated_and_malformed_files(tmp_path, demo_engine):
 
 
 def test_migration_path(tmp_path, demo_engine, monkeypatch):
-    """A version-2 file read by a (pretend) version-3 program goes through MIGRATIONS[2]."""
+    """A version-3 file read by a (pretend) version-4 program goes through MIGRATIONS[3]."""
     doc = _good_doc()
     calls = []
 
     def up(d):
         calls.append(d["version"])
-        return {**d, "version": 3}
+        return {**d, "version": sessions.VERSION + 1}
 
-    monkeypatch.setattr(sessions, "VERSION", 3)
-    monkeypatch.setitem(sessions.MIGRATIONS, 2, up)
+    monkeypatch.setitem(sessions.MIGRATIONS, sessions.VERSION, up)
+    monkeypatch.setattr(sessions, "VERSION", sessions.VERSION + 1)
     p = sessions.load(_write(tmp_path, doc))
-    assert calls == [2] and p.choice("demo").settings == {"steps": 7}
+    assert calls == [sessions.VERSION - 1] and p.choice("demo").settings == {"steps": 7}
 
 
 @pytest.mark.parametrize("path", V1_FILES, ids=lambda p: p.name)
@@ -337,7 +337,7 @@ def test_two_processes_saving_at_once_never_lose_the_version_on_disk(tmp_path):
             assert sorted(outcomes.values()) == ["changed", "saved"], (r, outcomes)
             winner = next(n for n, o in outcomes.items() if o == "saved")
             winners.append(winner)
-            on_disk = json.loads(path.read_text())["view"]
+            on_disk = sessions.read_document(path)["view"]
             assert (on_disk["writer"], on_disk["round"]) == (winner, r)
             assert (tmp_path / "s.dfx.bak").read_bytes() == before, f"round {r}: the .bak is not the version read"
             assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]     # ours end .tmp
@@ -450,10 +450,10 @@ def test_the_window_asks_before_saving_over_a_file_changed_on_disk(tmp_path, win
     if kept == "theirs":
         assert not saved and path.read_bytes() == theirs
     elif kept == "mine":
-        assert saved and json.loads(path.read_text())["view"]["by"] == "me"
+        assert saved and sessions.read_document(path)["view"]["by"] == "me"
         assert (tmp_path / "s.dfx.bak").read_bytes() == theirs              # their version is kept
     else:
-        assert saved and path.read_bytes() == theirs and json.loads(elsewhere.read_text())["view"]["by"] == "me"
+        assert saved and path.read_bytes() == theirs and sessions.read_document(elsewhere)["view"]["by"] == "me"
     if saved:                                   # saved again: no question, the window knows this version
         asked.clear()
         assert window.save() and not asked

@@ -267,3 +267,18 @@ def test_cli_json_from_main() -> None:
     out = subprocess.run([sys.executable, "main.py", "simulate", "--program", TABLE2, "--filter", "nosuch"],
                          cwd=REPO, capture_output=True, text=True, timeout=300)
     assert out.returncode != 0 and "unknown filter preset" in out.stderr
+
+
+def test_the_stepper_replay_refuses_what_would_not_fit_in_memory() -> None:
+    """The replay runs in the window's process (core.simulate.replay.GUI_COMPUTES), so it must be
+    bounded: it keeps every step's planes, and a big array is refused naming the target's field."""
+    from core.simulate import replay
+    from core.simulate.engine import default_settings
+    from core.workload import FpspFilter, Scamp5Target
+
+    s = {**default_settings(), "program_source": "text", "program_text": "mov(B, A)\nadd(C, A, B)"}
+    small = replay.build(s, Scamp5Target(registers=6, array_size=32), FpspFilter("sobel"))
+    assert small.run.final.values["A"].shape == (32, 32)
+    with pytest.raises(InputError) as exc:
+        replay.build(s, Scamp5Target(registers=6, array_size=4096), FpspFilter("sobel"))
+    assert exc.value.where == "target.array_size" and "GiB" in exc.value.message

@@ -167,7 +167,7 @@ def test_save_open_round_trip_through_window(window, tmp_path, qtbot):
     path = tmp_path / "w.dfx"
     assert window.save_to(path)
     assert not window.isWindowModified() and window.windowTitle().startswith("w.dfx")
-    saved = json.loads(path.read_text())
+    saved = sessions.read_document(path)
 
     window.new_session(ask=False)
     assert not window.project.runs
@@ -178,7 +178,7 @@ def test_save_open_round_trip_through_window(window, tmp_path, qtbot):
     assert window.bars["cain"].combos["workloads"].currentData() == wid
     again = tmp_path / "again.dfx"
     window.save_to(again)
-    a, b = json.loads(again.read_text()), saved
+    a, b = sessions.read_document(again), saved
     a.pop("saved_at"), b.pop("saved_at")
     assert a == b
 

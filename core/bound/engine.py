@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
@@ -17,6 +16,7 @@ from core.checks import settings_over_defaults
 from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
+from core.files import file_problem
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.nets.layers import Conv
 from core.units import parse_bytes
@@ -61,8 +61,8 @@ def workload_problem(workload: Any) -> str | None:
         if workload.source == "builtin":
             return ("the built-in digits CNN has no layer table here: Communication bounds analyses zoo networks, "
                     "ONNX files and layer specs")
-        if workload.source == "onnx" and not Path(workload.onnx_path).is_file():
-            return f"ONNX file not found: {workload.onnx_path}"
+        if workload.source == "onnx" and file_problem(workload.onnx_path):
+            return f"ONNX file {file_problem(workload.onnx_path)}: {workload.onnx_path}"
     if isinstance(workload, ConvLayers):
         for i, text in enumerate(workload.layers):
             try:
@@ -98,6 +98,9 @@ def migrate_v2_setup(settings: dict[str, Any], target: dict[str, Any] | None
     value (of the default dataflow target when the setup had none)."""
     s = dict(settings)
     mem, bits = s.pop("memory_bytes", 0), s.pop("word_bits", 0)
+    for key, v, unit in (("memory_bytes", mem, "bytes"), ("word_bits", bits, "bits")):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:      # was a typed setting: not dropped silently
+            raise InputError(f"expected a whole number of {unit} (0: the target's), got {v!r}"[:200], f"settings.{key}")
     overrides = {k: v for k, v in (("memory_bytes", mem), ("word_bits", bits))
                  if isinstance(v, int) and not isinstance(v, bool) and v > 0}
     if not overrides:

@@ -11,6 +11,7 @@ import argparse
 import math
 import time
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any, Iterator
 
 from core.cain.api import MODES, check_options
@@ -26,6 +27,7 @@ from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.filters import PRESETS, preset
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
+from core.scamp5.analogue import AnalogueWarning, flat, kernel_warnings, register_warnings
 from core.scamp5.isa import INSTRUCTION_SETS, OP_TABLE, instruction_set, register_names
 from core.scamp5.interp import run_symbolic
 from core.scamp5.program import format_instr
@@ -162,6 +164,23 @@ def _search_fields(ks: KernelSet, approx: Any, s: dict[str, Any]) -> dict[str, A
             "registers": s["registers"]}
 
 
+# the least share of its budget a search gets, however long its process took to start (a 1 s budget
+# on a loaded machine still searches for a moment, and ends a little late rather than empty-handed)
+MIN_SEARCH_SHARE = 0.2
+
+
+def _budget(cancel: CancelToken, time_s: float) -> tuple[float, float]:
+    """(start, search seconds): the budget counts from when the run was asked for (cancel.started:
+    in the window, when Run was pressed, so the worker process's start-up, its imports and the lower
+    bound are spent from it and the run ends when the user expects, issue 30), the search gets what
+    is left. A start on another clock (a test's fake one) counts from now."""
+    now = time.monotonic()
+    lead = now - cancel.started
+    if not 0.0 <= lead <= time_s + 3600.0:
+        lead = 0.0
+    return now - lead, max(time_s - lead, MIN_SEARCH_SHARE * time_s)
+
+
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     ks = kernels_of(request.workload)
     s = _settings(request.settings, request.target)
@@ -173,14 +192,16 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                   f"{approx.max_abs_error:g}; {s['mode']} search with the '{s['isa']}' set, {len(regs)} registers, "
                   f"{s['traversal']}, {s['workers']} worker(s), {s['time_s']:g} s; proven lower bound "
                   f"{bound.value} instructions")
-    start = time.monotonic()
+    for w in _kernel_warnings(approx, {}):
+        yield LogLine(w.message, "warning")
+    start, search_s = _budget(cancel, float(s["time_s"]))
     proven = bound.value            # the bound, raised by the exact prover as it refutes lengths
     best: Improvement | None = None
     first_t: float | None = None
     improvements: list[dict[str, Any]] = []
     nodes = 0
     last_points = 0.0
-    for ev in solve(approx, isa, s["registers"], float(s["time_s"]), s["max_nodes"], s["workers"],
+    for ev in solve(approx, isa, s["registers"], search_s, s["max_nodes"], s["workers"],
                     s["traversal"], s["mode"], cancel, seed_share=float(s["seed_share"]), stop_at=bound.value,
                     seed=int(s["seed"])):
         cancel.check()
@@ -220,6 +241,21 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     yield FinalResult(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, bound, proven))
 
 
+def _kernel_warnings(approx: Any, outputs: dict[str, str]) -> list[AnalogueWarning]:
+    """Kernels whose gain leaves the analogue range: known before the search, whatever it finds."""
+    return kernel_warnings({name: ([Fraction(v) / 2 ** approx.d for v in flat(m)], outputs.get(name))
+                            for name, m in zip(approx.names, approx.approximated)})
+
+
+def _analogue_warnings(approx: Any, outputs: dict[str, str], program: list[str],
+                       registers: list[dict[str, Any]]) -> list[AnalogueWarning]:
+    """The kernels' gains, and each register of the found program that can leave the analogue range
+    (its Goal after every instruction, numerators over 2^d, core.scamp5.analogue)."""
+    scale = Fraction(1, 2 ** approx.d)
+    states = [{r: None if m is None else [scale * v for v in flat(m)] for r, m in st.items()} for st in registers]
+    return _kernel_warnings(approx, outputs) + register_warnings(states, program)
+
+
 def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | None, first_t: float | None,
            improvements: list[dict[str, Any]], nodes: int, elapsed: float, bound: LowerBound,
            proven: int) -> CainResult:
@@ -241,7 +277,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         input_register="A", input_registers={}, time_to_first_s=None, time_to_best_s=None,
         verified=False, verification="no program found within the budget", cpp="",
         bus_steps=None, goal_bags=[], register_goals=[],
-        lower_bound=lower,
+        lower_bound=lower, warnings=_kernel_warnings(approx, {}),
     )
     if best is None:
         return nothing
@@ -258,6 +294,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         bus_steps=sum(OP_TABLE[i.spec.key].bus_steps for i in best.program),
         goal_bags=[[GoalJson(**g) for g in bag] for bag in best.bags], register_goals=best.registers,
         gap=best.length - lower.value, optimal=best.length <= lower.value,
+        warnings=_analogue_warnings(approx, outputs, [format_instr(i) for i in best.program], best.registers),
     )
 
 
@@ -333,6 +370,7 @@ def format_text(result: EngineResult) -> str:
     lines.append(f"search: {r.mode} mode, '{r.isa}' set, {r.registers} registers, {r.traversal}, "
                  f"{who}: {r.nodes_explored} nodes in {r.elapsed_s} s "
                  f"({r.nodes_per_s} nodes/s)")
+    lines += [f"warning: {w.message}" for w in r.warnings or ()]
     if not r.found:
         lines.append(f"no program found within the budget; {bound_text(r)}")
         return "\n".join(lines)

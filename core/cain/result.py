@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from core.results import EngineResult, optional_key
+from core.scamp5.analogue import AnalogueWarning
 
 IntMatrix = list[list[int]]                     # rows north to south
 FloatMatrix = list[list[float]]
@@ -121,6 +122,9 @@ class CainResult(EngineResult):
     lower_bound: LowerBoundJson | None = optional_key()  # version 2: no program is shorter
     gap: int | None = optional_key()                     # length - lower_bound.value, when a program was found
     optimal: bool | None = optional_key()                # length == lower_bound.value (proven optimal)
+    # kernels and registers of the program that can leave the ±2 analogue range (core.scamp5.analogue);
+    # absent in results stored before the check, empty when everything stays inside
+    warnings: list[AnalogueWarning] | None = optional_key()
 
     @property
     def bound(self) -> int | None:

@@ -9,12 +9,13 @@ engine turns them into job events and `api.compile_filter` keeps the last improv
 from __future__ import annotations
 
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import os
 import queue as queue_mod
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from core.cain import goals as gl
 from core.cain.approx import Approximation
@@ -231,11 +232,11 @@ def _worker(problem: Problem, members: list[Strategy], seed: int, first_index: i
         # depends on its members and node counts only, not on the other's timing (determinism)
         lane = Lane(problem, members, best.value, seed, first_index, memory_mb, max_nodes, prove)
         last_report = 0.0
-        while not stop.is_set() and time.monotonic() < deadline and not lane.exhausted:
+        while not stop.value and time.monotonic() < deadline and not lane.exhausted:
             for plan in lane.run(max(0.0, min(0.1, deadline - time.monotonic()))):
-                out.put(("plan", index, plan))
+                out.send(("plan", index, plan))
             if lane.proof is not None:
-                out.put(("proof", index, lane.proof))
+                out.send(("proof", index, lane.proof))
                 lane.proof = None
             now = time.monotonic()
             if now - last_report > 0.1:
@@ -246,12 +247,42 @@ def _worker(problem: Problem, members: list[Strategy], seed: int, first_index: i
     finally:
         if lane is not None:
             nodes[index] = lane.nodes
-        out.put(("done", index, bool(lane and lane.exhausted), error))
+        out.send(("done", index, bool(lane and lane.exhausted), error))
     # Leave at once: an orderly interpreter exit frees a search's whole memory (the best part of a
-    # second) while the run waits. The queue is flushed first, so nothing sent is lost.
+    # second) while the run waits. A pipe's send has returned once the parent can read it all.
     out.close()
-    out.join_thread()
     os._exit(0)
+
+
+class _Inbox:
+    """The workers' messages, one pipe each, read like a queue (get raises queue.Empty).
+
+    Pipes and raw shared values instead of a multiprocessing Queue, Event, Value and Array: those
+    hold ten named POSIX semaphores, which a run ended by a signal (a cancel that outlives its grace,
+    the window quitting) cannot unlink, so the resource tracker warned of "10 leaked semaphore
+    objects". A pipe and a lock-free shared value hold none."""
+
+    def __init__(self, readers: list[Any]) -> None:
+        self._open = list(readers)
+
+    def get(self, timeout: float) -> Any:
+        end = time.monotonic() + timeout
+        while self._open:
+            for conn in mp_connection.wait(self._open, max(0.0, end - time.monotonic())):
+                try:
+                    return cast(Any, conn).recv()       # one of our pipes' reading ends
+                except (EOFError, OSError):  # that worker has gone and said all it had to say
+                    self._open.remove(conn)
+            if time.monotonic() >= end:
+                break
+        if not self._open and timeout > 0:
+            time.sleep(min(timeout, 0.01))
+        raise queue_mod.Empty
+
+    def close(self) -> None:
+        for conn in self._open:
+            conn.close()
+        self._open = []
 
 
 def _start(p: Any) -> None:
@@ -303,18 +334,21 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
             lane.close()
         return
     ctx = mp.get_context("spawn")
-    out = ctx.Queue()
-    stop = ctx.Event()
-    best = ctx.Value("i", bound)
-    nodes = ctx.Array("q", workers)
-    procs = []
+    stop = ctx.RawValue("b", 0)                    # no locks: see _Inbox
+    best = ctx.RawValue("i", bound)
+    nodes = ctx.RawArray("q", workers)
+    procs, readers = [], []
     for i in range(workers):
+        reader, writer = ctx.Pipe(duplex=False)
         p = ctx.Process(target=_worker, daemon=True,
                         args=(problem, plan_lanes[i], seed, first[i], deadline, per_member,
                               MEMORY_BUDGET_MB * len(plan_lanes[i]) / n_members, prove and i == workers - 1,
-                              out, stop, best, nodes, i))
+                              writer, stop, best, nodes, i))
         _start(p)
+        writer.close()                             # the worker's end: its closing is the reader's EOF
         procs.append(p)
+        readers.append(reader)
+    out = _Inbox(readers)
     done = 0
     best_len = bound
 
@@ -356,7 +390,7 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                 last = time.monotonic()
                 yield "stats", sum(nodes[:])
         # The budget is spent: stop the workers, and still take the plans they found within it.
-        stop.set()
+        stop.value = 1
         end = time.monotonic() + STOP_GRACE_S
         while done < workers and time.monotonic() < end:
             cancel.check()
@@ -370,9 +404,8 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                 yield ("proof" if isinstance(found, Proof) else "plan"), found
         yield "stats", sum(nodes[:])
     finally:
-        stop.set()
-        # Keep reading while the workers stop: a worker exits only once its queue has been flushed,
-        # and killing it instead leaks its semaphores.
+        stop.value = 1
+        # Keep reading while the workers stop: a worker blocked on a full pipe exits once it is read.
         end = time.monotonic() + STOP_GRACE_S
         while any(p.is_alive() for p in procs) and time.monotonic() < end:
             try:
@@ -384,7 +417,6 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                 p.terminate()
             p.join(timeout=1.0)
         out.close()
-        out.cancel_join_thread()
 
 
 # ------------------------------------------------------------------ allocation and verification

@@ -31,8 +31,10 @@ from core.checks import check_settings, check_types
 from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
+from core.files import file_problem
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
 from core.nets import zoo
+from core.work_units import Stage, WorkPlan
 from core.workload import BUILTIN_DIGITS, CnnNetwork, MobileSocTarget, Target, Workload
 
 NAME = "cappuccino"
@@ -136,10 +138,55 @@ def workload_problem(workload: Any) -> str | None:
             return (f"{workload.network} needs {gmacs:.1f} GMACs per image; the inexact-mode search runs the numpy "
                     f"network about 4 times per layer, so zoo networks are limited to {MAX_ZOO_GMACS:g} GMACs "
                     "(the paper's networks need 0.35-1.8)")
-    if workload.source == "onnx" and not Path(workload.onnx_path).is_file():
-        return f"ONNX file not found: {workload.onnx_path}"
+    if workload.source == "onnx" and file_problem(workload.onnx_path):
+        return f"ONNX file {file_problem(workload.onnx_path)}: {workload.onnx_path}"
     if workload.validation_path and not Path(workload.validation_path).is_file():
         return f"validation file not found: {workload.validation_path}"
+    if workload.source == "onnx" and not workload.validation_path:
+        shape = onnx_input_shape(workload.onnx_path)
+        if shape is not None and shape != DIGITS_SHAPE:
+            return (f"the ONNX network reads {shape[0]}x{shape[1]}x{shape[2]} images and has no validation set: "
+                    "give it one in its Validation set field (a .npz of images x and labels y); only 1x8x8 "
+                    "networks can use the built-in digits")
+    return None
+
+
+DIGITS_SHAPE = (1, 8, 8)        # the built-in digits, the validation set of an ONNX network without one
+_SHAPES: dict[tuple[str, int, int], tuple[int, int, int] | None] = {}
+
+
+def onnx_input_shape(path: str) -> tuple[int, int, int] | None:
+    """The (C, H, W) an ONNX file's network reads, None when it cannot be told cheaply (the run then
+    says why). Read without weights and remembered per file version: the choice bar asks often."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if file_problem(path):          # a FIFO would block onnx.load (and the window with it)
+        return None
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if key not in _SHAPES:
+        _SHAPES[key] = _read_input_shape(path)
+    return _SHAPES[key]
+
+
+def _read_input_shape(path: str) -> tuple[int, int, int] | None:
+    try:
+        import onnx
+        from core.nets.onnx_graph import tensor_dims
+
+        graph = onnx.load(path, load_external_data=False).graph
+        consts = {i.name for i in graph.initializer}
+        ins = [t for t in graph.input if t.name not in consts]
+        dims = tensor_dims(ins[0]) if len(ins) == 1 else None
+    except Exception:       # unreadable here: the run reads it again and names the problem
+        return None
+    if dims is None or any(d is None or d <= 0 for d in dims[1:]):
+        return None
+    if len(dims) == 4:
+        return (int(dims[1] or 0), int(dims[2] or 0), int(dims[3] or 0))
+    if len(dims) == 2:
+        return (int(dims[1] or 0), 1, 1)
     return None
 
 
@@ -185,14 +232,62 @@ def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workl
     return {**default_settings(), **s}, workload, None
 
 
+# ------------------------------------------------------------------ progress in work units
+# Seconds per unit on the build machine (2 shared cores), from benchmarks/eta_error.py's traces: a
+# numpy forward pass runs about 1.2e9 MACs/s, gcc builds one synthesised program (OpenMP, the kernel
+# library) in about 2.3 s and the plain baseline in 0.25 s, a timed run lasts its min_seconds plus
+# about 0.03 s of start-up, the compiled code runs about 4e9 MACs/s.
+NUMPY_MACS_PER_S = 1.2e9
+COMPILE_S = 2.3
+COMPILE_BASELINE_S = 0.25
+RUN_START_S = 0.03
+C_MACS_PER_S = 4e9
+PROGRAMS = 4                    # parallel precise, relaxed, imprecise and the chosen modes (+ the baseline)
+
+
+def work_plan() -> WorkPlan:
+    """The run's stages in the fraction bands its code reports in; their work is set once the
+    model is loaded (`plan_work`)."""
+    return WorkPlan([Stage("load", 0.0, 0.05, 1.0), Stage("layouts", 0.05, 0.1, 0.0),
+                     Stage("search", 0.1, 0.55, 0.0), Stage("synthesis", 0.55, 0.63, 0.0),
+                     Stage("compile", 0.63, 0.72, 0.0), Stage("timing", 0.72, 0.98, 0.0),
+                     Stage("end", 0.98, 1.0, 0.0)])
+
+
+def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool) -> None:
+    """Each stage's work in seconds on the build machine: forward passes for the layout check and the
+    mode search (configurations x images x MACs), one compilation per program, and the timed runs."""
+    macs = float(model.network.macs) or 1e6
+    images = max(1, len(model.y_val))
+    forward = macs * images / NUMPY_MACS_PER_S
+    # the mode search re-runs only the layers after the one it changes (measured: about one forward
+    # pass per layer), and the chosen modes' layout check costs 2 more
+    plan.set_units("layouts", 2 * forward)
+    plan.set_units("search", (2 + len(model.conv_ops)) * forward)
+    plan.set_units("synthesis", 0.02 * (PROGRAMS + 1))
+    compiling = bool(s["compile"] and synth.find_compiler_noting()[0])
+    baseline = synth.baseline_problem(model) is None
+    plan.set_units("compile", (PROGRAMS * COMPILE_S + baseline * COMPILE_BASELINE_S) if compiling else 0.0)
+    runs = s["repeats"] * (PROGRAMS + baseline + (1 if onnx else 0)) if compiling else 0
+    plan.set_units("timing", runs * (RUN_START_S + max(float(s["min_seconds"]), macs * images / C_MACS_PER_S)))
+    plan.set_units("end", 0.05)
+
+
 # ------------------------------------------------------------------ the run
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+    """The run, its progress reported as the share of its work done (core.work_units)."""
+    plan = work_plan()
+    yield from plan.remap(_run(request, cancel, plan))
+
+
+def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[Event]:
     s = _settings(request.settings)
     threads, V = _target(request.target)
     network = _network(request.workload)
     yield Progress(0.0, "loading model")
     model = load_model(network, s["limit"])
     cancel.check()
+    plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"))
     result: dict[str, Any] = {
         "model": {"name": model.name, "title": model.network.title, "input_shape": list(model.input_shape),
                   "validation_images": int(len(model.y_val)), "notes": model.notes, **model.extra},

@@ -22,10 +22,12 @@ from typing import Any, ClassVar, Union, cast
 import numpy as np
 
 from core.errors import InputError
+from core.files import file_problem
 from core.nets.builder import NetBuilder
 from core.nets.layers import Conv, Layer, Network, Pool, conv_out
+from core.paths import ASSETS
 
-ASSET = Path(__file__).resolve().parents[2] / "assets" / "digits_cnn.npz"
+ASSET = ASSETS / "digits_cnn.npz"
 BUILTIN = "builtin-digits"
 INPUT = "input"                 # the name of the network's input tensor in `op.inputs`
 Shape = tuple[int, int, int]
@@ -452,8 +454,9 @@ def load_validation_npz(path: str, shape: Shape, outputs: int) -> tuple[np.ndarr
     turn into a meaningless accuracy (and wrong inexact-mode choices) without any error.
     """
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"no such file: {path}", "validation")
+    why = file_problem(p)           # a FIFO would block np.load: refused like a missing file
+    if why:
+        raise InputError(f"{'no such file' if why == 'not found' else why}: {path}", "validation")
     try:
         with np.load(p) as f:
             x_raw, y_raw = np.asarray(f["x"]), np.asarray(f["y"]).reshape(-1)
@@ -507,11 +510,38 @@ def load_onnx_model(path: str, validation: str | None = None, limit: int | None 
     elif shape == (1, 8, 8):
         x, y = digits_validation()
     else:
-        raise InputError(f"the network reads {shape} images; give a validation set with --validation FILE.npz "
-                         "(arrays x and y)", "validation")
+        raise InputError(f"the network reads {shape[0]}x{shape[1]}x{shape[2]} images and has no validation set; "
+                         "give it one: a .npz of images x (B, C, H, W) and labels y", "validation")
     if limit:
         x, y = x[:limit], y[:limit]
+    check_activation_sizes(g.ops, len(x), path)
     return CnnModel(g.name, g.network, g.ops, x, y, g.notes, {"weights": g.weights})
+
+
+# The largest activation of one image a network may have: 16 M values (64 MB as float32), some
+# twenty times VGG-16's largest; a 4 MB file with a 1x1 convolution to a million maps asks for more.
+MAX_ACTIVATION = 1 << 24
+
+
+def check_activation_sizes(ops: list[Any], images: int, where: str) -> None:
+    """Refuse, before any forward pass allocates, a network whose activations do not fit: one image's
+    largest tensor over MAX_ACTIVATION, or the validation batch's over half the free memory."""
+    import psutil
+
+    sizes = [(int(np.prod(op.out_shape, dtype=np.int64)), op) for op in ops if getattr(op, "out_shape", None)]
+    if not sizes:
+        return
+    largest, op = max(sizes, key=lambda t: t[0])
+    shape = "x".join(str(int(n)) for n in op.out_shape)
+    if largest > MAX_ACTIVATION:
+        raise InputError(f"layer {op.name!r} outputs {shape} = {largest:,} values per image; at most "
+                         f"{MAX_ACTIVATION:,} are supported", where)
+    need = largest * 4 * 3 * max(images, 1)          # float32, an op's input, output and one scratch copy
+    free = psutil.virtual_memory().available
+    if need > free // 2:
+        raise InputError(f"layer {op.name!r} outputs {shape} values per image: {max(images, 1)} validation "
+                         f"images need about {need / 2**30:.1f} GiB, and {free / 2**30:.1f} GiB of memory is free; "
+                         f"use fewer images (Images / --limit)", where)
 
 
 def _normalise_weights(raw: Any) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:

@@ -18,6 +18,7 @@ from core.checks import settings_over_defaults
 from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
+from core.files import file_problem
 from core.fcnnx.dse import DesignPoint, explore_cnn, joint_fronts, joint_points, joint_resources, pareto
 from core.fcnnx.explore import (ILP_MAX_TASKS, SCHEDULERS, PointResult, async_estimate, lower_bound, schedule_compact,
                                 schedule_json, schedule_point)
@@ -26,6 +27,7 @@ from core.fcnnx.model import RESOURCE_KEYS, average_utilisation
 from core.fcnnx.result import FcnnxResult
 from core.fcnnx.schedule import OBJECTIVES, Objective
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
+from core.work_units import Stage, WorkPlan
 from core.nets.layers import Network
 from core.units import parse_bandwidth
 from core.workload import CnnSet, FpgaTarget, Target, Workload
@@ -104,9 +106,10 @@ def _settings(request: JobRequest) -> dict[str, Any]:
 def workload_problem(workload: Any) -> str | None:
     """A CNN set whose ONNX files are gone cannot run (zoo names are checked when the set is made)."""
     if isinstance(workload, CnnSet):
-        missing = [p for p in workload.onnx if not Path(p).is_file()]
-        if missing:
-            return f"ONNX file not found: {', '.join(missing)}"
+        for p in workload.onnx:
+            why = file_problem(p)
+            if why:
+                return f"ONNX file {why}: {p}"
     return None
 
 
@@ -197,11 +200,47 @@ def _no_fit_message(net: Network, board: str, avail: dict[str, int]) -> str:
             f"and the finest input folding: smallest design needs {over}")
 
 
+# ---------------------------------------------------------------- progress in work units
+# Seconds per unit on the build machine (2 shared cores), from benchmarks/eta_error.py's traces of the
+# starter run (ZFNet + SceneLabel + VGG-16 on the ZC706): a CNN's design space takes about 0.2 s, a
+# joint point's pattern search about 6.5 ms per evaluation of its budget, a simulated design 0.45 s,
+# the baseline's simulation 0.5 s and the hardware table's replay 0.8 s.
+DSE_S = 0.2
+PS_EVAL_S = 0.0065
+SIM_S = 0.45
+BASELINE_S = 0.5
+TABLE_S = 0.8
+EXPECTED_VISITS = 4     # joint points scheduled before the bound prunes the rest (the starter run: 4)
+
+
+def work_plan(s: dict[str, Any], cnns: int) -> WorkPlan:
+    """The run's stages in the fraction bands its code reports in, with their estimated work; the
+    scheduling stage's is revised as the pruning bound tells how many joint points are left."""
+    return WorkPlan([Stage("dse", 0.0, 0.3, cnns * DSE_S),
+                     Stage("scheduling", 0.3, 0.8, min(EXPECTED_VISITS, s["max_joint"]) * point_cost(s)),
+                     Stage("simulation", 0.8, 0.93, (s["verify_top"] * SIM_S + BASELINE_S) if s["simulate"] else 0),
+                     Stage("table", 0.93, 1.0, TABLE_S)])
+
+
+def point_cost(s: dict[str, Any]) -> float:
+    """Seconds to schedule one joint point: its pattern search's budget, or the exact solver's limit."""
+    return s["ps_budget"] * PS_EVAL_S if s["scheduler"] == "rcls" else float(s["ilp_time_limit"])
+
+
 # ---------------------------------------------------------------- run
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+    """The run, its progress reported as the share of its work done (core.work_units)."""
+    s = _settings(request)
+    cnns = len(request.workload.cnns) + len(request.workload.onnx) if isinstance(request.workload, CnnSet) else 1
+    plan = work_plan(s, cnns)
+    yield from plan.remap(_run(request, cancel, plan))
+
+
+def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[Event]:
     t0 = time.perf_counter()
     s = _settings(request)
     nets = load_networks(request.workload)
+    plan.set_units("dse", len(nets) * DSE_S)
     names = [n.name for n in nets]
     board_key, bw_gbps = _platform(request.target)
     board = BOARDS[board_key]
@@ -295,12 +334,22 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     scheduled: list[PointResult] = []
     joint_of: dict[int, int] = {}          # id(PointResult) -> its joint point
     visited = 0
-    for rank, k in enumerate(order[:s["max_joint"]]):
+    candidates = order[:s["max_joint"]]
+    bounds = [lower_bound(joints[k], objective) for k in candidates]      # ascending, as `order`
+    for rank, k in enumerate(candidates):
         cancel.check()
-        if s["prune"] and best is not None and lower_bound(joints[k], objective) >= best.value:
+        if s["prune"] and best is not None and bounds[rank] >= best.value:
             yield LogLine(f"stopped after {visited} joint points: no other point can beat {best.value:.4f}")
             break
-        yield Progress(0.3 + 0.5 * rank / min(len(order), s["max_joint"]), f"scheduling joint point {rank + 1}")
+        # work left: the points the bound cannot prune yet (all of them before a first schedule)
+        if not s["prune"]:
+            left = len(candidates) - rank
+        elif best is None:
+            left = max(1, min(EXPECTED_VISITS, len(candidates)) - rank)
+        else:
+            left = sum(1 for b in bounds[rank:] if b < best.value)
+        plan.set_units("scheduling", (visited + left) * point_cost(s))
+        yield Progress(plan.within("scheduling", visited, visited + left), f"scheduling joint point {rank + 1}")
         res = schedule_point(joints[k], objective, bw_eff, s["scheduler"], s["ps_budget"], s["ilp_time_limit"],
                              check=cancel.check, cancelled=lambda: cancel.cancelled)
         visited += 1

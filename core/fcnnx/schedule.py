@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterator, Sequence
 
+from core.errors import InputError
+
 CAPACITY = 1000           # bandwidth units that make up the effective bandwidth B_mem
 LEVELS = 16               # slow-down grid: sl in {1/16, 2/16, ..., 1}
 TARGET_TICKS = 4000       # least resolution of the longest chain
@@ -352,8 +354,23 @@ def best_proposal(p: Problem, objective: Objective, bound: int | None = None) ->
             best = res
             if res[1] is not None and res[1].makespan <= bound:
                 break
-    assert best[1] is not None, "a proposal at levels that fit the bandwidth always schedules"
+    if best[1] is None:
+        raise too_little_bandwidth(p)
     return SearchResult(best[1], best[0], best[2], tried)
+
+
+def too_little_bandwidth(p: Problem) -> InputError:
+    """Why no proposal schedules: a subgraph that, slowed down as far as the levels go (1/levels of
+    its speed), still draws more than the whole off-chip bandwidth. Named by the target's field,
+    with how many times more bandwidth it needs."""
+    worst = max(range(len(p.tasks)), key=lambda i: p.demand(i, 1) / p.capacity)
+    factor = p.demand(worst, 1) / p.capacity
+    t = p.tasks[worst]
+    if factor <= 1:         # not reached: RCLS schedules every task that fits the bandwidth alone
+        return InputError("no schedule fits the off-chip bandwidth", "target.bandwidth_gbps")
+    return InputError(f"the off-chip bandwidth ({p.bandwidth_bps / 1e9:.3g} GB/s effective) is too low: subgraph "
+                      f"{t.name!r} would need {factor:.3g} times as much even when slowed to 1/{p.levels} of its "
+                      f"speed; give a higher bandwidth", "target.bandwidth_gbps")
 
 
 def pattern_search(p: Problem, objective: Objective, start: Sequence[int] | None = None, budget: int = 300,

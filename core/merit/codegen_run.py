@@ -364,14 +364,9 @@ def emit(folder: Path, stages: list[MeritTransform], data: dict[str, np.ndarray]
          cuda: dict[str, Any], progs: list[Any]) -> list[str]:
     """The sources, a Makefile, the CPU emulation of the CUDA, and the check's inputs with numpy's result."""
     from core.errors import InputError
+    from core.files import output_folder
     from core.merit import codegen_cuda as CU
 
-    if folder.exists() and not folder.is_dir():
-        raise InputError(f"{folder} exists and is not a folder", "emit")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create {folder}: {exc}", "emit") from None
     files: dict[str, str] = dict(c["sources"])
     files.update(cuda["sources"])
     stems = [_stem(st.name) for st in stages]
@@ -393,17 +388,24 @@ def emit(folder: Path, stages: list[MeritTransform], data: dict[str, np.ndarray]
     make += [f"emulate: {' '.join(s + '_emulated' for s in stems)}"] + [f"\t./{s}_emulated data/{s}" for s in stems]
     make += ["", ".PHONY: all run check cuda emulate", ""]
     files["Makefile"] = "\n".join(make)
+    arrays: dict[str, np.ndarray] = {}
+    for st, stem in zip(stages, stems):
+        d32, ref = stage_inputs(st, data)
+        for i, arr in enumerate(CG.padded_inputs(st, d32)):
+            arrays[f"data/{stem}/in{i}.f32"] = arr
+        arrays[f"data/{stem}/numpy_reference.f32"] = ref.astype(np.float32)
+    # every name checked before the first file is written: a folder in the way fails the run whole
+    output_folder(folder, [*files, *arrays], "emit")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {folder}: {exc.strerror or exc}", "emit") from None
     written = []
     for name, text in files.items():
         (folder / name).write_text(text)
         written.append(str((folder / name).resolve()))
-    for st, stem in zip(stages, stems):
-        d32, ref = stage_inputs(st, data)
-        sub = folder / "data" / stem
-        sub.mkdir(parents=True, exist_ok=True)
-        for i, arr in enumerate(CG.padded_inputs(st, d32)):
-            arr.tofile(sub / f"in{i}.f32")
-            written.append(str((sub / f"in{i}.f32").resolve()))
-        ref.astype(np.float32).tofile(sub / "numpy_reference.f32")
-        written.append(str((sub / "numpy_reference.f32").resolve()))
+    for name, arr in arrays.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        arr.tofile(folder / name)
+        written.append(str((folder / name).resolve()))
     return written

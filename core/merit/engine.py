@@ -19,6 +19,7 @@ from core.results import EngineResult, read_value
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
+from core.work_units import Stage, WorkPlan
 from core.merit import banks as B
 from core.merit import butterfly as BF
 from core.merit import reuse
@@ -46,7 +47,9 @@ MAX_PSUM_KIB = 1024
 
 
 def default_settings() -> dict[str, Any]:
-    return {"banks": 8, "alus": 128, "bandwidth_gbps": 3.2, "networks": list(NETWORKS), "table_ix": True,
+    # The zoo networks and Table IX take most of a run's time (tens of seconds): explicit choices, off
+    # by default, so a default run answers in a second or two.
+    return {"banks": 8, "alus": 128, "bandwidth_gbps": 3.2, "networks": [], "table_ix": False,
             "curve_alus": list(CURVE_ALUS), "seed": 0, "tile": {}, "codegen": True, "emit_dir": "",
             **MERITZ_ASSUMPTION_DEFAULTS}
 
@@ -74,9 +77,11 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                            "description": "DRAM bandwidth of the MERIT-z model (the paper's DDR3-1600: 3.2 GB/s)"},
         "networks": {"type": "array", "items": {"type": "string", "enum": _zoo_names()}, "uniqueItems": True,
                      "title": "Networks",
-                     "description": "Zoo networks timed on MERIT-z at batch 32 (Table VIII: AlexNet, VGG-16)"},
+                     "description": "Zoo networks timed on MERIT-z at batch 32 (Table VIII: AlexNet, VGG-16); "
+                                    "none by default: each adds seconds to tens of seconds to a run"},
         "table_ix": {"type": "boolean", "title": "Table IX",
-                     "description": "Also time the six Table IX workloads on MERIT-z"},
+                     "description": "Also time the six Table IX workloads on MERIT-z (off by default: it adds "
+                                    "seconds to a run)"},
         "curve_alus": {"type": "array", "items": _ALU_COUNT, "title": "Curve ALUs",
                        "description": f"ALU counts of the utilisation curve (Fig. 15), comma-separated; "
                                       f"multiples of {ALUS_PER_TAU}"},
@@ -284,7 +289,45 @@ def meritz_config(s: dict[str, Any]) -> Any:
                           broadcast=s["broadcast"], dram_model=s["dram_model"], lane_padding=s["lane_padding"])
 
 
+# Progress in work units (core.work_units), seconds on the build machine from benchmarks/eta_error.py's
+# traces: generating, compiling and checking the C and CUDA code about 0.7 s; the MERIT-z event model
+# about 6e-6 s per sqrt(MACs) of each layer (AlexNet at batch 32: 0.8 s per ALU count, VGG-16: 3 s).
+CODEGEN_S = 0.7
+MERITZ_S_PER_SQRT_MAC = 6e-6
+
+
+def suite_cost(layers: list[tuple[str, Any]]) -> float:
+    """Estimated seconds of one MERIT-z evaluation of a suite of layers (transforms)."""
+    return MERITZ_S_PER_SQRT_MAC * sum(math.sqrt(math.prod(t.p_sizes) * math.prod(t.a_sizes)) for _, t in layers)
+
+
+def meritz_suites(s: dict[str, Any], wl: Any) -> list[tuple[str, list[tuple[str, Any]], float | None]]:
+    """What MERIT-z times: the zoo networks chosen (Table VIII), Table IX when chosen, and the workload."""
+    from core.nets import zoo
+    from sims import meritz as Z
+
+    suites: list[tuple[str, list[tuple[str, Any]], float | None]] = []
+    for n in s["networks"]:
+        suites.append((n, Z.network_transforms(zoo.get(n)), Z.PAPER_TABLE_VIII.get(n)))
+    if s["table_ix"]:
+        for name, tr, _size in Z.table_ix_transforms():
+            suites.append((name, [(name, tr)], Z.PAPER_TABLE_IX.get(name)))
+    suites.append((f"this workload ({wl.name})", [(st.name, st) for st in wl.stages], None))
+    return suites
+
+
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+    """The run, its progress reported as the share of its work done (core.work_units); the work is
+    known before the first report, so the share never has to be taken back."""
+    s = check_settings(request.settings)
+    suites = meritz_suites(s, resolve_workload(request.workload))
+    evaluations = 1 + len(s["curve_alus"])
+    plan = WorkPlan([Stage("setup", 0.0, 0.3, CODEGEN_S if s["codegen"] or s["emit_dir"] else 0.05),
+                     Stage("meritz", 0.3, 1.0, evaluations * sum(suite_cost(layers) + 1e-3 for _, layers, _ in suites))])
+    yield from plan.remap(_run(request, cancel))
+
+
+def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     from sims import meritz as Z
 
     s = check_settings(request.settings)
@@ -347,15 +390,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     yield Progress(0.3, "MERIT-z model")
 
     cfg = meritz_config(s)
-    from core.nets import zoo
-
-    suites: list[tuple[str, list[tuple[str, Any]], float | None]] = []
-    for n in s["networks"]:
-        suites.append((n, Z.network_transforms(zoo.get(n)), Z.PAPER_TABLE_VIII.get(n)))
-    if s["table_ix"]:
-        for name, tr, _size in Z.table_ix_transforms():
-            suites.append((name, [(name, tr)], Z.PAPER_TABLE_IX.get(name)))
-    suites.append((f"this workload ({wl.name})", [(st.name, st) for st in wl.stages], None))
+    suites = meritz_suites(s, wl)
     meritz: dict[str, Any] = {"config": {"alus": cfg.alus, "taus": cfg.taus, "alus_per_tau": cfg.alus_per_tau,
                                          "clock_mhz": cfg.clock_hz / 1e6, "dram_gbps": cfg.dram_gbps,
                                          "rp_kib": [b / 1024 for b in cfg.rp_bytes], "cp_kib": cfg.cp_bytes / 1024,
@@ -363,21 +398,22 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                               "suites": [], "curve": {"alus": list(s["curve_alus"]), "series": {}},
                               "assumptions": cfg.assumptions()}
     yield LogLine(f"MERIT-z assumptions: {cfg.assumptions()['summary']}")
-    total = len(suites) * (1 + len(s["curve_alus"]))
-    done = 0
-    for name, layers, paper in suites:
+    costs = [suite_cost(layers) + 1e-3 for _, layers, _ in suites]       # one evaluation of each suite
+    total = sum(costs) * (1 + len(s["curve_alus"]))
+    done = 0.0
+    for (name, layers, paper), cost in zip(suites, costs):
         u, results = Z.run_layers(layers, cfg, cancel.check)
         meritz["suites"].append({"name": name, "utilisation": round(u, 4), "paper": paper,
                                  "layers": [_layer_json(tr, r) for (_, tr), r in zip(layers, results)]})
         yield LogLine(f"MERIT-z {cfg.alus} ALUs, {name}: utilisation {u:.3f}" + (f" (paper {paper})" if paper else ""))
-        done += 1
+        done += cost
         series = []
         for a in s["curve_alus"]:
             cancel.check()
             ua = u if a == cfg.alus else Z.run_layers(layers, Z.replace(cfg, alus=a), cancel.check)[0]
             series.append(round(ua, 4))
             yield MetricPoint(name, a, ua, "utilisation")
-            done += 1
+            done += cost
             yield Progress(0.3 + 0.7 * done / total, f"utilisation of {name} at {a} ALUs")
         meritz["curve"]["series"][name] = series
 
@@ -403,8 +439,10 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--banks", type=int, default=8, help="shared-memory banks = lanes per access (power of two)")
     p.add_argument("--alus", type=int, default=128, help="MERIT-z ALUs (multiple of 32)")
     p.add_argument("--bandwidth", default="3.2GB/s", help="MERIT-z DRAM bandwidth (e.g. 3.2GB/s)")
-    p.add_argument("--networks", default=",".join(NETWORKS), help="zoo networks to time on MERIT-z ('' for none)")
-    p.add_argument("--no-table-ix", action="store_true", help="skip the Table IX workloads")
+    p.add_argument("--networks", default="", help=f"zoo networks to time on MERIT-z, e.g. {','.join(NETWORKS)} "
+                                                  "(default: none)")
+    p.add_argument("--table-ix", action=argparse.BooleanOptionalAction, default=False,
+                   help="also time the Table IX workloads (default: off)")
     p.add_argument("--curve", default=",".join(map(str, CURVE_ALUS)), help="ALU counts for the scaling curve")
     p.add_argument("--seed", type=int, default=0, help="seed of the random operand data")
     p.add_argument("--tile", default="", metavar="IDX=N,...",
@@ -439,7 +477,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     s["alus"] = args.alus
     s["bandwidth_gbps"] = parse_bandwidth(args.bandwidth, "--bandwidth")
     s["networks"] = [n for n in args.networks.split(",") if n.strip()]
-    s["table_ix"] = not args.no_table_ix
+    s["table_ix"] = bool(args.table_ix)
     s["curve_alus"] = parse_alu_list(args.curve, "--curve")
     s["seed"] = args.seed
     s["tile"] = parse_tile(args.tile)

@@ -64,6 +64,7 @@ MAX_SIZE = 2 ** 31 - 1
 MAX_OPERAND_ELEMENTS = 2 ** 24
 MAX_WORK = 2 ** 28
 MAX_DATA_ABS = 1e100         # operand values whose products and sums stay finite
+MAX_AXES = 32                # numpy's limit on an array's axes (32 in numpy 1, 64 in numpy 2)
 
 
 def _int(v: Any, where: str, positive: bool = False) -> int:
@@ -93,7 +94,7 @@ def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
     ops_raw = d.get("operands")
     if not isinstance(ops_raw, list) or not ops_raw:
         raise InputError("needs a non-empty list of operands", f"{where}.operands")
-    operands = []
+    operands: list[Operand] = []
     for oi, o in enumerate(ops_raw):
         ow = f"{where}.operands[{oi}]"
         if not isinstance(o, dict):
@@ -104,6 +105,8 @@ def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
         shape = o.get("shape")
         if not isinstance(shape, list) or not shape:
             raise InputError("operand needs a shape (list of sizes)", f"{ow}.shape")
+        if len(shape) > MAX_AXES:
+            raise InputError(f"operand {name!r} has {len(shape)} axes; at most {MAX_AXES}", f"{ow}.shape")
         shape_t = tuple(_int(s, f"{ow}.shape[{i}]", True) for i, s in enumerate(shape))
         maps = {}
         raw = o.get("map", {})
@@ -121,6 +124,11 @@ def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
             if not isinstance(sizes, list) or [_int(s, f"{ow}.accumulate_sizes", True) for s in sizes] != declared:
                 raise InputError(f"accumulated sizes of M({name}) are {sizes!r} but the transform accumulates "
                                  f"{declared} (mismatched accumulated sizes)", f"{ow}.accumulate_sizes")
+        same = next((op for op in operands if op.name == name), None)
+        if same is not None and same.shape != shape_t:      # one name is one tensor (its data, its banks)
+            raise InputError(f"a second operand is named {name!r}, with shape {list(shape_t)} where the first has "
+                             f"{list(same.shape)}; operands of one name read one tensor: give this one its own name",
+                             f"{ow}.name")
         operands.append(Operand(name, shape_t, maps, pad))
     # operands that state their a-sizes must agree with each other too
     strategy = d.get("strategy", "dot")
@@ -140,6 +148,8 @@ def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
     if out_shape is not None:
         if not isinstance(out_shape, list):
             raise InputError("output_shape must be a list", f"{where}.output_shape")
+        if len(out_shape) > MAX_AXES:
+            raise InputError(f"{len(out_shape)} axes; at most {MAX_AXES}", f"{where}.output_shape")
         out_shape = tuple(_int(s, f"{where}.output_shape", True) for s in out_shape)
     for key in ("name", "description"):
         if not isinstance(d.get(key, ""), str):
@@ -151,6 +161,13 @@ def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
         if elements > MAX_OPERAND_ELEMENTS:
             raise InputError(f"operand {op.name!r} has {elements} elements; at most {MAX_OPERAND_ELEMENTS}",
                              f"{where}.operands[{oi}].shape")
+        pad = op.padding()          # M() reads a padded copy of the operand: bounded like the operand
+        if len(pad) == len(op.shape):
+            padded = int(np.prod([int(n) + 2 * int(q) for n, q in zip(op.shape, pad)], dtype=object))
+            if padded > MAX_OPERAND_ELEMENTS:
+                raise InputError(f"operand {op.name!r} with its padding has {padded} elements; at most "
+                                 f"{MAX_OPERAND_ELEMENTS} (padding beyond the reach of the map is never read)",
+                                 f"{where}.operands[{oi}].pad")
     work = int(np.prod([n for _, n in par + acc], dtype=object))
     if work > MAX_WORK:
         raise InputError(f"the indices span {work} multiply-adds; at most {MAX_WORK}", f"{where}.parallel")

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from core.errors import InputError
+from core.files import MODEL_LIMIT, regular_file
 
 
 def read_model(path: str | os.PathLike) -> Any:
@@ -22,8 +23,9 @@ def read_model(path: str | os.PathLike) -> Any:
     from onnx import shape_inference
 
     where = str(path)
-    if not os.path.isfile(path):
+    if not os.path.exists(path) and not os.path.islink(path):
         raise InputError("file not found", where)
+    regular_file(os.fspath(path), "ONNX model", MODEL_LIMIT)       # not a FIFO, device or folder; bounded
     try:
         model = onnx.load(os.fspath(path))
     except Exception as exc:  # protobuf DecodeError, truncated files, external data missing...
@@ -34,10 +36,51 @@ def read_model(path: str | os.PathLike) -> Any:
         onnx.checker.check_model(model)
     except Exception as exc:
         raise InputError(f"invalid ONNX model: {str(exc).strip().splitlines()[0]}"[:300], where) from None
+    check_attributes(model.graph, where)
+    check_weights(model.graph, where)
     try:
         return shape_inference.infer_shapes(model)
     except Exception as exc:
         raise InputError(f"ONNX shape inference failed: {str(exc).strip().splitlines()[0]}"[:300], where) from None
+
+
+# Attributes that count steps or sizes: ONNX's checker lets 0 and negatives through, and every
+# reader would divide by them or loop on them (a zero stride was a ZeroDivisionError in f-CNNx).
+_AT_LEAST_ONE = ("strides", "dilations", "kernel_shape", "group")
+
+
+def check_attributes(graph: Any, where: str) -> None:
+    """Every stride, dilation, kernel size and group count is at least 1; InputError naming the node
+    and the attribute otherwise."""
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.name in _AT_LEAST_ONE:
+                values = list(attr.ints) if attr.ints else [attr.i]
+                if any(v < 1 for v in values):
+                    shown = values if len(values) > 1 else values[0]
+                    raise InputError(f"attribute {attr.name} is {shown}; every value must be at least 1",
+                                     node_where(where, node))
+
+
+def check_weights(graph: Any, where: str) -> None:
+    """Every floating-point weight (initializers and Constant nodes) is finite: a NaN or infinite
+    weight would otherwise surface far away, e.g. as a layout check that finds outputs differ."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    tensors = [(t.name, t) for t in graph.initializer]
+    tensors += [(node.output[0] if node.output else node.name, a.t) for node in graph.node
+                if node.op_type == "Constant" for a in node.attribute if a.name == "value"]
+    for name, tensor in tensors:
+        try:
+            arr = numpy_helper.to_array(tensor)
+        except Exception:       # external or malformed data: the importers name it when they read it
+            continue
+        if arr.dtype.kind == "f" and arr.size and not np.isfinite(arr).all():
+            bad = arr[~np.isfinite(arr)]
+            kinds = " and ".join(k for k, n in (("NaN", np.isnan(bad).sum()), ("infinite", np.isinf(bad).sum())) if n)
+            raise InputError(f"weight tensor {name!r} holds {bad.size} {kinds} value(s) (of {arr.size}); "
+                             f"weights must be finite numbers", where)
 
 
 def tensor_dims(value_info: Any) -> tuple[int | None, ...] | None:

@@ -19,10 +19,12 @@ from typing import Any, Iterator
 import numpy as np
 
 from core.checks import check_settings, check_types
-from core.results import EngineResult
+from core.results import EngineResult, to_plain
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
+from core.paths import ROOT, asset_path
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
+from core.scamp5.analogue import ANALOGUE_RANGE, AnalogueWarning, kernel_warnings, register_warnings
 from core.scamp5.interp import SymKernel, run_symbolic
 from core.scamp5.isa import INSTRUCTION_SETS, register_names
 from core.scamp5.program_file import ProgramHeader, write_program
@@ -33,7 +35,7 @@ from core.simulate import sources
 from core.simulate.result import SimulateResult
 from core.simulate.sources import ResolvedProgram
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = ROOT
 DEFAULT_PROGRAM = "assets/programs/analognet2_cain_table2.txt"
 SOURCES = ("file", "text", "search")
 MODES = ("cain", "auke")
@@ -131,7 +133,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
 
 
 # ------------------------------------------------------------------ settings
-def _settings(raw: dict[str, Any]) -> dict[str, Any]:
+def checked_settings(raw: dict[str, Any]) -> dict[str, Any]:
+    """The settings over the defaults, checked (InputError names the setting): the run's and the
+    stepper's replay's one reading of them."""
     s = default_settings()
     unknown = set(raw) - set(s)
     if unknown:
@@ -226,7 +230,7 @@ def workload_problem(workload: Workload) -> str | None:
     return None
 
 
-def _array_shape(target: Any) -> tuple[int, tuple[str, ...]]:
+def array_shape(target: Any) -> tuple[int, tuple[str, ...]]:
     """The pixel array the target describes (SCAMP-5: 256x256, registers A-F)."""
     size = target.array_size if isinstance(target, Scamp5Target) else 256
     nreg = target.registers if isinstance(target, Scamp5Target) else 6
@@ -238,11 +242,12 @@ def _array_shape(target: Any) -> tuple[int, tuple[str, ...]]:
 
 
 def resolve_path(path: str) -> str:
-    """A relative path that does not exist from the working directory is tried in the repository."""
+    """A relative path that does not exist from the working directory is tried in the checkout, and
+    `assets/...` wherever the shipped assets are (core.paths)."""
     p = Path(path).expanduser()
     if not p.is_absolute() and not p.exists() and (REPO / p).exists():
         return str(REPO / p)
-    return str(p)
+    return str(asset_path(str(p)))
 
 
 def _workload_kernels(workload: Workload | None, why: str) -> KernelSet:
@@ -370,6 +375,7 @@ def simulate_program(res: ResolvedProgram, levels: np.ndarray, regs: tuple[str, 
         if reg in res.requested:
             d["requested_kernel"] = _kernel_text(res.requested[reg])
         reports[reg] = d
+    warnings = _analogue_warnings(res, outputs, goal_states, run, noise)
     exact = (not noise.enabled and all(agreement.values())
              and all(r["max_error"] == 0.0 and r["goal_matches_expected"] for r in reports.values())
              and max(growth) == 0.0)
@@ -389,8 +395,48 @@ def simulate_program(res: ResolvedProgram, levels: np.ndarray, regs: tuple[str, 
         "timings": {"simulate_s": sim_seconds, "with_analysis_s": wall,
                     "per_instruction_ms": 1000 * sim_seconds / max(n, 1)},
         "info": res.info,
+        "warnings": [to_plain(w) for w in warnings],
         "_run": run,
     }
+
+
+def saturation_limit(noise: Any) -> tuple[float, bool]:
+    """The analogue range a run is checked against, and whether the model clips at it (noise on
+    with saturation); with clipping off a value beyond it would still saturate on the chip."""
+    return (noise.saturation, True) if noise.saturation > 0 else (ANALOGUE_RANGE, False)
+
+
+def saturated_pixels(run: Any, noise: Any) -> dict[tuple[int, str], int]:
+    """(step, register) -> PEs at or beyond the analogue range after that step, for the registers
+    each step wrote (the stepper marks the same PEs)."""
+    limit, clips = saturation_limit(noise)
+    out: dict[tuple[int, str], int] = {}
+    prev: dict[str, Any] = {}
+    for rec in run.records:
+        for reg in run.registers:
+            plane = rec.state.values[reg]
+            if plane is prev.get(reg):
+                continue
+            prev[reg] = plane
+            over = np.abs(plane) >= limit if clips else np.abs(plane) > limit
+            n = int(np.count_nonzero(over & rec.state.valid[reg]))
+            if n:
+                out[(rec.index, reg)] = n
+    return out
+
+
+def _analogue_warnings(res: ResolvedProgram, outputs: list[str], goal_states: list[dict[str, SymKernel | None]],
+                       run: Any, noise: Any) -> list[AnalogueWarning]:
+    """Kernels whose gain, and registers whose value after an instruction, can leave the analogue
+    range, with the PEs that saturated in this run (core.scamp5.analogue)."""
+    limit, _clips = saturation_limit(noise)
+    found: list[AnalogueWarning] = []
+    for reg in outputs:
+        k = res.expected.get(reg) or goal_states[-1].get(reg)
+        if k is not None:
+            found += kernel_warnings({"": ([c for _, c in k.terms], reg)}, limit)
+    states = [{r: None if k is None else [c for _, c in k.terms] for r, k in st.items()} for st in goal_states]
+    return found + register_warnings(states, [str(i) for i in res.program], limit, saturated_pixels(run, noise))
 
 
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
@@ -398,8 +444,8 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     from sims.scamp5.noise import NoiseModel
 
     t_start = time.perf_counter()
-    s = _settings(request.settings)
-    size, regs = _array_shape(request.target)
+    s = checked_settings(request.settings)
+    size, regs = array_shape(request.target)
     yield Progress(0.0, "loading the image")
     image_spec = s["image"]
     if image_spec not in ("sample",) and not image_spec.startswith("pattern:"):
@@ -435,6 +481,8 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                 yield item
     runs = {label: a.pop("_run") for label, a in analyses.items()}
     main = analyses["program"]
+    for w in main["warnings"]:
+        yield LogLine(w["message"], "warning")
     if not main["exact"] and not noise.enabled:
         yield LogLine("noise is off but the outputs differ from the ideal kernels; see 'outputs'", "warning")
     result = dict(main)
@@ -521,9 +569,9 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
              output_registers=outs, isa=args.isa, mode=args.mode, search_time_s=args.time,
              noise_mode=args.noise_mode, export=args.export, compare=args.compare,
              fixed_pattern=args.fixed_pattern, saturation=args.saturation)
-    s = _settings(s)
+    s = checked_settings(s)
     target = Scamp5Target(registers=args.registers, array_size=args.size)
-    _array_shape(target)
+    array_shape(target)
     return JobRequest(workload=FpspFilter(name) if name else None, target=target, settings=s)
 
 
@@ -552,6 +600,10 @@ def format_text(result: EngineResult) -> str:
         interp = {True: "same", False: "DIFF", None: "-"}[o.matches_interpreter]
         lines.append(f"  {reg:<4}{o.rms_error:>12.3g}{o.max_error:>12.3g}{o.interior_pixels:>10}"
                      f"{o.edge_pixels:>9}{o.edge_max_error:>11.3g}{interp:>8}  {_fmt_kernel(o.kernel)}")
+    if r.warnings:
+        lines.append("")
+        lines.append(f"  analogue range: {len(r.warnings)} warning(s)")
+        lines += [f"    warning: {w.message}" for w in r.warnings]
     lines.append("")
     lines.append(f"  exact: {'true' if r.exact else 'false'}; bus-level run equals the exact interpreter "
                  f"(core.scamp5.interp.run_exact): {'yes' if r.matches_interpreter else 'NO'}")

@@ -3,6 +3,14 @@
 A result holds the program text, the image source and the noise settings, not the register
 planes (they would be megabytes per step). The simulation is deterministic and fast, so the GUI
 reruns it once and then steps through the cached per-macro states.
+
+The declared exception to "the GUI never runs engine code" (README, Architecture): this module is
+the one piece of core the window calls to compute rather than to read, listed in
+`GUI_COMPUTES` below and checked by tests/test_layering.py. It qualifies because it writes no
+file, starts no process or thread, reads only the image the settings name, is deterministic, and is
+bounded: one simulation of a program the engine's checks already accepted, with no search, whose
+kept planes (every step's registers) stay under REPLAY_MAX_BYTES, or it is refused. It uses only public functions of the
+engine, never the engine's `run`.
 """
 
 from __future__ import annotations
@@ -18,6 +26,20 @@ from core.simulate import engine, sources
 from core.simulate.result import SimulateResult
 from core.simulate.sources import ResolvedProgram
 from core.workload import Scamp5Target
+
+
+# What a GUI process may compute with core code, and why each is allowed (tests/test_layering.py
+# checks that gui/ imports no other computing module of an engine package).
+GUI_COMPUTES = {
+    "core.simulate.replay": "the stepper's replay of one checked program; bounded by REPLAY_MAX_BYTES",
+    "sims.scamp5.render": "turns a replayed step's planes into pictures (pure, per frame)",
+    "sims.scamp5.step_effects": "what one step changed, from two kept snapshots (pure)",
+    "sims.scamp5.bus": "a macro's bus operations, to show them (pure, no array work)",
+    "sims.scamp5.images": "reads the input picture the settings name (one file, bounded size)",
+    "sims.scamp5.analysis": "error figures of the replayed outputs against their kernels (pure)",
+}
+# The stepper keeps every step's planes (float64, the registers and NEWS, twice with noise).
+REPLAY_MAX_BYTES = 2 * 2 ** 30
 
 
 @dataclass
@@ -39,12 +61,19 @@ def build(settings: dict[str, Any], target: Any = None, workload: Any = None,
     from sims.scamp5.noise import NoiseModel
     from sims.scamp5.simulator import simulate
 
-    s = engine._settings(settings)
-    n, regs = engine._array_shape(target)
+    s = engine.checked_settings(settings)
+    n, regs = engine.array_shape(target)
     if program is None:
         if s["program_source"] == "search":
             raise InputError("run the engine to do the code search first; the stepper then replays its program")
         program = engine.resolve_program(s, workload, regs)
+    steps, planes = len(program.program) + 1, len(regs) + 1
+    need = steps * planes * n * n * 8 * (2 if float(s["noise"]) > 0 else 1)
+    if need > REPLAY_MAX_BYTES:
+        raise InputError(f"the stepper keeps every step's registers: {steps} steps on a {n}x{n} array need about "
+                         f"{need / 2 ** 30:.1f} GiB (at most {REPLAY_MAX_BYTES // 2 ** 30} GiB); choose a target with "
+                         f"a smaller array to step through it (a run of the engine keeps no steps and still works)",
+                         "target.array_size")
     image = s["image"]
     if image != "sample" and not image.startswith("pattern:"):
         image = engine.resolve_path(image)

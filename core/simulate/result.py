@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.results import EngineResult, optional_key
+from core.scamp5.analogue import AnalogueWarning
 
 FractionMatrix = list[list[str]]                # coefficients as exact fractions ("-3/4"), rows north to south
 
@@ -114,6 +115,9 @@ class SimulateResult(EngineResult):
     program_text: str
     comparison: dict[str, ComparedProgram] | None = optional_key()
     exported: list[str] | None = optional_key()
+    # kernels and registers that can leave the ±2 analogue range (core.scamp5.analogue); absent in
+    # results stored before the check, empty when everything stays inside
+    warnings: list[AnalogueWarning] | None = optional_key()
 
     def validate(self, path: str = "result") -> None:
         """The settings kept are the engine's (a version-1 result's brought to today's keys first):

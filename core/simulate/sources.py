@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.checks import read_text_file
 from core.errors import InputError
 from core.jobs import CancelToken
 from core.scamp5.interp import SymKernel
@@ -21,6 +22,11 @@ from core.workload import KernelSet
 
 if TYPE_CHECKING:
     from core.cain.result import CainResult
+
+# Bounds on a program given as a file or text: SCAMP-5 programs are tens to hundreds of
+# instructions; a simulation of 10,000 already takes minutes, and parsing a million lines did too.
+MAX_INSTRUCTIONS = 10_000
+PROGRAM_LIMIT = 4 << 20
 
 
 @dataclass
@@ -40,6 +46,11 @@ def from_text(text: str, regs: tuple[str, ...], label: str, input_register: str 
               outputs: list[str] | None = None, where: str = "program") -> ResolvedProgram:
     """Parse program text (core.scamp5.program_file); errors carry `where:line N`. Registers given
     here win over the header's."""
+    text = text.removeprefix("\ufeff")             # pasted from a file saved with a BOM
+    count = sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    if count > MAX_INSTRUCTIONS:
+        raise InputError(f"the program has {count:,} instruction lines; at most {MAX_INSTRUCTIONS:,} are simulated "
+                         f"(each one updates every register plane of the array)", where)
     program, header = read_program(text, regs, where)
     if not program:
         raise InputError("the program has no instructions", where)
@@ -55,12 +66,9 @@ def from_text(text: str, regs: tuple[str, ...], label: str, input_register: str 
 def from_file(path: str, regs: tuple[str, ...], input_register: str | None = None,
               outputs: list[str] | None = None) -> ResolvedProgram:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("program file not found", str(p)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read program file: {exc}", str(p)) from None
+    if not p.exists() and not p.is_symlink():
+        raise InputError("program file not found", str(p))
+    text = read_text_file(p, "program file", PROGRAM_LIMIT)     # UTF-8, a BOM dropped; a regular file
     return from_text(text, regs, f"file {p.name}", input_register, outputs, where=str(p))
 
 

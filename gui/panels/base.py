@@ -33,8 +33,10 @@ class PanelContext(Protocol):
     def open_run(self, run_id: str, **focus: Any) -> None:
         """Show a run in its engine's tab; `focus` names what to select there (e.g. step=12)."""
         ...
-    def open_in_simulator(self, update: dict[str, Any]) -> None:
-        """Merge `update` into the simulate settings (one undo step), switch to its tab and step through."""
+    def open_in_simulator(self, update: dict[str, Any], workload: dict[str, Any] | None = None,
+                          origin: str = "") -> None:
+        """Merge `update` into the simulate settings and make `workload` (a run's snapshot, from run
+        `origin`) its chosen workload (one undo step), switch to its tab and step through."""
         ...
 
 
@@ -47,7 +49,8 @@ class EnginePanel(QWidget):
         self.context = context
         self.project: Project = context.project
         self.binding = SettingsBinding(context.project, engine.name, engine.settings_schema, self)
-        self.binding.on_error = lambda key, msg: context.status(f"{engine.title}: {key}: {msg}")
+        self.binding.on_error = lambda key, msg: context.status(
+            f"{engine.title}: {self.binding.title(key)}: {msg} (Run waits until it reads)")
         self.run: Run | None = None          # the run on show (None: nothing yet)
         self._stale = False                  # the model changed while this panel was not on show
         project, on_change = self.project, self._model_changed

@@ -24,7 +24,7 @@ from core.errors import InputError
 from core.simulate.sources import settings_from_cain_result
 from core.jobs import Event, MetricPoint, PartialResult
 from core.project import ProjectEvent, Run
-from core.workload import kernels_of
+from core.workload import kernels_of, workload_from_json
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import LIVE_REDRAW_S, LivePlot
@@ -69,6 +69,7 @@ class CainPanel(GenericPanel):
         self.controls.addWidget(b.label("tolerance"))
         self.tolerance = b.bind("tolerance", QLineEdit())
         self.tolerance.setMaximumWidth(90)
+        self.controls.addWidget(self.tolerance)        # was bound but never placed: a label without a box
         b.build_into(self.controls, ["seed_share", "seed"])
         self.controls.addStretch(1)
         self._build_views()
@@ -181,8 +182,12 @@ class CainPanel(GenericPanel):
         self._describe_workload()
 
     def _describe_workload(self) -> None:
+        """The kernels of the run on show (its snapshot: what it ran with), else of the tab's choice."""
         try:
-            ks = kernels_of(self.workload())
+            if self.run is not None and self.run.workload is not None:
+                ks = kernels_of(workload_from_json(self.run.workload["value"]))
+            else:
+                ks = kernels_of(self.workload())
         except InputError:
             self.kernels_label.setText("Pick convolution kernels or an FPSP filter as the workload.")
             return
@@ -375,7 +380,8 @@ class CainPanel(GenericPanel):
         except InputError as exc:
             self.context.status(f"Cannot open this program in the stepper: {exc.message}")
             return False
-        self.context.open_in_simulator(update)
+        run = self.project.shown(self.engine.name)       # the program's kernels: the workload it ran on
+        self.context.open_in_simulator(update, run.workload if run else None, run.id if run else "")
         return True
 
     def program_text(self) -> str:

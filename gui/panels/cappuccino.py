@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushB
 from core.cappuccino import layout
 from core.cappuccino.result import CappuccinoResult, LayerRow
 from core.engine import EngineSpec
+from core.project import Run
 from core.results import EngineResult
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
@@ -283,6 +284,7 @@ class CappuccinoPanel(GenericPanel):
         v = QVBoxLayout(tab)
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
+        self.table.resizeColumnsToContents()            # the headers readable before the first run
         v.addWidget(self.table)
         row = QHBoxLayout()
         self.export_table_button = QPushButton("Export table…")
@@ -323,6 +325,7 @@ class CappuccinoPanel(GenericPanel):
         v = QVBoxLayout(tab)
         self.programs = QTableWidget(0, len(PROGRAM_COLUMNS))
         self.programs.setHorizontalHeaderLabels(PROGRAM_COLUMNS)
+        self.programs.resizeColumnsToContents()
         v.addWidget(self.programs, 1)
         self.programs_note = QLabel("")
         self.programs_note.setWordWrap(True)
@@ -334,6 +337,13 @@ class CappuccinoPanel(GenericPanel):
     def job_started(self) -> None:
         super().job_started()
         self.message.setText("running…")
+
+    def show_run(self, run: Run | None, **focus: Any) -> None:
+        """A run that ended without a result says how it ended, never "running…" (issue 30)."""
+        super().show_run(run, **focus)
+        if run is not None and run.result is None and run.status != "running":
+            self.message.setText(f"{run.id} failed: {run.error or 'no reason given'}" if run.status == "failed"
+                                 else f"{run.id} was cancelled before its result.")
 
     def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)

@@ -12,8 +12,8 @@ from typing import Any, Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QScrollArea,
+                               QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.engine import EngineSpec
 from core.fcnnx.hwtable import write_table
@@ -34,6 +34,9 @@ JOINT_KEYS: dict[str, Callable[[JointPoint], float | None]] = {
     "memory-aware": lambda p: p.memory_aware}
 SETTING_WIDGETS = ["targets", "objective", "scheduler", "strict_targets", "front_size", "max_joint", "ilp_time_limit",
                    "simulate"]
+
+
+NO_SCHEDULE_TEXT = "Run the engine, then click a joint design point to see its schedule"
 
 
 class NotCheckAdapter(CheckAdapter):
@@ -187,22 +190,26 @@ class FcnnxPanel(GenericPanel):
                                   "point can beat the best: fills the memory-aware points of Fig. 4")
         self.controls.addWidget(self.all_joint)
 
-        self.pareto_plot = ScatterPlot(title="Per-CNN design points (Pareto fronts)", x_label="average resource use (%)",
-                                       y_label="fps (whole bandwidth)", on_click=self.pareto_point_clicked)
+        # short axis labels (the rest in the titles): a long vertical label was cut on a small screen
+        self.pareto_plot = ScatterPlot(title="Per-CNN Pareto fronts (fps with the whole bandwidth)",
+                                       x_label="average resource use (%)", y_label="fps",
+                                       on_click=self.pareto_point_clicked)
         self.pareto_plot.setLogMode(y=True)
-        self.joint_plot = ScatterPlot(title="Joint design points (Fig. 4)", x_label="average resource use (%)",
-                                      y_label="objective (lower is better)", on_click=self.joint_point_clicked)
-        self.sched_info = QLabel("Run the engine, then click a joint design point to see its schedule")
+        self.joint_plot = ScatterPlot(title="Joint design points (Fig. 4; lower is better)",
+                                      x_label="average resource use (%)", y_label="objective",
+                                      on_click=self.joint_point_clicked)
+        self.sched_info = QLabel(NO_SCHEDULE_TEXT)
         self.sched_info.setWordWrap(True)
         self.gantt = new_plot(title="One schedule cycle", y_label="CNN")
         self.gantt.setLabel("bottom", "time (ms)")
         self.bw_plot = new_plot()
         self.bw_plot.setLabel("bottom", "time (ms)")
         self.bw_plot.setLabel("left", "GB/s")
+        self.bw_plot.setMinimumHeight(120)          # its axis label whole on a 1366x768 screen
         self.bw_plot.setXLink(self.gantt)
         for plot, side in ((self.gantt, "bottom"), (self.bw_plot, "bottom"), (self.bw_plot, "left")):
             plot.getAxis(side).enableAutoSIPrefix(False)       # ms and GB/s as labelled, no "(x0.001)"
-        self.res_plot = new_plot(title="Device resources per CNN (%)", x_label="resource", y_label="% of the device")
+        self.res_plot = new_plot(title="Device resources per CNN (%)", x_label="resource", y_label="%")
         self.res_plot.addLegend(offset=(-10, 10))
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.pareto_plot)
@@ -225,7 +232,17 @@ class FcnnxPanel(GenericPanel):
         space = QSplitter(Qt.Orientation.Vertical)
         space.addWidget(top)
         space.addWidget(bottom)
-        self.tabs.insertTab(0, space, "Design space")
+        # Each plot keeps the height its axis labels need; on a short screen the page scrolls rather
+        # than cut them (issue 30: "ps (whole bandwidth)" and "GB/s" were clipped at 1366x768).
+        for plot, height in ((self.pareto_plot, 170), (self.joint_plot, 170), (self.gantt, 110),
+                             (self.res_plot, 170)):
+            plot.setMinimumHeight(height)
+        scroller = QScrollArea()
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroller.setWidget(space)
+        self.tabs.insertTab(0, scroller, "Design space")
         self.hw_table = HardwareTableView()
         self.hw_table.export_button.clicked.connect(self.export_hardware_table)
         self.tabs.insertTab(1, self.hw_table, "Hardware table")
@@ -266,6 +283,8 @@ class FcnnxPanel(GenericPanel):
         self.gantt_bars, self.selected, self.highlighted, self._joint_index = [], None, [], {}
         self._shown = None
         self.hw_table.show_table(None)
+        # the caption of the design on show goes with it: no older run's objective under a new run
+        self.sched_info.setText(NO_SCHEDULE_TEXT)
 
     def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QTabWidget, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
@@ -81,6 +82,9 @@ def replay_events(run: Run) -> list[Event]:
     return events
 
 
+MAX_WARNING_LINES = 4          # a result's warnings above the views; the rest in the tooltip
+
+
 class GenericPanel(EnginePanel):
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
@@ -92,6 +96,15 @@ class GenericPanel(EnginePanel):
         self.controls_bar = QWidget()
         self.controls = FlowLayout(self.controls_bar)   # subclasses add settings widgets here; rows wrap
         layout.addWidget(self.controls_bar)
+        # the result's typed warnings (e.g. a kernel beyond SCAMP-5's analogue range), hidden when none
+        self.result_warnings = QLabel()
+        self.result_warnings.setObjectName("resultWarnings")
+        self.result_warnings.setWordWrap(True)
+        self.result_warnings.setTextFormat(Qt.TextFormat.PlainText)
+        self.result_warnings.setStyleSheet("#resultWarnings { background: #fff1c2; color: #5c3c00; "
+                                           "border: 1px solid #e0a800; padding: 4px; }")
+        self.result_warnings.hide()
+        layout.addWidget(self.result_warnings)
         self.tabs = QTabWidget()
         layout.addWidget(self.tabs, 1)
         self.plot = LivePlot(title="Live metrics", redraw_interval_s=LIVE_REDRAW_S)
@@ -137,12 +150,23 @@ class GenericPanel(EnginePanel):
     def show_result(self, result: EngineResult | None) -> None:
         """The Result tab: the result as a tree, and its JSON form for the export button."""
         self._result = None if result is None else result.to_json()
+        self.show_warnings(result)
         self.tree.clear()
         self.export_json_button.setEnabled(result is not None)
         if result is not None:
             for k, v in self.tree_data(result).items():
                 fill_tree(self.tree, v, k)
             self.tree.expandToDepth(0)
+
+    def show_warnings(self, result: EngineResult | None) -> None:
+        """Above the views: each warning the result carries (a `warnings` list of items with a
+        `message`), so a cause such as a saturating kernel is read before the numbers it spoils."""
+        lines = [f"⚠ {w.message}" for w in getattr(result, "warnings", None) or []]
+        self.result_warnings.setVisible(bool(lines))
+        shown = lines if len(lines) <= MAX_WARNING_LINES else \
+            lines[:MAX_WARNING_LINES - 1] + [f"… and {len(lines) - MAX_WARNING_LINES + 1} more (hover to see all)"]
+        self.result_warnings.setText("\n".join(shown))
+        self.result_warnings.setToolTip("\n".join(lines) if shown != lines else "")
 
     def show_run(self, run: Run | None, **focus: Any) -> None:
         """Draw a run from the model: what it streamed (its live plot points and last partial

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
                                QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
+from core.display import format_number
 from core.engine import EngineSpec
 from core.merit.engine import (ALUS_PER_TAU, MERITZ_ASSUMPTION_DEFAULTS, NETWORKS, format_tile, parse_alu_list,
                                parse_tile)
@@ -47,7 +48,7 @@ class GridView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMouseTracking(True)
-        self.setMinimumSize(360, 240)
+        self.setMinimumSize(360, 160)       # the window fits a 1366x768 screen (issue 30)
         self.rows = self.cols = 0
         self.empty_text = "Run the engine to see this view"
         self._rgb: np.ndarray | None = None
@@ -405,6 +406,7 @@ class MeritPanel(GenericPanel):
         ml.addLayout(row)
         self.mgrid = MGridView()
         self.hover_label = QLabel("Hover over an element to see which source element it copies.")
+        self.hover_label.setWordWrap(True)          # a long legend must not widen the window (issue 30)
         self.mgrid.hovered.connect(self.hover_label.setText)
         ml.addWidget(self.mgrid, 1)
         ml.addWidget(self.hover_label)
@@ -454,6 +456,7 @@ class MeritPanel(GenericPanel):
         bsplit = QSplitter(Qt.Orientation.Vertical)
         self.bank_view = BankView()
         self.bank_hover = QLabel("")
+        self.bank_hover.setWordWrap(True)
         self.bank_view.hovered.connect(self.bank_hover.setText)
         bsplit.addWidget(self.bank_view)
         self.bank_table = _table(["layout", "pitch", "padding", "extra cycles", "conflicting accesses",
@@ -647,7 +650,8 @@ class MeritPanel(GenericPanel):
             f"{st.name}: p=({', '.join(f'{n}={s}' for n, s in st.parallel)}) "
             f"a=({', '.join(f'{n}={s}' for n, s in st.accumulate)}) {st.strategy}" for st in result.transform)
         self.transform_label.setText(
-            f"{result.title} - {stages}. Verification: max |R - direct| = {v.max_abs_diff}, ok = {v.ok}")
+            f"{result.title} - {stages}. Verification: max |R - direct| = {format_number(v.max_abs_diff)}, "
+            f"{'checked' if v.ok else 'FAILED'}")
         self._show_operand(0)
         self._show_tiling(result)
         b = result.banks

@@ -1,4 +1,4 @@
-"""Input images for the simulated sensor: image files, the bundled sample, synthetic patterns.
+"""Input images for the simulated sensor: image files, a natural sample photo, synthetic patterns.
 
 Every image becomes an 8-bit grey level g in 0..255, stored as g / 256 (full scale just under 1).
 Values are then dyadic rationals, so an exact simulation is bit-exact in float64 and can be
@@ -7,15 +7,25 @@ compared with `==` against the convolution and the exact interpreter.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from core.errors import InputError
+from core.files import MB, regular_file
+from core.paths import ASSETS
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
-SAMPLE = ASSETS / "scamp5_sample.png"
+SAMPLE = ASSETS / "scamp5_sample.png"          # the drawn scene as a file (pattern:scene draws it too)
+# The default input ("sample"): a photograph shipped with scikit-learn (a dependency), so filters
+# meet real texture and edges in every direction; the drawn scene gave planes of almost one colour
+# (issue 30).
+SAMPLE_PHOTO = "china.jpg"
 FULL_SCALE = 256.0
+# An image file is scaled down to the array (256 x 256); a camera photo has tens of millions of pixels,
+# a decompression bomb (a small PNG of 100,000 x 100,000) billions.
+MAX_PIXELS = 64_000_000
+IMAGE_FILE_LIMIT = 256 * MB
 PATTERNS = ("sample", "gradient", "checker", "rings", "impulse", "noise", "scene")
 
 
@@ -24,12 +34,26 @@ def grey_levels(path: str | Path, size: int) -> np.ndarray:
     from PIL import Image, UnidentifiedImageError
 
     p = Path(path)
+    if not p.exists() and not p.is_symlink():
+        raise InputError("image file not found", str(p))
+    regular_file(p, "image file", IMAGE_FILE_LIMIT)          # not a FIFO or device, bounded
+    too_big = f"at most {MAX_PIXELS // 1_000_000} million pixels are read (it is scaled to the array's size anyway)"
     try:
-        with Image.open(p) as im:
-            im.load()
-            grey = im.convert("L")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)     # refused below, by size
+            with Image.open(p) as im:
+                w, h = im.size          # from the header: a decompression bomb is refused before decoding
+                if w * h > MAX_PIXELS:
+                    raise InputError(f"the image is {w} x {h} pixels; {too_big}", str(p))
+                im.load()
+                grey = im.convert("L")
+    except InputError:
+        raise
     except FileNotFoundError:
         raise InputError("image file not found", str(p)) from None
+    except Image.DecompressionBombError:
+        raise InputError(f"the image has over {2 * (Image.MAX_IMAGE_PIXELS or 0) // 1_000_000} million pixels; "
+                         f"{too_big}", str(p)) from None
     except (UnidentifiedImageError, OSError, ValueError) as exc:
         raise InputError(f"cannot read image: {exc}", str(p)) from None
     if grey.size != (size, size):
@@ -37,10 +61,38 @@ def grey_levels(path: str | Path, size: int) -> np.ndarray:
     return np.asarray(grey, dtype=np.uint8)
 
 
+def _photo_path() -> Path | None:
+    """scikit-learn's sample photo, found without importing scikit-learn (a second or so)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sklearn")
+    for root in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(root) / "datasets" / "images" / SAMPLE_PHOTO
+        if path.is_file():
+            return path
+    return None
+
+
+def photo(size: int) -> np.ndarray | None:
+    """The sample photo as size x size uint8 grey levels: its centre square, converted to grey and
+    resized with area averaging; None when scikit-learn or its images are missing."""
+    from PIL import Image
+
+    path = _photo_path()
+    if path is None:
+        return None
+    with Image.open(path) as im:
+        grey = im.convert("L")
+    w, h = grey.size
+    side = min(w, h)
+    grey = grey.crop(((w - side) // 2, (h - side) // 2, (w - side) // 2 + side, (h - side) // 2 + side))
+    return np.asarray(grey.resize((size, size), Image.Resampling.BOX), dtype=np.uint8)
+
+
 def scene(size: int) -> np.ndarray:
     """A procedurally drawn grey scene (disc, bars, ramp, checker patch, gentle texture) as uint8.
 
-    It is the bundled sample image: edges in all directions and smooth areas, so filters show.
+    It is `assets/scamp5_sample.png` and `pattern:scene`: edges in all directions and smooth areas.
     """
     y, x = np.mgrid[0:size, 0:size] / max(size - 1, 1)
     img = 0.25 + 0.35 * x                                   # left-to-right ramp
@@ -88,9 +140,10 @@ def load_input(spec: str, size: int, seed: int = 0) -> tuple[np.ndarray, str]:
         raise InputError(f"array size must be 3..4096, got {size}", "size")
     s = spec.strip()
     if s == "sample":
-        if SAMPLE.exists():
-            return grey_levels(SAMPLE, size), "bundled sample image"
-        return scene(size), "bundled sample scene (drawn)"
+        levels = photo(size)
+        if levels is not None:
+            return levels, f"sample photo ({SAMPLE_PHOTO}, scikit-learn)"
+        return scene(size), "sample scene (drawn; scikit-learn's sample photo is missing)"
     name = s[len("pattern:"):] if s.startswith("pattern:") else s
     if name in PATTERNS and not Path(s).exists():
         return pattern(name, size, seed), f"synthetic pattern {name}"

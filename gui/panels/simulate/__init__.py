@@ -158,7 +158,8 @@ class SimulatePanel(GenericPanel):
     def use_code_search_result(self) -> bool:
         """Replay the newest finished code search's program: its program file text goes into the
         pasted text, and its approximated kernels become what the outputs are checked against."""
-        result = self.result_of("cain")
+        cain_run = self.project.latest("cain")
+        result = cain_run.result if cain_run else None
         try:
             update = sources.settings_from_cain_result(result) if isinstance(result, CainResult) else None
         except InputError:                  # the search found no program
@@ -166,7 +167,9 @@ class SimulatePanel(GenericPanel):
         if not isinstance(result, CainResult) or update is None:
             self.context.status("No code-search result yet: run the code search first.")
             return False
-        self.project.replace_settings(self.engine.name, {**self.settings(), **update}, "Use the code-search program")
+        # and the kernels it was searched for become the tab's workload: a run is recorded under them
+        self.project.open_program(self.engine.name, update, cain_run.workload if cain_run else None,
+                                  cain_run.id if cain_run else "", "Use the code-search program")
         self.tabs.setCurrentWidget(self.program_text)
         self.context.log(f"simulate: loaded the code-search program ({len(result.program)} instructions)")
         return True

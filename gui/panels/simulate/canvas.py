@@ -32,6 +32,7 @@ from sims.scamp5.step_effects import Shift
 
 WRITE_COLOUR = QColor(255, 150, 0)          # border and badge of a register the instruction writes
 READ_COLOUR = QColor(120, 160, 200)         # badge of a register it reads
+SATURATED_COLOUR = QColor(220, 40, 40)      # badge of a register with PEs at the analogue limit
 ARROW = 16                                  # px, the arrow glyph in a shift badge
 COLORBAR_WIDTH = 12
 SPACING = 3                                 # px between tiles
@@ -293,6 +294,7 @@ class Tile:
     levels: tuple[float, float] | None = None
     shifts: list[Shift] = field(default_factory=list)
     role: str = ""                            # "written", "read" or ""
+    saturated: int = 0                        # PEs at or beyond the analogue range at this step
     pe: tuple[int, int] | None = None         # where the marker is
 
 
@@ -513,10 +515,12 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
             self.colorbar.setLevels((low, high))
 
     def mark(self, written: Sequence[str], read: Sequence[str], shifts: Sequence[Shift],
-             limits: Mapping[str, float] | None = None) -> None:
-        """Badges and borders for the current instruction: what it wrote and read, and its shifts."""
+             limits: Mapping[str, float] | None = None, saturated: Mapping[str, int] | None = None) -> None:
+        """Badges and borders for the current instruction: what it wrote and read, its shifts, and
+        the planes with PEs at the analogue limit (`saturated`: plane -> PEs), their badges red."""
         for name, t in self.tiles.items():
             t.role = "written" if name in written else "read" if name in read else ""
+            t.saturated = (saturated or {}).get(name, 0)
             t.shifts = [s for s in shifts if s.dest == name]
             t.frame.set_on(t.role == "written")      # repaints the frame's strips only, when it changes
             self._paint_title(t, None if limits is None else limits.get(name))
@@ -534,7 +538,10 @@ class PlaneCanvas(pg.GraphicsLayoutWidget):
         th = self._theme
         scale = "" if limit is None else "  all 0" if limit == 0 else f"  ±{limit:.3g}"
         text = t.name + scale + (f"  {t.role}" if t.role else "")
-        if t.role == "written":
+        if t.saturated:
+            text += f"  ⚠ {t.saturated} PEs saturated"
+            t.title.set(text, QColor("white"), SATURATED_COLOUR)
+        elif t.role == "written":
             t.title.set(text, QColor("black"), WRITE_COLOUR)
         elif t.role == "read":
             t.title.set(text, QColor("black"), READ_COLOUR)

@@ -23,6 +23,7 @@ from PySide6.QtCore import QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QKeySequence, QPainter, QPalette, QRegion
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSpinBox, QVBoxLayout, QWidget
 
+from core.display import format_number
 from sims.scamp5.bus import NEWS
 
 NEIGHBOURS = (("C", (0, 0)), ("N", (-1, 0)), ("E", (0, 1)), ("S", (1, 0)), ("W", (0, -1)))
@@ -62,7 +63,7 @@ def goal_html(goal: Any, name: str = "") -> str:
 
 
 def fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x + 0.0:.3g}"          # + 0.0: no "-0"
+    return "—" if x is None else format_number(float(x), digits=3)      # never "-0" (issue 30)
 
 
 @dataclass

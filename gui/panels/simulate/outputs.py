@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from core.simulate.replay import Replay
 from core.simulate.result import SimulateResult
+from core.scamp5.analogue import ANALOGUE_RANGE
 from core.scamp5.interp import SymKernel
 from gui.plotting import diverging_colormap, theme
 from sims.scamp5 import analysis
@@ -51,6 +52,7 @@ class OutputsView(QWidget):
         self.view.setBackground(th.background)
         lut = diverging_colormap(th).getLookupTable(0.0, 1.0, 256)
         lines = []
+        limit = result.noise.saturation if result.noise.saturation > 0 else ANALOGUE_RANGE
         for row, (reg, rep) in enumerate(result.outputs.items()):
             read = run.read_out(reg)
             ideal = analysis.ideal(values, kernel_from_text(rep.kernel))
@@ -58,9 +60,15 @@ class OutputsView(QWidget):
             self.maps[reg] = {"read-out": read, "ideal": ideal, "error": err}
             vmax = float(np.max(np.abs(ideal))) or 1.0
             emax = float(np.max(np.abs(err[run.final.valid[reg]]))) if run.final.valid[reg].any() else 0.0
-            for col, (name, plane, lim) in enumerate((("read-out", read, vmax), ("ideal", ideal, vmax),
-                                                      ("error", err, emax or 1e-12))):
-                self.view.addLabel(f"{reg} {name} (±{lim:.3g})", row=2 * row, col=col, color=th.foreground)
+            # an ideal beyond the analogue range cannot be read out: a clipped read-out gets the range
+            # as its scale (on the ideal's it would be almost blank), and the labels say why
+            clipped = vmax > limit and result.noise.saturation > 0
+            notes = {"read-out": ": saturated" if clipped else f", saturates at ±{limit:g} on the chip",
+                     "ideal": f", beyond the ±{limit:g} range", "error": ""} if vmax > limit else {}
+            for col, (name, plane, lim) in enumerate((("read-out", read, limit if clipped else vmax),
+                                                      ("ideal", ideal, vmax), ("error", err, emax or 1e-12))):
+                self.view.addLabel(f"{reg} {name} (±{lim:.3g}{notes.get(name, '')})", row=2 * row, col=col,
+                                   color=th.foreground)
                 vb = self.view.addViewBox(row=2 * row + 1, col=col, lockAspect=True, enableMenu=False)
                 vb.invertY(True)
                 img = pg.ImageItem(plane.T, levels=(-lim, lim))

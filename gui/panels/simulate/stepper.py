@@ -40,6 +40,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
                                QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QScrollArea, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
+from core.display import format_number
+from core.simulate.engine import saturation_limit
 from core.simulate.replay import Replay
 from gui.panels.simulate.canvas import PlaneCanvas
 from gui.panels.simulate.inspector import NEIGHBOURS, PeInspector, PeView
@@ -84,6 +86,7 @@ class Scamp5Stepper(QWidget):
         self._diff_limits: dict[str, float] | None = None
         self._step_limits: dict[tuple[int, bool, bool], dict[str, float]] = {}
         self._array_limits: dict[int, tuple[np.ndarray, float]] = {}
+        self._saturation: dict[int, tuple[np.ndarray, int]] = {}     # plane id -> (plane, PEs at the limit)
         self._frames: OrderedDict[tuple[int, bool, bool], dict[str, np.ndarray]] = OrderedDict()
         self._frame_bytes = 0
         self._written_rows: tuple[str, ...] | None = None
@@ -156,12 +159,14 @@ class Scamp5Stepper(QWidget):
         nav.addWidget(self.speed, 2, 0, 1, 4)
         self.jump_spin = QSpinBox()
         self.jump_spin.setRange(0, 0)
-        self.jump_spin.setPrefix("line ")
+        self.jump_spin.setPrefix("# ")           # "# 8 of 21": the line to jump to, short enough for the column
         self.jump_spin.setToolTip("Instruction number to jump to (Ctrl+G); 0 is the input")
-        nav.addWidget(self.jump_spin, 3, 0, 1, 3)
+        nav.addWidget(self.jump_spin, 3, 0, 1, 2)
         self.jump_button = _button("Go", "Jump to this line", lambda: self.set_step(self.jump_spin.value()))
         self.jump_button.setMinimumWidth(10)
-        nav.addWidget(self.jump_button, 3, 3)
+        nav.addWidget(self.jump_button, 3, 2, 1, 2)
+        for c in range(4):          # four equal columns: no transport button is squeezed below its text
+            nav.setColumnStretch(c, 1)
         lv.addLayout(nav)
 
         lv.addSpacing(4)
@@ -177,7 +182,7 @@ class Scamp5Stepper(QWidget):
                                     "plane's own over the whole run, or one for all planes and steps")
         self.scale_combo.currentIndexChanged.connect(lambda _i: self._redraw())
         lv.addWidget(self.scale_combo)
-        self.diff_box = QCheckBox("change from previous")
+        self.diff_box = QCheckBox("change per step")
         self.diff_box.setToolTip("Show each plane's change from the previous step")
         self.diff_box.toggled.connect(lambda _on: self._redraw())
         lv.addWidget(self.diff_box)
@@ -400,6 +405,7 @@ class Scamp5Stepper(QWidget):
         self._diff_limits = None
         self._step_limits = {}
         self._array_limits = {}
+        self._saturation = {}
         self._frames.clear()
         self._frame_bytes = 0
         self._written_rows = None
@@ -456,8 +462,11 @@ class Scamp5Stepper(QWidget):
             self.bus_list.addItem(f"sensor image -> {self.replay.run.input_register}")
         self.bus_list.addItems([f"{k}. {op}  {op.describe()}" for k, op in enumerate(rec.bus_ops, start=1)])
         written, read, shifts = self.effects()
+        saturated = self.saturation()
         notes = ([f"writes {', '.join(written)}" + (f"; reads {', '.join(read)}" if read else "")]
-                 + [f"shift: {s.describe()}" for s in shifts])
+                 + [f"shift: {s.describe()}" for s in shifts]
+                 + [f"saturated: {reg} has {n} PEs at the ±{saturation_limit(self.replay.run.noise)[0]:g} "
+                    f"analogue limit" for reg, n in saturated.items()])
         for text in notes:
             item = QListWidgetItem(text)
             item.setForeground(QBrush(EFFECT_TEXT))
@@ -616,6 +625,24 @@ class Scamp5Stepper(QWidget):
             hit = self._array_limits[id(plane)] = (plane, robust_limit([plane]))
         return hit[1]
 
+    def saturation(self, step: int | None = None) -> dict[str, int]:
+        """Plane -> PEs at or beyond the analogue range after `step` (default: the one on show); the
+        same count as the result's warnings (core.simulate.engine.saturated_pixels), cached per plane."""
+        assert self.replay is not None
+        run = self.replay.run
+        rec = run.records[self.step if step is None else step]
+        limit, clips = saturation_limit(run.noise)
+        out: dict[str, int] = {}
+        for name in self.planes:
+            plane = rec.state.values[name]
+            hit = self._saturation.get(id(plane))
+            if hit is None or hit[0] is not plane:
+                over = np.abs(plane) >= limit if clips else np.abs(plane) > limit
+                hit = self._saturation[id(plane)] = (plane, int(np.count_nonzero(over & rec.state.valid[name])))
+            if hit[1]:
+                out[name] = hit[1]
+        return out
+
     def effects(self) -> tuple[tuple[str, ...], tuple[str, ...], list[step_effects.Shift]]:
         """(written, read, shifts) of the instruction on show; the input step writes the input register."""
         assert self.replay is not None
@@ -631,7 +658,7 @@ class Scamp5Stepper(QWidget):
         limits = self.limits(planes)
         self.canvas.show_planes(planes, limits, self.pe)
         written, read, shifts = self.effects()
-        self.canvas.mark(written, read, shifts, limits if self.per_plane else None)
+        self.canvas.mark(written, read, shifts, limits if self.per_plane else None, self.saturation())
         what = "change from the previous step" if self.diff_box.isChecked() else "value"
         if self.per_plane:
             self.canvas.set_colorbar(-1.0, 1.0)
@@ -689,7 +716,7 @@ class Scamp5Stepper(QWidget):
             return
         v = self.current_planes()[plane][row, col]
         what = "change" if self.diff_box.isChecked() else "value"
-        self.hover_label.setText(f"{plane} at row {row}, column {col}: {what} {v:.4g}")
+        self.hover_label.setText(f"{plane} at row {row}, column {col}: {what} {format_number(float(v))}")
 
     # ------------------------------------------------------------------ export
     def export_view(self, path: str) -> None:
