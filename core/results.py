@@ -126,7 +126,18 @@ class EngineResult:
 # ------------------------------------------------------------------ reading
 def read_value(tp: Any, value: Any, where: str) -> Any:
     """`value` checked against the type `tp` (and converted: tuples read from JSON lists, nested
-    dataclasses built); raises InputError naming `where` and what was expected."""
+    dataclasses built); raises InputError naming `where` and what was expected.
+
+    A reader compiled once per type reads the value first, with no field paths (a session of
+    hundreds of runs holds millions of values, and nothing is wrong in nearly all of them); only when
+    it finds something wrong is the value read again, step by step, to say what and where."""
+    try:
+        return _fast(tp)(value)
+    except _NotPlain:
+        return _read_slow(tp, value, where)
+
+
+def _read_slow(tp: Any, value: Any, where: str) -> Any:
     if tp is Any or tp is object:
         return _read_json(value, where)
     if tp is None or tp is _NONE:
@@ -337,6 +348,149 @@ def _read_dataclass(cls: type, value: Any, where: str) -> Any:
     if extras_name is not None:
         kwargs[extras_name] = read_value(_hints(cls)[extras_name], {k: value[k] for k in unknown}, where)
     return cls(**kwargs)
+
+
+Reader = Callable[[Any], Any]
+
+
+@functools.lru_cache(maxsize=None)
+def _fast(tp: Any) -> Reader:
+    """The reader of `tp` without field paths: the same checks and conversions as _read_slow, raising
+    _NotPlain at the first problem (read_value then reads slowly to name it)."""
+    if tp is Any or tp is object:
+        return _copy_json
+    if tp is None or tp is _NONE:
+        def read_none(v: Any) -> Any:
+            if v is None:
+                return None
+            raise _NotPlain
+        return read_none
+    if tp is bool:
+        def read_bool(v: Any) -> Any:
+            if type(v) is bool:
+                return v
+            raise _NotPlain
+        return read_bool
+    if tp is int:
+        def read_int(v: Any) -> Any:
+            if type(v) is int:
+                return v
+            raise _NotPlain
+        return read_int
+    if tp is float:
+        def read_float(v: Any) -> Any:
+            kind = type(v)
+            if (kind is float and v - v == 0.0) or kind is int:
+                return v
+            raise _NotPlain
+        return read_float
+    if tp is str:
+        def read_str(v: Any) -> Any:
+            if type(v) is str:
+                return v
+            raise _NotPlain
+        return read_str
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _fast_dataclass(tp)
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is Union or origin is types.UnionType:
+        arms = [(_fast(a), a is _NONE) for a in args]
+
+        def read_union(v: Any) -> Any:
+            if v is None and any(none for _r, none in arms):
+                return None
+            for r, none in arms:
+                if none:
+                    continue
+                try:
+                    return r(v)
+                except _NotPlain:
+                    continue
+            raise _NotPlain
+        return read_union
+    if origin is Literal:
+        allowed = [(type(a), a) for a in args]
+
+        def read_literal(v: Any) -> Any:
+            if any(type(v) is k and v == a for k, a in allowed):
+                return v
+            raise _NotPlain
+        return read_literal
+    if tp is list or origin is list:
+        item = args[0] if args else Any
+        each = _fast(item)
+
+        def read_list(v: Any) -> Any:
+            if type(v) is not list and type(v) is not tuple:
+                raise _NotPlain
+            quick = _scalar_list(item, v)
+            return quick if quick is not None else [each(x) for x in v]
+        return read_list
+    if tp is tuple or origin is tuple:
+        if not args or (len(args) == 2 and args[1] is Ellipsis):
+            each = _fast(args[0] if args else Any)
+
+            def read_tuple(v: Any) -> Any:
+                if type(v) is not list and type(v) is not tuple:
+                    raise _NotPlain
+                return tuple(each(x) for x in v)
+            return read_tuple
+        readers = [_fast(a) for a in args]
+        n = len(readers)
+
+        def read_fixed_tuple(v: Any) -> Any:
+            if (type(v) is not list and type(v) is not tuple) or len(v) != n:
+                raise _NotPlain
+            return tuple(r(x) for r, x in zip(readers, v))
+        return read_fixed_tuple
+    if tp is dict or origin is dict:
+        if args and args[0] is not str:
+            raise TypeError(f"core.results: dict keys must be str (JSON object keys), not {args[0]!r}")
+        each = _fast(args[1] if args else Any)
+
+        def read_dict(v: Any) -> Any:
+            if type(v) is not dict:
+                raise _NotPlain
+            out = {}
+            for k, x in v.items():
+                if type(k) is not str:
+                    raise _NotPlain
+                out[k] = each(x)
+            return out
+        return read_dict
+    raise TypeError(f"core.results: cannot check values of type {tp!r}")
+
+
+def _fast_dataclass(cls: type) -> Reader:
+    fields, known_set, extras_name = _plan(cls)
+    compiled: list[tuple[str, Reader, bool]] = []
+    done = False
+
+    def read_dataclass(v: Any) -> Any:
+        nonlocal done
+        if not done:            # compiled on first use: a dataclass may refer to itself
+            compiled.extend((name, _fast(tp), required) for name, tp, required, _suffix in fields)
+            done = True
+        if type(v) is not dict:
+            raise _NotPlain
+        kwargs: dict[str, Any] = {}
+        for name, reader, required in compiled:
+            if name in v:
+                kwargs[name] = reader(v[name])
+            elif required:
+                raise _NotPlain
+        if len(v) > len(kwargs):
+            unknown = [k for k in v if k not in known_set]
+            if unknown:
+                if extras_name is None:
+                    raise _NotPlain
+                kwargs[extras_name] = _fast(_hints(cls)[extras_name])({k: v[k] for k in unknown})
+            elif extras_name is not None:
+                kwargs[extras_name] = {}
+        elif extras_name is not None:
+            kwargs[extras_name] = {}
+        return cls(**kwargs)
+    return read_dataclass
 
 
 def _without_none(tp: Any) -> Any:
