@@ -43,7 +43,7 @@ def per_layer_table(cluster: str) -> None:
                  {"param": "target.memory_bytes", "values": [k * 1024 for k in MEMORIES_KIB]}],
         "metrics": ["ratio_reference"]})
     with tempfile.TemporaryDirectory() as d:
-        summary = StudyRunner(study, cluster, Path(d) / "bound.results.jsonl").run()
+        summary = StudyRunner(study, cluster, Path(d) / "bound.results.jsonl", cache=False).run()
     bad = [r for r in summary.records if r["status"] != "finished"]
     if summary.error or bad:
         raise SystemExit(summary.error or f"{bad[0]['params']}: {bad[0].get('error')}")

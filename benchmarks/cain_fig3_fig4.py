@@ -51,7 +51,8 @@ def run_study(name: str, args: argparse.Namespace, settings: dict[str, Any], axe
     print(f"{name}: {len(study.points)} points on {args.cluster}", flush=True)
     summary = StudyRunner(study, args.cluster, out, on_log=lambda m: print(f"  {m}", flush=True),
                           on_record=lambda r: print(f"  #{r['index']} {r['params']}: {r['status']} "
-                                                    f"{r['metrics'] or r.get('error', '')}", flush=True)).run()
+                                                    f"{r['metrics'] or r.get('error', '')}", flush=True),
+                          cache=False).run()       # measured afresh, never from an earlier run
     if summary.error:
         raise SystemExit(f"{name}: {summary.error}")
     failed = [r for r in summary.records if r["status"] != "finished"]

@@ -6,6 +6,8 @@ long the process that runs a study (the GUI's, where the local scheduler lives) 
               target >= 1.8x on 2 cores
   overhead    many trivial points (a Cain search stopped after one node, ~1 ms): (run time x workers
               - the points' own time) / points; target < 20 ms per point
+  onesec      200 one-second points on local:2: (run time x 2 - the points' own time) / points;
+              target < 20 ms per point (run on its own: --part onesec, about two minutes)
   stall       a thread of the runner's process that wants to wake every 10 ms, while a study of
               trivial points runs on 2 workers: how late it wakes (the GUI thread would be as late)
   gui         the same in the window (offscreen): a 10 ms QTimer on the GUI thread while the Studies
@@ -46,7 +48,7 @@ def _study(points: int, settings: dict[str, Any]) -> spec.Study:
 
 def _run(study: spec.Study, cluster: str, out: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
-    summary = StudyRunner(study, cluster, out).run()
+    summary = StudyRunner(study, cluster, out, cache=False).run()      # timed: every point runs
     wall = time.perf_counter() - t0
     if summary.error or summary.counts["finished"] != len(study.points):
         raise SystemExit(f"the study did not finish: {summary.error or summary.counts}")
@@ -82,6 +84,18 @@ def overhead(points: int, tmp: Path) -> dict[str, Any]:
         print(f"  {n} worker(s): {points} trivial points in {out[n]['run_s']:.2f} s; the points' own time "
               f"{out[n]['points_ms']:.2f} ms each; overhead {out[n]['per_point_ms']:.2f} ms per point", flush=True)
     return {"points": points, "workers": out, "target_ms": 20.0}
+
+
+def one_second(points: int, tmp: Path) -> dict[str, Any]:
+    """The issue's measure: `points` one-second points (Cain, time_s 1) on 2 local workers; the
+    scheduler's cost per point is (run time x 2 - the points' own time) / points."""
+    study = _study(points, {"time_s": 1.0})
+    res = _run(study, "local:2", tmp / "onesec.jsonl")
+    per = (res["run_s"] * 2 - res["points_s"]) / points * 1000
+    print(f"  2 workers: {points} one-second points in {res['run_s']:.1f} s; the points' own time "
+          f"{res['points_s'] / points:.3f} s each; overhead {per:.2f} ms per point", flush=True)
+    return {"points": points, "run_s": res["run_s"], "points_s": res["points_s"], "per_point_ms": per,
+            "target_ms": 20.0}
 
 
 def stall(points: int, tmp: Path) -> dict[str, Any]:
@@ -179,7 +193,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3, help="speed-up rounds (each runs local:1 and local:2)")
     ap.add_argument("--trivial", type=int, default=300, help="trivial points for the overhead")
-    ap.add_argument("--part", choices=["all", "speedup", "overhead", "stall", "gui"], default="all")
+    ap.add_argument("--part", choices=["all", "speedup", "overhead", "onesec", "stall", "gui"], default="all")
+    ap.add_argument("--onesec", type=int, default=200, help="one-second points for --part onesec")
     ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object")
     args = ap.parse_args()
     import tempfile
@@ -195,6 +210,9 @@ def main() -> int:
         if args.part in ("all", "overhead"):
             print("scheduler overhead:", flush=True)
             figures["overhead"] = overhead(args.trivial, tmp)
+        if args.part == "onesec":
+            print(f"scheduler overhead, {args.onesec} one-second points:", flush=True)
+            figures["onesec"] = one_second(args.onesec, tmp)
         if args.part in ("all", "stall"):
             print("stall of the runner's process:", flush=True)
             figures["stall"] = stall(args.trivial, tmp)

@@ -2,8 +2,8 @@
 proposing a point again or another study containing the same point (in the window too) reuses the
 finished record instead of running the engine.
 
-The key is the content of the run: the engine, its result type's version and the app's version (a
-new engine may compute something else), and the point's request (workload, target and settings as
+The key is the content of the run: the engine, its result type's version, the app's version and a
+hash of the engines' code (other code may compute something else), and the point's request (workload, target and settings as
 JSON, canonical) with its repeat. A study's point key (core.study.axes) names the point within
 studies; this key also changes when the code does. Only finished points are kept (a failed one runs
 again), with their typed result's JSON, so another study asking other metrics of the same point
@@ -13,6 +13,7 @@ an unreadable one is a miss, never an error.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -28,9 +29,23 @@ MAX_ENTRY_BYTES = 8 * 2 ** 20        # a bigger record is not cached (it is in t
 KEPT = ("status", "metrics", "error", "duration_s", "worker", "headline", "result", "result_version")
 
 
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of the engines' code (every .py and .c file of core/ and sims/): a point computed by
+    other code is another point, whether or not anyone bumped a version number."""
+    root = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for package in ("core", "sims"):
+        for path in sorted((root / package).rglob("*")):
+            if path.suffix in (".py", ".c") and path.is_file():
+                h.update(str(path.relative_to(root)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def content_key(spec: EngineSpec, request: dict[str, Any], repeat: int) -> str:
     doc = {"engine": spec.name, "result_version": spec.result_type.VERSION, "app": __version__,
-           "request": request, "repeat": repeat}
+           "code": code_fingerprint(), "request": request, "repeat": repeat}
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
