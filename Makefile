@@ -6,7 +6,7 @@ STAMP := $(VENV)/.requirements-installed
 
 .PHONY: run test lint screenshot benchmarks clean native
 
-$(STAMP): requirements.txt $(wildcard requirements/*.txt)
+$(STAMP): requirements.txt $(wildcard requirements-*.txt)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt

@@ -5,7 +5,7 @@ with no PYTHONPATH. A node without the project fails the study at once, naming t
 
 The environment is a fresh venv whose only view of the development environment is a .pth file for
 the dependencies (so nothing is downloaded), and the project is built from a copy of the tracked
-files with pip, offline (`--no-build-isolation`: setuptools and wheel come from requirements/test.txt)."""
+files with pip, offline (`--no-build-isolation`: setuptools and wheel come from requirements-test.txt)."""
 
 from __future__ import annotations
 
