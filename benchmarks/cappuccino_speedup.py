@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.cappuccino.engine import ENGINE  # noqa: E402
+from core.cappuccino.result import CappuccinoResult  # noqa: E402
 from core.lifecycle import record_run  # noqa: E402
 
 
@@ -40,20 +41,21 @@ def main() -> int:
         if out.result is None:
             print(f"error: {out.error.text if out.error else out.status}")
             return 1
-        r = out.result.to_json()            # the typed result, read here by its JSON keys
-        syn = r["synthesis"]
-        if "programs" not in syn:
-            print(syn["message"])
+        r = out.result
+        assert isinstance(r, CappuccinoResult)
+        syn = r.synthesis
+        if not syn.programs or not syn.speedups:
+            print(syn.message)
             return 1
-        print(f"built-in digits CNN, {r['model']['validation_images']} validation images, "
-              f"V={r['target']['vector_width']}, {r['target']['threads']} threads, modes {syn['modes']} "
+        print(f"built-in digits CNN, {r.model.validation_images} validation images, "
+              f"V={r.target.vector_width}, {r.target.threads} threads, modes {syn.modes} "
               f"({time.monotonic() - t0:.1f} s, load average {os.getloadavg()[0]:.2f})")
-        for k, prog in syn["programs"].items():
-            print(f"  {k:17} {prog['microseconds_per_image']:9.2f} us/image (median "
-                  f"{prog['median_microseconds_per_image']:.2f})  speedup {syn['speedups'][k]:6.2f}x  "
-                  f"same classifications as numpy: {prog['same_classifications']}  accuracy {prog['accuracy']:.2f} %")
-        same = all(pr["same_classifications"] for pr in syn["programs"].values())
-        rows.append((threads, syn["speedups"]["parallel_inexact"], same))
+        for k, prog in syn.programs.items():
+            print(f"  {k:17} {prog.microseconds_per_image:9.2f} us/image (median "
+                  f"{prog.median_microseconds_per_image:.2f})  speedup {syn.speedups[k]:6.2f}x  "
+                  f"same classifications as numpy: {prog.same_classifications}  accuracy {prog.accuracy:.2f} %")
+        same = all(pr.same_classifications for pr in syn.programs.values())
+        rows.append((threads, syn.speedups["parallel_inexact"], same))
     threads, sp, same = rows[0]
     print(f"SPEEDUP parallel+inexact over naive baseline with {threads} threads: {sp:.1f}x "
           f"(target >= 10x: {'met' if sp >= 10 else 'NOT met'}); same classifications: {same}")

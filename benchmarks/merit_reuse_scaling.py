@@ -26,9 +26,9 @@ def main() -> None:
     args = ap.parse_args()
 
     print("Table III: reuse rate = MACs / (input + kernel + output words)")
-    for row in reuse.report()["rows"]:
-        paper = f"{row['paper']:6.2f}" if row["paper"] is not None else "     -"
-        print(f"  {row['architecture']:9s} {row['level']:28s} model {row['rate']:7.3f}  paper {paper}")
+    for row in reuse.report().rows:
+        paper = f"{row.paper:6.2f}" if row.paper is not None else "     -"
+        print(f"  {row.architecture:9s} {row.level:28s} model {row.rate:7.3f}  paper {paper}")
 
     cfg = Z.MeritzConfig()
     suites = [(n, Z.network_transforms(zoo.get(n)), Z.PAPER_TABLE_VIII[n])

@@ -1,15 +1,17 @@
 """Typed, versioned engine results.
 
-Engines hand back plain JSON dicts: sessions store them, `--json` prints them and the GUI panels
-read them by key. A result type is a dataclass that describes one engine's dict, so that
+Each engine builds its result as one of these dataclasses and yields it; panels, text output,
+Compare and study metrics read its attributes, which mypy checks. JSON appears only at the
+boundaries: `to_json` when a run crosses a process (the window's worker, a study's Dask worker, the
+command line's `--json`) or is saved in a session, and `from_json` when it is read back there. Reading
+checks every field, so
 
-* a misspelt, missing or mistyped field is caught where the dict is made (the engine checks every
-  result it yields, and a test runs every engine), not later in a panel or a reloaded session;
+* a misspelt, missing or mistyped field in a stored or received result is refused naming the field,
+  not found later in a panel;
 * a result stored by an older version is brought forward by kept upgrade functions before it is
   read, and one from a newer version is refused with a message instead of half-working.
 
-The dicts themselves stay what they were (`to_json` gives back the same keys), so nothing that
-reads them has to change. Everything here is plain Python: no Qt, usable from the command line.
+Everything here is plain Python: no Qt, usable from the command line.
 
     @dataclass(kw_only=True)
     class MyResult(EngineResult):

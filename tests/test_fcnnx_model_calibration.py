@@ -19,8 +19,8 @@ from core.boards import board_resources
 from core.fcnnx.dse import (_ladder, explore_cnn, joint_feasible, joint_fronts, joint_points, joint_resources, pareto,
                             scheduler_overhead, thin)
 from core.fcnnx.model import (BRAM_WORDS, ON_CHIP, STREAMED, WORD_BYTES, EngineDesign, LayerTask, build_subgraphs,
-                              bram18_fifo, engine_resources, feature_blocks, fits, place_weights, stage_resources,
-                              subgraph_loads, weights_time)
+                              bram18_fifo, design_to_json, engine_resources, feature_blocks, fits, place_weights,
+                              stage_resources, subgraph_loads, weights_time)
 from core.nets import zoo
 from sims.fcnnx_des import planning_efficiency
 
@@ -110,7 +110,7 @@ def test_dse_offers_streamed_and_on_chip_placements():
     for on, st in pairs:
         assert st.resources["bram18k"] < on.resources["bram18k"]
         assert sum(x.traffic_bytes for x in st.loads) > sum(x.traffic_bytes for x in on.loads)
-        assert [s["weights"] for s in st.to_json()["design"]["stages"] if s["kind"] == "conv"].count(STREAMED) >= 1
+        assert [s["weights"] for s in design_to_json(st.design)["stages"] if s["kind"] == "conv"].count(STREAMED) >= 1
 
 
 def test_scenelabel_reaches_25_fps_on_the_zc706():

@@ -42,15 +42,16 @@ def test_every_builtin_transform_generates_c_that_matches_numpy(name):
     wl = W.WORKLOADS[name]
     data = _data(wl)
     r = check_c(wl.stages, data, wl.tile, lambda: wl.reference(data), rounds=1)
-    assert r["compiled"] and r["run"], r["message"]
-    assert r["verified"], r["message"]
-    variants = set(r["errors"])
+    assert r.compiled and r.run, r.message
+    assert r.verified, r.message
+    assert r.errors is not None
+    variants = set(r.errors)
     assert {"naive", "tiled"} <= variants and (("packed" in variants) == (name in PACKED))
     assert ("rows" in variants) == all(CR.rows_plan(st) is not None for st in wl.stages)
-    assert all(e < TOLERANCE for e in r["errors"].values()) and r["max_rel_error"] == max(r["errors"].values())
-    assert set(r["timings_s"]) == variants | {"numpy"} and all(v > 0 for v in r["timings_s"].values())
-    assert r["best"] in variants - {"naive"} and r["time_s"] == r["timings_s"][r["best"]]
-    assert r["threads"] >= 1 and r["sources"] and "#pragma omp" in next(iter(r["sources"].values()))
+    assert all(e < TOLERANCE for e in r.errors.values()) and r.max_rel_error == max(r.errors.values())
+    assert set(r.timings_s) == variants | {"numpy"} and all(v > 0 for v in r.timings_s.values())
+    assert r.best in variants - {"naive"} and r.time_s == r.timings_s[r.best]
+    assert r.threads >= 1 and r.sources and "#pragma omp" in next(iter(r.sources.values()))
 
 
 @needs_cc
@@ -66,7 +67,7 @@ def test_tiles_that_do_not_divide_the_ranges(name, tile):
     wl = W.WORKLOADS[name]
     data = _data(wl, seed=3)
     r = check_c(wl.stages, data, tile, None, rounds=1)
-    assert r["verified"], (r["message"], r.get("errors"))
+    assert r.verified, (r.message, r.errors)
 
 
 def test_error_measure_is_relative_to_the_largest_output():
@@ -128,7 +129,7 @@ def test_user_defined_odot_generates_c_that_matches(extra):
     wl = workload_from_json(_sad_json(**extra, tile={"y": 2, "x": 4, "j": 2}))
     data = wl.make_data(np.random.default_rng(2))
     r = check_c(wl.stages, data, wl.tile, None, rounds=1)
-    assert r["verified"], r["message"]
+    assert r.verified, r.message
 
 
 def test_max_pooling_as_one_operand_value_max():
@@ -141,7 +142,7 @@ def test_max_pooling_as_one_operand_value_max():
     want = data["I"].reshape(4, 2, 4, 2).max(axis=(1, 3))
     assert np.array_equal(evaluate(wl.stages[0], data), want)
     if find_compiler():
-        assert check_c(wl.stages, data, {"y": 2}, None, rounds=1)["verified"]
+        assert check_c(wl.stages, data, {"y": 2}, None, rounds=1).verified
 
 
 @pytest.mark.parametrize("extra, where, words", [
@@ -182,12 +183,13 @@ def test_cuda_kernels_run_in_the_cpu_emulation_and_match(name):
     bank_stage = next(st for st in wl.stages if any(op.name == wl.bank_operand for op in st.operands))
     rep = B.report(bank_stage, bank_stage.operand(wl.bank_operand), wl.tile, 8)
     r = check_cuda(wl.stages, data, wl.tile, rep, wl.bank_operand, nvcc_compile=False)
-    em = r["emulated_check"]
-    assert em["ran"] and em["ok"] and em["max_rel_error"] < TOLERANCE, em["message"]
-    assert r["verified"] is False or r["gpu"]                     # verified only where it ran on a GPU
-    if not r["gpu"]:
-        assert r["message"].startswith("not run: no")
-    assert "__shared__" in next(iter(r["sources"].values())) and "__syncthreads()" in next(iter(r["sources"].values()))
+    em = r.emulated_check
+    assert em is not None and em.ran and em.ok and em.max_rel_error is not None and em.max_rel_error < TOLERANCE, \
+        em and em.message
+    assert r.verified is False or r.gpu                           # verified only where it ran on a GPU
+    if not r.gpu:
+        assert r.message.startswith("not run: no")
+    assert "__shared__" in next(iter(r.sources.values())) and "__syncthreads()" in next(iter(r.sources.values()))
 
 
 def test_the_cuda_bank_layout_is_the_engines_and_reproduces_its_bank_grid():
@@ -196,12 +198,12 @@ def test_the_cuda_bank_layout_is_the_engines_and_reproduces_its_bank_grid():
     wl = W.WORKLOADS["conv3x3"]
     t = wl.stages[0]
     rep = B.report(t, t.operand("I"), wl.tile, 8)
-    fp = tuple(rep["footprint"])
+    fp = tuple(rep.footprint)
     lay, note = CU.pick_layout(rep, fp)
     assert lay is not None and lay.name == "xor" and lay.pitch == 8 and "12 padding words" in note   # Fig. 6 (ii-c)
-    for L in rep["layouts"]:
+    for L in rep.layouts:
         parsed = CU.parse_layout(L, fp[-1])
-        if L["layout"].startswith("retile"):
+        if L.layout.startswith("retile"):
             assert parsed is None
         else:
             assert parsed is not None and CU.layout_matches(parsed, L, int(np.prod(fp[:-1])), 8)
@@ -210,7 +212,7 @@ def test_the_cuda_bank_layout_is_the_engines_and_reproduces_its_bank_grid():
     # AlexNet CONV1: strided reads need padding inside the rows (1 word after every 4)
     a1 = W.WORKLOADS["alexnet-conv1"]
     rep1 = B.report(a1.stages[0], a1.stages[0].operand("I"), a1.tile, 8)
-    lay1, _ = CU.pick_layout(rep1, tuple(rep1["footprint"]))
+    lay1, _ = CU.pick_layout(rep1, tuple(rep1.footprint))
     assert lay1.kind == "pad" and (lay1.g, lay1.p) == (4, 1)
 
 
@@ -218,7 +220,7 @@ def test_the_cuda_bank_layout_is_the_engines_and_reproduces_its_bank_grid():
 def test_nvcc_compiles_the_cuda_source():
     wl = W.WORKLOADS["conv3x3"]
     r = check_cuda(wl.stages, _data(wl), wl.tile, None, None, emulate=False)
-    assert r["compiled"], r["message"]
+    assert r.compiled, r.message
 
 
 # ---------------------------------------------------------------- engine, JSON, --emit
@@ -342,13 +344,13 @@ def test_unroll_and_jam_and_the_vectorisable_exp_keep_the_numbers():
     prog = CG.c_program(dw.stages[0], {"c": 1, "y": 8, "x": 16})
     tiled = next(k for k in prog.kernels if k.variant == "tiled")
     assert "unroll-and-jam" in tiled.note and "4 outputs along y" in tiled.note
-    assert check_c(dw.stages, _data(dw), {"c": 1, "y": 8, "x": 16}, None, rounds=1)["verified"]
+    assert check_c(dw.stages, _data(dw), {"c": 1, "y": 8, "x": 16}, None, rounds=1).verified
     bl = W.WORKLOADS["bilateral"]
     prog = CG.c_program(bl.stages[0], bl.tile)
     naive, tiled = prog.kernels[0], prog.kernels[1]
     assert "merit_expf(" in tiled.text and "merit_expf(" not in naive.text and "expf(" in naive.text
     r = check_c(bl.stages, _data(bl), bl.tile, None, rounds=1)
-    assert r["verified"] and r["errors"]["tiled"] < 1e-6
+    assert r.verified and r.errors is not None and r.errors["tiled"] < 1e-6
 
 
 @needs_cxx
@@ -358,7 +360,7 @@ def test_a_tile_of_more_than_1024_outputs_gives_threads_several():
     prog = CU.cuda_program(wl.stages[0], tile)
     assert (prog.threads, prog.outputs_per_thread, prog.blocks) == (1024, 2, 1)
     r = check_cuda(wl.stages, _data(wl), tile, None, None, nvcc_compile=False)
-    assert r["emulated_check"]["ok"], r["emulated_check"]["message"]
+    assert r.emulated_check is not None and r.emulated_check.ok, r.emulated_check and r.emulated_check.message
 
 
 @needs_cxx
@@ -380,9 +382,9 @@ def test_negative_strides_and_offsets_in_every_kernel():
             want += np.einsum("oc,cyx->oyx", Wt[:, :, ky, kx], I[:, 2 - ky:8 - ky, 2 - kx:9 - kx])
     assert np.allclose(evaluate(t, data).reshape(4, 6, 7), want)
     r = check_c([t], data, wl.tile, None, rounds=1)
-    assert r["verified"] and "packed" in r["errors"], r
+    assert r.verified and r.errors is not None and "packed" in r.errors, r
     cu = check_cuda([t], data, wl.tile, None, None, nvcc_compile=False)
-    assert cu["emulated_check"]["ok"], cu["emulated_check"]["message"]
+    assert cu.emulated_check is not None and cu.emulated_check.ok, cu.emulated_check and cu.emulated_check.message
 
 
 # ---------------------------------------------------------------- the rows kernel (short windows)
@@ -428,7 +430,7 @@ def test_rows_kernel_with_threads_streaming_stores_and_chunked_rows_matches(name
     assert "schedule(static)" in text and "merit_stream(" in text and "C += " in text
     data = _data(wl, seed=5)
     r = check_c(wl.stages, data, wl.tile, None, rounds=1, threads=2)
-    assert "rows" in r["errors"] and r["verified"], (r["message"], r.get("errors"))
+    assert r.errors is not None and "rows" in r.errors and r.verified, (r.message, r.errors)
 
 
 @needs_cc
@@ -442,6 +444,6 @@ def test_a_user_transform_with_the_same_access_gets_the_rows_kernel():
     assert CR.rows_plan(t).lane == "x"
     data = _data(wl, seed=2)
     r = check_c(wl.stages, data, {}, None, rounds=1)
-    assert r["verified"] and "rows" in r["errors"], r["message"]
+    assert r.verified and r.errors is not None and "rows" in r.errors, r.message
     want = np.lib.stride_tricks.sliding_window_view(data["A"], 7, axis=1).max(axis=2)
     assert np.allclose(evaluate(t, data).reshape(6, 40), want)

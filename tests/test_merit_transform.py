@@ -46,9 +46,9 @@ def test_correlation_is_equation_8():
 def test_m_grid_shows_source_elements():
     t = W.gemm(3, 4, 5)
     g = m_grid(t, t.operand("A"))
-    assert (g["rows"], g["cols"]) == (12, 5)
+    assert (g.rows, g.cols) == (12, 5)
     # row 5 is (m=1, n=1); column 3 is k=3 -> A[1, 3]
-    assert [g["coords"][0][5][3], g["coords"][1][5][3]] == [1, 3]
+    assert [g.coords[0][5][3], g.coords[1][5][3]] == [1, 3]
 
 
 GEMM_JSON = {

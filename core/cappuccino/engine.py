@@ -26,7 +26,8 @@ from core.cappuccino.forward import LayoutCheck, check_layouts
 from core.cappuccino.inexact import Configuration, ModeChoice, search_modes
 from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model, load_validation_npz
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
-from core.cappuccino.result import CappuccinoResult
+from core.cappuccino.result import (CappuccinoResult, CompiledProgram, LayerRow, LayoutChecks, ModelInfo, Synthesis,
+                                    TargetInfo)
 from core.checks import check_settings, check_types
 from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
@@ -288,12 +289,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     model = load_model(network, s["limit"])
     cancel.check()
     plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"))
-    result: dict[str, Any] = {
-        "model": {"name": model.name, "title": model.network.title, "input_shape": list(model.input_shape),
-                  "validation_images": int(len(model.y_val)), "notes": model.notes, **model.extra},
-        "target": {"threads": threads, "vector_width": V},
-        "equations": EQUATIONS,
-    }
+    info = ModelInfo(name=model.name, title=model.network.title, input_shape=list(model.input_shape),
+                     validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)
     yield PartialResult("allocation", {"layers": [a.to_json() for a in alloc]})
     yield Progress(0.05, "checking map-major reordering against row-major")
@@ -315,26 +312,27 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     yield LogLine(choice.message, "warning" if choice.all_precise_fallback else "info")
     chosen_check = check_layouts(model, model.x_val, V, choice.modes)
     _require_layouts(chosen_check, "the chosen inexact modes")
-    result["layout_check"] = {"precise": precise_check.to_json(), "chosen": chosen_check.to_json()}
-    result["inexact"] = choice.to_json()
-    result["layers"] = _layer_table(model, alloc, choice, V)
+    layers = _layer_table(model, alloc, choice, V)
 
     yield Progress(0.55, "synthesising C programs")
     onnx_path = model.extra.get("onnx") or (network.onnx_path if network.source == "onnx" else None)
-    result["synthesis"] = yield from _synthesise(model, choice, V, threads, s, cancel, onnx_path)
-    progs = result["synthesis"].get("programs", {})
-    result["classification_agreement"] = {k: v["agreement"] for k, v in progs.items()}
+    synthesis = yield from _synthesise(model, choice, V, threads, s, cancel, onnx_path)
+    progs = synthesis.programs or {}
+    result = CappuccinoResult(
+        model=info, target=TargetInfo(threads=threads, vector_width=V), equations=dict(EQUATIONS),
+        layout_check=LayoutChecks(precise=precise_check, chosen=chosen_check), inexact=choice, layers=layers,
+        synthesis=synthesis, classification_agreement={k: v.agreement for k, v in progs.items()},
+        summary=_summary(choice, synthesis))
     mismatch = _mismatch_message(progs)
-    result["summary"] = _summary(result)
     if mismatch:
         # the speedup of a program that computes something else means nothing: report, then fail
-        result["check_failed"] = mismatch
-        result["summary"] = f"CHECK FAILED: {mismatch}; " + result["summary"]
+        result.check_failed = mismatch
+        result.summary = f"CHECK FAILED: {mismatch}; " + result.summary
         yield LogLine(mismatch, "error")
-        yield FinalResult(CappuccinoResult.from_json(result))
+        yield FinalResult(result)
         raise CheckFailed(f"compiled program check failed: {mismatch}")
     yield Progress(1.0, "done")
-    yield FinalResult(CappuccinoResult.from_json(result))
+    yield FinalResult(result)
 
 
 def _require_layouts(check: LayoutCheck, what: str) -> None:
@@ -350,51 +348,49 @@ def _require_layouts(check: LayoutCheck, what: str) -> None:
                        + f"; {100 * check.classification_agreement:.1f} % of the images classified alike")
 
 
-def _mismatch_message(programs: dict[str, Any]) -> str:
+def _mismatch_message(programs: dict[str, CompiledProgram]) -> str:
     """Empty when every compiled program classified every clear-cut image like numpy."""
-    bad = [f"{k} classified {p['mismatches']} of {p['images']} images differently from the numpy reference"
-           for k, p in programs.items() if p["mismatches"]]
+    bad = [f"{k} classified {p.mismatches} of {p.images} images differently from the numpy reference"
+           for k, p in programs.items() if p.mismatches]
     return "; ".join(bad)
 
 
-def _layer_table(model: CnnModel, alloc: list[allocation.LayerAllocation], choice: ModeChoice, V: int) -> list[dict]:
+def _layer_table(model: CnnModel, alloc: list[allocation.LayerAllocation], choice: ModeChoice,
+                 V: int) -> list[LayerRow]:
     rows = []
     for op, a in zip(model.ops, alloc):
-        row = a.to_json()
-        row["parallelism"] = "OLP"
         m, h, w = op.out_shape
         t = np.arange(min(2 * V, layout.olp_threads(m, h, w, V)))
         mm, rr, cc = layout.olp_thread_to_output(t, m, h, w, V)
-        row["olp_map_sample"] = [[int(a), int(b), int(c), int(d)] for a, b, c, d in zip(t, mm, rr, cc)]
-        row["macs"] = op.macs if isinstance(op, ConvOp) else 0
         if isinstance(op, ConvOp):
             mode = choice.modes.get(op.name, PRECISE)
-            row["mode"] = mode
-            row["accuracy_alone"] = choice.per_layer.get(op.name, {})
-            row["accuracy"] = choice.per_layer.get(op.name, {}).get(mode, choice.precise_accuracy)
+            alone = dict(choice.per_layer.get(op.name, {}))
+            accuracy: float | None = alone.get(mode, choice.precise_accuracy)
         else:
-            row["mode"] = "(storage of its input)"
-            row["accuracy_alone"] = {}
-            row["accuracy"] = None
-        rows.append(row)
+            mode, alone, accuracy = "(storage of its input)", {}, None
+        rows.append(LayerRow(
+            name=a.name, kind=a.kind, in_shape=a.in_shape, out_shape=a.out_shape, strategies=list(a.strategies),
+            chosen=a.chosen, olp_threads=a.olp_threads, groups=a.groups, worker_ranges=list(a.worker_ranges),
+            parallelism="OLP",
+            olp_map_sample=[[int(i), int(j), int(r), int(c)] for i, j, r, c in zip(t, mm, rr, cc)],
+            macs=op.macs if isinstance(op, ConvOp) else 0, mode=mode, accuracy_alone=alone, accuracy=accuracy))
     return rows
 
 
 def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: dict[str, Any],
-                cancel: CancelToken, onnx_path: str | None = None) -> Generator[Event, None, dict[str, Any]]:
+                cancel: CancelToken, onnx_path: str | None = None) -> Generator[Event, None, Synthesis]:
     """Write the programs and weight files, and when a compiler exists build, run and check them
-    (core.cappuccino.synth_run). Returns the result's `synthesis` dict."""
+    (core.cappuccino.synth_run). Returns the result's `synthesis`."""
     return (yield from synth_run.synthesise_and_check(model, choice.modes, V, threads, s, cancel, onnx_path))
 
 
-def _summary(r: dict[str, Any]) -> str:
-    syn = r["synthesis"]
-    sp = syn.get("speedups")
-    parts = [r["inexact"]["message"]]
+def _summary(choice: ModeChoice, syn: Synthesis) -> str:
+    sp = syn.speedups
+    parts = [choice.message]
     if sp:
         parts.append(f"speedups: parallel {sp['parallel']:.1f}x, parallel+inexact {sp['parallel_inexact']:.1f}x")
     else:
-        parts.append(syn.get("message", ""))
+        parts.append(syn.message)
     return "; ".join(parts)
 
 

@@ -24,7 +24,7 @@ from core.cappuccino import ort_peer, synth
 from core.cappuccino.forward import forward_reference
 from core.cappuccino.model import CnnModel
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
-from core.cappuccino.result import Synthesis
+from core.cappuccino.result import CompiledProgram, OnnxRuntimeRun, ProgramSize, Synthesis
 from core.errors import InputError
 from core.files import output_folder
 from core.jobs import CancelToken, Event, LogLine, MetricPoint, Progress
@@ -66,14 +66,14 @@ def weight_file_name(fname: str) -> str:
 
 
 def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, threads: int, s: dict[str, Any],
-                         cancel: CancelToken, onnx_path: str | None) -> Generator[Event, None, dict[str, Any]]:
-    """The engine's `synthesis` result (see CappuccinoResult.Synthesis)."""
+                         cancel: CancelToken, onnx_path: str | None) -> Generator[Event, None, Synthesis]:
+    """The engine's `synthesis` result, filled in as the steps go (`message` is set by every way out)."""
     sources, no_baseline = yield from _sources(model, chosen, V, threads, bool(s.get("precise_fma", True)), cancel)
     emit = s["emit_dir"]
     tmp = Path(tempfile.mkdtemp(prefix="cappuccino-"))
-    out: dict[str, Any] = {"emitted": [], "modes": chosen}
+    out = Synthesis(emitted=[], modes=dict(chosen), compiler=None, message="")
     if no_baseline:
-        out["baseline_note"] = no_baseline
+        out.baseline_note = no_baseline
     try:
         work = tmp
         if emit:     # every name checked before the first file is written
@@ -91,28 +91,28 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
                 atomic_write_bytes(work / weight_file_name(src.fname), src.weights)
                 files.append(work / weight_file_name(src.fname))
             if emit:
-                out["emitted"] += [str(f.resolve()) for f in files]
+                out.emitted += [str(f.resolve()) for f in files]
         images = work / "validation_images.f32"
         synth.write_images(images, model.x_val)
         labels = work / "validation_labels.txt"
         atomic_write_text(labels, " ".join(str(int(v)) for v in model.y_val) + "\n")
         if emit:
-            out["emitted"] += [str(images.resolve()), str(labels.resolve())]
-        out["program_sizes"] = {k: {"source_lines": src.lines, "source_bytes": len(src.text.encode()),
-                                    "weight_file_bytes": len(src.weights) if src.weights is not None else 0}
-                                for k, src in sources.items()}
+            out.emitted += [str(images.resolve()), str(labels.resolve())]
+        out.program_sizes = {k: ProgramSize(source_lines=src.lines, source_bytes=len(src.text.encode()),
+                                            weight_file_bytes=len(src.weights) if src.weights is not None else 0)
+                             for k, src in sources.items()}
         cc, cc_note = synth.find_compiler_noting() if s["compile"] else (None, "")
-        out["compiler"] = cc
+        out.compiler = cc
         if cc_note:
-            out["compiler_note"] = cc_note
+            out.compiler_note = cc_note
             yield LogLine(cc_note, "warning")
         if cc is None:
             kept = f"the programs were written to {Path(emit).resolve()}" if emit else (
                 "the programs were generated but not kept (give an output folder to keep them)")
-            out["message"] = ((f"compilation skipped by setting; {kept}" if not s["compile"] else
-                               f"no C compiler found (gcc/cc/clang): {kept}, not compiled or run, "
-                               "so no speedup is reported") + (f" ({cc_note})" if cc_note else ""))
-            yield LogLine(out["message"], "warning")
+            out.message = ((f"compilation skipped by setting; {kept}" if not s["compile"] else
+                            f"no C compiler found (gcc/cc/clang): {kept}, not compiled or run, "
+                            "so no speedup is reported") + (f" ({cc_note})" if cc_note else ""))
+            yield LogLine(out.message, "warning")
             return out
         yield from _build_run_check(model, sources, work, tmp, images, cc, cc_note, threads, s, cancel, onnx_path, out)
         return out
@@ -122,7 +122,7 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
 
 def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tmp: Path, images: Path, cc: str,
                      cc_note: str, threads: int, s: dict[str, Any], cancel: CancelToken, onnx_path: str | None,
-                     out: dict[str, Any]) -> Generator[Event, None, None]:
+                     out: Synthesis) -> Generator[Event, None, None]:
     exes: dict[str, Path] = {}
     build: dict[str, float] = {}
     # the stage's fractions in work units (core.work_units): the plain baseline builds ten times faster
@@ -137,9 +137,9 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
     count = len(model.y_val)
     ort_version = ort_peer.version() if onnx_path else None
     if onnx_path and ort_version is None:
-        out["onnxruntime_note"] = "onnxruntime is not installed: no comparison with it"
+        out.onnxruntime_note = "onnxruntime is not installed: no comparison with it"
     elif not onnx_path:
-        out["onnxruntime_note"] = "no ONNX file for this network: no comparison with onnxruntime"
+        out.onnxruntime_note = "no ONNX file for this network: no comparison with onnxruntime"
     # interleaved runs (every program, then onnxruntime, then again) so load from other processes
     # affects each alike; the fastest run counts, the median is reported too
     keys = list(sources) + ([ORT] if ort_version else [])
@@ -160,41 +160,43 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
     ort_out = runs[ORT][0].logits if ort_version else None
     ours = runs["parallel"][0].logits
     if ort_version and (ort_out is None or ours is None or ort_out.shape[1] != ours.shape[1]):
-        out["onnxruntime_note"] = "onnxruntime's output does not have the network's output size: not compared"
+        out.onnxruntime_note = "onnxruntime's output does not have the network's output size: not compared"
         ort_out = None
     refs: dict[tuple, np.ndarray] = {}
-    programs: dict[str, Any] = {}
+    programs: dict[str, CompiledProgram] = {}
+    sizes = out.program_sizes or {}
     for n, (key, src) in enumerate(sources.items()):
         mkey = tuple(sorted(src.modes.items()))
         if mkey not in refs:
             refs[mkey] = forward_reference(model, model.x_val, src.modes)[0]
         programs[key] = _program_record(key, src, runs[key], refs[mkey], model.y_val, ort_out, build[key], threads,
-                                        count, out["program_sizes"][key])
-        yield MetricPoint("µs per image", n, programs[key]["microseconds_per_image"], plot="speed")
-    out["programs"] = programs
+                                        count, sizes[key])
+        yield MetricPoint("µs per image", n, programs[key].microseconds_per_image, plot="speed")
+    out.programs = programs
     if ort_version:
         times = [r.seconds_per_pass for r in runs[ORT]]
-        out["onnxruntime"] = {"version": ort_version, "threads": threads, "onnx": str(onnx_path),
-                              "microseconds_per_image": 1e6 * min(times) / count,
-                              "median_microseconds_per_image": 1e6 * float(np.median(times)) / count,
-                              "ratios": {k: p["median_microseconds_per_image"] / (1e6 * float(np.median(times)) / count)
-                                         for k, p in programs.items() if k != "baseline"}}
+        median = 1e6 * float(np.median(times)) / count
+        out.onnxruntime = OnnxRuntimeRun(version=ort_version, threads=threads, onnx=str(onnx_path),
+                                         microseconds_per_image=1e6 * min(times) / count,
+                                         median_microseconds_per_image=median,
+                                         ratios={k: p.median_microseconds_per_image / median
+                                                 for k, p in programs.items() if k != "baseline"})
     note = f" ({cc_note})" if cc_note else ""
     msg = [f"compiled with {cc}{note}; best of {s['repeats']} runs of >= {s['min_seconds']} s each"]
     if "baseline" in programs:
-        base = programs["baseline"]["seconds_per_pass"]
-        out["speedups"] = {k: base / v["seconds_per_pass"] for k, v in programs.items()}
-        msg.append(f"speedup {out['speedups']['parallel_inexact']:.1f}x over the naive baseline")
-    if "onnxruntime" in out:
-        r = out["onnxruntime"]["ratios"]
+        base = programs["baseline"].seconds_per_pass
+        out.speedups = {k: base / v.seconds_per_pass for k, v in programs.items()}
+        msg.append(f"speedup {out.speedups['parallel_inexact']:.1f}x over the naive baseline")
+    if out.onnxruntime is not None:
+        r = out.onnxruntime.ratios
         msg.append(f"median time / onnxruntime's: precise {r['parallel']:.2f}, relaxed {r['relaxed']:.2f}, "
                    f"imprecise {r['imprecise']:.2f}, chosen {r['parallel_inexact']:.2f}")
-    out["message"] = "; ".join(msg)
+    out.message = "; ".join(msg)
 
 
 def _program_record(key: str, src: Source, runs: list[synth.RunResult], ref_logits: np.ndarray, labels: np.ndarray,
                     ort_out: np.ndarray | None, build_seconds: float, threads: int, count: int,
-                    sizes: dict[str, int]) -> dict[str, Any]:
+                    sizes: ProgramSize) -> CompiledProgram:
     best = min(runs, key=lambda rr: rr.seconds_per_pass)
     ref = ref_logits.argmax(1)
     preds = [np.asarray(rr.predictions) for rr in runs]
@@ -209,23 +211,23 @@ def _program_record(key: str, src: Source, runs: list[synth.RunResult], ref_logi
     tol = (2e-3 if IMPRECISE in src.modes.values() else 1e-5) * scale
     clear = (top2[:, 1] - top2[:, 0]) > tol
     differ = np.logical_or.reduce([p != ref for p in preds])
-    rec: dict[str, Any] = {
-        "source": src.fname, "modes": src.modes, "threads": 1 if key == "baseline" else threads,
-        "seconds_per_pass": best.seconds_per_pass, "passes": best.passes,
-        "microseconds_per_image": 1e6 * best.seconds_per_pass / count,
-        "median_microseconds_per_image": 1e6 * float(np.median([rr.seconds_per_pass for rr in runs])) / count,
-        "agreement": agree, "same_classifications": agree == 1.0, "images": count,
-        "mismatches": int((differ & clear).sum()), "near_ties_differing": int((differ & ~clear).sum()),
-        "max_logit_difference": None if abs_err is None else abs_err / scale,
-        "accuracy": float(100 * (preds[0] == labels).mean()),
-        "build_seconds": build_seconds, **sizes,
-    }
+    rec = CompiledProgram(
+        source=src.fname, modes=dict(src.modes), threads=1 if key == "baseline" else threads,
+        seconds_per_pass=best.seconds_per_pass, passes=best.passes,
+        microseconds_per_image=1e6 * best.seconds_per_pass / count,
+        median_microseconds_per_image=1e6 * float(np.median([rr.seconds_per_pass for rr in runs])) / count,
+        agreement=agree, same_classifications=agree == 1.0, images=count,
+        mismatches=int((differ & clear).sum()), near_ties_differing=int((differ & ~clear).sum()),
+        max_logit_difference=None if abs_err is None else abs_err / scale,
+        accuracy=float(100 * (preds[0] == labels).mean()),
+        build_seconds=build_seconds, source_lines=sizes.source_lines, source_bytes=sizes.source_bytes,
+        weight_file_bytes=sizes.weight_file_bytes)
     if abs_err is not None:
-        rec["max_abs_error"], rec["max_rel_error"] = abs_err, abs_err / big
+        rec.max_abs_error, rec.max_rel_error = abs_err, abs_err / big
     if ort_out is not None and lg is not None:
         d = float(np.abs(lg - ort_out).max())
-        rec["onnxruntime_max_abs_error"] = d
-        rec["onnxruntime_max_rel_error"] = d / (float(np.abs(ort_out).max()) or 1.0)
+        rec.onnxruntime_max_abs_error = d
+        rec.onnxruntime_max_rel_error = d / (float(np.abs(ort_out).max()) or 1.0)
     return rec
 
 

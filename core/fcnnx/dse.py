@@ -17,13 +17,13 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from core.fcnnx.model import (ON_CHIP, STREAMED, RESOURCE_KEYS, Block, EngineDesign, LayerTask, StageConfig,
                               SubgraphLoad, alone_time, average_utilisation, build_subgraphs, choose_placement,
-                              design_to_json, engine_base, feature_blocks, fits, in_tile_for, stage_resources,
+                              engine_base, feature_blocks, fits, in_tile_for, stage_resources,
                               subgraph_loads)
 from core.nets.layers import Network
 
@@ -52,13 +52,6 @@ class DesignPoint:
     @property
     def gops(self) -> float:
         return self.fps * self.ops / 1e9
-
-    def to_json(self) -> dict[str, Any]:
-        return {"cnn": self.cnn, "resources": self.resources, "avg_util": self.avg_util,
-                "frame_time_s": self.frame_time_s, "fps": self.fps, "gops": self.gops,
-                "design": design_to_json(self.design),
-                "subgraphs": [{"name": l.name, "latency_s": l.latency_s, "traffic_bytes": l.traffic_bytes}
-                              for l in self.loads]}
 
 
 def compositions(n: int) -> list[list[list[int]]]:

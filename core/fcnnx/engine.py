@@ -20,11 +20,12 @@ from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.files import file_problem
 from core.fcnnx.dse import DesignPoint, explore_cnn, joint_fronts, joint_points, joint_resources, pareto
-from core.fcnnx.explore import (ILP_MAX_TASKS, SCHEDULERS, PointResult, async_estimate, lower_bound, schedule_compact,
-                                schedule_json, schedule_point)
+from core.fcnnx.explore import (ILP_MAX_TASKS, SCHEDULERS, PointResult, async_estimate, chosen_schedule, lower_bound,
+                                schedule_compact, schedule_point)
 from core.fcnnx.hwtable import build_table, table_summary, write_table
 from core.fcnnx.model import RESOURCE_KEYS, average_utilisation
-from core.fcnnx.result import FcnnxResult
+from core.fcnnx.result import (Baseline, Comparison, DesignPointJson, FcnnxResult, Figures, HardwareTable, JointDesign,
+                               JointPoint, Resources, Search, Simulated, SimulatedBaseline, Timing, Utilisation, Verified)
 from core.fcnnx.schedule import OBJECTIVES, Objective
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.work_units import Stage, WorkPlan
@@ -312,13 +313,13 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
         raise InputError(f"the CNNs do not fit {board.name} together: the smallest designs need {over}; "
                          f"individually they fit, so map fewer CNNs or pick a larger board", "workload")
     yield LogLine(f"{len(joints)} joint design points fit the device (of {math.prod(len(f) for f in fronts)})")
-    joint_rows: list[dict[str, Any]] = []
+    joint_rows: list[JointPoint] = []
     for combo, fi in zip(joints, front_index):
         util = 100 * average_utilisation(joint_resources(combo), avail)
         peak = lower_bound(combo, objective) / 0.999
         red = objective.value_of_fps(async_estimate(combo, objective, bw_raw, _async_eff(), limit))
-        joint_rows.append({"util": util, "peak": peak, "contention_unaware_est": red, "memory_aware": None,
-                           "designs": [p.avg_util for p in combo], "front_index": fi})
+        joint_rows.append(JointPoint(util=util, peak=peak, contention_unaware_est=red, memory_aware=None,
+                                     designs=[p.avg_util for p in combo], front_index=fi))
         yield MetricPoint("peak", util, peak, "joint")
         yield MetricPoint("contention-unaware (est.)", util, red, "joint")
 
@@ -357,11 +358,11 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
             continue
         if res.errors:
             raise RuntimeError("scheduler produced an invalid schedule: " + "; ".join(res.errors[:3]))
-        joint_rows[k]["memory_aware"] = res.value
-        joint_rows[k]["schedule"] = schedule_compact(res)
+        joint_rows[k].memory_aware = res.value
+        joint_rows[k].schedule = schedule_compact(res)
         scheduled.append(res)
         joint_of[id(res)] = k
-        yield MetricPoint("memory-aware", joint_rows[k]["util"], res.value, "joint")
+        yield MetricPoint("memory-aware", joint_rows[k].util, res.value, "joint")
         if best is None or res.value < best.value:
             best = res
             yield MetricPoint("best objective", visited, res.value, "search")
@@ -370,14 +371,14 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
                          "scheduler")
 
     # 5. contention-unaware baseline: best peak objective, then highest peak throughput
-    base_k = min(range(len(joints)), key=lambda k: (joint_rows[k]["peak"],
+    base_k = min(range(len(joints)), key=lambda k: (joint_rows[k].peak,
                                                     -sum(p.gops for p in joints[k])))
     base = joints[base_k]
 
     # 6. simulation: the best predicted designs are simulated on the MCNN-HS and the best measured one
     # is kept (the prediction's cyclic frame is pessimistic about data-driven engines)
     sim_ma = sim_base = None
-    verification = []
+    verification: list[Verified] = []
     if s["simulate"]:
         top = sorted(scheduled, key=lambda r: r.value)[:s["verify_top"]]
         measured = []
@@ -386,8 +387,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
             cancel.check()
             sim = _simulate_memory_aware(cand, bw_raw, limit_batches, cancel.check, batch)
             measured.append((objective.value_of_fps(sim.fps), j, cand, sim))
-            verification.append({"predicted": cand.value, "simulated": measured[-1][0],
-                                 "fps_predicted": cand.fps, "fps_simulated": sim.fps})
+            verification.append(Verified(predicted=cand.value, simulated=measured[-1][0],
+                                         fps_predicted=cand.fps, fps_simulated=sim.fps))
         _, _, best, sim_ma = min(measured, key=lambda m: (m[0], m[1]))
         yield Progress(0.93, "simulating the contention-unaware baseline")
         cancel.check()
@@ -397,64 +398,67 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     yield Progress(0.97, "replaying the MCNN-HS table in the simulator")
     hardware = _hardware_table(best, names, bw_raw, batch, cancel.check)
     if s["export_table"].strip():
-        hardware["exported"] = export_table(hardware["table"], s["export_table"].strip(), "settings.export_table")
+        hardware.exported = export_table(hardware.table, s["export_table"].strip(), "settings.export_table")
     yield Progress(1.0, "done")
 
-    def figures(fps: list[float]) -> dict[str, Any]:
-        return {"fps": fps, "gops": [f * o / 1e9 for f, o in zip(fps, ops)], "objective": objective.value_of_fps(fps)}
+    def figures(fps: list[float], value: float | None = None) -> Figures:
+        """Frame rates, GOp/s and the objective they give (`value`: the objective as scheduled instead)."""
+        return Figures(fps=fps, gops=[f * o / 1e9 for f, o in zip(fps, ops)],
+                       objective=objective.value_of_fps(fps) if value is None else value)
 
     joint_res = joint_resources(best.combo)
     chosen = joint_of[id(best)]
-    joint_rows[chosen].pop("schedule")          # the chosen point's full schedule is result["schedule"]
-    result: dict[str, Any] = {
-        "engine": "fcnnx", "cnns": names, "board": board_key, "board_name": board.name, "device": board.device,
-        "clock_mhz": board.clock_mhz, "bandwidth_gbps": bw_gbps, "effective_bandwidth_gbps": bw_eff / 1e9,
-        "batch": batch, "objective": s["objective"], "scheduler": s["scheduler"],
-        "user_targets_fps": user_targets, "targets_fps": targets, "fps_max": fps_max, "gops_max": gops_max,
-        "ops_per_inference": ops, "available": avail,
-        "pareto_fronts": {n: [p.to_json() for p in f] for n, f in zip(names, fronts_all)},
-        "design": {"per_cnn": [p.to_json() for p in best.combo], "resources": joint_res,
-                   "utilisation": {k: joint_res[k] / avail[k] for k in RESOURCE_KEYS},
-                   "avg_util": average_utilisation(joint_res, avail)},
-        "schedule": schedule_json(best, names),
-        "predicted": figures(best.fps) | {"objective": best.value},
-        "peak": figures([p.fps for p in best.combo]),
-        "baseline": {"design": [p.to_json() for p in base], "resources": joint_resources(base),
-                     "peak": figures([p.fps for p in base]),
-                     "estimated": figures(async_estimate(base, objective, bw_raw, _async_eff(), limit))},
-        "joint_points": joint_rows, "chosen_joint": chosen, "baseline_joint": base_k,
-        "search": {"explored_designs": explored, "joint_points": len(joints), "scheduled": visited,
-                   "evaluations": best.evaluations, "verified_by_simulation": verification},
-        "timing_s": {"total": time.perf_counter() - t0},
-        "hardware_table": hardware,
-    }
+    joint_rows[chosen].schedule = None          # the chosen point's full schedule is the result's `schedule`
+    baseline = Baseline(design=[DesignPointJson.of(p) for p in base], resources=Resources.of(joint_resources(base)),
+                        peak=figures([p.fps for p in base]),
+                        estimated=figures(async_estimate(base, objective, bw_raw, _async_eff(), limit)))
+    simulated = comparison = None
     if sim_ma is not None and sim_base is not None:
-        result["simulated"] = figures(sim_ma.fps) | {"period_s": sim_ma.period_s, "efficiency": sim_ma.efficiency}
-        result["baseline"]["simulated"] = figures(sim_base.fps) | {"efficiency": sim_base.efficiency}
-        ma, bs = result["simulated"], result["baseline"]["simulated"]
-        result["comparison"] = {
-            "throughput_speedup_geomean": math.prod(a / b for a, b in zip(ma["gops"], bs["gops"])) ** (1 / len(names)),
-            "objective_memory_aware": ma["objective"], "objective_baseline": bs["objective"]}
-    yield FinalResult(FcnnxResult.from_json(result))
+        ma = figures(sim_ma.fps)
+        simulated = Simulated(fps=ma.fps, gops=ma.gops, objective=ma.objective, period_s=sim_ma.period_s,
+                              efficiency=sim_ma.efficiency)
+        bs = figures(sim_base.fps)
+        baseline.simulated = SimulatedBaseline(fps=bs.fps, gops=bs.gops, objective=bs.objective,
+                                               efficiency=sim_base.efficiency)
+        comparison = Comparison(
+            throughput_speedup_geomean=math.prod(a / b for a, b in zip(ma.gops, bs.gops)) ** (1 / len(names)),
+            objective_memory_aware=ma.objective, objective_baseline=bs.objective)
+    yield FinalResult(FcnnxResult(
+        engine="fcnnx", cnns=names, board=board_key, board_name=board.name, device=board.device,
+        clock_mhz=board.clock_mhz, bandwidth_gbps=bw_gbps, effective_bandwidth_gbps=bw_eff / 1e9,
+        batch=batch, objective=s["objective"], scheduler=s["scheduler"],
+        user_targets_fps=user_targets, targets_fps=targets, fps_max=fps_max, gops_max=gops_max,
+        ops_per_inference=ops, available=Resources.of(avail),
+        pareto_fronts={n: [DesignPointJson.of(p) for p in f] for n, f in zip(names, fronts_all)},
+        design=JointDesign(per_cnn=[DesignPointJson.of(p) for p in best.combo], resources=Resources.of(joint_res),
+                           utilisation=Utilisation.of(joint_res, avail),
+                           avg_util=average_utilisation(joint_res, avail)),
+        schedule=chosen_schedule(best, names),
+        predicted=figures(best.fps, best.value),
+        peak=figures([p.fps for p in best.combo]),
+        baseline=baseline, joint_points=joint_rows, chosen_joint=chosen, baseline_joint=base_k,
+        search=Search(explored_designs=explored, joint_points=len(joints), scheduled=visited,
+                      evaluations=best.evaluations, verified_by_simulation=verification),
+        timing_s=Timing(total=time.perf_counter() - t0),
+        simulated=simulated, comparison=comparison, hardware_table=hardware))
 
 
-def _hardware_table(r: PointResult, names: list[str], bw_raw: float, batch: int, check: Any) -> dict[str, Any]:
+def _hardware_table(r: PointResult, names: list[str], bw_raw: float, batch: int, check: Any) -> HardwareTable:
     """The chosen schedule's MCNN-HS table (core.fcnnx.hwtable) and its replay, which reads the table
     back from its JSON text, as a hardware designer's file would be read."""
     table = build_table(r.problem, r.schedule, r.period_s, [p.design for p in r.combo], [p.loads for p in r.combo],
                         names, bw_raw, batch)
     text = json.dumps(table.to_json())
     replay = replay_table(json.loads(text), check=check)
-    out: dict[str, Any] = {
-        "replay_matches": replay_matches(r.fps, replay), "schedule_fps": r.fps, "replay_fps": replay.fps,
-        "schedule_period_s": r.period_s, "table_period_s": replay.table_period_s,
-        "replay_period_s": [p if math.isfinite(p) else None for p in replay.period_s], "late_runs": replay.late}
     doc = json.loads(text)
-    out.update(table_summary(doc))
-    out["table"] = doc
-    if replay.error is not None:
-        out["replay_error"] = replay.error
-    return out
+    counts = table_summary(doc)
+    return HardwareTable(
+        replay_matches=replay_matches(r.fps, replay), schedule_fps=r.fps, replay_fps=replay.fps,
+        schedule_period_s=r.period_s, table_period_s=replay.table_period_s,
+        replay_period_s=[p if math.isfinite(p) else None for p in replay.period_s], late_runs=replay.late,
+        entries=counts["entries"], transfers=counts["transfers"], regions=counts["regions"],
+        memory_bytes=counts["memory_bytes"], period_beats=counts["period_beats"], table=doc,
+        replay_error=replay.error)
 
 
 def export_table(doc: dict[str, Any], folder: str, where: str = "--export-table") -> list[str]:

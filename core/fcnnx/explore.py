@@ -18,6 +18,8 @@ from core.fcnnx.bounds import configuration_bound
 from core.fcnnx.dse import DesignPoint
 from core.fcnnx.exact import solve_exact
 from core.fcnnx.hwsched import BURST_LENGTH, elements_per_beat, rounds_needed, slots_for
+from core.fcnnx.result import CompactSchedule, ScheduledSubgraph
+from core.fcnnx.result import Schedule as StoredSchedule
 from core.fcnnx.schedule import (CAPACITY, Objective, Problem, Schedule, SearchResult, bandwidth_profile,
                                  best_proposal, build_problem, check_schedule, makespan_lower_bound,
                                  pattern_search, rep_candidates)
@@ -165,52 +167,50 @@ def schedule_point(combo: tuple[DesignPoint, ...], objective: Objective, bandwid
     return best
 
 
-def schedule_json(r: PointResult, names: Sequence[str]) -> dict[str, Any]:
-    """Start times, slow-downs and slots of one cycle."""
+def chosen_schedule(r: PointResult, names: Sequence[str]) -> StoredSchedule:
+    """Start times, slow-downs and slots of one cycle: the result's `schedule` of the chosen point."""
     p, s = r.problem, r.schedule
-    rows: list[dict[str, Any]] = []
+    rows: list[ScheduledSubgraph] = []
     epb = elements_per_beat()
     for i, t in enumerate(p.tasks):
         d, q = p.duration(i, s.level[i]), p.demand(i, s.level[i])
         load = r.combo[t.cnn].loads[t.sub]
         slots = slots_for(q / CAPACITY)
         elements = load.traffic_bytes // 2
-        rows.append({"cnn": names[t.cnn], "subgraph": load.name, "inference": t.rep + 1,
-                     "start_s": s.start[i] * p.tick_s, "duration_s": d * p.tick_s, "slowdown": s.level[i] / p.levels,
-                     "bandwidth_gbps": q / CAPACITY * p.bandwidth_bps / 1e9, "slots": slots, "elements": elements,
-                     "rounds_alone": rounds_needed(elements, slots), "burst": BURST_LENGTH, "elements_per_beat": epb})
+        rows.append(ScheduledSubgraph(
+            cnn=names[t.cnn], subgraph=load.name, inference=t.rep + 1, start_s=s.start[i] * p.tick_s,
+            duration_s=d * p.tick_s, slowdown=s.level[i] / p.levels, bandwidth_gbps=q / CAPACITY * p.bandwidth_bps / 1e9,
+            slots=slots, elements=elements, rounds_alone=rounds_needed(elements, slots), burst=BURST_LENGTH,
+            elements_per_beat=epb))
     prof = bandwidth_profile(p, s)
     # the MCNN-HS configuration of the whole cycle is the result's hardware_table (core.fcnnx.hwtable)
-    return {"method": s.method,
-            "optimal": s.optimal, "repetitions": list(r.reps), "frames_per_cycle": r.problem.frames,
-            "makespan_s": s.makespan * p.tick_s, "period_s": r.period_s, "tick_s": p.tick_s,
-            "subgraphs": rows, "constraint_violations": r.errors,
-            "bandwidth_profile": [[t * p.tick_s, u / CAPACITY * p.bandwidth_bps / 1e9] for t, u in prof]}
+    return StoredSchedule(method=s.method, optimal=s.optimal, repetitions=list(r.reps),
+                          frames_per_cycle=r.problem.frames,
+                          makespan_s=s.makespan * p.tick_s, period_s=r.period_s, tick_s=p.tick_s, subgraphs=rows,
+                          constraint_violations=r.errors,
+                          bandwidth_profile=[(t * p.tick_s, u / CAPACITY * p.bandwidth_bps / 1e9) for t, u in prof])
 
 
 def _g(x: float) -> float:
     return float(f"{x:.6g}")
 
 
-def schedule_compact(r: PointResult) -> dict[str, Any]:
+def schedule_compact(r: PointResult) -> CompactSchedule:
     """One cycle of a joint point the search scheduled but did not choose, as much as a Gantt chart and
     a bandwidth profile need: one column per quantity (6 significant digits), CNNs and subgraphs by
-    index (names are on the design points). `schedule_json` is the full form, kept for the chosen point."""
+    index (names are on the design points). `chosen_schedule` is the full form, kept for the chosen point."""
     p, s = r.problem, r.schedule
-    cols: dict[str, list[Any]] = {"cnn": [], "sub": [], "inference": [], "start_s": [], "duration_s": [],
-                                  "slowdown": [], "bandwidth_gbps": []}
-    for i, t in enumerate(p.tasks):
-        cols["cnn"].append(t.cnn)
-        cols["sub"].append(t.sub)
-        cols["inference"].append(t.rep + 1)
-        cols["start_s"].append(_g(s.start[i] * p.tick_s))
-        cols["duration_s"].append(_g(p.duration(i, s.level[i]) * p.tick_s))
-        cols["slowdown"].append(_g(s.level[i] / p.levels))
-        cols["bandwidth_gbps"].append(_g(p.demand(i, s.level[i]) / CAPACITY * p.bandwidth_bps / 1e9))
-    return {"method": s.method, "optimal": s.optimal, "repetitions": list(r.reps),
-            "makespan_s": s.makespan * p.tick_s, "period_s": r.period_s, "objective": r.value, "fps": r.fps,
-            **cols, "bandwidth_profile": [[_g(t * p.tick_s), _g(u / CAPACITY * p.bandwidth_bps / 1e9)]
-                                          for t, u in bandwidth_profile(p, s)]}
+    tasks = list(enumerate(p.tasks))
+    return CompactSchedule(
+        method=s.method, optimal=s.optimal, repetitions=list(r.reps), makespan_s=s.makespan * p.tick_s,
+        period_s=r.period_s, objective=r.value, fps=r.fps,
+        cnn=[t.cnn for _, t in tasks], sub=[t.sub for _, t in tasks], inference=[t.rep + 1 for _, t in tasks],
+        start_s=[_g(s.start[i] * p.tick_s) for i, _ in tasks],
+        duration_s=[_g(p.duration(i, s.level[i]) * p.tick_s) for i, _ in tasks],
+        slowdown=[_g(s.level[i] / p.levels) for i, _ in tasks],
+        bandwidth_gbps=[_g(p.demand(i, s.level[i]) / CAPACITY * p.bandwidth_bps / 1e9) for i, _ in tasks],
+        bandwidth_profile=[(_g(t * p.tick_s), _g(u / CAPACITY * p.bandwidth_bps / 1e9))
+                           for t, u in bandwidth_profile(p, s)])
 
 
 def memory_aware_dse(joints: Sequence[tuple[DesignPoint, ...]], objective: Objective, bandwidth_bps: float,

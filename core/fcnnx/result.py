@@ -11,10 +11,13 @@ objective is a distance to the targets: lower is better. Each engine's hardware 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
-from core.fcnnx.model import SubgraphLoad
+from core.fcnnx.model import SubgraphLoad, design_to_json
 from core.results import EngineResult, optional_key
+
+if TYPE_CHECKING:                               # the engine's domain class; the result never needs it at run time
+    from core.fcnnx.dse import DesignPoint
 
 
 @dataclass(kw_only=True)
@@ -23,6 +26,11 @@ class Resources:
     ffs: int
     dsps: int
     bram18k: int
+
+    @classmethod
+    def of(cls, counts: Mapping[str, int]) -> "Resources":
+        """From the model's resource dict (core.fcnnx.model.RESOURCE_KEYS)."""
+        return cls(luts=counts["luts"], ffs=counts["ffs"], dsps=counts["dsps"], bram18k=counts["bram18k"])
 
 
 @dataclass(kw_only=True)
@@ -34,10 +42,15 @@ class Utilisation:
     dsps: float
     bram18k: float
 
+    @classmethod
+    def of(cls, used: Mapping[str, int], available: Mapping[str, int]) -> "Utilisation":
+        return cls(luts=used["luts"] / available["luts"], ffs=used["ffs"] / available["ffs"],
+                   dsps=used["dsps"] / available["dsps"], bram18k=used["bram18k"] / available["bram18k"])
+
 
 @dataclass(kw_only=True)
 class DesignPointJson:
-    """One CNN's engine design as a result keeps it (core.fcnnx.dse.DesignPoint.to_json).
+    """One CNN's engine design as a result keeps it (built from a core.fcnnx.dse.DesignPoint by `of`).
 
     Not the domain class itself: the stored form is a summary a DesignPoint cannot be rebuilt from
     (the engine design as design_to_json writes it, subgraph names only; fps and gops, which a
@@ -51,6 +64,13 @@ class DesignPointJson:
     gops: float
     design: dict[str, Any]                      # partition, stages, tile cap: the hardware description
     subgraphs: list[SubgraphLoad]
+
+    @classmethod
+    def of(cls, p: DesignPoint) -> "DesignPointJson":
+        """The stored summary of a design point (attributes copied, no JSON on the way)."""
+        return cls(cnn=p.cnn, resources=Resources.of(p.resources), avg_util=p.avg_util,
+                   frame_time_s=p.frame_time_s, fps=p.fps, gops=p.gops, design=design_to_json(p.design),
+                   subgraphs=[SubgraphLoad(l.name, l.latency_s, l.traffic_bytes) for l in p.loads])
 
 
 @dataclass(kw_only=True)
@@ -148,7 +168,7 @@ class Baseline:
 
 @dataclass(kw_only=True)
 class CompactSchedule:
-    """One cycle of a joint point that was scheduled but not chosen (core.fcnnx.explore.schedule_compact):
+    """One cycle of a joint point that was scheduled but not chosen (built by core.fcnnx.explore.schedule_compact):
     a column per quantity, one entry per subgraph run; CNNs and subgraphs by index."""
 
     method: str

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
 from core.errors import InputError
 from core.merit import butterfly
+from core.merit.result import BankLayout, Banks
 from core.merit.tiling import footprint, tile_sizes
 from core.merit_transform.transform import MeritTransform, Operand
 
@@ -115,13 +116,7 @@ class LayoutResult:
     grid: list[list[int]]                # bank of each stored word (rows x pitch), -1 for padding
     shown: list[list[int]]               # [row, col, conflict 0/1] of warp 0 at its worst step
     c: list[int] = field(default_factory=list)
-    verdict: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"layout": self.name, "pitch": self.pitch, "padding_words": self.padding_words,
-                "extra_cycles": self.extra_cycles, "conflicting_accesses": self.conflict_steps,
-                "accesses": self.accesses, "conflict_free": self.extra_cycles == 0, "detail": self.detail,
-                "c": self.c, "bank_grid": self.grid, "shown_access": self.shown, "butterfly": self.verdict}
+    verdict: butterfly.Verdict | None = None
 
 
 def _grid(acc: Access, addr_of, pitch: int, n_banks: int) -> list[list[int]]:
@@ -299,13 +294,14 @@ def with_butterfly(results: list[LayoutResult], n_banks: int, check: Callable[[]
             check()
         addr = res.addr[res.warps]                       # (warps, N, steps)
         groups = np.transpose(addr, (0, 2, 1)).reshape(-1, n_banks)
-        res.verdict = butterfly.verdict(groups, n_banks).to_json()
+        res.verdict = butterfly.verdict(groups, n_banks)
 
 
 def report(t: MeritTransform, op: Operand, tile: dict[str, int], n_banks: int,
-           check: Callable[[], None] | None = None) -> dict[str, Any]:
+           check: Callable[[], None] | None = None) -> Banks:
+    """Every layout of the operand's tile footprint with its conflicts and butterfly verdict."""
     results = analyse(t, op, tile, n_banks, check=check)
     with_butterfly(results, n_banks, check)
     acc = tile_access(t, op, tile)
-    return {"operand": op.name, "footprint": list(acc.fp), "banks": n_banks, "lanes": int(acc.rows.shape[0]),
-            "steps": int(acc.rows.shape[1]), "layouts": [r.to_json() for r in results]}
+    return Banks(operand=op.name, footprint=[int(f) for f in acc.fp], banks=n_banks, lanes=int(acc.rows.shape[0]),
+                 steps=int(acc.rows.shape[1]), layouts=[BankLayout.of(r) for r in results])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 
@@ -181,21 +181,6 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return self.square_ok or self.Xm is not None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "lanes": 1 << self.L, "H": fmt(self.H), "reduces_to_identity": self.square_ok,
-            "reduction_steps": self.steps,
-            "non_square": None if self.H_tall is None else {
-                "H": fmt(self.H_tall), "found": self.Xm is not None,
-                "X": None if self.Xm is None else self.Xm.tolist(), "rotation": self.k,
-                "H_prime": None if self.H_squared is None else fmt(self.H_squared)},
-            "butterfly_ok": self.ok,
-            "routed_fraction": round(self.routable, 4),
-            # lane bits along which all lanes read the same word: a multicast, outside the
-            # permutation condition of section V-C (reported, not routed)
-            "broadcast_lane_bits": list(self.broadcast_bits),
-        }
 
 
 def verdict(addr: np.ndarray, n_banks: int, extra_bits: int = 2) -> Verdict:

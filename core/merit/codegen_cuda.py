@@ -25,6 +25,7 @@ import numpy as np
 
 from core.merit.codegen_c import (CStrategy, _ident, _roles, _sum, c_strategy, code_tile, operand_address,
                                   output_strides)
+from core.merit.result import BankLayout, Banks
 from core.merit_transform.transform import MeritTransform
 
 MAX_THREADS = 1024
@@ -72,10 +73,10 @@ _PAD_IN = re.compile(r"(\d+) padding word\(s\) after every (\d+) words of a row(
 _XOR = re.compile(r"pitch (\d+), column XOR \(\(\((row|column) >> (\d+)\) & (\d+)\) << (\d+)\)$")
 
 
-def parse_layout(L: dict[str, Any], width: int) -> SmemLayout | None:
+def parse_layout(L: BankLayout, width: int) -> SmemLayout | None:
     """A layout of the engine's bank report as an address map; None for a re-tiling (a different
     assignment of lanes to warps, not a layout) or a detail this reader does not know."""
-    name, detail, pitch = L["layout"], L["detail"], int(L["pitch"])
+    name, detail, pitch = L.layout, L.detail, L.pitch
     if name == "naive":
         return SmemLayout(name, width, pitch, detail=detail)
     if name == "padding":
@@ -95,9 +96,9 @@ def parse_layout(L: dict[str, Any], width: int) -> SmemLayout | None:
     return None
 
 
-def layout_matches(lay: SmemLayout, L: dict[str, Any], rows: int, banks: int) -> bool:
+def layout_matches(lay: SmemLayout, L: BankLayout, rows: int, banks: int) -> bool:
     """The parsed map puts every footprint word in the bank the report's bank grid shows."""
-    grid = np.asarray(L["bank_grid"])
+    grid = np.asarray(L.bank_grid)
     if grid.shape != (rows, lay.pitch):
         return False
     R, C = np.meshgrid(np.arange(rows), np.arange(lay.width), indexing="ij")
@@ -108,28 +109,28 @@ def layout_matches(lay: SmemLayout, L: dict[str, Any], rows: int, banks: int) ->
     return bool(np.all(flat[addr] == addr % banks))
 
 
-def pick_layout(bank_report: dict[str, Any] | None, footprint: tuple[int, ...]) -> tuple[SmemLayout | None, str]:
+def pick_layout(bank_report: Banks | None, footprint: tuple[int, ...]) -> tuple[SmemLayout | None, str]:
     """The engine's choice for the bank operand: the naive layout when it has no conflicts, else the
     conflict-free padding or XOR layout with the fewest padding words (else the fewest extra cycles).
     Each candidate is checked against the report's bank grid before it is used."""
-    if not bank_report:
+    if bank_report is None:
         return None, "no bank analysis: row-major layout"
     width = int(footprint[-1])
     rows = int(np.prod(footprint[:-1], dtype=np.int64)) if len(footprint) > 1 else 1
-    if list(bank_report["footprint"]) != list(footprint):
-        return None, (f"the bank analysis' footprint {tuple(bank_report['footprint'])} is not this kernel's "
+    if list(bank_report.footprint) != list(footprint):
+        return None, (f"the bank analysis' footprint {tuple(bank_report.footprint)} is not this kernel's "
                       f"{tuple(footprint)}: row-major layout")
-    cands = [L for L in bank_report["layouts"] if L["layout"] in ("naive", "padding", "xor")]
-    naive = next((L for L in cands if L["layout"] == "naive"), None)
-    if naive is not None and naive["extra_cycles"] == 0:
+    cands = [L for L in bank_report.layouts if L.layout in ("naive", "padding", "xor")]
+    naive = next((L for L in cands if L.layout == "naive"), None)
+    if naive is not None and naive.extra_cycles == 0:
         order = [naive]
     else:
-        order = sorted(cands, key=lambda L: (L["extra_cycles"], L["padding_words"]))
+        order = sorted(cands, key=lambda L: (L.extra_cycles, L.padding_words))
     for L in order:
         lay = parse_layout(L, width)
-        if lay is not None and layout_matches(lay, L, rows, int(bank_report["banks"])):
-            return lay, (f"{L['layout']}: {L['detail']} ({L['extra_cycles']} extra cycles, "
-                         f"{L['padding_words']} padding words, from the engine's bank analysis)")
+        if lay is not None and layout_matches(lay, L, rows, bank_report.banks):
+            return lay, (f"{L.layout}: {L.detail} ({L.extra_cycles} extra cycles, "
+                         f"{L.padding_words} padding words, from the engine's bank analysis)")
     return None, "no layout of the bank analysis could be read back: row-major layout"
 
 
@@ -166,7 +167,7 @@ def _footprint_geometry(t: MeritTransform, i: int, ext: dict[str, int]) -> tuple
     return fp, exprs
 
 
-def cuda_program(t: MeritTransform, tile: dict[str, int], bank_report: dict[str, Any] | None = None,
+def cuda_program(t: MeritTransform, tile: dict[str, int], bank_report: Banks | None = None,
                  bank_operand: str | None = None) -> CudaProgram:
     cs: CStrategy = c_strategy(t)
     ext = code_tile(t, tile)

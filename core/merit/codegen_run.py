@@ -26,6 +26,7 @@ import numpy as np
 from core.ccompiler import find_compiler
 from core.merit import codegen_c as CG
 from core.merit.evaluate import evaluate
+from core.merit.result import Banks, Codegen, CodegenC, CodegenCuda, CodegenKernel, CudaKernel, EmulatedCheck
 from core.merit_transform.transform import MeritTransform
 
 ERROR_MEASURE = "max |C - numpy_float64| / max |numpy_float64| (float32 code, float64 reference on the same inputs)"
@@ -101,18 +102,17 @@ def stage_inputs(t: MeritTransform, data: dict[str, np.ndarray]) -> tuple[dict[s
 
 def check_c(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: dict[str, int],
             numpy_direct: Callable[[], Any] | None, rounds: int = 5, threads: int | None = None,
-            cancel: Callable[[], None] | None = None) -> dict[str, Any]:
+            cancel: Callable[[], None] | None = None) -> CodegenC:
     """Generate, compile, run and check the C of every stage; times summed over stages."""
     cancel = cancel or (lambda: None)
     programs = [CG.c_program(st, _stage_tile(st, tile)) for st in stages]
-    out: dict[str, Any] = {
-        "language": "C", "flags": list(CG.FLAGS), "error_measure": ERROR_MEASURE, "tolerance": TOLERANCE,
-        "sources": {f"{_stem(p.stage)}.c": p.source for p in programs},
-        "kernels": [{"stage": p.stage, "variant": k.variant, "function": k.name, "note": k.note}
-                    for p in programs for k in p.kernels],
-        "compiled": False, "run": False, "verified": False, "max_rel_error": None, "message": "",
-        "compiler": None, "compile_s": None, "threads": None, "timings_s": {}, "speedup": {},
-    }
+    out = CodegenC(
+        language="C", flags=list(CG.FLAGS), error_measure=ERROR_MEASURE, tolerance=TOLERANCE,
+        sources={f"{_stem(p.stage)}.c": p.source for p in programs},
+        kernels=[CodegenKernel(stage=p.stage, variant=k.variant, function=k.name, note=k.note)
+                 for p in programs for k in p.kernels],
+        compiled=False, run=False, verified=False, max_rel_error=None, message="",
+        compiler=None, compile_s=None, threads=None, timings_s={}, speedup={})
     tmp = Path(tempfile.mkdtemp(prefix="merit-c-"))
     try:
         errors: dict[str, float] = {}
@@ -122,48 +122,48 @@ def check_c(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: dic
             cancel()
             stem = _stem(p.stage)
             b = compile_c(p.source, tmp, stem)
-            out["compiler"] = b.compiler
+            out.compiler = b.compiler
             compile_s += b.seconds
             if not b.ok:
-                out["message"] = b.message
+                out.message = b.message
                 return out
-            out["compiled"] = True
+            out.compiled = True
             d32, ref = stage_inputs(st, data)
             variants = [k.variant for k in p.kernels]
             cancel()
             timing, outs = run_program(tmp / stem, CG.padded_inputs(st, d32), tmp, rounds, threads, variants,
                                        p.out_size)
-            out["run"] = True
-            out["threads"] = timing["threads"]
+            out.run = True
+            out.threads = int(timing["threads"])
             for v in variants:
                 errors[v] = max(errors.get(v, 0.0), max_rel_error(outs[v], ref))
                 totals[v] = totals.get(v, 0.0) + float(timing["median_s"][v])
-        out["compile_s"] = round(compile_s, 3)
+        out.compile_s = round(compile_s, 3)
         # a chain's time is the sum over its stages: only kernels every stage has (a packed kernel
         # exists for GEMM-like stages only) are timed as a whole
         common = [v for v in totals if all(v in [k.variant for k in p.kernels] for p in programs)]
         totals = {v: totals[v] for v in common}
-        out["timings_s"] = {v: totals[v] for v in totals}
+        out.timings_s = {v: totals[v] for v in totals}
         fast = [v for v in totals if v != "naive"]
         best = min(fast, key=lambda v: totals[v]) if fast else "naive"
-        out["best"] = best
+        out.best = best
         worst = max(errors.values()) if errors else None
-        out["max_rel_error"] = worst if worst is not None and np.isfinite(worst) else None
-        out["verified"] = bool(errors) and all(e < TOLERANCE for e in errors.values())
-        out["errors"] = {v: e for v, e in errors.items() if np.isfinite(e)}
+        out.max_rel_error = worst if worst is not None and np.isfinite(worst) else None
+        out.verified = bool(errors) and all(e < TOLERANCE for e in errors.values())
+        out.errors = {v: e for v, e in errors.items() if np.isfinite(e)}
         if numpy_direct is not None:
             cancel()
-            out["timings_s"]["numpy"] = time_numpy(numpy_direct, rounds)
-        base = out["timings_s"]
-        out["time_s"] = base[best]
-        out["speedup"] = {"vs_naive": base["naive"] / base[best] if base[best] > 0 else None}
+            out.timings_s["numpy"] = time_numpy(numpy_direct, rounds)
+        base = out.timings_s
+        out.time_s = base[best]
+        out.speedup = {"vs_naive": base["naive"] / base[best] if base[best] > 0 else None}
         if "numpy" in base:
-            out["speedup"]["vs_numpy"] = base["numpy"] / base[best] if base[best] > 0 else None
-        if not out["verified"]:
+            out.speedup["vs_numpy"] = base["numpy"] / base[best] if base[best] > 0 else None
+        if not out.verified:
             bad = ", ".join(f"{v} {e:.3g}" for v, e in errors.items() if not e < TOLERANCE)
-            out["message"] = f"output differs from numpy beyond {TOLERANCE:g}: {bad}"
+            out.message = f"output differs from numpy beyond {TOLERANCE:g}: {bad}"
     except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError) as exc:
-        out["message"] = f"not verified: {exc}"
+        out.message = f"not verified: {exc}"
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
@@ -211,9 +211,9 @@ def gpu_present() -> bool:
 
 
 def check_cuda(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: dict[str, int],
-               bank_report: dict[str, Any] | None, bank_operand: str | None, rounds: int = 5,
+               bank_report: Banks | None, bank_operand: str | None, rounds: int = 5,
                emulate: bool = True, nvcc_compile: bool = True,
-               cancel: Callable[[], None] | None = None, progs: list[Any] | None = None) -> dict[str, Any]:
+               cancel: Callable[[], None] | None = None, progs: list[Any] | None = None) -> CodegenCuda:
     """Generate the CUDA of every stage; compile/run/check it where nvcc and a GPU are present, and
     run the CPU emulation of its blocks (`emulated_check`) in any case where g++ is present."""
     from core.merit import codegen_cuda as CU
@@ -223,15 +223,14 @@ def check_cuda(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: 
         progs = [CU.cuda_program(st, _stage_tile(st, tile), bank_report, bank_operand) for st in stages]
     nvcc = shutil.which("nvcc")
     gpu = gpu_present()
-    out: dict[str, Any] = {
-        "language": "CUDA", "error_measure": ERROR_MEASURE, "tolerance": TOLERANCE,
-        "sources": {f"{_stem(p.stage)}.cu": p.source for p in progs},
-        "kernels": [{"stage": p.stage, "function": p.kernel_name, "blocks": p.blocks, "threads": p.threads,
-                     "outputs_per_thread": p.outputs_per_thread, "smem_bytes": p.smem_bytes, "layout": p.layout}
-                    for p in progs],
-        "nvcc": nvcc, "gpu": gpu, "compiled": False, "run": False, "verified": False, "max_rel_error": None,
-        "timings_s": {}, "message": "", "emulated_check": None,
-    }
+    out = CodegenCuda(
+        language="CUDA", error_measure=ERROR_MEASURE, tolerance=TOLERANCE,
+        sources={f"{_stem(p.stage)}.cu": p.source for p in progs},
+        kernels=[CudaKernel(stage=p.stage, function=p.kernel_name, blocks=p.blocks, threads=p.threads,
+                            outputs_per_thread=p.outputs_per_thread, smem_bytes=p.smem_bytes, layout=p.layout)
+                 for p in progs],
+        nvcc=nvcc, gpu=gpu, compiled=False, run=False, verified=False, max_rel_error=None,
+        timings_s={}, message="", emulated_check=None)
     too_big = [p for p in progs if p.smem_bytes > CU.STATIC_SMEM_LIMIT]
     notes = []
     if too_big:
@@ -257,7 +256,7 @@ def check_cuda(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: 
                 if r.returncode != 0:
                     notes.append("nvcc failed: " + (r.stderr or r.stdout)[-1500:])
                     break
-                out["compiled"] = True
+                out.compiled = True
                 if gpu:
                     d32, ref = stage_inputs(st, data)
                     for i, arr in enumerate(CG.padded_inputs(st, d32)):
@@ -267,43 +266,43 @@ def check_cuda(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: 
                     if r.returncode != 0:
                         notes.append(f"the CUDA program exited with {r.returncode}: {(r.stderr or r.stdout)[-800:]}")
                         break
-                    out["run"] = True
+                    out.run = True
                     total += float(json.loads(r.stdout.strip().splitlines()[-1])["median_s"]["cuda"])
                     got = np.fromfile(tmp / "out_cuda.f32", dtype=np.float32, count=p.out_size)
                     errors.append(max_rel_error(got, ref))
-            if out["run"] and len(errors) == len(progs):
-                out["verified"] = max(errors) < TOLERANCE
-                out["max_rel_error"] = max(errors) if np.isfinite(max(errors)) else None
-                out["timings_s"] = {"cuda": total}
-            elif out["compiled"] and not gpu:
+            if out.run and len(errors) == len(progs):
+                out.verified = max(errors) < TOLERANCE
+                out.max_rel_error = max(errors) if np.isfinite(max(errors)) else None
+                out.timings_s = {"cuda": total}
+            elif out.compiled and not gpu:
                 notes.append("nvcc compiled it")
         if emulate:
             cancel()
-            out["emulated_check"] = _emulate(progs, stages, data, tmp, cancel)
+            out.emulated_check = _emulate(progs, stages, data, tmp, cancel)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         notes.append(f"not checked: {type(exc).__name__}: {exc}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    out["message"] = "; ".join(notes)
+    out.message = "; ".join(notes)
     return out
 
 
 def _emulate(progs: list[Any], stages: list[MeritTransform], data: dict[str, np.ndarray], tmp: Path,
-             cancel: Callable[[], None]) -> dict[str, Any]:
+             cancel: Callable[[], None]) -> EmulatedCheck:
     from core.merit import codegen_cuda as CU
 
-    res: dict[str, Any] = {"what": "the CUDA kernels compiled as C++ (g++) with a shim that runs each block as an "
-                                   "OpenMP team (threadIdx = thread, __syncthreads = barrier, __shared__ = "
-                                   "static), blocks one after another; checks indexing, layouts and barriers, "
-                                   "not GPU speed",
-                           "ran": False, "ok": False, "max_rel_error": None, "seconds": None, "message": ""}
+    res = EmulatedCheck(what="the CUDA kernels compiled as C++ (g++) with a shim that runs each block as an "
+                             "OpenMP team (threadIdx = thread, __syncthreads = barrier, __shared__ = "
+                             "static), blocks one after another; checks indexing, layouts and barriers, "
+                             "not GPU speed",
+                        ran=False, ok=False, max_rel_error=None, seconds=None, message="")
     work = sum(st.p_count * st.a_count for st in stages)
     if work > EMULATION_MAX_WORK:
-        res["message"] = f"not emulated: {work} steps, over {EMULATION_MAX_WORK} (too slow on a CPU)"
+        res.message = f"not emulated: {work} steps, over {EMULATION_MAX_WORK} (too slow on a CPU)"
         return res
     cxx = find_compiler(("g++", "clang++"))
     if cxx is None:
-        res["message"] = "not emulated: no C++ compiler (g++, clang++)"
+        res.message = "not emulated: no C++ compiler (g++, clang++)"
         return res
     errors = []
     t0 = time.perf_counter()
@@ -313,7 +312,7 @@ def _emulate(progs: list[Any], stages: list[MeritTransform], data: dict[str, np.
         b = compile_c(CU.emulation_source(p, len(st.operands)), tmp, stem, ["-O2", "-fopenmp", "-x", "c++"],
                       cxx=True)
         if not b.ok:
-            res["message"] = b.message
+            res.message = b.message
             return res
         d32, ref = stage_inputs(st, data)
         for i, arr in enumerate(CG.padded_inputs(st, d32)):
@@ -323,26 +322,27 @@ def _emulate(progs: list[Any], stages: list[MeritTransform], data: dict[str, np.
             r = subprocess.run([str(tmp / stem), str(tmp)], capture_output=True, text=True, env=env,
                                timeout=RUN_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            res["message"] = f"the emulation timed out after {RUN_TIMEOUT_S} s"
+            res.message = f"the emulation timed out after {RUN_TIMEOUT_S} s"
             return res
         if r.returncode != 0:
-            res["message"] = f"the emulation exited with {r.returncode}: {(r.stderr or r.stdout)[-800:]}"
+            res.message = f"the emulation exited with {r.returncode}: {(r.stderr or r.stdout)[-800:]}"
             return res
         got = np.fromfile(tmp / "out_cuda_emulated.f32", dtype=np.float32, count=p.out_size)
         errors.append(max_rel_error(got, ref))
-    res.update({"ran": True, "max_rel_error": max(errors) if np.isfinite(max(errors)) else None,
-                "ok": max(errors) < TOLERANCE,
-                "seconds": round(time.perf_counter() - t0, 3)})
-    if not res["ok"]:
-        res["message"] = f"emulated output differs from numpy: {max(errors):.3g}"
+    res.ran = True
+    res.max_rel_error = max(errors) if np.isfinite(max(errors)) else None
+    res.ok = max(errors) < TOLERANCE
+    res.seconds = round(time.perf_counter() - t0, 3)
+    if not res.ok:
+        res.message = f"emulated output differs from numpy: {max(errors):.3g}"
     return res
 
 
 # ---------------------------------------------------------------- the engine's step and --emit
 def generate(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: dict[str, int],
-             reference: Callable[[dict[str, np.ndarray]], Any] | None, bank_report: dict[str, Any] | None,
+             reference: Callable[[dict[str, np.ndarray]], Any] | None, bank_report: Banks | None,
              bank_operand: str | None, emit_dir: str = "", rounds: int = 3,
-             cancel: Callable[[], None] | None = None) -> dict[str, Any]:
+             cancel: Callable[[], None] | None = None) -> Codegen:
     """C and CUDA from the workload's transforms, checked; the sources written to `emit_dir` if given."""
     t0 = time.perf_counter()
     numpy_direct = None
@@ -357,18 +357,18 @@ def generate(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: di
     cuda = check_cuda(stages, data, tile, bank_report, bank_operand, rounds=rounds, cancel=cancel, progs=progs,
                       nvcc_compile=bool(emit_dir) or gpu_present())
     emitted = emit(Path(emit_dir), stages, data, c, cuda, progs) if emit_dir else []
-    return {"c": c, "cuda": cuda, "emitted": emitted, "seconds": round(time.perf_counter() - t0, 3)}
+    return Codegen(c=c, cuda=cuda, emitted=emitted, seconds=round(time.perf_counter() - t0, 3))
 
 
-def emit(folder: Path, stages: list[MeritTransform], data: dict[str, np.ndarray], c: dict[str, Any],
-         cuda: dict[str, Any], progs: list[Any]) -> list[str]:
+def emit(folder: Path, stages: list[MeritTransform], data: dict[str, np.ndarray], c: CodegenC,
+         cuda: CodegenCuda, progs: list[Any]) -> list[str]:
     """The sources, a Makefile, the CPU emulation of the CUDA, and the check's inputs with numpy's result."""
     from core.errors import InputError
     from core.files import output_folder
     from core.merit import codegen_cuda as CU
 
-    files: dict[str, str] = dict(c["sources"])
-    files.update(cuda["sources"])
+    files: dict[str, str] = dict(c.sources)
+    files.update(cuda.sources)
     stems = [_stem(st.name) for st in stages]
     for st, stem, prog in zip(stages, stems, progs):
         # the emulation includes the very .cu file that was checked

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from core.checks import check_types
-from core.results import EngineResult, read_value
+from core.results import EngineResult, to_plain
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
@@ -26,7 +26,8 @@ from core.merit import reuse
 from core.merit_transform import workloads as W
 from core.merit.evaluate import evaluate, m_grid, naive_rows
 from core.merit_transform.fileformat import load_transform_file, workload_from_json
-from core.merit.result import Butterfly, Codegen, MeritResult
+from core.merit.result import (Butterfly, Codegen, Meritz, MeritzAssumptions, MeritzConfig, MeritzLayer, MeritResult,
+                               MeritzSuite, StageJson, UtilisationCurve, Verification)
 from core.merit.tiling import clipped_footprint, tile_sizes, tiling_report
 from core.units import parse_bandwidth
 
@@ -272,13 +273,12 @@ def _butterfly_examples() -> dict[str, Any]:
     }
 
 
-def _layer_json(t: Any, r: Any) -> dict[str, Any]:
+def _meritz_layer(t: Any, r: Any) -> MeritzLayer:
     """A MERIT-z layer's result with what its tile means: which indices are parallel and each operand's
     footprint (eq. 9, clipped to the padded tensor), so a view can show the tile of any layer."""
-    out = r.to_json()
-    out["parallel"] = [n for n, _ in t.parallel]
-    out["footprints"] = {f"{i}:{op.name}": list(clipped_footprint(t, op, r.tile)) for i, op in enumerate(t.operands)}
-    return out
+    return MeritzLayer.of(r, parallel=[n for n, _ in t.parallel],
+                          footprints={f"{i}:{op.name}": list(clipped_footprint(t, op, r.tile))
+                                      for i, op in enumerate(t.operands)})
 
 
 def meritz_config(s: dict[str, Any]) -> Any:
@@ -345,8 +345,6 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         naive_diff = max(naive_diff, float(np.max(np.abs(naive_rows(st, data, rows) - out.reshape(-1)[rows]))))
         data[st.name] = out
     final_out = data[wl.stages[-1].name]
-    verification: dict[str, Any] = {"output_shape": list(final_out.shape), "naive_eq5_max_abs_diff": naive_diff,
-                                    "naive_rows_checked": len(rows)}
     if wl.reference is not None:
         ref = np.asarray(wl.reference(data))
         if ref.shape != final_out.shape:
@@ -354,14 +352,18 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                              "transform.reference")
         diff = float(np.max(np.abs(ref - final_out))) if ref.size else 0.0
         scale = float(np.max(np.abs(ref))) if ref.size else 0.0
-        verification.update({"reference": "direct numpy implementation", "max_abs_diff": diff,
-                             "ok": diff <= 1e-9 * max(1.0, scale) and naive_diff <= 1e-9 * max(1.0, scale)})
+        verification = Verification(
+            output_shape=list(final_out.shape), naive_eq5_max_abs_diff=naive_diff, naive_rows_checked=len(rows),
+            reference="direct numpy implementation", max_abs_diff=diff,
+            ok=diff <= 1e-9 * max(1.0, scale) and naive_diff <= 1e-9 * max(1.0, scale))
     else:
-        verification.update({"reference": "none given; checked against eq. 5 walked element by element",
-                             "max_abs_diff": None, "ok": naive_diff <= 1e-9})
-    yield LogLine(f"verification: max |R(M(A),M(B)) - direct| = {verification['max_abs_diff']}, "
+        verification = Verification(
+            output_shape=list(final_out.shape), naive_eq5_max_abs_diff=naive_diff, naive_rows_checked=len(rows),
+            reference="none given; checked against eq. 5 walked element by element", max_abs_diff=None,
+            ok=naive_diff <= 1e-9)
+    yield LogLine(f"verification: max |R(M(A),M(B)) - direct| = {verification.max_abs_diff}, "
                   f"eq. 5 walk {naive_diff:.3g}")
-    yield PartialResult("verification", verification)
+    yield PartialResult("verification", to_plain(verification))
     yield Progress(0.15, "tiling and bank conflicts")
 
     bank_stage = next(st for st in wl.stages if any(op.name == wl.bank_operand for op in st.operands))
@@ -369,42 +371,39 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     tile.update(s["tile"])
     tile_sizes(bank_stage, s["tile"], "settings.tile")          # names and sizes checked
     tiling = tiling_report(bank_stage, tile)
-    tiling["footprint_check"] = tiling["footprints"] == tiling["measured_footprints"]
     grids = [m_grid(bank_stage, op) for op in bank_stage.operands]
     cancel.check()
     bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), tile, s["banks"], cancel.check)
-    yield PartialResult("banks", bank)
+    yield PartialResult("banks", to_plain(bank))
     cancel.check()
     reuse_rep = reuse.report()
-    codegen = None
+    codegen: Codegen | None = None
     if s["codegen"] or s["emit_dir"]:
         yield Progress(0.2, "generating C and CUDA, compiling and checking")
         from core.merit.codegen_run import generate
 
         codegen = generate(wl.stages, data, tile, wl.reference, bank, wl.bank_operand, s["emit_dir"],
                            cancel=cancel.check)
-        for line in codegen_lines(read_value(Codegen, codegen, "result.codegen")):
+        for line in codegen_lines(codegen):
             yield LogLine(line)
-        yield PartialResult("codegen", {part: {k: v for k, v in codegen[part].items() if k != "sources"}
+        yield PartialResult("codegen", {part: {k: v for k, v in to_plain(getattr(codegen, part)).items()
+                                               if k != "sources"}
                                         for part in ("c", "cuda")})      # the sources come with the result
     yield Progress(0.3, "MERIT-z model")
 
     cfg = meritz_config(s)
     suites = meritz_suites(s, wl)
-    meritz: dict[str, Any] = {"config": {"alus": cfg.alus, "taus": cfg.taus, "alus_per_tau": cfg.alus_per_tau,
-                                         "clock_mhz": cfg.clock_hz / 1e6, "dram_gbps": cfg.dram_gbps,
-                                         "rp_kib": [b / 1024 for b in cfg.rp_bytes], "cp_kib": cfg.cp_bytes / 1024,
-                                         "word_bytes": cfg.word_bytes},
-                              "suites": [], "curve": {"alus": list(s["curve_alus"]), "series": {}},
-                              "assumptions": cfg.assumptions()}
-    yield LogLine(f"MERIT-z assumptions: {cfg.assumptions()['summary']}")
+    assumptions = MeritzAssumptions(**cfg.assumptions())
+    meritz = Meritz(config=MeritzConfig.of(cfg), suites=[],
+                    curve=UtilisationCurve(alus=list(s["curve_alus"]), series={}), assumptions=assumptions)
+    yield LogLine(f"MERIT-z assumptions: {assumptions.summary}")
     costs = [suite_cost(layers) + 1e-3 for _, layers, _ in suites]       # one evaluation of each suite
     total = sum(costs) * (1 + len(s["curve_alus"]))
     done = 0.0
     for (name, layers, paper), cost in zip(suites, costs):
         u, results = Z.run_layers(layers, cfg, cancel.check)
-        meritz["suites"].append({"name": name, "utilisation": round(u, 4), "paper": paper,
-                                 "layers": [_layer_json(tr, r) for (_, tr), r in zip(layers, results)]})
+        meritz.suites.append(MeritzSuite(name=name, utilisation=round(u, 4), paper=paper,
+                                         layers=[_meritz_layer(tr, r) for (_, tr), r in zip(layers, results)]))
         yield LogLine(f"MERIT-z {cfg.alus} ALUs, {name}: utilisation {u:.3f}" + (f" (paper {paper})" if paper else ""))
         done += cost
         series = []
@@ -415,20 +414,12 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             yield MetricPoint(name, a, ua, "utilisation")
             done += cost
             yield Progress(0.3 + 0.7 * done / total, f"utilisation of {name} at {a} ALUs")
-        meritz["curve"]["series"][name] = series
+        meritz.curve.series[name] = series
 
-    yield FinalResult(MeritResult.from_json({
-        **({"codegen": codegen} if codegen is not None else {}),
-        "workload": wl.name, "title": wl.title, "paper": wl.paper,
-        "transform": [st.to_json() for st in wl.stages],
-        "verification": verification,
-        "m_grids": grids,
-        "tiling": tiling,
-        "banks": bank,
-        "butterfly_examples": _butterfly_examples(),
-        "reuse": reuse_rep,
-        "meritz": meritz,
-    }))
+    yield FinalResult(MeritResult(
+        workload=wl.name, title=wl.title, paper=wl.paper, transform=[StageJson.of(st) for st in wl.stages],
+        verification=verification, m_grids=grids, tiling=tiling, banks=bank,
+        butterfly_examples=_butterfly_examples(), reuse=reuse_rep, meritz=meritz, codegen=codegen))
 
 
 # ---------------------------------------------------------------- command line

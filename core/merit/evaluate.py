@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import itertools
 import string
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
 from core.errors import InputError
+from core.merit.result import MGrid
 from core.merit_transform.strategies import Strategy, get_strategy
 from core.merit_transform.transform import MeritTransform, Operand
 
@@ -145,7 +146,7 @@ def naive_rows(t: MeritTransform, data: dict[str, np.ndarray], rows: list[int]) 
     return np.array(results)
 
 
-def m_grid(t: MeritTransform, op: Operand, max_rows: int = 32, max_cols: int = 36) -> dict[str, Any]:
+def m_grid(t: MeritTransform, op: Operand, max_rows: int = 32, max_cols: int = 36) -> MGrid:
     """A corner of M(op) as source coordinates: rows = flattened p, columns = flattened a."""
     R, C = min(t.p_count, max_rows), min(t.a_count, max_cols)
     p_idx = np.unravel_index(np.arange(R), t.p_sizes) if t.parallel else ()
@@ -154,9 +155,7 @@ def m_grid(t: MeritTransform, op: Operand, max_rows: int = 32, max_cols: int = 3
     k.update({n: a_idx[i].reshape(1, -1) for i, (n, _) in enumerate(t.accumulate)})
     xs = t.coords(op, {n: v for n, v in k.items() if n in op.maps})
     coords = [np.broadcast_to(x, (R, C)).tolist() for x in xs] if xs else []
-    return {
-        "operand": op.name, "shape": list(op.shape), "rows": R, "cols": C,
-        "p_labels": [list(map(int, c)) for c in zip(*p_idx)] if t.parallel else [[]] * R,
-        "a_labels": [list(map(int, c)) for c in zip(*a_idx)] if t.accumulate else [[]] * C,
-        "coords": coords,           # coords[axis][row][col]
-    }
+    return MGrid(operand=op.name, shape=[int(s) for s in op.shape], rows=R, cols=C,
+                 p_labels=[list(map(int, c)) for c in zip(*p_idx)] if t.parallel else [[] for _ in range(R)],
+                 a_labels=[list(map(int, c)) for c in zip(*a_idx)] if t.accumulate else [[] for _ in range(C)],
+                 coords=coords)     # coords[axis][row][col]

@@ -8,9 +8,18 @@ Parts that are the paper's worked examples (butterfly_examples) or tensor maps a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from core.merit.butterfly import fmt
+from core.merit_transform.transform import MeritTransform, Operand
 from core.results import EngineResult, optional_key
+
+if TYPE_CHECKING:                               # these modules build their parts of the result from here
+    from core.merit import reuse
+    from core.merit.banks import LayoutResult
+    from core.merit.butterfly import Verdict
+    from core.merit.tiling import LoadCounts
+    from sims.meritz import LayerResult, MeritzConfig as MeritzModel
 
 
 @dataclass(kw_only=True)
@@ -25,6 +34,11 @@ class OperandJson:
     shape: list[int]
     pad: list[int]
     map: dict[str, tuple[int, int, int]]
+
+    @classmethod
+    def of(cls, op: Operand) -> "OperandJson":
+        return cls(name=op.name, shape=[int(s) for s in op.shape], pad=[int(p) for p in op.padding()],
+                   map={i: (m.axis, m.stride, m.offset) for i, m in op.maps.items()})
 
 
 @dataclass(kw_only=True)
@@ -42,6 +56,12 @@ class StageJson:
     strategy: str
     params: dict[str, Any]                      # strategy parameters (e.g. a bilateral sigma), free-form
     output_shape: list[int]
+
+    @classmethod
+    def of(cls, t: MeritTransform) -> "StageJson":
+        return cls(name=t.name, description=t.description, parallel=[(n, int(s)) for n, s in t.parallel],
+                   accumulate=[(n, int(s)) for n, s in t.accumulate], operands=[OperandJson.of(op) for op in t.operands],
+                   strategy=t.strategy, params=dict(t.params), output_shape=list(t.out_shape()))
 
 
 @dataclass(kw_only=True)
@@ -86,6 +106,11 @@ class LoadCount:
     on_the_fly: int
     saving_vs_direct: float
 
+    @classmethod
+    def of(cls, c: "LoadCounts") -> "LoadCount":
+        return cls(operand=c.operand, tiles=c.tiles, direct=c.direct, unrolled=c.unrolled, on_the_fly=c.on_the_fly,
+                   saving_vs_direct=c.saving_vs_direct)
+
 
 @dataclass(kw_only=True)
 class Tiling:
@@ -118,6 +143,18 @@ class Butterfly:
     routed_fraction: float
     broadcast_lane_bits: list[int]
 
+    @classmethod
+    def of(cls, v: "Verdict") -> "Butterfly":
+        return cls(
+            lanes=1 << v.L, H=fmt(v.H), reduces_to_identity=v.square_ok, reduction_steps=list(v.steps),
+            non_square=None if v.H_tall is None else NonSquare(
+                H=fmt(v.H_tall), found=v.Xm is not None, X=None if v.Xm is None else v.Xm.tolist(), rotation=v.k,
+                H_prime=None if v.H_squared is None else fmt(v.H_squared)),
+            butterfly_ok=v.ok, routed_fraction=round(v.routable, 4),
+            # lane bits along which all lanes read the same word: a multicast, outside the permutation
+            # condition of section V-C (reported, not routed)
+            broadcast_lane_bits=list(v.broadcast_bits))
+
 
 @dataclass(kw_only=True)
 class BankLayout:
@@ -133,6 +170,13 @@ class BankLayout:
     bank_grid: list[list[int]]                  # bank of every stored word, -1 for padding
     shown_access: list[tuple[int, int, int]]    # (row, col, accessed) cells of the drawn access
     butterfly: Butterfly | None
+
+    @classmethod
+    def of(cls, r: "LayoutResult") -> "BankLayout":
+        return cls(layout=r.name, pitch=r.pitch, padding_words=r.padding_words, extra_cycles=r.extra_cycles,
+                   conflicting_accesses=r.conflict_steps, accesses=r.accesses, conflict_free=r.extra_cycles == 0,
+                   detail=r.detail, c=list(r.c), bank_grid=r.grid, shown_access=[(a, b, c) for a, b, c in r.shown],
+                   butterfly=None if r.verdict is None else Butterfly.of(r.verdict))
 
 
 @dataclass(kw_only=True)
@@ -159,6 +203,14 @@ class ReuseRow:
     note: str
     paper: float | None
 
+    @classmethod
+    def of(cls, row: "reuse.ReuseRow", paper: float | None) -> "ReuseRow":
+        def count(x: "reuse.Count") -> dict[str, float]:
+            return {"per_pass": x.per_pass, "once": x.once}
+        return cls(architecture=row.architecture, level=row.level, inputs=count(row.inputs),
+                   kernels=count(row.kernels), outputs=count(row.outputs), macs=count(row.macs),
+                   rate=round(row.rate, 4), note=row.note, paper=paper)
+
 
 @dataclass(kw_only=True)
 class Reuse:
@@ -176,6 +228,12 @@ class MeritzConfig:
     cp_kib: float
     word_bytes: int
 
+    @classmethod
+    def of(cls, cfg: "MeritzModel") -> "MeritzConfig":
+        return cls(alus=cfg.alus, taus=cfg.taus, alus_per_tau=cfg.alus_per_tau, clock_mhz=cfg.clock_hz / 1e6,
+                   dram_gbps=cfg.dram_gbps, rp_kib=[b / 1024 for b in cfg.rp_bytes], cp_kib=cfg.cp_bytes / 1024,
+                   word_bytes=cfg.word_bytes)
+
 
 @dataclass(kw_only=True)
 class MeritzLayer:
@@ -190,6 +248,12 @@ class MeritzLayer:
     # extents) of the tile; absent in results stored before.
     parallel: list[str] | None = optional_key()
     footprints: dict[str, list[int]] | None = optional_key()
+
+    @classmethod
+    def of(cls, r: "LayerResult", parallel: list[str], footprints: dict[str, list[int]]) -> "MeritzLayer":
+        return cls(name=r.name, utilisation=round(r.utilisation, 4), cycles=round(r.cycles), useful_ops=r.useful_ops,
+                   dram_bytes=round(r.dram_bytes), bound=r.bound, tile=dict(r.tile), parallel=parallel,
+                   footprints=footprints)
 
 
 @dataclass(kw_only=True)

@@ -8,8 +8,8 @@ limit, where words loaded once (kernels that stay resident) no longer count.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from core.merit.result import Reuse, ReuseRow as ReuseRowJson
 from core.merit.tiling import footprint, tile_sizes
 from core.merit_transform.workloads import conv
 
@@ -38,13 +38,6 @@ class ReuseRow:
         if words_n > 0:                        # n -> infinity
             return self.macs.per_pass / words_n
         return self.macs.once / (self.inputs.once + self.kernels.once + self.outputs.once)
-
-    def to_json(self) -> dict[str, Any]:
-        def c(x: Count) -> dict[str, float]:
-            return {"per_pass": x.per_pass, "once": x.once}
-        return {"architecture": self.architecture, "level": self.level, "inputs": c(self.inputs),
-                "kernels": c(self.kernels), "outputs": c(self.outputs), "macs": c(self.macs),
-                "rate": round(self.rate, 4), "note": self.note}
 
 
 def systolic(rows: int = 8, cols: int = 16) -> list[ReuseRow]:
@@ -100,11 +93,6 @@ def table_iii() -> list[ReuseRow]:
     return systolic() + eyeriss() + [meritz(16, 16), meritz(8, 16)]
 
 
-def report() -> dict[str, Any]:
-    rows = table_iii()
-    out = []
-    for r in rows:
-        d = r.to_json()
-        d["paper"] = PAPER_TABLE_III.get((r.architecture, r.level))
-        out.append(d)
-    return {"rows": out}
+def report() -> Reuse:
+    """Table III recomputed, each row beside the paper's figure where it prints one."""
+    return Reuse(rows=[ReuseRowJson.of(r, PAPER_TABLE_III.get((r.architecture, r.level))) for r in table_iii()])

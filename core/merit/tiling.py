@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from core.errors import InputError
+from core.merit.result import LoadCount, Tile, Tiling
 from core.merit_transform.transform import MeritTransform, Operand
 
 
@@ -65,10 +65,10 @@ class LoadCounts:
     unrolled: int          # each U(A) sub-matrix: repetition only over indices the operand moves with
     on_the_fly: int        # each eq. 9 footprint read once, expanded while moving to the ALUs
 
-    def to_json(self) -> dict[str, Any]:
-        saved = 1 - self.on_the_fly / self.direct if self.direct else 0.0
-        return {"operand": self.operand, "tiles": self.tiles, "direct": self.direct, "unrolled": self.unrolled,
-                "on_the_fly": self.on_the_fly, "saving_vs_direct": round(saved, 4)}
+    @property
+    def saving_vs_direct(self) -> float:
+        """The share of direct reads that reading each footprint once saves (4 decimals)."""
+        return round(1 - self.on_the_fly / self.direct, 4) if self.direct else 0.0
 
 
 def _extent_options(n: int, t: int) -> list[tuple[int, int]]:
@@ -98,12 +98,12 @@ def load_counts(t: MeritTransform, tile: dict[str, int]) -> list[LoadCounts]:
     return out
 
 
-def tiling_report(t: MeritTransform, tile: dict[str, int]) -> dict[str, Any]:
+def tiling_report(t: MeritTransform, tile: dict[str, int]) -> Tiling:
+    """The tile's extents, each operand's eq. 9 footprint beside the bounding box of what the tile
+    reads (they agree when eq. 9 holds), and the loads per operand."""
     ext = tile_sizes(t, tile)
-    return {
-        "tile": {"parallel": {n: ext[n] for n, _ in t.parallel}, "accumulate": {n: ext[n] for n, _ in t.accumulate}},
-        "footprints": {f"{i}:{op.name}": list(footprint(t, op, ext)) for i, op in enumerate(t.operands)},
-        "measured_footprints": {f"{i}:{op.name}": list(measured_footprint(t, op, ext))
-                                for i, op in enumerate(t.operands)},
-        "loads": [c.to_json() for c in load_counts(t, tile)],
-    }
+    fps = {f"{i}:{op.name}": list(footprint(t, op, ext)) for i, op in enumerate(t.operands)}
+    measured = {f"{i}:{op.name}": list(measured_footprint(t, op, ext)) for i, op in enumerate(t.operands)}
+    return Tiling(tile=Tile(parallel={n: ext[n] for n, _ in t.parallel}, accumulate={n: ext[n] for n, _ in t.accumulate}),
+                  footprints=fps, measured_footprints=measured,
+                  loads=[LoadCount.of(c) for c in load_counts(t, tile)], footprint_check=fps == measured)

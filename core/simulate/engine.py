@@ -13,13 +13,14 @@ import argparse
 import hashlib
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 
 from core.checks import check_settings, check_types
-from core.results import EngineResult, to_plain
+from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.paths import ROOT, asset_path
@@ -32,7 +33,8 @@ from sims.scamp5.noise import MODES as NOISE_MODES
 from core.filters import PRESETS
 from core.workload import FpspFilter, KernelSet, Scamp5Target, Target, Workload, kernels_of
 from core.simulate import sources
-from core.simulate.result import SimulateResult
+from core.simulate.result import (ArrayShape, ComparedOutput, ComparedProgram, ImageInfo, NoiseInfo, OutputReport,
+                                  SimulateResult, Timings)
 from core.simulate.sources import ResolvedProgram
 
 REPO = ROOT
@@ -317,10 +319,44 @@ def _kernel_text(k: SymKernel | None) -> list[list[str]] | None:
     return [[str(Fraction(v)) for v in row] for row in k.to_matrix()] if k.terms else [["0"]]
 
 
+@dataclass
+class ProgramRun:
+    """One program simulated and analysed: the parts of a SimulateResult that belong to a program
+    (the main one's become the result's, each one's a ComparedProgram), and the run itself for export."""
+
+    label: str
+    program: list[str]
+    program_length: int
+    bus_steps: int
+    input_register: str
+    output_registers: list[str]
+    outputs: dict[str, OutputReport]
+    exact: bool
+    matches_interpreter: bool
+    interpreter_registers: dict[str, bool]
+    error_growth: list[float]
+    output_error_growth: dict[str, list[float | None]]
+    simulate_s: float
+    with_analysis_s: float
+    info: dict[str, Any]
+    warnings: list[AnalogueWarning]
+    run: Any                                    # sims.scamp5.simulator.SimRun
+
+    def compared(self) -> ComparedProgram:
+        """This program as one of those run side by side, outputs in kernel order (programs may put
+        the same kernel in different registers)."""
+        return ComparedProgram(
+            label=self.label, program_length=self.program_length, bus_steps=self.bus_steps,
+            final_mean_rms_error=self.error_growth[-1],
+            outputs=[ComparedOutput(register=r, rms_error=self.outputs[r].rms_error,
+                                    max_error=self.outputs[r].max_error) for r in self.output_registers],
+            error_growth=self.error_growth, exact=self.exact, program=self.program)
+
+
 def simulate_program(res: ResolvedProgram, levels: np.ndarray, regs: tuple[str, ...], noise,
                      cancel: CancelToken, label: str, total_programs: int = 1, index: int = 0
-                     ) -> Iterator[Event | dict[str, Any]]:
-    """Simulate one resolved program, yielding events and finally a dict with its analysis."""
+                     ) -> Iterator[Event | ProgramRun]:
+    """Simulate one resolved program, yielding events and finally its ProgramRun."""
     from sims.scamp5 import analysis
     from sims.scamp5.images import to_values
     from sims.scamp5.simulator import iter_simulate, simulate
@@ -364,40 +400,27 @@ def simulate_program(res: ResolvedProgram, levels: np.ndarray, regs: tuple[str, 
     exact_run = run if not noise.enabled else simulate(res.program, values, regs, res.input_register)
     cancel.check()
     agreement = analysis.interpreter_agreement(exact_run, levels)
-    reports: dict[str, Any] = {}
+    reports: dict[str, OutputReport] = {}
     for reg in outputs:
         kernel = res.expected.get(reg) or goal_states[-1][reg]
         assert kernel is not None           # checked above: every output holds a value at the end
         rep, _err = analysis.report_register(run, reg, kernel, values, run.read_out(reg), agreement.get(reg))
-        d = rep.to_json()
-        d["goal"] = _kernel_text(goal_states[-1][reg])
-        d["goal_matches_expected"] = goal_states[-1][reg] == kernel
-        if reg in res.requested:
-            d["requested_kernel"] = _kernel_text(res.requested[reg])
-        reports[reg] = d
+        reports[reg] = OutputReport(
+            register=rep.register, kernel=rep.kernel, rms_error=rep.rms_error, max_error=rep.max_error,
+            interior_pixels=rep.interior_pixels, edge_pixels=rep.edge_pixels, edge_rms_error=rep.edge_rms_error,
+            edge_max_error=rep.edge_max_error, matches_interpreter=rep.matches_interpreter,
+            goal=_kernel_text(goal_states[-1][reg]), goal_matches_expected=goal_states[-1][reg] == kernel,
+            requested_kernel=_kernel_text(res.requested[reg]) if reg in res.requested else None)
     warnings = _analogue_warnings(res, outputs, goal_states, run, noise)
     exact = (not noise.enabled and all(agreement.values())
-             and all(r["max_error"] == 0.0 and r["goal_matches_expected"] for r in reports.values())
+             and all(r.max_error == 0.0 and r.goal_matches_expected for r in reports.values())
              and max(growth) == 0.0)
-    yield {
-        "label": res.label,
-        "program": [str(i) for i in res.program],
-        "program_length": n,
-        "bus_steps": run.bus_steps(),
-        "input_register": res.input_register,
-        "output_registers": outputs,
-        "outputs": reports,
-        "exact": bool(exact),
-        "matches_interpreter": bool(all(agreement.values())),
-        "interpreter_registers": agreement,
-        "error_growth": growth,
-        "output_error_growth": per_reg_growth,
-        "timings": {"simulate_s": sim_seconds, "with_analysis_s": wall,
-                    "per_instruction_ms": 1000 * sim_seconds / max(n, 1)},
-        "info": res.info,
-        "warnings": [to_plain(w) for w in warnings],
-        "_run": run,
-    }
+    yield ProgramRun(
+        label=res.label, program=[str(i) for i in res.program], program_length=n, bus_steps=run.bus_steps(),
+        input_register=res.input_register, output_registers=outputs, outputs=reports, exact=bool(exact),
+        matches_interpreter=bool(all(agreement.values())), interpreter_registers=agreement, error_growth=growth,
+        output_error_growth=per_reg_growth, simulate_s=sim_seconds, with_analysis_s=wall, info=dict(res.info),
+        warnings=warnings, run=run)
 
 
 def saturation_limit(noise: Any) -> tuple[float, bool]:
@@ -472,54 +495,51 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             other.expected = {k: v for k, r in zip(other.output_registers, res.output_registers)
                               if (v := res.expected.get(r)) is not None}
             programs.append((Path(compare).stem, other))
-    analyses: dict[str, dict[str, Any]] = {}
+    analyses: dict[str, ProgramRun] = {}
     for i, (label, prog) in enumerate(programs):
         for item in simulate_program(prog, levels, regs, noise, cancel, label, len(programs), i):
-            if isinstance(item, dict):
+            if isinstance(item, ProgramRun):
                 analyses[label] = item
             else:
                 yield item
-    runs = {label: a.pop("_run") for label, a in analyses.items()}
     main = analyses["program"]
-    for w in main["warnings"]:
-        yield LogLine(w["message"], "warning")
-    if not main["exact"] and not noise.enabled:
+    for w in main.warnings:
+        yield LogLine(w.message, "warning")
+    if not main.exact and not noise.enabled:
         yield LogLine("noise is off but the outputs differ from the ideal kernels; see 'outputs'", "warning")
-    result = dict(main)
-    result.update({
-        "array": {"size": size, "registers": list(regs)},
-        "image": {"source": s["image"], "description": image_desc,
-                  "sha256": hashlib.sha256(levels.tobytes()).hexdigest()[:16]},
-        "noise": dict(noise.to_json(), enabled=noise.enabled),
-        "settings": s,
-        # a program file (core.scamp5.program_file): the stored run names its own registers
-        "program_text": write_program(res.program, ProgramHeader(input_registers=[res.input_register],
-                                                                 output_registers=list(main["output_registers"]))),
-    })
-    if len(programs) > 1:
-        result["comparison"] = {
-            label: {"label": a["label"], "program_length": a["program_length"], "bus_steps": a["bus_steps"],
-                    "final_mean_rms_error": a["error_growth"][-1],
-                    # in kernel order (programs may put the same kernel in different registers)
-                    "outputs": [{"register": r, "rms_error": a["outputs"][r]["rms_error"],
-                                 "max_error": a["outputs"][r]["max_error"]} for r in a["output_registers"]],
-                    "error_growth": a["error_growth"], "exact": a["exact"], "program": a["program"]}
-            for label, a in analyses.items()}
+    exported: list[str] | None = None
     if s["export"].strip():
         from sims.scamp5.render import export_frames
 
         yield Progress(None, "exporting the run as pictures")
-        run0 = runs["program"]
+        run0 = main.run
         try:
             files = export_frames(run0, s["export"].strip(), list(run0.registers) + ["NEWS"])
         except OSError as exc:
             raise InputError(f"cannot write the pictures: {exc}", s["export"]) from None
-        result["exported"] = [str(f) for f in files]
-    result["timings"] = dict(main["timings"], total_s=time.perf_counter() - t_start)
+        exported = [str(f) for f in files]
+    n = main.program_length
+    timings = Timings(simulate_s=main.simulate_s, with_analysis_s=main.with_analysis_s,
+                      per_instruction_ms=1000 * main.simulate_s / max(n, 1), total_s=time.perf_counter() - t_start)
     yield Progress(1.0, "done")
-    # read through the type rather than built field by field: that turns the numpy numbers of the
-    # analysis into plain ones and checks the settings kept (SimulateResult.validate)
-    yield FinalResult(SimulateResult.from_json(result))
+    # The settings kept were checked by checked_settings above (SimulateResult.validate checks the
+    # same when a stored result is read); every number here is a plain Python one.
+    yield FinalResult(SimulateResult(
+        label=main.label, program=main.program, program_length=n, bus_steps=main.bus_steps,
+        input_register=main.input_register, output_registers=main.output_registers, outputs=main.outputs,
+        exact=main.exact, matches_interpreter=main.matches_interpreter,
+        interpreter_registers=main.interpreter_registers, error_growth=main.error_growth,
+        output_error_growth=main.output_error_growth, timings=timings, info=main.info,
+        array=ArrayShape(size=size, registers=list(regs)),
+        image=ImageInfo(source=s["image"], description=image_desc,
+                        sha256=hashlib.sha256(levels.tobytes()).hexdigest()[:16]),
+        noise=NoiseInfo(**noise.to_json(), enabled=noise.enabled),
+        settings=s,
+        # a program file (core.scamp5.program_file): the stored run names its own registers
+        program_text=write_program(res.program, ProgramHeader(input_registers=[res.input_register],
+                                                              output_registers=list(main.output_registers))),
+        comparison={label: a.compared() for label, a in analyses.items()} if len(programs) > 1 else None,
+        exported=exported, warnings=main.warnings))
 
 
 # ------------------------------------------------------------------ command line

@@ -116,10 +116,14 @@ class LayerResult:
     def utilisation(self) -> float:
         return self.useful_ops / (self.alus * self.cycles) if self.cycles else 0.0
 
+    @property
+    def bound(self) -> str:
+        """What limits the layer: "dram" when DRAM is busy 90% of its cycles, else "compute"."""
+        return "dram" if self.dram_bytes >= 0.9 * self.cycles * self.bytes_per_cycle else "compute"
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "utilisation": round(self.utilisation, 4), "cycles": round(self.cycles),
-                "useful_ops": self.useful_ops, "dram_bytes": round(self.dram_bytes),
-                "bound": "dram" if self.dram_bytes >= 0.9 * self.cycles * self.bytes_per_cycle else "compute",
+                "useful_ops": self.useful_ops, "dram_bytes": round(self.dram_bytes), "bound": self.bound,
                 "tile": self.tile}
 
 

@@ -1,0 +1,99 @@
+"""Issue 29, typed results are the data: the Cappuccino engine builds CappuccinoResult, its synthesis
+and its compiled programs directly (no dict on the way and no from_json inside the engine), and the
+JSON form a session stores is unchanged by that: plain JSON values that read back to the same result."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+
+import pytest
+
+from core.cappuccino import engine as cappuccino_engine
+from core.cappuccino import synth, synth_run
+from core.cappuccino.result import CappuccinoResult
+from core.errors import CheckFailed
+from core.jobs import CancelToken, run_foreground
+
+ENGINE = cappuccino_engine.ENGINE
+needs_cc = pytest.mark.skipif(synth.find_compiler() is None, reason="no C compiler (gcc/cc/clang) on PATH")
+
+
+def _plain_json(value, where="result"):
+    """Only the exact JSON types a session writes and reads back (no tuples, no numpy scalars)."""
+    kind = type(value)
+    if kind is dict:
+        for k, v in value.items():
+            assert type(k) is str, where
+            _plain_json(v, f"{where}.{k}")
+    elif kind is list:
+        for i, v in enumerate(value):
+            _plain_json(v, f"{where}[{i}]")
+    else:
+        assert kind in (str, int, float, bool, type(None)), f"{where}: {kind.__name__}"
+
+
+def _refuse_from_json(*args, **kwargs):
+    raise AssertionError("the engine must build its result, not read it from JSON")
+
+
+def _run(monkeypatch, *argv: str):
+    p = argparse.ArgumentParser()
+    ENGINE.add_cli_arguments(p)
+    req = ENGINE.request_from_cli(p.parse_args(list(argv)))
+    monkeypatch.setattr(CappuccinoResult, "from_json", classmethod(_refuse_from_json))
+    out = run_foreground(ENGINE.run(req, CancelToken()), quiet=True)
+    monkeypatch.undo()
+    assert isinstance(out.result, CappuccinoResult)
+    return out
+
+
+def _reads_back(r: CappuccinoResult) -> None:
+    stored = r.to_json()
+    _plain_json(stored)
+    again = type(r).from_json(stored)
+    assert again.to_json() == stored
+    assert again == r                              # tuples where the type says tuple, as from_json builds
+    assert json.loads(json.dumps(stored)) == stored
+
+
+def test_uncompiled_run_builds_its_result_and_reads_back(monkeypatch, tmp_path):
+    out = _run(monkeypatch, "--no-compile", "--limit", "30", "--emit", str(tmp_path))
+    assert out.error is None, out.error
+    r = out.result
+    assert r.synthesis.programs is None and r.synthesis.program_sizes and r.synthesis.emitted
+    assert r.layers and r.layers[0].in_shape == tuple(r.layers[0].in_shape)
+    _reads_back(r)
+
+
+@needs_cc
+def test_compiled_run_builds_its_result_and_reads_back(monkeypatch):
+    out = _run(monkeypatch, "--limit", "20", "--min-seconds", "0", "--repeats", "1", "--threads", "1")
+    assert out.error is None, out.error
+    r = out.result
+    assert r.synthesis.programs and r.synthesis.speedups and r.classification_agreement
+    _reads_back(r)
+
+
+@needs_cc
+def test_failed_check_still_yields_a_typed_result(monkeypatch):
+    real = synth.run_program
+
+    def wrong(exe, *args, **kw):      # the inexact program answers the next class for every image
+        rr = real(exe, *args, **kw)
+        if exe.name == "cappuccino":
+            rr.predictions = [(p + 1) % 10 for p in rr.predictions]
+        return rr
+
+    monkeypatch.setattr(synth_run.synth, "run_program", wrong)
+    out = _run(monkeypatch, "--limit", "20", "--min-seconds", "0", "--repeats", "1", "--threads", "1")
+    assert isinstance(out.error, CheckFailed)
+    assert out.result.check_failed and out.result.summary.startswith("CHECK FAILED")
+    _reads_back(out.result)
+
+
+def test_engine_source_calls_no_from_json():
+    for module in (cappuccino_engine, synth_run):
+        src = inspect.getsource(module)
+        assert "CappuccinoResult.from_json" not in src and ".from_json(result" not in src
