@@ -191,3 +191,20 @@ def test_a_progress_note_goes_when_its_run_ends(qtbot, demo_engine):
     settle()
     assert "step" not in w.statusBar().currentMessage(), w.statusBar().currentMessage()
     w.shutdown_jobs()
+
+
+def test_the_stepper_controls_fit_beside_their_scroll_bar(window, qtbot):
+    """The stepper's control column scrolls up and down on most screens; its bar took 14 px of a
+    column whose content was made as wide as the column, so the last transport button and Go were
+    cut (seen on a 1366x768-class window). The content now fits what the bar leaves."""
+    window.resize(1366, 700)
+    window.open_run("r2")
+    stepper = window.panels["simulate"].stepper
+    qtbot.waitUntil(lambda: stepper.replay is not None, timeout=HANG_MS)
+    settle()
+    scroll = next(a for a in stepper.findChildren(QScrollArea)
+                  if a.widget() is not None and a.widget().isAncestorOf(stepper.end_button))
+    assert scroll.widget().width() <= scroll.viewport().width()
+    for b in (stepper.first_button, stepper.back_button, stepper.forward_button, stepper.end_button,
+              stepper.jump_button):
+        assert shown_width(b) == b.width(), b.text()

@@ -55,6 +55,9 @@ EFFECT_TEXT = QColor(200, 110, 0)
 KEY_TEXT = "Orange frame: written by this instruction. Arrow: a NEWS shift, values move that way."
 SCALES = (("step", "per plane and step"), ("plane", "per plane, whole run"), ("shared", "one for all"))
 LEFT_WIDTH = 150             # px, the control column: the planes' grid gets the rest
+# what the column's controls may take: it shows a vertical scroll bar on most screens, and content
+# wider than what the bar leaves is cut at the right (the last transport button and Go were)
+CONTENT_WIDTH = LEFT_WIDTH - 18
 FRAME_BYTES = 64 << 20       # computed planes (changes, read-out noise) kept for stepping back and Play's loop
 
 
@@ -186,7 +189,7 @@ class Scamp5Stepper(QWidget):
         self.diff_box.setToolTip("Show each plane's change from the previous step")
         self.diff_box.toggled.connect(lambda _on: self._redraw())
         lv.addWidget(self.diff_box)
-        self.readout_box = QCheckBox("as read out (noise)")
+        self.readout_box = QCheckBox("read-out noise")
         self.readout_box.setToolTip("Emulator noise model: add the accumulated noise, drawn as on read-out "
                                     "(the same draw every time for a given step)")
         self.readout_box.toggled.connect(lambda _on: self._redraw())
@@ -757,7 +760,7 @@ def _fixed_label(lines: int) -> QLabel:
     label = QLabel(" ")
     label.setWordWrap(True)
     label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-    label.setFixedSize(LEFT_WIDTH, lines * label.fontMetrics().height() + 2)
+    label.setFixedSize(CONTENT_WIDTH, lines * label.fontMetrics().height() + 2)
     return label
 
 
