@@ -218,6 +218,13 @@ def check_schema(schema: dict[str, Any], doc: Any, where: str) -> None:
         raise InputError(_schema_message(err), json_path(err.absolute_path, where))
 
 
+def field_path(where: str, key: Any) -> str:
+    """`where.key` for a key as a user wrote it: a plain name as it is, anything else (spaces, line
+    breaks, other characters) quoted and cut short, so a message stays one line."""
+    text = str(key)
+    return f"{where}.{text}" if text.isidentifier() else f"{where}[{text[:40]!r}]"
+
+
 def check_settings(schema: dict[str, Any], settings: Any, where: str = "settings") -> None:
     """An engine's settings against its settings schema (types, ranges, enums) with finite numbers:
     the one check for the GUI, the command line and session files."""
@@ -227,7 +234,7 @@ def check_settings(schema: dict[str, Any], settings: Any, where: str = "settings
     if isinstance(known, dict) and known:        # a misspelt or retired setting would silently do nothing
         for key in settings:
             if key not in known:
-                raise InputError(f"unknown setting {str(key)[:40]!r}; known: {', '.join(known)}", f"{where}.{key}")
+                raise InputError(f"unknown setting {str(key)[:40]!r}; known: {', '.join(known)}", field_path(where, key))
     check_schema(schema, settings, where)
 
 

@@ -11,6 +11,11 @@ checks every field, so
 * a result stored by an older version is brought forward by kept upgrade functions before it is
   read, and one from a newer version is refused with a message instead of half-working.
 
+A domain class can be a result's part itself: a dataclass whose JSON form also holds values it
+derives (a layer's output size, a traffic total) lists those properties in `JSON_DERIVED`; they are
+written after its fields and recomputed, not read, when the JSON is read back. So no mirror class
+is needed just to carry them.
+
 Everything here is plain Python: no Qt, usable from the command line.
 
     @dataclass(kw_only=True)
@@ -328,7 +333,8 @@ def _plan(cls: type) -> tuple[tuple[tuple[str, Any, bool, str], ...], frozenset[
         tp = _without_none(hints[f.name]) if f.metadata.get(_OMIT) else hints[f.name]
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         fields.append((f.name, tp, required, _key("", f.name)))
-    return tuple(fields), frozenset(name for name, *_ in fields), extras
+    derived = tuple(getattr(cls, "JSON_DERIVED", ()))
+    return tuple(fields), frozenset([*(name for name, *_ in fields), *derived]), extras
 
 
 def _read_dataclass(cls: type, value: Any, where: str) -> Any:
@@ -342,6 +348,7 @@ def _read_dataclass(cls: type, value: Any, where: str) -> Any:
         elif required:
             raise InputError("missing field", where + suffix)
     unknown = [k for k in value if k not in known_set] if len(value) > len(kwargs) else []
+    # keys the class derives (JSON_DERIVED: written for readers of the JSON) are recomputed, not read
     if unknown and extras_name is None:
         k = unknown[0]
         close = difflib.get_close_matches(str(k), [name for name, *_ in fields], n=1)
@@ -523,6 +530,8 @@ def to_plain(value: Any) -> Any:
                 out.update((k, to_plain(x)) for k, x in v.items())
             elif not (v is None and omit):
                 out[name] = to_plain(v)
+        for name in getattr(kind, "JSON_DERIVED", ()):
+            out[name] = to_plain(getattr(value, name))
         return out
     if isinstance(value, dict):
         return {k: to_plain(v) for k, v in value.items()}

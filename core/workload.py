@@ -399,12 +399,14 @@ def _refuse_unknown_keys(d: dict[str, Any], value: Any, path: str) -> None:
     import dataclasses
     import difflib
 
+    from core.checks import field_path
+
     known = {"kind", *(f.name for f in dataclasses.fields(value)), *value.to_json()}
     for key in d:
         if key not in known:
             near = difflib.get_close_matches(str(key), sorted(known), n=1)
             hint = f"; did you mean {near[0]!r}?" if near else f"; a {value.kind} has {', '.join(sorted(known))}"
-            raise InputError(f"unknown field {str(key)[:40]!r}{hint}", _join(path, str(key)[:40]))
+            raise InputError(f"unknown field {str(key)[:40]!r}{hint}", field_path(path, key))
 
 
 def kernels_of(workload: Workload | None) -> KernelSet:

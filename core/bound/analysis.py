@@ -9,8 +9,7 @@ from core.bound.bounds import conv_bound
 from core.bound.loopnest import BASELINES, min_memory, search_baseline, search_optimal
 from core.bound.onchip import map_to_pes
 from core.bound.shapes import ConvShape
-from core.bound.result import (Baseline, Best, ConvShapeJson, LayerAnalysis, OnChip, Optimal, SweepRow, TilingJson,
-                               Totals, TrafficJson)
+from core.bound.result import Baseline, Best, LayerAnalysis, Optimal, SweepRow, Totals
 from core.errors import InputError
 
 SWEEP_KIB = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
@@ -55,7 +54,7 @@ def analyse_layer(shape: ConvShape, m: Machine, dataflows: tuple[str, ...]) -> L
         fam = BASELINES[key]
         r = search_baseline(shape, S, fam)
         baselines[key] = None if r is None else Baseline(
-            title=fam.title, tiling=TilingJson.of(r.tiling), traffic=TrafficJson.of(r.traffic),
+            title=fam.title, tiling=r.tiling, traffic=r.traffic,
             ratio_reference=_ratio(r.traffic.total, ref), ratio_paper=_ratio(r.traffic.total, bound.paper.total),
             vs_optimal=_ratio(r.traffic.total, opt.traffic.total))
     # The paper's dataflow is optimal in its regime (psums fill most of S, HkWkCi >> sqrt(RS)); on tiny
@@ -64,12 +63,12 @@ def analyse_layer(shape: ConvShape, m: Machine, dataflows: tuple[str, ...]) -> L
     cands.update({k: v.traffic.total for k, v in baselines.items() if v is not None})
     best = min(cands, key=lambda k: (cands[k], k != "optimal"))
     return LayerAnalysis(
-        name=shape.name, shape=ConvShapeJson.of(shape), spec=shape.spec(), macs=shape.macs, bound=bound,
+        name=shape.name, shape=shape, spec=shape.spec(), macs=shape.macs, bound=bound,
         bound_asymptotic=shape.Hk * shape.Wk * shape.Cig / (bound.R * S) ** 0.5 > 1.0,
-        optimal=Optimal(tiling=TilingJson.of(opt.tiling), traffic=TrafficJson.of(opt.traffic),
+        optimal=Optimal(tiling=opt.tiling, traffic=opt.traffic,
                         ratio_reference=_ratio(opt.traffic.total, ref),
                         ratio_paper=_ratio(opt.traffic.total, bound.paper.total), evaluated=opt.evaluated,
-                        onchip=OnChip.of(map_to_pes(shape, opt.tiling, m.pe_rows, m.pe_cols))),
+                        onchip=map_to_pes(shape, opt.tiling, m.pe_rows, m.pe_cols)),
         baselines=baselines, best=Best(dataflow=best, total=cands[best]))
 
 

@@ -8,9 +8,9 @@ import time
 from typing import Any, Iterator
 
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
-from core.bound.loopnest import BASELINES
+from core.bound.loopnest import BASELINES, Tiling
 from core.bound.onchip import size_architecture
-from core.bound.result import BoundResult, Source, SweepRow, TilingJson, Timing
+from core.bound.result import BoundResult, Source, SweepRow, Timing
 from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
 from core.checks import settings_over_defaults
 from core.results import EngineResult
@@ -305,7 +305,7 @@ def _fmt(v: float | None) -> str:
     return f"{v / 1e6:.3f}M" if abs(v) >= 1e5 else f"{v:.0f}"
 
 
-def _tiling(t: TilingJson) -> str:
+def _tiling(t: Tiling) -> str:
     """b,z,y,x,k, with +W or +I when the weights or the inputs are held for the whole layer."""
     return f"{t.b},{t.z},{t.y},{t.x},{t.k}" + (f"+{t.hold}" if t.hold else "")
 

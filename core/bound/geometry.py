@@ -79,8 +79,8 @@ def block_rows(ax: Axis, t: int, index: int) -> BlockRows:
 
 
 class LayerShape(Protocol):
-    """What the tile geometry needs of a layer: core.bound.shapes.ConvShape, or the shape a bound
-    result stores (core.bound.result.ConvShapeJson)."""
+    """What the tile geometry needs of a layer: core.bound.shapes.ConvShape (also the shape a bound
+    result stores), or any object with the same sizes."""
 
     @property
     def Ho(self) -> int: ...

@@ -22,14 +22,15 @@ weight tensor is worth holding when the output channels are tiled inside a spati
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable
 
 import numpy as np
 
 from core.bound.bounds import axes
 from core.bound.geometry import axis_tables, distinct_tiles, rows_used
 from core.bound.shapes import ConvShape
+from core.results import to_plain
 
 DIMS = ("N", "M", "C", "P", "Q")
 RELEVANT = {"inputs": frozenset("NCPQ"), "weights": frozenset("MC"), "outputs": frozenset("NMPQ")}
@@ -39,6 +40,8 @@ RELEVANT = {"inputs": frozenset("NCPQ"), "weights": frozenset("MC"), "outputs": 
 class Tiling:
     """Tile sizes (n = b, m = z, c = k, p = y, q = x in the paper's names), the loop order, and the
     tensor held on chip for the whole group ("W" weights, "I" inputs, "" none)."""
+
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("b", "z", "k", "y", "x")     # the paper's names, in the JSON too
 
     n: int
     m: int
@@ -70,14 +73,14 @@ class Tiling:
         return self.q
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.update(b=self.b, z=self.z, k=self.k, y=self.y, x=self.x)
-        return d
+        return to_plain(self)
 
 
 @dataclass(frozen=True)
 class Traffic:
     """Words moved between DRAM and the buffer for the whole layer (all groups)."""
+
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("reads", "total")
 
     input_reads: int
     weight_reads: int
@@ -94,9 +97,7 @@ class Traffic:
         return self.reads + self.output_writes
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.update(reads=self.reads, total=self.total)
-        return d
+        return to_plain(self)
 
 
 def _ceil(a: Any, b: Any) -> Any:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from core.bound.bounds import axes
 from core.bound.geometry import Axis
 from core.bound.loopnest import Tiling, traffic_of
 from core.bound.shapes import ConvShape
+from core.results import to_plain
 
 
 def patch_groups(O: int, tile: int, parts: int) -> np.ndarray:
@@ -47,6 +48,8 @@ def _patch_rows(ax: Axis, tile: int, parts: int) -> int:
 
 @dataclass(frozen=True)
 class PeMapping:
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("gbuf_reads", "greg_writes")
+
     pe_rows: int
     pe_cols: int
     split_b: int      # PE rows split the batch tile, output rows, output columns into pb x py x px
@@ -75,10 +78,7 @@ class PeMapping:
         return self.greg_input_writes + self.greg_weight_writes
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["gbuf_reads"] = self.gbuf_reads
-        d["greg_writes"] = self.greg_writes
-        return d
+        return to_plain(self)
 
 
 def map_to_pes(shape: ConvShape, t: Tiling, pe_rows: int, pe_cols: int, group_rows: int = 4,

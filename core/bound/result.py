@@ -35,117 +35,27 @@ class Source:
     path: str | None = optional_key()           # ONNX files
 
 
-# ConvShapeJson, TilingJson, TrafficJson and OnChip are the stored forms of core.bound.shapes.ConvShape,
-# core.bound.loopnest.Tiling and Traffic and core.bound.onchip.PeMapping. The domain classes cannot stand
-# in for them: the stored JSON also holds values those classes derive (Ho, Wo, macs; the paper's tile
-# names b z k y x; reads, total; gbuf_reads, greg_writes), and core.results writes and reads dataclass
-# fields only. Each is built from its domain object by `of` (attributes, no JSON on the way).
-@dataclass(kw_only=True)
-class ConvShapeJson:
-    name: str
-    B: int
-    Ci: int
-    Hi: int
-    Wi: int
-    Co: int
-    Hk: int
-    Wk: int
-    stride: int
-    pad: int
-    groups: int
-    dilation: int
-    fc: bool
-    Ho: int
-    Wo: int
-    macs: int
-
-    @classmethod
-    def of(cls, shape: ConvShape) -> "ConvShapeJson":
-        return cls(**{k: getattr(shape, k) for k in cls.__dataclass_fields__})
-
-
-@dataclass(kw_only=True)
-class TilingJson:
-    """Tile sizes under both naming schemes (n m c p q = b z k y x) and the loop order."""
-
-    n: int
-    m: int
-    c: int
-    p: int
-    q: int
-    order: str
-    hold: str                                   # "W" / "I": weights / inputs held for the whole layer, "" none
-    b: int
-    z: int
-    k: int
-    y: int
-    x: int
-
-    @classmethod
-    def of(cls, tiling: Tiling) -> "TilingJson":
-        return cls(**{k: getattr(tiling, k) for k in cls.__dataclass_fields__})
-
-
-@dataclass(kw_only=True)
-class TrafficJson:
-    input_reads: int
-    weight_reads: int
-    output_writes: int
-    output_reads: int
-    memory: int                                 # peak words on chip
-    reads: int
-    total: int
-
-    @classmethod
-    def of(cls, traffic: Traffic) -> "TrafficJson":
-        return cls(**{k: getattr(traffic, k) for k in cls.__dataclass_fields__})
-
-
-@dataclass(kw_only=True)
-class OnChip:
-    """The optimal tiling mapped onto the PE array (core.bound.onchip.PeMapping)."""
-
-    pe_rows: int
-    pe_cols: int
-    split_b: int
-    split_y: int
-    split_x: int
-    zs: int
-    psums_per_pe: int
-    utilisation: float
-    gbuf_input_reads: int
-    gbuf_weight_reads: int
-    gbuf_writes: int
-    greg_input_writes: int
-    greg_weight_writes: int
-    greg_reads: int
-    lreg_writes: int
-    lreg_reads: int
-    output_drain: int
-    gbuf_read_bound: int                        # GBuf reads >= the words filled into it
-    gbuf_reads: int
-    greg_writes: int
-
-    @classmethod
-    def of(cls, mapping: PeMapping) -> "OnChip":
-        return cls(**{k: getattr(mapping, k) for k in cls.__dataclass_fields__})
+# A layer's shape, tilings, traffic and on-chip mapping are the domain classes themselves
+# (core.bound.shapes.ConvShape, core.bound.loopnest.Tiling and Traffic, core.bound.onchip.PeMapping):
+# the values they derive that the stored JSON also holds (Ho, Wo, macs; the paper's tile names
+# b z k y x; reads, total; gbuf_reads, greg_writes) are their JSON_DERIVED keys (core.results).
 
 
 @dataclass(kw_only=True)
 class Optimal:
-    tiling: TilingJson
-    traffic: TrafficJson
+    tiling: Tiling
+    traffic: Traffic
     ratio_reference: float | None               # traffic / proven bound; None when it is 0
     ratio_paper: float | None                   # traffic / paper's formula (below 1 happens)
     evaluated: int
-    onchip: OnChip
+    onchip: PeMapping
 
 
 @dataclass(kw_only=True)
 class Baseline:
     title: str
-    tiling: TilingJson
-    traffic: TrafficJson
+    tiling: Tiling
+    traffic: Traffic
     ratio_reference: float | None
     ratio_paper: float | None
     vs_optimal: float | None
@@ -162,7 +72,7 @@ class LayerAnalysis:
     """Everything the engine reports about one layer (core.bound.analysis.analyse_layer)."""
 
     name: str
-    shape: ConvShapeJson
+    shape: ConvShape
     spec: str                                   # the --layer text that reads back as this shape
     macs: int
     bound: LayerBound

@@ -7,16 +7,20 @@ this package works on one group's shape and multiplies by the group count.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 from core.errors import InputError
 from core.nets.layers import Conv, conv_out
+from core.results import to_plain
 
 
 @dataclass(frozen=True)
 class ConvShape:
     """Batch B, input Ci x Hi x Wi, output channels Co, kernel Hk x Wk, stride D, zero padding."""
+
+    # written in its JSON form after the fields, recomputed when read (core.results)
+    JSON_DERIVED: ClassVar[tuple[str, ...]] = ("Ho", "Wo", "macs")
 
     name: str
     B: int
@@ -71,9 +75,7 @@ class ConvShape:
         return replace(self, Ci=self.Cig, Co=self.Cog, groups=1)
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.update(Ho=self.Ho, Wo=self.Wo, macs=self.macs)
-        return d
+        return to_plain(self)
 
     def spec(self) -> str:
         """The `--layer` string that reads back as this shape."""

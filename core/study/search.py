@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.checks import field_path
 from core.errors import InputError
 from core.study.analysis import number
 
@@ -66,7 +67,7 @@ def read_search(raw: Any, metric_names: list[str], grid_size: int, where: str = 
         if k not in known:
             near = difflib.get_close_matches(str(k), known, n=1)
             raise InputError("unknown field" + (f"; did you mean {near[0]!r}?" if near else f"; known: {', '.join(known)}"),
-                             f"{where}.{k}")
+                             field_path(where, k))
     sampler = raw.get("sampler", "tpe")
     if sampler not in SAMPLERS:
         raise InputError(f"must be one of {', '.join(SAMPLERS)}, got {str(sampler)[:40]!r}", f"{where}.sampler")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.engine import EngineSpec, engines
-from core.checks import check_numbers
+from core.checks import check_numbers, field_path
 from core.errors import InputError
 from core.workload import TARGET_KINDS, WORKLOAD_KINDS
 from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, read_axes
@@ -141,7 +141,7 @@ def read_cluster_section(raw: Any, where: str = "study.cluster") -> dict[str, An
         if key not in CLUSTER_FIELDS:
             near = difflib.get_close_matches(str(key), list(CLUSTER_FIELDS), n=1)
             raise InputError("unknown field" + (f"; did you mean {near[0]!r}?" if near else
-                                                f"; known: {', '.join(CLUSTER_FIELDS)}"), f"{where}.{key}")
+                                                f"; known: {', '.join(CLUSTER_FIELDS)}"), field_path(where, key))
         kind, what = CLUSTER_FIELDS[key]
         if isinstance(value, bool) or not isinstance(value, kind):
             raise InputError(f"expected {what}, got {value!r}"[:200], f"{where}.{key}")
@@ -175,7 +175,7 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
     for k in doc:
         if k not in FIELDS:
             close = difflib.get_close_matches(str(k), FIELDS, n=1)
-            raise InputError("unknown field" + (f"; did you mean {close[0]!r}?" if close else ""), f"study.{k}")
+            raise InputError("unknown field" + (f"; did you mean {close[0]!r}?" if close else ""), field_path("study", k))
     if doc.get("format", FORMAT) != FORMAT:
         raise InputError(f"not a study (format is {doc.get('format')!r}, expected {FORMAT!r})", "study.format")
     version = doc.get("version", VERSION)
@@ -246,7 +246,7 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
         if k not in setting_keys:
             close = difflib.get_close_matches(str(k), sorted(setting_keys), n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(sorted(setting_keys))}"
-            raise InputError(f"{engine} has no such setting; {hint}", f"study.settings.{k}")
+            raise InputError(f"{engine} has no such setting; {hint}", field_path("study.settings", k))
     settings = {**defaults, **copy.deepcopy(raw_settings)}
 
     combine = doc.get("combine", "grid")
