@@ -10,6 +10,8 @@ import json
 
 import pytest
 
+from tests.typed_results import assert_plain_json
+
 from core.cappuccino import engine as cappuccino_engine
 from core.cappuccino import synth, synth_run
 from core.cappuccino.result import CappuccinoResult
@@ -18,20 +20,6 @@ from core.jobs import CancelToken, run_foreground
 
 ENGINE = cappuccino_engine.ENGINE
 needs_cc = pytest.mark.skipif(synth.find_compiler() is None, reason="no C compiler (gcc/cc/clang) on PATH")
-
-
-def _plain_json(value, where="result"):
-    """Only the exact JSON types a session writes and reads back (no tuples, no numpy scalars)."""
-    kind = type(value)
-    if kind is dict:
-        for k, v in value.items():
-            assert type(k) is str, where
-            _plain_json(v, f"{where}.{k}")
-    elif kind is list:
-        for i, v in enumerate(value):
-            _plain_json(v, f"{where}[{i}]")
-    else:
-        assert kind in (str, int, float, bool, type(None)), f"{where}: {kind.__name__}"
 
 
 def _refuse_from_json(*args, **kwargs):
@@ -51,7 +39,7 @@ def _run(monkeypatch, *argv: str):
 
 def _reads_back(r: CappuccinoResult) -> None:
     stored = r.to_json()
-    _plain_json(stored)
+    assert_plain_json(stored)
     again = type(r).from_json(stored)
     assert again.to_json() == stored
     assert again == r                              # tuples where the type says tuple, as from_json builds

@@ -9,25 +9,13 @@ import json
 
 import pytest
 
+from tests.typed_results import assert_plain_json
+
 from core.engine import JobRequest, get_engine
 from core.fcnnx import engine as fcnnx_engine
 from core.fcnnx.result import FcnnxResult
 from core.jobs import CancelToken, run_foreground
 from core.workload import CnnSet, FpgaTarget
-
-
-def _plain_json(value, where="result"):
-    """Only the exact JSON types a session writes and reads back (no tuples, no numpy scalars)."""
-    kind = type(value)
-    if kind is dict:
-        for k, v in value.items():
-            assert type(k) is str, where
-            _plain_json(v, f"{where}.{k}")
-    elif kind is list:
-        for i, v in enumerate(value):
-            _plain_json(v, f"{where}[{i}]")
-    else:
-        assert kind in (str, int, float, bool, type(None)), f"{where}: {kind.__name__}"
 
 
 def _refuse_from_json(*args, **kwargs):
@@ -61,7 +49,7 @@ def test_engine_yields_its_typed_result_without_from_json(run_result):
 
 def test_json_form_reads_back_the_same(run_result):
     stored = run_result.to_json()
-    _plain_json(stored)
+    assert_plain_json(stored)
     again = type(run_result).from_json(stored)
     assert again.to_json() == stored
     assert again == run_result                     # tuples where the type says tuple, as from_json builds

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.typed_results import assert_plain_json
+
 from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken, run_foreground
 from core.merit import engine as merit_engine
@@ -26,19 +28,6 @@ def _run(workload: str, **settings: Any) -> Any:
     return outcome.result
 
 
-def _assert_plain(value: Any, where: str = "result") -> None:
-    """Only what json writes and reads back as the same value: no numpy numbers, no tuples."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            assert type(k) is str, where
-            _assert_plain(v, f"{where}.{k}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _assert_plain(v, f"{where}[{i}]")
-    else:
-        assert type(value) in (str, int, float, bool, type(None)), f"{where}: {type(value).__name__}"
-
-
 # conv3x3: the generated code and a layout whose butterfly test needs the XOR hash; gemm: a tile of
 # the settings' and no generated code (no "codegen" key); bilateral: a strategy with parameters
 @pytest.mark.parametrize("workload, settings", [("conv3x3", {"codegen": True}),
@@ -54,7 +43,7 @@ def test_the_engine_yields_its_typed_result_and_its_json_reads_back_unchanged(mo
     assert type(r) is MeritResult
     assert (r.codegen is not None) == settings["codegen"]
     stored = r.to_json()
-    _assert_plain(stored)
+    assert_plain_json(stored)
     assert json.loads(json.dumps(stored, allow_nan=False)) == stored
     assert type(r).from_json(stored).to_json() == stored
     assert list(stored) == [f for f in MeritResult.__dataclass_fields__ if f in stored]      # field order kept

@@ -13,6 +13,7 @@ from core.engine import get_engine
 from core.jobs import CancelToken, run_foreground
 from core.simulate import engine as simulate_engine
 from core.simulate.result import SimulateResult
+from tests.typed_results import assert_plain_json
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE2 = str(REPO / "assets/programs/analognet2_cain_table2.txt")
@@ -33,19 +34,6 @@ def _run(*argv: str) -> Any:
     return outcome.result
 
 
-def _assert_plain(value: Any, where: str = "result") -> None:
-    """Only what json writes and reads back as the same value: no numpy numbers, no tuples."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            assert type(k) is str, where
-            _assert_plain(v, f"{where}.{k}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _assert_plain(v, f"{where}[{i}]")
-    else:
-        assert type(value) in (str, int, float, bool, type(None)), f"{where}: {type(value).__name__}"
-
-
 def test_the_engine_yields_its_typed_result_and_its_json_reads_back_unchanged(monkeypatch) -> None:
     def refused(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("the engine read its own result through from_json")
@@ -56,7 +44,7 @@ def test_the_engine_yields_its_typed_result_and_its_json_reads_back_unchanged(mo
     assert type(r) is SimulateResult
     assert r.comparison is not None and r.warnings and r.noise.enabled
     stored = r.to_json()
-    _assert_plain(stored)
+    assert_plain_json(stored)
     assert json.loads(json.dumps(stored, allow_nan=False)) == stored
     assert type(r).from_json(stored).to_json() == stored
     assert list(stored) == [f for f in SimulateResult.__dataclass_fields__ if f in stored]    # field order kept
