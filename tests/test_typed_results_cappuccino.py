@@ -61,6 +61,7 @@ def test_compiled_run_builds_its_result_and_reads_back(monkeypatch):
     assert out.error is None, out.error
     r = out.result
     assert r.synthesis.programs and r.synthesis.speedups and r.classification_agreement
+    assert set(r.synthesis.speedups) == set(r.synthesis.programs)      # a speed-up for every program built
     _reads_back(r)
 
 
