@@ -36,32 +36,26 @@ SEEDS, HELD_OUT = list(range(1, 6)), list(range(101, 111))
 SAMPLERS = ("tpe", "nsga2", "random")
 
 # Grids of at least 500 points whose points take well under a second each, so the reference grid can
-# be computed here: the bound engine over a dataflow accelerator's design space (two objectives), and
-# Cain over its search settings with node budgets (one objective, then two).
+# be computed here: the bound engine over a dataflow accelerator's design space, with two objectives
+# and with one.
+_BOUND = {"engine": "bound", "workload": {"kind": "cnn", "network": "alexnet"},
+          "target": {"kind": "dataflow", "memory_bytes": 65536, "word_bits": 16, "pe_rows": 16, "pe_cols": 16},
+          "settings": {"sweep": False, "dataflows": []}}
+_MEMORY = {"param": "target.memory_bytes", "values": [k * 1024 for k in (8, 16, 24, 32, 48, 64, 96, 128, 192, 256,
+                                                                         384, 512)]}
+_WORD = {"param": "target.word_bits", "values": [8, 12, 16, 24, 32]}
 EXAMPLES: dict[str, dict[str, Any]] = {
     "bound-design": {
-        "name": "bound: accelerator design space", "engine": "bound",
-        "workload": {"kind": "cnn", "network": "alexnet"},
-        "target": {"kind": "dataflow", "memory_bytes": 65536, "word_bits": 16, "pe_rows": 16, "pe_cols": 16},
-        "settings": {"sweep": False, "dataflows": []},
-        "axes": [{"param": "target.memory_bytes", "values": [k * 1024 for k in (8, 16, 24, 32, 48, 64, 96, 128, 192, 256,
-                                                                                384, 512)]},
-                 {"param": "target.word_bits", "values": [8, 12, 16, 24, 32]},
-                 {"param": "target.pe_rows", "values": [4, 8, 16, 32, 64]},
+        **_BOUND, "name": "bound: accelerator design space",
+        "axes": [_MEMORY, _WORD, {"param": "target.pe_rows", "values": [4, 8, 16, 32, 64]},
                  {"param": "workload.network", "values": ["alexnet", "resnet18"]}],
         "metrics": [{"name": "gbuf_reads", "path": "totals.gbuf_reads"}, "optimal_traffic",
                     {"name": "memory", "path": "memory_bytes"}],
         "objectives": [["optimal_traffic", "minimize"], ["memory", "minimize"]],
     },
     "bound-onchip": {
-        "name": "bound: on-chip traffic", "engine": "bound",
-        "workload": {"kind": "cnn", "network": "alexnet"},
-        "target": {"kind": "dataflow", "memory_bytes": 65536, "word_bits": 16, "pe_rows": 16, "pe_cols": 16},
-        "settings": {"sweep": False, "dataflows": []},
-        "axes": [{"param": "target.memory_bytes", "values": [k * 1024 for k in (8, 16, 24, 32, 48, 64, 96, 128, 192, 256,
-                                                                                384, 512)]},
-                 {"param": "target.word_bits", "values": [8, 12, 16, 24, 32]},
-                 {"param": "target.pe_rows", "values": [4, 8, 16, 32]},
+        **_BOUND, "name": "bound: on-chip traffic",
+        "axes": [_MEMORY, _WORD, {"param": "target.pe_rows", "values": [4, 8, 16, 32]},
                  {"param": "target.pe_cols", "values": [4, 8, 16, 32]}],
         "metrics": [{"name": "gbuf_reads", "path": "totals.gbuf_reads"}],
         "objectives": [["gbuf_reads", "minimize"]],

@@ -374,18 +374,8 @@ def _fast(tp: Any) -> Reader:
                 return None
             raise _NotPlain
         return read_none
-    if tp is bool:
-        def read_bool(v: Any) -> Any:
-            if type(v) is bool:
-                return v
-            raise _NotPlain
-        return read_bool
-    if tp is int:
-        def read_int(v: Any) -> Any:
-            if type(v) is int:
-                return v
-            raise _NotPlain
-        return read_int
+    if tp is bool or tp is int or tp is str:           # exactly that type (a bool is no int here)
+        return _exact(tp)
     if tp is float:
         def read_float(v: Any) -> Any:
             kind = type(v)
@@ -393,12 +383,6 @@ def _fast(tp: Any) -> Reader:
                 return v
             raise _NotPlain
         return read_float
-    if tp is str:
-        def read_str(v: Any) -> Any:
-            if type(v) is str:
-                return v
-            raise _NotPlain
-        return read_str
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _fast_dataclass(tp)
     origin, args = get_origin(tp), get_args(tp)
@@ -468,6 +452,14 @@ def _fast(tp: Any) -> Reader:
             return out
         return read_dict
     raise TypeError(f"core.results: cannot check values of type {tp!r}")
+
+
+def _exact(kind: type) -> Reader:
+    def read_exact(v: Any) -> Any:
+        if type(v) is kind:
+            return v
+        raise _NotPlain
+    return read_exact
 
 
 def _fast_dataclass(cls: type) -> Reader:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar, Union
+from typing import Any, ClassVar, Literal, TypeVar, Union
 
 from core.checks import INT_LIMIT, check_numbers, number_problem
 from core.errors import InputError
@@ -383,12 +383,17 @@ WORKLOAD_KINDS = KindTitles("workloads")
 
 
 def workload_from_json(d: Any, path: str = "workload") -> Workload:
+    value: Workload = _read_item("workloads", "workload", WORKLOAD_KINDS, d, path)
+    return value
+
+
+def _read_item(lib: Literal["workloads", "targets"], what: str, titles: Any, d: Any, path: str) -> Any:
+    """A library item of a registered kind (core.kinds), read by its kind's reader, no unknown key."""
     kind = _get(d, "kind", path, str)
-    found = kind_of("workloads", kind)
+    found = kind_of(lib, kind)
     if found is None:
-        raise InputError(f"unknown workload kind {kind!r}; expected one of {', '.join(WORKLOAD_KINDS)}",
-                         _join(path, "kind"))
-    value: Workload = found.read(d, path)
+        raise InputError(f"unknown {what} kind {kind!r}; expected one of {', '.join(titles)}", _join(path, "kind"))
+    value = found.read(d, path)
     _refuse_unknown_keys(d, value, path)
     return value
 
@@ -527,13 +532,7 @@ TARGET_KINDS = KindTitles("targets")
 
 
 def target_from_json(d: Any, path: str = "target") -> Target:
-    kind = _get(d, "kind", path, str)
-    found = kind_of("targets", kind)
-    if found is None:
-        raise InputError(f"unknown target kind {kind!r}; expected one of {', '.join(TARGET_KINDS)}",
-                         _join(path, "kind"))
-    value: Target = found.read(d, path)
-    _refuse_unknown_keys(d, value, path)
+    value: Target = _read_item("targets", "target", TARGET_KINDS, d, path)
     return value
 
 
