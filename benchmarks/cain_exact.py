@@ -93,8 +93,10 @@ def _share(job: tuple[str, int, int, float, int, int]) -> dict:
             "seconds": round(time.monotonic() - t0, 2)}
 
 
-def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes: int, relax_nodes: int) -> dict:
-    """The proof shared out over `parts` shares in `workers` processes (each within `budget_s` of the start)."""
+def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes: int, relax_nodes: int,
+              shares: list[int] | None = None) -> dict:
+    """The proof shared out over `parts` shares in `workers` processes (each within `budget_s` of the start).
+    `shares`: only these of them (a long proof run in several sittings; the verdict then covers those only)."""
     import multiprocessing as mp
 
     ks, known = next((ks, known) for nm, ks, known in sets() if nm == name)
@@ -103,17 +105,20 @@ def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes:
     t0 = time.monotonic()
     done: list[dict] = []
     with mp.get_context("spawn").Pool(workers) as pool:
-        jobs = [(name, k, parts, budget_s, slice_nodes, relax_nodes) for k in range(parts)]
+        todo = range(parts) if shares is None else [k for k in shares if 0 <= k < parts]
+        jobs = [(name, k, parts, budget_s, slice_nodes, relax_nodes) for k in todo]
         for r in pool.imap_unordered(_share, jobs):
             done.append(r)
             print(f"  share {r['share']:3d}: bound {r['bound']} (relaxed {r['relaxed_bound']}) "
                   f"{'done' if r['done'] else 'stopped'} {r['nodes']:,} nodes {r['seconds']} s "
-                  f"[{len(done)}/{parts}, {time.monotonic() - t0:.0f} s]", flush=True)
+                  f"[{len(done)}/{len(jobs)}, {time.monotonic() - t0:.0f} s]", flush=True)
     bound = min(r["bound"] for r in done)
     programs = [r["program"] for r in done if r["program"]]
     best = min(programs, key=len) if programs else None
     if best is not None:
         verdict = f"a program of {len(best)} found"
+    elif len(done) < parts:
+        verdict = f"{len(done)} of {parts} shares: every length below {bound} refuted in them"
     elif known is not None and bound >= known:
         verdict = f"{known} proven optimal"
     else:
@@ -133,11 +138,19 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="processes for the parts (default 2)")
     ap.add_argument("--relax-nodes", type=int, default=10 ** 12,
                     help="with --parts: nodes of the relaxed phase before the exact one (default: all it needs)")
+    ap.add_argument("--shares", default="", help="with --parts: only these shares, e.g. 0-31 or 3,7 (a proof in "
+                    "several sittings)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    shares = None
+    if args.shares:
+        shares = []
+        for piece in args.shares.split(","):
+            lo, _, hi = piece.partition("-")
+            shares += list(range(int(lo), int(hi or lo) + 1))
     want = [s for s in args.sets.split(",") if s]
     if args.parts:
-        out = [run_parts(name, args.parts, args.workers, args.budget_s, args.slice, args.relax_nodes)
+        out = [run_parts(name, args.parts, args.workers, args.budget_s, args.slice, args.relax_nodes, shares)
                for name, _ks, _known in sets() if not want or name in want]
         for r in out:
             print(f"{r['name']}: {r['verdict']} (bound {r['bound']}, general {r['general_bound']}; {r['parts']} parts "

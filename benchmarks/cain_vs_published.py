@@ -340,6 +340,12 @@ def load_cache(path: Path) -> dict[str, Any]:
     return d.get("runs", {}) if isinstance(d, dict) else {}
 
 
+def write_atomic(path: Path, doc: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(path)
+
+
 def save_cache(path: Path, runs: dict[str, Any]) -> None:
     doc = {"about": "published Cain results for benchmarks/cain_vs_published.py (key: set|isa|registers|"
                     "time|workers|tool commit|hash of all of them with the kernels)", "runs": runs}
@@ -535,6 +541,9 @@ def _main(argv: list[str] | None = None) -> int:
           f"{os.cpu_count()} cores, load average {load[0]:.1f} at start", flush=True)
     print(HEADER, flush=True)
 
+    settings = {"time_s": args.time, "isa": isas, "registers": args.registers, "workers": args.workers,
+                "published_workers": args.published_workers, "published": str(pub.root) if pub else None,
+                "published_commit": pub.commit if pub else None, "cores": os.cpu_count()}
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="cain-vs-published-") as tmp:
         work = args.work or Path(tmp)
@@ -563,12 +572,11 @@ def _main(argv: list[str] | None = None) -> int:
                 rows.append({"set": s.name, "suite": s.suite, "held_aside": s.held_aside, "draw": s.draw, "isa": isa,
                              "kernels": len(s.kernels), "published": asdict(p_run) if p_run else None,
                              "ours": asdict(o_run) if o_run else None, "load_average": os.getloadavg()[0]})
-    settings = {"time_s": args.time, "isa": isas, "registers": args.registers, "workers": args.workers,
-                "published_workers": args.published_workers, "published": str(pub.root) if pub else None,
-                "published_commit": pub.commit if pub else None, "cores": os.cpu_count()}
+                if args.save:       # after every row, so a stopped run keeps what it measured (--report reads it)
+                    write_atomic(args.save, {"settings": settings, "rows": rows, "partial": True})
     doc = {"settings": settings, "rows": rows, "summary": report(rows, args.markdown)}
     if args.save:
-        args.save.write_text(json.dumps(doc, indent=1) + "\n")
+        write_atomic(args.save, doc)
     if args.json:
         print(json.dumps(doc, indent=1))
     return 0
