@@ -3,7 +3,9 @@
 DRAM holds the input, weight and output arrays. The buffer holds one tile of each tensor. Moving
 to a new loop iteration fetches any tile that changed (input tiles with their halo: exactly the
 input rows and columns some window of the tile reads, so zero padding, which is generated on chip,
-and rows a stride larger than the kernel skips are never fetched), writes a replaced partial-sum
+and rows a stride larger than the kernel skips are never fetched; a sliding tiling's next tile along
+the sweep, the same batch and channel tile one step down or right, keeps the rows or columns the
+previous tile holds, copied from the buffer, and fetches the others), writes a replaced partial-sum
 tile back to DRAM, and reads it back if that output tile was started before. The MACs are computed
 from the buffered data only (rows not fetched are zeros on chip), and the final DRAM output is
 compared with a direct convolution on inputs with no zero, so a tiling that forgot a word would
@@ -98,6 +100,7 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
         res: dict[str, tuple | None] = {"in": None, "w": None, "out": None}
         data: dict[str, np.ndarray] = {}
         started: set[tuple] = set()
+        in_rows = in_cols = np.zeros(0, dtype=np.int64)             # what the input tile on chip holds
         held = 0                                                 # a tensor held for the whole group
         if tiling.hold == "W":
             w_held = w[co0:co0 + shape.Cog].copy()
@@ -139,10 +142,34 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
             if tiling.hold == "I":
                 data["in"] = x_held[n0:n1, c0:c1][:, :, rows][:, :, :, cols]      # on chip already
             elif res["in"] != key_in:
-                data["in"] = x[n0:n1, ci0 + c0:ci0 + c1][:, :, rows][:, :, :, cols].copy()
-                counts.input_reads += data["in"].size
-                log("inputs", "read", data["in"].size)
+                prev = res["in"]
+                src = x[n0:n1, ci0 + c0:ci0 + c1]
+                if (tiling.slide and prev is not None and prev[:2] == key_in[:2]
+                        and ((prev[3] == key_in[3] and key_in[2] == prev[2] + 1)
+                             or (prev[2] == key_in[2] and key_in[3] == prev[3] + 1))):
+                    # The next tile along the sweep: rows (columns) the previous tile read stay on
+                    # chip, taken from the buffer; only the others come from DRAM.
+                    along_p = key_in[2] == prev[2] + 1
+                    new_idx, old_idx = (rows, in_rows) if along_p else (cols, in_cols)
+                    kept = np.isin(new_idx, old_idx)
+                    where = np.searchsorted(old_idx, new_idx[kept])
+                    tile = np.empty((n1 - n0, c1 - c0, rows.size, cols.size))
+                    if along_p:
+                        tile[:, :, kept] = data["in"][:, :, where]
+                        tile[:, :, ~kept] = src[:, :, rows[~kept]][:, :, :, cols]
+                        fetched = (n1 - n0) * (c1 - c0) * int((~kept).sum()) * cols.size
+                    else:
+                        tile[:, :, :, kept] = data["in"][:, :, :, where]
+                        tile[:, :, :, ~kept] = src[:, :, rows][:, :, :, cols[~kept]]
+                        fetched = (n1 - n0) * (c1 - c0) * rows.size * int((~kept).sum())
+                    data["in"] = tile
+                else:
+                    data["in"] = src[:, :, rows][:, :, :, cols].copy()
+                    fetched = data["in"].size
+                counts.input_reads += fetched
+                log("inputs", "read", fetched)
                 res["in"] = key_in
+                in_rows, in_cols = rows, cols
             words = (held if tiling.hold == "I" else data["in"].size) + \
                 (held if tiling.hold == "W" else data["w"].size) + data["out"].size
             counts.peak_words = max(counts.peak_words, words)

@@ -198,3 +198,35 @@ def test_cnn_set_is_not_a_bound_workload():
 
     res = run_foreground(ENGINE.run(_request(CnnSet(["lenet5"]), {"sweep": False}), CancelToken()), quiet=True)
     assert isinstance(res.error, InputError) and res.error.where == "workload"
+
+
+def test_curves_per_layer_and_network_are_drawn_and_exported(panel, result, tmp_path, monkeypatch):
+    """Bound against buffer size (issue 33): the sweep runs from 1 KiB to the largest layer's whole
+    working set, each size with every layer's proven bound and optimal traffic; the tab draws the
+    network's or one layer's curve and exports all of them as CSV."""
+    from core.bound.analysis import curves_csv, working_set_bytes
+
+    r, _ = result
+    kib = [row.memory_bytes // 1024 for row in r.sweep]
+    assert kib[0] == 1 and kib[-1] * 1024 >= working_set_bytes([l.shape for l in r.layers], r.word_bits)
+    assert all(len(row.layers) == len(r.layers) for row in r.sweep)
+    for i, l in enumerate(r.layers):
+        pts = [row.layers[i] for row in r.sweep]
+        assert all(p.optimal is None or p.optimal >= p.reference for p in pts)
+        opt = [p.optimal for p in pts if p.optimal is not None]
+        assert all(a >= b for a, b in zip(opt, opt[1:]))              # more memory never costs traffic
+        assert opt[-1] == pts[-1].reference                            # the whole working set: compulsory
+    panel.show_result(r)
+    assert panel.curve_of.count() == len(r.layers) + 1
+    panel.curve_of.setCurrentIndex(1)
+    names = {item.name() for item in panel.sweep_plot.getPlotItem().listDataItems()}
+    assert names == {"proven", "optimal"}
+    text = curves_csv(r)
+    lines = text.splitlines()
+    assert lines[0].startswith("curve,memory (bytes),memory (words),proven bound")
+    assert len(lines) == 1 + len(r.sweep) * (1 + len(r.layers))
+    assert any(line.startswith(f"{r.layers[0].name},1024,") for line in lines)
+    out = tmp_path / "curves.csv"
+    monkeypatch.setattr("gui.panels.bound.QFileDialog.getSaveFileName", lambda *a, **k: (str(out), ""))
+    panel.export_curves.click()
+    assert out.read_text() == text

@@ -4,6 +4,7 @@ over all schedules of tiny layers, Belady schedules of other MAC orders) moving 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -11,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from core.bound.bounds import (MacCounts, axes, conv_bound, mac_counts, segment_bound, segment_macs,
+from core.bound.bounds import (MacCounts, axes, conv_bound, mac_counts, segment_bound, segment_macs, segment_words,
                                window_reuse)
 from core.bound.loopnest import BASELINES, evaluate, min_memory, search_baseline, search_optimal
 from core.bound.shapes import ConvShape, from_conv
@@ -120,13 +121,14 @@ def test_segment_bound_has_the_papers_leading_term():
 
 # ------------------------------------------------------------------ no dataflow of the engine's space beats it
 def _all_nests_min(s: ConvShape, S: int) -> int | None:
-    """The least traffic of every loop order (120) and every tiling (n, m, c, p, q) that fits in S."""
+    """The least traffic of every loop order (120) and every tiling (n, m, c, p, q) that fits in S, input
+    tiles sliding (which never adds traffic, so it stands for both)."""
     g = s.group_shape()
     grids = np.meshgrid(*(np.arange(1, v + 1) for v in (g.B, g.Co, g.Ci, g.Ho, g.Wo)), indexing="ij")
     n, m, c, p, q = (a.ravel() for a in grids)
     best = None
     for order in itertools.permutations("NMCPQ"):
-        r = evaluate(g, "".join(order), n, m, c, p, q)
+        r = evaluate(g, "".join(order), n, m, c, p, q, "", True)
         ok = r["memory"] <= S
         if ok.any():
             t = int((r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"])[ok].min())
@@ -273,3 +275,71 @@ def test_segment_bound_is_used_only_where_it_is_valid_for_every_memory():
     assert all(a >= b for a, b in zip(refs, refs[1:]))
     segs = [segment_bound(s, S).total for S in (64, 128, 256, 512, 1024, 4096, 16384)]
     assert all(a >= b for a, b in zip(segs, segs[1:]))
+
+
+# ------------------------------------------------------------------ the last segment (issue 33)
+def test_segment_words_is_the_inverse_and_never_above_a_feasible_set():
+    """X_min(v), the fewest inputs + weights + outputs among which v MACs can lie: for every triple
+    (a, b, c) of real sizes, the v it allows (Lemma 1 and the caps) has X_min(v) <= a + b + c (what
+    soundness needs), and X_min inverts F."""
+    rnd = random.Random(4)
+    for _ in range(300):
+        c = MacCounts(10 ** 12, rnd.randint(1, 30), rnd.randint(1, 500), rnd.randint(1, 3000), rnd.randint(1, 3000))
+        for _ in range(10):
+            a, b, o = (rnd.uniform(0, 3000) for _ in range(3))
+            v = min(math.sqrt(c.R * a * b * o), a * c.per_input, b * c.per_weight, o * c.per_output)
+            assert segment_words(v, c) <= (a + b + o) * (1 + 1e-12) + 1e-9, (c, a, b, o)
+        X = rnd.uniform(1, 5000)
+        v = segment_macs(X, c)
+        assert segment_words(v, c) <= X * (1 + 1e-7)
+        assert segment_macs(segment_words(v, c), c) >= v * (1 - 1e-7)
+
+
+def test_the_last_segment_lifts_the_bound_where_few_segments_fit():
+    """n full segments of M reads leave MACs - F(M) - (n-1) F(S+M) for a last one, which needs
+    X_min(rest) - S reads more; on a layer with a handful of segments this lifts the bound."""
+    s = _shape(Ci=64, H=30, W=30, Co=64, kh=3, kw=3)
+    lifted = []
+    for S in (4096, 8192, 16384, 32768):
+        b = segment_bound(s, S)
+        assert 0 <= b.last_segment <= b.reads_per_segment
+        assert (b.total - b.last_segment) % b.reads_per_segment == 0
+        lifted.append(b.last_segment / b.total)
+    assert max(lifted) > 0.02, lifted
+
+
+# ------------------------------------------------------------------ a bound set too high fails these checks
+MATMUL_LIKE = [(_shape(Ci=8, H=6, W=6, Co=8, kh=1, kw=1), S) for S in (12, 24, 48)] + \
+    [(_shape(Ci=6, H=8, W=8, Co=8, kh=3, kw=3, pad=1), S) for S in (60, 120)]
+
+
+@functools.lru_cache(maxsize=1)
+def _least_traffic() -> tuple[tuple[ConvShape, int, int], ...]:
+    """(layer, S, least traffic found) for the exact search over every schedule (tiny layers) and for
+    every loop order and tiling (matmul-like layers, where the segment bound binds); computed once."""
+    cases = [(_shape(**spec), S) for spec in TINY[:6] for S in (3, 4)]
+    exact = [(s, S, optimal_traffic(s, S)) for s, S in cases]
+    return tuple(exact + [(s, S, _all_nests_min(s, S)) for s, S in MATMUL_LIKE])
+
+
+def _violations(bound_of) -> list[tuple]:
+    """The cases of `_least_traffic` in which a schedule moves less than `bound_of(shape, S)`."""
+    return [(s, S) for s, S, least in _least_traffic() if least < bound_of(s, S) - 1e-9]
+
+
+def test_a_bound_set_too_high_fails_these_checks(monkeypatch):
+    """The checks have teeth: the proven bound passes them, and each of these too-high bounds fails
+    some: 10 % more; the segment bound plus the output writes (the term the proof cannot add: it
+    already spends the final stores on creating the partial sums); F 20 % too small; the last
+    segment's reads 30 % too many."""
+    from core.bound import bounds
+
+    assert _violations(lambda s, S: conv_bound(s, S).reference) == []
+    assert _violations(lambda s, S: 1.1 * conv_bound(s, S).reference)
+    assert _violations(lambda s, S: conv_bound(s, S).segment.total + s.outputs)
+    f, x = bounds.segment_macs, bounds.segment_words
+    monkeypatch.setattr(bounds, "segment_macs", lambda X, c: 0.8 * f(X, c))
+    assert _violations(lambda s, S: conv_bound(s, S).reference)
+    monkeypatch.setattr(bounds, "segment_macs", f)
+    monkeypatch.setattr(bounds, "segment_words", lambda v, c: 1.3 * x(v, c))
+    assert _violations(lambda s, S: conv_bound(s, S).reference)

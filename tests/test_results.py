@@ -271,6 +271,9 @@ def _keeps(upgraded: Any, stored: Any) -> bool:
     """Whether `upgraded` holds everything `stored` holds, with the same values."""
     if isinstance(stored, dict):
         return isinstance(upgraded, dict) and all(k in upgraded and _keeps(upgraded[k], v) for k, v in stored.items())
+    if isinstance(stored, list):          # list items (layers, sweep rows) may gain fields too
+        return isinstance(upgraded, list) and len(upgraded) == len(stored) and \
+            all(_keeps(u, s) for u, s in zip(upgraded, stored))
     return upgraded == stored
 
 

@@ -105,18 +105,42 @@ def segment_macs(X: float, c: MacCounts) -> float:
     return min(v, float(c.macs)) * (1 + 1e-9)
 
 
+def segment_words(v: float, c: MacCounts) -> float:
+    """X_min(v): the fewest inputs, weights and outputs (in all) among which v MACs can lie, the
+    inverse of `segment_macs` (the same four ranges, read forwards); lowered by a relative 1e-9 so that
+    rounding never puts it above the true minimum. Infinite past the layer's MACs."""
+    if v <= 0:
+        return 0.0
+    if v > c.macs * (1 + 1e-9):
+        return math.inf
+    R = float(c.R)
+    K1, K2, K3 = sorted((float(c.per_input), float(c.per_weight), float(c.per_output)), reverse=True)
+    if v <= K3 ** 3 / R:                          # no cap binds: a = b = c
+        x = 3 * (v * v / R) ** (1 / 3)
+    elif v <= K2 ** 2 * K3 / R:                   # the smallest cap binds
+        x = 2 * math.sqrt(v * K3 / R) + v / K3
+    elif v <= K1 * K2 * K3 / R:                   # two caps bind
+        x = K2 * K3 / R + v / K2 + v / K3
+    else:                                         # all three
+        x = v * (1 / K1 + 1 / K2 + 1 / K3)
+    return x * (1 - 1e-9)
+
+
 @dataclass(frozen=True)
 class SegmentBound:
-    """Q >= ceil((MACs - F(M)) / F(S + M)) * M, the best over segment lengths M (reads per segment)."""
+    """Q >= n*M + y: n full segments of M reads (n = ceil((MACs - F(M)) / F(S + M))) and the y reads
+    the last, partial segment needs for the MACs the full ones cannot hold; the best over M."""
 
     total: float
     reads_per_segment: int      # M that gave the bound
     macs_per_segment: float     # F(S + M): most MACs one segment can do
+    last_segment: float = 0.0   # y: reads the last segment needs (part of total)
 
 
 def segment_bound(shape: ConvShape, S: int, counts: MacCounts | None = None) -> SegmentBound:
     """The segment bound for S words (docs/bound.md, "The proven bound"). The first segment starts
-    with nothing on chip, so it holds at most F(M) MACs and every later one F(S + M)."""
+    with nothing on chip, so it holds at most F(M) MACs, every later full one F(S + M), and a last
+    segment of y < M reads F(S + y)."""
     c = counts or mac_counts(shape)
 
     def at(k: int) -> SegmentBound:
@@ -124,8 +148,16 @@ def segment_bound(shape: ConvShape, S: int, counts: MacCounts | None = None) -> 
         f = segment_macs(S + M, c)
         if f <= 0:
             return SegmentBound(0.0, M, f)
-        # MACs <= F(M) + (h - 1) F(S + M) for h segments, and segments 1..h-1 read M words each
-        return SegmentBound(float(max(0, math.ceil((c.macs - segment_macs(M, c)) / f)) * M), M, f)
+        first = segment_macs(M, c)
+        if first >= c.macs:                       # one segment, nothing on chip at its start: F(y) >= MACs
+            y = math.floor(segment_words(c.macs, c))
+            return SegmentBound(float(y), M, f, float(y))
+        # n full segments of M reads then y < M: MACs <= F(M) + (n - 1) F(S + M) + F(S + y)
+        n = max(1, math.ceil((c.macs - first) / f))
+        rest = c.macs - first - (n - 1) * f
+        y = max(0, math.floor(segment_words(rest, c) - S)) if rest > segment_macs(S, c) else 0
+        y = min(y, M)
+        return SegmentBound(float(n * M + y), M, f, float(y))
 
     k0 = max(_COARSE, key=lambda k: at(k).total)
     return max((at(k) for k in range(k0 - 3, k0 + 4)), key=lambda b: b.total)

@@ -202,7 +202,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     analysis_s = time.perf_counter() - t0
     sweep: list[SweepRow] = []
     if s["sweep"]:
-        machines = sweep_machines(m)
+        machines = sweep_machines(m, shapes)
         for j, mm in enumerate(machines):
             cancel.check()
             yield Progress(0.5 + 0.5 * j / len(machines), f"memory sweep {mm.memory_bytes // 1024} KiB")
@@ -306,8 +306,14 @@ def _fmt(v: float | None) -> str:
 
 
 def _tiling(t: Tiling) -> str:
-    """b,z,y,x,k, with +W or +I when the weights or the inputs are held for the whole layer."""
-    return f"{t.b},{t.z},{t.y},{t.x},{t.k}" + (f"+{t.hold}" if t.hold else "")
+    """b,z,y,x,k, with +W or +I when the weights or the inputs are held for the whole layer, the loop
+    order when it is not the paper's N P Q M C, and ~ when input tiles slide."""
+    return (f"{t.b},{t.z},{t.y},{t.x},{t.k}" + (f"+{t.hold}" if t.hold else "")
+            + (f" {t.order}" if t.order != "NPQMC" else "") + ("~" if t.slide else ""))
+
+
+# How a layer's gap to the bound shows in the table (core.bound.result.Gap)
+_GAP = {"attained": "-", "output writes": "w", "open": "?"}
 
 
 def _num(v: float | None) -> str:
@@ -321,7 +327,7 @@ def format_text(result: EngineResult) -> str:
     lines = [f"Communication bounds: {r.source.name}, S = {r.memory_words} words "
              f"({r.memory_bytes} B, {r.word_bits}-bit), batch {r.batch}", ""]
     head = (f"{'layer':10s} {'R':>3s} {'proven':>10s} {'paper':>9s} {'optimal':>9s} {'ratio':>6s} {'/paper':>6s}  "
-            f"{'tiling b,z,y,x,k':18s}")
+            f"{'gap':>3s}  {'tiling b,z,y,x,k':24s}")
     head += "".join(f" {k:>9s}" for k in flows)
     lines += [head, "-" * len(head)]
     for l in r.layers:
@@ -329,7 +335,8 @@ def format_text(result: EngineResult) -> str:
         which = "s" if b.segment.total > b.compulsory.total else "c"
         row = (f"{l.name[:10]:10s} {b.R:3d} {_fmt(b.reference):>9s}{which} {_fmt(b.paper.total):>9s} "
                f"{_fmt(l.optimal.traffic.total):>9s} {_num(l.optimal.ratio_reference)} "
-               f"{_num(l.optimal.ratio_paper)}  " + _tiling(t).ljust(18))
+               f"{_num(l.optimal.ratio_paper)} {_GAP.get(l.gap.source if l.gap else '', ' ')!s:>3s}  "
+               + _tiling(t).ljust(24))
         for k in flows:
             bl = l.baselines[k]
             row += f" {_fmt(None if bl is None else bl.traffic.total):>9s}"
@@ -342,8 +349,11 @@ def format_text(result: EngineResult) -> str:
     lines += ["", "Traffic in words (M = 10^6). proven = the lower bound no schedule can beat: the larger of the "
               "segment bound (s) and the compulsory traffic (c), see docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
               "output writes (asymptotic, not a bound); ratio = optimal / proven, /paper = optimal / paper; +W / +I: the "
-              "weights / inputs held on chip for the whole layer.",
-              f"Worst layer ratio to the proven bound: {_num(tot.worst_ratio_reference).strip()}",
+              "weights / inputs held on chip for the whole layer; ORDER: the loop order (outermost first) when "
+              "not N P Q M C; ~: input tiles slide (keep the rows or columns the previous tile shares); gap: - "
+              "none (bound attained), w no larger than the output writes (which the proof cannot add), ? open.",
+              f"Worst layer ratio to the proven bound: {_num(tot.worst_ratio_reference).strip()}; gap: "
+              + ", ".join(f"{sum(1 for l in r.layers if l.gap and l.gap.source == k)} {k}" for k in _GAP),
               f"Optimal dataflow GBuf reads (on chip, {r.pe_rows}x{r.pe_cols} PEs): {_fmt(tot.gbuf_reads)}"]
     a = r.paper_architecture
     lines.append(f"Paper's sizing example: {a.pe_rows}x{a.pe_cols} PEs, {a.psum_entries} psum entries "
@@ -360,8 +370,9 @@ ENGINE = EngineSpec(
     title="Communication bounds",
     summary="Proven lower bound of off-chip traffic for each CNN layer with S words on chip (a red-blue pebble "
             "segment bound with the exact window reuse R, and the compulsory traffic; the paper's asymptotic "
-            "2*MACs/sqrt(R*S) beside it, Chen et al. HPCA 2020), the communication-optimal output-stationary "
-            "dataflow with its exact "
+            "2*MACs/sqrt(R*S) beside it, Chen et al. HPCA 2020), the dataflow with the least traffic over a "
+            "stated space (the paper's output-stationary tiling and every loop order, input tiles sliding with "
+            "their halo, tensors held) with its exact "
             "integer tiling, and weight-, input-, output- and row-stationary baselines searched under the "
             "same memory, plus the PE-array GBuf/register traffic.",
     run=run,

@@ -161,6 +161,26 @@ def axis_tables(ax: Axis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return trips, total, peak
 
 
+@lru_cache(maxsize=4096)
+def slide_table(ax: Axis) -> np.ndarray:
+    """For t = 1..O: input rows one sweep over the tiles of `t` output rows loads when each tile keeps
+    on chip the rows it shares with the tile before it (the halo of a sliding window) and loads only
+    the others: |rows(0)| + sum over i >= 1 of |rows(i) - rows(i-1)|. A row two tiles apart reads
+    again (dilation gaps) is loaded again: only the previous tile's rows are kept.
+
+    Counted per input row as the runs of consecutive tiles that read it. Index 0 is unused."""
+    out = np.zeros(ax.O + 1, dtype=np.int64)
+    rows = ax.taps()
+    ok = (rows >= 0) & (rows < ax.I)
+    real = rows[ok]
+    outs = np.broadcast_to(np.arange(ax.O)[:, None], rows.shape)[ok]
+    for t in range(1, ax.O + 1):
+        keys = np.unique((outs // t) * ax.I + real)
+        out[t] = keys.size - int(np.isin(keys - ax.I, keys).sum())      # (tile - 1, same row) also read
+    out.setflags(write=False)
+    return out
+
+
 def max_reuse(ax: Axis) -> int:
     """The largest number of (output position, kernel tap) pairs that read one input row."""
     rows = ax.taps()

@@ -18,17 +18,25 @@ A tensor may instead be *held*: all of one group's weights ("W"), or all the inp
 ("I"), loaded once when the group starts and kept for the whole nest, whatever its loops do (what
 ZigZag's uneven mappings call keeping an operand at the buffer level above every loop). A small
 weight tensor is worth holding when the output channels are tiled inside a spatial tile.
+
+A tiling may *slide*: when the innermost input loop that has more than one trip is P (Q), each
+input tile keeps the rows (columns) it shares with the tile before it, the halo of a sliding
+window, and loads only the others (`geometry.slide_table`); a line buffer is the case of whole
+rows (q = Wo, all channels in one tile) sliding down. It costs no memory (the kept rows are part of
+the next tile) and never adds traffic, so the searches always slide where it applies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, ClassVar, Iterable
 
 import numpy as np
 
 from core.bound.bounds import axes
-from core.bound.geometry import axis_tables, distinct_tiles, rows_used
+from core.bound.geometry import axis_tables, distinct_tiles, rows_used, slide_table
 from core.bound.shapes import ConvShape
 from core.results import to_plain
 
@@ -38,8 +46,9 @@ RELEVANT = {"inputs": frozenset("NCPQ"), "weights": frozenset("MC"), "outputs": 
 
 @dataclass(frozen=True)
 class Tiling:
-    """Tile sizes (n = b, m = z, c = k, p = y, q = x in the paper's names), the loop order, and the
-    tensor held on chip for the whole group ("W" weights, "I" inputs, "" none)."""
+    """Tile sizes (n = b, m = z, c = k, p = y, q = x in the paper's names), the loop order, the
+    tensor held on chip for the whole group ("W" weights, "I" inputs, "" none), and whether input
+    tiles slide (keep the halo they share with the previous tile along the innermost input loop)."""
 
     JSON_DERIVED: ClassVar[tuple[str, ...]] = ("b", "z", "k", "y", "x")     # the paper's names, in the JSON too
 
@@ -50,6 +59,7 @@ class Tiling:
     q: int
     order: str = "NPQMC"
     hold: str = ""
+    slide: bool = False
 
     # The paper's names of the tile sizes
     @property
@@ -117,7 +127,8 @@ def held_words(g: ConvShape, hold: str) -> int:
     return 0
 
 
-def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any, hold: str = "") -> dict[str, np.ndarray]:
+def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any, hold: str = "",
+             slide: bool = False) -> dict[str, np.ndarray]:
     """Traffic of one group for arrays of tile sizes (broadcast together)."""
     ay, ax = axes(g)
     _, tot_y, peak_y = axis_tables(ay)
@@ -134,7 +145,20 @@ def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any, h
             else:
                 f = f * np.where(active, trips[dim], 1)
         factors[tensor] = f
-    all_inputs = g.B * g.Ci * tot_y[p] * tot_x[q]
+    rows, cols = tot_y[p], tot_x[q]
+    if slide:
+        # The innermost input loop with more than one trip: a sweep along it loads each tile's new
+        # rows (columns) only; every other input loop change starts a new sweep.
+        found = np.zeros((), dtype=bool)
+        for dim in reversed(order):
+            if dim in RELEVANT["inputs"]:
+                this = ~found & (trips[dim] > 1)
+                if dim == "P":
+                    rows = np.where(this, slide_table(ay)[p], rows)
+                elif dim == "Q":
+                    cols = np.where(this, slide_table(ax)[q], cols)
+                found = found | this
+    all_inputs = g.B * g.Ci * rows * cols
     outputs = g.B * g.Co * g.Ho * g.Wo
     in_tile, w_tile = n * c * peak_y[p] * peak_x[q], m * c * g.Hk * g.Wk
     input_reads = factors["inputs"] * all_inputs
@@ -153,7 +177,7 @@ def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any, h
 def traffic_of(shape: ConvShape, t: Tiling) -> Traffic:
     """Exact traffic of the whole layer (every group) for one tiling."""
     g = shape.group_shape()
-    r = evaluate(g, t.order, t.n, t.m, t.c, t.p, t.q, t.hold)
+    r = evaluate(g, t.order, t.n, t.m, t.c, t.p, t.q, t.hold, t.slide)
     G = shape.groups
     return Traffic(input_reads=G * int(r["input_reads"]), weight_reads=G * int(r["weight_reads"]),
                    output_writes=G * int(r["output_writes"]), output_reads=G * int(r["output_reads"]),
@@ -217,7 +241,7 @@ class SearchResult:
 
 
 def _search(shape: ConvShape, S: int, orders: Iterable[str], ns: np.ndarray, cs: np.ndarray, ps: np.ndarray,
-            qs: np.ndarray, holds: Iterable[str] = ("",)) -> SearchResult | None:
+            qs: np.ndarray, holds: Iterable[str] = ("",), slide: bool = False) -> SearchResult | None:
     """Minimum total traffic over the grid n x c x p x q (m maximal), the given orders and held tensors.
 
     Ties go to the smaller on-chip footprint, then to the earlier grid point (deterministic)."""
@@ -234,12 +258,13 @@ def _search(shape: ConvShape, S: int, orders: Iterable[str], ns: np.ndarray, cs:
                 continue
             n, m, c, p, q = n[ok], m[ok], c[ok], p[ok], q[ok]
             for order in orders:
-                r = evaluate(g, order, n, m, c, p, q, hold)
+                r = evaluate(g, order, n, m, c, p, q, hold, slide and hold != "I")
                 total = r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"]
                 count += total.size
                 key = np.lexsort((r["memory"], total))[0]
                 cand = (int(total[key]), int(r["memory"][key]),
-                        Tiling(int(n[key]), int(m[key]), int(c[key]), int(p[key]), int(q[key]), order, hold))
+                        Tiling(int(n[key]), int(m[key]), int(c[key]), int(p[key]), int(q[key]), order, hold,
+                               slide and hold != "I"))
                 if best is None or cand[:2] < best[:2]:
                     best = cand
     if best is None:
@@ -248,7 +273,8 @@ def _search(shape: ConvShape, S: int, orders: Iterable[str], ns: np.ndarray, cs:
 
 
 def search_baseline(shape: ConvShape, S: int, family: Family) -> SearchResult | None:
-    """Best tiling of a baseline dataflow: every trip count of every dimension, m sized to fill S."""
+    """Best tiling of a baseline dataflow: every trip count of every dimension, m sized to fill S. The
+    baselines are the conventional dataflows: no sliding, no held tensor."""
     g = shape.group_shape()
     qs = np.array([g.Wo]) if family.full_rows else distinct_tiles(g.Wo)
     return _search(shape, S, family.orders, distinct_tiles(g.B), distinct_tiles(g.Ci), distinct_tiles(g.Ho), qs)
@@ -256,44 +282,96 @@ def search_baseline(shape: ConvShape, S: int, family: Family) -> SearchResult | 
 
 OPTIMAL_ORDERS = ("NPQMC", "MNPQC")
 HOLDS = ("", "W", "I")
+ALL_ORDERS = tuple("".join(o) for o in itertools.permutations(DIMS))
+
+
+def general_orders(g: ConvShape) -> tuple[str, ...]:
+    """Every loop order of one group, one per class of orders that differ only in where loops of a
+    single trip for the whole layer sit (such a loop never changes a fetch): 24 orders at batch 1."""
+    single = {d for d, size in zip(DIMS, (g.B, g.Co, g.Ci, g.Ho, g.Wo)) if size == 1}
+    seen: dict[str, str] = {}
+    for order in ALL_ORDERS:
+        seen.setdefault("".join(d for d in order if d not in single), order)
+    return tuple(seen.values())
+
+
+def _settle_slide(shape: ConvShape, r: SearchResult) -> SearchResult:
+    """Report sliding only where it saves words (a tiling whose innermost input loop is C or N, or
+    whose tiles share no rows, has the same traffic without it)."""
+    if r.tiling.slide:
+        plain = replace(r.tiling, slide=False)
+        if traffic_of(shape, plain) == r.traffic:
+            return SearchResult(plain, r.traffic, r.evaluated)
+    return r
 
 
 def search_optimal(shape: ConvShape, S: int) -> SearchResult | None:
-    """The paper's communication-optimal dataflow with its exact best integer tiling (b, z, y, x, k).
+    """The least traffic over the engine's dataflow space, with its exact integer tiling (`_optimal`);
+    remembered per layer shape and memory, as networks repeat shapes and the memory sweep revisits them."""
+    return _optimal(replace(shape, name=""), S)
 
-    Output stationary: the b*x*y*z psums stay on chip while input channels stream k at a time. Every
-    output-tile size y, x is tried (the halo makes traffic depend on more than the trip counts), b over
-    its trip counts, z as large as fits; k = 1 unless all input channels fit at once (k = Ci), where the
-    outer order then decides whether weights (M outermost) or inputs are read once. Each is also tried
-    with the weights or the inputs held whole when they fit beside the tiles (read once, kept).
+
+@lru_cache(maxsize=2048)
+def _optimal(shape: ConvShape, S: int) -> SearchResult | None:
+    """The least traffic over the engine's dataflow space, with its exact integer tiling.
+
+    The space (docs/bound.md, "Optimal dataflow"): (1) the paper's output-stationary dataflow, the
+    b*x*y*z psums on chip while input channels stream k at a time, with every output-tile size y, x
+    (the halo makes traffic depend on more than the trip counts), b over its trip counts, z as large
+    as fits and k in {1, Ci} (any other k moves what k = 1 does in more memory), both outer orders;
+    (2) every loop order of the five tile loops (psums spill where the input-channel loop sits
+    outside an output loop: weight and input stationary), with every trip count of every loop (each
+    tile the smallest of its trip count) and m as large as fits. Each with one tensor held whole
+    when it fits beside the tiles, and with input tiles sliding (keeping the halo they share with the
+    previous tile, along rows or columns, whichever loop is the innermost input loop): free, so it
+    is always used where it applies.
     """
     g = shape.group_shape()
-    cs = np.array(sorted({1, g.Ci}), dtype=np.int64)
     holds = [h for h in HOLDS if held_words(g, h) < S]
-    return _search(shape, S, OPTIMAL_ORDERS, distinct_tiles(g.B), cs, np.arange(1, g.Ho + 1),
-                   np.arange(1, g.Wo + 1), holds)
+    cs = np.array(sorted({1, g.Ci}), dtype=np.int64)
+    found = [_search(shape, S, OPTIMAL_ORDERS, distinct_tiles(g.B), cs, np.arange(1, g.Ho + 1),
+                     np.arange(1, g.Wo + 1), holds, slide=True),
+             _search(shape, S, general_orders(g), distinct_tiles(g.B), distinct_tiles(g.Ci), distinct_tiles(g.Ho),
+                     distinct_tiles(g.Wo), holds, slide=True)]
+    results = [r for r in found if r is not None]
+    if not results:
+        return None
+    best = min(results, key=lambda r: (r.traffic.total, r.traffic.memory))
+    return _settle_slide(shape, SearchResult(best.tiling, best.traffic, sum(r.evaluated for r in results)))
 
 
-def exhaustive_optimal(shape: ConvShape, S: int) -> tuple[int, Tiling] | None:
-    """Every integer (b, z, y, x, k), both outer orders and every held tensor, no pruning: the
-    reference the tests use."""
-    g = shape.group_shape()
-    best: tuple[int, Tiling] | None = None
-    grids = np.meshgrid(np.arange(1, g.B + 1), np.arange(1, g.Co + 1), np.arange(1, g.Ci + 1),
-                        np.arange(1, g.Ho + 1), np.arange(1, g.Wo + 1), indexing="ij")
+def _grid_best(g: ConvShape, S: int, orders: Iterable[str], axes_values: list[np.ndarray], holds: Iterable[str],
+               slides: Iterable[bool]) -> tuple[int, Tiling] | None:
+    grids = np.meshgrid(*axes_values, indexing="ij")
     n, m, c, p, q = (a.ravel() for a in grids)
-    for hold in HOLDS:
-        for order in OPTIMAL_ORDERS:
-            r = evaluate(g, order, n, m, c, p, q, hold)
-            ok = r["memory"] <= S
-            if not ok.any():
-                continue
-            total = (r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"])[ok]
-            i = int(np.argmin(total))
-            t = Tiling(int(n[ok][i]), int(m[ok][i]), int(c[ok][i]), int(p[ok][i]), int(q[ok][i]), order, hold)
-            if best is None or int(total[i]) * shape.groups < best[0]:
-                best = (int(total[i]) * shape.groups, t)
+    best: tuple[int, Tiling] | None = None
+    for hold in holds:
+        for slide in slides:
+            for order in orders:
+                r = evaluate(g, order, n, m, c, p, q, hold, slide)
+                ok = r["memory"] <= S
+                if not ok.any():
+                    continue
+                total = (r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"])[ok]
+                i = int(np.argmin(total))
+                if best is None or int(total[i]) < best[0]:
+                    best = (int(total[i]), Tiling(int(n[ok][i]), int(m[ok][i]), int(c[ok][i]), int(p[ok][i]),
+                                                  int(q[ok][i]), order, hold, slide))
     return best
+
+
+def exhaustive_optimal(shape: ConvShape, S: int, general: bool = True) -> tuple[int, Tiling] | None:
+    """The brute-force reference the tests use, no pruning: (1) every integer (b, z, y, x, k) of both
+    output-stationary orders, sliding, and (2) with `general`, every one of the 120 loop orders with
+    every trip-count tile of N, C, P, Q and every m, sliding or not; each with every held tensor."""
+    g = shape.group_shape()
+    ar = lambda v: np.arange(1, v + 1)
+    found = [_grid_best(g, S, OPTIMAL_ORDERS, [ar(g.B), ar(g.Co), ar(g.Ci), ar(g.Ho), ar(g.Wo)], HOLDS, (True,))]
+    if general:
+        found.append(_grid_best(g, S, ALL_ORDERS, [distinct_tiles(g.B), ar(g.Co), distinct_tiles(g.Ci),
+                                                   distinct_tiles(g.Ho), distinct_tiles(g.Wo)], HOLDS, (False, True)))
+    best = min((f for f in found if f is not None), key=lambda f: f[0], default=None)
+    return None if best is None else (best[0] * shape.groups, best[1])
 
 
 def paper_traffic(shape: ConvShape, b: int, z: int, y: int, x: int) -> dict[str, float]:

@@ -12,12 +12,18 @@ compulsory); the paper's formula is kept beside it as `paper` (asymptotic, not a
 read bound, and a tiling says which tensor it holds for the whole layer (`hold`). Version-1 results are brought forward
 by computing the segment bound from each stored layer shape; their traffic figures stay as they were
 computed (version 1 loaded whole input spans, rows a stride skips included).
+
+Version 3 (issue 33): a tiling says whether its input tiles slide (`slide`), the segment bound
+reports the reads its last, partial segment needs (`last_segment`, part of its total), a layer
+says where its gap to the bound lies (`gap`), and sweep rows carry per-layer curves (`layers`). All have
+defaults, so version-2 results read
+unchanged (no slide, no last-segment term, no gap); the optimal dataflow's space is larger since.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.bound.bounds import LayerBound, conv_bound
@@ -68,6 +74,20 @@ class Best:
 
 
 @dataclass(kw_only=True)
+class Gap:
+    """Where the gap between the optimal dataflow and the proven bound lies, as far as can be told
+    (docs/bound.md, "The gap"): "attained" (none: the bound and the dataflow are both optimal),
+    "output writes" (the traffic is no more than the segment bound plus the layer's output writes,
+    which every schedule pays but the proof cannot add, as it spends them on creating partial sums:
+    likely the bound's, not proven), "open" (more: the bound's time structure or schedules outside
+    the dataflow space, not known which)."""
+
+    words: float                                # optimal - proven
+    outputs: int                                # the output writes the proof cannot add
+    source: str
+
+
+@dataclass(kw_only=True)
 class LayerAnalysis:
     """Everything the engine reports about one layer (core.bound.analysis.analyse_layer)."""
 
@@ -80,6 +100,7 @@ class LayerAnalysis:
     optimal: Optimal
     baselines: dict[str, Baseline | None]       # None: the dataflow does not fit this layer
     best: Best
+    gap: Gap | None = optional_key()            # None in results stored before version 3
 
 
 @dataclass(kw_only=True)
@@ -101,6 +122,15 @@ class Totals:
 
 
 @dataclass(kw_only=True)
+class SweepLayer:
+    """One layer at one memory size of the sweep: its proven bound and the optimal dataflow's traffic."""
+
+    name: str
+    reference: float
+    optimal: int | None                         # None: the layer's smallest tile does not fit
+
+
+@dataclass(kw_only=True)
 class SweepRow:
     memory_bytes: int
     words: int
@@ -110,6 +140,7 @@ class SweepRow:
     reference: float
     optimal: int | None                         # None: some layer does not fit
     per_dataflow: dict[str, int | None] = extra_keys()
+    layers: list[SweepLayer] = field(default_factory=list)     # per layer (version 3; empty before)
 
 
 @dataclass(kw_only=True)
@@ -120,8 +151,8 @@ class Timing:
 
 @dataclass(kw_only=True)
 class BoundResult(EngineResult):
-    VERSION = 2
-    UPGRADES = {1: lambda d: upgrade_v1(d)}
+    VERSION = 3
+    UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d}     # 2 -> 3: new keys have defaults
 
     engine: str
     source: Source

@@ -4,15 +4,18 @@ tile over the feature maps, and a CSV-exportable table. Everything redraws from 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from core.atomic import atomic_write_text
+from core.bound.analysis import curves_csv
 from core.bound.geometry import interior_block, tile_block
 from core.bound.loopnest import BASELINES
 from core.bound.result import BoundResult, LayerAnalysis
@@ -27,7 +30,8 @@ from gui.plotting import PALETTE, ask_export_table, new_plot
 
 SERIES_ORDER = ["paper", "segment", "compulsory", "reference"] + list(BASELINES) + ["optimal"]
 TABLE_COLUMNS = ["layer", "R", "proven", "paper (asymptotic)", "optimal", "ratio", "b", "z", "y", "x", "k", "memory used",
-                 "inputs read", "weights read", "outputs written", "GBuf reads"] + [f"{k} total" for k in BASELINES] + ["best"]
+                 "inputs read", "weights read", "outputs written", "GBuf reads"] + [f"{k} total" for k in BASELINES] + \
+    ["best", "loop order", "gap"]
 # How the bound series are named on screen: "reference" is the proven bound (the larger of the segment
 # bound and the compulsory traffic); the paper's formula is asymptotic, and dataflows can move less.
 SERIES_LABELS = {"reference": "proven", "paper": "paper (asymptotic)", "segment": "segment bound",
@@ -162,7 +166,23 @@ class BoundPanel(GenericPanel):
         self.sweep_plot.setLabel("left", "DRAM traffic (words)")
         self.sweep_plot.addLegend(offset=(-10, 10))
         self.sweep_plot.showGrid(x=True, y=True, alpha=0.3)
-        self.tabs.insertTab(0, self.sweep_plot, "Traffic vs memory")
+        sweep_page = QWidget()
+        sl = QVBoxLayout(sweep_page)
+        srow = QHBoxLayout()
+        self.curve_of = QComboBox()             # the network's totals or one layer's curve
+        self.curve_of.setToolTip("Whose traffic against memory to draw: the whole network or one layer "
+                                 "(its proven bound and the optimal dataflow)")
+        self.curve_of.currentIndexChanged.connect(self._redraw_sweep)
+        self.export_curves = QPushButton("Export curves CSV…")
+        self.export_curves.setToolTip("Every memory size of the sweep: the network's and each layer's proven "
+                                      "bound and optimal traffic")
+        self.export_curves.clicked.connect(self._export_curves)
+        srow.addWidget(QLabel("Curve of:"))
+        srow.addWidget(self.curve_of, 1)
+        srow.addWidget(self.export_curves)
+        sl.addLayout(srow)
+        sl.addWidget(self.sweep_plot, 1)
+        self.tabs.insertTab(0, sweep_page, "Traffic vs memory")
         self._live_sweep: dict[str, tuple[list[float], list[float]]] = {}
         self._bound: BoundResult | None = None          # the result on show
         # per-layer bars: a click on a layer's bars shows its tile
@@ -262,21 +282,17 @@ class BoundPanel(GenericPanel):
         self.tile_layer.blockSignals(False)
         self.tile_view.set_layer(None)
         self.tile_info.clear()
+        self.curve_of.blockSignals(True)
+        self.curve_of.clear()
+        self.curve_of.blockSignals(False)
+        self.export_curves.setEnabled(result is not None and bool(result.sweep))
         if result is None:
             return
-        flows = result.dataflows
-        series: dict[str, tuple[list[float], list[float]]] = {}
-        for row in result.sweep:
-            values: dict[str, float | None] = {"paper": row.paper, "segment": row.segment,
-                                               "compulsory": row.compulsory, "reference": row.reference,
-                                               "optimal": row.optimal}
-            values.update((k, row.per_dataflow.get(k)) for k in flows)
-            for key, v in values.items():
-                if v is not None:
-                    xs, ys = series.setdefault(key, ([], []))
-                    xs.append(row.memory_bytes / 1024)
-                    ys.append(v)
-        self._draw_sweep(series, result.memory_bytes / 1024)
+        self.curve_of.blockSignals(True)
+        self.curve_of.addItems(["network"] + ([l.name for l in result.layers]
+                                              if result.sweep and result.sweep[0].layers else []))
+        self.curve_of.blockSignals(False)
+        self._redraw_sweep()
         self._draw_bars(result)
         self._fill_table(result)
         self.tile_layer.blockSignals(True)
@@ -284,6 +300,36 @@ class BoundPanel(GenericPanel):
             self.tile_layer.addItem(l.name)
         self.tile_layer.blockSignals(False)
         self._show_tile()
+
+    def _redraw_sweep(self, *_args: Any) -> None:
+        """Traffic against memory for the curve picked: the network's totals (bounds, optimal, each
+        baseline) or one layer's proven bound and optimal traffic."""
+        result = self._bound
+        if result is None:
+            return
+        i = self.curve_of.currentIndex() - 1            # -1: the network
+        series: dict[str, tuple[list[float], list[float]]] = {}
+        for row in result.sweep:
+            values: dict[str, float | None]
+            if 0 <= i < len(row.layers):
+                values = {"reference": row.layers[i].reference, "optimal": row.layers[i].optimal}
+            else:
+                values = {"paper": row.paper, "segment": row.segment, "compulsory": row.compulsory,
+                          "reference": row.reference, "optimal": row.optimal}
+                values.update((k, row.per_dataflow.get(k)) for k in result.dataflows)
+            for key, v in values.items():
+                if v is not None:
+                    xs, ys = series.setdefault(key, ([], []))
+                    xs.append(row.memory_bytes / 1024)
+                    ys.append(v)
+        self._draw_sweep(series, result.memory_bytes / 1024)
+
+    def _export_curves(self) -> None:
+        if self._bound is None or not self._bound.sweep:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export curves", "bound-curves.csv", "CSV (*.csv)")
+        if path:
+            atomic_write_text(Path(path), curves_csv(self._bound))
 
     def _redraw_bars(self, *_args: Any) -> None:
         """The bars again, in the mode just picked."""
@@ -332,7 +378,8 @@ class BoundPanel(GenericPanel):
             for k in BASELINES:
                 b = l.baselines.get(k)
                 vals.append("" if b is None else b.traffic.total)
-            vals.append(l.best.dataflow)
+            vals += [l.best.dataflow, t.order + (" sliding" if t.slide else "") + (f" +{t.hold}" if t.hold else ""),
+                     l.gap.source if l.gap else ""]
             for c, v in enumerate(vals):
                 self.table.setItem(r, c, QTableWidgetItem(str(v)))
         tot = result.totals
@@ -396,11 +443,16 @@ class BoundPanel(GenericPanel):
         held = {"W": "all weights", "I": "all inputs"}.get(t.hold)
         self.tile_info.setText(
             f"{l.name}: b={t.b} z={t.z} y={t.y} x={t.x} k={t.k} (order {t.order}"
-            f"{', ' + held + ' held' if held else ''}), "
+            f"{', ' + held + ' held' if held else ''}{', input tiles slide' if t.slide else ''}), "
             f"{tr.memory} of {self._bound.memory_words} words on chip; DRAM reads {tr.reads}, "
             f"writes {tr.output_writes}; {_ratio_text(l.optimal.ratio_reference)}x the proven bound "
             f"({_ratio_text(l.optimal.ratio_paper)}x the paper's asymptotic formula); "
-            f"best dataflow here: {l.best.dataflow}.")
+            f"gap to the bound: {_GAP_WORDS.get(l.gap.source if l.gap else '', 'not recorded')}.")
+
+
+# A layer's gap to the proven bound, in words (core.bound.result.Gap, docs/bound.md "The gap")
+_GAP_WORDS = {"attained": "none, the bound is attained", "output writes": "no larger than the output writes "
+              "(which the proof cannot add)", "open": "open (bound or schedule, not known which)"}
 
 
 def _ratio_text(v: float | None) -> str:
