@@ -1,15 +1,23 @@
-"""C generated from the MERIT transforms against the naive loop nest and the direct numpy computation.
+"""C generated from the MERIT transforms against the naive loop nest, the direct numpy computation and
+onnxruntime (the CPU peer a user would pick: its MLAS convolution and GEMM, issue 31).
 
 For every built-in transform kind at a working size (a VGG-like layer rather than the 16x16 toy the
 engine verifies on): generate the C (core.merit.codegen_c), compile it once (gcc -O3 -march=native
 -fopenmp), check every kernel against numpy in float64 on the same float32 inputs, then time in
 alternating rounds, all in this process (the C built as a shared library and called with ctypes): each
-round takes one sample of naive, tiled, packed, rows and of the direct numpy reference on float32 data,
-in turn (in a fresh random order every round), a sample being at least 1 ms of repeated calls. Medians over the rounds; OMP_NUM_THREADS and
+round takes one sample of naive, tiled, packed, rows, of the direct numpy reference on float32 data
+and of onnxruntime (Conv, Conv+Add, Conv+Relu or MatMul on the same data, CPU provider, --threads
+intra-op threads, no spinning), in turn (in a fresh random order every round), a sample being at least 1 ms of repeated calls. Medians over the rounds; OMP_NUM_THREADS and
 numpy's BLAS threads both set to --threads (default 2), OMP_WAIT_POLICY=PASSIVE so that neither
 thread pool spins while the other works (see main).
 
     python benchmarks/merit_codegen.py [--rounds 7] [--threads 2] [--only gemm,conv3x3] [--json]
+    python benchmarks/merit_codegen.py --layers vgg16,resnet50 [--rounds 5]
+
+--layers times the conv layers of zoo networks (one case per distinct shape, no tile given: the
+generator chooses it from this CPU's caches), checks them on a sample of outputs, and prints per
+network the total time against onnxruntime's (C/ort: our time over its; target at most 1.5x) and the
+slowest generate + compile + sampled check (target under 30 s a layer).
 
 The machine this was written on has 2 cores shared with other users: medians and ratios, not
 absolute times, are the figures to read, and even they move with the load.
@@ -42,7 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.merit import codegen_c as CG  # noqa: E402
 from core.merit_transform import workloads as W  # noqa: E402
-from core.merit.codegen_run import TOLERANCE, compile_c, max_rel_error, stage_inputs  # noqa: E402
+from core.merit.codegen_run import (NAIVE_MAX_WORK, TOLERANCE, CheckValues, check_values, compile_c,  # noqa: E402
+                                    max_rel_error)
 from core.merit.evaluate import evaluate  # noqa: E402
 from core.merit_transform.transform import MeritTransform  # noqa: E402
 
@@ -54,9 +63,85 @@ class Case:
     stages: list[MeritTransform]
     tile: dict[str, int]
     make: Callable[[np.random.Generator], dict[str, np.ndarray]]
-    reference: Callable[[dict[str, np.ndarray]], Any]
+    reference: Callable[[dict[str, np.ndarray]], Any] | None
     conv: bool = False              # a convolution transform: the target is to beat numpy
     gemm: bool = False
+    # the CPU peer a user would pick instead: an ONNX model (bytes) and its feeds, from the float32 data
+    ort: Callable[[dict[str, np.ndarray]], tuple[bytes, dict[str, np.ndarray]]] | None = None
+    layer: bool = False             # a network's layer (--layers): checked on a sample, no numpy timing
+
+
+# ---------------------------------------------------------------- onnxruntime, the CPU peer
+def ort_conv(x: str, w: str, stride: int = 1, dilation: int = 1, pads: tuple[int, int, int, int] = (0, 0, 0, 0),
+             group: int = 1, relu: bool = False, residual: str | None = None, w_shape: tuple[int, ...] | None = None
+             ) -> Callable[[dict[str, np.ndarray]], tuple[bytes, dict[str, np.ndarray]]]:
+    """An ONNX Conv (+ Add of a residual, + Relu) on the case's operands: input `x` (C, H, W) fed as
+    (1, C, H, W), the weights `w` as an initializer (onnxruntime may prepack them, as a user gets)."""
+    def build(d: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray]]:
+        from onnx import TensorProto, helper, numpy_helper
+
+        X = d[x][None].astype(np.float32)
+        Wt = np.ascontiguousarray(d[w].reshape(w_shape) if w_shape else d[w], dtype=np.float32)
+        # pads: top, left, bottom, right -> ONNX's (x1_begin, x2_begin, x1_end, x2_end)
+        nodes = [helper.make_node("Conv", ["X", "W"], ["Y0"], strides=[stride, stride],
+                                  dilations=[dilation, dilation], pads=list(pads), group=group)]
+        inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(X.shape))]
+        feeds = {"X": X}
+        out = "Y0"
+        if residual:
+            nodes.append(helper.make_node("Add", ["Y0", "R"], ["Y1"]))
+            R = d[residual][None].astype(np.float32)
+            inputs.append(helper.make_tensor_value_info("R", TensorProto.FLOAT, list(R.shape)))
+            feeds["R"] = R
+            out = "Y1"
+        if relu:
+            nodes.append(helper.make_node("Relu", [out], ["Y2"]))
+            out = "Y2"
+        graph = helper.make_graph(nodes, "merit_peer", inputs, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)],
+                                  initializer=[numpy_helper.from_array(Wt, "W")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = min(model.ir_version, 8)
+        return model.SerializeToString(), feeds
+    return build
+
+
+def ort_matmul(a: str, b: str) -> Callable[[dict[str, np.ndarray]], tuple[bytes, dict[str, np.ndarray]]]:
+    """C = A B as an ONNX MatMul, both operands fed (as the GEMM transform takes both)."""
+    def build(d: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray]]:
+        from onnx import TensorProto, helper
+
+        A, B = d[a].astype(np.float32), d[b].astype(np.float32)
+        graph = helper.make_graph([helper.make_node("MatMul", ["A", "B"], ["C"])], "merit_peer",
+                                  [helper.make_tensor_value_info("A", TensorProto.FLOAT, list(A.shape)),
+                                   helper.make_tensor_value_info("B", TensorProto.FLOAT, list(B.shape))],
+                                  [helper.make_tensor_value_info("C", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = min(model.ir_version, 8)
+        return model.SerializeToString(), {"A": A, "B": B}
+    return build
+
+
+ORT_SETTINGS = {"provider": "CPUExecutionProvider", "intra_op_num_threads": "--threads", "inter_op_num_threads": 1,
+                "execution_mode": "ORT_SEQUENTIAL", "graph_optimization_level": "ORT_ENABLE_ALL",
+                "session.intra_op.allow_spinning": "0 (its threads sleep between runs, as libgomp's under PASSIVE "
+                                                   "and OpenBLAS's with OPENBLAS_THREAD_TIMEOUT=4)"}
+
+
+def ort_session(model: bytes, threads: int) -> Any:
+    """onnxruntime's CPU session with `threads` intra-op threads; None when it is not installed."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # spinning threads would take the cores from the generated kernels' sleeping OpenMP threads between
+    # the alternating samples (as OpenBLAS's did, see the GEMM note in docs/merit.md)
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
 
 
 def _conv_case(name: str, size: str, t: MeritTransform, tile: dict[str, int], stride: int = 1,
@@ -73,7 +158,9 @@ def _conv_case(name: str, size: str, t: MeritTransform, tile: dict[str, int], st
         if t.strategy == "relu":
             out = np.maximum(out, 0)
         return out
-    return Case(name, size, [t], tile, make, ref, conv=True)
+    peer = ort_conv(t.operands[0].name, t.operands[1].name, stride, dilation, (pad, pad, pad, pad),
+                    relu=t.strategy == "relu", residual="R" if residual else None)
+    return Case(name, size, [t], tile, make, ref, conv=True, ort=peer)
 
 
 def cases() -> list[Case]:
@@ -81,7 +168,7 @@ def cases() -> list[Case]:
     g = W.gemm(512, 512, 512)
     out.append(Case("gemm", "512x512x512", [g], {"m": 16, "n": 64, "k": 64},
                     lambda r: {"A": r.standard_normal((512, 512)), "B": r.standard_normal((512, 512))},
-                    lambda d: d["A"] @ d["B"], gemm=True))
+                    lambda d: d["A"] @ d["B"], gemm=True, ort=ort_matmul("A", "B")))
     out.append(_conv_case("conv3x3", "64->64, 56x56, pad 1", W.conv(64, 56, 56, 64, 3, pad=1, name="conv3x3"),
                           {"oc": 8, "y": 4, "x": 56}, pad=1))
     out.append(_conv_case("conv5x5", "32->32, 64x64, pad 2", W.conv(32, 64, 64, 32, 5, pad=2, name="conv5x5"),
@@ -89,6 +176,7 @@ def cases() -> list[Case]:
     a1 = W.alexnet_conv1()
     c = _conv_case("alexnet-conv1", "eq. 6: 48 maps, 55x55, 11x11 stride 4", a1, {"p1": 4, "p2": 8, "p3": 55})
     c.reference = lambda d: np.maximum(W.conv_ref(d["I"], d["k"], stride=4, pad=5)[:, :55, :55], 0)
+    c.ort = ort_conv("I", "k", stride=4, pads=(5, 5, 0, 0), relu=True)     # (224 + 5 - 11) / 4 + 1 = 55
     out.append(c)
     out.append(_conv_case("dilated", "32->32, 64x64, dilation 2",
                           W.conv(32, 64, 64, 32, 3, dilation=2, pad=2, name="dilated"),
@@ -102,7 +190,8 @@ def cases() -> list[Case]:
     dw = W.depthwise(64, 112, 112)
     out.append(Case("depthwise", "64 channels, 112x112, 3x3", [dw], {"c": 1, "y": 8, "x": 112},
                     lambda r: {"I": r.standard_normal((64, 112, 112)), "W": r.standard_normal((64, 3, 3))},
-                    lambda d: W.depthwise_ref(d["I"], d["W"], 1, 1), conv=True))
+                    lambda d: W.depthwise_ref(d["I"], d["W"], 1, 1), conv=True,
+                    ort=ort_conv("I", "W", pads=(1, 1, 1, 1), group=64, w_shape=(64, 1, 3, 3))))
     cr = W.correlation(64, 48, 48, 4)
     out.append(Case("correlation", "64 channels, 48x48, +-4", [cr], {"p1": 1, "p2": 48, "p3": 1, "p4": 9},
                     lambda r: {"I1": r.standard_normal((64, 48, 48)), "I2": r.standard_normal((64, 48, 48))},
@@ -142,13 +231,13 @@ def blas_threads(n: int) -> tuple[Any, str]:
     return threadpool_limits(n, user_api="blas"), ", ".join(info) or "no BLAS found"
 
 
-def _load(source: str, work: Path, stem: str) -> tuple[Any, float, str]:
+def _load(source: str, work: Path, stem: str, extra: list[str] | None = None) -> tuple[Any, float, str]:
     """The generated C built as a shared library (same flags + -shared -fPIC), loaded with ctypes, so
     its kernels and numpy are timed in one process, sample by sample in turn (a separate process
     would be scheduled differently on a loaded machine)."""
     import ctypes
 
-    b = compile_c(source, work, stem, CG.FLAGS + ["-shared", "-fPIC"])
+    b = compile_c(source, work, stem, CG.FLAGS + ["-shared", "-fPIC"] + (extra or []))
     if not b.ok:
         return None, b.seconds, b.message
     return ctypes.CDLL(str(work / stem)), b.seconds, ""
@@ -177,27 +266,67 @@ def _timer(fn: Callable[[], Any]) -> Callable[[], float]:
     return sample
 
 
-def run_case(case: Case, rounds: int, threads: int, work: Path) -> dict[str, Any]:
+def layer_cases(nets: list[str]) -> list[Case]:
+    """The convolution layers of zoo networks (batch 1), one case per distinct shape (the count in its
+    size), no tile given: the generator chooses it from this CPU's caches. Checked on a sample of
+    outputs (core.merit.sample) against numpy in float64; timed against onnxruntime, not numpy (whose
+    direct convolution takes seconds a layer)."""
+    from core.nets import zoo
+    from sims import meritz as Z
+
+    out: list[Case] = []
+    seen: dict[tuple[Any, ...], Case] = {}
+    for net in nets:
+        for layer in zoo.get(net).convs:
+            if layer.fc:
+                continue
+            key = (net, layer.in_ch, layer.in_h, layer.in_w, layer.out_ch, layer.k_h, layer.k_w, layer.stride,
+                   layer.pad, layer.groups, layer.dilation)
+            if key in seen:
+                count = int(seen[key].size.rsplit("(x", 1)[1].rstrip(")")) + 1
+                seen[key].size = seen[key].size.rsplit(" (x", 1)[0] + f" (x{count})"
+                continue
+            t = dict(Z.network_transforms(zoo.get(net)))[layer.name]
+            size = (f"{layer.in_ch}->{layer.out_ch}, {layer.in_h}x{layer.in_w}, {layer.k_h}x{layer.k_w}"
+                    + (f" s{layer.stride}" if layer.stride > 1 else "") + " (x1)")
+
+            def make(r: np.random.Generator, t: MeritTransform = t) -> dict[str, np.ndarray]:
+                return {op.name: r.standard_normal(op.shape) for op in t.operands}
+            c = Case(f"{net}/{layer.name}", size, [t], {}, make, None, conv=True, layer=True,
+                     ort=ort_conv("I", "W", layer.stride, layer.dilation, (layer.pad,) * 4, layer.groups))
+            seen[key] = c
+            out.append(c)
+    return out
+
+
+def run_case(case: Case, rounds: int, threads: int, work: Path, ab_fast: bool = False) -> dict[str, Any]:
+    """One case; with `ab_fast` the packed kernel also built with -DMERIT_FAST=0 (M(B) always packed,
+    scalar stores: before issue 31) and timed in the same alternation as "packed0"."""
     import ctypes
 
+    t_start = time.perf_counter()
     data = case.make(np.random.default_rng(0))
-    for st in case.stages:
+    for st in case.stages[:-1]:                       # a chain's intermediate results feed the next stage
         data[st.name] = evaluate(st, data)
     d32 = {k: np.asarray(v, dtype=np.float32) for k, v in data.items()}
     calls: dict[str, list[Callable[[], Any]]] = {}
     outs: dict[str, list[np.ndarray]] = {}
-    refs = []
+    checks: list[CheckValues] = []
     compile_s = 0.0
     variants: list[str] = []
+    notes = []
     for st in case.stages:
-        prog = CG.c_program(st, {k: v for k, v in case.tile.items() if k in dict(st.indices)})
+        prog = CG.c_program(st, {k: v for k, v in case.tile.items() if k in dict(st.indices)},
+                            naive=st.p_count * st.a_count <= NAIVE_MAX_WORK)
+        if prog.tile_note:
+            notes.append(prog.tile_note)
         lib, secs, msg = _load(prog.source, work, f"lib{CG._ident(case.name)}_{CG._ident(st.name)}.so")
         compile_s += secs
         if lib is None:
             return {"workload": case.name, "error": msg}
-        s32, ref = stage_inputs(st, data)
-        refs.append(ref)
-        ins = CG.padded_inputs(st, s32)
+        cv = check_values(st, data, None, prog.tile, seed=0)      # every output, or a sample of a large one
+        checks.append(cv)
+        ins = CG.padded_inputs(st, cv.d32)
         ptrs = [a.ctypes.data_as(ctypes.c_void_p) for a in ins]
         # every kernel of a stage writes into one timing buffer: where an array lies (on huge pages or
         # not, numpy asks for them) changes a memory-bound kernel's time by 30 %, which would be
@@ -210,35 +339,64 @@ def run_case(case: Case, rounds: int, threads: int, work: Path) -> dict[str, Any
             fn(*ptrs, out.ctypes.data_as(ctypes.c_void_p))
             args = ptrs + [timing_out.ctypes.data_as(ctypes.c_void_p)]
             calls.setdefault(k.variant, []).append(lambda fn=fn, args=args, keep=(ins, timing_out): fn(*args))
-            outs.setdefault(k.variant, []).append(out)
+            outs.setdefault(k.variant, []).append(cv.pick(out))
             if k.variant not in variants:
                 variants.append(k.variant)
+        if ab_fast and any(k.variant == "packed" for k in prog.kernels):
+            lib0, secs0, msg0 = _load(prog.source, work, f"lib{CG._ident(case.name)}_{CG._ident(st.name)}_0.so",
+                                      ["-DMERIT_FAST=0"])
+            if lib0 is None:
+                return {"workload": case.name, "error": msg0}
+            k = next(k for k in prog.kernels if k.variant == "packed")
+            fn0 = getattr(lib0, k.name)
+            fn0.restype = None
+            out0 = np.zeros(prog.out_size, dtype=np.float32)
+            fn0(*ptrs, out0.ctypes.data_as(ctypes.c_void_p))
+            args0 = ptrs + [timing_out.ctypes.data_as(ctypes.c_void_p)]
+            calls.setdefault("packed0", []).append(lambda fn=fn0, args=args0, keep=(ins, timing_out): fn(*args))
+            outs.setdefault("packed0", []).append(cv.pick(out0))
+            if "packed0" not in variants:
+                variants.append("packed0")
+    prep_s = time.perf_counter() - t_start        # generate, compile, one call of each kernel, checked
     variants = [v for v in variants if len(calls[v]) == len(case.stages)]     # every stage has it
-    errors = {v: max(max_rel_error(o, r) for o, r in zip(outs[v], refs)) for v in variants}
+    errors = {v: max(max_rel_error(o, cv.ref) for o, cv in zip(outs[v], checks)) for v in variants}
     samplers = {v: _timer(lambda v=v: [c() for c in calls[v]]) for v in variants}
-    samplers["numpy"] = _timer(lambda: case.reference(d32))
+    if case.reference is not None and not case.layer:
+        samplers["numpy"] = _timer(lambda: case.reference(d32))
+    ort_error = None
+    if case.ort is not None:
+        model, feeds = case.ort(d32)
+        sess = ort_session(model, threads)
+        if sess is not None:
+            got = np.asarray(sess.run(None, feeds)[0]).reshape(-1)
+            ort_error = max_rel_error(checks[-1].pick(got), checks[-1].ref)
+            samplers["onnxruntime"] = _timer(lambda: sess.run(None, feeds))
     samples: dict[str, list[float]] = {k: [] for k in samplers}
     keys = list(samplers)
     order = np.random.default_rng(1)
     for _ in range(rounds):
-        # C kernels and numpy, one sample each in turn, in a fresh order every round: a kernel's time
-        # depends on what ran just before it (numpy's megabytes of temporaries evict its inputs)
+        # C kernels, numpy and onnxruntime, one sample each in turn, in a fresh order every round: a
+        # kernel's time depends on what ran just before it (numpy's temporaries evict its inputs)
         for i in order.permutation(len(keys)):
             samples[keys[i]].append(samplers[keys[i]]())
     med = {k: float(np.median(v)) for k, v in samples.items()}
-    fast = [v for v in variants if v != "naive"]
+    fast = [v for v in variants if v not in ("naive", "packed0")]
     best = min(fast, key=lambda v: med[v])
     macs = sum(st.p_count * st.a_count for st in case.stages)
     row: dict[str, Any] = {
         "workload": case.name, "size": case.size, "tile": case.tile, "macs": macs, "variants": variants,
         "median_s": med, "min_s": {k: float(np.min(v)) for k, v in samples.items()}, "best": best,
-        "c_s": med[best], "speedup_vs_naive": med["naive"] / med[best], "speedup_vs_numpy": med["numpy"] / med[best],
-        "max_rel_error": max(errors.values()), "errors": errors,
+        "c_s": med[best],
+        "speedup_vs_naive": med["naive"] / med[best] if "naive" in med else None,
+        "speedup_vs_numpy": med["numpy"] / med[best] if "numpy" in med else None,
+        "time_vs_onnxruntime": med[best] / med["onnxruntime"] if "onnxruntime" in med else None,
+        "max_rel_error": max(errors.values()), "errors": errors, "onnxruntime_rel_error": ort_error,
+        "checked": "; ".join(cv.sample for cv in checks), "tile_note": "; ".join(notes),
         "verified": all(e < TOLERANCE for e in errors.values()), "compile_s": round(compile_s, 2),
-        "convolution": case.conv, "gemm": case.gemm,
+        "prepare_and_verify_s": round(prep_s, 2), "convolution": case.conv, "gemm": case.gemm,
+        "gflops": {k: 2 * macs / v / 1e9 for k, v in med.items()},
     }
     if case.gemm:
-        row["gflops"] = {k: 2 * macs / v / 1e9 for k, v in med.items()}
         row["fraction_of_blas"] = med["numpy"] / med[best]
     return row
 
@@ -248,6 +406,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--only", default="", help="comma-separated workload names")
+    ap.add_argument("--layers", default="", help="instead of the built-ins, the conv layers of zoo networks, "
+                                                 "e.g. vgg16,resnet50 (one case per distinct shape)")
+    ap.add_argument("--ab-fast", action="store_true",
+                    help="also time the packed kernel built with -DMERIT_FAST=0 (before issue 31) as packed0")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
@@ -260,14 +422,17 @@ def main(argv: list[str] | None = None) -> int:
     # An OMP_WAIT_POLICY already set is kept.
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    chosen = [c for c in cases() if not args.only or c.name in args.only.split(",")]
+    pool = layer_cases([n for n in args.layers.split(",") if n]) if args.layers else cases()
+    chosen = [c for c in pool if not args.only or c.name in args.only.split(",")]
     load_before = os.getloadavg()[0]
     limit, blas = blas_threads(args.threads)
     work = Path(tempfile.mkdtemp(prefix="merit-codegen-bench-"))
     rows = []
+    if not args.json:
+        print(HEADER)
     try:
         for case in chosen:
-            rows.append(run_case(case, args.rounds, args.threads, work))
+            rows.append(run_case(case, args.rounds, args.threads, work, args.ab_fast))
             if not args.json:
                 print(_line(rows[-1]), flush=True)
     finally:
@@ -275,37 +440,77 @@ def main(argv: list[str] | None = None) -> int:
         if limit is not None:
             limit.restore_original_limits()
 
+    try:
+        import onnxruntime
+        ort_version = onnxruntime.__version__
+    except ImportError:
+        ort_version = None
     meta = {"threads": args.threads, "rounds": args.rounds, "blas": blas, "flags": CG.FLAGS,
             "omp_wait": {k: os.environ[k] for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_THREAD_TIMEOUT")
                          if k in os.environ},
+            "onnxruntime": ort_version, "onnxruntime_settings": ORT_SETTINGS,
             "load_average": list(os.getloadavg()), "load_average_at_start": load_before, "cpus": os.cpu_count(),
-            "error_measure": "max |C - numpy_float64| / max |numpy_float64| on the same float32 inputs"}
+            "error_measure": "max |C - numpy_float64| / max |numpy_float64| on the same float32 inputs "
+                             "(large transforms: on a sample of outputs, see 'checked')"}
+    summary = network_summary(rows) if args.layers else {}
     if args.json:
-        print(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        print(json.dumps({"meta": meta, "rows": rows, "networks": summary}, indent=1))
     else:
-        print(f"threads {args.threads} (OpenMP and BLAS: {blas}); medians of {args.rounds} alternating rounds; "
-              f"load average {load_before:.1f} at the start, {meta['load_average'][0]:.1f} at the end, on {meta['cpus']} CPUs")
+        for net, s in summary.items():
+            print(f"{net}: {s['layers']} conv layers ({s['shapes']} shapes), generated C {s['c_ms']:.1f} ms against "
+                  f"onnxruntime {s['ort_ms']:.1f} ms in all: {s['ratio']:.2f}x its time (target <= 1.5x); "
+                  f"layers within 1.5x: {s['within_1_5']}/{s['shapes']}; slowest generate+compile+verify "
+                  f"{s['max_prepare_s']:.1f} s (target < 30 s)")
+        print(f"threads {args.threads} (OpenMP, BLAS: {blas}; onnxruntime {ort_version} intra-op, no spinning); "
+              f"medians of {args.rounds} alternating rounds; load average {load_before:.1f} at the start, "
+              f"{meta['load_average'][0]:.1f} at the end, on {meta['cpus']} CPUs")
     return 0 if all(r.get("verified") for r in rows) else 1
 
 
-HEADER = (f"{'workload':14s} {'size':34s} {'naive ms':>9s} {'tiled ms':>9s} {'packed ms':>9s} {'rows ms':>9s} {'numpy ms':>9s} "
-          f"{'best':>6s} {'x naive':>8s} {'x numpy':>8s} {'max rel err':>11s}")
+def network_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per network: the conv layers' total time (each shape times its count), ours against onnxruntime."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if "error" in r or "onnxruntime" not in r["median_s"]:
+            continue
+        net = r["workload"].split("/")[0]
+        count = int(r["size"].rsplit("(x", 1)[1].rstrip(")"))
+        s = out.setdefault(net, {"layers": 0, "shapes": 0, "c_ms": 0.0, "ort_ms": 0.0, "within_1_5": 0,
+                                 "max_prepare_s": 0.0})
+        s["layers"] += count
+        s["shapes"] += 1
+        s["c_ms"] += count * r["c_s"] * 1e3
+        s["ort_ms"] += count * r["median_s"]["onnxruntime"] * 1e3
+        s["within_1_5"] += int(r["time_vs_onnxruntime"] <= 1.5)
+        s["max_prepare_s"] = max(s["max_prepare_s"], r["prepare_and_verify_s"])
+    for s in out.values():
+        s["ratio"] = s["c_ms"] / s["ort_ms"] if s["ort_ms"] else float("nan")
+    return out
+
+
+HEADER = (f"{'workload':22s} {'size':30s} {'naive ms':>9s} {'tiled ms':>9s} {'packed ms':>9s} {'rows ms':>9s} "
+          f"{'numpy ms':>9s} {'ort ms':>9s} {'best':>6s} {'x naive':>8s} {'x numpy':>8s} {'C/ort':>6s} "
+          f"{'max rel err':>11s} {'prep s':>6s}")
 
 
 def _line(r: dict[str, Any]) -> str:
     if "error" in r:
-        return f"{r['workload']:14s} error: {r['error']}"
+        return f"{r['workload']:22s} error: {r['error']}"
     m = r["median_s"]
 
     def ms(k: str) -> str:
         return f"{m[k] * 1e3:9.3f}" if k in m else f"{'-':>9s}"
-    extra = f"  ({r['gflops'][r['best']]:.0f} GFLOP/s, BLAS {r['gflops']['numpy']:.0f})" if r.get("gemm") else ""
-    return (f"{r['workload']:14s} {r['size'][:34]:34s} {ms('naive')} {ms('tiled')} {ms('packed')} {ms('rows')} {ms('numpy')} "
-            f"{r['best']:>6s} {r['speedup_vs_naive']:8.2f} {r['speedup_vs_numpy']:8.2f} {r['max_rel_error']:11.2e}"
-            + extra)
+
+    def x(v: float | None, w: int = 8) -> str:
+        return f"{v:{w}.2f}" if v is not None else f"{'-':>{w}s}"
+    g = r["gflops"]
+    extra = f"  ({g[r['best']]:.0f} GFLOP/s" + "".join(f", {k} {g[k]:.0f}" for k in ("numpy", "onnxruntime") if k in g) + ")"
+    if "packed0" in m:
+        extra += f"  packed / packed0 (MERIT_FAST=0) {m['packed'] / m['packed0']:.2f}"
+    return (f"{r['workload'][:22]:22s} {r['size'][:30]:30s} {ms('naive')} {ms('tiled')} {ms('packed')} {ms('rows')} "
+            f"{ms('numpy')} {ms('onnxruntime')} {r['best']:>6s} {x(r['speedup_vs_naive'])} {x(r['speedup_vs_numpy'])} "
+            f"{x(r['time_vs_onnxruntime'], 6)} {r['max_rel_error']:11.2e} {r['prepare_and_verify_s']:6.1f}" + extra)
 
 
 if __name__ == "__main__":
-    if "--json" not in sys.argv:
-        print(HEADER)
     sys.exit(main())

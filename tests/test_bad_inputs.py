@@ -232,11 +232,13 @@ for _name, _content, _names in [
     ("size_3e9", _gemm(accumulate=[["k", 3 * 10 ** 9]]), "accumulate[0]"),
     ("size_zero", _gemm(parallel=[["m", 0], ["n", 5]]), "parallel[0]"),
     ("shape_10e20", _gemm_operand(0, shape=[10 ** 20, 6]), "operands[0].shape[0]"),
-    ("shape_too_many_elements", _gemm_operand(0, shape=[65536, 65536]), "operands[0].shape"),
-    ("work_too_large", _gemm(parallel=[["m", 4096], ["n", 4096]], accumulate=[["k", 4096]],
-                              operands=[{"name": "A", "shape": [4096, 4096], "map": {"m": [0, 1, 0], "k": [1, 1, 0]}},
-                                        {"name": "B", "shape": [4096, 4096], "map": {"k": [0, 1, 0], "n": [1, 1, 0]}}]),
-     "parallel"),
+    # 2^40 elements (4 TiB as float32): over the memory of any machine, so refused everywhere
+    ("shape_too_many_elements", _gemm_operand(0, shape=[2 ** 20, 2 ** 20]), "operands[0].shape"),
+    # 2^44 outputs x 2^20 steps each: the steps overflow the 64-bit count (a 4096^3 GEMM is accepted now)
+    ("steps_over_int64", _gemm(parallel=[["m", 2 ** 22], ["n", 2 ** 22]], accumulate=[["k", 2 ** 20]],
+                               operands=[{"name": "A", "shape": [2 ** 22, 2 ** 20], "map": {"m": [0, 1, 0], "k": [1, 1, 0]}},
+                                         {"name": "B", "shape": [2 ** 20, 2 ** 22], "map": {"k": [0, 1, 0], "n": [1, 1, 0]}}]),
+     "accumulate"),
     ("stride_10e30", _gemm_operand(0, map={"m": [0, 10 ** 30, 0], "k": [1, 1, 0]}), "operands[0].map.m[1]"),
     ("tile_negative", _gemm(tile={"m": -2}), "tile.m"), ("tile_unknown_index", _gemm(tile={"z": 2}), "tile.z"),
     ("reference_unknown_parameter", _gemm(reference={"kind": "gemm", "alpha": 2}), "reference.alpha"),

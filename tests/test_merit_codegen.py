@@ -322,7 +322,7 @@ def test_the_code_tab_shows_the_code_and_the_check(qtbot, tmp_path):
         ["merit_gemm.c", "merit_gemm.cu"]
     assert "merit_gemm_packed" in panel.code_view.toPlainText() and "merit_micro" in panel.code_view.toPlainText()
     panel.code_file_box.setCurrentIndex(1)
-    assert "__global__ void merit_gemm_cuda" in panel.code_view.toPlainText()
+    assert "__global__ void __launch_bounds__(128) merit_gemm_cuda" in panel.code_view.toPlainText()
     assert "verified" in panel.code_status.text() and "not run: no" in panel.code_status.text()
     kernels = [panel.code_table.item(r, 1).text() for r in range(panel.code_table.rowCount())]
     assert {"naive", "numpy"} <= set(kernels) and any(k.startswith("packed") or k.startswith("tiled") for k in kernels)
@@ -362,6 +362,24 @@ def test_a_tile_of_more_than_1024_outputs_gives_threads_several():
     r = check_cuda(wl.stages, _data(wl), tile, None, None, nvcc_compile=False)
     assert r.emulated_check is not None and r.emulated_check.ok, r.emulated_check and r.emulated_check.message
 
+
+
+@needs_cxx
+def test_a_tile_over_48_kb_runs_from_dynamic_shared_memory_in_the_emulation():
+    """Issue 31: footprints of 78 KB (over the static 48 KB, within Hopper's opt-in 227 KB) are kept and
+    declared dynamically; the host opts in and launches with the byte count; the emulation runs it."""
+    t = W.conv(32, 16, 16, 32, 3, pad=1, name="dyn")
+    tile = {"oc": 32, "y": 16, "x": 16}                       # a-range whole: I 32x18x18 + W 32x32x3x3
+    prog = CU.cuda_program(t, tile)
+    assert prog.dynamic and prog.smem_bytes == 4 * (32 * 18 * 18 + 32 * 32 * 9) and not prog.ext["ic"] < 32
+    assert "MERIT_DYNAMIC_SMEM(merit_smem, 19584)" in prog.source and "__shared__ float s" not in prog.source
+    assert f"cudaFuncAttributeMaxDynamicSharedMemorySize, {prog.smem_bytes})" in prog.source
+    assert f"<<<1, 1024, {prog.smem_bytes}>>>" in prog.source and "__launch_bounds__(1024)" in prog.source
+    rng = np.random.default_rng(5)
+    data = {"I": rng.standard_normal((32, 16, 16)), "W": rng.standard_normal((32, 32, 3, 3))}
+    r = check_cuda([t], data, tile, None, None, nvcc_compile=False)
+    assert r.kernels[0].dynamic_smem and r.kernels[0].smem_limit == 227 * 1024
+    assert r.emulated_check is not None and r.emulated_check.ok, r.emulated_check and r.emulated_check.message
 
 @needs_cxx
 def test_negative_strides_and_offsets_in_every_kernel():

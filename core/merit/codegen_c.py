@@ -40,7 +40,6 @@ from core.merit.tiling import tile_sizes
 from core.merit_transform.transform import MeritTransform, Operand
 
 FLAGS = ["-O3", "-march=native", "-fopenmp"]
-MAX_TILE_OUTPUTS = 8192            # partial sums of one p-tile kept on the stack (32 KB)
 PACKED_MIN_M = 4                   # below this the MR-row micro-kernel wastes most of its rows
 # Threads only where there is work for them: starting a team costs microseconds, and on a loaded
 # machine a barrier waits for a descheduled thread's next time slice (measured here at a load of 14
@@ -200,6 +199,7 @@ class CProgram:
     out_size: int
     tile: dict[str, int] = field(default_factory=dict)
     packed: dict[str, Any] | None = None
+    tile_note: str = ""                # how the tile was fitted to this CPU (core.merit.device)
 
 
 def _signature(t: MeritTransform, name: str) -> str:
@@ -250,12 +250,13 @@ def naive_kernel(t: MeritTransform, name: str) -> Kernel:
 
 # ---------------------------------------------------------------- tiled (the engine's tile)
 def code_tile(t: MeritTransform, tile: dict[str, int]) -> dict[str, int]:
-    """The engine's tile, shrunk (largest parallel extent halved) until its partial sums fit the stack."""
-    ext = tile_sizes(t, tile)
-    while int(np.prod([ext[n] for n, _ in t.parallel] or [1])) > MAX_TILE_OUTPUTS:
-        n = max((n for n, _ in t.parallel), key=lambda k: ext[k])
-        ext[n] = (ext[n] + 1) // 2
-    return ext
+    """The engine's tile fitted to this CPU (core.merit.device.fit_c_tile): the p-tile shrunk (largest
+    parallel extent halved) until its partial sums fit L1; without a tile, the accumulation also tiled
+    until one a-tile's footprints fit half of L2."""
+    from core.merit.device import fit_c_tile
+
+    tile_sizes(t, tile)                 # names and sizes checked
+    return fit_c_tile(t, tile)[0]
 
 
 REDUCTION_MIN_RUN = 8               # a unit-stride accumulated run at least this long is the vector
@@ -549,6 +550,7 @@ def gemm_view(t: MeritTransform) -> dict[str, Any] | None:
 
 
 PACKED_PRELUDE = r"""
+#include <string.h>
 #if defined(__AVX512F__)
 #define MERIT_VW 16
 #define MERIT_MR 12
@@ -605,6 +607,58 @@ static inline void merit_micro(long kc, const float *restrict a, const float *re
         *(merit_vf *)(c + i * MERIT_NR + MERIT_VW) = acc[i][1];
     }
 }
+
+#ifndef MERIT_FAST
+#define MERIT_FAST 1
+#endif
+/* A K chunk whose steps mostly start their run within NR floats of the previous step's (a window
+   sliding along a row: a convolution's kx) re-reads the lines the last step loaded: there reading
+   M(B) in place beats packing it. GEMM's and 1x1 convolutions' steps each jump a whole row: packed. */
+static inline int merit_sliding(const long *bk, long kc)
+{
+    long near = 0;
+    for (long k = 1; k < kc; ++k) {
+        const long d = bk[k] - bk[k - 1];
+        near += d >= 0 && d < MERIT_NR;
+    }
+    return 2 * near >= kc;
+}
+/* Offsets of a K chunk that run with unit stride (a row of A or of B along K: GEMM's A, a weight
+   tensor's (ic, ky, kx)): packed by reading each row along K, not column by column, so that rows a
+   power-of-two stride apart (4 KB: the same L1 set) are not read a word each in turn. */
+static inline int merit_unit(const long *o, long n)
+{
+    for (long k = 1; k < n; ++k)
+        if (o[k] - o[k - 1] != 1) return 0;
+    return 1;
+}
+/* The same block with M(B) read in place instead of packed: where a panel's NR columns are a
+   unit-stride run of the operand (eq. 5: the output's x moves the input's x with stride 1), step k's
+   run starts at b + bk[k] (a convolution's input row at ic, y + ky, x + kx), so the on-the-fly
+   expansion is the load itself and no copy of M(B) is written (MERIT_FAST=0: packed as before). */
+static inline void merit_micro_direct(long kc, const float *restrict a, const float *restrict b,
+                                      const long *restrict bk, float *restrict c)
+{
+    merit_vf acc[MERIT_MR][2];
+#pragma GCC unroll 16
+    for (int i = 0; i < MERIT_MR; ++i) { acc[i][0] = (merit_vf){0}; acc[i][1] = (merit_vf){0}; }
+    for (long k = 0; k < kc; ++k) {
+        merit_vf b0, b1;
+        memcpy(&b0, b + bk[k], sizeof b0);                  /* unaligned vector loads */
+        memcpy(&b1, b + bk[k] + MERIT_VW, sizeof b1);
+#pragma GCC unroll 16
+        for (int i = 0; i < MERIT_MR; ++i) {
+            const float ai = a[k * MERIT_MR + i];
+            acc[i][0] += ai * b0;
+            acc[i][1] += ai * b1;
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MERIT_MR; ++i) {
+        *(merit_vf *)(c + i * MERIT_NR) = acc[i][0];
+        *(merit_vf *)(c + i * MERIT_NR + MERIT_VW) = acc[i][1];
+    }
+}
 """
 
 
@@ -626,6 +680,23 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
         return [f"    const long {var}_size[] = {{{sz}}}, {var}_stride[] = {{{st}}};",
                 f"    long {var}_n; long *{var} = merit_offsets({k}, {var}_size, {var}_stride, &{var}_n);"]
 
+    # a full MR x NR block whose NR outputs are a unit-stride run of Vec(C) (ccont): its rows added and
+    # stored as vectors (the scalar path below looks every element's offset up); PostLoop inline where
+    # it reads no other operand
+    vec_store = "" if once_ops else "\n".join([
+        "                            if (MERIT_FAST && mi == MERIT_MR && nj == MERIT_NR && ccont[(jc + jr) / MERIT_NR]) {",
+        "                                for (long i = 0; i < MERIT_MR; ++i) {",
+        "                                    float *restrict orow = out + cb[bt] + cm[ic + ir + i] + cn[jc + jr];",
+        "                                    const float *restrict crow = ct + i * MERIT_NR;",
+        "                                    #pragma omp simd",
+        "                                    for (long j = 0; j < MERIT_NR; ++j) {",
+        "                                        float acc = crow[j] + (first ? 0.0f : orow[j]);",
+        f"                                        if (last) acc = {cs.post};",
+        "                                        orow[j] = acc;",
+        "                                    }",
+        "                                }",
+        "                                continue;",
+        "                            }"])
     L = [_signature(t, name), "{"]
     tabs = [("am", view["M"], addr[li].strides), ("ak", view["K"], addr[li].strides),
             ("ab", view["batch"], addr[li].strides), ("bn", view["N"], addr[ri].strides),
@@ -655,6 +726,12 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "        for (long j = 1; ok && j < MERIT_NR; ++j) ok = bn[p * MERIT_NR + j] == bn[p * MERIT_NR] + j;",
           "        bcont[p] = (char)ok;",
           "    }",
+          "    char *ccont = (char *)malloc((size_t)(N / MERIT_NR + 1));",
+          "    for (long p = 0; p * MERIT_NR < N; ++p) {",
+          "        int ok = (p + 1) * MERIT_NR <= N;",
+          "        for (long j = 1; ok && j < MERIT_NR; ++j) ok = cn[p * MERIT_NR + j] == cn[p * MERIT_NR] + j;",
+          "        ccont[p] = (char)ok;",
+          "    }",
           f"    #pragma omp parallel if(M * N * K * NB >= {PARALLEL_MIN_WORK}L)",
           "    {",
           "        if (!merit_ap_buf) merit_ap_buf = (float *)aligned_alloc(64, sizeof(float) * MERIT_MC * MERIT_KC);",
@@ -674,14 +751,26 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "            {",
           "                const long kc = K - pc < MERIT_KC ? K - pc : MERIT_KC;",
           "                const int first = pc == 0, last = pc + kc == K;",
+          "                const int slide = MERIT_FAST && merit_sliding(bk + pc, kc);   /* M(B) read in place */",
+          "                const int aunit = MERIT_FAST && merit_unit(ak + pc, kc), bunit = MERIT_FAST && merit_unit(bk + pc, kc);",
           "                /* on-the-fly expansion of the M(B) tile into NR-wide panels */",
           "                for (long jr = 0; jr < nc; jr += MERIT_NR) {",
           "                    const long n0 = bn[jc + jr];",
-          "                    if (bcont[(jc + jr) / MERIT_NR] && jr + MERIT_NR <= nc)   /* a unit-stride run: a vector copy */",
+          "                    if (bcont[(jc + jr) / MERIT_NR] && jr + MERIT_NR <= nc) {  /* a unit-stride run */",
+          "                        if (slide) continue;                            /* read in place (merit_micro_direct) */",
           "                        for (long k = 0; k < kc; ++k) {",
           "                            float *dst = bp + jr * kc + k * MERIT_NR;",
           "                            const float *src = B + bb[bt] + bk[pc + k] + n0;",
           "                            for (long j = 0; j < MERIT_NR; ++j) dst[j] = src[j];",
+          "                        }",
+          "                    } else if (bunit)                                  /* rows along K: read each row on */",
+          "                        for (long j = 0; j < MERIT_NR; ++j) {",
+          "                            float *dst = bp + jr * kc + j;",
+          "                            if (jr + j < nc) {",
+          "                                const float *src = B + bb[bt] + bk[pc] + bn[jc + jr + j];",
+          "                                for (long k = 0; k < kc; ++k) dst[k * MERIT_NR] = src[k];",
+          "                            } else",
+          "                                for (long k = 0; k < kc; ++k) dst[k * MERIT_NR] = 0.0f;",
           "                        }",
           "                    else",
           "                        for (long k = 0; k < kc; ++k) {",
@@ -695,6 +784,16 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "                {",
           "                    const long mc = M - ic < MERIT_MC ? M - ic : MERIT_MC;",
           "                    for (long ir = 0; ir < mc; ir += MERIT_MR)",
+          "                        if (aunit)                                       /* rows along K: read each row on */",
+          "                            for (long i = 0; i < MERIT_MR; ++i) {",
+          "                                float *dst = ap + ir * kc + i;",
+          "                                if (ir + i < mc) {",
+          "                                    const float *src = A + ab[bt] + ak[pc] + am[ic + ir + i];",
+          "                                    for (long k = 0; k < kc; ++k) dst[k * MERIT_MR] = src[k];",
+          "                                } else",
+          "                                    for (long k = 0; k < kc; ++k) dst[k * MERIT_MR] = 0.0f;",
+          "                            }",
+          "                        else",
           "                        for (long k = 0; k < kc; ++k) {",
           "                            float *dst = ap + ir * kc + k * MERIT_MR;",
           "                            const float *src = A + ab[bt] + ak[pc + k];",
@@ -704,9 +803,14 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "                    for (long jr = 0; jr < nc; jr += MERIT_NR)",
           "                        for (long ir = 0; ir < mc; ir += MERIT_MR)",
           "                        {",
-          "                            merit_micro(kc, ap + ir * kc, bp + jr * kc, ct);",
+          "                            const int in_place = slide && bcont[(jc + jr) / MERIT_NR] && jr + MERIT_NR <= nc;",
+          "                            if (in_place)",
+          "                                merit_micro_direct(kc, ap + ir * kc, B + bb[bt] + bn[jc + jr], bk + pc, ct);",
+          "                            else",
+          "                                merit_micro(kc, ap + ir * kc, bp + jr * kc, ct);",
           "                            const long mi = mc - ir < MERIT_MR ? mc - ir : MERIT_MR;",
           "                            const long nj = nc - jr < MERIT_NR ? nc - jr : MERIT_NR;",
+          vec_store,
           "                            for (long i = 0; i < mi; ++i)",
           "                                for (long j = 0; j < nj; ++j) {",
           "                                    const long mm = ic + ir + i, nn = jc + jr + j;",
@@ -725,7 +829,7 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "            }",
           "        }",
           "    }"]
-    L += [f"    free({var});" for var, _, _ in tabs] + ["    free(bcont);"]
+    L += [f"    free({var});" for var, _, _ in tabs] + ["    free(bcont);", "    free(ccont);"]
     L.append("}")
     info = {"M": view["M"], "N": view["N"], "batch": view["batch"], "K": view["K"], "sizes": view["sizes"],
             "left": t.operands[li].name, "right": t.operands[ri].name}
@@ -822,16 +926,18 @@ int main(int argc, char **argv)
 """
 
 
-def c_program(t: MeritTransform, tile: dict[str, int]) -> CProgram:
-    """The C file of one transform: naive, tiled and (GEMM-like transforms) packed kernels + driver."""
+def c_program(t: MeritTransform, tile: dict[str, int], naive: bool = True) -> CProgram:
+    """The C file of one transform: naive (unless `naive` is False: a real layer's naive nest runs for
+    minutes), tiled and (GEMM-like transforms) packed kernels + driver."""
     stem = _ident(t.name)
-    kernels = [naive_kernel(t, f"merit_{stem}_naive"), tiled_kernel(t, tile, f"merit_{stem}_tiled")]
+    kernels = ([naive_kernel(t, f"merit_{stem}_naive")] if naive else []) + [tiled_kernel(t, tile, f"merit_{stem}_tiled")]
     packed = packed_kernel(t, f"merit_{stem}_packed")
     info = None
     if packed is not None:
         kernels.append(packed[0])
         info = packed[1]
     from core.merit.codegen_rows import STREAM_PRELUDE, rows_kernel     # it builds on this module
+    from core.merit.device import fit_c_tile
     rows = rows_kernel(t, f"merit_{stem}_rows")
     if rows is not None:
         kernels.append(rows)
@@ -872,4 +978,4 @@ def c_program(t: MeritTransform, tile: dict[str, int]) -> CProgram:
     body.append("}")
     body.append(DRIVER)
     return CProgram(t.name, kernels, "\n".join(head) + "\n" + "\n".join(body), addr, t.p_count,
-                    code_tile(t, tile), info)
+                    code_tile(t, tile), info, fit_c_tile(t, tile)[1])

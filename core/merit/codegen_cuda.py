@@ -18,14 +18,15 @@ nothing about GPU speed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from core.merit.codegen_c import (CStrategy, _ident, _roles, _sum, c_strategy, code_tile, operand_address,
+from core.merit.codegen_c import (CStrategy, _ident, _roles, _sum, c_strategy, operand_address,
                                   output_strides)
 from core.merit.result import BankLayout, Banks
+from core.merit.device import CudaDevice, cuda_device, fit_cuda_tile
 from core.merit_transform.transform import MeritTransform
 
 MAX_THREADS = 1024
@@ -147,6 +148,12 @@ class CudaProgram:
     layout: str
     out_size: int
     in_sizes: list[int]
+    ext: dict[str, int] = field(default_factory=dict)     # the tile run (fitted to the device)
+    tile_note: str = ""
+    device: str = ""
+    smem_limit: int = STATIC_SMEM_LIMIT
+    dynamic: bool = False              # dynamic shared memory (over the static 48 KB, opt-in)
+    regs_estimate: int = 0
 
 
 def _footprint_geometry(t: MeritTransform, i: int, ext: dict[str, int]) -> tuple[list[int], list[str]]:
@@ -168,10 +175,14 @@ def _footprint_geometry(t: MeritTransform, i: int, ext: dict[str, int]) -> tuple
 
 
 def cuda_program(t: MeritTransform, tile: dict[str, int], bank_report: Banks | None = None,
-                 bank_operand: str | None = None) -> CudaProgram:
+                 bank_operand: str | None = None, device: CudaDevice | None = None) -> CudaProgram:
+    """The .cu of one transform for `device` (default: core.merit.device.DEFAULT_CUDA_DEVICE): the tile
+    is `tile` where it fits the device, else adjusted, and chosen where `tile` is empty (fit_cuda_tile)."""
+    dev = device or cuda_device()
+    fit = fit_cuda_tile(t, tile, dev)
     cs: CStrategy = c_strategy(t)
-    ext = code_tile(t, tile)
-    shrunk = ext != {n: min(tile.get(n, s), s) for n, s in t.indices}
+    ext = fit.ext
+    shrunk = bool(fit.adjusted)
     addr = [operand_address(t, op) for op in t.operands]
     loop_ops, once_ops = _roles(t)
     ostr = output_strides(t)
@@ -179,8 +190,7 @@ def cuda_program(t: MeritTransform, tile: dict[str, int], bank_report: Banks | N
     par = [n for n, _ in t.parallel]
     acc = [n for n, _ in t.accumulate]
     tp = int(np.prod([ext[n] for n in par] or [1]))
-    threads = min(tp, MAX_THREADS)
-    per_thread = -(-tp // threads)
+    threads, per_thread = fit.threads, fit.outputs_per_thread
     n_tiles = {n: -(-sizes[n] // ext[n]) for n in par}
     blocks = int(np.prod([n_tiles[n] for n in par] or [1]))
     stem = _ident(t.name)
@@ -192,25 +202,41 @@ def cuda_program(t: MeritTransform, tile: dict[str, int], bank_report: Banks | N
     for i in loop_ops:
         fp = geo[i][0]
         width = fp[-1]
-        rows = int(np.prod(fp[:-1])) if len(fp) > 1 else 1
         layouts[i] = SmemLayout("naive", width, width, detail=f"row-major, pitch {width}")
         if t.operands[i].name == bank_operand and bank_operand is not None:
             if shrunk:
-                layout_note = "the tile was shrunk for the code: row-major layout"
+                layout_note = "the tile was adjusted to the device: row-major layout"
                 continue
             lay, layout_note = pick_layout(bank_report, tuple(fp))
             if lay is not None:
                 layouts[i] = lay
-        del rows
-    smem_words = {i: (int(np.prod(geo[i][0][:-1])) if len(geo[i][0]) > 1 else 1) * layouts[i].pitch
-                  for i in loop_ops}
+
+    def words_of() -> dict[int, int]:
+        return {i: (int(np.prod(geo[i][0][:-1])) if len(geo[i][0]) > 1 else 1) * layouts[i].pitch for i in loop_ops}
+
+    smem_words = words_of()
+    if 4 * sum(smem_words.values()) > fit.smem_limit:       # the layout's padding would not fit: row-major
+        for i in loop_ops:
+            w = geo[i][0][-1]
+            layouts[i] = SmemLayout("naive", w, w, detail=f"row-major, pitch {w}")
+        layout_note = f"the bank layout's padding would exceed {fit.smem_limit} B: row-major layout"
+        smem_words = words_of()
     smem_bytes = 4 * sum(smem_words.values())
+    dynamic = smem_bytes > dev.static_smem_bytes
 
     ins = ", ".join(f"const float *__restrict__ in{i}" for i in range(len(t.operands)))
-    L = [f"__global__ void {kname}({ins}, float *__restrict__ out)", "{"]
+    L = [f"__global__ void __launch_bounds__({threads}) {kname}({ins}, float *__restrict__ out)", "{"]
+    if dynamic:
+        L.append(f"    MERIT_DYNAMIC_SMEM(merit_smem, {sum(smem_words.values())});   /* {smem_bytes} B: over the "
+                 f"static {dev.static_smem_bytes} B, opt-in (cudaFuncSetAttribute) */")
+    off = 0
     for i in loop_ops:
-        L.append(f"    __shared__ float s{i}[{smem_words[i]}];   /* footprint {tuple(geo[i][0])} of "
-                 f"{t.operands[i].name}: {layouts[i].detail} */")
+        what = f"footprint {tuple(geo[i][0])} of {t.operands[i].name}: {layouts[i].detail}"
+        if dynamic:
+            L.append(f"    float *const s{i} = merit_smem + {off};   /* {what} */")
+            off += smem_words[i]
+        else:
+            L.append(f"    __shared__ float s{i}[{smem_words[i]}];   /* {what} */")
     L.append("    long bid = blockIdx.x;")
     for n in reversed(par):
         v = _ident(n)
@@ -307,19 +333,30 @@ def cuda_program(t: MeritTransform, tile: dict[str, int], bank_report: Banks | N
     head = [f"/* Generated by Dataflow Explorer from the MERIT transform {t.name!r}: one thread block per p-tile",
             f"   ({', '.join(f'{n}={ext[n]}' for n in par)}), {threads} threads x {per_thread} output(s), "
             f"{blocks} blocks; a-tile ({', '.join(f'{n}={ext[n]}' for n in acc) or '-'}).",
-            f"   Shared memory {smem_bytes} bytes; bank operand layout: {layout_note}.",
+            f"   Device: {dev.name}; {fit.note}.",
+            f"   Shared memory {smem_bytes} bytes ({'dynamic' if dynamic else 'static'}, limit {fit.smem_limit}); "
+            f"about {fit.regs_estimate} registers a thread; bank operand layout: {layout_note}.",
             f"   Build: nvcc -O3 -o merit_{stem}_cuda merit_{stem}.cu   (inputs/outputs as the C program's) */",
-            "#include <math.h>", "#include <stdio.h>", "#include <stdlib.h>", ""]
-    host = _host_driver(t, kname, blocks, threads, in_sizes)
+            "#include <math.h>", "#include <stdio.h>", "#include <stdlib.h>",
+            "#ifdef MERIT_EMULATE",
+            "#define MERIT_DYNAMIC_SMEM(name, words) static float name[words]",
+            "#else",
+            "#define MERIT_DYNAMIC_SMEM(name, words) extern __shared__ float name[]",
+            "#endif", ""]
+    host = _host_driver(t, kname, blocks, threads, in_sizes, smem_bytes if dynamic else 0)
     source = "\n".join(head + L) + "\n\n#ifndef MERIT_EMULATE\n" + host + "#endif\n"
     return CudaProgram(t.name, kname, source, threads, blocks, per_thread, smem_bytes, layout_note, t.p_count,
-                       in_sizes)
+                       in_sizes, dict(ext), fit.note, dev.name, fit.smem_limit, dynamic, fit.regs_estimate)
 
 
-def _host_driver(t: MeritTransform, kname: str, blocks: int, threads: int, in_sizes: list[int]) -> str:
+def _host_driver(t: MeritTransform, kname: str, blocks: int, threads: int, in_sizes: list[int],
+                 dynamic_bytes: int = 0) -> str:
     n = len(in_sizes)
     sizes = ", ".join(f"{s}L" for s in in_sizes)
     args = ", ".join(f"d_in[{i}]" for i in range(n))
+    launch = f"<<<{blocks}, {threads}, {dynamic_bytes}>>>" if dynamic_bytes else f"<<<{blocks}, {threads}>>>"
+    optin = (f"MERIT_CHECK(cudaFuncSetAttribute({kname}, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+             f"{dynamic_bytes}));" if dynamic_bytes else "/* static shared memory only */")
     return f"""
 /* usage: PROG [DIR [ROUNDS]]: reads DIR/in<i>.f32, runs the kernel, writes DIR/out_cuda.f32 and prints
    the median kernel time (CUDA events) as JSON. */
@@ -348,13 +385,14 @@ int main(int argc, char **argv)
     MERIT_CHECK(cudaMalloc(&d_out, sizeof(float) * {t.p_count}L));
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0); cudaEventCreate(&e1);
-    {kname}<<<{blocks}, {threads}>>>({args}, d_out);
+    {optin}
+    {kname}{launch}({args}, d_out);
     MERIT_CHECK(cudaGetLastError());
     MERIT_CHECK(cudaDeviceSynchronize());
     float ms[64]; const int nr = rounds < 1 ? 1 : (rounds > 64 ? 64 : rounds);
     for (int r = 0; r < nr; ++r) {{
         cudaEventRecord(e0);
-        {kname}<<<{blocks}, {threads}>>>({args}, d_out);
+        {kname}{launch}({args}, d_out);
         cudaEventRecord(e1); cudaEventSynchronize(e1);
         cudaEventElapsedTime(&ms[r], e0, e1);
     }}
@@ -382,6 +420,7 @@ static merit_dim3 blockIdx, blockDim, gridDim;
 static merit_dim3 threadIdx;
 #pragma omp threadprivate(threadIdx)
 #define __global__
+#define __launch_bounds__(...)
 #define __shared__ static
 #define __syncthreads() _Pragma("omp barrier")
 #define MERIT_EMULATE 1
@@ -416,7 +455,16 @@ int main(int argc, char **argv)
     blockDim.x = {prog.threads}; blockDim.y = blockDim.z = 1;
     gridDim.x = {prog.blocks}; gridDim.y = gridDim.z = 1;
     int short_team = 0;
-    for (long b = 0; b < {prog.blocks}; ++b) {{
+    /* DIR/blocks.i64, when present, lists the blocks to run (a sample of a large transform's blocks) */
+    std::vector<long> blist;
+    {{
+        char path[4096]; std::snprintf(path, sizeof path, "%s/blocks.i64", argv[1]);
+        FILE *f = std::fopen(path, "rb");
+        if (f) {{ long b; while (std::fread(&b, sizeof b, 1, f) == 1) blist.push_back(b); std::fclose(f); }}
+    }}
+    if (blist.empty())
+        for (long b = 0; b < {prog.blocks}; ++b) blist.push_back(b);
+    for (long b : blist) {{
         blockIdx.x = b; blockIdx.y = blockIdx.z = 0;
         #pragma omp parallel num_threads({prog.threads})
         {{

@@ -24,11 +24,12 @@ from core.merit import banks as B
 from core.merit import butterfly as BF
 from core.merit import reuse
 from core.merit_transform import workloads as W
-from core.merit.evaluate import evaluate, m_grid, naive_rows
+from core.merit.evaluate import evaluate, evaluate_rows, m_grid, naive_rows
 from core.merit_transform.fileformat import load_transform_file, workload_from_json
 from core.merit.result import (Butterfly, Codegen, Meritz, MeritzAssumptions, MeritzConfig, MeritzLayer, MeritResult,
                                MeritzSuite, StageJson, UtilisationCurve, Verification)
 from core.merit.tiling import clipped_footprint, tile_sizes, tiling_report
+from core.merit.sample import OutputSample, choose_sample, needs_sampling
 from core.units import parse_bandwidth
 
 CURVE_ALUS = [32, 64, 128, 256, 512, 1024]
@@ -337,43 +338,71 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         st.validate(f"transform[{st.name}]")
     rng = np.random.default_rng(int(s["seed"]))
     data = wl.make_data(rng)
-    naive_diff = 0.0
-    for i, st in enumerate(wl.stages):
-        cancel.check()
-        out = evaluate(st, data, cancel.check)
-        rows = sorted({0, st.p_count - 1, *rng.integers(0, st.p_count, 14).tolist()})
-        naive_diff = max(naive_diff, float(np.max(np.abs(naive_rows(st, data, rows) - out.reshape(-1)[rows]))))
-        data[st.name] = out
-    final_out = data[wl.stages[-1].name]
-    if wl.reference is not None:
-        ref = np.asarray(wl.reference(data))
-        if ref.shape != final_out.shape:
-            raise InputError(f"the reference gives shape {ref.shape}, the transform {final_out.shape}",
-                             "transform.reference")
-        diff = float(np.max(np.abs(ref - final_out))) if ref.size else 0.0
-        scale = float(np.max(np.abs(ref))) if ref.size else 0.0
-        verification = Verification(
-            output_shape=list(final_out.shape), naive_eq5_max_abs_diff=naive_diff, naive_rows_checked=len(rows),
-            reference="direct numpy implementation", max_abs_diff=diff,
-            ok=diff <= 1e-9 * max(1.0, scale) and naive_diff <= 1e-9 * max(1.0, scale))
-    else:
-        verification = Verification(
-            output_shape=list(final_out.shape), naive_eq5_max_abs_diff=naive_diff, naive_rows_checked=len(rows),
-            reference="none given; checked against eq. 5 walked element by element", max_abs_diff=None,
-            ok=naive_diff <= 1e-9)
-    yield LogLine(f"verification: max |R(M(A),M(B)) - direct| = {verification.max_abs_diff}, "
-                  f"eq. 5 walk {naive_diff:.3g}")
-    yield PartialResult("verification", to_plain(verification))
-    yield Progress(0.15, "tiling and bank conflicts")
-
     bank_stage = next(st for st in wl.stages if any(op.name == wl.bank_operand for op in st.operands))
     tile = dict(wl.tile)
     tile.update(s["tile"])
     tile_sizes(bank_stage, s["tile"], "settings.tile")          # names and sizes checked
-    tiling = tiling_report(bank_stage, tile)
+    # the tile each stage's code runs with, fitted to the CUDA device (core.merit.device): the given
+    # one where it fits, else adjusted; chosen where the workload gives none (a transform file)
+    from core.merit.codegen_run import stage_tile
+    from core.merit.device import fit_cuda_tile
+
+    fits = {st.name: fit_cuda_tile(st, stage_tile(st, tile)) for st in wl.stages}
+    naive_diff = 0.0
+    samples: dict[str, OutputSample] = {}
+    final = wl.stages[-1]
+    final_vals: np.ndarray | None = None
+    for st in wl.stages:
+        cancel.check()
+        if st is final and needs_sampling(st):
+            # a large transform: exact values of a sample of outputs only, M() gathered for them alone
+            drawn = choose_sample(st, fits[st.name].ext, int(s["seed"]))
+            samples[st.name] = drawn
+            final_vals = evaluate_rows(st, data, drawn.rows, cancel.check)
+            pick = np.unique(np.concatenate([drawn.rows[:1], drawn.rows[-1:],
+                                             drawn.rows[rng.integers(0, len(drawn.rows), 14)]]))
+            rows = pick.tolist()
+            got = final_vals[np.searchsorted(drawn.rows, pick)]
+        else:
+            out = evaluate(st, data, cancel.check)
+            rows = sorted({0, st.p_count - 1, *rng.integers(0, st.p_count, 14).tolist()})
+            got = out.reshape(-1)[rows]
+            data[st.name] = out
+        naive_diff = max(naive_diff, float(np.max(np.abs(naive_rows(st, data, rows) - got))))
+    smp = samples.get(final.name)
+    if final_vals is None:
+        final_vals = np.asarray(data[final.name]).reshape(-1)
+    sample_text = smp.describe() if smp is not None else f"all {final.p_count} outputs"
+    checked = len(final_vals)
+    if wl.reference is not None:
+        ref = np.asarray(wl.reference(data))
+        if ref.shape != tuple(final.out_shape()):
+            raise InputError(f"the reference gives shape {ref.shape}, the transform {tuple(final.out_shape())}",
+                             "transform.reference")
+        ref_vals = ref.reshape(-1) if smp is None else ref.reshape(-1)[smp.rows]
+        diff = float(np.max(np.abs(ref_vals - final_vals))) if ref_vals.size else 0.0
+        scale = float(np.max(np.abs(ref_vals))) if ref_vals.size else 0.0
+        verification = Verification(
+            output_shape=list(final.out_shape()), naive_eq5_max_abs_diff=naive_diff, naive_rows_checked=len(rows),
+            reference="direct numpy implementation", max_abs_diff=diff,
+            ok=diff <= 1e-9 * max(1.0, scale) and naive_diff <= 1e-9 * max(1.0, scale),
+            sample=sample_text, outputs_checked=checked)
+    else:
+        verification = Verification(
+            output_shape=list(final.out_shape()), naive_eq5_max_abs_diff=naive_diff, naive_rows_checked=len(rows),
+            reference="none given; checked against eq. 5 walked element by element", max_abs_diff=None,
+            ok=naive_diff <= 1e-9, sample=sample_text, outputs_checked=checked)
+    yield LogLine(f"verification ({sample_text}): max |R(M(A),M(B)) - direct| = {verification.max_abs_diff}, "
+                  f"eq. 5 walk {naive_diff:.3g}")
+    yield PartialResult("verification", to_plain(verification))
+    yield Progress(0.15, "tiling and bank conflicts")
+
+    fit = fits[bank_stage.name]
+    tiling = tiling_report(bank_stage, fit.ext)
+    tiling.tile_note = fit.note
     grids = [m_grid(bank_stage, op) for op in bank_stage.operands]
     cancel.check()
-    bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), tile, s["banks"], cancel.check)
+    bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), fit.ext, s["banks"], cancel.check)
     yield PartialResult("banks", to_plain(bank))
     cancel.check()
     reuse_rep = reuse.report()
@@ -383,7 +412,7 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         from core.merit.codegen_run import generate
 
         codegen = generate(wl.stages, data, tile, wl.reference, bank, wl.bank_operand, s["emit_dir"],
-                           cancel=cancel.check)
+                           cancel=cancel.check, samples=samples, seed=int(s["seed"]))
         for line in codegen_lines(codegen):
             yield LogLine(line)
         yield PartialResult("codegen", {part: {k: v for k, v in to_plain(getattr(codegen, part)).items()
@@ -532,6 +561,10 @@ def codegen_lines(cg: Codegen) -> list[str]:
     lines = [f"C ({' '.join(c.flags)}, {c.threads} threads): verified = {c.verified}, max rel error "
              + (f"{c.max_rel_error:.2e}" if c.max_rel_error is not None else "-")
              + (f" ({c.message})" if c.message else "")]
+    if c.sample:
+        lines.append(f"  checked on {c.sample}")
+    if c.tile_note:
+        lines.append(f"  C tile: {c.tile_note}")
     if t:
         times = ", ".join(f"{k} {v * 1e3:.4g} ms" for k, v in t.items())
         lines.append(f"  median time per call: {times}; best {c.best}: "
@@ -543,8 +576,10 @@ def codegen_lines(cg: Codegen) -> list[str]:
                     + (f", max rel error {em.max_rel_error:.2e}" if em.max_rel_error is not None else "")
                     + (f" ({em.message})" if em.message else "")))
     for k in cu.kernels:
-        lines.append(f"  {k.function}: {k.blocks} blocks x {k.threads} threads, {k.smem_bytes} B shared, "
-                     f"{k.layout}")
+        lines.append(f"  {k.function}: {k.blocks} blocks x {k.threads} threads, {k.smem_bytes} B shared"
+                     + (" (dynamic)" if k.dynamic_smem else "") + f", {k.layout}")
+        if k.tile_note and (not k.tile_note.startswith("the given tile fits") or k.dynamic_smem):
+            lines.append(f"    {k.tile_note}")
     if cg.emitted:
         lines.append(f"  wrote {len(cg.emitted)} files to {Path(cg.emitted[0]).parent}")
     return lines
@@ -563,9 +598,11 @@ def format_text(result: EngineResult) -> str:
             m = ", ".join(f"{i}->(d{d},s{s_},o{o})" for i, (d, s_, o) in op.map.items())
             lines.append(f"    {op.name}{tuple(op.shape)}: {m}")
     lines.append(f"verification: max abs diff vs direct = {v.max_abs_diff}, eq. 5 walk = "
-                 f"{v.naive_eq5_max_abs_diff:.3g}, ok = {v.ok}")
+                 f"{v.naive_eq5_max_abs_diff:.3g}, ok = {v.ok}" + (f" ({v.sample})" if v.sample else ""))
     t = r.tiling
     lines.append(f"tile: p {t.tile.parallel}, a {t.tile.accumulate}")
+    if t.tile_note and not t.tile_note.startswith("the given tile fits"):
+        lines.append(f"  {t.tile_note}")
     for k, fp in t.footprints.items():
         lines.append(f"  footprint {k}: {tuple(fp)} (eq. 9; bounding box of the reads "
                      f"{tuple(t.measured_footprints[k])})")

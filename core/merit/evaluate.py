@@ -13,6 +13,7 @@ Two paths compute the same thing:
 from __future__ import annotations
 
 import itertools
+import math
 import string
 from typing import Callable
 
@@ -55,7 +56,7 @@ def evaluate(t: MeritTransform, data: dict[str, np.ndarray], check: Callable[[],
     """Vec(C) reshaped to the transform's output shape."""
     _check_data(t, data)
     s = get_strategy(t.strategy)
-    if s.bilinear:
+    if s.bilinear and compact_elements(t) <= COMPACT_MAX_ELEMENTS:
         flat = _evaluate_bilinear(t, s, data)
     else:
         flat = _evaluate_rows(t, s, data, check, block_elems)
@@ -89,24 +90,61 @@ def _evaluate_bilinear(t: MeritTransform, s: Strategy, data: dict[str, np.ndarra
     return np.array(acc)
 
 
+COMPACT_MAX_ELEMENTS = 1 << 25     # an operand gathered over its indices larger than this (256 MB in
+                                   # float64: im2col of a real layer) is streamed in blocks of outputs instead
+
+
+def compact_elements(t: MeritTransform) -> int:
+    """Elements of the largest operand gathered over the indices it moves with (the einsum path's M())."""
+    sizes = dict(t.indices)
+    return max((math.prod(sizes[n] for n in op.maps) for op in t.operands), default=1)
+
+
+def evaluate_rows(t: MeritTransform, data: dict[str, np.ndarray], rows: np.ndarray,
+                  check: Callable[[], None] | None = None, block_elems: int = 1 << 21) -> np.ndarray:
+    """Outputs at the flat numbers `rows` (row-major over p) only, exactly as `evaluate` computes them
+    (in float64 for float inputs): M() gathered for those outputs, in blocks; verification of a large
+    transform on a sample (core.merit.sample)."""
+    _check_data(t, data)
+    return _evaluate_rows(t, get_strategy(t.strategy), data, check, block_elems,
+                          np.asarray(rows, dtype=np.int64))
+
+
+def _gather_padded(t: MeritTransform, op: Operand, padded: np.ndarray, k: dict[str, np.ndarray]) -> np.ndarray:
+    """t.gather on an operand already padded."""
+    xs = t.coords(op, k)
+    full = np.broadcast_shapes(*[np.shape(v) for v in k.values()]) if k else ()
+    return padded[tuple(np.broadcast_to(x + p, full) for x, p in zip(xs, op.padding()))]
+
+
 def _evaluate_rows(t: MeritTransform, s: Strategy, data: dict[str, np.ndarray],
-                   check: Callable[[], None] | None, block_elems: int) -> np.ndarray:
-    P, A = t.p_count, t.a_count
+                   check: Callable[[], None] | None, block_elems: int, rows: np.ndarray | None = None) -> np.ndarray:
+    """Blocks of output rows (all, or the flat numbers `rows`), M() gathered for one block at a time:
+    memory bounded by `block_elems` whatever the size of the transform."""
+    A = t.a_count
+    P = t.p_count if rows is None else len(rows)
     rows_per_block = max(1, block_elems // max(A, 1))
     a_idx = np.unravel_index(np.arange(A), t.a_sizes) if t.accumulate else ()
     a_k = {n: a_idx[i].reshape(1, A) for i, (n, _) in enumerate(t.accumulate)}
     out = np.empty(P, dtype=np.result_type(*[data[o.name] for o in t.operands], np.float64))
+    padded: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}      # each operand padded once, not per block
+    for op in t.operands:
+        pad = op.padding()
+        if (op.name, pad) not in padded:
+            arr = np.asarray(data[op.name])
+            padded[(op.name, pad)] = np.pad(arr, [(p, p) for p in pad]) if any(pad) else arr
     for r0 in range(0, P, rows_per_block):
         if check:
             check()
         r1 = min(P, r0 + rows_per_block)
-        p_idx = np.unravel_index(np.arange(r0, r1), t.p_sizes) if t.parallel else ()
+        flat = np.arange(r0, r1) if rows is None else rows[r0:r1]
+        p_idx = np.unravel_index(flat, t.p_sizes) if t.parallel else ()
         k = {n: p_idx[i].reshape(-1, 1) for i, (n, _) in enumerate(t.parallel)}
         k.update(a_k)
         xs = []
         for op, per_output in zip(t.operands, s.per_output):
             used = {n: v for n, v in k.items() if n in op.maps}
-            g = (t.gather(op, data[op.name], used) if used
+            g = (_gather_padded(t, op, padded[(op.name, op.padding())], used) if used
                  else np.asarray(data[op.name]).reshape(-1)[:1].reshape(1, 1))
             target = (r1 - r0, 1) if per_output else (r1 - r0, A)
             xs.append(np.broadcast_to(g, target))

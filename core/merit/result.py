@@ -74,6 +74,10 @@ class Verification:
     reference: str
     max_abs_diff: float | None                  # None: the workload has no direct reference
     ok: bool
+    # Since issue 31: which outputs were checked ("all N outputs", or the sample of a large transform:
+    # seeded random outputs and whole tiles at the borders, core.merit.sample); absent before.
+    sample: str | None = optional_key()
+    outputs_checked: int | None = optional_key()
 
 
 @dataclass(kw_only=True)
@@ -119,6 +123,7 @@ class Tiling:
     measured_footprints: dict[str, list[int]]   # bounding box of the reads
     loads: list[LoadCount]
     footprint_check: bool
+    tile_note: str | None = optional_key()      # how the tile was fitted to the device (issue 31)
 
 
 @dataclass(kw_only=True)
@@ -335,6 +340,8 @@ class CodegenC:
     errors: dict[str, float] | None = optional_key()      # per kernel variant
     best: str | None = optional_key()
     time_s: float | None = optional_key()
+    sample: str | None = optional_key()          # outputs compared with numpy (issue 31)
+    tile_note: str | None = optional_key()
 
 
 @dataclass(kw_only=True)
@@ -349,6 +356,14 @@ class CudaKernel:
     outputs_per_thread: int
     smem_bytes: int
     layout: str                                 # the bank layout of the shared footprint and where it came from
+    # Since issue 31: the tile fitted to the device description (core.merit.device)
+    tile: dict[str, int] | None = optional_key()
+    tile_note: str | None = optional_key()
+    device: str | None = optional_key()
+    smem_limit: int | None = optional_key()
+    dynamic_smem: bool | None = optional_key()
+    launch_bounds: int | None = optional_key()
+    regs_estimate: int | None = optional_key()
 
 
 @dataclass(kw_only=True)
@@ -379,6 +394,7 @@ class CodegenCuda:
     timings_s: dict[str, float]
     message: str                                # e.g. "not run: no GPU"
     emulated_check: EmulatedCheck | None
+    sample: str | None = optional_key()          # outputs compared (issue 31)
 
 
 @dataclass(kw_only=True)

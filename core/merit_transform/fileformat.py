@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -58,13 +59,69 @@ REFERENCES: dict[str, Callable[..., np.ndarray]] = {
 }
 
 
-# What a transform file may ask for: an operand of 16 M elements and 2^28 multiply-adds are some
-# five times the largest built-in workload (AlexNet conv1) and still run in memory.
+# What a transform file may ask for: only the real limits (issue 31). The generated code indexes with
+# 64-bit integers (C `long`), so every flat index, the outputs and the steps p x a must fit int64; and
+# the run holds the operands (float64 data and a float32 copy with its padding) and the output (one
+# float32 array per generated kernel) in this machine's memory, at most MEMORY_SHARE of it. Large
+# transforms are verified on a sample of outputs (core.merit.sample), so nothing of size p x a (M()
+# itself) is ever held.
 MAX_SIZE = 2 ** 31 - 1
-MAX_OPERAND_ELEMENTS = 2 ** 24
-MAX_WORK = 2 ** 28
+INT64_MAX = 2 ** 63 - 1
+MEMORY_SHARE = 0.5
+OUTPUT_BYTES_PER_ELEMENT = 8 + 4 * 5     # a float64 stage output (chains) and five float32 copies (the kernels)
 MAX_DATA_ABS = 1e100         # operand values whose products and sums stay finite
 MAX_AXES = 32                # numpy's limit on an array's axes (32 in numpy 1, 64 in numpy 2)
+
+
+def machine_memory_bytes() -> int:
+    """Physical memory of this machine (a fixed figure, so that a file is accepted or refused alike
+    whatever else runs)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8 * 1024 ** 3
+
+
+def _gib(n: int) -> str:
+    return f"{n / 1024 ** 3:.3g} GiB"
+
+
+def check_real_limits(t: MeritTransform, where: str = "transform") -> None:
+    """int64 indices and this machine's memory; each refusal names the field that sets the size."""
+    for oi, op in enumerate(t.operands):
+        pad = op.padding()
+        padded = math.prod(int(n) + 2 * int(q) for n, q in zip(op.shape, pad)) if len(pad) == len(op.shape) \
+            else math.prod(int(n) for n in op.shape)
+        if padded > INT64_MAX:
+            raise InputError(f"operand {op.name!r} with its padding has {padded} elements; the generated code "
+                             f"indexes with 64-bit integers (at most {INT64_MAX})", f"{where}.operands[{oi}].shape")
+    P = math.prod(int(n) for _, n in t.parallel)
+    A = math.prod(int(n) for _, n in t.accumulate)
+    if P > INT64_MAX:
+        raise InputError(f"the parallel indices give {P} outputs; the generated code indexes them with 64-bit "
+                         f"integers (at most {INT64_MAX})", f"{where}.parallel")
+    if P * A > INT64_MAX:
+        raise InputError(f"the indices span {P * A} steps (outputs x accumulated elements); the generated code "
+                         f"counts them with 64-bit integers (at most {INT64_MAX})", f"{where}.accumulate")
+    need: list[tuple[int, str, str]] = []
+    for oi, op in enumerate(t.operands):
+        elements = math.prod(int(n) for n in op.shape)
+        pad = op.padding()
+        padded = math.prod(int(n) + 2 * int(q) for n, q in zip(op.shape, pad)) if len(pad) == len(op.shape) \
+            else elements
+        need.append((8 * elements, f"{where}.operands[{oi}].shape", f"operand {op.name!r}, {elements} elements"))
+        # the float32 copy the kernels read holds the padding: a huge pad is named as such
+        need.append((4 * padded, f"{where}.operands[{oi}].pad" if padded > elements else f"{where}.operands[{oi}].shape",
+                     f"operand {op.name!r} with its padding, {padded} elements"))
+    need.append((OUTPUT_BYTES_PER_ELEMENT * P, f"{where}.parallel", f"the {P} outputs"))
+    total = sum(n for n, _, _ in need)
+    limit = int(MEMORY_SHARE * machine_memory_bytes())
+    if total > limit:
+        big, field, what = max(need)
+        raise InputError(f"the transform needs about {_gib(total)} of memory ({what}: {_gib(big)}), over "
+                         f"{MEMORY_SHARE:.0%} of this machine's {_gib(machine_memory_bytes())}", field)
 
 
 def _int(v: Any, where: str, positive: bool = False) -> int:
@@ -156,21 +213,7 @@ def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
             raise InputError(f"expected a text, got {type(d[key]).__name__}", f"{where}.{key}")
     t = MeritTransform(str(d.get("name", "transform")), par, acc, operands, strategy, dict(params), out_shape,
                        str(d.get("description", "")))
-    for oi, op in enumerate(operands):
-        elements = int(np.prod([int(n) for n in op.shape], dtype=object))
-        if elements > MAX_OPERAND_ELEMENTS:
-            raise InputError(f"operand {op.name!r} has {elements} elements; at most {MAX_OPERAND_ELEMENTS}",
-                             f"{where}.operands[{oi}].shape")
-        pad = op.padding()          # M() reads a padded copy of the operand: bounded like the operand
-        if len(pad) == len(op.shape):
-            padded = int(np.prod([int(n) + 2 * int(q) for n, q in zip(op.shape, pad)], dtype=object))
-            if padded > MAX_OPERAND_ELEMENTS:
-                raise InputError(f"operand {op.name!r} with its padding has {padded} elements; at most "
-                                 f"{MAX_OPERAND_ELEMENTS} (padding beyond the reach of the map is never read)",
-                                 f"{where}.operands[{oi}].pad")
-    work = int(np.prod([n for _, n in par + acc], dtype=object))
-    if work > MAX_WORK:
-        raise InputError(f"the indices span {work} multiply-adds; at most {MAX_WORK}", f"{where}.parallel")
+    check_real_limits(t, where)
     t.validate(where)
     return t
 
