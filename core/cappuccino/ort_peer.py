@@ -32,6 +32,16 @@ def command(onnx_path: Path, images: Path, count: int, min_seconds: float, threa
             str(min_seconds), str(threads)]
 
 
+def settings(threads: int) -> dict[str, object]:
+    """The session options the peer runs with (what a benchmark records next to its timings): the CPU
+    provider, `threads` intra-op threads, sequential execution, onnxruntime's default graph
+    optimisation (all) and its default intra-op spinning (worker threads spin while waiting: fastest
+    on an idle machine, and they starve a loaded one)."""
+    return {"provider": "CPUExecutionProvider", "intra_op_num_threads": threads, "inter_op_num_threads": 1,
+            "execution_mode": "ORT_SEQUENTIAL", "graph_optimization_level": "ORT_ENABLE_ALL (default)",
+            "session.intra_op.allow_spinning": "1 (default)", "one image per run": True}
+
+
 def session(onnx_path: Path, threads: int):
     import onnxruntime as ort
 

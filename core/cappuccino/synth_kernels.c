@@ -1,6 +1,7 @@
 /* Cappuccino kernel library: the fixed part of every synthesised program (core/cappuccino/synth.py).
-   The synthesiser prepends the #defines (V, NB, op kinds, counts) and appends the model's tables
-   (buffers, tensors, ops, expected weight sections) after the @TABLES@ marker; the weights come from
+   The synthesiser prepends the #defines (V, op kinds, counts), appends the model's tables
+   (buffers, tensors, ops, expected weight sections) after the @TABLES@ marker and its convolution
+   micro-kernels after the @CONV_KERNELS@ marker; the weights come from
    the binary weight file at start-up (core/cappuccino/weights_file.py).
 
    Data are map-major (the paper's eq. 2): a tensor of C maps is S = ceil(C/V) stacks, each stored
@@ -8,8 +9,8 @@
    its consumers' frame (halo = the largest pad a consumer needs), so no reordering pass exists; a
    concatenation is free: its inputs write into channel slices of one buffer.
 
-   Threads: OLP.  Each op's output is cut into units (a tile of NB output pixels x one or two output
-   stacks for a convolution, a row of one stack for pooling, ...); contiguous chunks of units are
+   Threads: OLP.  Each op's output is cut into units (a block of RQ output stacks x RP output pixels
+   for a convolution, a row of one stack for pooling, ...); contiguous chunks of units are
    claimed by the OpenMP workers (run_phase) and an op starts when the one before it is done.  Inside
    a unit the V SIMD lanes are V output maps: one input value (broadcast) times a vector of V
    filter-bank weights, so the OLP threads t..t+V-1 of eqs. 3-5 are the lanes of one vector.
@@ -154,6 +155,7 @@ typedef struct {
   int size; float alpha, beta, kbias; /* LRN */
   int chunks;                        /* pieces the workers claim (1: too little work to share) */
   int rnd;                           /* its result is binary16 (stored as such in a float32 frame) */
+  int rq, rp, flat;                  /* conv: block of rq output stacks x rp pixels; flat: 1x1 over the whole map */
 } op_t;
 
 /*@TABLES@*/
@@ -182,124 +184,77 @@ AI void stt(const tensor_t *t, size_t i, vf x, int rnd) {
 }
 static int stacks(int c) { return (c + V - 1) / V; }
 
-/* ------------------------------------------------------------------ convolution (dense, grouped, fc) */
-/* One tile: NB output pixels (consecutive in row-major pixel order, so a tile may span rows) x NS
-   output stacks.  Weights per output stack: (S_in of its group, KH, KW, V_in, V_out). */
-AI void conv_tile(const op_t *op, int so, int q0, const int NS, const int NBT, const int MODE, const int XH) {
+/* ------------------------------------------------------------------ convolution (dense, grouped, fc, 1x1) */
+/* Register-blocked micro-kernels.  The synthesiser generates one (synth_program.conv_kernel_source)
+   per combination of mode, input storage, block shape and pixel stride that the model's
+   convolutions use, and CONV_FN names each op's.  A block is RQ output stacks x RP output pixels:
+   its RQ*RP accumulators (vectors of V output maps: the OLP threads t..t+V-1 of eqs. 3-5 are the
+   lanes of one vector) stay in vector registers for the whole sum.  Each step loads RQ weight
+   vectors and broadcasts one input value per pixel (with AVX-512 an FMA with an embedded broadcast
+   operand), so a step is RQ*RP fused multiply-adds against RQ + RP loads, all addresses constant
+   offsets from two pointers.  The block's pixels are RP consecutive outputs of one row (row mode:
+   pixel p reads from x + p*stride*lanes) or, for a 1x1 stride-1 convolution over a frame without
+   halo, RP consecutive pixels of the whole map (flat mode: the map is one long row; the pointwise
+   kernel).  A block that would run past the end of its row (map) or past the last stack starts
+   earlier instead and overlaps its neighbour: every block is full, overlapped outputs are computed
+   twice in the same order (the same values).  Blocks are numbered stack group first, so one
+   worker's chunk of consecutive blocks reuses one group's weights from its L2 cache. */
+
+/* block u of conv op: its first output stack (so) and the row and column of each of its RP pixels;
+   returns the input offset of its first pixel's top-left tap in the first input stack of its group */
+AI size_t conv_block(const op_t *op, long u, const int RQ, const int RP, int *so, int *rr, int *cc) {
   const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
-  const int OW = to->W, st = op->stride, KH = op->kh, KW = op->kw;
-  const buffer_t *bi = B_(ti);
-  const int Si = op->gin ? op->gin : stacks(ti->C);
-  const int s_lo = op->gin ? (so / op->gout) * op->gin : 0;
-  const int L = bi->lanes;           /* V, or fewer for a narrow network input (3 colour maps) */
-  const size_t xss = (size_t)bi->Hp * bi->Wp * L, xrs = (size_t)bi->Wp * L;
-  const size_t wss = (size_t)Si * KH * KW * V * V;
-  size_t xo[NB > NB2 ? NB : NB2];   /* fixed sizes (not NS/NBT): arrays the compiler can keep in registers */
-  int rr[NB > NB2 ? NB : NB2], cc[NB > NB2 ? NB : NB2];     /* output row and column of each pixel */
-  {
-    int r = q0 / OW, c = q0 % OW;       /* one division per tile; the pixels follow in row-major order */
-#pragma GCC unroll 32
-    for (int p = 0; p < NBT; ++p) {
-      rr[p] = r; cc[p] = c;
-      xo[p] = tidx(ti, s_lo, r * st - op->pt, c * st - op->pl);
-      if (++c == OW) { c = 0; ++r; }
-    }
+  const int So = stacks(to->C), OW = to->W;
+  const long P = (long)to->H * OW, nb = (OW + RP - 1) / RP;
+  const long per = op->flat ? (P + RP - 1) / RP : to->H * nb;
+  int s0 = (int)(u / per) * RQ;
+  const long b = u % per;
+  if (s0 + RQ > So) s0 = So - RQ;
+  *so = s0;
+  const int s_lo = op->gin ? (s0 / op->gout) * op->gin : 0;
+  if (op->flat) {
+    long q0 = b * RP;
+    if (q0 + RP > P) q0 = P - RP;
+    int r = (int)(q0 / OW), c = (int)(q0 % OW);
+    for (int p = 0; p < RP; ++p) { rr[p] = r; cc[p] = c; if (++c == OW) { c = 0; ++r; } }
+    return tidx(ti, s_lo, 0, 0) + (size_t)q0 * B_(ti)->lanes;
   }
-  const float *xf = tf(ti); const h16 *xh = th(ti);
-  const float *wf = (const float *)WSEC[op - OPS]; const h16 *wh = (const h16 *)WSEC[op - OPS];
-  const size_t w0 = (size_t)so * wss;
-  vf acc[2][NB > NB2 ? NB : NB2];
-#pragma GCC unroll 4
-  for (int q = 0; q < NS; ++q)
-#pragma GCC unroll 32
-    for (int p = 0; p < NBT; ++p) acc[q][p] = (vf){0};
-  for (int s = 0; s < Si; ++s) {
-    const int kmax = (s == Si - 1 && !op->gin) ? op->klast : V;
-    for (int i = 0; i < KH; ++i)
-      for (int j = 0; j < KW; ++j) {
-        const size_t xb = s * xss + i * xrs + (size_t)j * L;
-        const size_t wb = w0 + (((size_t)s * KH + i) * KW + j) * V * V;
-        const float *xfb = xf + xb; const h16 *xhb = xh + xb;
-        const float *wfb = wf + wb; const h16 *whb = wh + wb;
-        for (int k = 0; k < kmax; ++k) {
-          vf w[2];
-#pragma GCC unroll 4
-          for (int q = 0; q < NS; ++q)
-            w[q] = MODE == IMPRECISE ? ldh(whb + q * wss + k * V) : ldf(wfb + q * wss + k * V);
-#pragma GCC unroll 32
-          for (int p = 0; p < NBT; ++p) {
-            const vf x = bcast(XH ? h2f(xhb[xo[p] + k]) : xfb[xo[p] + k]);
-#pragma GCC unroll 4
-            for (int q = 0; q < NS; ++q) acc[q][p] = mla(acc[q][p], x, w[q], MODE != PRECISE);
-          }
-        }
-      }
-  }
+  const int r = (int)(b / nb);
+  int c0 = (int)(b % nb) * RP;
+  if (c0 + RP > OW) c0 = OW - RP;
+  for (int p = 0; p < RP; ++p) { rr[p] = r; cc[p] = c0 + p; }
+  return tidx(ti, s_lo, r * op->stride - op->pt, c0 * op->stride - op->pl);
+}
+
+/* the epilogue of one output vector: + bias, + the fused residual (after rounding the conv's own
+   output to binary16 when imprecise, as the reference does), ReLU, the store */
+AI void conv_out(const op_t *op, int so, int r, int c, vf acc, const int MODE) {
+  const tensor_t *to = &TENS[op->out];
   const float *bias = (const float *)(WSEC[op - OPS] + BIAS_OFF[op - OPS]);
-#pragma GCC unroll 4
-  for (int q = 0; q < NS; ++q) {
-    const vf b = ldf(bias + (size_t)(so + q) * V);
-#pragma GCC unroll 32
-    for (int p = 0; p < NBT; ++p) {
-      const int r = rr[p], c = cc[p];
-      vf y = acc[q][p] + b;
-      if (op->res >= 0) {                 /* fused residual add: the conv's output, then the sum */
-        if (MODE == IMPRECISE) y = round_h(y);
-        y = y + ldt(&TENS[op->res], tidx(&TENS[op->res], so + q, r, c));
-      }
-      if (op->relu) y = relu(y);
-      stt(to, tidx(to, so + q, r, c), y, op->rnd);
-    }
+  vf y = acc + ldf(bias + (size_t)so * V);
+  if (op->res >= 0) {
+    if (MODE == IMPRECISE) y = round_h(y);
+    y = y + ldt(&TENS[op->res], tidx(&TENS[op->res], so, r, c));
   }
+  if (op->relu) y = relu(y);
+  stt(to, tidx(to, so, r, c), y, op->rnd);
 }
 
-/* tile width: NB output pixels, or NB2 when that computes fewer (7x7 maps: 7 tiles of 7, not 5 of 12) */
-static int conv_nb(long P) {
-  if (P < NB) return 1;
-  if (NB2 && P >= NB2 && (P + NB2 - 1) / NB2 * NB2 < (P + NB - 1) / NB * NB) return NB2;
-  return NB;
-}
+/* what every generated kernel starts with: the input frame's geometry and the weight section */
+#define CONV_GEOMETRY \
+  const tensor_t *ti = &TENS[op->in[0]]; const buffer_t *bi = B_(ti); \
+  const int KH = op->kh, KW = op->kw, L = bi->lanes, Si = op->gin ? op->gin : stacks(ti->C); \
+  const size_t xss = (size_t)bi->Hp * bi->Wp * L, xrs = (size_t)bi->Wp * L, wss = (size_t)Si * KH * KW * V * V; \
+  (void)L
 
-AI void conv_range(const op_t *op, long u0, long u1, const int NBC, const int MODE, const int XH) {
-  const tensor_t *to = &TENS[op->out];
-  const int So = stacks(to->C), P = to->H * to->W;
-  const long tiles = NBC > 1 ? (P + NBC - 1) / NBC : P;
-  for (long u = u0; u < u1; ++u) {
-    const int pair = (int)(u / tiles), t = (int)(u % tiles);
-    const int so = 2 * pair;
-    const int two = so + 1 < So && (!op->gout || (so + 1) / op->gout == so / op->gout);
-    const int q0 = t * NBC + NBC <= P ? t * NBC : P - NBC;    /* the last tile overlaps its neighbour */
-    if (two) conv_tile(op, so, q0, 2, NBC, MODE, XH);
-    else { conv_tile(op, so, q0, 1, NBC, MODE, XH); if (so + 1 < So) conv_tile(op, so + 1, q0, 1, NBC, MODE, XH); }
-  }
-}
-
-AI void conv_units(const op_t *op, long u0, long u1, const int MODE, const int XH) {
-  const tensor_t *to = &TENS[op->out];
-  const int nb = conv_nb((long)to->H * to->W);
-  if (nb == NB) conv_range(op, u0, u1, NB, MODE, XH);
-#if NB2
-  else if (nb == NB2) conv_range(op, u0, u1, NB2, MODE, XH);
-#endif
-  else conv_range(op, u0, u1, 1, MODE, XH);
-}
-
-/* only the variants the model uses are compiled (USE_<mode>_<input storage>, set by the synthesiser) */
-#define CONV_VARIANT(NAME, MODE, XH, USED) \
-  static __attribute__((noinline)) void NAME(const op_t *op, long u0, long u1) { \
-    if (USED) conv_units(op, u0, u1, MODE, XH); else abort(); }
-CONV_VARIANT(conv_p_f, PRECISE, 0, USE_P_F)
-CONV_VARIANT(conv_p_h, PRECISE, 1, USE_P_H)
-CONV_VARIANT(conv_r_f, RELAXED, 0, USE_R_F)
-CONV_VARIANT(conv_r_h, RELAXED, 1, USE_R_H)
-CONV_VARIANT(conv_i_f, IMPRECISE, 0, USE_I_F)
-CONV_VARIANT(conv_i_h, IMPRECISE, 1, USE_I_H)
+/*@CONV_KERNELS@*/
 
 /* ------------------------------------------------------------------ depthwise convolution */
 /* unit: one stack x NBD consecutive output pixels of a row; weights (S, KH, KW, V) */
 /* a full block of NBD outputs of a 3-wide kernel: each input row segment is loaded once into
    registers and serves all three taps (the sum order per output stays kernel row, then column) */
-AI void dw_block3(const op_t *op, const tensor_t *ti, int s, int r, int c0, vf *acc, const int ST, const int MODE) {
+AI void dw_block3(const op_t *op, const tensor_t *ti, int s, int r, int c0, vf *acc, const int ST, const int MODE,
+                  const int NBW) {
   const float *wf = (const float *)WSEC[op - OPS]; const h16 *wh = (const h16 *)WSEC[op - OPS];
   for (int i = 0; i < op->kh; ++i) {
     const size_t wb = (((size_t)s * op->kh + i) * 3) * V;
@@ -309,9 +264,9 @@ AI void dw_block3(const op_t *op, const tensor_t *ti, int s, int r, int c0, vf *
     const size_t xb = tidx(ti, s, r * ST - op->pt + i, c0 * ST - op->pl);
     vf x[(NBD - 1) * 2 + 3];
 #pragma GCC unroll 32
-    for (int q = 0; q < (NBD - 1) * ST + 3; ++q) x[q] = ldt(ti, xb + (size_t)q * V);
+    for (int q = 0; q < (NBW - 1) * ST + 3; ++q) x[q] = ldt(ti, xb + (size_t)q * V);
 #pragma GCC unroll 16
-    for (int p = 0; p < NBD; ++p) {
+    for (int p = 0; p < NBW; ++p) {
       acc[p] = mla(acc[p], x[p * ST], w0, MODE != PRECISE);
       acc[p] = mla(acc[p], x[p * ST + 1], w1, MODE != PRECISE);
       acc[p] = mla(acc[p], x[p * ST + 2], w2, MODE != PRECISE);
@@ -326,13 +281,17 @@ AI void dw_units(const op_t *op, long u0, long u1, const int MODE) {
   const float *wf = (const float *)WSEC[op - OPS]; const h16 *wh = (const h16 *)WSEC[op - OPS];
   const float *bias = (const float *)(WSEC[op - OPS] + BIAS_OFF[op - OPS]);
   for (long u = u0; u < u1; ++u) {
-    const int s = (int)(u / (OH * blocks)), r = (int)(u / blocks % OH), c0 = (int)(u % blocks) * NBD;
+    const int s = (int)(u / (OH * blocks)), r = (int)(u / blocks % OH);
+    int c0 = (int)(u % blocks) * NBD;
+    if (c0 + NBD > OW && OW >= NBD) c0 = OW - NBD;      /* the last block overlaps its neighbour: full */
     const int n = OW - c0 < NBD ? OW - c0 : NBD;
     vf acc[NBD];
 #pragma GCC unroll 16
     for (int p = 0; p < NBD; ++p) acc[p] = (vf){0};
-    if (n == NBD && KW == 3 && st == 1) dw_block3(op, ti, s, r, c0, acc, 1, MODE);
-    else if (n == NBD && KW == 3 && st == 2) dw_block3(op, ti, s, r, c0, acc, 2, MODE);
+    if (n == NBD && KW == 3 && st == 1) dw_block3(op, ti, s, r, c0, acc, 1, MODE, NBD);
+    else if (n == NBD && KW == 3 && st == 2) dw_block3(op, ti, s, r, c0, acc, 2, MODE, NBD);
+    else if (n == 7 && KW == 3 && st == 1) dw_block3(op, ti, s, r, c0, acc, 1, MODE, 7);     /* 7x7 maps */
+    else if (n == 7 && KW == 3 && st == 2) dw_block3(op, ti, s, r, c0, acc, 2, MODE, 7);
     else for (int i = 0; i < KH; ++i)
       for (int j = 0; j < KW; ++j) {
         const size_t wb = (((size_t)s * KH + i) * KW + j) * V;
@@ -378,10 +337,11 @@ static void pool_units(const op_t *op, long u0, long u1, int is_max) {
       const int pc0 = c0, pc1 = c1 < W + op->pr ? c1 : W + op->pr;
       if (c0 < 0) c0 = 0;
       if (c1 > W) c1 = W;
-      vf acc = is_max ? ldt(ti, tidx(ti, s, r0, c0)) : (vf){0};
-      for (int i = r0; i < r1; ++i)
-        for (int j = c0; j < c1; ++j) {
-          const vf x = ldt(ti, tidx(ti, s, i, j));
+      const size_t b0 = tidx(ti, s, r0, c0), rs = (size_t)B_(ti)->Wp * B_(ti)->lanes, cs = B_(ti)->lanes;
+      vf acc = is_max ? ldt(ti, b0) : (vf){0};
+      for (int i = 0; i < r1 - r0; ++i)
+        for (int j = 0; j < c1 - c0; ++j) {
+          const vf x = ldt(ti, b0 + i * rs + j * cs);
           acc = is_max ? vmax(acc, x) : acc + x;
         }
       if (!is_max) acc = acc / (float)(op->count_pad ? (pr1 - pr0) * (pc1 - pc0) : (r1 - r0) * (c1 - c0));
@@ -415,23 +375,42 @@ static void add_units(const op_t *op, long u0, long u1) {
   }
 }
 
-/* unit: one row; ONNX LRN across maps (the window crosses stacks), scalar */
+/* unit: one row; ONNX LRN across maps.  Per pixel the squares of all maps go to a zero-padded line,
+   then each stack's window sums are `size` vector loads at shifted offsets (the same order as the
+   reference: window position 0, 1, ...); base^beta is sqrt(base) * sqrt(sqrt(base)) for the usual
+   beta = 0.75 (three correctly rounded operations, a few ulp), powf lane by lane otherwise. */
+AI vf vsqrt(vf x) {
+#if defined(__AVX512F__) && V == 16
+  return (vf)_mm512_sqrt_ps((__m512)x);
+#elif defined(__AVX__) && V == 8
+  return (vf)_mm256_sqrt_ps((__m256)x);
+#elif defined(__SSE__) && V == 4
+  return (vf)_mm_sqrt_ps((__m128)x);
+#else
+  vf r; for (int k = 0; k < V; ++k) r[k] = sqrtf(x[k]); return r;
+#endif
+}
 static void lrn_units(const op_t *op, long u0, long u1) {
   const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
-  const int C = ti->C, lo = (op->size - 1) / 2, hi = op->size - 1 - lo;
-  float sq[C > 0 ? C : 1], y[V];
+  const int C = ti->C, S = stacks(C), lo = (op->size - 1) / 2, n = op->size;
+  const vf kb = bcast(op->kbias), al = bcast(op->alpha / op->size);
+  const int b075 = op->beta == 0.75f;
+  float sq[(S + 1) * V + 2 * n];
+  memset(sq, 0, sizeof sq);
   for (long r = u0; r < u1; ++r)
     for (int c = 0; c < ti->W; ++c) {
-      for (int m = 0; m < C; ++m) { const float x = ld1(ti, tidx(ti, m / V, (int)r, c) + m % V); sq[m] = x * x; }
-      for (int s = 0; s < stacks(C); ++s) {
-        for (int l = 0; l < V; ++l) {
-          const int m = s * V + l;
-          if (m >= C) { y[l] = 0.0f; continue; }
-          float sum = 0.0f;
-          for (int j = m - lo; j <= m + hi; ++j) if (j >= 0 && j < C) sum += sq[j];
-          y[l] = ld1(ti, tidx(ti, s, (int)r, c) + l) / powf(op->kbias + op->alpha / op->size * sum, op->beta);
-        }
-        stt(to, tidx(to, s, (int)r, c), ldf(y), op->rnd);
+      for (int s = 0; s < S; ++s) { const vf x = ldt(ti, tidx(ti, s, (int)r, c)); stf(sq + lo + s * V, x * x); }
+      for (int m = C; m < S * V; ++m) sq[lo + m] = 0.0f;           /* lanes past the last map */
+      for (int s = 0; s < S; ++s) {
+        vf sum = ldf(sq + s * V);
+        for (int d = 1; d < n; ++d) sum = sum + ldf(sq + s * V + d);
+        const vf base = kb + al * sum;
+        vf p;
+        if (b075) { const vf q = vsqrt(base); p = q * vsqrt(q); }
+        else for (int l = 0; l < V; ++l) p[l] = powf(base[l], op->beta);
+        vf y = ldt(ti, tidx(ti, s, (int)r, c)) / p;
+        if (s == S - 1) for (int l = C - s * V; l < V; ++l) y[l] = 0.0f;
+        stt(to, tidx(to, s, (int)r, c), y, op->rnd);
       }
     }
 }
@@ -476,7 +455,10 @@ static long op_units(const op_t *op) {
   const tensor_t *to = &TENS[op->out];
   const long P = (long)to->H * to->W, So = stacks(to->C);
   switch (op->kind) {
-    case K_CONV: { const int nb = conv_nb(P); return (So + 1) / 2 * ((P + nb - 1) / nb); }
+    case K_CONV: {       /* blocks: stack groups x (rows x blocks per row, or blocks of the flat map) */
+      const long G = (So + op->rq - 1) / op->rq;
+      return op->flat ? G * ((P + op->rp - 1) / op->rp) : G * to->H * ((to->W + op->rp - 1) / op->rp);
+    }
     case K_DW: return So * to->H * ((to->W + NBD - 1) / NBD);
     case K_MAXPOOL: case K_AVGPOOL: case K_ADD: return So * to->H;
     case K_GAP: return So;
@@ -486,13 +468,10 @@ static long op_units(const op_t *op) {
 }
 
 static void run_op(const op_t *op, long u0, long u1) {
-  const int xh = IS_HALF(&TENS[op->in[0]]);
   FTZ_ON(op->mode == RELAXED);
   switch (op->kind) {
     case K_CONV:
-      if (op->mode == PRECISE) (xh ? conv_p_h : conv_p_f)(op, u0, u1);
-      else if (op->mode == RELAXED) (xh ? conv_r_h : conv_r_f)(op, u0, u1);
-      else (xh ? conv_i_h : conv_i_f)(op, u0, u1);
+      CONV_FN[op - OPS](op, u0, u1);     /* the generated micro-kernel of its block shape and mode */
       break;
     case K_DW: (op->mode == PRECISE ? dw_p : op->mode == RELAXED ? dw_r : dw_i)(op, u0, u1); break;
     case K_MAXPOOL: pool_units(op, u0, u1, 1); break;

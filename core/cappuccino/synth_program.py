@@ -1,5 +1,6 @@
 """The synthesised program for a DAG network: its plan (frames, tensors, ops, weight sections), its
-C source (the fixed kernel library synth_kernels.c plus the model's tables) and its weight file.
+C source (the fixed kernel library synth_kernels.c plus the model's tables and convolution
+micro-kernels) and its weight file.
 
 Plan decisions (the why):
 * every tensor is a map-major frame (layout.py); its halo is the largest pad of the convolutions
@@ -18,10 +19,16 @@ Plan decisions (the why):
   (S_out, S_in of the group, KH, KW, V_in, V_out) -- the V lanes are V output maps (OLP threads
   t..t+V-1 of eqs. 3-5 are the lanes of one vector) -- depthwise to (S, KH, KW, V); binary16 for
   imprecise ops; the bias (float32, binary16-rounded when imprecise) follows at a 64-byte boundary.
+* every convolution gets a register block (conv_blocking: rq output stacks x rp output pixels, the
+  fewest estimated cycles for its shape among the blocks that fit the vector registers) and the C
+  of a micro-kernel for its mode, input storage, block and pixel stride (conv_kernel_source; one
+  per combination the model uses): the accumulators are named variables, so they stay in registers.
 """
 
 from __future__ import annotations
 
+import functools
+import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +37,7 @@ import numpy as np
 from core.cappuccino import layout, weights_file
 from core.cappuccino.model import (INPUT, AddOp, CnnModel, ConcatOp, ConvOp, GlobalAvgPoolOp, LrnOp, Op, PoolOp,
                                    SoftmaxOp)
-from core.cappuccino.numerics import IMPRECISE, MODES, PRECISE, mode_weights
+from core.cappuccino.numerics import IMPRECISE, MODES, PRECISE, RELAXED, mode_weights
 from core.errors import InputError
 
 KERNELS = Path(__file__).with_name("synth_kernels.c")
@@ -101,6 +108,12 @@ class ProgOp:
     rnd: bool = False               # the result is binary16 (forward.py's storage rule)
     work: int = 0                   # multiply-adds (or elements touched): decides `chunks`
     chunks: int = 1                 # pieces the workers claim (see CHUNK_WORK)
+    rq: int = 0                     # conv: the register block, rq output stacks x rp output pixels
+    rp: int = 0
+    flat: bool = False              # conv: 1x1 stride 1 over a frame without halo: blocks run across rows
+    ps: int = 0                     # conv: elements between the inputs of neighbouring pixels of a block
+    xh: bool = False                # conv: its input frame is binary16
+    narrow: bool = False            # conv: its input frame has fewer lanes than V (a narrow network input)
 
 
 @dataclass
@@ -302,6 +315,10 @@ def plan(model: CnnModel, modes: dict[str, str], V: int, threads: int, half_fram
             pop.rnd = half.get(tensors[pop.out].name, False)
         pop.work = _work(pop, tensors, V)
         pop.chunks = chunks(pop.work, threads)
+    regs = vector_registers()
+    for pop in prog:
+        if pop.kind == "conv":
+            _choose_block(pop, tensors, frames, V, regs)
     offset = 0
     for f in frames:
         f.offset = offset
@@ -331,6 +348,131 @@ def _work(op: ProgOp, tensors: list[Tensor], V: int) -> int:
     if op.kind == "lrn":
         return n_out * max(1, op.lrn[0])
     return sum(tensors[i].C * tensors[i].H * tensors[i].W for i in op.ins)
+
+
+# ------------------------------------------------------------------ register blocking of convolutions
+# The micro-kernel's step (synth_kernels.c, conv_block): rq*rp fused multiply-adds, rq weight loads and
+# rp broadcast loads. It runs at the FMA units' rate while the block has at least FMA_CHAINS
+# independent accumulators (the FMA latency times the FMAs issued per cycle: 4 x 2 on recent x86)
+# and loads stay under LOADS_PER_CYCLE per FMA; the accumulators, the rq weights and a broadcast
+# must fit the vector registers or the compiler spills them to memory.
+FMA_CHAINS = 8
+LOADS_PER_CYCLE = 2
+EPILOGUE = 6                # cycles per output vector after the sum: bias, residual, ReLU, address, store
+BLOCK_SETUP = 40            # cycles per block: its position, pointers, loop set-up
+MAX_RQ, MAX_RP = 8, 28
+
+
+@functools.lru_cache(maxsize=1)
+def vector_registers() -> int:
+    """Vector registers the compiler may use here (programs are built with -march=native): 32 with
+    AVX-512 or on AArch64, else 16."""
+    if platform.machine().lower() in ("aarch64", "arm64"):
+        return 32
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return 16
+    return 32 if " avx512f" in info else 16
+
+
+def conv_blocking(n_stacks: int, width: int, rows: int, gout: int, regs: int, steps: int = 1 << 20) -> tuple[int, int]:
+    """(rq, rp), the accumulator block with the fewest estimated cycles over the op:
+    blocks (a block past the end of a row or of the stacks overlaps its neighbour, so a block
+    that does not divide the map costs work) x (`steps` k-steps x cycles per step + the epilogue + set-up),
+    where `steps` is the input maps x kernel taps each output sums. A grouped conv's block stays in
+    its group (rq divides the group's output stacks)."""
+    best: tuple[tuple[float, int, int], int, int] | None = None
+    for rq in range(1, min(n_stacks, MAX_RQ) + 1):
+        if gout and gout % rq:
+            continue
+        for rp in range(1, min(width, MAX_RP) + 1):
+            if rq * rp + rq + 2 > regs:
+                break
+            blocks = -(-n_stacks // rq) * -(-width // rp) * rows
+            cost = blocks * (steps * max(rq * rp, FMA_CHAINS, (rq + rp) / LOADS_PER_CYCLE) + EPILOGUE * rq * rp + BLOCK_SETUP)
+            key = (cost, -rq * rp, -rq)
+            if best is None or key < best[0]:
+                best = (key, rq, rp)
+    assert best is not None          # rq = rp = 1 always fits
+    return best[1], best[2]
+
+
+def _choose_block(op: ProgOp, tensors: list[Tensor], frames: list[Frame], V: int, regs: int) -> None:
+    tin, tout = tensors[op.ins[0]], tensors[op.out]
+    fin = frames[tin.buf]
+    op.xh = fin.half
+    op.narrow = fin.lanes < V
+    op.flat = op.kh == op.kw == 1 and op.stride == 1 and op.pads == (0, 0, 0, 0) and fin.halo == 0
+    width, rows = (tout.H * tout.W, 1) if op.flat else (tout.W, tout.H)
+    steps = (op.gin * V if op.gin else tensors[op.ins[0]].C) * op.kh * op.kw
+    op.rq, op.rp = conv_blocking(layout.stacks(tout.C, V), width, rows, op.gout, regs, steps)
+    op.ps = fin.lanes * (1 if op.flat else op.stride)
+
+
+def conv_kernel_name(op: ProgOp) -> str:
+    return f"ck_{op.mode[0]}{'h' if op.xh else 'f'}_{op.rq}x{op.rp}_{op.ps}{'n' if op.narrow else ''}"
+
+
+def conv_kernel_source(op: ProgOp) -> str:
+    """The C of the micro-kernel for op's mode, input storage, block and pixel stride: rq x rp
+    accumulators as named variables (never an array the compiler might keep in memory), each step
+    fully written out; the sum order of every output is input stack, kernel row, kernel column,
+    input map (precise mode's fixed order)."""
+    rq, rp = op.rq, op.rp
+    mode = {PRECISE: "PRECISE", RELAXED: "RELAXED", IMPRECISE: "IMPRECISE"}[op.mode]
+    fast = int(op.mode != PRECISE)
+    xt = "h16" if op.xh else "float"
+    wt = "h16" if op.mode == IMPRECISE else "float"
+    ldw = "ldh" if op.mode == IMPRECISE else "ldf"
+    a = [[f"a{q}_{p}" for p in range(rp)] for q in range(rq)]
+    name = conv_kernel_name(op)
+    step = "const vf " + ", ".join(f"w{q} = {ldw}(w + {q} * wss + k * V)" for q in range(rq)) + "; "
+    for p in range(rp):
+        x = f"h2f(x[{p * op.ps} + k])" if op.xh else f"x[{p * op.ps} + k]"
+        step += "{ const vf x_ = bcast(" + x + "); " + " ".join(
+            f"{a[q][p]} = mla({a[q][p]}, x_, w{q}, {fast});" for q in range(rq)) + " } "
+    outs = " ".join(f"conv_out(op, so + {q}, rr[{p}], cc[{p}], {a[q][p]}, {mode});"
+                    for q in range(rq) for p in range(rp))
+    zero = ", ".join(f"{v} = (vf){{0}}" for row in a for v in row)
+    return "\n".join([
+        f"/* {rq} output stacks x {rp} pixels, {op.mode}, {'binary16' if op.xh else 'float32'} input, "
+        f"pixel stride {op.ps} */",
+        f"#define STEP_{name} {step}",
+        f"static __attribute__((noinline)) void {name}(const op_t *op, long u0, long u1) {{",
+        "  CONV_GEOMETRY;",
+        f"  const {xt} *XB = ({xt} *)(ARENA + bi->off); const {wt} *WB = (const {wt} *)WSEC[op - OPS];",
+        "  for (long u = u0; u < u1; ++u) {",
+        f"    int so, rr[{rp}], cc[{rp}];",
+        f"    const {xt} *X = XB + conv_block(op, u, {rq}, {rp}, &so, rr, cc); const {wt} *W = WB + (size_t)so * wss;",
+        f"    vf {zero};",
+        "    for (int s = 0; s < Si; ++s) {",
+        "      const int kn = s == Si - 1 && !op->gin ? op->klast : V;",
+        "      for (int i = 0; i < KH; ++i)",
+        "        for (int j = 0; j < KW; ++j) {",
+        f"          const {xt} *x = X + s * xss + i * xrs + (size_t)j * L;",
+        f"          const {wt} *w = W + ((size_t)(s * KH + i) * KW + j) * V * V;",
+        *([] if op.narrow else [      # a narrow frame's pixels hold fewer than V maps: never a whole stack
+            "          if (kn == V) {",
+            "#pragma GCC unroll 16",
+            f"            for (int k = 0; k < V; ++k) {{ STEP_{name} }}",
+            "          } else"]),
+        f"          for (int k = 0; k < kn; ++k) {{ STEP_{name} }}",
+        "        }",
+        "    }",
+        f"    {outs}",
+        "  }",
+        "}",
+    ])
+
+
+def conv_kernels_text(p: Plan) -> str:
+    """The generated micro-kernels the plan's convolutions use, and CONV_FN: each op's."""
+    convs = [op for op in p.ops if op.kind == "conv"]
+    kernels = {conv_kernel_name(op): op for op in convs}
+    fn = ", ".join(conv_kernel_name(op) if op.kind == "conv" else "0" for op in p.ops)
+    return "\n".join([*(conv_kernel_source(op) for op in kernels.values()),
+                      f"static void (*const CONV_FN[N_OPS])(const op_t *, long, long) = {{{fn}}};"])
 
 
 def _conv_op(op: ConvOp, mode: str, V: int, tin: int, tout: int, tensors: list[Tensor],
@@ -379,7 +521,8 @@ def _op_line(op: ProgOp) -> str:
     return ("  {" + f"{_c_str(op.name)}, K_{op.kind.upper()}, {MODES.index(op.mode)}, {int(op.relu)}, "
             f"{{{', '.join(map(str, ins))}}}, {len(op.ins)}, {op.out}, {op.res}, {op.kh}, {op.kw}, {op.stride}, "
             f"{t}, {left}, {b}, {r}, {op.gin}, {op.gout}, {op.klast}, {int(op.count_pad)}, "
-            f"{size}, {float(alpha)!r}f, {float(beta)!r}f, {float(kbias)!r}f, {op.chunks}, {int(op.rnd)}" + "},")
+            f"{size}, {float(alpha)!r}f, {float(beta)!r}f, {float(kbias)!r}f, {op.chunks}, {int(op.rnd)}, "
+            f"{op.rq}, {op.rp}, {int(op.flat)}" + "},")
 
 
 def table_text(p: Plan) -> str:
@@ -416,7 +559,6 @@ def synthesise(model: CnnModel, modes: dict[str, str], V: int, threads: int, pre
             "   build: gcc -O3 -march=native -std=gnu11 -fopenmp -ffp-contract=off prog.c -o prog -lm",
             "   run:   ./prog weights.bin images.f32 COUNT MIN_SECONDS [THREADS] [--profile] [--dump FILE] */",
             f"#define V {V}",
-            "#if defined(__AVX512F__)\n#define NB 12\n#define NB2 7\n#else\n#define NB 6\n#define NB2 0\n#endif",
             "#define NBD 8",
             f"#define PRECISE_FMA {int(precise_fma)}",
             f"#define HALF_FRAMES {int(half_frames)}",
@@ -436,13 +578,15 @@ def synthesise(model: CnnModel, modes: dict[str, str], V: int, threads: int, pre
             *_variant_defines(p)]
     library = KERNELS.read_text()
     before, after = library.split("/*@TABLES@*/")
-    source = "\n".join(head) + "\n" + before + tables + "\n" + after
+    middle, after = after.split("/*@CONV_KERNELS@*/")
+    source = "\n".join(head) + "\n" + before + tables + "\n" + middle + conv_kernels_text(p) + "\n" + after
     wf = weights_file.WeightFile(V, fp, [op.weights for op in p.ops])
     return Program(source, weights_file.encode(wf), p)
 
 
 def _variant_defines(p: Plan) -> list[str]:
-    """USE_* flags: only the kernel variants (mode x input storage) the model needs are compiled."""
+    """USE_* flags: the (mode x input storage) variants the model uses; the depthwise ones decide what is
+    compiled (the convolutions' micro-kernels are generated per use, conv_kernels_text)."""
     used = set()
     for op in p.ops:
         if op.kind == "conv":
