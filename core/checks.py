@@ -110,18 +110,20 @@ def number_problem(value: Any) -> str | None:
     return None
 
 
-def check_numbers(doc: Any, root: str) -> None:
+def check_numbers(doc: Any, root: str, prefix: tuple[Any, ...] = ()) -> None:
     """Every number in a decoded JSON document is finite and fits a C long, and nesting stays within
     MAX_DEPTH; InputError names the first offending field in document order (e.g.
-    `session.runs[0].settings.noise`). Iterative, so any document a caller built can be checked."""
-    if type(doc) in (dict, list) and _plain(doc):
+    `session.runs[0].settings.noise`). Iterative, so any document a caller built can be checked.
+    `prefix`: where `doc` lies in a larger document (e.g. ("runs", 3)), for its depth and paths,
+    so a part checked on its own (session.check_file's workers) gets the whole's message."""
+    if type(doc) in (dict, list) and _plain(doc, len(prefix)):
         return
     if not isinstance(doc, (dict, list, tuple)):
         problem = number_problem(doc) if isinstance(doc, (int, float)) else None
         if problem:
             raise InputError(problem, root)
         return
-    stack: list[tuple[Iterator[tuple[Any, Any]], tuple[Any, ...]]] = [(_items(doc), ())]
+    stack: list[tuple[Iterator[tuple[Any, Any]], tuple[Any, ...]]] = [(_items(doc), prefix)]
     while stack:
         items, path = stack[-1]
         for key, item in items:
@@ -148,19 +150,29 @@ def check_numbers(doc: Any, root: str) -> None:
             stack.pop()
 
 
-def _plain(doc: dict[str, Any] | list[Any]) -> bool:
+def plain_numbers(doc: dict[str, Any] | list[Any], depth: int = 0) -> bool:
+    """True when check_numbers(doc, root, prefix) with a prefix of `depth` parts has nothing to say,
+    and no float is beyond the 64-bit integer range either: what a decoder that reads integers too
+    large for 64 bits as floats (orjson) may have made of one. False: decode again with json and run
+    check_numbers, which names the field."""
+    return _plain(doc, depth, float(INT_LIMIT))
+
+
+def _plain(doc: dict[str, Any] | list[Any], depth0: int = 0, float_limit: float = math.inf) -> bool:
     """True when check_numbers has nothing to say (the usual case), found without building a field
     path per container: a third faster on large sessions. False sends the document to the full check,
-    which finds the problem again and names its field."""
+    which finds the problem again and names its field. A float at or beyond `float_limit` (either
+    sign) is False too (plain_numbers)."""
     lo, hi = -INT_LIMIT, INT_LIMIT
-    stack: list[tuple[Any, int]] = [(doc, 0)]
+    flo = -float_limit
+    stack: list[tuple[Any, int]] = [(doc, depth0)]
     pop, push = stack.pop, stack.append
     while stack:
         container, depth = pop()
         for v in (container.values() if type(container) is dict else container):
             t = type(v)
             if t is float:
-                if v - v != 0.0:            # NaN or infinite
+                if not flo < v < float_limit:       # NaN, infinite (or beyond float_limit)
                     return False
             elif t is int:
                 if not lo <= v < hi:
@@ -235,7 +247,46 @@ def check_settings(schema: dict[str, Any], settings: Any, where: str = "settings
         for key in settings:
             if key not in known:
                 raise InputError(f"unknown setting {str(key)[:40]!r}; known: {', '.join(known)}", field_path(where, key))
+    key = _settings_key(schema, settings)
+    if key is not None and _SETTINGS_OK.get(key) is schema:
+        return
     check_schema(schema, settings, where)
+    if key is not None:
+        if len(_SETTINGS_OK) >= 4096:
+            _SETTINGS_OK.clear()
+        _SETTINGS_OK[key] = schema
+
+
+# Settings already found valid, by (schema, settings) as _settings_key gives them: a session of
+# hundreds of runs holds the same few settings again and again, and jsonschema is slow to say so.
+# Only success is kept (an error is checked again, so its message and field are the caller's own).
+_SETTINGS_OK: dict[tuple[int, Any], dict[str, Any]] = {}
+
+
+def _settings_key(schema: dict[str, Any], settings: dict[str, Any]) -> tuple[int, Any] | None:
+    """A hashable key telling settings apart exactly as the checks do (1, 1.0 and True differ, a
+    tuple is no list), or None for anything but plain JSON values."""
+    def canon(v: Any) -> Any:
+        kind = type(v)
+        if kind is str or kind is int or kind is bool or v is None:
+            return (kind.__name__, v)
+        if kind is float:
+            return ("float", v) if v - v == 0.0 else _Unkeyed.raise_()
+        if kind is list:
+            return ("list", tuple(canon(x) for x in v))
+        if kind is dict:
+            return ("dict", tuple(sorted((str(k), type(k) is str, canon(x)) for k, x in v.items())))
+        return _Unkeyed.raise_()
+    try:
+        return id(schema), canon(settings)
+    except (_Unkeyed, RecursionError):
+        return None
+
+
+class _Unkeyed(Exception):
+    @staticmethod
+    def raise_() -> Any:
+        raise _Unkeyed
 
 
 def settings_over_defaults(schema: dict[str, Any], defaults: dict[str, Any],

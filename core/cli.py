@@ -114,20 +114,18 @@ def _fail(message: str, code: int, as_json: bool) -> int:
 def _validate_session(args: argparse.Namespace) -> int:
     from core import session
 
-    try:
-        p = session.load(args.file)
+    try:        # checked as load checks it, a large file's runs in parallel (session.check_file)
+        p = session.check_file(args.file)
     except InputError as exc:
         if args.json:
             print(json.dumps({"valid": False, "error": exc.message, "where": exc.where}))
         return _fail(str(exc), EXIT_BAD_INPUT, args.json)
-    runs: dict[str, int] = {}
-    for r in p.runs:
-        runs[r.status] = runs.get(r.status, 0) + 1
-    info = {"valid": True, "workloads": len(p.workloads), "targets": len(p.targets), "runs": runs,
-            "engines": sorted(p.engines)}
+    runs = p.runs
+    info = {"valid": True, "workloads": p.workloads, "targets": p.targets, "runs": runs,
+            "engines": p.engines}
     print(json.dumps(info) if args.json else
-          f"{args.file}: valid ({len(p.workloads)} workload(s), {len(p.targets)} target(s), "
-          f"{len(p.runs)} run(s){': ' if runs else ''}{', '.join(f'{n} {s}' for s, n in runs.items())})")
+          f"{args.file}: valid ({p.workloads} workload(s), {p.targets} target(s), "
+          f"{sum(runs.values())} run(s){': ' if runs else ''}{', '.join(f'{n} {s}' for s, n in runs.items())})")
     return 0
 
 

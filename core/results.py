@@ -37,7 +37,7 @@ import functools
 import json
 import math
 import types
-from typing import Any, Callable, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, Callable, ClassVar, Hashable, Literal, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from core.errors import InputError
 
@@ -81,9 +81,10 @@ class EngineResult:
         return out
 
     @classmethod
-    def upgrade(cls, data: Any, version: int | None = None, path: str = "result") -> Any:
+    def upgrade(cls, data: Any, version: int | None = None, path: str = "result", owned: bool = False) -> Any:
         """`data` of `version` (None: the current one) brought forward to VERSION; the caller's
-        dict is never changed."""
+        dict is never changed, unless `owned` says the caller hands it over (a session just decoded:
+        a deep copy of each older run is a tenth of reading a large session)."""
         if version is None:
             return data
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:
@@ -91,7 +92,7 @@ class EngineResult:
         if version > cls.VERSION:
             raise InputError(f"this result is version {version}, written by a newer Dataflow Explorer; "
                              f"{cls.__name__} reads versions up to {cls.VERSION}", path)
-        if version < cls.VERSION:
+        if version < cls.VERSION and not owned:
             data = copy.deepcopy(data)
         for v in range(version, cls.VERSION):
             step = cls.UPGRADES.get(v)
@@ -107,10 +108,18 @@ class EngineResult:
         return data
 
     @classmethod
-    def from_json(cls: type[R], data: Any, version: int | None = None, path: str = "result") -> R:
+    def from_json(cls: type[R], data: Any, version: int | None = None, path: str = "result",
+                  owned: bool = False) -> R:
         """Bring `data` forward to VERSION, check it against the type hints and build the result.
-        Raises InputError(message, where) with `where` the field path, e.g. result.layers[3].name."""
-        result: R = _read_dataclass(cls, cls.upgrade(data, version, path), path)
+        Raises InputError(message, where) with `where` the field path, e.g. result.layers[3].name.
+        `owned`: the caller hands over `data` as decoded from JSON text and passed by
+        core.checks.check_numbers (a session's run): it may be changed, and its untyped parts are
+        kept as they are instead of checked and copied again."""
+        data = cls.upgrade(data, version, path, owned)
+        try:        # the compiled reader of the whole type first: no field paths, no per-field dispatch
+            result: R = _fast(cast(Hashable, cls), owned)(data)
+        except _NotPlain:           # something is wrong: read again field by field to say what and where
+            result = _read_dataclass(cls, data, path)
         result.validate(path)
         return result
 
@@ -363,11 +372,12 @@ Reader = Callable[[Any], Any]
 
 
 @functools.lru_cache(maxsize=None)
-def _fast(tp: Any) -> Reader:
+def _fast(tp: Any, owned: bool = False) -> Reader:
     """The reader of `tp` without field paths: the same checks and conversions as _read_slow, raising
-    _NotPlain at the first problem (read_value then reads slowly to name it)."""
+    _NotPlain at the first problem (read_value then reads slowly to name it). `owned`: the value is
+    decoded JSON whose numbers check_numbers passed, so an untyped part is taken as it is."""
     if tp is Any or tp is object:
-        return _copy_json
+        return _as_is if owned else _copy_json
     if tp is None or tp is _NONE:
         def read_none(v: Any) -> Any:
             if v is None:
@@ -384,10 +394,10 @@ def _fast(tp: Any) -> Reader:
             raise _NotPlain
         return read_float
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _fast_dataclass(tp)
+        return _fast_dataclass(tp, owned)
     origin, args = get_origin(tp), get_args(tp)
     if origin is Union or origin is types.UnionType:
-        arms = [(_fast(a), a is _NONE) for a in args]
+        arms = [(_fast(a, owned), a is _NONE) for a in args]
 
         def read_union(v: Any) -> Any:
             if v is None and any(none for _r, none in arms):
@@ -411,7 +421,7 @@ def _fast(tp: Any) -> Reader:
         return read_literal
     if tp is list or origin is list:
         item = args[0] if args else Any
-        each = _fast(item)
+        each = _fast(item, owned)
 
         def read_list(v: Any) -> Any:
             if type(v) is not list and type(v) is not tuple:
@@ -421,25 +431,33 @@ def _fast(tp: Any) -> Reader:
         return read_list
     if tp is tuple or origin is tuple:
         if not args or (len(args) == 2 and args[1] is Ellipsis):
-            each = _fast(args[0] if args else Any)
+            each = _fast(args[0] if args else Any, owned)
 
             def read_tuple(v: Any) -> Any:
                 if type(v) is not list and type(v) is not tuple:
                     raise _NotPlain
-                return tuple(each(x) for x in v)
+                return tuple([each(x) for x in v])      # a list first: faster than a generator
             return read_tuple
-        readers = [_fast(a) for a in args]
+        readers = [_fast(a, owned) for a in args]
         n = len(readers)
 
         def read_fixed_tuple(v: Any) -> Any:
             if (type(v) is not list and type(v) is not tuple) or len(v) != n:
                 raise _NotPlain
-            return tuple(r(x) for r, x in zip(readers, v))
+            return tuple([r(x) for r, x in zip(readers, v)])
+        if n == 2:              # pairs are the common fixed tuple (points, ranges): no loop at all
+            first, second = readers
+
+            def read_pair(v: Any) -> Any:
+                if (type(v) is not list and type(v) is not tuple) or len(v) != 2:
+                    raise _NotPlain
+                return (first(v[0]), second(v[1]))
+            return read_pair
         return read_fixed_tuple
     if tp is dict or origin is dict:
         if args and args[0] is not str:
             raise TypeError(f"core.results: dict keys must be str (JSON object keys), not {args[0]!r}")
-        each = _fast(args[1] if args else Any)
+        each = _fast(args[1] if args else Any, owned)
 
         def read_dict(v: Any) -> Any:
             if type(v) is not dict:
@@ -462,7 +480,11 @@ def _exact(kind: type) -> Reader:
     return read_exact
 
 
-def _fast_dataclass(cls: type) -> Reader:
+def _as_is(v: Any) -> Any:
+    return v
+
+
+def _fast_dataclass(cls: type, owned: bool) -> Reader:
     fields, known_set, extras_name = _plan(cls)
     compiled: list[tuple[str, Reader, bool]] = []
     done = False
@@ -470,7 +492,7 @@ def _fast_dataclass(cls: type) -> Reader:
     def read_dataclass(v: Any) -> Any:
         nonlocal done
         if not done:            # compiled on first use: a dataclass may refer to itself
-            compiled.extend((name, _fast(tp), required) for name, tp, required, _suffix in fields)
+            compiled.extend((name, _fast(tp, owned), required) for name, tp, required, _suffix in fields)
             done = True
         if type(v) is not dict:
             raise _NotPlain
@@ -485,7 +507,7 @@ def _fast_dataclass(cls: type) -> Reader:
             if unknown:
                 if extras_name is None:
                     raise _NotPlain
-                kwargs[extras_name] = _fast(_hints(cls)[extras_name])({k: v[k] for k in unknown})
+                kwargs[extras_name] = _fast(_hints(cls)[extras_name], owned)({k: v[k] for k in unknown})
             elif extras_name is not None:
                 kwargs[extras_name] = {}
         elif extras_name is not None:

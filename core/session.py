@@ -19,23 +19,31 @@ import datetime as _dt
 import hashlib
 import gzip
 import json
+import multiprocessing
+import os
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from core import __version__
 from core.atomic import atomic_write_bytes
-from core.checks import INT_LIMIT, check_numbers, check_settings, decode_text, loads, schema_errors
+from core.checks import INT_LIMIT, check_numbers, check_settings, decode_text, loads, plain_numbers, schema_errors
 from core.errors import InputError, SessionError
 from core.files import SESSION_LIMIT, read_bytes
 from core.project import RUN_STATUSES, EngineChoice, Entry, Project, Run, starter_targets, starter_workloads
 from core.workload import target_from_json, workload_from_json
 
+try:            # optional: a faster JSON decoder for `session validate`'s workers (requirements-runtime.txt)
+    import orjson
+except ImportError:                     # pragma: no cover - the stdlib decoder does the same work
+    orjson = None  # type: ignore[assignment]
+
 FORMAT = "dataflow-explorer-session"
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_LEVEL = 6
 MAX_UNCOMPRESSED = 1 << 30        # a compressed file that would unpack to more is refused, not read
-VERSION = 3
+VERSION = 4
 SUFFIX = ".dfx"
 
 _ENTRY = {"type": "object", "required": ["id", "name", "value"], "additionalProperties": False,
@@ -77,6 +85,8 @@ _SCHEMA: dict[str, Any] = {
                 "error": {"type": ["string", "null"]},
                 "headline": {"type": "object"}, "note": {"type": "string"},
             }}},
+        # where each run's text lies (encode_text): a hint for check_file, ignored by readers
+        "index": {"type": "object"},
         # view state: the current tab, and the run each engine's tab shows
         "view": {"type": "object", "properties": {"current_engine": {"type": ["string", "null"]},
                                                   "shown": {"type": "object",
@@ -134,13 +144,48 @@ def encode(doc: dict[str, Any]) -> bytes:
     dump takes the pure-Python one, 6x slower), gzip-compressed. Results are mostly float digits and
     repeated keys: an f-CNNx run of 2.1 MB as indented JSON is under 0.2 MB so, without a number
     changed. mtime 0: the same session gives the same bytes (file stamps compare them)."""
-    text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
-    return gzip.compress(text.encode("utf-8"), compresslevel=GZIP_LEVEL, mtime=0)
+    return gzip.compress(encode_text(doc).encode("ascii"), compresslevel=GZIP_LEVEL, mtime=0)
+
+
+def encode_text(doc: dict[str, Any]) -> str:
+    """The compact JSON text of a session document, with its run index as the last key:
+    `"index":{"runs":[[start,end],...]}`, where each run's object starts and ends in this text
+    (character offsets; the text is ASCII, so byte offsets too). `session validate` uses it to check
+    runs in parallel (check_file); readers ignore it. Each part is dumped on its own, exactly as one
+    json.dumps of the whole would write it, so the offsets are known without searching."""
+    def dump(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+    parts: list[str] = []
+    pos = 1                                     # after "{"
+    spans: list[list[int]] = []
+    for key, value in doc.items():
+        if key == "index":
+            continue
+        head = ("," if parts else "") + dump(key) + ":"
+        if key == "runs" and isinstance(value, list):
+            texts = [dump(r) for r in value]
+            at = pos + len(head) + 1            # after "["
+            for t in texts:
+                spans.append([at, at + len(t)])
+                at += len(t) + 1
+            body = "[" + ",".join(texts) + "]"
+        else:
+            body = dump(value)
+        parts.append(head + body)
+        pos += len(head) + len(body)
+    parts.append(("," if parts else "") + '"index":' + dump({"runs": spans}))
+    return "{" + "".join(parts) + "}"
 
 
 def decode(raw: bytes, where: str) -> Any:
     """The document in a .dfx file's bytes: gzip-compressed JSON, or plain JSON text (sessions saved
     before compression, hand-written ones); checked as core.checks reads any JSON."""
+    return loads(decode_raw(raw, where), where)   # UTF-8, nesting checked before decoding
+
+
+def decode_raw(raw: bytes, where: str) -> str:
+    """The JSON text in a .dfx file's bytes (uncompressed, UTF-8 checked), not yet decoded."""
     if raw[:2] == GZIP_MAGIC:
         try:
             d = zlib.decompressobj(wbits=31)            # gzip framing
@@ -151,7 +196,7 @@ def decode(raw: bytes, where: str) -> Any:
             raise SessionError(f"the session is larger than {MAX_UNCOMPRESSED >> 20} MB uncompressed", where)
         if not d.eof:
             raise SessionError("the compressed session is truncated", where)
-    return loads(decode_text(raw, where), where)   # UTF-8, nesting checked before decoding
+    return decode_text(raw, where)
 
 
 def read_document(path: str | Path) -> Any:
@@ -216,15 +261,12 @@ def _migrate(doc: dict[str, Any]) -> dict[str, Any]:
 def from_json(doc: Any, owned: bool = False) -> Project:
     """Check a decoded document and build the whole Project; raises SessionError naming the field.
     `owned`: the caller hands the document over (it was just decoded), so it is migrated in place
-    instead of copied first (a copy of a large session is a third of its reading time)."""
+    instead of copied first (a copy of a large session is a third of its reading time).
+    The checks run in phases (format, numbers, schema, meaning); check_file's parallel path keeps
+    the same phases and order, so both say the same first error."""
     from core.engine import engines
 
-    if not isinstance(doc, dict):
-        raise SessionError(f"a session is a JSON object, got {type(doc).__name__}", "session")
-    if doc.get("format") != FORMAT:
-        raise SessionError(f"not a Dataflow Explorer session (format is {doc.get('format')!r}, "
-                           f"expected {FORMAT!r})", "session.format")
-    _check_version(doc)
+    _check_start(doc)
     try:     # every number finite and a machine integer, nesting bounded (also makes deepcopy safe)
         check_numbers(doc, "session")
     except InputError as exc:
@@ -234,24 +276,7 @@ def from_json(doc: Any, owned: bool = False) -> Project:
     known = engines()
     p = Project()
     try:
-        for lib, reader in (("workloads", workload_from_json), ("targets", target_from_json)):
-            seen: set[str] = set()
-            for i, item in enumerate(doc["library"][lib]):
-                where = f"session.library.{lib}[{i}]"
-                if item["id"] in seen:
-                    raise SessionError(f"a second item has id {item['id']!r}", f"{where}.id")
-                seen.add(item["id"])
-                p.entries(lib).append(Entry(item["id"], item["name"], reader(item["value"], f"{where}.value")))
-        for name, st in doc["engines"].items():
-            where = f"session.engines.{name}"
-            if name not in known:
-                raise SessionError(f"unknown engine {name!r}; known: {', '.join(known)}", where)
-            _settings_check(known[name].settings_schema, st["settings"], f"{where}.settings")
-            for lib, key in (("workloads", "workload"), ("targets", "target")):
-                ref = st.get(key)
-                if ref is not None and p.entry(lib, ref) is None:
-                    raise SessionError(f"no {key} with id {ref!r} in the library", f"{where}.{key}")
-            p.engines[name] = EngineChoice(dict(st["settings"]), st.get("workload"), st.get("target"))
+        _read_library_engines(doc, p, known)
         seen_runs: set[str] = set()
         for i, r in enumerate(doc["runs"]):
             where = f"session.runs[{i}]"
@@ -263,13 +288,47 @@ def from_json(doc: Any, owned: bool = False) -> Project:
         raise
     except InputError as exc:
         raise SessionError(exc.message, exc.where) from None
+    _read_view(doc, p, known)
+    return p
+
+
+def _check_start(doc: Any) -> None:
+    if not isinstance(doc, dict):
+        raise SessionError(f"a session is a JSON object, got {type(doc).__name__}", "session")
+    if doc.get("format") != FORMAT:
+        raise SessionError(f"not a Dataflow Explorer session (format is {doc.get('format')!r}, "
+                           f"expected {FORMAT!r})", "session.format")
+    _check_version(doc)
+
+
+def _read_library_engines(doc: dict[str, Any], p: Project, known: dict[str, Any]) -> None:
+    for lib, reader in (("workloads", workload_from_json), ("targets", target_from_json)):
+        seen: set[str] = set()
+        for i, item in enumerate(doc["library"][lib]):
+            where = f"session.library.{lib}[{i}]"
+            if item["id"] in seen:
+                raise SessionError(f"a second item has id {item['id']!r}", f"{where}.id")
+            seen.add(item["id"])
+            p.entries(lib).append(Entry(item["id"], item["name"], reader(item["value"], f"{where}.value")))
+    for name, st in doc["engines"].items():
+        where = f"session.engines.{name}"
+        if name not in known:
+            raise SessionError(f"unknown engine {name!r}; known: {', '.join(known)}", where)
+        _settings_check(known[name].settings_schema, st["settings"], f"{where}.settings")
+        for lib, key in (("workloads", "workload"), ("targets", "target")):
+            ref = st.get(key)
+            if ref is not None and p.entry(lib, ref) is None:
+                raise SessionError(f"no {key} with id {ref!r} in the library", f"{where}.{key}")
+        p.engines[name] = EngineChoice(dict(st["settings"]), st.get("workload"), st.get("target"))
+
+
+def _read_view(doc: dict[str, Any], p: Project, known: dict[str, Any]) -> None:
     current = (doc.get("view") or {}).get("current_engine")
     if current is not None and current not in known:
         raise SessionError(f"unknown engine {current!r}", "session.view.current_engine")
     p.view = {**doc.get("view", {}), "current_engine": current}
     for name in known:
         p.choice(name)              # engines the file does not mention start on their defaults
-    return p
 
 
 def _settings_check(schema: dict[str, Any], settings: Any, where: str) -> None:
@@ -280,6 +339,7 @@ def _settings_check(schema: dict[str, Any], settings: Any, where: str) -> None:
 
 
 def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
+    """One run of a migrated document (always the reader's own: decoded, or copied by from_json)."""
     if r["engine"] not in known:
         raise SessionError(f"unknown engine {r['engine']!r}; known: {', '.join(known)}", f"{where}.engine")
     spec = known[r["engine"]]
@@ -295,7 +355,8 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
     data, headline = r.get("result"), r.get("headline") or {}
     if r["status"] == "finished" and data is None:
         raise SessionError("a finished run has no result", f"{where}.result")
-    result = None if data is None else spec.result_type.from_json(data, r.get("result_version"), f"{where}.result")
+    result = None if data is None else spec.result_type.from_json(data, r.get("result_version"), f"{where}.result",
+                                                                   owned=True)
     if result is not None:
         headline = dict(result.headline())
     for key, value in headline.items():      # kept from the file when there is no result to recompute it
@@ -329,6 +390,246 @@ def load_stamped(path: str | Path) -> tuple[Project, str | None]:
         raise SessionError(exc.message, exc.where) from None
     except RecursionError:          # not reached past the checks above; a bad file must never escape as one
         raise SessionError("nested too deeply to read", str(path)) from None
+
+
+# ================================================================ checking a file (session validate)
+@dataclass(frozen=True)
+class Summary:
+    """What `session validate` reports of a valid file."""
+
+    workloads: int
+    targets: int
+    runs: dict[str, int]            # runs by status, in the file's order of first appearance
+    engines: list[str]
+
+
+def check_file(path: str | Path, workers: int | None = None) -> Summary:
+    """Check a session file as load does, without building its runs for a window: the same
+    SessionError, word for word. A file with a sound run index (encode_text) has its runs checked
+    in `workers` forked processes (default: one per CPU, at most one per run, for a text of at least
+    PARALLEL_MIN_CHARS), each decoding its share of the text it inherits; any doubt about the index,
+    or no fork, checks sequentially."""
+    path = Path(path)
+    where = str(path)
+    try:
+        raw = read_bytes(path, "session file", SESSION_LIMIT)
+        text = decode_raw(raw, where)
+    except SessionError:
+        raise
+    except InputError as exc:
+        raise SessionError(exc.message, exc.where) from None
+    n = workers if workers is not None else (os.cpu_count() or 1) if len(text) >= PARALLEL_MIN_CHARS else 1
+    split = _split_runs(text) if n > 1 and "fork" in multiprocessing.get_all_start_methods() else None
+    if split is not None:
+        summary = _check_parallel(text, *split, n)
+        if summary is not None:
+            return summary
+    try:
+        p = from_json(loads(text, where), owned=True)
+    except SessionError:
+        raise
+    except InputError as exc:
+        raise SessionError(exc.message, exc.where) from None
+    except RecursionError:
+        raise SessionError("nested too deeply to read", where) from None
+    runs: dict[str, int] = {}
+    for r in p.runs:
+        runs[r.status] = runs.get(r.status, 0) + 1
+    return Summary(len(p.workloads), len(p.targets), runs, sorted(p.engines))
+
+
+def _split_runs(text: str) -> tuple[dict[str, Any], list[tuple[int, int]]] | None:
+    """The document without its runs (their place an empty list) and where each run's text lies,
+    when the index the writer put last is sound: its spans tile the top-level `"runs":[...]` exactly
+    (the parts before and after decode as objects on their own, which a nested array could not), and
+    the file is of the current version. None for any doubt: the caller checks sequentially."""
+    tail = text.rstrip()
+    at = tail.rfind(',"index":')
+    if at < 0 or not tail.endswith("}"):
+        return None
+    try:
+        index = json.loads(tail[at + 9:-1])
+    except (ValueError, RecursionError):
+        return None
+    raw_spans = index.get("runs") if type(index) is dict else None
+    if type(raw_spans) is not list or not raw_spans:
+        return None
+    spans: list[tuple[int, int]] = []
+    end = -1
+    for sp in raw_spans:
+        if type(sp) is not list or len(sp) != 2 or type(sp[0]) is not int or type(sp[1]) is not int:
+            return None
+        a, b = sp
+        if not (10 <= a < b <= at) or text[a] != "{" or text[b - 1] != "}":
+            return None
+        if end < 0:
+            if text[a - 8:a] != '"runs":[' or text[a - 9] not in "{,":
+                return None
+        elif a != end + 1 or text[end] != ",":
+            return None
+        spans.append((a, b))
+        end = b
+    if text[end] != "]":
+        return None
+    first = spans[0][0]
+    before = "{}" if text[first - 9] == "{" else text[:first - 9] + "}"
+    rest = text[end + 1:at]
+    if rest and not rest.startswith(","):
+        return None
+    after = "{" + rest[1:] + "}"
+    try:
+        pre, post = json.loads(before), json.loads(after)
+    except (ValueError, RecursionError):
+        return None
+    if type(pre) is not dict or type(post) is not dict or {"runs", "index"} & (pre.keys() | post.keys()) \
+            or pre.keys() & post.keys() or pre.get("version") != VERSION or type(pre.get("version")) is not int:
+        return None
+    return {**pre, "runs": [], **post, "index": index}, spans
+
+
+# Below this much JSON text, starting worker processes costs more than it saves.
+PARALLEL_MIN_CHARS = 4_000_000
+
+# The text and spans a forked worker reads (inherited, not pickled), and its first error by phase.
+_SHARED: tuple[str, list[tuple[int, int]]] = ("", [])
+
+
+def _check_share(lo: int, hi: int) -> dict[str, Any]:
+    """Runs lo..hi-1 checked by from_json's phases in its order: numbers, schema, meaning. Returns
+    the first error of the first phase that has one (index, message, field), or the runs' ids and
+    status counts; "doubt" when a slice is not one JSON object or anything unforeseen happens."""
+    from core.engine import engines
+
+    text, spans = _SHARED
+    try:
+        runs = []
+        for i in range(lo, hi):
+            part = text[spans[i][0]:spans[i][1]]
+            r = _fast_loads(part)
+            if r is None or not plain_numbers(r, 2):    # the number check, orjson's floats included
+                r = json.loads(part)
+                if type(r) is not dict:
+                    return {"doubt": True}
+                try:
+                    check_numbers(r, "session", ("runs", i))
+                except InputError as exc:
+                    return {"numbers": (i, exc.message, exc.where)}
+            elif type(r) is not dict:
+                return {"doubt": True}
+            runs.append(r)
+        item_schema = _SCHEMA["properties"]["runs"]["items"]
+        worst: tuple[list[str], str, str] | None = None
+        for i, r in enumerate(runs, lo):
+            errors = schema_errors(item_schema, r)
+            if errors:
+                parts = ["runs", i, *errors[0].absolute_path]
+                found = ([str(x) for x in parts], errors[0].message[:300], _json_path(parts, "session"))
+                if worst is None or found[0] < worst[0]:
+                    worst = found
+        if worst is not None:
+            return {"schema": worst}
+        known = engines()
+        statuses: dict[str, int] = {}
+        for i, r in enumerate(runs, lo):
+            try:
+                run = _run_from_json(r, f"session.runs[{i}]", known)
+            except InputError as exc:
+                return {"ids": [x["id"] for x in runs], "meaning": (i, exc.message, exc.where)}
+            statuses[run.status] = statuses.get(run.status, 0) + 1
+        return {"ids": [x["id"] for x in runs], "statuses": statuses}
+    except Exception:               # the sequential path will meet it again and behave as load does
+        return {"doubt": True}
+
+
+def _fast_loads(part: str) -> Any:
+    """orjson's reading of one run's text (about twice as fast as json on these float-heavy runs),
+    None where it refuses what json reads (NaN, Infinity, 1e400, integers of over 20 digits: json
+    reads them for check_numbers to name) or is not installed. orjson reads an integer too large for
+    64 bits as a float: the caller's plain_numbers sends any float that large back to json."""
+    if orjson is None:
+        return None
+    try:
+        return orjson.loads(part)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _shares(spans: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """Runs cut into n contiguous shares of about equal text."""
+    total = spans[-1][1] - spans[0][0]
+    out, lo = [], 0
+    for k in range(1, n + 1):
+        hi = lo
+        goal = spans[0][0] + total * k / n
+        while hi < len(spans) and (spans[hi][1] <= goal or hi == lo or k == n):
+            hi += 1
+        if hi > lo:
+            out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def _check_parallel(text: str, head: dict[str, Any], spans: list[tuple[int, int]], n: int) -> Summary | None:
+    """from_json's checks with the runs' share done by forked workers, their errors merged in the
+    order the sequential path meets them; None when a worker doubts (the caller checks sequentially)."""
+    from core.engine import engines
+
+    global _SHARED
+    _check_start(head)              # format and version come before anything the workers could say
+    known = engines()               # imported and registered before the fork: workers inherit them
+    _SHARED = (text, spans)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(n, len(spans))) as pool:
+            results = pool.starmap(_check_share, _shares(spans, min(n, len(spans))))
+    except Exception:           # no worker could start or finish (memory, limits): check sequentially
+        return None
+    finally:
+        _SHARED = ("", [])
+    if any(r.get("doubt") for r in results):
+        return None
+    for key, value in head.items():         # numbers: in the document's order, the runs in place
+        if key == "runs":
+            first = min((r["numbers"] for r in results if "numbers" in r), default=None)
+            if first is not None:
+                raise SessionError(first[1], first[2])
+            continue
+        try:
+            check_numbers({key: value}, "session")
+        except InputError as exc:
+            raise SessionError(exc.message, exc.where) from None
+    _check_version(head)            # as _migrate does: the current version (_split_runs made sure)
+    found = [([str(x) for x in e.absolute_path], e.message[:300], _json_path(e.absolute_path, "session"))
+             for e in schema_errors(_SCHEMA, head)[:1]]
+    found += [r["schema"] for r in results if "schema" in r]
+    if found:
+        first_schema = min(found, key=lambda f: f[0])
+        raise SessionError(first_schema[1], first_schema[2])
+    p = Project()
+    try:
+        _read_library_engines(head, p, known)
+    except SessionError:
+        raise
+    except InputError as exc:
+        raise SessionError(exc.message, exc.where) from None
+    ids = [i for r in results for i in r["ids"]]
+    seen: set[str] = set()
+    dup = None
+    for i, x in enumerate(ids):
+        if x in seen:
+            dup = i
+            break
+        seen.add(x)
+    meaning = min((r["meaning"] for r in results if "meaning" in r), default=None)
+    if dup is not None and (meaning is None or dup <= meaning[0]):
+        raise SessionError(f"a second run has id {ids[dup]!r}", f"session.runs[{dup}].id")
+    if meaning is not None:
+        raise SessionError(meaning[1], meaning[2])
+    _read_view(head, p, known)
+    runs: dict[str, int] = {}
+    for r in results:
+        for status, count in r["statuses"].items():
+            runs[status] = runs.get(status, 0) + count
+    return Summary(len(p.workloads), len(p.targets), runs, sorted(p.engines))
 
 
 # ================================================================ migrations
@@ -507,5 +808,11 @@ def migrate_v2(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def migrate_v3(doc: dict[str, Any]) -> dict[str, Any]:
+    """Format 4 added the optional run index (encode_text) and nothing else: format-3 readers refuse
+    the unknown key, so the version says it instead ("written by a newer version")."""
+    return {**doc, "version": 4}
+
+
 # MIGRATIONS[n] turns a version-n document into a version-(n+1) document.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: migrate_v1, 2: migrate_v2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: migrate_v1, 2: migrate_v2, 3: migrate_v3}

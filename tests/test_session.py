@@ -1,4 +1,4 @@
-"""Session files (format 2): round trip, atomic writes with .bak, refusal of every kind of bad file
+"""Session files: round trip, atomic writes with .bak, refusal of every kind of bad file
 with the field's path, typed results checked on load, and migration of kept format-1 files."""
 
 import json
@@ -52,7 +52,7 @@ def test_round_trip_preserves_everything(tmp_path, demo_engine):
     assert [r.status for r in back.runs] == ["finished", "failed"]
     assert back.runs[1].series == {"main": {"sum": [[0.0, 0.0]]}} and back.runs[1].error == "RuntimeError: boom"
     doc = sessions.read_document(path)
-    assert doc["format"] == sessions.FORMAT and doc["version"] == sessions.VERSION == 3
+    assert doc["format"] == sessions.FORMAT and doc["version"] == sessions.VERSION == 4
 
 
 def test_cnn_set_and_dataflow_round_trip(tmp_path):
@@ -174,7 +174,7 @@ def test_truncated_and_malformed_files(tmp_path, demo_engine):
 
 
 def test_migration_path(tmp_path, demo_engine, monkeypatch):
-    """A version-3 file read by a (pretend) version-4 program goes through MIGRATIONS[3]."""
+    """A current-version file read by a (pretend) next-version program goes through its migration."""
     doc = _good_doc()
     calls = []
 
