@@ -28,8 +28,9 @@ run: $(STAMP) native
 	  else echo "note: Qt needs these system libraries for X11 windows: $(QT_X11_DEBS)"; fi; fi
 	$(PY) main.py $(ARGS)
 
+# One test process per core; a file's tests stay in one process (its module fixtures, e.g. compiled programs, are built once).
 test: $(STAMP) native
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist loadfile
 
 # Style (ruff), types of core/, sims/ and gui/ (mypy), import layering (import-linter); settings in pyproject.toml.
 lint: $(STAMP)
