@@ -413,3 +413,20 @@ def test_cli_json_from_main():
     out = subprocess.run([sys.executable, "main.py", "cain", "--preset", "gauss3", "--registers", "1"], cwd=repo,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode != 0 and "registers must be 2" in out.stderr
+
+
+@pytest.mark.parametrize("d", [9, 10])
+def test_the_largest_stated_d_runs_and_verifies(d):
+    """d is said to go up to 10: a kernel over 2^9 or 2^10 (a coefficient near the denominator itself) must search
+    and verify, not crash with "coefficient too large for a Goal" (issue 34's Cain class)."""
+    from core.workload import Kernel, KernelSet
+
+    den = 2 ** d
+    matrix = [[1.0, 2.0, 1.0], [2.0, float(den - 12), 2.0], [1.0, 2.0, 1.0]]
+    plan = compile_filter(KernelSet(name=f"over {den}", denominator=den, kernels=[Kernel("k", matrix)]),
+                          time_s=120.0, max_nodes=3000, workers=1)
+    assert plan.verified and plan.denominator == den
+    final = run_symbolic(plan.program, {"A": 0})[-1]
+    assert final[plan.output_registers[0]] == SymKernel.from_matrix(plan.approximated_kernels[0],
+                                                                   Fraction(1, plan.denominator))
+    assert plan.approximated_kernels[0] == matrix
