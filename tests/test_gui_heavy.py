@@ -221,7 +221,9 @@ def test_an_fcnnx_run_costs_under_200_kb_and_reads_back_unchanged(tmp_path) -> N
         assert share < 200_000, share
     path = tmp_path / "s.dfx"
     session.save(project, path)
-    assert path.stat().st_size == whole
+    # saved_at is stamped again at save (to the second): a new stamp can compress a few bytes
+    # differently, so the file is the measured size give or take the stamp.
+    assert abs(path.stat().st_size - whole) <= 32, (path.stat().st_size, whole)
     back = session.load(path)
     assert session.to_json(back) | {"saved_at": ""} == session.to_json(project) | {"saved_at": ""}
     assert fcnnx[-1].result is not None
