@@ -20,6 +20,11 @@ stopped goes on where it stopped; --time-budget stops starting new runs after so
 ZigZag's LOMA search considers `--lpf` loop prime factors (its default 6); more finds better
 mappings, much more slowly (one 3x3 layer: 3 s at 6, 330 s at 8 on this machine).
 
+Fused layers: by its documentation ZigZag 3.9.1 maps and costs a model layer by layer (it parses a
+whole ONNX model, but has no layer-fused or depth-first mode); layer fusion is in Stream, a separate
+framework built on ZigZag. So this comparison stays layer by layer; our fusion plans are in
+benchmarks/bound_fused.py (docs/bound.md, "Fused chains").
+
 Run: .venv/bin/python benchmarks/bound_vs_zigzag.py --zigzag-python /tmp/zz/bin/python [--json]
 """
 

@@ -46,13 +46,13 @@ def _request(workload, settings):
 
 def test_every_setting_survives_project_widgets_project_and_undo(panel):
     project = panel.project
-    s = {"batch": 1_000_000, "dataflows": ["rs", "ws"], "sweep": False}
+    s = {"batch": 1_000_000, "dataflows": ["rs", "ws"], "sweep": False, "fusion": False}
     assert set(s) == set(ENGINE.default_settings())    # memory S and word size are the target's, not settings
     project.replace_settings("bound", s)
     assert project.settings("bound") == s              # shown, never written back
     shown = panel.binding.shown()
     assert shown["batch"] == 1_000_000
-    assert sorted(shown["dataflows"]) == ["rs", "ws"] and shown["sweep"] is False
+    assert sorted(shown["dataflows"]) == ["rs", "ws"] and shown["sweep"] is False and shown["fusion"] is False
     assert panel.batch.value() == 1_000_000            # the schema's range: not clamped
     panel.flow_boxes["is"].setChecked(True)
     assert project.settings("bound")["dataflows"] == ["ws", "is", "rs"]
@@ -230,3 +230,22 @@ def test_curves_per_layer_and_network_are_drawn_and_exported(panel, result, tmp_
     monkeypatch.setattr("gui.panels.bound.QFileDialog.getSaveFileName", lambda *a, **k: (str(out), ""))
     panel.export_curves.click()
     assert out.read_text() == text
+
+
+def test_the_table_tab_shows_the_fusion_plan(panel, qtbot):
+    """Issue 33, bullet 4: the fused chains and their saving appear under the table; without a plan
+    (fusion plan off) nothing is said."""
+    from core.jobs import CancelToken
+    from core.workload import ConvLayers
+
+    layers = ConvLayers(["name=a,Ci=4,Hi=12,Wi=12,Co=8,kernel=3,pad=1", "name=b,Ci=8,Hi=12,Wi=12,Co=8,kernel=3,pad=1"])
+    r = list(ENGINE.run(_request(layers, {"sweep": False}), CancelToken()))[-1].data
+    assert isinstance(r, BoundResult) and r.fusion is not None and r.fusion.fused_chains == 1
+    assert BoundResult.from_json(r.to_json()).fusion == r.fusion          # stored and read back
+    panel.show_result(r)
+    text = panel.fusion_info.text()
+    assert "a + b" in text and "saved" in text and "proven bound" in text
+    off = list(ENGINE.run(_request(layers, {"sweep": False, "fusion": False}), CancelToken()))[-1].data
+    assert off.fusion is None and "fusion" not in off.to_json()
+    panel.show_result(off)
+    assert panel.fusion_info.text() == ""

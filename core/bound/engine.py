@@ -8,6 +8,7 @@ import time
 from typing import Any, Iterator
 
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
+from core.bound.fusion import fusable_links, plan_fusion, plan_text
 from core.bound.loopnest import BASELINES, Tiling
 from core.bound.onchip import size_architecture
 from core.bound.result import BoundResult, Source, SweepRow, Timing
@@ -26,7 +27,7 @@ from core.workload import CnnNetwork, ConvLayers, DataflowTarget, Target, Worklo
 def default_settings() -> dict[str, Any]:
     """The memory S and the word size are the dataflow target's (their one home); batch 0 means the CNN
     workload's (or each layer spec's batch=). The layers themselves are the workload."""
-    return {"batch": 0, "dataflows": list(BASELINES), "sweep": True}
+    return {"batch": 0, "dataflows": list(BASELINES), "sweep": True, "fusion": True}
 
 
 # The settings' types and ranges, checked by `_settings` before a run and read by the GUI's binding
@@ -45,6 +46,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "sweep": {"type": "boolean", "title": "memory sweep",
                   "description": "Also analyse the whole network at other on-chip memory sizes (traffic against "
                                  "memory)"},
+        "fusion": {"type": "boolean", "title": "fusion plan",
+                   "description": "Also find the fusion plan: which chains of two or three consecutive layers to "
+                                  "run fused (intermediate maps kept on chip) for the least total traffic, with "
+                                  "each chain's proven lower bound"},
     },
 }
 
@@ -162,6 +167,19 @@ def load_shapes(s: dict[str, Any], workload: Any) -> tuple[dict[str, Any], list[
     return desc, shapes, passthrough
 
 
+def load_graph(workload: Any) -> dict[str, list[str]] | None:
+    """Which layers each layer reads, for the fusion plan: the network's graph ({} when it has none:
+    then nothing is fused), or None for a list of layer specs (consecutive layers whose shapes chain
+    are taken as a chain)."""
+    if isinstance(workload, ConvLayers):
+        return None
+    if workload.source == "onnx":
+        return dict(_load_onnx(workload.onnx_path).inputs)
+    from core.nets import zoo
+
+    return dict(zoo.get(workload.network).inputs)
+
+
 def _load_onnx(path: str) -> Any:
     try:
         from core.nets.onnx_import import load_onnx
@@ -199,6 +217,12 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             b = res.baselines[key]
             if b is not None and b.ratio_reference is not None:
                 yield MetricPoint(f"{key} / reference", i, b.ratio_reference, "layers")
+    fusion = None
+    if s["fusion"]:
+        cancel.check()
+        yield Progress(0.5 if s["sweep"] else 0.95, "fusion plan")
+        fusion = plan_fusion(shapes, fusable_links(shapes, load_graph(request.workload)), m.words,
+                             [l.optimal.traffic.total for l in layers])
     analysis_s = time.perf_counter() - t0
     sweep: list[SweepRow] = []
     if s["sweep"]:
@@ -225,7 +249,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         dataflow_titles={"optimal": "Communication-optimal", **{k: BASELINES[k].title for k in dataflows}},
         layers=layers, passthrough=passthrough, totals=totals, sweep=sweep,
         architecture=arch, paper_architecture=size_architecture(),
-        timing_s=Timing(analysis=analysis_s, total=time.perf_counter() - t0)))
+        timing_s=Timing(analysis=analysis_s, total=time.perf_counter() - t0), fusion=fusion))
 
 
 # ---------------------------------------------------------------- command line
@@ -244,6 +268,7 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
                    help="batch size (default: the network's, 1, or batch= in a --layer spec)")
     p.add_argument("--pe", default="16x16", help="PE array rows x columns for on-chip traffic (default 16x16)")
     p.add_argument("--no-sweep", action="store_true", help="skip the traffic-vs-memory sweep")
+    p.add_argument("--no-fusion", action="store_true", help="skip the fusion plan (fused chains of 2-3 layers)")
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
@@ -272,7 +297,8 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     if not (1 <= rows <= pe_max and 1 <= cols <= pe_max):
         raise InputError(f"PE array sides must be 1..{pe_max}, got {args.pe!r}", "--pe")
     settings = default_settings()
-    settings.update(batch=args.batch or 0, dataflows=flows, sweep=not args.no_sweep)
+    settings.update(batch=args.batch or 0, dataflows=flows, sweep=not args.no_sweep,
+                    fusion=not getattr(args, "no_fusion", False))
     workload: CnnNetwork | ConvLayers
     if args.network:
         workload = CnnNetwork(args.network)
@@ -360,6 +386,10 @@ def format_text(result: EngineResult) -> str:
                  f"({a.psums_per_pe}/PE), WGBuf {a.wgbuf}, IGBuf {a.igbuf}, GReg {a.greg_input_entries}")
     if r.passthrough:
         lines.append(f"Pass-through (no off-chip model): {', '.join(r.passthrough)}")
+    if r.fusion is not None:
+        lines += ["", "Fused chains (intermediates on chip; traffic, then layer by layer, the chain's proven "
+                      "bound and its schedule: p rows x q columns of the last output per step, weights H held "
+                      "or s streamed):"] + plan_text(r.fusion)
     sweep = f", {r.timing_s.total:.2f} s with the memory sweep" if r.sweep else ""
     lines.append(f"Time: {r.timing_s.analysis:.2f} s analysis{sweep}")
     return "\n".join(lines)

@@ -18,6 +18,8 @@ reports the reads its last, partial segment needs (`last_segment`, part of its t
 says where its gap to the bound lies (`gap`), and sweep rows carry per-layer curves (`layers`). All have
 defaults, so version-2 results read
 unchanged (no slide, no last-segment term, no gap); the optimal dataflow's space is larger since.
+Version 4 adds an optional `fusion` key, the fusion plan (core.bound.fusion.FusionPlan); version-3
+results (without it) read as before.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.bound.bounds import LayerBound, conv_bound
+from core.bound.fusion import FusionPlan
 from core.bound.loopnest import Tiling, Traffic
 from core.bound.onchip import ArchitectureSizing, PeMapping
 from core.bound.shapes import ConvShape
@@ -151,8 +154,9 @@ class Timing:
 
 @dataclass(kw_only=True)
 class BoundResult(EngineResult):
-    VERSION = 3
-    UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d}     # 2 -> 3: new keys have defaults
+    VERSION = 4
+    # 2 -> 3 and 3 -> 4: new keys have defaults (4 adds the optional fusion plan)
+    UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d, 3: lambda d: d}
 
     engine: str
     source: Source
@@ -171,6 +175,9 @@ class BoundResult(EngineResult):
     architecture: ArchitectureSizing                  # buffer sizing for this machine
     paper_architecture: ArchitectureSizing            # the same for the paper's machine
     timing_s: Timing
+    # the fusion plan at this memory (issue 33, bullet 4): absent where it was not asked for, and in
+    # results written before it existed
+    fusion: FusionPlan | None = optional_key()
 
     def headline(self) -> dict[str, float | int | str | None]:
         return {"optimal_traffic": self.totals.optimal, "ratio_reference": self.totals.ratio_reference,

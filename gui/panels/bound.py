@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
 
 from core.atomic import atomic_write_text
 from core.bound.analysis import curves_csv
+from core.bound.fusion import FusionPlan
 from core.bound.geometry import interior_block, tile_block
 from core.bound.loopnest import BASELINES
 from core.bound.result import BoundResult, LayerAnalysis
@@ -158,6 +159,8 @@ class BoundPanel(GenericPanel):
         c.addWidget(b.bind("dataflows", self.flows, FlagsAdapter()))
         self.sweep = b.build("sweep")
         c.addWidget(self.sweep)
+        self.fusion = b.build("fusion")
+        c.addWidget(self.fusion)
 
         # traffic vs memory
         self.sweep_plot = new_plot()
@@ -227,6 +230,10 @@ class BoundPanel(GenericPanel):
         self.table.currentCellChanged.connect(lambda r, *_: self.select_layer(r, show=False))
         self.table.cellClicked.connect(lambda r, _c: self.select_layer(r))
         tb.addWidget(self.table, 1)
+        self.fusion_info = QLabel()             # the fusion plan (fused chains) at this memory
+        self.fusion_info.setWordWrap(True)
+        self.fusion_info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        tb.addWidget(self.fusion_info)
         self.export_csv = QPushButton("Export CSV…")
         self.export_csv.clicked.connect(lambda: ask_export_table(self, self.table, "bound-layers"))
         tb.addWidget(self.export_csv, 0, Qt.AlignmentFlag.AlignLeft)
@@ -282,6 +289,7 @@ class BoundPanel(GenericPanel):
         self.tile_layer.blockSignals(False)
         self.tile_view.set_layer(None)
         self.tile_info.clear()
+        self.fusion_info.setText(fusion_words(result.fusion if isinstance(result, BoundResult) else None))
         self.curve_of.blockSignals(True)
         self.curve_of.clear()
         self.curve_of.blockSignals(False)
@@ -453,6 +461,21 @@ class BoundPanel(GenericPanel):
 # A layer's gap to the proven bound, in words (core.bound.result.Gap, docs/bound.md "The gap")
 _GAP_WORDS = {"attained": "none, the bound is attained", "output writes": "no larger than the output writes "
               "(which the proof cannot add)", "open": "open (bound or schedule, not known which)"}
+
+
+def fusion_words(plan: FusionPlan | None) -> str:
+    """The fusion plan in words under the table: its saving, then each fused chain."""
+    if plan is None:
+        return ""
+    if not plan.layer_by_layer:
+        return "Fusion plan: no traffic."
+    pct = 100.0 * plan.saved / plan.layer_by_layer
+    head = (f"Fusion plan: {plan.total:,} words against {plan.layer_by_layer:,} layer by layer "
+            f"({pct:.1f} % saved) with {plan.fused_chains} fused {'chain' if plan.fused_chains == 1 else 'chains'} "
+            f"(intermediate maps kept on chip)")
+    chains = [f"{' + '.join(s.layers)}: {s.traffic:,} words (layer by layer {s.layer_by_layer:,}, "
+              f"proven bound {s.bound:,})" for s in plan.segments if len(s.layers) > 1]
+    return head + (":\n" + "\n".join(chains) if chains else ".")
 
 
 def _ratio_text(v: float | None) -> str:
