@@ -409,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layers", default="", help="instead of the built-ins, the conv layers of zoo networks, "
                                                  "e.g. vgg16,resnet50 (one case per distinct shape)")
     ap.add_argument("--ab-fast", action="store_true",
-                    help="also time the packed kernel built with -DMERIT_FAST=0 (before issue 31) as packed0")
+                    help="also time the packed kernel built with -DMERIT_FAST=0 (no run-time fast paths; the "
+                         "generator's orientation, row pitch and stride phases kept) as packed0")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 

@@ -17,7 +17,8 @@ three kernels, all for float32, each a function `void NAME(const float *in0, ...
 * packed (GEMM-like transforms only: a bilinear strategy whose parallel indices split into those
   only A moves with (M), only B moves with (N) and both move with (batch)): the tile of M(A) and of
   M(B) expanded on the fly into packed panels (for a convolution, im2col of one cache block) and a
-  register-blocked MR x NR micro-kernel in GCC vector extensions, OpenMP over batch x N blocks.
+  register-blocked MR x NR micro-kernel in GCC vector extensions, OpenMP over batch x N blocks (x M parts);
+  narrow maps, strided inputs and short N sides get the shape paths of gemm_view and the C setup.
   The bilateral weight's e^x is `merit_expf` (EXPF), a polynomial the compiler can vectorise.
 * rows (short-window transforms only, core.merit.codegen_rows): whole output rows along a unit-stride
   index as the vector, every a-step written out, OpenMP static over the rows, streaming stores for
@@ -41,6 +42,8 @@ from core.merit_transform.transform import MeritTransform, Operand
 
 FLAGS = ["-O3", "-march=native", "-fopenmp"]
 PACKED_MIN_M = 4                   # below this the MR-row micro-kernel wastes most of its rows
+PANEL_MIN_N = 16                   # the output's unit-stride side is N from a vector's worth of outputs
+PITCH_MAX_WASTE = 1.5              # N runs over B's row pitch where at most 1.5x the row's outputs
 # Threads only where there is work for them: starting a team costs microseconds, and on a loaded
 # machine a barrier waits for a descheduled thread's next time slice (measured here at a load of 14
 # on 2 cores: some 4 ms per parallel region, against 0.3 ms for a 64-channel 112x112 depthwise layer).
@@ -538,15 +541,83 @@ def gemm_view(t: MeritTransform) -> dict[str, Any] | None:
 
     def count(names: list[str]) -> int:
         return int(np.prod([sizes[n] for n in names] or [1]))
-    # the larger side becomes N (the vector direction of the micro-kernel)
-    left, right = ("0", "1") if count(groups["0"]) <= count(groups["1"]) else ("1", "0")
+    # N (the vector direction of the micro-kernel) is the side that owns the output's unit-stride
+    # index, where it has a panel's worth of outputs: the micro-kernel's rows are then stored as vector
+    # runs and a convolution's input rows are its panels (on a 7x7 or 14x14 map with 512 channels the
+    # other way round stored every output with a lookup and gathered M(input) element by element:
+    # 2x the time); otherwise the larger side
+    inner = t.parallel[-1][0] if t.parallel else None
+    own = next((g for g in ("0", "1") if inner in groups[g]), None)
+    if own is not None and count(groups[own]) >= PANEL_MIN_N:
+        left, right = ("1", "0") if own == "0" else ("0", "1")
+    else:
+        left, right = ("0", "1") if count(groups["0"]) <= count(groups["1"]) else ("1", "0")
     view: dict[str, Any] = {"left": int(left), "right": int(right), "M": groups[left], "N": groups[right],
             "batch": groups["batch"], "K": [n for n, _ in t.accumulate],
             "sizes": {"M": count(groups[left]), "N": count(groups[right]), "batch": count(groups["batch"]),
                       "K": count([n for n, _ in t.accumulate])}}
     if view["sizes"]["M"] < PACKED_MIN_M:
         return None
+    view["split"] = _split(t, view)
+    view["pitch"] = _pitch(t, view)
     return view
+
+
+def _split(t: MeritTransform, view: dict[str, Any]) -> dict[str, Any] | None:
+    """Where N moves B's last two axes (a map's rows and columns) with a stride s > 1, B is split once
+    per call into its stride phases: element (.., h, w) of the padded operand goes to phase
+    (h % sy, w % sx), position (h // sy, w // sx). N's strided rows are then unit-stride runs of the
+    split copy (a stride-2 convolution's input read as a stride-1 one, every phase gathered once
+    instead of once per K step and M block). Returns the phases, the padded and split extents, and
+    the strides of N's and the batch's indices in the copy; None where nothing is strided or where a
+    stride is not a multiple of the phase count."""
+    op = t.operands[view["right"]]
+    ad = operand_address(t, op)
+    nd = len(ad.padded_shape)
+    if nd < 2:
+        return None
+    ah, aw = nd - 2, nd - 1
+    hp, wp = ad.padded_shape[ah], ad.padded_shape[aw]
+    st = {ah: 1, aw: 1}
+    for n in view["N"]:
+        m = op.maps.get(n)
+        if m is not None and m.axis in st and m.stride > 1:
+            st[m.axis] = max(st[m.axis], m.stride)
+    sy, sx = st[ah], st[aw]
+    if sx == 1:                     # the rows stay unit-stride: nothing to gain
+        return None
+    for n in view["N"] + view["batch"]:
+        m = op.maps.get(n)
+        if m is not None and m.axis in st and (n in view["batch"] or m.stride <= 0 or m.stride % st[m.axis]):
+            return None
+    hq, wq = -(-hp // sy), -(-wp // sx)
+    plane, new_plane = hp * wp, sy * sx * hq * wq
+    eff: dict[str, int] = {}
+    for n in view["N"] + view["batch"]:
+        m = op.maps.get(n)
+        eff[n] = (0 if m is None else m.stride // sx if m.axis == aw else m.stride // sy * wq if m.axis == ah
+                  else ad.strides[n] // plane * new_plane)
+    lead = ad.size // plane
+    return {"sy": sy, "sx": sx, "hp": hp, "wp": wp, "hq": hq, "wq": wq, "lead": lead, "strides": eff,
+            "size": lead * new_plane, "base": ad.base}
+
+
+def _pitch(t: MeritTransform, view: dict[str, Any]) -> tuple[str, int, int] | None:
+    """(x, P, W) where N's innermost index x (W outputs a row, unit stride in the output and in M(B))
+    can run over the whole row pitch P of B instead (W < P <= PITCH_MAX_WASTE x W: a padded map,
+    P = W + 2 for a 3x3 window): then every NR-wide panel of N is one unit-stride run of B, read in
+    place or copied as vectors however narrow the map, at the price of P - W columns a row computed
+    and dropped (the "row-aligned panel" of the transform: eq. 5's x and y strides fuse into one)."""
+    names = view["N"]
+    if len(names) < 2:
+        return None
+    x, y = names[-1], names[-2]
+    b = view["split"]["strides"] if view.get("split") else operand_address(t, t.operands[view["right"]]).strides
+    o = output_strides(t)
+    w = dict(t.indices)[x]
+    if b[x] != 1 or o[x] != 1 or o[y] != w or not (w < b[y] <= PITCH_MAX_WASTE * w):
+        return None
+    return x, b[y], w
 
 
 PACKED_PRELUDE = r"""
@@ -636,6 +707,36 @@ static inline int merit_unit(const long *o, long n)
    unit-stride run of the operand (eq. 5: the output's x moves the input's x with stride 1), step k's
    run starts at b + bk[k] (a convolution's input row at ic, y + ky, x + kx), so the on-the-fly
    expansion is the load itself and no copy of M(B) is written (MERIT_FAST=0: packed as before). */
+/* The block with M(A) read in place too: MR rows of A, lda apart, each a unit-stride run along K (a
+   weight tensor's rows), broadcast straight from the operand instead of packed; M(B) read in place
+   (bk) or from its packed panel (bk == 0). For a short N side (a 7x7 map: two panels), where a packed
+   A panel would be used by at most MERIT_AIN_PANELS panels, packing A cost as much as the FMAs. */
+static inline __attribute__((always_inline)) void merit_micro_ain(long kc, const float *restrict a, long lda,
+                                                                   const float *restrict b, const long *restrict bk,
+                                                                   float *restrict c)
+{
+    merit_vf acc[MERIT_MR][2];
+#pragma GCC unroll 16
+    for (int i = 0; i < MERIT_MR; ++i) { acc[i][0] = (merit_vf){0}; acc[i][1] = (merit_vf){0}; }
+    for (long k = 0; k < kc; ++k) {
+        merit_vf b0, b1;
+        const float *bq = bk ? b + bk[k] : b + k * MERIT_NR;
+        memcpy(&b0, bq, sizeof b0);
+        memcpy(&b1, bq + MERIT_VW, sizeof b1);
+#pragma GCC unroll 16
+        for (int i = 0; i < MERIT_MR; ++i) {
+            const float ai = a[i * lda + k];
+            acc[i][0] += ai * b0;
+            acc[i][1] += ai * b1;
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MERIT_MR; ++i) {
+        *(merit_vf *)(c + i * MERIT_NR) = acc[i][0];
+        *(merit_vf *)(c + i * MERIT_NR + MERIT_VW) = acc[i][1];
+    }
+}
+#define MERIT_AIN_PANELS 4
 static inline void merit_micro_direct(long kc, const float *restrict a, const float *restrict b,
                                       const long *restrict bk, float *restrict c)
 {
@@ -673,42 +774,102 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
     sizes = dict(t.indices)
     li, ri = view["left"], view["right"]
 
+    pitch = view["pitch"]
+    vsizes = dict(sizes)
+    if pitch:                               # N's innermost index over B's whole row pitch
+        vsizes[pitch[0]] = pitch[1]
+
     def table(var: str, names: list[str], strides: dict[str, int]) -> list[str]:
-        sz = ", ".join(f"{sizes[n]}L" for n in names) or "1L"
+        sz = ", ".join(f"{vsizes[n]}L" for n in names) or "1L"
         st = ", ".join(f"{strides[n]}L" for n in names) or "0L"
         k = max(1, len(names))
         return [f"    const long {var}_size[] = {{{sz}}}, {var}_stride[] = {{{st}}};",
                 f"    long {var}_n; long *{var} = merit_offsets({k}, {var}_size, {var}_stride, &{var}_n);"]
 
-    # a full MR x NR block whose NR outputs are a unit-stride run of Vec(C) (ccont): its rows added and
-    # stored as vectors (the scalar path below looks every element's offset up); PostLoop inline where
-    # it reads no other operand
+    # the block's rows added and stored run by run (orun: the panel's output columns as unit-stride runs
+    # of Vec(C), dropped and overlapped columns left out) as vectors, with PostLoop inline, where it
+    # reads no other operand (the scalar path below looks every element's offset up)
     vec_store = "" if once_ops else "\n".join([
-        "                            if (MERIT_FAST && mi == MERIT_MR && nj == MERIT_NR && ccont[(jc + jr) / MERIT_NR]) {",
-        "                                for (long i = 0; i < MERIT_MR; ++i) {",
-        "                                    float *restrict orow = out + cb[bt] + cm[ic + ir + i] + cn[jc + jr];",
+        "                            if (MERIT_FAST) {",
+        "                                const long nr = onrun[pp];",
+        "                                const long *rp = orun + 4 * pp * MERIT_NR;",
+        "                                for (long i = 0; i < mi; ++i) {",
         "                                    const float *restrict crow = ct + i * MERIT_NR;",
-        "                                    #pragma omp simd",
-        "                                    for (long j = 0; j < MERIT_NR; ++j) {",
-        "                                        float acc = crow[j] + (first ? 0.0f : orow[j]);",
-        f"                                        if (last) acc = {cs.post};",
-        "                                        orow[j] = acc;",
+        "                                    float *restrict obase = out + cb[bt] + cm[ic + ir + i];",
+        "                                    for (long r = 0; r < nr; ++r) {",
+        "                                        const long *e = rp + 4 * r, len = e[1];",
+        "                                        float *restrict orow = obase + e[2];",
+        "                                        const float *restrict cr = crow + e[0];",
+        "                                        #pragma omp simd",
+        "                                        for (long j = 0; j < len; ++j) {",
+        "                                            float acc = cr[j] + (first ? 0.0f : orow[j]);",
+        f"                                            if (last) acc = {cs.post};",
+        "                                            orow[j] = acc;",
+        "                                        }",
         "                                    }",
         "                                }",
         "                                continue;",
         "                            }"])
     L = [_signature(t, name), "{"]
+    split = view["split"]
+    bstr = split["strides"] if split else addr[ri].strides
     tabs = [("am", view["M"], addr[li].strides), ("ak", view["K"], addr[li].strides),
-            ("ab", view["batch"], addr[li].strides), ("bn", view["N"], addr[ri].strides),
-            ("bk", view["K"], addr[ri].strides), ("bb", view["batch"], addr[ri].strides),
+            ("ab", view["batch"], addr[li].strides), ("bn", view["N"], bstr),
+            ("bk", view["K"], addr[ri].strides), ("bb", view["batch"], bstr),
             ("cm", view["M"], ostr), ("cn", view["N"], ostr), ("cb", view["batch"], ostr)]
     for i in once_ops:
         tabs += [(f"o{i}m", view["M"], addr[i].strides), (f"o{i}n", view["N"], addr[i].strides),
                  (f"o{i}b", view["batch"], addr[i].strides)]
     for var, names, strides in tabs:
         L += table(var, names, strides)
-    L += ["    const long M = am_n, N = bn_n, K = ak_n, NB = ab_n;",
-          f"    const float *A = in{li} + {addr[li].base}L, *B = in{ri} + {addr[ri].base}L;",
+    if split:
+        sp = split
+        work = t.p_count * t.a_count
+        L += ["    /* B split once per call into its stride phases (sy, sx) = "
+              f"({sp['sy']}, {sp['sx']}): element (.., h, w) of the padded operand to phase",
+              "       (h % sy, w % sx), position (h / sy, w / sx); N's strided rows become unit-stride runs.",
+              "       Only the phases some K step reads are copied. The copy is kept between calls (one caller at a time). */",
+              f"    const long SY = {sp['sy']}L, SX = {sp['sx']}L, HP = {sp['hp']}L, WP = {sp['wp']}L, "
+              f"HQ = {sp['hq']}L, WQ = {sp['wq']}L, LEAD = {sp['lead']}L;",
+              "    const long PLANE = SY * SX * HQ * WQ;",
+              f"    char used[{sp['sy'] * sp['sx']}] = {{0}};",
+              "    for (long k = 0; k < bk_n; ++k) {",
+              f"        const long a = {sp['base']}L + bk[k], l = a / (HP * WP), h = a / WP % HP, w = a % WP;",
+              "        used[(h % SY) * SX + w % SX] = 1;",
+              "        bk[k] = l * PLANE + ((h % SY) * SX + w % SX) * HQ * WQ + (h / SY) * WQ + w / SX;",
+              "    }",
+              "    static float *bsplit = 0;",
+              "    static long bsplit_cap = 0;",
+              f"    if (bsplit_cap < {sp['size']}L) {{",
+              "        free(bsplit);",
+              f"        bsplit = (float *)aligned_alloc(64, sizeof(float) * (size_t)(({sp['size']}L + 15) / 16 * 16));",
+              f"        bsplit_cap = {sp['size']}L;",
+              "    }",
+              f"    #pragma omp parallel for collapse(2) schedule(static) if({work}L >= {PARALLEL_MIN_WORK}L)",
+              "    for (long l = 0; l < LEAD; ++l)",
+              "        for (long h = 0; h < HP; ++h)",
+              "            for (long px = 0; px < SX; ++px) {",
+              "                if (!used[(h % SY) * SX + px]) continue;",
+              f"                const float *restrict src = in{ri} + l * HP * WP + h * WP + px;",
+              "                float *restrict dst = bsplit + l * PLANE + ((h % SY) * SX + px) * HQ * WQ + (h / SY) * WQ;",
+              "                const long nq = (WP - px + SX - 1) / SX;",
+              "                for (long q = 0; q < nq; ++q) dst[q] = src[q * SX];",
+              "                for (long q = nq; q < WQ; ++q) dst[q] = 0.0f;",
+              "            }"]
+    if pitch:
+        L += [f"    /* N over the row pitch: columns {pitch[2]}..{pitch[1] - 1} of a row are computed and dropped */",
+              f"    for (long n = 0; n < cn_n; ++n) if (n % {pitch[1]}L >= {pitch[2]}L) cn[n] = -1;"]
+    L += [f"    const long bext = {split['size'] if split else addr[ri].size - addr[ri].base}L;   /* floats of B from its base */",
+          "    long bkmax = 0, bbmax = 0;",
+          "    for (long k = 0; k < bk_n; ++k) if (bk[k] > bkmax) bkmax = bk[k];",
+          "    for (long k = 0; k < bb_n; ++k) if (bb[k] > bbmax) bbmax = bb[k];"]
+    drop = pitch[1] - pitch[2] if pitch else 0       # the last row's dropped columns: not even read
+    L += [f"    const long M = am_n, N = bn_n - {drop}L, K = ak_n, NB = ab_n;",
+          "    /* A's rows a constant lda apart (one weight row per M index): read in place on a short N side */",
+          "    long alda = M > 1 ? am[1] - am[0] : 0;",
+          "    for (long m = 2; alda > 0 && m < M; ++m) if (am[m] - am[m - 1] != alda) alda = 0;",
+          f"    const float *A = in{li} + {addr[li].base}L, *B = "
+          + ("bsplit;" if split else f"in{ri} + {addr[ri].base}L;"),
           f"    const int threads = M * N * K * NB >= {PARALLEL_MIN_WORK}L ? omp_get_max_threads() : 1;",
           "    /* N blocks per batch element: several per thread, so that a thread the OS holds back leaves",
           "       its share to the others (dynamic schedule) instead of keeping everyone waiting",
@@ -719,19 +880,71 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "    NC = ((NC + MERIT_NR - 1) / MERIT_NR) * MERIT_NR;",
           "    if (NC > 4096) NC = 4096;",
           "    const long nblocks = (N + NC - 1) / NC;",
-          "    /* NR-wide panels of N whose B offsets run with unit stride (a convolution row) */",
+          "    /* NR-wide panels of N: panel p starts at pst[p] = p NR, except that the last, partial one is",
+          "       moved back to end at N (MERIT_FAST), so that it is full too: its first pskip columns belong to",
+          "       the panel before and are computed again but not stored */",
+          "    long *pst = (long *)malloc(sizeof(long) * (size_t)(N / MERIT_NR + 1));",
+          "    long *pskip = (long *)malloc(sizeof(long) * (size_t)(N / MERIT_NR + 1));",
+          "    for (long p = 0; p * MERIT_NR < N; ++p) {",
+          "        pst[p] = MERIT_FAST && (p + 1) * MERIT_NR > N && N >= MERIT_NR ? N - MERIT_NR : p * MERIT_NR;",
+          "        pskip[p] = p * MERIT_NR - pst[p];",
+          "    }",
+          "    /* panels whose B offsets run with unit stride (a convolution row) and whose whole NR-wide read",
+          "       stays within B (a pitch panel reads its dropped columns too) */",
           "    char *bcont = (char *)malloc((size_t)(N / MERIT_NR + 1));",
           "    for (long p = 0; p * MERIT_NR < N; ++p) {",
-          "        int ok = (p + 1) * MERIT_NR <= N;",
-          "        for (long j = 1; ok && j < MERIT_NR; ++j) ok = bn[p * MERIT_NR + j] == bn[p * MERIT_NR] + j;",
+          "        const long *q = bn + pst[p];",
+          "        int ok = pst[p] + MERIT_NR <= N && q[0] + MERIT_NR + bkmax + bbmax <= bext;",
+          "        for (long j = 1; ok && j < MERIT_NR; ++j) ok = q[j] == q[0] + j;",
           "        bcont[p] = (char)ok;",
           "    }",
-          "    char *ccont = (char *)malloc((size_t)(N / MERIT_NR + 1));",
+          "    /* every other panel as runs (j0, len, offset, step) of its columns: a panel across the rows of",
+          "       a narrow map (two to five unit-stride runs), a strided row (step 2): packed run by run with",
+          "       vector copies instead of an offset looked up per element */",
+          "    long *brun = (long *)malloc(sizeof(long) * 4 * (size_t)(N + MERIT_NR));",
+          "    long *bnrun = (long *)malloc(sizeof(long) * (size_t)(N / MERIT_NR + 1));",
           "    for (long p = 0; p * MERIT_NR < N; ++p) {",
-          "        int ok = (p + 1) * MERIT_NR <= N;",
-          "        for (long j = 1; ok && j < MERIT_NR; ++j) ok = cn[p * MERIT_NR + j] == cn[p * MERIT_NR] + j;",
-          "        ccont[p] = (char)ok;",
+          "        const long *q = bn + pst[p], valid = N - pst[p] < MERIT_NR ? N - pst[p] : MERIT_NR;",
+          "        long r = 0;",
+          "        const long *c = cn + pst[p];",
+          "        for (long j = 0; j < valid; ) {",
+          "            long len = 1, st = j + 1 < valid ? q[j + 1] - q[j] : 1;",
+          "            if (c[j] < 0) { st = 0; while (j + len < valid && c[j + len] < 0) ++len; }   /* dropped: zeros */",
+          "            else while (j + len < valid && c[j + len] >= 0 && q[j + len] - q[j + len - 1] == st) ++len;",
+          "            if (len == 1 && st) st = 1;",
+          "            long *e = brun + 4 * (p * MERIT_NR + r);",
+          "            e[0] = j; e[1] = len; e[2] = q[j]; e[3] = st;",
+          "            ++r; j += len;",
+          "        }",
+          "        bnrun[p] = r;",
           "    }",
+          "    /* the output columns of every panel as unit-stride runs (j0, len, offset): the block's rows are",
+          "       added and stored run by run as vectors; dropped columns are skipped */",
+          "    long *orun = (long *)malloc(sizeof(long) * 4 * (size_t)(N + MERIT_NR));",
+          "    long *onrun = (long *)malloc(sizeof(long) * (size_t)(N / MERIT_NR + 1));",
+          "    for (long p = 0; p * MERIT_NR < N; ++p) {",
+          "        const long *c = cn + pst[p], valid = N - pst[p] < MERIT_NR ? N - pst[p] : MERIT_NR;",
+          "        long r = 0;",
+          "        for (long j = pskip[p]; j < valid; ) {",
+          "            if (c[j] < 0) { ++j; continue; }",
+          "            long len = 1;",
+          "            while (j + len < valid && c[j + len] == c[j] + len) ++len;",
+          "            long *e = orun + 4 * (p * MERIT_NR + r);",
+          "            e[0] = j; e[1] = len; e[2] = c[j]; e[3] = 1;",
+          "            ++r; j += len;",
+          "        }",
+          "        onrun[p] = r;",
+          "    }",
+          "    /* split M too where batch x N blocks are fewer than 4 a thread (a 14x14 or 7x7 map is one N",
+          "       block): every task packs its own A rows and B panels (or reads B in place) */",
+          "    long mparts = 1;",
+          "    if (threads > 1 && NB * nblocks < 4 * threads) {",
+          "        mparts = (4 * threads + NB * nblocks - 1) / (NB * nblocks);",
+          "        const long mrows = (M + MERIT_MR - 1) / MERIT_MR;",
+          "        if (mparts > mrows) mparts = mrows;",
+          "    }",
+          "    const long MS = ((M + MERIT_MR - 1) / MERIT_MR + mparts - 1) / mparts * MERIT_MR;",
+          "    mparts = (M + MS - 1) / MS;",
           f"    #pragma omp parallel if(M * N * K * NB >= {PARALLEL_MIN_WORK}L)",
           "    {",
           "        if (!merit_ap_buf) merit_ap_buf = (float *)aligned_alloc(64, sizeof(float) * MERIT_MC * MERIT_KC);",
@@ -742,11 +955,13 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "        }",
           "        float *ap = merit_ap_buf, *bp = merit_bp_buf;",
           "        float ct[MERIT_MR * MERIT_NR] __attribute__((aligned(64)));",
-          "        #pragma omp for collapse(2) schedule(dynamic)",
+          "        #pragma omp for collapse(3) schedule(dynamic)",
           "        for (long bt = 0; bt < NB; ++bt)",
           "        for (long jb = 0; jb < nblocks; ++jb)",
+          "        for (long mp = 0; mp < mparts; ++mp)",
           "        {",
           "            const long jc = jb * NC, nc = N - jc < NC ? N - jc : NC;",
+          "            const long m0 = mp * MS, m1 = M < m0 + MS ? M : m0 + MS;",
           "            for (long pc = 0; pc < K; pc += MERIT_KC)",
           "            {",
           "                const long kc = K - pc < MERIT_KC ? K - pc : MERIT_KC;",
@@ -755,8 +970,8 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "                const int aunit = MERIT_FAST && merit_unit(ak + pc, kc), bunit = MERIT_FAST && merit_unit(bk + pc, kc);",
           "                /* on-the-fly expansion of the M(B) tile into NR-wide panels */",
           "                for (long jr = 0; jr < nc; jr += MERIT_NR) {",
-          "                    const long n0 = bn[jc + jr];",
-          "                    if (bcont[(jc + jr) / MERIT_NR] && jr + MERIT_NR <= nc) {  /* a unit-stride run */",
+          "                    const long pp = (jc + jr) / MERIT_NR, n0 = bn[pst[pp]];",
+          "                    if (bcont[pp]) {                                   /* a unit-stride run */",
           "                        if (slide) continue;                            /* read in place (merit_micro_direct) */",
           "                        for (long k = 0; k < kc; ++k) {",
           "                            float *dst = bp + jr * kc + k * MERIT_NR;",
@@ -766,13 +981,31 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "                    } else if (bunit)                                  /* rows along K: read each row on */",
           "                        for (long j = 0; j < MERIT_NR; ++j) {",
           "                            float *dst = bp + jr * kc + j;",
-          "                            if (jr + j < nc) {",
-          "                                const float *src = B + bb[bt] + bk[pc] + bn[jc + jr + j];",
+          "                            if (pst[pp] + j < N) {",
+          "                                const float *src = B + bb[bt] + bk[pc] + bn[pst[pp] + j];",
           "                                for (long k = 0; k < kc; ++k) dst[k * MERIT_NR] = src[k];",
           "                            } else",
           "                                for (long k = 0; k < kc; ++k) dst[k * MERIT_NR] = 0.0f;",
           "                        }",
-          "                    else",
+          "                    else if (MERIT_FAST) {                              /* run by run */",
+          "                        const long nr = bnrun[pp];",
+          "                        const long *rp = brun + 4 * pp * MERIT_NR;",
+          "                        const long valid = N - pst[pp] < MERIT_NR ? N - pst[pp] : MERIT_NR;",
+          "                        for (long k = 0; k < kc; ++k) {",
+          "                            float *restrict dst = bp + jr * kc + k * MERIT_NR;",
+          "                            const float *restrict src = B + bb[bt] + bk[pc + k];",
+          "                            for (long r = 0; r < nr; ++r) {",
+          "                                const long *e = rp + 4 * r, len = e[1], st = e[3];",
+          "                                const float *restrict s = src + e[2];",
+          "                                float *restrict d = dst + e[0];",
+          "                                if (st == 1) for (long j = 0; j < len; ++j) d[j] = s[j];",
+          "                                else if (st == 2) for (long j = 0; j < len; ++j) d[j] = s[2 * j];",
+          "                                else if (st == 0) for (long j = 0; j < len; ++j) d[j] = 0.0f;",
+          "                                else for (long j = 0; j < len; ++j) d[j] = s[j * st];",
+          "                            }",
+          "                            for (long j = valid; j < MERIT_NR; ++j) dst[j] = 0.0f;",
+          "                        }",
+          "                    } else",
           "                        for (long k = 0; k < kc; ++k) {",
           "                            float *dst = bp + jr * kc + k * MERIT_NR;",
           "                            const float *src = B + bb[bt] + bk[pc + k];",
@@ -780,11 +1013,14 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "                                dst[j] = jr + j < nc ? src[bn[jc + jr + j]] : 0.0f;",
           "                        }",
           "                }",
-          "                for (long ic = 0; ic < M; ic += MERIT_MC)",
+          "                for (long ic = m0; ic < m1; ic += MERIT_MC)",
           "                {",
-          "                    const long mc = M - ic < MERIT_MC ? M - ic : MERIT_MC;",
+          "                    const long mc = m1 - ic < MERIT_MC ? m1 - ic : MERIT_MC;",
+          "                    const int ain = MERIT_FAST && aunit && alda > 0 && nc <= MERIT_AIN_PANELS * MERIT_NR;",
           "                    for (long ir = 0; ir < mc; ir += MERIT_MR)",
-          "                        if (aunit)                                       /* rows along K: read each row on */",
+          "                        if (ain && ir + MERIT_MR <= mc)",
+          "                            continue;                                    /* read in place */",
+          "                        else if (aunit)                                  /* rows along K: read each row on */",
           "                            for (long i = 0; i < MERIT_MR; ++i) {",
           "                                float *dst = ap + ir * kc + i;",
           "                                if (ir + i < mc) {",
@@ -803,17 +1039,22 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "                    for (long jr = 0; jr < nc; jr += MERIT_NR)",
           "                        for (long ir = 0; ir < mc; ir += MERIT_MR)",
           "                        {",
-          "                            const int in_place = slide && bcont[(jc + jr) / MERIT_NR] && jr + MERIT_NR <= nc;",
-          "                            if (in_place)",
-          "                                merit_micro_direct(kc, ap + ir * kc, B + bb[bt] + bn[jc + jr], bk + pc, ct);",
+          "                            const long pp = (jc + jr) / MERIT_NR;",
+          "                            const float *ar = A + ab[bt] + ak[pc] + am[ic + ir];",
+          "                            if (ain && ir + MERIT_MR <= mc)",
+          "                                merit_micro_ain(kc, ar, alda, slide && bcont[pp] ? B + bb[bt] + bn[pst[pp]] : bp + jr * kc,",
+          "                                                slide && bcont[pp] ? bk + pc : 0, ct);",
+          "                            else if (slide && bcont[pp])",
+          "                                merit_micro_direct(kc, ap + ir * kc, B + bb[bt] + bn[pst[pp]], bk + pc, ct);",
           "                            else",
           "                                merit_micro(kc, ap + ir * kc, bp + jr * kc, ct);",
           "                            const long mi = mc - ir < MERIT_MR ? mc - ir : MERIT_MR;",
-          "                            const long nj = nc - jr < MERIT_NR ? nc - jr : MERIT_NR;",
+          "                            const long nj = N - pst[pp] < MERIT_NR ? N - pst[pp] : MERIT_NR;",
           vec_store,
           "                            for (long i = 0; i < mi; ++i)",
-          "                                for (long j = 0; j < nj; ++j) {",
-          "                                    const long mm = ic + ir + i, nn = jc + jr + j;",
+          "                                for (long j = pskip[pp]; j < nj; ++j) {",
+          "                                    const long mm = ic + ir + i, nn = pst[pp] + j;",
+          "                                    if (cn[nn] < 0) continue;                      /* a dropped column */",
           "                                    const long o = cb[bt] + cm[mm] + cn[nn];",
           "                                    float acc = ct[i * MERIT_NR + j] + (first ? 0.0f : out[o]);",
           "                                    if (last) {"]
@@ -829,7 +1070,7 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "            }",
           "        }",
           "    }"]
-    L += [f"    free({var});" for var, _, _ in tabs] + ["    free(bcont);", "    free(ccont);"]
+    L += [f"    free({var});" for var, _, _ in tabs] + ["    free(bcont);", "    free(brun);", "    free(bnrun);", "    free(orun);", "    free(onrun);", "    free(pst);", "    free(pskip);"]
     L.append("}")
     info = {"M": view["M"], "N": view["N"], "batch": view["batch"], "K": view["K"], "sizes": view["sizes"],
             "left": t.operands[li].name, "right": t.operands[ri].name}
