@@ -1,4 +1,4 @@
-"""Cappuccino's synthesised programs against onnxruntime on the paper's networks (issues 17 and 35).
+"""Cappuccino's synthesised programs against onnxruntime on the paper's networks and VGG-16 (issues 17, 35).
 
 Targets (issue 35, idle 2-core machine, same thread count): precise mode within 1.25x of
 onnxruntime's latency on every network with 1 and with 2 threads; the best inexact mode faster
@@ -247,7 +247,8 @@ def verdict(rows: list[dict], modes: tuple[str, ...]) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--networks", default=",".join(networks.PAPER))
+    ap.add_argument("--networks", default=",".join(networks.BENCHMARK),
+                    help="comma-separated zoo names (default: the paper's five and VGG-16)")
     ap.add_argument("--threads", default="1,2", help="thread counts, comma-separated (each side uses the same)")
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--vector-width", type=int, default=16, choices=synth.VECTOR_WIDTHS)

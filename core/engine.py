@@ -65,6 +65,9 @@ class EngineSpec:
     # Why a workload/target the kinds allow still does not fit (e.g. a CNN without weights for an
     # engine that needs them); None when it fits.
     workload_problem: Callable[[Workload], str | None] | None = None
+    # Which of the fitting workloads a new project's tab starts on first (Cappuccino: the trained
+    # digits CNN before VGG-16, which it runs too but in minutes); None: the library's order.
+    preferred_workload: Callable[[Workload], bool] | None = None
     # Session format 1 kept some workloads and targets inside engine settings (MERIT's workload list,
     # Cappuccino's model, the bound's network): returns (settings without them, the workload and
     # target they implied, or None).

@@ -307,7 +307,9 @@ class Project:
             c = EngineChoice(settings)
             if spec is not None:
                 # the engine's first-listed kind first (MERIT: a transform before a kernel set)
-                fits = sorted(self.fitting(engine, "workloads"), key=lambda e: spec.workload_kinds.index(e.kind))
+                first = spec.preferred_workload or (lambda _w: False)
+                fits = sorted(self.fitting(engine, "workloads"),
+                              key=lambda e: (spec.workload_kinds.index(e.kind), not first(e.value)))
                 why = spec.workload_problem or (lambda _w: None)
                 c.workload = next((e.id for e in fits if why(e.value) is None), fits[0].id if fits else None)
                 c.target = next((e.id for e in self.fitting(engine, "targets")), None)

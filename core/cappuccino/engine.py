@@ -17,13 +17,13 @@ import argparse
 import math
 import os
 from pathlib import Path
-from typing import Any, Generator, Iterator
+from typing import Any, Callable, Generator, Iterator
 
 import numpy as np
 
 from core.cappuccino import allocation, layout, synth, synth_run
-from core.cappuccino.forward import LayoutCheck, check_layouts
-from core.cappuccino.inexact import Configuration, ModeChoice, search_modes
+from core.cappuccino.forward import ActivationCache, LayoutCheck, check_layouts
+from core.cappuccino.inexact import SEARCH_GMAC_IMAGES, Configuration, ModeChoice, sample_rows, search_modes
 from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model, load_validation_npz
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
 from core.cappuccino.result import (CappuccinoResult, CompiledProgram, LayerRow, LayoutChecks, ModelInfo, Synthesis,
@@ -50,7 +50,7 @@ EQUATIONS = {
 
 def default_settings() -> dict[str, Any]:
     return {"accuracy_budget": 0.5, "prefer": RELAXED, "emit_dir": "", "compile": True, "min_seconds": 0.3,
-            "repeats": 3, "limit": 0}
+            "repeats": 3, "limit": 0, "search_sample": 0}
 
 
 MAX_BUDGET_PP = 100.0
@@ -77,6 +77,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                     "description": "Timing: runs per program, interleaved; the fastest counts"},
         "limit": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Images",
                   "description": "Use only the first N validation images (0: all)"},
+        "search_sample": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Search images",
+                          "description": "Validation images the inexact-mode search and the layout checks measure: "
+                                         "a seeded sample of N (0: automatic, every image while images x GMACs "
+                                         f"<= {SEARCH_GMAC_IMAGES:g})"},
     },
 }
 
@@ -101,13 +105,13 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
                          "settings.accuracy_budget")
     if s["prefer"] not in (RELAXED, IMPRECISE):
         raise InputError(f"prefer must be 'relaxed' or 'imprecise', got {s['prefer']!r}", "settings.prefer")
-    for key, lo in (("min_seconds", 0.0), ("repeats", 1), ("limit", 0)):
+    for key, lo in (("min_seconds", 0.0), ("repeats", 1), ("limit", 0), ("search_sample", 0)):
         v = s[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo or not math.isfinite(v):
             raise InputError(f"must be a number >= {lo}, got {v!r}", f"settings.{key}")
         if key != "min_seconds" and v != int(v):
             raise InputError(f"must be a whole number, got {v!r}", f"settings.{key}")
-    s["repeats"], s["limit"] = int(s["repeats"]), int(s["limit"])
+    s["repeats"], s["limit"], s["search_sample"] = int(s["repeats"]), int(s["limit"]), int(s["search_sample"])
     check_settings(SETTINGS_SCHEMA, raw or {})    # then what the checks above left to the schema
     return s
 
@@ -126,7 +130,10 @@ def _target(target: Any) -> tuple[int, int]:
     return target.cores, target.vector_width
 
 
-MAX_ZOO_GMACS = 5.0     # the paper's networks are 0.35-1.8 GMACs; VGG-16 (15.5) would take the search hours
+# the paper's networks are 0.35-1.8 GMACs, VGG-16 15.5; the search (incremental, on a sample) and the
+# checks are sized for these: VGG-16 runs in about 3 minutes, a network ten times its size would not
+MAX_ZOO_GMACS = 20.0
+CACHE_BYTES = 2 ** 30   # the precise activations of every validation image are kept up to this size
 
 
 def workload_problem(workload: Any) -> str | None:
@@ -136,9 +143,8 @@ def workload_problem(workload: Any) -> str | None:
     if workload.source == "zoo" and workload.network in zoo.names():
         gmacs = zoo.get(workload.network).macs / 1e9
         if gmacs > MAX_ZOO_GMACS:
-            return (f"{workload.network} needs {gmacs:.1f} GMACs per image; the inexact-mode search runs the numpy "
-                    f"network about 4 times per layer, so zoo networks are limited to {MAX_ZOO_GMACS:g} GMACs "
-                    "(the paper's networks need 0.35-1.8)")
+            return (f"{workload.network} needs {gmacs:.1f} GMACs per image; the numpy search and checks are sized "
+                    f"for zoo networks up to {MAX_ZOO_GMACS:g} GMACs (the paper's need 0.35-1.8, VGG-16 15.5)")
     if workload.source == "onnx" and file_problem(workload.onnx_path):
         return f"ONNX file {file_problem(workload.onnx_path)}: {workload.onnx_path}"
     if workload.validation_path and not Path(workload.validation_path).is_file():
@@ -216,6 +222,7 @@ def load_model(network: CnnNetwork, limit: int = 0) -> CnnModel:
             model.x_val, model.y_val = load_validation_npz(validation, model.input_shape,
                                                            int(np.prod(model.ops[-1].out_shape)))
             model.extra.update(labels=f"from {validation}", validation_file=str(validation))
+            model.precise_outputs = None        # they were of the seeded images
         return model
     return load_onnx_model(network.onnx_path, validation, limit or None)
 
@@ -260,11 +267,16 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool) ->
     mode search (configurations x images x MACs), one compilation per program, and the timed runs."""
     macs = float(model.network.macs) or 1e6
     images = max(1, len(model.y_val))
+    rows = sample_rows(images, macs / 1e9, int(s.get("search_sample", 0)))
     forward = macs * images / NUMPY_MACS_PER_S
-    # the mode search re-runs only the layers after the one it changes (measured: about one forward
-    # pass per layer), and the chosen modes' layout check costs 2 more
-    plan.set_units("layouts", 2 * forward)
-    plan.set_units("search", (2 + len(model.conv_ops)) * forward)
+    sample = forward if rows is None else forward * len(rows) / images
+    # the layout checks compute the sample twice (row-major and map-major); the search starts from the
+    # precise activations (one pass over every image unless the loader kept them) and recomputes only
+    # from the layer it changes on (about half a pass per imprecise layer, relaxed layers that meet
+    # no denormal one layer each), and the chosen modes' layout check costs 2 more
+    plan.set_units("layouts", 2 * sample)
+    plan.set_units("search", (forward if model.precise_outputs is None else 0.0)
+                   + (2 + 0.5 * len(model.conv_ops)) * sample)
     plan.set_units("synthesis", 0.02 * (PROGRAMS + 1))
     compiling = bool(s["compile"] and synth.find_compiler_noting()[0])
     baseline = synth.baseline_problem(model) is None
@@ -293,15 +305,21 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
                      validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)
     yield PartialResult("allocation", {"layers": [a.to_json() for a in alloc]})
+    rows = sample_rows(len(model.y_val), model.network.macs / 1e9, s["search_sample"])
+    x_check = model.x_val if rows is None else model.x_val[rows]
+    if rows is not None:
+        yield LogLine(f"the inexact-mode search and the layout checks measure a seeded sample of {len(rows)} of the "
+                      f"{len(model.y_val)} validation images (search images / --search-sample)")
     yield Progress(0.05, "checking map-major reordering against row-major")
-    precise_check = check_layouts(model, model.x_val, V)
+    precise_check = check_layouts(model, x_check, V)
     _require_layouts(precise_check, "all layers precise")
     cancel.check()
+    cache, full_cache = _activation_cache(model, rows, cancel)
 
     choice: ModeChoice | None = None
     n_layers = len(model.conv_ops)
     expected = 1 + 2 * n_layers + (3 ** n_layers if n_layers <= 5 else 2 * n_layers)
-    for item in search_modes(model, float(s["accuracy_budget"]), s["prefer"], cancel.check):
+    for item in search_modes(model, float(s["accuracy_budget"]), s["prefer"], cancel.check, cache, rows):
         if isinstance(item, Configuration):
             yield MetricPoint("accuracy", item.index, item.accuracy, plot="accuracy")
             yield Progress(0.1 + 0.4 * min(1.0, (item.index + 1) / expected),
@@ -310,13 +328,14 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
             choice = item
     assert choice is not None
     yield LogLine(choice.message, "warning" if choice.all_precise_fallback else "info")
-    chosen_check = check_layouts(model, model.x_val, V, choice.modes)
+    chosen_check = check_layouts(model, x_check, V, choice.modes)
     _require_layouts(chosen_check, "the chosen inexact modes")
     layers = _layer_table(model, alloc, choice, V)
 
     yield Progress(0.55, "synthesising C programs")
     onnx_path = model.extra.get("onnx") or (network.onnx_path if network.source == "onnx" else None)
-    synthesis = yield from _synthesise(model, choice, V, threads, s, cancel, onnx_path)
+    synthesis = yield from _synthesise(model, choice, V, threads, s, cancel, onnx_path,
+                                       cache.logits if full_cache else None)
     progs = synthesis.programs or {}
     result = CappuccinoResult(
         model=info, target=TargetInfo(threads=threads, vector_width=V), equations=dict(EQUATIONS),
@@ -377,11 +396,32 @@ def _layer_table(model: CnnModel, alloc: list[allocation.LayerAllocation], choic
     return rows
 
 
+def _activation_cache(model: CnnModel, rows: np.ndarray | None,
+                      cancel: CancelToken) -> tuple[ActivationCache, bool]:
+    """The precise activations the search starts from, and whether they cover every validation image
+    (then the programs' references reuse them too); when all images' would exceed CACHE_BYTES only
+    the search sample's are kept, and a sample too big for that is refused."""
+    per_image = 4 * sum(int(np.prod(op.out_shape)) for op in model.ops)
+    images = len(model.y_val)
+    if per_image * images <= CACHE_BYTES:
+        return ActivationCache(model, model.x_val, model.precise_outputs, check=cancel.check), True
+    n = images if rows is None else len(rows)
+    if per_image * n > CACHE_BYTES:
+        raise InputError(f"the inexact-mode search keeps every layer's output of the images it measures: "
+                         f"{n} images need {per_image * n / 2**30:.1f} GiB, at most {CACHE_BYTES / 2**30:g} GiB "
+                         f"is used; measure at most {max(1, CACHE_BYTES // per_image)} images", "settings.search_sample")
+    x = model.x_val if rows is None else model.x_val[rows]
+    outs = None if model.precise_outputs is None else [o if rows is None else o[rows] for o in model.precise_outputs]
+    return ActivationCache(model, x, outs, check=cancel.check), False
+
+
 def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: dict[str, Any],
-                cancel: CancelToken, onnx_path: str | None = None) -> Generator[Event, None, Synthesis]:
+                cancel: CancelToken, onnx_path: str | None = None,
+                reference: Callable[[dict[str, str]], np.ndarray] | None = None) -> Generator[Event, None, Synthesis]:
     """Write the programs and weight files, and when a compiler exists build, run and check them
     (core.cappuccino.synth_run). Returns the result's `synthesis`."""
-    return (yield from synth_run.synthesise_and_check(model, choice.modes, V, threads, s, cancel, onnx_path))
+    return (yield from synth_run.synthesise_and_check(model, choice.modes, V, threads, s, cancel, onnx_path,
+                                                      reference))
 
 
 def _summary(choice: ModeChoice, syn: Synthesis) -> str:
@@ -413,6 +453,9 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-seconds", type=float, default=0.3, help="timing: repeat passes for at least this long")
     p.add_argument("--repeats", type=int, default=3, help="timing: runs per program, the fastest counts")
     p.add_argument("--limit", type=int, default=0, help="use only the first N validation images (0: all)")
+    p.add_argument("--search-sample", type=int, default=0, metavar="N",
+                   help="the inexact-mode search and layout checks measure a seeded sample of N validation images "
+                        f"(0, default: automatic, every image while images x GMACs <= {SEARCH_GMAC_IMAGES:g})")
 
 
 def _cli_network(name: str, validation: str) -> CnnNetwork:
@@ -430,7 +473,8 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     validation = args.validation or ""
     network = _cli_network(getattr(args, "onnx", None) or getattr(args, "model", None) or BUILTIN_DIGITS, validation)
     settings.update(accuracy_budget=args.accuracy_budget, prefer=args.prefer, emit_dir=args.emit or "", compile=not args.no_compile,
-                    min_seconds=args.min_seconds, repeats=args.repeats, limit=args.limit)
+                    min_seconds=args.min_seconds, repeats=args.repeats, limit=args.limit,
+                    search_sample=args.search_sample)
     if args.vector_width not in synth.VECTOR_WIDTHS:
         raise InputError(f"must be one of {synth.VECTOR_WIDTHS}, got {args.vector_width}", "--vector-width")
     threads = args.threads if args.threads is not None else max(1, os.cpu_count() or 1)
@@ -438,6 +482,8 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         raise InputError(f"must be 1..256, got {threads}", "--threads")
     if args.repeats < 1:
         raise InputError(f"must be >= 1, got {args.repeats}", "--repeats")
+    if args.search_sample < 0:
+        raise InputError(f"must be >= 0 (0: automatic), got {args.search_sample}", "--search-sample")
     if not math.isfinite(args.accuracy_budget) or not 0 <= args.accuracy_budget <= MAX_BUDGET_PP:
         raise InputError(f"must be 0..{MAX_BUDGET_PP:g} percentage points, got {args.accuracy_budget}",
                          "--accuracy-budget")
@@ -510,5 +556,6 @@ ENGINE = EngineSpec(
     order=40,
     result_type=CappuccinoResult,
     workload_problem=workload_problem,
+    preferred_workload=lambda w: isinstance(w, CnnNetwork) and w.source == "builtin",
     migrate_v1_settings=migrate_v1_settings,
 )

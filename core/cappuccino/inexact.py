@@ -1,7 +1,10 @@
 """Per-layer inexact computing (section IV-C): pick a mode for every layer under an accuracy budget.
 
-Modes are measured, never assumed: each configuration is run on the whole validation set with
-the numpy reference (numerics.py emulates each mode exactly as the C program stores values).
+Modes are measured, never assumed: each configuration is run on the validation images (all of
+them, or a seeded sample for big networks: sample_rows) with the numpy reference (numerics.py
+emulates each mode exactly as the C program stores values), computed incrementally from the cached
+precise activations (forward.ActivationCache: only from the first layer whose output differs on),
+which gives the same bits as a whole forward pass.
 
 Search: (1) all precise; (2) layer by layer, each layer alone in each inexact mode (the paper's
 per-layer analysis); (3) combinations: all 3^L mode assignments when L <= 5 arithmetic layers,
@@ -16,16 +19,33 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from core.cappuccino.forward import apply_node, last_reads
-from core.cappuccino.model import INPUT, CnnModel, ConvOp
+from core.cappuccino.forward import ActivationCache
+from core.cappuccino.model import CnnModel, ConvOp
 from core.cappuccino.numerics import IMPRECISE, INEXACT, MODES, PRECISE, RELAXED
 
 EXHAUSTIVE_MAX_LAYERS = 5
-Live = dict[str, tuple[np.ndarray, bool]]        # tensors still to be read -> (values, stored in binary16)
+SAMPLE_SEED = 0                 # the seed of the search's validation sample
+SEARCH_GMAC_IMAGES = 40.0       # automatic sample: as many images as keep images x GMACs within this
+
+
+def sample_rows(images: int, gmacs: float, requested: int = 0) -> np.ndarray | None:
+    """The validation images the search measures: None (all) or a sorted seeded sample.
+
+    `requested` > 0 asks for that many (all when there are fewer); 0 is automatic: every image
+    while images x GMACs per image <= SEARCH_GMAC_IMAGES (the digits CNN's 360, the paper's
+    networks' 8), else as many as fit, at least 1 (VGG-16: 2 of 8)."""
+    n = requested if requested > 0 else max(1, int(SEARCH_GMAC_IMAGES // max(gmacs, 1e-12)))
+    if n >= images:
+        return None
+    return np.sort(np.random.default_rng(SAMPLE_SEED).choice(images, n, replace=False))
+
+
+def _sample_note(sample: int, images: int) -> str:
+    return "" if sample == images else f"; measured on a seeded sample of {sample} of the {images} validation images"
 
 
 @dataclass
@@ -54,28 +74,33 @@ class ModeChoice:
     message: str
     all_precise_fallback: bool                  # True when the budget forced all-precise
     configurations: list[Configuration]
+    search_images: int = 0                      # validation images every configuration was measured on
+    validation_images: int = 0                  # of how many (more: a seeded sample, `search_sample`)
+    sample_seed: int | None = None              # the sample's seed (None: every image)
+    ops_computed: int = 0                       # ops evaluated by the incremental search (the work done)
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
 class Evaluator:
-    """Validation accuracy of a mode assignment, sharing the computed prefix of earlier runs.
-
-    The state after a prefix of the (topologically ordered) ops is the set of tensors later ops
-    still read; prefixes are cached up to PREFIX_CACHE_BYTES so big networks do not exhaust memory.
-    """
+    """Validation accuracy of a mode assignment on the search's images (all of them, or a seeded
+    sample), computed incrementally from the cached precise activations (forward.ActivationCache):
+    only from the first layer whose output differs onwards, reusing the computed prefix of earlier
+    assignments up to PREFIX_CACHE_BYTES so that big networks do not exhaust memory."""
 
     PREFIX_CACHE_BYTES = 512 * 2 ** 20
 
-    def __init__(self, model: CnnModel, check: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, model: CnnModel, check: Callable[[], None] = lambda: None,
+                 cache: ActivationCache | None = None, rows: np.ndarray | None = None) -> None:
         self.model = model
-        self.check = check
         self.names = [op.name for op in model.ops]
-        self.last = last_reads(model)
-        self._start: Live = {INPUT: (model.x_val, False)}
-        self._prefix: dict[tuple, Live] = {(): self._start}
-        self._bytes = 0
+        full = cache if cache is not None else ActivationCache(model, model.x_val, check=check)
+        # the cache holds every validation image, or only the sample's (too big for all: the engine)
+        sampled = rows is None or len(full.x) != len(model.y_val)
+        self.cache = full.subset(None if sampled else np.asarray(rows), self.PREFIX_CACHE_BYTES)
+        self.cache.check = check
+        self.labels = np.asarray(model.y_val) if rows is None else np.asarray(model.y_val)[np.asarray(rows)]
         self._acc: dict[tuple, float] = {}
 
     def key(self, modes: dict[str, str]) -> tuple:
@@ -84,39 +109,24 @@ class Evaluator:
 
     def accuracy(self, modes: dict[str, str]) -> float:
         key = self.key(modes)
-        if key in self._acc:
-            return self._acc[key]
-        depth = max(i for i in range(len(key) + 1) if key[:i] in self._prefix)
-        live = dict(self._prefix[key[:depth]])
-        x = self.model.x_val
-        for i in range(depth, len(key)):
-            self.check()
-            op = self.model.ops[i]
-            x, half = apply_node(op, [live[t][0] for t in op.inputs], [live[t][1] for t in op.inputs],
-                                 key[i] if key[i] != "-" else PRECISE)
-            for t in set(op.inputs):
-                if self.last[t] == i:
-                    del live[t]
-            live[op.name] = (x, half)
-            if i < len(key) - 1:
-                size = sum(a.nbytes for a, _ in live.values())
-                if self._bytes + size > self.PREFIX_CACHE_BYTES:
-                    self._prefix, self._bytes = {(): self._start}, 0
-                if size <= self.PREFIX_CACHE_BYTES:
-                    self._prefix[key[:i + 1]] = dict(live)
-                    self._bytes += size
-        pred = x.reshape(len(x), -1).argmax(1)
-        acc = float(100.0 * (pred == self.model.y_val).mean())
-        self._acc[key] = acc
-        return acc
+        if key not in self._acc:
+            pred = self.cache.logits(modes).argmax(1)
+            self._acc[key] = float(100.0 * (pred == self.labels).mean())
+        return self._acc[key]
 
 
 def search_modes(model: CnnModel, budget: float, prefer: str = IMPRECISE,
-                 check: Callable[[], None] = lambda: None) -> Iterator[Configuration | ModeChoice]:
-    """Yield every configuration as it is measured, then the ModeChoice."""
+                 check: Callable[[], None] = lambda: None, cache: ActivationCache | None = None,
+                 rows: np.ndarray | None = None) -> Iterator[Configuration | ModeChoice]:
+    """Yield every configuration as it is measured, then the ModeChoice.
+
+    `cache`: the precise activations of model.x_val, or of its `rows` only (built here when not
+    given); `rows`: the validation images the search measures (a seeded sample, `search_sample`),
+    all when None."""
     if prefer not in INEXACT:
         raise ValueError(prefer)
-    ev = Evaluator(model, check)
+    ev = Evaluator(model, check, cache, rows)
+    sample = len(ev.labels)
     layers = [op.name for op in model.conv_ops]
     configs: list[Configuration] = []
     seen: set[tuple] = set()
@@ -165,17 +175,21 @@ def search_modes(model: CnnModel, budget: float, prefer: str = IMPRECISE,
                 if cfg.within_budget:
                     current = trial
                     break
+    on = _sample_note(sample, len(model.y_val))
+    extra: dict[str, Any] = dict(search_images=sample, validation_images=len(model.y_val),
+                                 sample_seed=None if rows is None else SAMPLE_SEED, ops_computed=ev.cache.computed)
     ok = [c for c in configs if c.within_budget and c.inexact_layers > 0]
     if ok:
         best = max(ok, key=lambda c: (c.inexact_layers, sum(m == prefer for m in c.modes.values()), c.accuracy,
                                       -c.index))
         msg = (f"{best.inexact_layers} of {len(layers)} arithmetic layers inexact, accuracy {best.accuracy:.2f} % "
-               f"({best.drop:+.2f} pp drop, budget {budget} pp)")
+               f"({best.drop:+.2f} pp drop, budget {budget} pp){on}")
         yield ModeChoice(modes=best.modes, accuracy=best.accuracy, precise_accuracy=first.accuracy, budget_pp=budget,
-                         per_layer=per_layer, message=msg, all_precise_fallback=False, configurations=configs)
+                         per_layer=per_layer, message=msg, all_precise_fallback=False, configurations=configs,
+                         **extra)
     else:
         msg = (f"no configuration with an inexact layer stays within the {budget} pp budget "
-               f"({len(configs)} tried); every layer stays precise")
+               f"({len(configs)} tried{on}); every layer stays precise")
         yield ModeChoice(modes=dict(first.modes), accuracy=first.accuracy, precise_accuracy=first.accuracy,
                          budget_pp=budget, per_layer=per_layer, message=msg, all_precise_fallback=True,
-                         configurations=configs)
+                         configurations=configs, **extra)

@@ -275,6 +275,8 @@ class CnnModel:
     y_val: np.ndarray           # (B,) int
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # every op's precise output for x_val when the loader computed them anyway (forward.ActivationCache)
+    precise_outputs: list[np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         prev = INPUT

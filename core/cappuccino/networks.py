@@ -20,6 +20,7 @@ from core.errors import InputError
 from core.nets import onnx_export, zoo
 
 PAPER = ("alexnet", "squeezenet11", "googlenet", "resnet18", "mobilenet_v1")
+BENCHMARK = PAPER + ("vgg16",)      # issue 35's six: the paper's five and VGG-16 (15.5 GMACs, 553 MB ONNX)
 DEFAULT_IMAGES = 8
 LABELS_NOTE = "labels are the precise network's own top-1 class (random weights: no real labels)"
 
@@ -58,5 +59,6 @@ def load(name: str, images: int = DEFAULT_IMAGES, resolution: int | None = None,
     model = CnnModel(name, g.network, g.ops, x, np.zeros(len(x), np.int64),
                      f"{zoo.get(name).notes} {g.notes}",
                      {"weights": g.weights, "labels": LABELS_NOTE, "onnx": str(path)})
-    model.y_val = forward_reference(model, x)[0].argmax(1)
+    logits, model.precise_outputs = forward_reference(model, x, keep=True)
+    model.y_val = logits.argmax(1)
     return model

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generator
+from typing import Any, Callable, Generator
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from core.files import output_folder
 from core.jobs import CancelToken, Event, LogLine, MetricPoint, Progress
 
 ORT = "onnxruntime"
+Reference = Callable[[dict[str, str]], np.ndarray]
 COMPILE_BASELINE_SHARE = 0.1       # building the plain baseline takes about a tenth of a synthesised program
 
 
@@ -53,10 +54,14 @@ def _sources(model: CnnModel, chosen: dict[str, str], V: int, threads: int, prec
     if no_baseline is None:
         text = synth.synthesise_baseline(model)
         out["baseline"] = Source("baseline", "baseline.c", text, None, uniform[PRECISE], text.count("\n") + 1)
+    made: dict[tuple, synth.Program] = {}     # the chosen modes are often one uniform mode's
     for n, (key, (fname, modes)) in enumerate(plan.items()):
         yield Progress(0.55 + 0.02 * n, f"synthesising {fname}")
         cancel.check()
-        prog = synth.synthesise_program(model, modes, V, threads, precise_fma)
+        mkey = tuple(sorted(modes.items()))
+        if mkey not in made:
+            made[mkey] = synth.synthesise_program(model, modes, V, threads, precise_fma)
+        prog = made[mkey]
         out[key] = Source(key, fname, prog.source, prog.weights, modes, prog.source_lines)
     return out, no_baseline
 
@@ -66,8 +71,12 @@ def weight_file_name(fname: str) -> str:
 
 
 def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, threads: int, s: dict[str, Any],
-                         cancel: CancelToken, onnx_path: str | None) -> Generator[Event, None, Synthesis]:
-    """The engine's `synthesis` result, filled in as the steps go (`message` is set by every way out)."""
+                         cancel: CancelToken, onnx_path: str | None,
+                         reference: Reference | None = None) -> Generator[Event, None, Synthesis]:
+    """The engine's `synthesis` result, filled in as the steps go (`message` is set by every way out).
+
+    `reference(modes)`: the numpy logits of x_val with those modes (the engine's incremental
+    forward.ActivationCache); forward_reference when None."""
     sources, no_baseline = yield from _sources(model, chosen, V, threads, bool(s.get("precise_fma", True)), cancel)
     emit = s["emit_dir"]
     tmp = Path(tempfile.mkdtemp(prefix="cappuccino-"))
@@ -114,7 +123,8 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
                             "so no speedup is reported") + (f" ({cc_note})" if cc_note else ""))
             yield LogLine(out.message, "warning")
             return out
-        yield from _build_run_check(model, sources, work, tmp, images, cc, cc_note, threads, s, cancel, onnx_path, out)
+        yield from _build_run_check(model, sources, work, tmp, images, cc, cc_note, threads, s, cancel, onnx_path, out,
+                                    reference)
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -122,7 +132,7 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
 
 def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tmp: Path, images: Path, cc: str,
                      cc_note: str, threads: int, s: dict[str, Any], cancel: CancelToken, onnx_path: str | None,
-                     out: Synthesis) -> Generator[Event, None, None]:
+                     out: Synthesis, reference: Reference | None = None) -> Generator[Event, None, None]:
     exes: dict[str, Path] = {}
     build: dict[str, float] = {}
     # the stage's fractions in work units (core.work_units): the plain baseline builds ten times faster
@@ -168,7 +178,8 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
     for n, (key, src) in enumerate(sources.items()):
         mkey = tuple(sorted(src.modes.items()))
         if mkey not in refs:
-            refs[mkey] = forward_reference(model, model.x_val, src.modes)[0]
+            refs[mkey] = (reference(src.modes) if reference is not None else
+                          forward_reference(model, model.x_val, src.modes)[0])
         programs[key] = _program_record(key, src, runs[key], refs[mkey], model.y_val, ort_out, build[key], threads,
                                         count, sizes[key])
         yield MetricPoint("µs per image", n, programs[key].microseconds_per_image, plot="speed")

@@ -272,9 +272,12 @@ class CappuccinoPanel(GenericPanel):
         self.min_seconds_spin = b.build("min_seconds")
         self.limit_spin = b.build("limit", QSpinBox)
         self.limit_spin.setSpecialValueText("all")           # 0: every validation image
+        self.sample_spin = b.build("search_sample", QSpinBox)
+        self.sample_spin.setSpecialValueText("auto")         # 0: every image unless the network is big
         for key, w in (("accuracy_budget", self.budget), ("prefer", self.prefer), ("compile", self.compile_box),
                        ("emit_dir", self.emit_edit), ("repeats", self.repeats_spin),
-                       ("min_seconds", self.min_seconds_spin), ("limit", self.limit_spin)):
+                       ("min_seconds", self.min_seconds_spin), ("limit", self.limit_spin),
+                       ("search_sample", self.sample_spin)):
             if key not in ("prefer", "compile", "emit_dir"):
                 self.controls.addWidget(b.label(key))
             self.controls.addWidget(w)
