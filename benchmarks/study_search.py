@@ -70,9 +70,9 @@ STUDIES = ROOT / "assets" / "studies"
 WIDER_AXES: dict[str, tuple[str, list[dict[str, Any]]]] = {
     "fcnnx": ("fcnnx_search.json", [
         {"param": "target.board", "from": "boards"},
-        {"param": "target.bandwidth_gbps", "values": [round(0.25 * i, 2) for i in range(1, 25)]},
+        {"param": "target.bandwidth_gbps", "values": [round(0.25 * i, 2) for i in range(1, 27)]},
         {"param": "settings.objective", "values": ["fps", "throughput"]},
-        {"param": "settings.front_size", "values": [4, 6, 8]}]),
+        {"param": "settings.front_size", "values": [4, 6]}]),
     "merit-z": ("merit_z_search.json", [
         {"param": "settings.psum_kib", "values": [2, 3, 4, 5, 6, 8, 12, 16, 24, 32]},
         {"param": "settings.broadcast", "values": [False, True]},
