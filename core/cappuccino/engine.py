@@ -50,7 +50,7 @@ EQUATIONS = {
 
 def default_settings() -> dict[str, Any]:
     return {"accuracy_budget": 0.5, "prefer": RELAXED, "emit_dir": "", "compile": True, "min_seconds": 0.3,
-            "repeats": 3, "limit": 0, "search_sample": 0}
+            "repeats": 3, "limit": 0, "search_sample": 0, "int8": False}
 
 
 MAX_BUDGET_PP = 100.0
@@ -66,6 +66,9 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "prefer": {"type": "string", "enum": [RELAXED, IMPRECISE], "title": "Prefer",
                    "x-labels": {RELAXED: "prefer relaxed", IMPRECISE: "prefer imprecise"},
                    "description": "Inexact mode preferred when both keep the same number of layers inexact"},
+        "int8": {"type": "boolean", "title": "Try int8 layers",
+                 "description": "Also try 8-bit integer layers (u8 activations x s8 weights, AVX-512 VNNI where the "
+                                "CPU has it) in the inexact-mode search, preferred when within the budget"},
         "emit_dir": {"type": "string", "title": "Output folder", "x-placeholder": "emit folder (optional)",
                      "description": "Folder for the C programs and the validation data (empty: not kept)"},
         "compile": {"type": "boolean", "title": "Compile and time",
@@ -97,8 +100,9 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
     for key in ("emit_dir", "prefer"):
         if not isinstance(s[key], str):
             raise InputError(f"expected a string, got {s[key]!r}"[:200], f"settings.{key}")
-    if not isinstance(s["compile"], bool):
-        raise InputError(f"expected true or false, got {s['compile']!r}", "settings.compile")
+    for key in ("compile", "int8"):
+        if not isinstance(s[key], bool):
+            raise InputError(f"expected true or false, got {s[key]!r}", f"settings.{key}")
     b = s["accuracy_budget"]
     if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b) or not 0 <= b <= MAX_BUDGET_PP:
         raise InputError(f"accuracy budget must be 0..{MAX_BUDGET_PP:g} percentage points, got {b!r}",
@@ -319,7 +323,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     choice: ModeChoice | None = None
     n_layers = len(model.conv_ops)
     expected = 1 + 2 * n_layers + (3 ** n_layers if n_layers <= 5 else 2 * n_layers)
-    for item in search_modes(model, float(s["accuracy_budget"]), s["prefer"], cancel.check, cache, rows):
+    for item in search_modes(model, float(s["accuracy_budget"]), s["prefer"], cancel.check, cache, rows,
+                             int8=bool(s["int8"])):
         if isinstance(item, Configuration):
             yield MetricPoint("accuracy", item.index, item.accuracy, plot="accuracy")
             yield Progress(0.1 + 0.4 * min(1.0, (item.index + 1) / expected),
@@ -448,6 +453,8 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
                    help="allowed accuracy drop in percentage points (default 0.5)")
     p.add_argument("--prefer", choices=[RELAXED, IMPRECISE], default=RELAXED,
                    help="inexact mode preferred when both keep the same number of layers inexact")
+    p.add_argument("--int8", action="store_true",
+                   help="also try 8-bit integer layers in the inexact-mode search (preferred within the budget)")
     p.add_argument("--emit", metavar="DIR", help="write the C programs and validation data here")
     p.add_argument("--no-compile", action="store_true", help="write the programs but do not build or run them")
     p.add_argument("--min-seconds", type=float, default=0.3, help="timing: repeat passes for at least this long")
@@ -474,7 +481,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     network = _cli_network(getattr(args, "onnx", None) or getattr(args, "model", None) or BUILTIN_DIGITS, validation)
     settings.update(accuracy_budget=args.accuracy_budget, prefer=args.prefer, emit_dir=args.emit or "", compile=not args.no_compile,
                     min_seconds=args.min_seconds, repeats=args.repeats, limit=args.limit,
-                    search_sample=args.search_sample)
+                    search_sample=args.search_sample, int8=args.int8)
     if args.vector_width not in synth.VECTOR_WIDTHS:
         raise InputError(f"must be one of {synth.VECTOR_WIDTHS}, got {args.vector_width}", "--vector-width")
     threads = args.threads if args.threads is not None else max(1, os.cpu_count() or 1)

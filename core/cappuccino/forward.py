@@ -20,8 +20,9 @@ import numpy as np
 from core.cappuccino import layout
 from core.cappuccino.model import (INPUT, AddOp, CnnModel, ConcatOp, ConvOp, GlobalAvgPoolOp, LrnOp, Op, PoolOp,
                                    SoftmaxOp)
-from core.cappuccino.numerics import (IMPRECISE, PRECISE, conv2d_nchw, global_avg_pool_nchw, lrn_nchw, mode_input,
-                                      mode_output, mode_weights, pool_nchw, softmax_rows, to_half)
+from core.cappuccino.numerics import (IMPRECISE, INT8, PRECISE, conv2d_int8_nchw, conv2d_nchw, global_avg_pool_nchw,
+                                      int8_inverse, int8_multipliers, int8_weights, lrn_nchw, mode_input, mode_output,
+                                      mode_weights, pool_nchw, quantise_u8, softmax_rows, to_half)
 
 Modes = dict[str, str]
 
@@ -30,6 +31,10 @@ def apply_node(op: Op, xs: list[np.ndarray], halves: list[bool], mode: str = PRE
     """One op of the reference pass on its input tensors; `halves` say which are stored in binary16."""
     if isinstance(op, ConvOp):
         x = xs[0].reshape((len(xs[0]),) + tuple(op.in_shape))      # an fc may read a flattened tensor
+        if mode == INT8:
+            check_int8(op)
+            y = conv2d_int8_nchw(x, op.weight, op.bias, op.stride, op.int8_scale, op.pads4)
+            return (np.maximum(y, np.float32(0)) if op.relu else y), False
         y = conv2d_nchw(mode_input(x, mode), mode_weights(op.weight, mode), mode_weights(op.bias, mode),
                         op.stride, op.pad, op.groups, op.pads)
         if op.relu:
@@ -56,6 +61,21 @@ def apply_node(op: Op, xs: list[np.ndarray], halves: list[bool], mode: str = PRE
     else:                                           # pragma: no cover - check_graph admits only these
         raise TypeError(f"unknown op {op!r}")
     return (to_half(y) if half else y), half
+
+
+def int8_problem(op: ConvOp) -> str | None:
+    """Why op cannot run in int8 mode (None: it can). Grouped and depthwise convolutions stay float."""
+    if op.groups != 1:
+        return f"{op.name}: grouped or depthwise convolutions have no int8 mode"
+    if op.int8_scale <= 0:
+        return f"{op.name}: int8 mode needs a calibrated input scale (inexact.calibrate_int8)"
+    return None
+
+
+def check_int8(op: ConvOp) -> None:
+    problem = int8_problem(op)
+    if problem:
+        raise ValueError(problem)
 
 
 def apply_op(op: Op, x: np.ndarray, half: bool, mode: str = PRECISE) -> tuple[np.ndarray, bool]:
@@ -114,7 +134,8 @@ def forward_map_major(model: CnnModel, x: np.ndarray, V: int, modes: Modes | Non
             if tuple(shape_in) != tuple(op.in_shape):      # an fc reading a tensor of another shape
                 flat = layout.unpack_feature_maps(src, shape_in[0], halo_in).reshape((len(x),) + op.in_shape)
                 src, halo_in = layout.pack_feature_maps(flat, V, 0), 0
-            out = _conv_map_major(op, mode_input(src, mode), halo_in, V, mode)
+            out = (_conv_int8_map_major(op, src, halo_in, V) if mode == INT8
+                   else _conv_map_major(op, mode_input(src, mode), halo_in, V, mode))
             if op.relu:
                 out = np.maximum(out, np.float32(0))
             out = mode_output(out, mode)
@@ -173,6 +194,21 @@ def _conv_map_major(op: ConvOp, buf: np.ndarray, halo: int, V: int, mode: str) -
         w = layout.weights_map_major(dense, V)                               # S_out,S_in,KH,KW,Vout,Vin
         out = np.einsum("bsrcvij,tsijlv->btrcl", win, w, optimize=True)
     return out.astype(np.float32) + bias[None, :, None, None, :]
+
+
+def _conv_int8_map_major(op: ConvOp, buf: np.ndarray, halo: int, V: int) -> np.ndarray:
+    """The int8 mode on the map-major frame: u8 frame (halo and padding lanes quantise to 0) x s8
+    map-major weights summed exactly, then the same float32 epilogue as the reference."""
+    check_int8(op)
+    q = quantise_u8(buf, int8_inverse(op.int8_scale)).astype(np.float64)
+    win = _windows(op, q, halo)
+    wq, ws = int8_weights(op.weight)
+    w = layout.weights_map_major(wq.astype(np.float64), V)
+    acc = np.einsum("bsrcvij,tsijlv->btrcl", win, w, optimize=True)
+    mult = layout.pad_maps(int8_multipliers(op.int8_scale, ws), V).reshape(-1, V)
+    bias = layout.pad_maps(np.asarray(op.bias, np.float32), V).reshape(-1, V)
+    y = acc.astype(np.float32) * mult[None, :, None, None, :]
+    return (y + bias[None, :, None, None, :]).astype(np.float32)
 
 
 def _lanes_as_nchw(inner: np.ndarray) -> np.ndarray:
@@ -247,6 +283,11 @@ def check_layouts(model: CnnModel, x: np.ndarray, V: int, modes: Modes | None = 
     """
     ref_logits, ref_outs = forward_reference(model, x, modes, keep=True)
     mm_logits, frames = forward_map_major(model, x, V, modes)
+    if modes and INT8 in modes.values():
+        # a float layer's last-bit difference (other summation order) may move an int8 layer's input
+        # across a rounding boundary, and the chains drift apart by quantisation steps: compare every
+        # op with the reference op applied to the map-major pass's own inputs instead
+        ref_outs = _per_op_reference(model, x, modes, frames)
     diffs, zero = {}, {}
     ok = True
     for i, op in enumerate(model.ops):
@@ -268,6 +309,22 @@ def check_layouts(model: CnnModel, x: np.ndarray, V: int, modes: Modes | None = 
         ok = ok and d <= tol and zero[op.name]
     same = float((ref_logits.argmax(1) == mm_logits.argmax(1)).mean())
     return LayoutCheck(diffs, zero, same, ok and same == 1.0)
+
+
+def _per_op_reference(model: CnnModel, x: np.ndarray, modes: Modes, frames: list[np.ndarray]) -> list[np.ndarray]:
+    """Every op's reference output computed from the map-major frames of its inputs (unpacked)."""
+    ops = model.ops
+    vals: dict[str, np.ndarray] = {INPUT: x}
+    half: dict[str, bool] = {INPUT: False}
+    outs = []
+    for i, op in enumerate(ops):
+        mode = modes.get(op.name, PRECISE) if isinstance(op, ConvOp) else PRECISE
+        y, h = apply_node(op, [vals[t] for t in op.inputs], [half[t] for t in op.inputs], mode)
+        outs.append(y)
+        inner = layout.unpack_feature_maps(frames[i], op.out_shape[0], layout.frame_halo(ops, i))
+        vals[op.name] = inner.reshape((len(x),) + tuple(op.out_shape))
+        half[op.name] = h
+    return outs
 
 
 # ------------------------------------------------------------------ incremental evaluation

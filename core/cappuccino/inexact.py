@@ -23,9 +23,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from core.cappuccino.forward import ActivationCache
-from core.cappuccino.model import CnnModel, ConvOp
-from core.cappuccino.numerics import IMPRECISE, INEXACT, MODES, PRECISE, RELAXED
+from core.cappuccino.forward import ActivationCache, int8_problem
+from core.cappuccino.model import INPUT, CnnModel, ConvOp
+from core.cappuccino.numerics import IMPRECISE, INEXACT, INT8, PRECISE, RELAXED, int8_input_scale
 
 EXHAUSTIVE_MAX_LAYERS = 5
 SAMPLE_SEED = 0                 # the seed of the search's validation sample
@@ -46,6 +46,26 @@ def sample_rows(images: int, gmacs: float, requested: int = 0) -> np.ndarray | N
 
 def _sample_note(sample: int, images: int) -> str:
     return "" if sample == images else f"; measured on a seeded sample of {sample} of the {images} validation images"
+
+
+def calibrate_int8(model: CnnModel, cache: ActivationCache) -> list[str]:
+    """Set every dense convolution's int8 input scale from the precise activations of the cache's
+    images (max / 255) and return the layers that may run in int8 mode: groups 1, input not the
+    network input, and an input never negative on those images (after a ReLU: u8 needs no zero
+    point; a layer whose input can be negative, like the first, stays float)."""
+    index = {op.name: i for i, op in enumerate(model.ops)}
+    ok = []
+    for op in model.conv_ops:
+        src = op.inputs[0]
+        if op.groups != 1 or src == INPUT:
+            continue
+        x = cache.outs[index[src]]
+        if x.size == 0 or float(x.min()) < 0 or not np.isfinite(x).all():
+            continue
+        op.int8_scale = float(int8_input_scale(float(x.max())))
+        if int8_problem(op) is None:
+            ok.append(op.name)
+    return ok
 
 
 @dataclass
@@ -117,8 +137,12 @@ class Evaluator:
 
 def search_modes(model: CnnModel, budget: float, prefer: str = IMPRECISE,
                  check: Callable[[], None] = lambda: None, cache: ActivationCache | None = None,
-                 rows: np.ndarray | None = None) -> Iterator[Configuration | ModeChoice]:
+                 rows: np.ndarray | None = None, int8: bool = False) -> Iterator[Configuration | ModeChoice]:
     """Yield every configuration as it is measured, then the ModeChoice.
+
+    `int8`: also try the int8 mode (issue 35) on the layers calibrate_int8 admits; it is then
+    preferred over `prefer` (it is the mode that runs faster on x86 CPUs with VNNI). Off, the search
+    is exactly the three-mode one.
 
     `cache`: the precise activations of model.x_val, or of its `rows` only (built here when not
     given); `rows`: the validation images the search measures (a seeded sample, `search_sample`),
@@ -128,6 +152,8 @@ def search_modes(model: CnnModel, budget: float, prefer: str = IMPRECISE,
     ev = Evaluator(model, check, cache, rows)
     sample = len(ev.labels)
     layers = [op.name for op in model.conv_ops]
+    int8_ok = set(calibrate_int8(model, ev.cache)) if int8 else set()
+    inexact_of = {n: INEXACT + ((INT8,) if n in int8_ok else ()) for n in layers}
     configs: list[Configuration] = []
     seen: set[tuple] = set()
 
@@ -150,22 +176,22 @@ def search_modes(model: CnnModel, budget: float, prefer: str = IMPRECISE,
     yield first
     per_layer: dict[str, dict[str, float]] = {n: {PRECISE: first.accuracy} for n in layers}
     for name in layers:
-        for mode in INEXACT:
+        for mode in inexact_of[name]:
             cfg = measure({name: mode}, "single layer")
             if cfg is not None:
                 per_layer[name][mode] = cfg.accuracy
                 yield cfg
-    if len(layers) <= EXHAUSTIVE_MAX_LAYERS:
-        for combo in itertools.product(MODES, repeat=len(layers)):
+    if len(layers) <= EXHAUSTIVE_MAX_LAYERS and 4 ** len(int8_ok) * 3 ** (len(layers) - len(int8_ok)) <= 3 ** 5:
+        for combo in itertools.product(*((PRECISE,) + inexact_of[n] for n in layers)):
             cfg = measure(dict(zip(layers, combo)), "combination")
             if cfg is not None:
                 yield cfg
     else:
         other = RELAXED if prefer == IMPRECISE else IMPRECISE
-        order = sorted(layers, key=lambda n: -max(per_layer[n][prefer], per_layer[n][other]))
+        order = sorted(layers, key=lambda n: -max(per_layer[n][m] for m in inexact_of[n]))
         current: dict[str, str] = {}
         for name in order:
-            for mode in (prefer, other):
+            for mode in ((INT8,) if name in int8_ok else ()) + (prefer, other):
                 trial = dict(current, **{name: mode})
                 cfg = measure(trial, "greedy")
                 if cfg is None:
@@ -180,8 +206,8 @@ def search_modes(model: CnnModel, budget: float, prefer: str = IMPRECISE,
                                  sample_seed=None if rows is None else SAMPLE_SEED, ops_computed=ev.cache.computed)
     ok = [c for c in configs if c.within_budget and c.inexact_layers > 0]
     if ok:
-        best = max(ok, key=lambda c: (c.inexact_layers, sum(m == prefer for m in c.modes.values()), c.accuracy,
-                                      -c.index))
+        best = max(ok, key=lambda c: (c.inexact_layers, sum(m == INT8 for m in c.modes.values()),
+                                      sum(m == prefer for m in c.modes.values()), c.accuracy, -c.index))
         msg = (f"{best.inexact_layers} of {len(layers)} arithmetic layers inexact, accuracy {best.accuracy:.2f} % "
                f"({best.drop:+.2f} pp drop, budget {budget} pp){on}")
         yield ModeChoice(modes=best.modes, accuracy=best.accuracy, precise_accuracy=first.accuracy, budget_pp=budget,

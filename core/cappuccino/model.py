@@ -77,6 +77,9 @@ class ConvOp:
     groups: int = 1
     pads: Pads | None = None
     inputs: list[str] = field(default_factory=list)
+    # int8 mode (issue 35): the input's activation scale calibrated on the validation images
+    # (inexact.calibrate_int8); 0 = not calibrated, the mode is then refused
+    int8_scale: float = field(default=0.0, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.pad, self.pads = _norm_pads(self.pad, self.pads)

@@ -11,6 +11,11 @@ import numpy as np
 PRECISE, RELAXED, IMPRECISE = "precise", "relaxed", "imprecise"
 MODES = (PRECISE, RELAXED, IMPRECISE)
 INEXACT = (RELAXED, IMPRECISE)
+# 8-bit integer mode (issue 35, bullet 2): opt-in, never part of MODES, so runs that do not ask for
+# it see exactly the three modes above
+INT8 = "int8"
+ALL_MODES = MODES + (INT8,)
+U8_MAX, S8_MAX = 255, 127
 FLT_MIN = np.float32(np.finfo(np.float32).tiny)     # smallest normal float32
 
 
@@ -154,3 +159,57 @@ def mode_output(y: np.ndarray, mode: str) -> np.ndarray:
     if mode == RELAXED:
         return flush_denormals(y)
     return y
+
+
+# ------------------------------------------------------------------ int8 mode
+def int8_weights(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric per-output-map weight quantisation: (int8 weights, float32 scale per map).
+
+    scale[m] = max |w[m]| / 127 (1 for an all-zero map); q = clip(rint(w / scale), -127, 127),
+    computed in float32 once at synthesis time (the C program reads the int8 values)."""
+    w = np.asarray(w, np.float32)
+    amax = np.abs(w.reshape(len(w), -1)).max(axis=1) if w.size else np.zeros(len(w), np.float32)
+    scale = np.where(amax > 0, amax / np.float32(S8_MAX), np.float32(1)).astype(np.float32)
+    q = np.clip(np.rint(w / scale.reshape((-1,) + (1,) * (w.ndim - 1))), -S8_MAX, S8_MAX).astype(np.int8)
+    return q, scale
+
+
+def int8_input_scale(amax: float) -> np.float32:
+    """The per-tensor activation scale of a non-negative input whose calibrated maximum is amax."""
+    return np.float32(amax / U8_MAX) if amax > 0 else np.float32(1)
+
+
+def int8_inverse(scale: float) -> np.float32:
+    """What the program multiplies an activation by before rounding (float32, stored in the weight file)."""
+    return np.float32(1.0 / float(np.float32(scale)))
+
+
+def quantise_u8(x: np.ndarray, inv: np.float32) -> np.ndarray:
+    """u8 = clamp(rint(x * inv), 0, 255): float32 product, round half to even (the C program's
+    vcvtps2dq under the default rounding mode), negatives to 0, large values saturate."""
+    y = np.asarray(x, np.float32) * np.float32(inv)
+    return np.clip(np.rint(y), 0, U8_MAX).astype(np.uint8)
+
+
+def int8_multipliers(in_scale: float, w_scale: np.ndarray) -> np.ndarray:
+    """The epilogue's per-map float32 factor turning the s32 sum into the output's units."""
+    return (np.float32(in_scale) * np.asarray(w_scale, np.float32)).astype(np.float32)
+
+
+def conv2d_int8_nchw(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, in_scale: float,
+                     pads: tuple[int, int, int, int]) -> np.ndarray:
+    """The int8 mode of a dense convolution (groups 1), exactly as the program computes it:
+    u8 input (quantise_u8) x s8 weights (int8_weights) summed exactly in s32 (here float64, exact
+    below 2^53), then the float32 epilogue float(acc) * multiplier[m] + bias[m] (two roundings, no FMA)."""
+    q = quantise_u8(x, int8_inverse(in_scale)).astype(np.float64)
+    wq, ws = int8_weights(w)
+    m, _, kh, kw = wq.shape
+    t, left, bot, r = pads
+    qp = np.pad(q, ((0, 0), (0, 0), (t, bot), (left, r))) if t or left or bot or r else q
+    win = np.lib.stride_tricks.sliding_window_view(qp, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
+    bsz, n, oh, ow = win.shape[:4]
+    cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(bsz * oh * ow, n * kh * kw)
+    acc = (cols @ wq.reshape(m, -1).astype(np.float64).T).reshape(bsz, oh, ow, m).transpose(0, 3, 1, 2)
+    mult = int8_multipliers(in_scale, ws)
+    y = acc.astype(np.float32) * mult[None, :, None, None]
+    return (y + np.asarray(b, np.float32)[None, :, None, None]).astype(np.float32)

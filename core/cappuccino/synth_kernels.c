@@ -247,6 +247,73 @@ AI void conv_out(const op_t *op, int so, int r, int c, vf acc, const int MODE) {
   const size_t xss = (size_t)bi->Hp * bi->Wp * L, xrs = (size_t)bi->Wp * L, wss = (size_t)Si * KH * KW * V * V; \
   (void)L
 
+/* ------------------------------------------------------------------ int8 mode (issue 35) */
+/* u8 activations (per-tensor scale, quantised on the fly from the float32 frame: clamp(rint(x * inv),
+   0, 255)) x s8 weights (per output map scale), summed exactly in s32; the float32 epilogue is
+   float(acc) * mult[m] + bias[m] (two roundings: the build has -ffp-contract=off), + residual, ReLU.
+   The numpy reference is numerics.conv2d_int8_nchw.  Weight section: s8 (S_out, S_in, KH, KW,
+   V/4 groups, V output maps, 4 input maps), then float32 bias[S_out*V], mult[S_out*V], inv. */
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && V == 16 && !defined(CAPP_NO_VNNI)
+#define INT8_VNNI 1
+#else
+#define INT8_VNNI 0
+#endif
+AI float int8_inv(const op_t *op) {
+  const float *bias = (const float *)(WSEC[op - OPS] + BIAS_OFF[op - OPS]);
+  return bias[2 * (size_t)stacks(TENS[op->out].C) * V];
+}
+AI int quant1(float x, float inv) {
+  float y = x * inv;
+  if (!(y < 255.0f)) y = 255.0f;                 /* also NaN, as the vector path's min */
+  const long q = lrintf(y);                      /* round half to even (default rounding mode) */
+  return q < 0 ? 0 : (int)q;
+}
+#if INT8_VNNI
+AI __m128i quant_u8(const float *x, __m512 inv) {
+  const __m512 y = _mm512_min_ps(_mm512_mul_ps(_mm512_loadu_ps(x), inv), _mm512_set1_ps(255.0f));
+  return _mm512_cvtusepi32_epi8(_mm512_max_epi32(_mm512_cvtps_epi32(y), _mm512_setzero_si512()));
+}
+#endif
+AI void conv_out_i8(const op_t *op, int so, int r, int c, vi acc) {
+  const tensor_t *to = &TENS[op->out];
+  const float *bias = (const float *)(WSEC[op - OPS] + BIAS_OFF[op - OPS]);
+  const float *mult = bias + (size_t)stacks(to->C) * V;
+  vf y = __builtin_convertvector(acc, vf) * ldf(mult + (size_t)so * V);
+  y = y + ldf(bias + (size_t)so * V);
+  if (op->res >= 0) y = y + ldt(&TENS[op->res], tidx(&TENS[op->res], so, r, c));
+  if (op->relu) y = relu(y);
+  stt(to, tidx(to, so, r, c), y, 0);
+}
+/* the fallback without AVX-512 VNNI: the same exact sums in plain C (correct, slow) */
+static __attribute__((unused, noinline)) void conv_i8_plain(const op_t *op, long u0, long u1) {
+  CONV_GEOMETRY;
+  const int RQ = op->rq, RP = op->rp;
+  const float *XB = (const float *)(ARENA + bi->off); const int8_t *WB = (const int8_t *)WSEC[op - OPS];
+  const float inv = int8_inv(op);
+  const size_t ps = (size_t)L * (op->flat ? 1 : op->stride);
+  for (long u = u0; u < u1; ++u) {
+    int so, rr[64], cc[64];
+    const float *X = XB + conv_block(op, u, RQ, RP, &so, rr, cc); const int8_t *W = WB + (size_t)so * wss;
+    int32_t acc[8][64][V];
+    memset(acc, 0, sizeof acc);
+    for (int s = 0; s < Si; ++s)
+      for (int i = 0; i < KH; ++i)
+        for (int j = 0; j < KW; ++j) {
+          const float *x = X + s * xss + i * xrs + (size_t)j * L;
+          const int8_t *w = W + ((size_t)(s * KH + i) * KW + j) * V * V;
+          for (int p = 0; p < RP; ++p)
+            for (int k = 0; k < V; ++k) {
+              const int xq = quant1(x[p * ps + k], inv);
+              if (!xq) continue;
+              for (int q = 0; q < RQ; ++q)
+                for (int m = 0; m < V; ++m) acc[q][p][m] += xq * w[q * wss + (size_t)(k / 4) * 4 * V + m * 4 + k % 4];
+            }
+        }
+    for (int q = 0; q < RQ; ++q)
+      for (int p = 0; p < RP; ++p) { vi a; memcpy(&a, acc[q][p], sizeof a); conv_out_i8(op, so + q, rr[p], cc[p], a); }
+  }
+}
+
 /*@CONV_KERNELS@*/
 
 /* ------------------------------------------------------------------ depthwise convolution */

@@ -37,7 +37,9 @@ import numpy as np
 from core.cappuccino import layout, weights_file
 from core.cappuccino.model import (INPUT, AddOp, CnnModel, ConcatOp, ConvOp, GlobalAvgPoolOp, LrnOp, Op, PoolOp,
                                    SoftmaxOp)
-from core.cappuccino.numerics import IMPRECISE, MODES, PRECISE, RELAXED, mode_weights
+from core.cappuccino.numerics import (ALL_MODES, IMPRECISE, INT8, PRECISE, RELAXED, int8_inverse, int8_multipliers,
+                                      int8_weights, mode_weights)
+from core.cappuccino.forward import int8_problem
 from core.errors import InputError
 
 KERNELS = Path(__file__).with_name("synth_kernels.c")
@@ -181,9 +183,15 @@ def plan(model: CnnModel, modes: dict[str, str], V: int, threads: int, half_fram
     if bad:
         raise InputError("cannot synthesise: " + "; ".join(bad), model.name)
     for name, mode in modes.items():
-        if mode not in MODES:
+        if mode not in ALL_MODES:
             raise InputError(f"unknown mode {mode!r} for {name}", "modes")
     ops = model.ops
+    for cop in model.conv_ops:
+        if modes.get(cop.name) == INT8:
+            problem = (f"{cop.name}: int8 mode reads the network input, which may be negative (it stays float)"
+                       if INPUT in cop.inputs else int8_problem(cop))
+            if problem:
+                raise InputError(problem, "modes")
     shape = {INPUT: model.input_shape, **{op.name: op.out_shape for op in ops}}
     readers: dict[str, list[Op]] = {t: [] for t in shape}
     for op in ops:
@@ -361,6 +369,7 @@ LOADS_PER_CYCLE = 2
 EPILOGUE = 6                # cycles per output vector after the sum: bias, residual, ReLU, address, store
 BLOCK_SETUP = 40            # cycles per block: its position, pointers, loop set-up
 MAX_RQ, MAX_RP = 8, 28
+INT8_QUANT_CYCLES = 6.0     # int8: quantising one pixel's V input maps (multiply, min, convert, max, pack, store)
 
 
 @functools.lru_cache(maxsize=1)
@@ -376,12 +385,14 @@ def vector_registers() -> int:
     return 32 if " avx512f" in info else 16
 
 
-def conv_blocking(n_stacks: int, width: int, rows: int, gout: int, regs: int, steps: int = 1 << 20) -> tuple[int, int]:
+def conv_blocking(n_stacks: int, width: int, rows: int, gout: int, regs: int, steps: int = 1 << 20,
+                  pixel_step: float = 0.0) -> tuple[int, int]:
     """(rq, rp), the accumulator block with the fewest estimated cycles over the op:
     blocks (a block past the end of a row or of the stacks overlaps its neighbour, so a block
     that does not divide the map costs work) x (`steps` k-steps x cycles per step + the epilogue + set-up),
     where `steps` is the input maps x kernel taps each output sums. A grouped conv's block stays in
-    its group (rq divides the group's output stacks)."""
+    its group (rq divides the group's output stacks). `pixel_step`: extra cycles per pixel and step
+    (the int8 kernel quantises each pixel's inputs once per step, shared by the rq output stacks)."""
     best: tuple[tuple[float, int, int], int, int] | None = None
     for rq in range(1, min(n_stacks, MAX_RQ) + 1):
         if gout and gout % rq:
@@ -390,7 +401,8 @@ def conv_blocking(n_stacks: int, width: int, rows: int, gout: int, regs: int, st
             if rq * rp + rq + 2 > regs:
                 break
             blocks = -(-n_stacks // rq) * -(-width // rp) * rows
-            cost = blocks * (steps * max(rq * rp, FMA_CHAINS, (rq + rp) / LOADS_PER_CYCLE) + EPILOGUE * rq * rp + BLOCK_SETUP)
+            cost = blocks * (steps * (max(rq * rp, FMA_CHAINS, (rq + rp) / LOADS_PER_CYCLE) + pixel_step * rp)
+                             + EPILOGUE * rq * rp + BLOCK_SETUP)
             key = (cost, -rq * rp, -rq)
             if best is None or key < best[0]:
                 best = (key, rq, rp)
@@ -406,11 +418,18 @@ def _choose_block(op: ProgOp, tensors: list[Tensor], frames: list[Frame], V: int
     op.flat = op.kh == op.kw == 1 and op.stride == 1 and op.pads == (0, 0, 0, 0) and fin.halo == 0
     width, rows = (tout.H * tout.W, 1) if op.flat else (tout.W, tout.H)
     steps = (op.gin * V if op.gin else tensors[op.ins[0]].C) * op.kh * op.kw
-    op.rq, op.rp = conv_blocking(layout.stacks(tout.C, V), width, rows, op.gout, regs, steps)
+    if op.mode == INT8:
+        if op.xh or op.narrow:
+            raise InputError(f"{op.name}: int8 mode needs a float32 input frame of {V} lanes", "modes")
+        steps = -(-steps // 4)             # one vpdpbusd sums 4 input maps
+    pixel_step = INT8_QUANT_CYCLES / 4 if op.mode == INT8 else 0.0      # per 4-map step: a quarter
+    op.rq, op.rp = conv_blocking(layout.stacks(tout.C, V), width, rows, op.gout, regs, steps, pixel_step)
     op.ps = fin.lanes * (1 if op.flat else op.stride)
 
 
 def conv_kernel_name(op: ProgOp) -> str:
+    if op.mode == INT8:
+        return f"ck_8_{op.rq}x{op.rp}_{op.ps}"
     return f"ck_{op.mode[0]}{'h' if op.xh else 'f'}_{op.rq}x{op.rp}_{op.ps}{'n' if op.narrow else ''}"
 
 
@@ -419,6 +438,8 @@ def conv_kernel_source(op: ProgOp) -> str:
     accumulators as named variables (never an array the compiler might keep in memory), each step
     fully written out; the sum order of every output is input stack, kernel row, kernel column,
     input map (precise mode's fixed order)."""
+    if op.mode == INT8:
+        return int8_kernel_source(op)
     rq, rp = op.rq, op.rp
     mode = {PRECISE: "PRECISE", RELAXED: "RELAXED", IMPRECISE: "IMPRECISE"}[op.mode]
     fast = int(op.mode != PRECISE)
@@ -466,6 +487,53 @@ def conv_kernel_source(op: ProgOp) -> str:
     ])
 
 
+def int8_kernel_source(op: ProgOp) -> str:
+    """The int8 micro-kernel (issue 35): rq x rp s32 accumulators; each step quantises the rp pixels'
+    V input maps to u8 (quant_u8) and for every group of 4 input maps adds u8 x s8 products with one
+    vpdpbusd per accumulator (embedded broadcast of the pixel's 4 bytes). The sums are exact, so the
+    order does not matter. Without AVX-512 VNNI (or V != 16) the kernel is the plain C conv_i8_plain."""
+    rq, rp = op.rq, op.rp
+    a = [[f"a{q}_{p}" for p in range(rp)] for q in range(rq)]
+    name = conv_kernel_name(op)
+    step = ["{ " + " ".join(f"uint32_t x{p}[4]; _mm_storeu_si128((__m128i *)x{p}, quant_u8(x + {p * op.ps}, inv));"
+                            for p in range(rp))]
+    for g in range(4):
+        step.append("{ const __m512i " + ", ".join(f"w{q} = _mm512_loadu_si512(w + {q} * wss + {g * 64})"
+                                                   for q in range(rq)) + "; ")
+        for p in range(rp):
+            step.append(f"{{ const __m512i b_ = _mm512_set1_epi32((int)x{p}[{g}]); " + " ".join(
+                f"{a[q][p]} = _mm512_dpbusd_epi32({a[q][p]}, b_, w{q});" for q in range(rq)) + " }")
+        step.append("}")
+    step.append("}")
+    outs = " ".join(f"conv_out_i8(op, so + {q}, rr[{p}], cc[{p}], (vi){a[q][p]});" for q in range(rq) for p in range(rp))
+    zero = ", ".join(f"{v} = _mm512_setzero_si512()" for row in a for v in row)
+    return "\n".join([
+        f"/* int8: {rq} output stacks x {rp} pixels, pixel stride {op.ps} */",
+        "#if INT8_VNNI",
+        f"static __attribute__((noinline)) void {name}(const op_t *op, long u0, long u1) {{",
+        "  CONV_GEOMETRY;",
+        "  const float *XB = (const float *)(ARENA + bi->off); const int8_t *WB = (const int8_t *)WSEC[op - OPS];",
+        "  const __m512 inv = _mm512_set1_ps(int8_inv(op));",
+        "  for (long u = u0; u < u1; ++u) {",
+        f"    int so, rr[{rp}], cc[{rp}];",
+        f"    const float *X = XB + conv_block(op, u, {rq}, {rp}, &so, rr, cc); const int8_t *W = WB + (size_t)so * wss;",
+        f"    __m512i {zero};",
+        "    for (int s = 0; s < Si; ++s)",
+        "      for (int i = 0; i < KH; ++i)",
+        "        for (int j = 0; j < KW; ++j) {",
+        "          const float *x = X + s * xss + i * xrs + (size_t)j * L;",
+        "          const int8_t *w = W + ((size_t)(s * KH + i) * KW + j) * V * V;",
+        "          " + " ".join(step),
+        "        }",
+        f"    {outs}",
+        "  }",
+        "}",
+        "#else",
+        f"static void {name}(const op_t *op, long u0, long u1) {{ conv_i8_plain(op, u0, u1); }}",
+        "#endif",
+    ])
+
+
 def conv_kernels_text(p: Plan) -> str:
     """The generated micro-kernels the plan's convolutions use, and CONV_FN: each op's."""
     convs = [op for op in p.ops if op.kind == "conv"]
@@ -478,6 +546,8 @@ def conv_kernels_text(p: Plan) -> str:
 def _conv_op(op: ConvOp, mode: str, V: int, tin: int, tout: int, tensors: list[Tensor],
              in_shape: tuple[int, int, int], notes: list[str]) -> ProgOp:
     """A convolution / fully connected layer with its reordered weight section."""
+    if mode == INT8:
+        return _conv_op_int8(op, V, tin, tout, in_shape)
     w = mode_weights(op.weight, mode)
     bias = layout.pad_maps(mode_weights(op.bias, mode).astype(np.float32), V)
     c_in = in_shape[0]
@@ -509,6 +579,33 @@ def _conv_op(op: ConvOp, mode: str, V: int, tin: int, tout: int, tensors: list[T
     return pop
 
 
+def _conv_op_int8(op: ConvOp, V: int, tin: int, tout: int, in_shape: tuple[int, int, int]) -> ProgOp:
+    """A dense convolution / fc in int8 mode. Section: s8 weights (S_out, S_in, KH, KW, V_in/4, V_out, 4):
+    each 64-byte row holds, for one group of 4 input maps, 4 bytes per output map (vpdpbusd's operand);
+    then the float32 bias (S_out*V), the float32 multipliers in_scale*w_scale (S_out*V) and the
+    float32 inverse input scale (numerics.conv2d_int8_nchw is the reference)."""
+    t, left, b, r = op.pads4
+    pop = ProgOp(op.name, "conv", mode=INT8, relu=op.relu, ins=[tin], out=tout, stride=op.stride, pads=(t, left, b, r))
+    wq, ws = int8_weights(op.weight)
+    w = wq.astype(np.float32)
+    if op.fc:
+        w = w.reshape((w.shape[0],) + tuple(in_shape))
+        pop.pads, pop.stride = (0, 0, 0, 0), 1
+    wmm = layout.weights_map_major(w, V)                      # (S_out, S_in, KH, KW, V_out, V_in)
+    so, si, kh, kw = wmm.shape[:4]
+    w8 = wmm.reshape(so, si, kh, kw, V, V // 4, 4).transpose(0, 1, 2, 3, 5, 4, 6)
+    c_in = in_shape[0]
+    pop.klast = c_in - (layout.stacks(c_in, V) - 1) * V
+    pop.kh, pop.kw = int(w.shape[2]), int(w.shape[3])
+    data = np.ascontiguousarray(w8).astype(np.int8).tobytes()
+    bias = layout.pad_maps(np.asarray(op.bias, np.float32), V)
+    mult = layout.pad_maps(int8_multipliers(op.int8_scale, ws), V)
+    pop.bias_offset = _align(len(data))
+    pop.weights = (data + bytes(pop.bias_offset - len(data)) + bias.tobytes() + mult.tobytes()
+                   + np.array([int8_inverse(op.int8_scale)], np.float32).tobytes())
+    return pop
+
+
 # ------------------------------------------------------------------ C source
 def _c_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -518,7 +615,7 @@ def _op_line(op: ProgOp) -> str:
     ins = (op.ins + [0] * 8)[:8]
     size, alpha, beta, kbias = op.lrn
     t, left, b, r = op.pads
-    return ("  {" + f"{_c_str(op.name)}, K_{op.kind.upper()}, {MODES.index(op.mode)}, {int(op.relu)}, "
+    return ("  {" + f"{_c_str(op.name)}, K_{op.kind.upper()}, {ALL_MODES.index(op.mode)}, {int(op.relu)}, "
             f"{{{', '.join(map(str, ins))}}}, {len(op.ins)}, {op.out}, {op.res}, {op.kh}, {op.kw}, {op.stride}, "
             f"{t}, {left}, {b}, {r}, {op.gin}, {op.gout}, {op.klast}, {int(op.count_pad)}, "
             f"{size}, {float(alpha)!r}f, {float(beta)!r}f, {float(kbias)!r}f, {op.chunks}, {int(op.rnd)}, "
@@ -589,7 +686,7 @@ def _variant_defines(p: Plan) -> list[str]:
     compiled (the convolutions' micro-kernels are generated per use, conv_kernels_text)."""
     used = set()
     for op in p.ops:
-        if op.kind == "conv":
+        if op.kind == "conv" and op.mode != INT8:
             half_in = p.frames[p.tensors[op.ins[0]].buf].half
             used.add(f"USE_{op.mode[0].upper()}_{'H' if half_in else 'F'}")
         elif op.kind == "dw":

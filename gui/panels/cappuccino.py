@@ -266,6 +266,7 @@ class CappuccinoPanel(GenericPanel):
         self.budget = b.build("accuracy_budget")
         self.prefer = b.build("prefer")
         self.compile_box = b.build("compile")
+        self.int8_box = b.build("int8")                     # issue 35: opt-in 8-bit integer layers
         self.emit_edit = b.build("emit_dir")
         self.emit_edit.setMinimumWidth(180)
         self.repeats_spin = b.build("repeats")
@@ -274,11 +275,12 @@ class CappuccinoPanel(GenericPanel):
         self.limit_spin.setSpecialValueText("all")           # 0: every validation image
         self.sample_spin = b.build("search_sample", QSpinBox)
         self.sample_spin.setSpecialValueText("auto")         # 0: every image unless the network is big
-        for key, w in (("accuracy_budget", self.budget), ("prefer", self.prefer), ("compile", self.compile_box),
+        for key, w in (("accuracy_budget", self.budget), ("prefer", self.prefer), ("int8", self.int8_box),
+                       ("compile", self.compile_box),
                        ("emit_dir", self.emit_edit), ("repeats", self.repeats_spin),
                        ("min_seconds", self.min_seconds_spin), ("limit", self.limit_spin),
                        ("search_sample", self.sample_spin)):
-            if key not in ("prefer", "compile", "emit_dir"):
+            if key not in ("prefer", "int8", "compile", "emit_dir"):
                 self.controls.addWidget(b.label(key))
             self.controls.addWidget(w)
 
