@@ -6,7 +6,7 @@ Each network is [max pooling 1x1 (makes the input a computed, non-negative tenso
 ReLU), the convolution]; only the convolution's time is compared. Load is reported, not gated:
 ratios taken under load are what the helpers measure; the lead reruns idle.
 
-    python -m benchmarks.cappuccino_int8 [--threads 2] [--rounds 5] [--min-seconds 0.3] [--layers NAME ...]
+    python benchmarks/cappuccino_int8.py [--threads 2] [--rounds 5] [--min-seconds 0.3] [--layers NAME ...]
 """
 
 from __future__ import annotations
@@ -15,16 +15,20 @@ import argparse
 import os
 import platform
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from core.cappuccino import inexact, synth
-from core.cappuccino.forward import ActivationCache, forward_reference
-from core.cappuccino.graph_import import layer_table
-from core.cappuccino.model import CnnModel, ConvOp, Op, PoolOp
-from core.cappuccino.numerics import INT8, PRECISE
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.cappuccino import inexact, synth  # noqa: E402
+from core.cappuccino.forward import ActivationCache, forward_reference  # noqa: E402
+from core.cappuccino.graph_import import layer_table  # noqa: E402
+from core.cappuccino.model import CnnModel, ConvOp, Op, PoolOp  # noqa: E402
+from core.cappuccino.numerics import INT8, PRECISE  # noqa: E402
 
 # name: (input maps, height = width, output maps, kernel, stride, pad)
 LAYERS: dict[str, tuple[int, int, int, int, int, int]] = {
