@@ -284,3 +284,17 @@ def test_cappuccino_outcome_from_json_round_trip_keeps_words():
     out = RunOutcome("failed", error=RunError("input", "x", "validation", "InputError"))
     back = RunOutcome.from_json(json.loads(json.dumps(out.to_json())), spec)
     assert back.error is not None and back.error.where == "validation"
+
+
+def test_no_tab_says_it_is_working_when_nothing_runs(window):
+    """Was: the Mobile SoC synthesis tab said "running…" (and Cain "Searching…") on opening a session
+    with no run of its engine, although nothing ran."""
+    from PySide6.QtWidgets import QLabel
+    assert window.open_path(EXAMPLE, ask=False)
+    assert window.project.shown("cappuccino") is None            # the example has no synthesis run
+    for name, panel in window.panels.items():
+        window.set_current_engine(name)
+        texts = [lab.text() for lab in panel.findChildren(QLabel) if lab.isVisibleTo(window)]
+        busy = [t for t in texts if "running…" in t or "Searching…" in t]
+        assert not busy, (name, busy)
+    assert "No run yet" in window.panels["cappuccino"].message.text()

@@ -362,7 +362,9 @@ class CainPanel(GenericPanel):
         """Draw a run; a cancelled or failed one shows the best program it had found. `program=i`
         selects the i-th program found (as a click on its point does)."""
         super().show_run(run, **focus)
-        if run is not None and run.result is None and run.status != "running":
+        if run is None:
+            self._clear_plan("No run yet: press Run to search.")
+        elif run.result is None and run.status != "running":
             if self._plan is not None:
                 self.plan_label.setText(f"Run {run.status}. {self._plan_title(self._plan)}")
             else:
