@@ -5,14 +5,15 @@ onnxruntime's latency on every network with 1 and with 2 threads; the best inexa
 than onnxruntime on at least three networks.
 
 Run: nice -n 5 python benchmarks/cappuccino_vs_onnxruntime.py [--networks alexnet,...] [--threads 1,2]
-     [--modes precise,relaxed,imprecise] [--vector-width 16] [--repeats 5] [--min-seconds 1.0]
+     [--modes precise,relaxed,imprecise,int8] [--vector-width 16] [--repeats 5] [--min-seconds 1.0]
      [--images 2] [--max-load 1.5] [--max-wait 600] [--precise-no-fma] [--json]
 
 What it measures. For every network the same ONNX file (core.cappuccino.networks: the zoo's layers
 with seeded random weights) goes through onnxruntime (ort_peer.py: CPU provider,
 intra_op_num_threads = the thread count, sequential, default spinning, one image per run) and
-through the synthesised program of each mode (every layer in that mode), built once per thread
-count. Each is its own process; a round runs onnxruntime and every mode once, onnxruntime first
+through the synthesised program of each mode (every layer in that mode; in int8 mode every layer
+that int8 admits, the others precise), built once per thread count. int8's input scales are
+calibrated on --calibration-images further seeded inputs, never on the timed ones. Each is its own process; a round runs onnxruntime and every mode once, onnxruntime first
 in even rounds and last in odd ones (so a slow drift of the machine affects both sides alike), and
 --repeats rounds give each side's median latency per image; each run computes the --images images
 in whole passes for at least --min-seconds. Reported per network and thread count: the medians,
@@ -49,10 +50,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.cappuccino import networks, ort_peer, synth, synth_program  # noqa: E402
-from core.cappuccino.forward import forward_reference  # noqa: E402
-from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED  # noqa: E402
+from core.cappuccino import inexact  # noqa: E402
+from core.cappuccino.forward import ActivationCache, forward_reference  # noqa: E402
+from core.cappuccino.numerics import IMPRECISE, INT8, PRECISE, RELAXED  # noqa: E402
 
-MODES = (PRECISE, RELAXED, IMPRECISE)
+MODES = (PRECISE, RELAXED, IMPRECISE, INT8)
+INEXACT_MODES = (RELAXED, IMPRECISE, INT8)
 ORT = "onnxruntime"
 REFUSED = 2
 
@@ -154,19 +157,34 @@ def bench_network(name: str, a: argparse.Namespace, cc: str, ort_version: str | 
     images = work / f"{name}.f32"
     synth.write_images(images, model.x_val)
     count = len(model.x_val)
-    refs = {mode: forward_reference(model, model.x_val, {op.name: mode for op in model.conv_ops})[0] for mode in a.modes}
+    assign = {mode: {op.name: mode for op in model.conv_ops} for mode in a.modes if mode != INT8}
+    if INT8 in a.modes:
+        assign[INT8] = int8_assignment(model, a.calibration_images)
+        row["int8_layers"] = sum(m == INT8 for m in assign[INT8].values())
+        row["float_layers_in_int8_mode"] = len(assign[INT8]) - row["int8_layers"]
+    refs = {mode: forward_reference(model, model.x_val, assign[mode])[0] for mode in a.modes}
     for threads in a.threads:
         row["threads"][str(threads)] = _bench_threads(name, model, a, cc, ort_version, work, gate, images, count,
-                                                      threads, refs, onnx)
+                                                      threads, refs, onnx, assign)
     return row
 
 
+def int8_assignment(model, calibration_images: int) -> dict[str, str]:
+    """int8 on every layer calibrate_int8 admits (dense, input after a ReLU), precise elsewhere; the
+    scales come from seeded inputs other than the timed ones (seed 1000 + the zoo's)."""
+    rng = np.random.default_rng(1000)
+    calib = rng.standard_normal((max(1, calibration_images),) + model.x_val.shape[1:]).astype(np.float32)
+    ok = set(inexact.calibrate_int8(model, ActivationCache(model, calib)))
+    return {op.name: (INT8 if op.name in ok else PRECISE) for op in model.conv_ops}
+
+
 def _bench_threads(name: str, model, a: argparse.Namespace, cc: str, ort_version: str | None, work: Path,
-                   gate: LoadGate, images: Path, count: int, threads: int, refs: dict, onnx: Path) -> dict:
+                   gate: LoadGate, images: Path, count: int, threads: int, refs: dict, onnx: Path,
+                   assign: dict[str, dict[str, str]]) -> dict:
     row: dict = {}
     cmds: dict[str, list[str]] = {}
     for mode in a.modes:
-        modes = {op.name: mode for op in model.conv_ops}
+        modes = assign[mode]
         t1 = time.perf_counter()
         prog = synth.synthesise_program(model, modes, a.vector_width, threads, precise_fma=not a.precise_no_fma)
         synth_s = time.perf_counter() - t1
@@ -216,14 +234,15 @@ def _bench_threads(name: str, model, a: argparse.Namespace, cc: str, ort_version
 
 def table(rows: list[dict], a: argparse.Namespace, ort_version: str | None) -> list[str]:
     head = f"{'network':13} {'thr':>3} {'onnxruntime':>11} " + " ".join(f"{m:>17}" for m in a.modes)
-    lines = [head + f"  {'rel err vs ort':>22}  {'build s':>7} {'C lines':>7} {'blocks (precise)'}"]
+    lines = [head + f"  {'rel err vs ort (! top-1 differs)':>22}  {'build s':>7} {'C lines':>7} {'blocks (precise)'}"]
     for r in rows:
         for thr, t in r["threads"].items():
             def cell(mode: str, t: dict = t) -> str:
                 ratio = t[mode].get("ratio_to_onnxruntime")
                 return f"{t[mode]['median_ms']:8.2f}" + (f" ({ratio:4.2f}x)" if ratio is not None else "        ")
             ort = f"{t[ORT]['median_ms']:8.2f} ms" if ORT in t else "    absent"
-            errs = "/".join(f"{t[m].get('max_rel_error_vs_onnxruntime', float('nan')):.1e}" for m in a.modes)
+            errs = "/".join(f"{t[m].get('max_rel_error_vs_onnxruntime', float('nan')):.1e}"
+                            + ("" if t[m].get("same_top1_as_onnxruntime", True) else "!") for m in a.modes)
             first = a.modes[0]
             lines.append(f"{r['network']:13} {thr:>3} {ort:>11} " + " ".join(f"{cell(m):>17}" for m in a.modes)
                          + f"  {errs:>22}  {t[first]['build_seconds']:7.1f} {t[first]['source_lines']:7d} "
@@ -237,9 +256,10 @@ def verdict(rows: list[dict], modes: tuple[str, ...]) -> dict:
     ratios = {(r["network"], thr): t for r in rows for thr, t in r["threads"].items()}
     precise = {f"{n} {thr} threads": t[PRECISE].get("ratio_to_onnxruntime") for (n, thr), t in ratios.items()
                if PRECISE in t}
-    inexact = [m for m in (RELAXED, IMPRECISE) if m in modes]
+    inexact = [m for m in INEXACT_MODES if m in modes]
     faster = sorted({n for (n, _), t in ratios.items()
-                     if any(t[m].get("ratio_to_onnxruntime", 99) < 1.0 for m in inexact)})
+                     if any(t[m].get("ratio_to_onnxruntime", 99) < 1.0 and t[m].get("same_top1_as_onnxruntime")
+                            for m in inexact)})
     return {"precise_ratio": precise,
             "precise_within_1_25x": all(v is not None and v <= 1.25 for v in precise.values()) and bool(precise),
             "inexact_faster_than_onnxruntime": faster, "inexact_target_met": len(faster) >= 3}
@@ -255,6 +275,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--min-seconds", type=float, default=1.0)
     ap.add_argument("--images", type=int, default=2, help="sample images per run (seeded random inputs)")
+    ap.add_argument("--calibration-images", type=int, default=4,
+                    help="seeded inputs (not the timed ones) that calibrate int8's input scales")
     ap.add_argument("--max-load", type=float, default=1.5, help="wait while others' load is above this")
     ap.add_argument("--max-wait", type=float, default=600.0, help="seconds to wait for the load before refusing")
     ap.add_argument("--precise-no-fma", action="store_true",
@@ -265,6 +287,10 @@ def main() -> int:
     a.modes = tuple(m.strip() for m in a.modes.split(","))
     if any(m not in MODES for m in a.modes) or any(t < 1 for t in a.threads):
         print(f"--modes takes {', '.join(MODES)}; --threads positive integers", file=sys.stderr)
+        return REFUSED
+    unknown = [n for n in a.networks.split(",") if n.strip() not in networks.zoo.names()]
+    if unknown:
+        print(f"--networks: unknown {', '.join(unknown)}; the zoo has {', '.join(networks.zoo.names())}", file=sys.stderr)
         return REFUSED
     cc = synth.find_compiler()
     if cc is None:

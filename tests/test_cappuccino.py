@@ -710,7 +710,8 @@ def test_v1_builtin_model_with_validation_becomes_the_cnn_workload():
 
     p = from_json(_v1(dict(OLD, model="builtin-digits", onnx_path="", validation_path="/data/val.npz")))
     assert p.chosen("cappuccino", "workloads").value == CnnNetwork(BUILTIN_DIGITS, validation_path="/data/val.npz")
-    assert p.settings("cappuccino") == dict(OLD, search_sample=0, int8=False)      # issue 35 added them
+    assert p.settings("cappuccino") == dict(OLD, search_sample=0, int8=False,
+                                                   measure_split=True)      # issue 35 added them
     assert p.chosen("cappuccino", "targets").kind == "mobile_soc"     # the session's SCAMP-5 does not fit
 
 

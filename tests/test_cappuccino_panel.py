@@ -28,7 +28,8 @@ def panel(qtbot):
 
 # Every setting away from its default, at the edges the engine accepts.
 EDGE = {"accuracy_budget": 100.0, "prefer": "imprecise", "emit_dir": "/tmp/cappuccino out", "compile": False,
-        "min_seconds": 0.0001, "repeats": 1000, "limit": 0, "search_sample": 7, "int8": True}
+        "min_seconds": 0.0001, "repeats": 1000, "limit": 0, "search_sample": 7, "int8": True,
+        "measure_split": False}
 
 
 

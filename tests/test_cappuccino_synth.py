@@ -165,7 +165,7 @@ def test_plan_concat_is_zero_copy_when_aligned_and_copies_otherwise():
 def test_source_is_small_and_holds_no_weights():
     m = every_kind_model()
     prog = synth.synthesise_program(m, {}, 8, 2)
-    assert prog.source_lines < 1000          # the kernel library (~700 lines) plus one line per op and tensor
+    assert prog.source_lines < 1100          # the kernel library (~800 lines) plus one line per op and tensor
     w = m.ops[0].weight.reshape(-1)[:20]
     assert all(float(v).hex() not in prog.source for v in w)
     assert len(prog.weights) >= 4 * sum(op.weight.size for op in m.conv_ops)

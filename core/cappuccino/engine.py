@@ -21,7 +21,7 @@ from typing import Any, Callable, Generator, Iterator
 
 import numpy as np
 
-from core.cappuccino import allocation, layout, synth, synth_run
+from core.cappuccino import allocation, layout, synth, synth_program, synth_run
 from core.cappuccino.forward import ActivationCache, LayoutCheck, check_layouts
 from core.cappuccino.inexact import SEARCH_GMAC_IMAGES, Configuration, ModeChoice, sample_rows, search_modes
 from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model, load_validation_npz
@@ -50,7 +50,7 @@ EQUATIONS = {
 
 def default_settings() -> dict[str, Any]:
     return {"accuracy_budget": 0.5, "prefer": RELAXED, "emit_dir": "", "compile": True, "min_seconds": 0.3,
-            "repeats": 3, "limit": 0, "search_sample": 0, "int8": False}
+            "repeats": 3, "limit": 0, "search_sample": 0, "int8": False, "measure_split": True}
 
 
 MAX_BUDGET_PP = 100.0
@@ -69,6 +69,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "int8": {"type": "boolean", "title": "Try int8 layers",
                  "description": "Also try 8-bit integer layers (u8 activations x s8 weights, AVX-512 VNNI where the "
                                 "CPU has it) in the inexact-mode search, preferred when within the budget"},
+        "measure_split": {"type": "boolean", "title": "Measure thread split",
+                          "description": "Share each layer between the threads only where that measured faster on "
+                                         "this machine (profiles the chosen program shared and on one thread; "
+                                         "off: the size rule decides)"},
         "emit_dir": {"type": "string", "title": "Output folder", "x-placeholder": "emit folder (optional)",
                      "description": "Folder for the C programs and the validation data (empty: not kept)"},
         "compile": {"type": "boolean", "title": "Compile and time",
@@ -100,7 +104,7 @@ def _settings(raw: dict[str, Any]) -> dict[str, Any]:
     for key in ("emit_dir", "prefer"):
         if not isinstance(s[key], str):
             raise InputError(f"expected a string, got {s[key]!r}"[:200], f"settings.{key}")
-    for key in ("compile", "int8"):
+    for key in ("compile", "int8", "measure_split"):
         if not isinstance(s[key], bool):
             raise InputError(f"expected true or false, got {s[key]!r}", f"settings.{key}")
     b = s["accuracy_budget"]
@@ -262,11 +266,12 @@ def work_plan() -> WorkPlan:
     model is loaded (`plan_work`)."""
     return WorkPlan([Stage("load", 0.0, 0.05, 1.0), Stage("layouts", 0.05, 0.1, 0.0),
                      Stage("search", 0.1, 0.55, 0.0), Stage("synthesis", 0.55, 0.63, 0.0),
-                     Stage("compile", 0.63, 0.72, 0.0), Stage("timing", 0.72, 0.98, 0.0),
+                     Stage("compile", 0.63, 0.71, 0.0), Stage("split", 0.71, 0.72, 0.0),
+                     Stage("timing", 0.72, 0.98, 0.0),
                      Stage("end", 0.98, 1.0, 0.0)])
 
 
-def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool) -> None:
+def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, threads: int = 1) -> None:
     """Each stage's work in seconds on the build machine: forward passes for the layout check and the
     mode search (configurations x images x MACs), one compilation per program, and the timed runs."""
     macs = float(model.network.macs) or 1e6
@@ -285,6 +290,12 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool) ->
     compiling = bool(s["compile"] and synth.find_compiler_noting()[0])
     baseline = synth.baseline_problem(model) is None
     plan.set_units("compile", (PROGRAMS * COMPILE_S + baseline * COMPILE_BASELINE_S) if compiling else 0.0)
+    # the measured thread split (synth_run._measure_split): 12 short runs of the built program, when
+    # some layer is big enough for the size rule to share (and a build when the split is kept)
+    shareable = threads > 1 and any(int(np.prod(op.out_shape)) * int(np.prod(op.weight.shape[1:]))
+                                    >= 2 * synth_program.CHUNK_WORK for op in model.conv_ops)
+    one_run = RUN_START_S + max(min(float(s["min_seconds"]), 0.3), macs * images / C_MACS_PER_S)
+    plan.set_units("split", 12 * one_run if compiling and shareable and s["measure_split"] else 0.0)
     runs = s["repeats"] * (PROGRAMS + baseline + (1 if onnx else 0)) if compiling else 0
     plan.set_units("timing", runs * (RUN_START_S + max(float(s["min_seconds"]), macs * images / C_MACS_PER_S)))
     plan.set_units("end", 0.05)
@@ -304,7 +315,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     yield Progress(0.0, "loading model")
     model = load_model(network, s["limit"])
     cancel.check()
-    plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"))
+    plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"), threads)
     info = ModelInfo(name=model.name, title=model.network.title, input_shape=list(model.input_shape),
                      validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)
@@ -455,6 +466,8 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
                    help="inexact mode preferred when both keep the same number of layers inexact")
     p.add_argument("--int8", action="store_true",
                    help="also try 8-bit integer layers in the inexact-mode search (preferred within the budget)")
+    p.add_argument("--rule-split", action="store_true",
+                   help="share layers between threads by the size rule, without measuring the split on this machine")
     p.add_argument("--emit", metavar="DIR", help="write the C programs and validation data here")
     p.add_argument("--no-compile", action="store_true", help="write the programs but do not build or run them")
     p.add_argument("--min-seconds", type=float, default=0.3, help="timing: repeat passes for at least this long")
@@ -481,7 +494,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     network = _cli_network(getattr(args, "onnx", None) or getattr(args, "model", None) or BUILTIN_DIGITS, validation)
     settings.update(accuracy_budget=args.accuracy_budget, prefer=args.prefer, emit_dir=args.emit or "", compile=not args.no_compile,
                     min_seconds=args.min_seconds, repeats=args.repeats, limit=args.limit,
-                    search_sample=args.search_sample, int8=args.int8)
+                    search_sample=args.search_sample, int8=args.int8, measure_split=not args.rule_split)
     if args.vector_width not in synth.VECTOR_WIDTHS:
         raise InputError(f"must be one of {synth.VECTOR_WIDTHS}, got {args.vector_width}", "--vector-width")
     threads = args.threads if args.threads is not None else max(1, os.cpu_count() or 1)
@@ -538,6 +551,10 @@ def format_text(result: EngineResult) -> str:
     syn = r.synthesis
     lines += synth_run.format_programs(syn)
     lines.append(syn.message)
+    if syn.thread_split is not None:
+        lines.append(syn.thread_split.summary())
+    elif syn.thread_split_note:
+        lines.append(f"thread split {syn.thread_split_note}")
     if r.check_failed:
         lines.append(f"CHECK FAILED: {r.check_failed}")
     for path in syn.emitted:

@@ -15,6 +15,7 @@ from typing import Any
 from core.cappuccino.allocation import Strategy
 from core.cappuccino.forward import LayoutCheck
 from core.cappuccino.inexact import ModeChoice
+from core.cappuccino.sharing import SharingChoice
 from core.results import EngineResult, extra_keys, optional_key
 
 
@@ -121,6 +122,8 @@ class Synthesis:
     baseline_note: str | None = optional_key()                     # why there is no naive baseline
     onnxruntime: OnnxRuntimeRun | None = optional_key()            # when onnxruntime ran
     onnxruntime_note: str | None = optional_key()                  # why it did not
+    thread_split: SharingChoice | None = optional_key()            # the chosen program's measured split
+    thread_split_note: str | None = optional_key()                 # why it was not measured
 
 
 @dataclass(kw_only=True)

@@ -22,7 +22,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -48,12 +48,13 @@ def c_floats(values: np.ndarray, per_line: int = 6) -> str:
 
 # ------------------------------------------------------------------ synthesised program
 def synthesise_program(model: CnnModel, modes: dict[str, str], V: int, threads: int,
-                       precise_fma: bool = True, half_frames: bool = False) -> Program:
+                       precise_fma: bool = True, half_frames: bool = False,
+                       shared: Sequence[bool] | None = None) -> Program:
     """The Cappuccino program for one configuration: C source (kernel library + the model's tables)
     and the binary weight file it reads at start-up (see synth_program.py and weights_file.py)."""
     if V not in VECTOR_WIDTHS:
         raise ValueError(f"vector width {V} not in {VECTOR_WIDTHS}")
-    return synth_program.synthesise(model, modes, V, threads, precise_fma, half_frames)
+    return synth_program.synthesise(model, modes, V, threads, precise_fma, half_frames, shared)
 
 
 # ------------------------------------------------------------------ naive baseline
@@ -202,6 +203,7 @@ class RunResult:
     op_microseconds: dict[str, float] | None = None     # with profile: mean per image, per op
     peak_rss_kb: int | None = None      # the program's own peak resident memory (VmHWM), when it says
     cpu_seconds: float | None = None    # CPU time of all its threads during the timed passes
+    op_list: list[float] | None = None  # with profile: wall µs per image of every op, in the program's order
 
     @property
     def seconds_per_pass(self) -> float:
@@ -223,24 +225,28 @@ def compile_c(cc: str, source: Path, exe: Path, openmp: bool, check: Callable[[]
     programs (openmp) are built with -ffp-contract=off: only relaxed/imprecise kernels use FMA, explicitly."""
     flags = CFLAGS + (["-fopenmp", "-ffp-contract=off"] if openmp else [])
     t0 = time.perf_counter()
-    _run_checked([cc, *flags, str(source), "-o", str(exe), "-lm"], check, f"compiling {source.name}")
+    run_checked([cc, *flags, str(source), "-o", str(exe), "-lm"], check, f"compiling {source.name}")
     return time.perf_counter() - t0
 
 
 def run_program(exe: Path, images: Path, count: int, min_seconds: float, check: Callable[[], None],
-                weights: Path | None = None, threads: int | None = None, profile: bool = False) -> RunResult:
-    """Run a program (the synthesised ones take their weight file first) and parse what it prints."""
+                weights: Path | None = None, threads: int | None = None, profile: bool = False,
+                alone: Sequence[int] = ()) -> RunResult:
+    """Run a program (the synthesised ones take their weight file first) and parse what it prints.
+    `alone`: op indices worker 0 runs in one chunk whatever the program's table says (sharing.py)."""
     args = [str(exe)] + ([str(weights)] if weights is not None else []) + [str(images), str(count), str(min_seconds)]
     if weights is not None and threads is not None:
         args.append(str(threads))
     if profile:
         args.append("--profile")
+    if alone:
+        args += ["--alone", ",".join(str(i) for i in alone)]
     return run_command(args, count, check, exe.name)
 
 
 def run_command(args: list[str], count: int, check: Callable[[], None], name: str) -> RunResult:
     """Run any program that prints the programs' protocol (also the onnxruntime peer) and parse it."""
-    return parse_output(_run_checked(args, check, f"running {name}"), count, name)
+    return parse_output(run_checked(args, check, f"running {name}"), count, name)
 
 
 def parse_output(out: str, count: int, name: str) -> RunResult:
@@ -248,6 +254,7 @@ def parse_output(out: str, count: int, name: str) -> RunResult:
     pred, passes, seconds, rss, cpu = None, None, None, None, None
     logits = []
     ops: dict[str, float] = {}
+    op_list: list[float] = []
     for line in out.splitlines():
         parts = line.split()
         if parts and parts[0] == "pred":
@@ -258,6 +265,7 @@ def parse_output(out: str, count: int, name: str) -> RunResult:
             passes, seconds = int(parts[1]), float(parts[3])
         elif parts and parts[0] == "op" and len(parts) >= 5:
             ops[parts[1]] = float(parts[3])
+            op_list.append(float(parts[3]))
         elif parts and parts[0] == "peak_rss_kb" and len(parts) == 2:
             rss = int(parts[1])
         elif parts and parts[0] == "cpu_seconds" and len(parts) == 2:
@@ -266,10 +274,10 @@ def parse_output(out: str, count: int, name: str) -> RunResult:
         raise RuntimeError(f"{name} printed unexpected output: {out[:300]!r}")
     assert seconds is not None      # read on the "passes" line with `passes`
     return RunResult(pred, passes, seconds, np.asarray(logits, np.float64) if len(logits) == count else None,
-                     ops or None, rss, cpu)
+                     ops or None, rss, cpu, op_list or None)
 
 
-def _run_checked(cmd: list[str], check: Callable[[], None], what: str) -> str:
+def run_checked(cmd: list[str], check: Callable[[], None], what: str) -> str:
     """Run a subprocess, polling the cancel check; the process is killed if the job is cancelled."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -555,6 +555,7 @@ static void run_op(const op_t *op, long u0, long u1) {
 static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + 1e-9 * ts.tv_nsec; }
 static double cpu_now(void) { struct timespec ts; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); return ts.tv_sec + 1e-9 * ts.tv_nsec; }
 static double op_seconds[N_OPS], op_cpu_seconds[N_OPS];     /* wall and worker-0 CPU time per op */
+static unsigned char ALONE[N_OPS];    /* --alone: ops worker 0 runs in one chunk, whatever the table says */
 static int profile = 0;
 
 /* row-major image -> the input tensor's map-major frame; unit: one row of one stack */
@@ -617,7 +618,7 @@ static void run_pass(const float *images, int count, float *outputs, int threads
       double t0 = profile && w == 0 ? now() : 0.0, c0 = profile && w == 0 ? cpu_now() : 0.0;
       for (int i = 0; i < N_OPS; ++i) {
         if (OPS[i].kind == K_NONE) continue;        /* a concatenation its inputs already wrote */
-        run_phase(i + 1, gen, op_units(&OPS[i]), w, nt, OPS[i].chunks, NULL);
+        run_phase(i + 1, gen, op_units(&OPS[i]), w, nt, ALONE[i] ? 1 : OPS[i].chunks, NULL);
         if (profile && w == 0) {
           const double t1 = now(), c1 = cpu_now();
           op_seconds[i] += t1 - t0; op_cpu_seconds[i] += c1 - c0; t0 = t1; c0 = c1;
@@ -668,15 +669,70 @@ static int load_weights(const char *path) {
   return 0;
 }
 
+/* "I,J,K" (op indices; "-" for none) -> mask; 1 and a message on a bad index */
+static int parse_ops(const char *text, unsigned char *mask) {
+  memset(mask, 0, N_OPS);
+  if (!strcmp(text, "-")) return 0;
+  for (const char *p = text; *p; ) {
+    char *end;
+    const long i = strtol(p, &end, 10);
+    if (end == p || i < 0 || i >= N_OPS) { fprintf(stderr, "bad op index in %s\n", text); return 1; }
+    mask[i] = 1;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return 0;
+}
+
+/* --splits A/B/...: time the program with each split (A: the op indices worker 0 runs alone) in
+   `rounds` rounds, the splits in turn (reversed in odd rounds), each for at least min_seconds, and
+   print per split and round its passes, seconds and per-op wall time (core/cappuccino/sharing.py):
+   one process, so the weights load once, and alternation inside it */
+#define MAX_SPLITS 8
+static int run_splits(const char *arg, int rounds, const float *images, int count, int threads, double min_seconds) {
+  static unsigned char masks[MAX_SPLITS][N_OPS];
+  char buf[65536];
+  int ns = 0;
+  if (strlen(arg) >= sizeof buf || rounds < 1) { fprintf(stderr, "--splits too long or --rounds < 1\n"); return 2; }
+  strcpy(buf, arg);
+  for (char *tok = strtok(buf, "/"); tok; tok = strtok(NULL, "/")) {
+    if (ns == MAX_SPLITS) { fprintf(stderr, "--splits: at most %d\n", MAX_SPLITS); return 2; }
+    if (parse_ops(tok, masks[ns++])) return 2;
+  }
+  profile = 1;
+  for (int r = 0; r < rounds; ++r)
+    for (int k = 0; k < ns; ++k) {
+      const int sp = r % 2 == 0 ? k : ns - 1 - k;
+      memcpy(ALONE, masks[sp], N_OPS);
+      /* a phase's claim and done counters count chunks of every image so far (gen x chunks): with the
+         chunk counts changed they start again from zero (no worker runs between passes) */
+      memset(claim_, 0, sizeof claim_);
+      memset(done_, 0, sizeof done_);
+      gen0_ = 0;
+      memset(op_seconds, 0, sizeof op_seconds);
+      memset(op_cpu_seconds, 0, sizeof op_cpu_seconds);
+      int passes = 0;
+      double t0 = now(), t = t0;
+      do { run_pass(images, count, NULL, threads); ++passes; t = now(); } while (t - t0 < min_seconds);
+      printf("split %d round %d passes %d seconds %.9f\n", sp, r, passes, t - t0);
+      for (int i = 0; i < N_OPS; ++i) printf("sop %d %d %.3f\n", sp, i, 1e6 * op_seconds[i] / ((double)passes * count));
+    }
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 5) { fprintf(stderr, "usage: %s weights.bin images.f32 count min_seconds [threads] [--profile] [--dump FILE]\n", argv[0]); return 2; }
+  if (argc < 5) { fprintf(stderr, "usage: %s weights.bin images.f32 count min_seconds [threads] [--profile] [--dump FILE] [--alone I,J,...] [--splits A/B/... [--rounds R]]\n", argv[0]); return 2; }
   const int count = atoi(argv[3]);
   const double min_seconds = atof(argv[4]);
-  int threads = THREADS;
-  const char *dump = NULL;
+  int threads = THREADS, rounds = 3;
+  const char *dump = NULL, *splits = NULL;
   for (int a = 5; a < argc; ++a) {
     if (!strcmp(argv[a], "--profile")) profile = 1;
     else if (!strcmp(argv[a], "--dump") && a + 1 < argc) dump = argv[++a];
+    else if (!strcmp(argv[a], "--alone") && a + 1 < argc) {   /* ops run by worker 0 alone */
+      if (parse_ops(argv[++a], ALONE)) return 2;
+    }
+    else if (!strcmp(argv[a], "--splits") && a + 1 < argc) splits = argv[++a];
+    else if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
     else threads = atoi(argv[a]);
   }
   if (count < 1 || threads < 1) { fprintf(stderr, "count and threads must be >= 1\n"); return 2; }
@@ -715,6 +771,11 @@ int main(int argc, char **argv) {
     printf("logit");
     for (int k = 0; k < NOUT; ++k) printf(" %.9g", outputs[(size_t)b * NOUT + k]);
     printf("\n");
+  }
+  if (splits) {
+    const int rc2 = run_splits(splits, rounds, images, count, threads, min_seconds);
+    free(images); free(outputs);
+    return rc2;
   }
   memset(op_seconds, 0, sizeof op_seconds);
   memset(op_cpu_seconds, 0, sizeof op_cpu_seconds);

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import platform
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -171,8 +172,12 @@ def unsupported_ops(model: CnnModel) -> list[str]:
 
 
 # ------------------------------------------------------------------ planning
-def plan(model: CnnModel, modes: dict[str, str], V: int, threads: int, half_frames: bool = False) -> Plan:
+def plan(model: CnnModel, modes: dict[str, str], V: int, threads: int, half_frames: bool = False,
+         shared: Sequence[bool] | None = None) -> Plan:
     """Frames, tensors and ops of the program for one mode assignment (conv name -> mode).
+
+    shared: per program op (in plan order), whether the workers share it (in `chunks(work)` pieces)
+    or worker 0 runs it alone; None: the CHUNK_WORK rule decides (core.cappuccino.sharing measures).
 
     half_frames: store binary16 tensors in binary16 frames (half the memory). By default every frame
     is float32 and an imprecise op stores its binary16-rounded values there: the same numbers, and a
@@ -318,11 +323,13 @@ def plan(model: CnnModel, modes: dict[str, str], V: int, threads: int, half_fram
                 prog.append(ProgOp(op.name, "none", out=out))
     if deferred:                                   # pragma: no cover - every add follows its conv
         raise AssertionError(f"fused convolutions never emitted: {list(deferred)}")
-    for pop in prog:
+    if shared is not None and len(shared) != len(prog):
+        raise ValueError(f"shared: {len(shared)} flags for a program of {len(prog)} ops")
+    for i, pop in enumerate(prog):
         if pop.kind not in ("none", "copy"):             # a fused conv+add stores what the add stores
             pop.rnd = half.get(tensors[pop.out].name, False)
         pop.work = _work(pop, tensors, V)
-        pop.chunks = chunks(pop.work, threads)
+        pop.chunks = chunks(pop.work, threads) if shared is None or shared[i] else 1
     regs = vector_registers()
     for pop in prog:
         if pop.kind == "conv":
@@ -641,10 +648,10 @@ def table_text(p: Plan) -> str:
 
 
 def synthesise(model: CnnModel, modes: dict[str, str], V: int, threads: int, precise_fma: bool = True,
-               half_frames: bool = False) -> Program:
+               half_frames: bool = False, shared: Sequence[bool] | None = None) -> Program:
     """The C source and weight file of the program for one mode assignment (precise_fma: see
-    synth_kernels.c, mla; half_frames: see plan)."""
-    p = plan(model, modes, V, threads, half_frames)
+    synth_kernels.c, mla; half_frames and shared: see plan)."""
+    p = plan(model, modes, V, threads, half_frames, shared)
     tables = table_text(p)
     fp = weights_file.fingerprint(f"V={V}\n{tables}")
     c, h, w = p.input_shape
@@ -654,7 +661,7 @@ def synthesise(model: CnnModel, modes: dict[str, str], V: int, threads: int, pre
             f"V={V}, {threads} OLP worker threads.",
             f"   modes: {mode_list[:400]}{' ...' if len(mode_list) > 400 else ''}",
             "   build: gcc -O3 -march=native -std=gnu11 -fopenmp -ffp-contract=off prog.c -o prog -lm",
-            "   run:   ./prog weights.bin images.f32 COUNT MIN_SECONDS [THREADS] [--profile] [--dump FILE] */",
+            "   run:   ./prog weights.bin images.f32 COUNT MIN_SECONDS [THREADS] [--profile] [--dump FILE] [--alone I,J] */",
             f"#define V {V}",
             "#define NBD 8",
             f"#define PRECISE_FMA {int(precise_fma)}",

@@ -20,7 +20,7 @@ from typing import Any, Callable, Generator
 import numpy as np
 
 from core.atomic import atomic_write_bytes, atomic_write_text
-from core.cappuccino import ort_peer, synth
+from core.cappuccino import ort_peer, sharing, synth, synth_program
 from core.cappuccino.forward import forward_reference
 from core.cappuccino.model import CnnModel
 from core.cappuccino.numerics import IMPRECISE, INT8, PRECISE, RELAXED
@@ -42,6 +42,7 @@ class Source:
     weights: bytes | None           # None: the baseline (weights in the source)
     modes: dict[str, str]
     lines: int
+    plan: synth_program.Plan | None = None      # None: the baseline
 
 
 def _sources(model: CnnModel, chosen: dict[str, str], V: int, threads: int, precise_fma: bool,
@@ -62,7 +63,7 @@ def _sources(model: CnnModel, chosen: dict[str, str], V: int, threads: int, prec
         if mkey not in made:
             made[mkey] = synth.synthesise_program(model, modes, V, threads, precise_fma)
         prog = made[mkey]
-        out[key] = Source(key, fname, prog.source, prog.weights, modes, prog.source_lines)
+        out[key] = Source(key, fname, prog.source, prog.weights, modes, prog.source_lines, prog.plan)
     return out, no_baseline
 
 
@@ -130,6 +131,45 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _measure_split(model: CnnModel, sources: dict[str, Source], exes: dict[str, Path], build: dict[str, float],
+                   work: Path, images: Path, cc: str, threads: int, s: dict[str, Any], cancel: CancelToken,
+                   out: Synthesis) -> Generator[Event, None, None]:
+    """The chosen program's thread split from measured per-op time (core.cappuccino.sharing), on the
+    program just built; a kept split is written into its source and weight file and built again."""
+    src = sources["parallel_inexact"]
+    assert src.plan is not None
+    if not s.get("measure_split", True):
+        out.thread_split_note = "not measured (setting off): the size rule shares the layers"
+        return
+    if threads < 2:
+        out.thread_split_note = "not measured: one thread"
+        return
+    if not any(op.chunks > 1 for op in src.plan.ops):
+        out.thread_split_note = "not measured: no layer is large enough to share (the program runs on one worker)"
+        return
+    yield Progress(0.71, "measuring the thread split (profiling the chosen program shared and on one worker)")
+    choice = sharing.measure_program(src.plan, exes["parallel_inexact"], work / weight_file_name(src.fname), images,
+                                     len(model.x_val), min(float(s["min_seconds"]), 0.3), cancel.check)
+    out.thread_split = choice
+    yield LogLine(choice.summary(), "info")
+    if choice.shared is None:
+        return
+    prog = synth.synthesise_program(model, src.modes, src.plan.V, threads, bool(s.get("precise_fma", True)),
+                                    shared=choice.shared)
+    sources["parallel_inexact"] = Source(src.key, src.fname, prog.source, prog.weights, src.modes, prog.source_lines,
+                                         prog.plan)
+    atomic_write_text(work / src.fname, prog.source)
+    atomic_write_bytes(work / weight_file_name(src.fname), prog.weights)
+    if out.program_sizes is not None:
+        out.program_sizes["parallel_inexact"] = ProgramSize(source_lines=prog.source_lines,
+                                                            source_bytes=len(prog.source.encode()),
+                                                            weight_file_bytes=len(prog.weights))
+    try:
+        build["parallel_inexact"] = synth.compile_c(cc, work / src.fname, exes["parallel_inexact"], True, cancel.check)
+    except RuntimeError as exc:
+        raise InputError(f"the C compiler rejected {src.fname}: {exc}", src.fname) from None
+
+
 def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tmp: Path, images: Path, cc: str,
                      cc_note: str, threads: int, s: dict[str, Any], cancel: CancelToken, onnx_path: str | None,
                      out: Synthesis, reference: Reference | None = None) -> Generator[Event, None, None]:
@@ -138,12 +178,13 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
     # the stage's fractions in work units (core.work_units): the plain baseline builds ten times faster
     cost = [COMPILE_BASELINE_SHARE if src.weights is None else 1.0 for src in sources.values()]
     for n, (key, src) in enumerate(sources.items()):
-        yield Progress(0.63 + 0.09 * sum(cost[:n]) / sum(cost), f"compiling {src.fname}")
+        yield Progress(0.63 + 0.08 * sum(cost[:n]) / sum(cost), f"compiling {src.fname}")
         exes[key] = tmp / src.fname.replace(".c", "")
         try:
             build[key] = synth.compile_c(cc, work / src.fname, exes[key], src.weights is not None, cancel.check)
         except RuntimeError as exc:
             raise InputError(f"the C compiler rejected {src.fname}: {exc}", src.fname) from None
+    yield from _measure_split(model, sources, exes, build, work, images, cc, threads, s, cancel, out)
     count = len(model.y_val)
     ort_version = ort_peer.version() if onnx_path else None
     if onnx_path and ort_version is None:

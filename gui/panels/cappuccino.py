@@ -266,6 +266,7 @@ class CappuccinoPanel(GenericPanel):
         self.budget = b.build("accuracy_budget")
         self.prefer = b.build("prefer")
         self.compile_box = b.build("compile")
+        self.split_box = b.build("measure_split")           # issue 35: thread split from measured cost
         self.int8_box = b.build("int8")                     # issue 35: opt-in 8-bit integer layers
         self.emit_edit = b.build("emit_dir")
         self.emit_edit.setMinimumWidth(180)
@@ -276,11 +277,11 @@ class CappuccinoPanel(GenericPanel):
         self.sample_spin = b.build("search_sample", QSpinBox)
         self.sample_spin.setSpecialValueText("auto")         # 0: every image unless the network is big
         for key, w in (("accuracy_budget", self.budget), ("prefer", self.prefer), ("int8", self.int8_box),
-                       ("compile", self.compile_box),
+                       ("compile", self.compile_box), ("measure_split", self.split_box),
                        ("emit_dir", self.emit_edit), ("repeats", self.repeats_spin),
                        ("min_seconds", self.min_seconds_spin), ("limit", self.limit_spin),
                        ("search_sample", self.sample_spin)):
-            if key not in ("prefer", "int8", "compile", "emit_dir"):
+            if key not in ("prefer", "int8", "compile", "measure_split", "emit_dir"):
                 self.controls.addWidget(b.label(key))
             self.controls.addWidget(w)
 
@@ -346,7 +347,9 @@ class CappuccinoPanel(GenericPanel):
     def show_run(self, run: Run | None, **focus: Any) -> None:
         """A run that ended without a result says how it ended, never "running…" (issue 30)."""
         super().show_run(run, **focus)
-        if run is not None and run.result is None and run.status != "running":
+        if run is None:
+            self.message.setText("No run yet: press Run to synthesise.")
+        elif run.result is None and run.status != "running":
             self.message.setText(f"{run.id} failed: {run.error or 'no reason given'}" if run.status == "failed"
                                  else f"{run.id} was cancelled before its result.")
 
@@ -479,7 +482,9 @@ class CappuccinoPanel(GenericPanel):
             for j, v in enumerate(vals):
                 self.programs.setItem(i, j, QTableWidgetItem(v))
         self.programs.resizeColumnsToContents()
-        notes = [syn.message] + [n for n in (syn.onnxruntime_note, syn.baseline_note) if n]
+        split = syn.thread_split.summary() if syn.thread_split is not None else (
+            f"thread split {syn.thread_split_note}" if syn.thread_split_note else None)
+        notes = [syn.message] + [n for n in (syn.onnxruntime_note, syn.baseline_note, split) if n]
         weights_note = r.model.extra.get("weights")
         if weights_note:
             notes.insert(0, f"weights: {weights_note}")
