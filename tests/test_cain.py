@@ -430,3 +430,23 @@ def test_the_largest_stated_d_runs_and_verifies(d):
     assert final[plan.output_registers[0]] == SymKernel.from_matrix(plan.approximated_kernels[0],
                                                                    Fraction(1, plan.denominator))
     assert plan.approximated_kernels[0] == matrix
+
+
+def test_a_lane_with_the_prover_finishes_when_its_node_budget_is_spent():
+    """Was: with one worker, once the search member had spent its nodes the prover was held to a share
+    of nodes that no longer grew, so the lane never finished and spun until the time limit (CGDS at
+    20,000 nodes on the 3x3 Gaussian took the whole 600 s). Counted in slices, never in seconds."""
+    from core.cain.solver import MEMORY_BUDGET_MB, Lane
+
+    a = approximate(preset("gauss3"))
+    p = build_problem(a.goals, a.d, 1, register_names(6), instruction_set("all"))
+    lane = Lane(p, lanes(1, "cgds", 0)[0], 1 << 30, 0, 0, MEMORY_BUDGET_MB, 6500, prove=True)
+    try:
+        slices = 0
+        while not lane.exhausted and slices < 2000:
+            lane.run(10.0)
+            slices += 1
+        assert lane.exhausted, (lane.nodes, slices)
+        assert lane.nodes <= 2 * 6500
+    finally:
+        lane.close()

@@ -187,8 +187,11 @@ class Lane:
         p = self.prover
         if p is None or p.done or self._prover_spent():
             return
-        if p.nodes > PROVER_SHARE * sum(m.nodes for m in self.members):
+        members_busy = any(not (m.exhausted or self._spent(m)) for m in self.members)
+        if members_busy and p.nodes > PROVER_SHARE * sum(m.nodes for m in self.members):
             return                      # its share is spent for now (counted in nodes: deterministic)
+        # once every member is done the prover runs on to its own budget: held to a share of nodes
+        # that no longer grow, it would never finish and the lane would spin until the deadline
         if p.upper is None or self.best < p.upper:
             p.upper = self.best
         before = (p.bound, p.program is not None)
