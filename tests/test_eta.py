@@ -118,6 +118,15 @@ def test_cappuccino_plans_most_of_a_small_networks_work_for_compiling_and_timing
     assert {st.name: st.units for st in plan_off.stages}["compile"] == 0.0
 
 
+def test_cappuccino_plans_a_big_zoo_networks_load_before_loading_it():
+    """Was: VGG-16's load (its reference pass, 14 s) counted one unit, so its first estimate said 4 hours."""
+    from core.cappuccino import engine as capp
+
+    vgg, alex = capp.load_units(capp.CnnNetwork("vgg16"), 0), capp.load_units(capp.CnnNetwork("alexnet"), 0)
+    assert vgg > 10 * alex and alex >= 1.0 and capp.load_units(capp.CnnNetwork("vgg16"), 2) == pytest.approx(vgg / 4)
+    assert capp.load_units(capp.CnnNetwork(capp.BUILTIN_DIGITS), 0) == 1.0
+
+
 def test_fcnnx_plans_its_scheduling_by_joint_points():
     from core.fcnnx import engine as fc
 

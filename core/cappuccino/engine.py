@@ -252,12 +252,16 @@ def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workl
 # Seconds per unit on the build machine (2 shared cores), from benchmarks/eta_error.py's traces: a
 # numpy forward pass runs about 1.2e9 MACs/s, gcc builds one synthesised program (OpenMP, the kernel
 # library) in about 2.3 s and the plain baseline in 0.25 s, a timed run lasts its min_seconds plus
-# about 0.03 s of start-up, the compiled code runs about 4e9 MACs/s.
+# about 0.03 s of start-up. The compiled code (issue 35's kernels, 2 threads) ran 55-104 GMACs/s on
+# the six zoo networks of benchmarks/cappuccino_vs_onnxruntime.py (median about 87; 4 GMACs/s with
+# the kernels before), and loading a zoo network (its reference pass over 8 images, BLAS) about
+# 9 GMACs/s (VGG-16: 124 GMACs in 14 s): without these, VGG-16's first estimate said 4 hours.
 NUMPY_MACS_PER_S = 1.2e9
+LOAD_MACS_PER_S = 9e9
 COMPILE_S = 2.3
 COMPILE_BASELINE_S = 0.25
 RUN_START_S = 0.03
-C_MACS_PER_S = 4e9
+C_MACS_PER_S = 80e9
 PROGRAMS = 4                    # parallel precise, relaxed, imprecise and the chosen modes (+ the baseline)
 
 
@@ -269,6 +273,16 @@ def work_plan() -> WorkPlan:
                      Stage("compile", 0.63, 0.71, 0.0), Stage("split", 0.71, 0.72, 0.0),
                      Stage("timing", 0.72, 0.98, 0.0),
                      Stage("end", 0.98, 1.0, 0.0)])
+
+
+def load_units(network: CnnNetwork, limit: int) -> float:
+    """The load stage's work: a zoo network's reference pass over its images (VGG-16: 124 GMACs, most
+    of a minute's run); one unit for the rest (the digits CNN, an ONNX file read)."""
+    if network.source != "zoo" or network.network not in zoo.names():
+        return 1.0
+    from core.cappuccino.networks import DEFAULT_IMAGES
+
+    return max(1.0, zoo.get(network.network).macs * (limit or DEFAULT_IMAGES) / LOAD_MACS_PER_S)
 
 
 def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, threads: int = 1) -> None:
@@ -312,6 +326,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     s = _settings(request.settings)
     threads, V = _target(request.target)
     network = _network(request.workload)
+    plan.set_units("load", load_units(network, s["limit"]))        # before it runs: it may be most of a run
     yield Progress(0.0, "loading model")
     model = load_model(network, s["limit"])
     cancel.check()
