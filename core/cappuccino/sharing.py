@@ -124,6 +124,13 @@ def _checked(runs: list[list[tuple[float, list[float]]]], n: int,
     return runs[0], runs[1]
 
 
+def split_outputs(out: str) -> dict[tuple[int, int], list[float]]:
+    """The first image's output after each split and round of a --splits run (`sout S R values`),
+    computed from a cleared arena: the same bits as the program's own output, or an op was skipped."""
+    return {(int(p[1]), int(p[2])): [float(v) for v in p[3:]]
+            for p in (line.split() for line in out.splitlines()) if p[:1] == ["sout"]}
+
+
 def parse_splits(out: str, splits: int, rounds: int) -> list[list[tuple[float, list[float]]]]:
     """The `split S round R passes N seconds T` and `sop S I µs` lines of a --splits run, per split and
     round: (µs per pass, per-op µs); the caller divides by the images."""

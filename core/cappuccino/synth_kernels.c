@@ -156,6 +156,7 @@ typedef struct {
   int chunks;                        /* pieces the workers claim (1: too little work to share) */
   int rnd;                           /* its result is binary16 (stored as such in a float32 frame) */
   int rq, rp, flat;                  /* conv: block of rq output stacks x rp pixels; flat: 1x1 over the whole map */
+  int pool, fused;                   /* conv: the max pooling fused into it (-1 none); maxpool: computed by its conv */
 } op_t;
 
 /*@TABLES@*/
@@ -390,16 +391,16 @@ static __attribute__((noinline)) void dw_i(const op_t *op, long u0, long u1) { i
 /* ------------------------------------------------------------------ pooling, add, LRN, softmax, copy */
 /* unit: one row of one stack.  Max ignores the padding; average divides by the in-bounds count, or
    with count_pad by the window clipped to the padded map (ONNX count_include_pad). */
-static void pool_units(const op_t *op, long u0, long u1, int is_max) {
+/* output row r of stack s, columns cb .. ce - 1 */
+static void pool_span(const op_t *op, int s, int r, int cb, int ce, int is_max) {
   const tensor_t *ti = &TENS[op->in[0]], *to = &TENS[op->out];
-  const int OH = to->H, OW = to->W, H = ti->H, W = ti->W, k = op->kh, st = op->stride;
-  for (long u = u0; u < u1; ++u) {
-    const int s = (int)(u / OH), r = (int)(u % OH);
+  const int H = ti->H, W = ti->W, k = op->kh, st = op->stride;
+  {
     int r0 = r * st - op->pt, r1 = r0 + k;
     const int pr0 = r0, pr1 = r1 < H + op->pb ? r1 : H + op->pb;
     if (r0 < 0) r0 = 0;
     if (r1 > H) r1 = H;
-    for (int c = 0; c < OW; ++c) {
+    for (int c = cb; c < ce; ++c) {
       int c0 = c * st - op->pl, c1 = c0 + k;
       const int pc0 = c0, pc1 = c1 < W + op->pr ? c1 : W + op->pr;
       if (c0 < 0) c0 = 0;
@@ -415,6 +416,12 @@ static void pool_units(const op_t *op, long u0, long u1, int is_max) {
       stt(to, tidx(to, s, r, c), acc, op->rnd);
     }
   }
+}
+
+/* unit: one output row of one stack */
+static void pool_units(const op_t *op, long u0, long u1, int is_max) {
+  const int OH = TENS[op->out].H, OW = TENS[op->out].W;
+  for (long u = u0; u < u1; ++u) pool_span(op, (int)(u / OH), (int)(u % OH), 0, OW, is_max);
 }
 
 /* unit: one stack; the mean of each whole map, summed row by row */
@@ -524,7 +531,8 @@ static long op_units(const op_t *op) {
   switch (op->kind) {
     case K_CONV: {       /* blocks: stack groups x (rows x blocks per row, or blocks of the flat map) */
       const long G = (So + op->rq - 1) / op->rq;
-      return op->flat ? G * ((P + op->rp - 1) / op->rp) : G * to->H * ((to->W + op->rp - 1) / op->rp);
+      const long rows = op->pool >= 0 ? to->H / OPS[op->pool].kh : to->H;     /* fused: bands of k rows */
+      return op->flat ? G * ((P + op->rp - 1) / op->rp) : G * rows * ((to->W + op->rp - 1) / op->rp);
     }
     case K_DW: return So * to->H * ((to->W + NBD - 1) / NBD);
     case K_MAXPOOL: case K_AVGPOOL: case K_ADD: return So * to->H;
@@ -534,11 +542,33 @@ static long op_units(const op_t *op) {
   }
 }
 
+/* a convolution with its max pooling fused (synth_program.fuse_pools): a unit is one stack group x
+   one band of k output rows x one block; the band's k rows of the block, then the pooling of the
+   block's windows while they are in L1 (no pass of its own over the map, no wait between the two) */
+static void conv_pool_units(const op_t *op, long u0, long u1) {
+  const op_t *po = &OPS[op->pool];
+  const tensor_t *to = &TENS[op->out];
+  const int k = po->kh, OW = to->W, RP = op->rp, RQ = op->rq, So = stacks(to->C);
+  const long nb = (OW + RP - 1) / RP, per = (long)to->H * nb, band = (long)(to->H / k) * nb;
+  for (long v = u0; v < u1; ++v) {
+    const long g = v / band, pr = v % band / nb, b = v % nb;
+    for (int t = 0; t < k; ++t) {
+      const long cu = g * per + (pr * k + t) * nb + b;
+      CONV_FN[op - OPS](op, cu, cu + 1);
+    }
+    int s0 = (int)g * RQ, c0 = (int)b * RP;
+    if (s0 + RQ > So) s0 = So - RQ;
+    if (c0 + RP > OW) c0 = OW - RP;
+    for (int s = s0; s < s0 + RQ; ++s) pool_span(po, s, (int)pr, (c0 + k - 1) / k, (c0 + RP) / k, 1);
+  }
+}
+
 static void run_op(const op_t *op, long u0, long u1) {
   FTZ_ON(op->mode == RELAXED);
   switch (op->kind) {
     case K_CONV:
-      CONV_FN[op - OPS](op, u0, u1);     /* the generated micro-kernel of its block shape and mode */
+      if (op->pool >= 0) conv_pool_units(op, u0, u1);
+      else CONV_FN[op - OPS](op, u0, u1);     /* the generated micro-kernel of its block shape and mode */
       break;
     case K_DW: (op->mode == PRECISE ? dw_p : op->mode == RELAXED ? dw_r : dw_i)(op, u0, u1); break;
     case K_MAXPOOL: pool_units(op, u0, u1, 1); break;
@@ -617,7 +647,7 @@ static void run_pass(const float *images, int count, float *outputs, int threads
       run_phase(0, gen, (long)stacks(TENS[0].C) * TENS[0].H, w, nt, PACK_CHUNKS, images + (size_t)b * IMG);
       double t0 = profile && w == 0 ? now() : 0.0, c0 = profile && w == 0 ? cpu_now() : 0.0;
       for (int i = 0; i < N_OPS; ++i) {
-        if (OPS[i].kind == K_NONE) continue;        /* a concatenation its inputs already wrote */
+        if (OPS[i].kind == K_NONE || OPS[i].fused) continue;   /* a concatenation its inputs wrote, a fused pooling */
         run_phase(i + 1, gen, op_units(&OPS[i]), w, nt, ALONE[i] ? 1 : OPS[i].chunks, NULL);
         if (profile && w == 0) {
           const double t1 = now(), c1 = cpu_now();
@@ -688,7 +718,8 @@ static int parse_ops(const char *text, unsigned char *mask) {
    print per split and round its passes, seconds and per-op wall time (core/cappuccino/sharing.py):
    one process, so the weights load once, and alternation inside it */
 #define MAX_SPLITS 8
-static int run_splits(const char *arg, int rounds, const float *images, int count, int threads, double min_seconds) {
+static int run_splits(const char *arg, int rounds, const float *images, float *out, int count, int threads,
+                      double min_seconds) {
   static unsigned char masks[MAX_SPLITS][N_OPS];
   char buf[65536];
   int ns = 0;
@@ -715,6 +746,12 @@ static int run_splits(const char *arg, int rounds, const float *images, int coun
       do { run_pass(images, count, NULL, threads); ++passes; t = now(); } while (t - t0 < min_seconds);
       printf("split %d round %d passes %d seconds %.9f\n", sp, r, passes, t - t0);
       for (int i = 0; i < N_OPS; ++i) printf("sop %d %d %.3f\n", sp, i, 1e6 * op_seconds[i] / ((double)passes * count));
+      /* the split's own output, from a cleared arena (an op the split skipped would leave zeros) */
+      memset(ARENA, 0, ARENA_BYTES);
+      run_pass(images, count, out, threads);
+      printf("sout %d %d", sp, r);
+      for (int k = 0; k < NOUT; ++k) printf(" %.9g", out[k]);
+      printf("\n");
     }
   return 0;
 }
@@ -773,7 +810,7 @@ int main(int argc, char **argv) {
     printf("\n");
   }
   if (splits) {
-    const int rc2 = run_splits(splits, rounds, images, count, threads, min_seconds);
+    const int rc2 = run_splits(splits, rounds, images, outputs, count, threads, min_seconds);
     free(images); free(outputs);
     return rc2;
   }

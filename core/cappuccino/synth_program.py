@@ -117,6 +117,8 @@ class ProgOp:
     ps: int = 0                     # conv: elements between the inputs of neighbouring pixels of a block
     xh: bool = False                # conv: its input frame is binary16
     narrow: bool = False            # conv: its input frame has fewer lanes than V (a narrow network input)
+    pool: int = -1                  # conv: the max pooling fused into it (its op index; fuse_pools)
+    fused: bool = False             # maxpool: computed by the convolution before it
 
 
 @dataclass
@@ -334,12 +336,43 @@ def plan(model: CnnModel, modes: dict[str, str], V: int, threads: int, half_fram
     for pop in prog:
         if pop.kind == "conv":
             _choose_block(pop, tensors, frames, V, regs)
+    fuse_pools(prog, tensors, model.output)
     offset = 0
     for f in frames:
         f.offset = offset
         offset += _align(f.nbytes)
     return Plan(model.name, V, threads, frames, tensors, prog, tensor(model.output), model.input_shape, notes,
                 half_frames)
+
+
+def fuse_pools(prog: list[ProgOp], tensors: list[Tensor], output: str) -> None:
+    """Fuse a max pooling into the convolution before it (issue 35) where that costs no convolution
+    work: a k x k window at stride k without padding (VGG's 2 x 2 / 2), over a map whose rows and
+    columns are whole windows, after a row-blocked convolution whose block width is whole windows,
+    and whose output frame nothing else reads. The convolution's unit is then k output rows of one
+    block, and it pools that block's windows while they are in L1: no separate pass over the map and
+    no wait between the two. The values are the same bits (the max of the same numbers); the
+    convolution's output is still written (the --dump check reads it). Overlapping windows (3 x 3 at
+    stride 2) are not fused: neighbouring bands share a convolution row, which would be computed
+    twice (docs/cappuccino.md)."""
+    readers: dict[int, list[int]] = {}
+    for i, op in enumerate(prog):
+        for ti in op.ins + ([op.res] if op.res >= 0 else []):
+            readers.setdefault(tensors[ti].buf, []).append(i)
+    out_buf = next((t.buf for t in tensors if t.name == output), -1)
+    for i, pool in enumerate(prog):
+        if pool.kind != "maxpool" or not pool.ins:
+            continue
+        src = pool.ins[0]
+        conv = next((j for j, op in enumerate(prog) if op.kind == "conv" and op.out == src), None)
+        if conv is None:
+            continue
+        c, t, k = prog[conv], tensors[src], pool.kh
+        shared_frame = sum(1 for x in tensors if x.buf == t.buf) > 1
+        if (k >= 2 and pool.kw == k and pool.stride == k and not any(pool.pads) and not c.flat
+                and c.rp % k == 0 and t.H % k == 0 and t.W % k == 0 and readers.get(t.buf) == [i]
+                and t.buf != out_buf and not shared_frame and c.pool < 0):
+            c.pool, pool.fused = i, True
 
 
 def chunks(work: int, threads: int) -> int:
@@ -626,7 +659,7 @@ def _op_line(op: ProgOp) -> str:
             f"{{{', '.join(map(str, ins))}}}, {len(op.ins)}, {op.out}, {op.res}, {op.kh}, {op.kw}, {op.stride}, "
             f"{t}, {left}, {b}, {r}, {op.gin}, {op.gout}, {op.klast}, {int(op.count_pad)}, "
             f"{size}, {float(alpha)!r}f, {float(beta)!r}f, {float(kbias)!r}f, {op.chunks}, {int(op.rnd)}, "
-            f"{op.rq}, {op.rp}, {int(op.flat)}" + "},")
+            f"{op.rq}, {op.rp}, {int(op.flat)}, {op.pool}, {int(op.fused)}" + "},")
 
 
 def table_text(p: Plan) -> str:
