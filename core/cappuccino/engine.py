@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import time
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterator
 
@@ -258,6 +259,7 @@ def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workl
 # 9 GMACs/s (VGG-16: 124 GMACs in 14 s): without these, VGG-16's first estimate said 4 hours.
 NUMPY_MACS_PER_S = 1.2e9
 LOAD_MACS_PER_S = 9e9
+WEIGHT_READ_BYTES_PER_S = 1e9   # a program reading its weight file from the page cache (VGG-16: 553 MB)
 COMPILE_S = 2.3
 COMPILE_BASELINE_S = 0.25
 RUN_START_S = 0.03
@@ -285,13 +287,15 @@ def load_units(network: CnnNetwork, limit: int) -> float:
     return max(1.0, zoo.get(network.network).macs * (limit or DEFAULT_IMAGES) / LOAD_MACS_PER_S)
 
 
-def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, threads: int = 1) -> None:
+def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, threads: int = 1,
+              numpy_macs_per_s: float = NUMPY_MACS_PER_S) -> None:
     """Each stage's work in seconds on the build machine: forward passes for the layout check and the
     mode search (configurations x images x MACs), one compilation per program, and the timed runs."""
     macs = float(model.network.macs) or 1e6
+    weights = sum(op.weight.size for op in model.conv_ops)          # float32 words
     images = max(1, len(model.y_val))
     rows = sample_rows(images, macs / 1e9, int(s.get("search_sample", 0)))
-    forward = macs * images / NUMPY_MACS_PER_S
+    forward = macs * images / numpy_macs_per_s
     sample = forward if rows is None else forward * len(rows) / images
     # the layout checks compute the sample twice (row-major and map-major); the search starts from the
     # precise activations (one pass over every image unless the loader kept them) and recomputes only
@@ -308,11 +312,16 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, th
     # some layer is big enough for the size rule to share (and a build when the split is kept)
     shareable = threads > 1 and any(int(np.prod(op.out_shape)) * int(np.prod(op.weight.shape[1:]))
                                     >= 2 * synth_program.CHUNK_WORK for op in model.conv_ops)
-    one_run = RUN_START_S + max(min(float(s["min_seconds"]), 0.3), macs * images / C_MACS_PER_S)
-    plan.set_units("split", 12 * one_run if compiling and shareable and s["measure_split"] else 0.0)
+    # a run reads its weight file, computes one pass for the logits, then passes for min_seconds
+    one_pass = macs * images / C_MACS_PER_S
+    start = RUN_START_S + 4 * weights / WEIGHT_READ_BYTES_PER_S + one_pass
+    split_s = min(float(s["min_seconds"]), 0.3)
+    plan.set_units("split", start + 6 * (max(split_s, one_pass) + one_pass)
+                   if compiling and shareable and s["measure_split"] else 0.0)
     runs = s["repeats"] * (PROGRAMS + baseline + (1 if onnx else 0)) if compiling else 0
-    plan.set_units("timing", runs * (RUN_START_S + max(float(s["min_seconds"]), macs * images / C_MACS_PER_S)))
-    plan.set_units("end", 0.05)
+    plan.set_units("timing", runs * (start + max(float(s["min_seconds"]), one_pass)))
+    # the checks: the numpy reference of the programs' other modes over every image (imprecise, chosen)
+    plan.set_units("end", 0.05 + (2 * forward if compiling else 0.0))
 
 
 # ------------------------------------------------------------------ the run
@@ -328,9 +337,17 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     network = _network(request.workload)
     plan.set_units("load", load_units(network, s["limit"]))        # before it runs: it may be most of a run
     yield Progress(0.0, "loading model")
+    t0 = time.monotonic()
     model = load_model(network, s["limit"])
+    loaded_s = time.monotonic() - t0
     cancel.check()
-    plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"), threads)
+    # a zoo network's load is its numpy reference pass over every image: this machine's numpy speed on
+    # this network, which the layout checks, the search and the checks at the end run at too (only
+    # the progress fractions use it)
+    rate = NUMPY_MACS_PER_S
+    if network.source == "zoo" and model.precise_outputs is not None and loaded_s > 0.5:
+        rate = max(NUMPY_MACS_PER_S, float(model.network.macs) * len(model.x_val) / loaded_s)
+    plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"), threads, rate)
     info = ModelInfo(name=model.name, title=model.network.title, input_shape=list(model.input_shape),
                      validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)
