@@ -77,6 +77,18 @@ def test_blocks_fit_the_registers_divide_groups_and_cover_the_work():
     assert rp == 1 and rq >= synth_program.FMA_CHAINS
 
 
+def test_a_stack_groups_weights_fit_the_l2_cache_where_its_blocks_reuse_them():
+    """Cache tiling (issue 35): rq x one output stack's weights within the L2 size, where a group has
+    several blocks; an fc layer (one block per group) keeps the FMA units fed instead."""
+    per_stack = 16 * 512 * 9 * 4                        # VGG conv5: 512 input maps, 3x3, float32, V = 16
+    assert synth_program.conv_blocking(32, 14, 14, 0, 32, 512 * 9, 0.0, per_stack, None)[0] >= 2
+    rq, _ = synth_program.conv_blocking(32, 14, 14, 0, 32, 512 * 9, 0.0, per_stack, 1 << 20)
+    assert rq * per_stack <= 1 << 20
+    assert synth_program.conv_blocking(32, 14, 14, 0, 32, 512 * 9, 0.0, per_stack, 64 << 10)[0] == 1
+    fc = synth_program.conv_blocking(256, 1, 1, 0, 32, 25088, 0.0, 16 * 25088 * 4, 64 << 10)
+    assert fc[0] >= synth_program.FMA_CHAINS
+
+
 def test_plan_picks_row_and_flat_blocks():
     m = odd_shapes_model()
     ops = {op.name: op for op in synth_program.plan(m, {}, 16, 2).ops}

@@ -425,18 +425,41 @@ def vector_registers() -> int:
     return 32 if " avx512f" in info else 16
 
 
+@functools.lru_cache(maxsize=1)
+def l2_bytes() -> int | None:
+    """The per-core L2 cache (Linux sysfs: the level-2 data or unified cache of cpu0); None unknown."""
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip().upper()
+        except OSError:
+            continue
+        if level == "2" and kind in ("Data", "Unified") and size[:-1].isdigit():
+            return int(size[:-1]) * {"K": 1 << 10, "M": 1 << 20}.get(size[-1], 1)
+    return None
+
+
 def conv_blocking(n_stacks: int, width: int, rows: int, gout: int, regs: int, steps: int = 1 << 20,
-                  pixel_step: float = 0.0) -> tuple[int, int]:
+                  pixel_step: float = 0.0, group_bytes: int = 0, cache: int | None = None) -> tuple[int, int]:
     """(rq, rp), the accumulator block with the fewest estimated cycles over the op:
     blocks (a block past the end of a row or of the stacks overlaps its neighbour, so a block
     that does not divide the map costs work) x (`steps` k-steps x cycles per step + the epilogue + set-up),
     where `steps` is the input maps x kernel taps each output sums. A grouped conv's block stays in
     its group (rq divides the group's output stacks). `pixel_step`: extra cycles per pixel and step
-    (the int8 kernel quantises each pixel's inputs once per step, shared by the rq output stacks)."""
+    (the int8 kernel quantises each pixel's inputs once per step, shared by the rq output stacks).
+    Cache tiling: a worker runs a stack group's blocks one after another (conv_block numbers them
+    group first), so the group's weights (`group_bytes` per output stack x rq) are reused from its
+    L2 cache when they fit; where a group has more than one block, rq is kept to groups that fit
+    `cache` bytes (the L2, l2_bytes; rq = 1 always allowed). A group of one block (an fc layer) reads
+    its weights once whatever rq is, so there rq only feeds the FMA units."""
     best: tuple[tuple[float, int, int], int, int] | None = None
+    reused = width * rows > 1
     for rq in range(1, min(n_stacks, MAX_RQ) + 1):
         if gout and gout % rq:
             continue
+        if rq > 1 and reused and cache is not None and rq * group_bytes > cache:
+            break
         for rp in range(1, min(width, MAX_RP) + 1):
             if rq * rp + rq + 2 > regs:
                 break
@@ -463,7 +486,10 @@ def _choose_block(op: ProgOp, tensors: list[Tensor], frames: list[Frame], V: int
             raise InputError(f"{op.name}: int8 mode needs a float32 input frame of {V} lanes", "modes")
         steps = -(-steps // 4)             # one vpdpbusd sums 4 input maps
     pixel_step = INT8_QUANT_CYCLES / 4 if op.mode == INT8 else 0.0      # per 4-map step: a quarter
-    op.rq, op.rp = conv_blocking(layout.stacks(tout.C, V), width, rows, op.gout, regs, steps, pixel_step)
+    weight_size = 1 if op.mode == INT8 else 2 if op.mode == IMPRECISE else 4
+    group_bytes = V * (op.gin * V if op.gin else tin.C) * op.kh * op.kw * weight_size    # one output stack's
+    op.rq, op.rp = conv_blocking(layout.stacks(tout.C, V), width, rows, op.gout, regs, steps, pixel_step,
+                                 group_bytes, l2_bytes())
     op.ps = fin.lanes * (1 if op.flat else op.stride)
 
 
