@@ -335,3 +335,27 @@ def test_cli_json_and_exit_codes(scheduler, tmp_path, capsys):
     f.write_text(json.dumps(CAIN))
     assert main(["study", "run", str(f), "--cluster", "local:zero"]) == 2
     assert "error: --cluster: " in capsys.readouterr().err
+
+
+def test_a_metric_path_may_count_from_the_end_of_a_list():
+    """cain_search.json minimises improvements[-1].nodes: the nodes explored when the program a run
+    ends with was found (nodes_explored is the node budget)."""
+    from dataclasses import dataclass, field
+
+    from core.study.metrics import Metric, extract, split_path
+
+    @dataclass
+    class Imp:
+        nodes: int
+
+    @dataclass
+    class Res:
+        improvements: list = field(default_factory=list)
+
+        def headline(self):
+            return {}
+
+    assert split_path("improvements[-1].nodes") == ["improvements", -1, "nodes"]
+    m = [Metric("nodes_to_best", "improvements[-1].nodes")]
+    assert extract(Res([Imp(1), Imp(1792)]), m) == {"nodes_to_best": 1792}
+    assert extract(Res([]), m) == {"nodes_to_best": None}

@@ -132,8 +132,5 @@ class CainResult(EngineResult):
         return None if self.lower_bound is None else self.lower_bound.value
 
     def headline(self) -> dict[str, float | int | str | None]:
-        # nodes_to_best: the search's nodes when it found the program it ends with (the cost of the
-        # answer, where nodes_explored is mostly the budget it was given)
-        best = self.improvements[-1].nodes if self.improvements and self.found else None
         return {"length": self.length, "nodes_explored": self.nodes_explored, "elapsed_s": self.elapsed_s,
-                "lower_bound": self.bound, "nodes_to_best": best}
+                "lower_bound": self.bound}

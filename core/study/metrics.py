@@ -22,7 +22,7 @@ from core.engine import EngineSpec
 from core.errors import InputError
 from core.results import EngineResult, to_plain
 
-_PART = re.compile(r"([A-Za-z_][\w-]*)((?:\[\d+\])*)")
+_PART = re.compile(r"([A-Za-z_][\w-]*)((?:\[-?\d+\])*)")     # [-1]: the last item
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def split_path(path: str) -> list[str | int]:
         if m is None or not m.group(1):
             raise ValueError(path)
         steps.append(m.group(1))
-        steps += [int(i) for i in re.findall(r"\[(\d+)\]", m.group(2))]
+        steps += [int(i) for i in re.findall(r"\[(-?\d+)\]", m.group(2))]
     return steps
 
 
