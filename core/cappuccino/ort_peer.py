@@ -27,7 +27,7 @@ def version() -> str | None:
 
 
 def command(onnx_path: Path, images: Path, count: int, min_seconds: float, threads: int) -> list[str]:
-    """The command line that runs the peer (for synth._run_checked / the benchmark)."""
+    """The command line that runs the peer (for synth.run_checked / the benchmark)."""
     return [sys.executable, str(Path(__file__).resolve()), str(onnx_path), str(images), str(count),
             str(min_seconds), str(threads)]
 
