@@ -84,3 +84,19 @@ def test_a_fused_pooling_gives_the_same_bits_as_the_two_ops(tmp_path, V, threads
         assert np.array_equal(dump_f[name], dump_u[name]), name
     ref = forward_reference(m, m.x_val, modes)[0]
     assert np.abs(run_f.logits - ref).max() <= 2e-5 * max(1.0, float(np.abs(ref).max()))
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_an_int8_convolution_with_its_pooling_fused_gives_the_same_bits(tmp_path):
+    from core.cappuccino import inexact
+    from core.cappuccino.forward import ActivationCache
+    from core.cappuccino.numerics import INT8
+
+    m = _model()
+    ok = inexact.calibrate_int8(m, ActivationCache(m, m.x_val))
+    modes = {op.name: (INT8 if op.name in ok else PRECISE) for op in m.conv_ops}
+    fused, run_f, dump_f = _build_and_dump(tmp_path, m, modes, 16, 2, True)
+    assert any(op.pool >= 0 and op.mode == INT8 for op in fused.plan.ops)
+    _, run_u, dump_u = _build_and_dump(tmp_path, m, modes, 16, 2, False)
+    assert np.array_equal(run_f.logits, run_u.logits)
+    assert all(np.array_equal(dump_f[name], dump_u[name]) for name in dump_u)
