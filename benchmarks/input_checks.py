@@ -1,4 +1,4 @@
-"""What the input checks cost (core.checks): opening the example session (1.8 MB, 7 runs) with the
+"""What the input checks cost (core.checks): opening the example session (assets/example_session.dfx) with the
 number and nesting check against the same load without it, alternated A/B, medians; the check alone;
 and a session save with its folder lock and on-disk comparison against a plain save.
 
@@ -57,7 +57,7 @@ def load_ab(repeat: int) -> dict[str, float]:
 
 
 def check_alone(repeat: int) -> float:
-    doc = json.loads(EXAMPLE.read_text())
+    doc = session.read_document(EXAMPLE)
     return _ms(lambda: checks.check_numbers(doc, "session"), repeat)
 
 
