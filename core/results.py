@@ -14,7 +14,9 @@ checks every field, so
 A domain class can be a result's part itself: a dataclass whose JSON form also holds values it
 derives (a layer's output size, a traffic total) lists those properties in `JSON_DERIVED`; they are
 written after its fields and recomputed, not read, when the JSON is read back. So no mirror class
-is needed just to carry them.
+is needed just to carry them. A domain class that already has a JSON form of its own (a file format
+users write, e.g. a MERIT transform) keeps it in results too: it defines `json_form(self)` and the
+class method `from_json_form(value, where)`, which raises InputError naming the field.
 
 Everything here is plain Python: no Qt, usable from the command line.
 
@@ -174,6 +176,8 @@ def _read_slow(tp: Any, value: Any, where: str) -> Any:
         if isinstance(value, str):
             return str(value)
         raise _expected("str", value, where)
+    if isinstance(tp, type) and hasattr(tp, "from_json_form"):
+        return tp.from_json_form(value, where)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _read_dataclass(tp, value, where)
     origin = get_origin(tp)
@@ -393,6 +397,15 @@ def _fast(tp: Any, owned: bool = False) -> Reader:
                 return v
             raise _NotPlain
         return read_float
+    if isinstance(tp, type) and hasattr(tp, "from_json_form"):
+        own = tp.from_json_form
+
+        def read_own_form(v: Any) -> Any:
+            try:
+                return own(v, "")
+            except InputError:
+                raise _NotPlain from None
+        return read_own_form
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _fast_dataclass(tp, owned)
     origin, args = get_origin(tp), get_args(tp)
@@ -537,6 +550,9 @@ def to_plain(value: Any) -> Any:
             return list(value)
         return [to_plain(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        own = getattr(kind, "json_form", None)
+        if own is not None:                     # a domain class with a JSON form of its own
+            return to_plain(own(value))
         out: dict[str, Any] = {}
         for name, extras, omit in _plain_fields(kind):
             v = getattr(value, name)

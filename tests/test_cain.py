@@ -14,7 +14,7 @@ from core.cain import goals as gl
 from core.cain.api import compile_filter
 from core.cain.approx import approximate
 from core.cain.engine import ENGINE
-from core.cain.result import CainResult, GoalJson
+from core.cain.result import CainResult, GoalMatrix
 from core.cain.solver import build_problem, lanes
 from core.cain.csearch import PORTFOLIO
 from core.errors import InputError
@@ -204,7 +204,7 @@ def test_gauss3_all_reaches_the_table1_length_within_a_node_budget():
     assert r.cpp.count(";") >= r.length and "scamp5_kernel_begin();" in r.cpp
     # the Goal-Bag trace goes from the input Goal to the Final-Goals
     assert len(r.goal_bags) == r.length + 1
-    assert r.goal_bags[0] == [GoalJson(atoms=16, matrix=[[16]])]
+    assert r.goal_bags[0] == [GoalMatrix(atoms=16, matrix=[[16]])]
     assert r.to_json()["goal_bags"][0] == [{"atoms": 16, "matrix": [[16]]}]
 
 

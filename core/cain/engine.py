@@ -18,7 +18,7 @@ from core.cain.api import MODES, check_options
 from core.cain.approx import MAX_D, approximate, check_kernels
 from core.cain.lower_bound import LowerBound, problem_bound, verdict
 from core.cain.plans import cpp_text, make_plan
-from core.cain.result import CainResult, GoalJson, LowerBoundJson
+from core.cain.result import CainResult, GoalMatrix
 from core.cain.result import Improvement as FoundProgram
 from core.cain.solver import TRAVERSALS, Improvement, Proven, Stats, solve
 from core.checks import check_settings, check_types, read_json_file
@@ -259,9 +259,7 @@ def _analogue_warnings(approx: Any, outputs: dict[str, str], program: list[str],
 def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | None, first_t: float | None,
            improvements: list[dict[str, Any]], nodes: int, elapsed: float, bound: LowerBound,
            proven: int) -> CainResult:
-    lower = LowerBoundJson(**bound.as_json())
-    if proven > bound.value:            # the exact prover refuted every length below `proven`
-        lower.value = lower.exact = proven
+    lower = bound.raised(proven)        # the exact prover refuted every length below `proven`
     nothing = CainResult(
         filter=ks.name, kernel_names=list(approx.names), isa=s["isa"], mode=s["mode"],
         registers=s["registers"], traversal=s["traversal"], workers=s["workers"],
@@ -292,7 +290,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         verified=best.verified, verification=best.check,
         cpp=cpp_text(make_plan(improvements[-1], _search_fields(ks, approx, s))),
         bus_steps=sum(OP_TABLE[i.spec.key].bus_steps for i in best.program),
-        goal_bags=[[GoalJson(**g) for g in bag] for bag in best.bags], register_goals=best.registers,
+        goal_bags=[[GoalMatrix(**g) for g in bag] for bag in best.bags], register_goals=best.registers,
         gap=best.length - lower.value, optimal=best.length <= lower.value,
         warnings=_analogue_warnings(approx, outputs, [format_instr(i) for i in best.program], best.registers),
     )

@@ -31,12 +31,13 @@ free) and the potential term is added to the halvings only in sets whose halving
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Iterable
 
 from core.cain import goals as gl
 from core.cain.goals import Goal
+from core.results import optional_key
 from core.scamp5.isa import InstructionSet
 
 SHIFTING_ADDS = ("addx/4", "add2x/5", "subx/4", "sub2x/5")
@@ -44,25 +45,34 @@ SHIFTING_ADDS = ("addx/4", "add2x/5", "subx/4", "sub2x/5")
 
 @dataclass(frozen=True)
 class LowerBound:
-    """The bound and its terms (instruction counts of disjoint macro kinds, see the module doc)."""
+    """The bound and its terms (instruction counts of disjoint macro kinds, see the module doc).
 
+    The same object is what a Cain result keeps (CainResult.lower_bound, written and read by
+    core.results): there `value` may stand above the terms, raised by the exact prover
+    (core.cain.exact), which then says so in `exact`; results of version 2 have no `shifts` or
+    `potential`. `of_terms` computes `value` from the terms."""
+
+    value: int
     outputs: int        # Goals that some instruction must write last
     halvings: int       # divq / div / diva
     adds: int           # add / addx / add2x / sub / subx / sub2x
     moves: int          # mov / movx / mov2x / neg / res: the shifts no shifting add can make
-    shifts: int = 0     # shifting instructions the Goals' box needs (moves or shifting adds)
-    potential: int = 0  # instructions that write a value, for the registers' total weight
-    potential_counts_halvings: bool = True   # halvings that keep their operand write a copy too
+    shifts: int | None = optional_key()      # shifting instructions the Goals' box needs (moves or shifting adds)
+    potential: int | None = optional_key()   # instructions that write a value, for the registers' total weight
+    exact: int | None = optional_key()       # every length below it refuted by the exact prover
 
-    @property
-    def value(self) -> int:
-        core = self.halvings + self.adds + self.moves
-        weight = self.potential if self.potential_counts_halvings else self.halvings + self.potential
-        return max(self.outputs, core, weight)
+    @staticmethod
+    def of_terms(outputs: int, halvings: int, adds: int, moves: int, shifts: int = 0, potential: int = 0,
+                 potential_counts_halvings: bool = True) -> "LowerBound":
+        """The bound the terms prove: max(outputs, halvings + adds + moves, potential), where the
+        potential term counts the halvings too unless they keep their operand (copying halvings)."""
+        weight = potential if potential_counts_halvings else halvings + potential
+        return LowerBound(max(outputs, halvings + adds + moves, weight), outputs, halvings, adds, moves, shifts,
+                          potential)
 
-    def as_json(self) -> dict[str, int]:
-        return {"value": self.value, "outputs": self.outputs, "halvings": self.halvings, "adds": self.adds,
-                "moves": self.moves, "shifts": self.shifts, "potential": self.potential}
+    def raised(self, proven: int) -> "LowerBound":
+        """The bound after the exact prover refuted every length below `proven` (if that is more)."""
+        return self if proven <= self.value else replace(self, value=proven, exact=proven)
 
 
 def signed_digit_weight(n: int) -> int:
@@ -267,13 +277,13 @@ def lower_bound(ctx: BoundContext, goals: Iterable[Goal]) -> LowerBound:
     halvings = max(0, ctx.d - (min_pow.bit_length() - 1))
     class_adds = adds_needed(classes.values(), ctx.add_arity)
     if not outputs:
-        return LowerBound(0, 0, 0, 0)
+        return LowerBound.of_terms(0, 0, 0, 0)
     shifts = shifts_needed(ctx.offsets, x1, -x0, y1, -y0) if (x0, x1, y0, y1) != (0, 0, 0, 0) else 0
     if shifts >= 10 ** 6 and not ctx.offsets:
         shifts = 1 if ctx.needs_move_for_shift else 0   # a set that cannot shift: keep the old term
     adds, moves = mixed_adds_moves(top, class_adds, shifts, ctx.add_arity == 3, not ctx.needs_move_for_shift)
     potential = potential_steps([1] * ctx.channels, top, total, ctx.self_sub)
-    return LowerBound(outputs, halvings, adds, moves, shifts, potential, ctx.copying_halvings)
+    return LowerBound.of_terms(outputs, halvings, adds, moves, shifts, potential, ctx.copying_halvings)
 
 
 def bound_value(ctx: BoundContext, goals: Iterable[Goal]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from core.cain.lower_bound import LowerBound
 from core.results import EngineResult, optional_key
 from core.scamp5.analogue import AnalogueWarning
 
@@ -44,33 +45,15 @@ class Improvement:
 
 
 @dataclass(kw_only=True)
-class GoalJson:
-    """One Goal of a Goal-Bag: its Atom count and coefficients over 2^d.
+class GoalMatrix:
+    """One Goal of a Goal-Bag as the panel draws it: its Atom count and coefficient matrix over 2^d.
 
-    Not the domain Goal (core.cain.goals.Goal), which is a sorted tuple of packed ints with no
-    fields of its own: this is its display form (core.cain.codegen.goal_bag_json), as stored."""
+    A picture of a Goal, not a second Goal class: the search's Goal (core.cain.goals.Goal) is a
+    sorted tuple of packed ints, made for hashing millions of them, with no fields to store; this is
+    the one class for what the user sees of it (core.cain.codegen.goal_bag_json builds it)."""
 
     atoms: int
     matrix: IntKernel
-
-
-@dataclass(kw_only=True)
-class LowerBoundJson:
-    """The proven lower bound on the program length (core.cain.lower_bound) and its terms.
-
-    Not core.cain.lower_bound.LowerBound itself, whose stored form differs: there `value` is computed
-    from the terms (here it is stored, and raised to `exact` when the exact prover refuted more),
-    `potential_counts_halvings` is not stored, and results of version 2 lack `shifts` and
-    `potential` (LowerBound would write 0 for them)."""
-
-    value: int
-    outputs: int
-    halvings: int
-    adds: int
-    moves: int
-    shifts: int | None = optional_key()       # later bounds: shifting instructions the Goals' box needs
-    potential: int | None = optional_key()    # and instructions the registers' total weight needs
-    exact: int | None = optional_key()        # every length below it refuted by the exact prover (core.cain.exact)
 
 
 @dataclass(kw_only=True)
@@ -117,9 +100,9 @@ class CainResult(EngineResult):
     verification: str
     cpp: str
     bus_steps: int | None
-    goal_bags: list[list[GoalJson]]             # before each step, the Goals still to make
+    goal_bags: list[list[GoalMatrix]]             # before each step, the Goals still to make
     register_goals: list[dict[str, IntMatrix | None]]   # before/after each step: register -> Goal
-    lower_bound: LowerBoundJson | None = optional_key()  # version 2: no program is shorter
+    lower_bound: LowerBound | None = optional_key()  # version 2: no program is shorter
     gap: int | None = optional_key()                     # length - lower_bound.value, when a program was found
     optimal: bool | None = optional_key()                # length == lower_bound.value (proven optimal)
     # kernels and registers of the program that can leave the ±2 analogue range (core.scamp5.analogue);

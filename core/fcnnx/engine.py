@@ -24,7 +24,7 @@ from core.fcnnx.explore import (ILP_MAX_TASKS, SCHEDULERS, PointResult, async_es
                                 schedule_compact, schedule_point)
 from core.fcnnx.hwtable import build_table, table_summary, write_table
 from core.fcnnx.model import RESOURCE_KEYS, average_utilisation
-from core.fcnnx.result import (Baseline, Comparison, DesignPointJson, FcnnxResult, Figures, HardwareTable, JointDesign,
+from core.fcnnx.result import (Baseline, Comparison, DesignSummary, FcnnxResult, Figures, HardwareTable, JointDesign,
                                JointPoint, Resources, Search, Simulated, SimulatedBaseline, Timing, Utilisation, Verified)
 from core.fcnnx.schedule import OBJECTIVES, Objective
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
@@ -409,7 +409,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     joint_res = joint_resources(best.combo)
     chosen = joint_of[id(best)]
     joint_rows[chosen].schedule = None          # the chosen point's full schedule is the result's `schedule`
-    baseline = Baseline(design=[DesignPointJson.of(p) for p in base], resources=Resources.of(joint_resources(base)),
+    baseline = Baseline(design=[DesignSummary.of(p) for p in base], resources=Resources.of(joint_resources(base)),
                         peak=figures([p.fps for p in base]),
                         estimated=figures(async_estimate(base, objective, bw_raw, _async_eff(), limit)))
     simulated = comparison = None
@@ -429,8 +429,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
         batch=batch, objective=s["objective"], scheduler=s["scheduler"],
         user_targets_fps=user_targets, targets_fps=targets, fps_max=fps_max, gops_max=gops_max,
         ops_per_inference=ops, available=Resources.of(avail),
-        pareto_fronts={n: [DesignPointJson.of(p) for p in f] for n, f in zip(names, fronts_all)},
-        design=JointDesign(per_cnn=[DesignPointJson.of(p) for p in best.combo], resources=Resources.of(joint_res),
+        pareto_fronts={n: [DesignSummary.of(p) for p in f] for n, f in zip(names, fronts_all)},
+        design=JointDesign(per_cnn=[DesignSummary.of(p) for p in best.combo], resources=Resources.of(joint_res),
                            utilisation=Utilisation.of(joint_res, avail),
                            avg_util=average_utilisation(joint_res, avail)),
         schedule=chosen_schedule(best, names),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from core.fcnnx.result import DesignPointJson, FcnnxResult, JointPoint, Resources, ScheduledRun
+from core.fcnnx.result import DesignSummary, FcnnxResult, JointPoint, Resources, ScheduledRun
 
 
 @dataclass(kw_only=True)
@@ -35,7 +35,7 @@ class ScheduleView:
 class JointView:
     index: int | None                                # in result.joint_points; None: not recorded
     chosen: bool                                     # the design the run picked (result.design)
-    designs: list[DesignPointJson] | None            # per CNN; None: not recorded
+    designs: list[DesignSummary] | None            # per CNN; None: not recorded
     schedule: ScheduleView | None
     note: str = ""                                   # why something is missing
 

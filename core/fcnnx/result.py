@@ -49,12 +49,13 @@ class Utilisation:
 
 
 @dataclass(kw_only=True)
-class DesignPointJson:
-    """One CNN's engine design as a result keeps it (built from a core.fcnnx.dse.DesignPoint by `of`).
+class DesignSummary:
+    """What a result keeps of one CNN's engine design: a summary (built from a
+    core.fcnnx.dse.DesignPoint by `of`), not a copy of the DesignPoint.
 
-    Not the domain class itself: the stored form is a summary a DesignPoint cannot be rebuilt from
-    (the engine design as design_to_json writes it, subgraph names only; fps and gops, which a
-    DesignPoint computes from its batch and operation count, stored instead of those)."""
+    A DesignPoint holds the CNN's graph and the search's working state, and cannot be rebuilt from
+    this: the engine design as design_to_json writes it (subgraph names only), with fps and gops
+    stored where a DesignPoint computes them from its batch and operation count."""
 
     cnn: str
     resources: Resources
@@ -66,7 +67,7 @@ class DesignPointJson:
     subgraphs: list[SubgraphLoad]
 
     @classmethod
-    def of(cls, p: DesignPoint) -> "DesignPointJson":
+    def of(cls, p: DesignPoint) -> "DesignSummary":
         """The stored summary of a design point (attributes copied, no JSON on the way)."""
         return cls(cnn=p.cnn, resources=Resources.of(p.resources), avg_util=p.avg_util,
                    frame_time_s=p.frame_time_s, fps=p.fps, gops=p.gops, design=design_to_json(p.design),
@@ -75,7 +76,7 @@ class DesignPointJson:
 
 @dataclass(kw_only=True)
 class JointDesign:
-    per_cnn: list[DesignPointJson]
+    per_cnn: list[DesignSummary]
     resources: Resources
     utilisation: Utilisation
     avg_util: float
@@ -159,7 +160,7 @@ class Simulated(Figures):
 class Baseline:
     """The contention-unaware design the paper compares with."""
 
-    design: list[DesignPointJson]
+    design: list[DesignSummary]
     resources: Resources
     peak: Figures
     estimated: Figures
@@ -279,7 +280,7 @@ class FcnnxResult(EngineResult):
     gops_max: list[float]
     ops_per_inference: list[int]
     available: Resources
-    pareto_fronts: dict[str, list[DesignPointJson]]
+    pareto_fronts: dict[str, list[DesignSummary]]
     design: JointDesign
     schedule: Schedule
     predicted: Figures

@@ -27,7 +27,7 @@ from core.merit_transform import workloads as W
 from core.merit.evaluate import evaluate, evaluate_rows, m_grid, naive_rows
 from core.merit_transform.fileformat import load_transform_file, workload_from_json
 from core.merit.result import (Butterfly, Codegen, Meritz, MeritzAssumptions, MeritzConfig, MeritzLayer, MeritResult,
-                               MeritzSuite, StageJson, UtilisationCurve, Verification)
+                               MeritzSuite, UtilisationCurve, Verification)
 from core.merit.tiling import clipped_footprint, tile_sizes, tiling_report
 from core.merit.sample import OutputSample, choose_sample, needs_sampling
 from core.units import parse_bandwidth
@@ -446,7 +446,7 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         meritz.curve.series[name] = series
 
     yield FinalResult(MeritResult(
-        workload=wl.name, title=wl.title, paper=wl.paper, transform=[StageJson.of(st) for st in wl.stages],
+        workload=wl.name, title=wl.title, paper=wl.paper, transform=list(wl.stages),
         verification=verification, m_grids=grids, tiling=tiling, banks=bank,
         butterfly_examples=_butterfly_examples(), reuse=reuse_rep, meritz=meritz, codegen=codegen))
 
@@ -595,7 +595,7 @@ def format_text(result: EngineResult) -> str:
         a = " x ".join(f"{n}={s}" for n, s in st.accumulate) or "-"
         lines.append(f"  stage {st.name}: p = ({p}), a = ({a}), strategy {st.strategy}")
         for op in st.operands:
-            m = ", ".join(f"{i}->(d{d},s{s_},o{o})" for i, (d, s_, o) in op.map.items())
+            m = ", ".join(f"{i}->(d{a.axis},s{a.stride},o{a.offset})" for i, a in op.maps.items())
             lines.append(f"    {op.name}{tuple(op.shape)}: {m}")
     lines.append(f"verification: max abs diff vs direct = {v.max_abs_diff}, eq. 5 walk = "
                  f"{v.naive_eq5_max_abs_diff:.3g}, ok = {v.ok}" + (f" ({v.sample})" if v.sample else ""))

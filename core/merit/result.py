@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.merit.butterfly import fmt
-from core.merit_transform.transform import MeritTransform, Operand
+from core.merit_transform.transform import MeritTransform
 from core.results import EngineResult, optional_key
 
 if TYPE_CHECKING:                               # these modules build their parts of the result from here
@@ -20,48 +20,6 @@ if TYPE_CHECKING:                               # these modules build their part
     from core.merit.butterfly import Verdict
     from core.merit.tiling import LoadCounts
     from sims.meritz import LayerResult, MeritzConfig as MeritzModel
-
-
-@dataclass(kw_only=True)
-class OperandJson:
-    """An operand of a stage: its tensor shape, padding and index -> (axis, stride, offset) map.
-
-    The stored form of core.merit_transform.transform.Operand, which cannot stand in for it: the
-    domain class has `maps` of AxisMap objects where this has `map` of [axis, stride, offset] lists,
-    and keeps `pad` empty for no padding where this has one 0 per axis."""
-
-    name: str
-    shape: list[int]
-    pad: list[int]
-    map: dict[str, tuple[int, int, int]]
-
-    @classmethod
-    def of(cls, op: Operand) -> "OperandJson":
-        return cls(name=op.name, shape=[int(s) for s in op.shape], pad=[int(p) for p in op.padding()],
-                   map={i: (m.axis, m.stride, m.offset) for i, m in op.maps.items()})
-
-
-@dataclass(kw_only=True)
-class StageJson:
-    """One MERIT transform (core.merit_transform.transform.MeritTransform.to_json).
-
-    Kept beside the domain class: its operands are OperandJson, and `output_shape` is the computed
-    shape (MeritTransform keeps None for "the p sizes")."""
-
-    name: str
-    description: str
-    parallel: list[tuple[str, int]]             # (index, size) pairs, in loop order
-    accumulate: list[tuple[str, int]]
-    operands: list[OperandJson]
-    strategy: str
-    params: dict[str, Any]                      # strategy parameters (e.g. a bilateral sigma), free-form
-    output_shape: list[int]
-
-    @classmethod
-    def of(cls, t: MeritTransform) -> "StageJson":
-        return cls(name=t.name, description=t.description, parallel=[(n, int(s)) for n, s in t.parallel],
-                   accumulate=[(n, int(s)) for n, s in t.accumulate], operands=[OperandJson.of(op) for op in t.operands],
-                   strategy=t.strategy, params=dict(t.params), output_shape=list(t.out_shape()))
 
 
 @dataclass(kw_only=True)
@@ -415,7 +373,7 @@ class MeritResult(EngineResult):
     workload: str
     title: str
     paper: str
-    transform: list[StageJson]
+    transform: list[MeritTransform]
     verification: Verification
     m_grids: list[MGrid]
     tiling: Tiling

@@ -88,8 +88,8 @@ def _gib(n: int) -> str:
     return f"{n / 1024 ** 3:.3g} GiB"
 
 
-def check_real_limits(t: MeritTransform, where: str = "transform") -> None:
-    """int64 indices and this machine's memory; each refusal names the field that sets the size."""
+def check_index_limits(t: MeritTransform, where: str = "transform") -> None:
+    """Sizes the generated code's 64-bit indices and counters can hold (on every machine)."""
     for oi, op in enumerate(t.operands):
         pad = op.padding()
         padded = math.prod(int(n) + 2 * int(q) for n, q in zip(op.shape, pad)) if len(pad) == len(op.shape) \
@@ -105,6 +105,12 @@ def check_real_limits(t: MeritTransform, where: str = "transform") -> None:
     if P * A > INT64_MAX:
         raise InputError(f"the indices span {P * A} steps (outputs x accumulated elements); the generated code "
                          f"counts them with 64-bit integers (at most {INT64_MAX})", f"{where}.accumulate")
+
+
+def check_real_limits(t: MeritTransform, where: str = "transform") -> None:
+    """int64 indices and this machine's memory; each refusal names the field that sets the size."""
+    check_index_limits(t, where)
+    P = math.prod(int(n) for _, n in t.parallel)
     need: list[tuple[int, str, str]] = []
     for oi, op in enumerate(t.operands):
         elements = math.prod(int(n) for n in op.shape)
@@ -142,8 +148,9 @@ def _index_list(v: Any, where: str) -> list[tuple[str, int]]:
     return out
 
 
-def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
-    """Parse and validate; every error names the JSON field."""
+def transform_from_json(d: Any, where: str = "transform", machine_limits: bool = True) -> MeritTransform:
+    """Parse and validate; every error names the JSON field. `machine_limits`: also refuse a transform
+    too large for this machine's memory (off when reading one a result keeps: it has run)."""
     if not isinstance(d, dict):
         raise InputError("a transform file holds one JSON object", where)
     par = _index_list(d.get("parallel", []), f"{where}.parallel")
@@ -213,7 +220,10 @@ def transform_from_json(d: Any, where: str = "transform") -> MeritTransform:
             raise InputError(f"expected a text, got {type(d[key]).__name__}", f"{where}.{key}")
     t = MeritTransform(str(d.get("name", "transform")), par, acc, operands, strategy, dict(params), out_shape,
                        str(d.get("description", "")))
-    check_real_limits(t, where)
+    if machine_limits:
+        check_real_limits(t, where)
+    else:
+        check_index_limits(t, where)
     t.validate(where)
     return t
 

@@ -40,6 +40,12 @@ class Operand:
     maps: dict[str, AxisMap]               # index name -> axis map; absent index = repetition
     pad: tuple[int, ...] = ()              # zero padding per axis (both sides); () = none
 
+    def __post_init__(self) -> None:
+        # one spelling of "no padding" (the file form writes a 0 per axis), so an operand read back
+        # from its file form equals the one written
+        if self.pad and len(self.pad) == len(self.shape) and not any(self.pad):
+            self.pad = ()
+
     def padding(self) -> tuple[int, ...]:
         return self.pad if self.pad else (0,) * len(self.shape)
 
@@ -56,6 +62,11 @@ class MeritTransform:
     params: dict[str, Any] = field(default_factory=dict)
     output_shape: tuple[int, ...] | None = None     # reshape of Vec(C); default: the p sizes
     description: str = ""
+
+    def __post_init__(self) -> None:
+        # one spelling of "the p sizes" (the file form writes the output shape out), as for padding
+        if self.output_shape is not None and tuple(self.output_shape) == (self.p_sizes or (1,)):
+            self.output_shape = None
 
     # ------------------------------------------------------------------ structure
     @property
@@ -185,6 +196,18 @@ class MeritTransform:
         return self.p_sizes, self.a_sizes
 
     # ------------------------------------------------------------------ JSON
+    def json_form(self) -> dict[str, Any]:
+        """The transform-file form (what users write), also what a result keeps (core.results)."""
+        return self.to_json()
+
+    @classmethod
+    def from_json_form(cls, value: Any, where: str) -> "MeritTransform":
+        """A transform a result keeps, checked as a transform file is (InputError naming the field),
+        but not against this machine's memory: it has already run."""
+        from core.merit_transform.fileformat import transform_from_json
+
+        return transform_from_json(value, where or "transform", machine_limits=False)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,

@@ -19,7 +19,7 @@ from core.engine import EngineSpec
 from core.fcnnx.hwtable import write_table
 from core.fcnnx.joint_view import JointView, ScheduleView, chosen_view, joint_view, joints_using
 from core.fcnnx.model import RESOURCE_KEYS
-from core.fcnnx.result import DesignPointJson, FcnnxResult, JointPoint, ScheduledRun
+from core.fcnnx.result import DesignSummary, FcnnxResult, JointPoint, ScheduledRun
 from core.jobs import Event, MetricPoint
 from core.project import Run
 from core.results import EngineResult
@@ -419,7 +419,7 @@ class FcnnxPanel(GenericPanel):
             self.bw_plot.plot(xs, ys, stepMode="center", fillLevel=0, brush=(31, 119, 180, 90), pen=pg.mkPen("#1f77b4"))
             self.bw_plot.addLine(y=r.effective_bandwidth_gbps, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
 
-    def _draw_resources(self, r: FcnnxResult, designs: list[DesignPointJson]) -> None:
+    def _draw_resources(self, r: FcnnxResult, designs: list[DesignSummary]) -> None:
         names = r.cnns
         avail = asdict(r.available)
         width = 0.8 / max(len(names), 1)
