@@ -159,3 +159,45 @@ def test_nothing_is_computed_twice_across_studies(one_worker, tmp_path, monkeypa
     assert cached[4096]["metrics"] == {"S": 2048}                    # this study's metric, from the cached result
     again = StudyRunner(spec.from_json(other), one_worker, tmp_path / "c.jsonl", cache=False).run()
     assert again.counts["cached"] == 0 and again.counts["finished"] == 3
+
+
+# ------------------------------------------------------------------ polishing the best point
+def _replay(study: spec.Study, value) -> list[tuple[int, ...]]:
+    """The points a search runs when each point's objective is value(indices), answered at once."""
+    s = search.Searcher(study, study.search)
+    ran = []
+    while (got := s.next_point()) is not None:
+        p, known = got
+        if known is None:
+            idx = tuple(s._indices(p))
+            ran.append(idx)
+            s.told(p, {"type": "point", "key": p.key, "status": "finished",
+                       "metrics": {"optimal_traffic": value(idx), "memory": 1.0}})
+    return ran
+
+
+@pytest.mark.parametrize("sampler", ["random", "nsga2", "tpe"])
+def test_a_single_objective_search_ends_at_a_point_no_one_axis_step_improves(sampler):
+    """A bowl with its bottom at (4, 1) on the 6 x 3 grid: whatever the sampler drew first, the
+    polish walks one axis at a time to the bottom, within the budget, and runs no point twice."""
+    study = _study(sampler=sampler, budget=9, objectives=["optimal_traffic"])
+    ran = _replay(study, lambda i: (i[0] - 4) ** 2 + 3 * (i[1] - 1) ** 2)
+    assert len(ran) == 9 == len(set(ran))
+    assert (4, 1) in ran
+
+
+def test_polish_off_and_several_objectives_leave_the_sampler_alone(monkeypatch):
+    """With "polish": false, or two objectives, no point comes from the polish."""
+    calls = []
+    monkeypatch.setattr(search.Searcher, "_next_neighbour", lambda self: calls.append(1))
+    _replay(_study(sampler="random", budget=9, objectives=["optimal_traffic"], polish=False), lambda i: i[0])
+    _replay(_study(sampler="random", budget=9), lambda i: i[0])
+    assert calls == []
+    _replay(_study(sampler="random", budget=9, objectives=["optimal_traffic"]), lambda i: i[0])
+    assert calls
+
+
+def test_polish_must_be_true_or_false():
+    with pytest.raises(InputError) as exc:
+        _study(polish="yes")
+    assert exc.value.where == "study.search.polish" and "true or false" in exc.value.message
