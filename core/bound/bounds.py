@@ -21,11 +21,13 @@ other proven bound; `reference` is the larger of the two (never their sum).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
-from core.bound.geometry import Axis, axis_counts, max_reuse, rows_used
+from core.bound.geometry import Axis, axis_counts, max_reuse, phase_classes, rows_used
 from core.bound.shapes import ConvShape
+from core.results import optional_key
 
 # Segment lengths M tried, as S * 2^(k/8): every M gives a valid bound, so the search only decides how
 # good it is: a coarse pass over k = -40..48, then the neighbours of the best.
@@ -59,10 +61,33 @@ class MacCounts:
     zeros made on chip and are never needed)."""
 
     macs: int             # MACs whose input is a real element
-    R: int                # most MACs of one output channel reading one input element
-    per_output: int       # most MACs of one output
-    per_weight: int       # most MACs of one weight
-    per_input: int        # most MACs of one input element (R times the output channels of its group)
+    R: float              # most MACs of one output channel reading one input element (or R_phase, below)
+    per_output: float     # most MACs of one output (math.inf: no cap)
+    per_weight: float     # most MACs of one weight
+    per_input: float      # most MACs of one input element (R times the output channels of its group)
+
+
+def phase_reuse(shape: ConvShape) -> float:
+    """R_phase = (MACs / sum over stride phases c of MACs_c / sqrt(R_c))^2: the window reuse that the
+    phase argument (docs/bound.md, Lemma 4) charges, at most R and equal to it for stride 1. A phase is
+    a pair of per-axis residue classes of taps (geometry.phase_classes): its MACs read only its own
+    inputs and use only its own weights, and R_c is its own most reuse. Lowered by a relative 1e-9 so
+    that rounding never raises the bound."""
+    ay, ax = axes(shape)
+    spread = 1.0
+    for a in (ay, ax):
+        spread *= sum(pairs / math.sqrt(reuse) for pairs, reuse in phase_classes(a))
+    c = mac_counts(shape)
+    if spread <= 0 or c.macs == 0:
+        return float(c.R)
+    per_channel = c.macs / (shape.B * shape.Co * shape.Cig)      # real (output position, tap) pairs
+    return min(float(c.R), (per_channel / spread) ** 2) * (1 - 1e-9)
+
+
+def phase_counts(shape: ConvShape) -> MacCounts:
+    """The counts the phase argument runs the segment bound with: R_phase, no per-word caps."""
+    return MacCounts(macs=mac_counts(shape).macs, R=phase_reuse(shape), per_output=math.inf, per_weight=math.inf,
+                     per_input=math.inf)
 
 
 def mac_counts(shape: ConvShape) -> MacCounts:
@@ -87,6 +112,8 @@ def segment_macs(X: float, c: MacCounts) -> float:
         return 0.0
     R = float(c.R)
     K1, K2, K3 = sorted((float(c.per_input), float(c.per_weight), float(c.per_output)), reverse=True)
+    if math.isinf(K3):                            # no caps (the phase argument)
+        return min(math.sqrt(R) * (X / 3) ** 1.5, float(c.macs)) * (1 + 1e-9)
     # X_min(v) where the ranges of v meet: K3^3/R (X = 3 K3^2 / R), K2^2 K3/R and K1 K2 K3/R
     v2, v3 = K2 ** 2 * K3 / R, K1 * K2 * K3 / R
     x1 = 3 * K3 ** 2 / R
@@ -115,7 +142,7 @@ def segment_words(v: float, c: MacCounts) -> float:
         return math.inf
     R = float(c.R)
     K1, K2, K3 = sorted((float(c.per_input), float(c.per_weight), float(c.per_output)), reverse=True)
-    if v <= K3 ** 3 / R:                          # no cap binds: a = b = c
+    if math.isinf(K3) or v <= K3 ** 3 / R:        # no cap binds: a = b = c
         x = 3 * (v * v / R) ** (1 / 3)
     elif v <= K2 ** 2 * K3 / R:                   # the smallest cap binds
         x = 2 * math.sqrt(v * K3 / R) + v / K3
@@ -135,6 +162,9 @@ class SegmentBound:
     reads_per_segment: int      # M that gave the bound
     macs_per_segment: float     # F(S + M): most MACs one segment can do
     last_segment: float = 0.0   # y: reads the last segment needs (part of total)
+    # set when the phase argument gave the bound (a strided layer, docs/bound.md Lemma 4): its R_phase;
+    # macs_per_segment then counts MACs weighted by sqrt(R_phase / R_c) of their phase c
+    phase_reuse: float | None = optional_key()
 
 
 def segment_bound(shape: ConvShape, S: int, counts: MacCounts | None = None) -> SegmentBound:
@@ -223,7 +253,12 @@ def conv_bound(shape: ConvShape, S: int) -> LayerBound:
     """The proven bound, the paper's asymptotic formula and the compulsory traffic for S words."""
     c = mac_counts(shape)
     segment = segment_bound(shape, S, c)
+    phased = phase_counts(shape)
+    if phased.R < c.R:                  # strided: the phases charge less reuse than R (and no caps)
+        by_phase = segment_bound(shape, S, phased)
+        if by_phase.total > segment.total:
+            segment = dataclasses.replace(by_phase, phase_reuse=phased.R)
     compulsory = Compulsory.of(compulsory_inputs(shape), compulsory_weights(shape), shape.outputs)
-    return LayerBound(R=c.R, R_paper=paper_reuse(shape), macs_real=c.macs, segment=segment,
+    return LayerBound(R=int(c.R), R_paper=paper_reuse(shape), macs_real=c.macs, segment=segment,
                       paper=PaperFormula.of(2.0 * shape.macs / math.sqrt(c.R * S), shape.outputs),
                       compulsory=compulsory, reference=max(segment.total, float(compulsory.total)))

@@ -358,7 +358,8 @@ def format_text(result: EngineResult) -> str:
     lines += [head, "-" * len(head)]
     for l in r.layers:
         t, b = l.optimal.tiling, l.bound
-        which = "s" if b.segment.total > b.compulsory.total else "c"
+        which = ("c" if b.segment.total <= b.compulsory.total
+                 else "p" if b.segment.phase_reuse is not None else "s")
         row = (f"{l.name[:10]:10s} {b.R:3d} {_fmt(b.reference):>9s}{which} {_fmt(b.paper.total):>9s} "
                f"{_fmt(l.optimal.traffic.total):>9s} {_num(l.optimal.ratio_reference)} "
                f"{_num(l.optimal.ratio_paper)} {_GAP.get(l.gap.source if l.gap else '', ' ')!s:>3s}  "
@@ -373,7 +374,7 @@ def format_text(result: EngineResult) -> str:
            f"{_num(tot.ratio_reference)} {_num(tot.ratio_paper)}").ljust(len(head) - 10 * len(flows))
     lines.append(row + "".join(f" {_fmt(tot.per_dataflow[k]):>9s}" for k in flows))
     lines += ["", "Traffic in words (M = 10^6). proven = the lower bound no schedule can beat: the larger of the "
-              "segment bound (s) and the compulsory traffic (c), see docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
+              "segment bound (s; p: from the stride phases) and the compulsory traffic (c), see docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
               "output writes (asymptotic, not a bound); ratio = optimal / proven, /paper = optimal / paper; +W / +I: the "
               "weights / inputs held on chip for the whole layer; ORDER: the loop order (outermost first) when "
               "not N P Q M C; ~: input tiles slide (keep the rows or columns the previous tile shares); gap: - "

@@ -221,6 +221,23 @@ def axis_counts(ax: Axis) -> AxisCounts:
                       int((per_tap > 0).sum()))
 
 
+def phase_classes(ax: Axis) -> list[tuple[int, int]]:
+    """The axis's taps split into stride phases: tap t reads rows h = o*D - P + t*d, all of residue
+    (t*d - P) mod D, so taps of one residue read rows of that residue only and taps of different
+    residues read disjoint rows (and use different weights). For each phase with a real pair:
+    (the (output, tap) pairs reading a real row, the most pairs reading one row). One phase when
+    D = 1."""
+    rows = ax.taps()
+    real = (rows >= 0) & (rows < ax.I)
+    residue = (np.arange(ax.K) * ax.d - ax.P) % ax.D
+    out = []
+    for rho in np.unique(residue):
+        read = rows[:, residue == rho][real[:, residue == rho]]
+        if read.size:
+            out.append((int(read.size), int(np.bincount(read, minlength=ax.I).max())))
+    return out
+
+
 def distinct_tiles(n: int) -> np.ndarray:
     """The smallest tile size for every distinct trip count ceil(n/t), ascending.
 

@@ -19,7 +19,9 @@ says where its gap to the bound lies (`gap`), and sweep rows carry per-layer cur
 defaults, so version-2 results read
 unchanged (no slide, no last-segment term, no gap); the optimal dataflow's space is larger since.
 Version 4 adds an optional `fusion` key, the fusion plan (core.bound.fusion.FusionPlan); version-3
-results (without it) read as before.
+results (without it) read as before. Version 5 (issue 33): a strided layer's segment bound may come
+from the stride-phase argument, which its `phase_reuse` then states; version-4 results keep the
+bounds they were computed with.
 """
 
 from __future__ import annotations
@@ -154,9 +156,9 @@ class Timing:
 
 @dataclass(kw_only=True)
 class BoundResult(EngineResult):
-    VERSION = 4
+    VERSION = 5
     # 2 -> 3 and 3 -> 4: new keys have defaults (4 adds the optional fusion plan)
-    UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d, 3: lambda d: d}
+    UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d, 3: lambda d: d, 4: lambda d: d}
 
     engine: str
     source: Source

@@ -390,6 +390,13 @@ class BoundPanel(GenericPanel):
                      l.gap.source if l.gap else ""]
             for c, v in enumerate(vals):
                 self.table.setItem(r, c, QTableWidgetItem(str(v)))
+            lb = l.bound
+            proof = ("compulsory traffic (every needed word moved once)" if lb.segment.total <= lb.compulsory.total
+                     else f"segment bound from the stride phases (R_phase {lb.segment.phase_reuse:.2f} against "
+                          f"R {lb.R})" if lb.segment.phase_reuse is not None else f"segment bound (R {lb.R})")
+            item = self.table.item(r, 2)
+            if item is not None:
+                item.setToolTip(f"Proven lower bound: {proof}; see docs/bound.md")
         tot = result.totals
         last = len(layers)
         total_row = {0: "total", 2: round(tot.reference), 3: round(tot.paper), 4: tot.optimal,
