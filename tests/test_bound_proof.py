@@ -445,3 +445,12 @@ def test_the_phases_lift_the_bound_of_a_strided_resnet_layer():
     assert b.R == 4 and 2.3 < b.segment.phase_reuse < 2.45
     assert 0.82e6 < b.reference < 0.86e6
     assert segment_bound(s, 32768).total < 0.66e6
+
+
+def test_a_stride_one_layer_has_one_phase_and_keeps_its_bound():
+    """Stride 1: one phase, R_phase = R (up to the rounding guard), and the bound never says it came
+    from the phases."""
+    for s in [_shape(Ci=64, H=30, W=30, Co=64, kh=3, kw=3, pad=1), _shape(Ci=8, H=9, W=9, Co=8, kh=5, kw=5)]:
+        assert phase_reuse(s) == pytest.approx(mac_counts(s).R, rel=1e-8)
+        for S in (256, 4096, 32768):
+            assert conv_bound(s, S).segment.phase_reuse is None

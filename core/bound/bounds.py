@@ -67,7 +67,7 @@ class MacCounts:
     per_input: float      # most MACs of one input element (R times the output channels of its group)
 
 
-def phase_reuse(shape: ConvShape) -> float:
+def phase_reuse(shape: ConvShape, counts: MacCounts | None = None) -> float:
     """R_phase = (MACs / sum over stride phases c of MACs_c / sqrt(R_c))^2: the window reuse that the
     phase argument (docs/bound.md, Lemma 4) charges, at most R and equal to it for stride 1. A phase is
     a pair of per-axis residue classes of taps (geometry.phase_classes): its MACs read only its own
@@ -77,16 +77,17 @@ def phase_reuse(shape: ConvShape) -> float:
     spread = 1.0
     for a in (ay, ax):
         spread *= sum(pairs / math.sqrt(reuse) for pairs, reuse in phase_classes(a))
-    c = mac_counts(shape)
+    c = counts or mac_counts(shape)
     if spread <= 0 or c.macs == 0:
         return float(c.R)
     per_channel = c.macs / (shape.B * shape.Co * shape.Cig)      # real (output position, tap) pairs
     return min(float(c.R), (per_channel / spread) ** 2) * (1 - 1e-9)
 
 
-def phase_counts(shape: ConvShape) -> MacCounts:
+def phase_counts(shape: ConvShape, counts: MacCounts | None = None) -> MacCounts:
     """The counts the phase argument runs the segment bound with: R_phase, no per-word caps."""
-    return MacCounts(macs=mac_counts(shape).macs, R=phase_reuse(shape), per_output=math.inf, per_weight=math.inf,
+    c = counts or mac_counts(shape)
+    return MacCounts(macs=c.macs, R=phase_reuse(shape, c), per_output=math.inf, per_weight=math.inf,
                      per_input=math.inf)
 
 
@@ -253,8 +254,8 @@ def conv_bound(shape: ConvShape, S: int) -> LayerBound:
     """The proven bound, the paper's asymptotic formula and the compulsory traffic for S words."""
     c = mac_counts(shape)
     segment = segment_bound(shape, S, c)
-    phased = phase_counts(shape)
-    if phased.R < c.R:                  # strided: the phases charge less reuse than R (and no caps)
+    phased = phase_counts(shape, c)
+    if phased.R < c.R * (1 - 1e-6):     # strided: the phases charge less reuse than R (and no caps)
         by_phase = segment_bound(shape, S, phased)
         if by_phase.total > segment.total:
             segment = dataclasses.replace(by_phase, phase_reuse=phased.R)
