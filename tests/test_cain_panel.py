@@ -39,8 +39,9 @@ def events():
 
 @pytest.fixture(scope="module")
 def an2_events():
-    """AnalogNet2: three kernels, three improvements (a one-by-one seed, then shorter ones)."""
-    return _events("analognet2", 800)
+    """AnalogNet2: three kernels, three improvements (a one-by-one seed, then shorter ones) within
+    2000 nodes of one worker."""
+    return _events("analognet2", 2000)
 
 
 def _final(events) -> CainResult:

@@ -1025,6 +1025,23 @@ static void gen_goal(S *s, const Ctx *cx, uint32_t gid, int count, int split_it,
             }
         }
     }
+    /* the halving split: G = H + (H + L), with L the lowest signed digit of each odd coefficient (its
+     * non-adjacent form: c = 4q + 1 gives +1, c = 4q + 3 gives -1) and H = (G - L) / 2. Large integer
+     * coefficients with a few odd ones (a centre 14 among rings of -2 and -1) then make H once and
+     * use it twice, the low digits joining one copy, instead of building each coefficient apart. */
+    {
+        int nl = 0, nh = 0;
+        for (int i = 0; i < ng; i++) {
+            int cc = g[i].c, l = 0;
+            if (cc & 1) l = ((cc % 4) + 4) % 4 == 1 ? 1 : -1;
+            if (l) { c[nl].pos = g[i].pos; c[nl++].c = (int16_t)l; }
+            if (cc - l) { a[nh].pos = g[i].pos; a[nh++].c = (int16_t)((cc - l) / 2); }
+        }
+        if (nh && nl) {
+            nb = add_atoms(a, nh, c, nl, 1, b);                 /* K = H + L */
+            if (nb) EMIT2(OP_ADD, gid, 0, 0, 0, a, nh, b, nb);
+        }
+    }
     /* sign split, and the signed-digit split (G = P - N with P, N the positive and negative digits) */
     {
         int np = 0, nn = 0;
