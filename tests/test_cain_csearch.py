@@ -137,3 +137,26 @@ def test_the_search_prunes_with_the_same_bound_that_is_reported(isa):
         p = build_problem(goals, d, 1, register_names(6), instruction_set(isa))
         assert p.searcher(MEMBERS["cgds"], 1 << 30, 0, 32).root_bound() == \
             problem_bound(goals, d, 1, instruction_set(isa)).value, [gl.to_matrix(g) for g in goals]
+
+
+def _signed_low_digit(c: int) -> int:
+    """The lowest digit of c's non-adjacent form: 0 for even c, +1 for c = 4q + 1, -1 for c = 4q + 3."""
+    return 0 if c % 2 == 0 else (1 if c % 4 == 1 else -1)
+
+
+@pytest.mark.parametrize("member", sorted(MEMBERS))
+def test_the_halving_split_is_among_the_first_steps(member):
+    """A LoG-like integer Goal (centre 13, ring -3, diagonals and distance 2 at -1): every member's
+    children of the Final-Goals include G = H + K with L the low signed digits (+1, +1, -1, -1),
+    H = (G - L) / 2 = (6, -2, 0, 0) and K = H + L: H is made once and used twice."""
+    m = [[0, 0, -1, 0, 0], [0, -1, -3, -1, 0], [-1, -3, 13, -3, -1], [0, -1, -3, -1, 0], [0, 0, -1, 0, 0]]
+    _a, p = _problem(ks=KernelSet(name="log", denominator=1, kernels=[Kernel("k", m)]))
+    (g,) = p.final_goals
+    coefs = gl.as_dict(g)
+    low = {pos: _signed_low_digit(c) for pos, c in coefs.items()}
+    h = gl.from_pairs((pos, (c - low[pos]) // 2) for pos, c in coefs.items() if c != low[pos])
+    k = gl.add(h, gl.from_pairs((pos, d) for pos, d in low.items() if d))
+    assert sorted(c for _pos, c in gl.pairs(h)) == [-2, -2, -2, -2, 6]
+    steps = {(op, tuple(sorted(lowers))) for _child, (op, _up, lowers, _d) in
+             p.searcher(MEMBERS[member], 1 << 30, 0, 64).root_children()}
+    assert ("add", tuple(sorted((h, k)))) in steps

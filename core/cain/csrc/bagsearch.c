@@ -1028,8 +1028,11 @@ static void gen_goal(S *s, const Ctx *cx, uint32_t gid, int count, int split_it,
     /* the halving split: G = H + (H + L), with L the lowest signed digit of each odd coefficient (its
      * non-adjacent form: c = 4q + 1 gives +1, c = 4q + 3 gives -1) and H = (G - L) / 2. Large integer
      * coefficients with a few odd ones (a centre 14 among rings of -2 and -1) then make H once and
-     * use it twice, the low digits joining one copy, instead of building each coefficient apart. */
-    {
+     * use it twice, the low digits joining one copy, instead of building each coefficient apart.
+     * Only for Goals with a coefficient above the input's own weight 2^d: those are built by doubling,
+     * and H + H is a doubling. Below it (fractional kernels: every value at most 1) coefficients are
+     * built by halving the input, where doubling H undoes a halving that G need not have had. */
+    if (G->maxm > (1 << s->d)) {
         int nl = 0, nh = 0;
         for (int i = 0; i < ng; i++) {
             int cc = g[i].c, l = 0;
