@@ -144,19 +144,41 @@ def _signed_low_digit(c: int) -> int:
     return 0 if c % 2 == 0 else (1 if c % 4 == 1 else -1)
 
 
+def _halving_split(g):
+    """(H, H + L) for Goal g: L the low signed digits of its odd coefficients, H = (g - L) / 2."""
+    coefs = gl.as_dict(g)
+    low = {pos: _signed_low_digit(c) for pos, c in coefs.items()}
+    h = gl.from_pairs((pos, (c - low[pos]) // 2) for pos, c in coefs.items() if c != low[pos])
+    return h, gl.add(h, gl.from_pairs((pos, d) for pos, d in low.items() if d))
+
+
+LOG_LIKE = [[0, 0, -1, 0, 0], [0, -1, -3, -1, 0], [-1, -3, 13, -3, -1], [0, -1, -3, -1, 0], [0, 0, -1, 0, 0]]
+
+
+def _first_steps(member, denominator):
+    _a, p = _problem(ks=KernelSet(name="log", denominator=denominator, kernels=[Kernel("k", LOG_LIKE)]))
+    (g,) = p.final_goals
+    steps = {(op, tuple(sorted(lowers))) for _child, (op, _up, lowers, _d) in
+             p.searcher(MEMBERS[member], 1 << 30, 0, 64).root_children()}
+    return g, steps
+
+
 @pytest.mark.parametrize("member", sorted(MEMBERS))
 def test_the_halving_split_is_among_the_first_steps(member):
     """A LoG-like integer Goal (centre 13, ring -3, diagonals and distance 2 at -1): every member's
     children of the Final-Goals include G = H + K with L the low signed digits (+1, +1, -1, -1),
     H = (G - L) / 2 = (6, -2, 0, 0) and K = H + L: H is made once and used twice."""
-    m = [[0, 0, -1, 0, 0], [0, -1, -3, -1, 0], [-1, -3, 13, -3, -1], [0, -1, -3, -1, 0], [0, 0, -1, 0, 0]]
-    _a, p = _problem(ks=KernelSet(name="log", denominator=1, kernels=[Kernel("k", m)]))
-    (g,) = p.final_goals
-    coefs = gl.as_dict(g)
-    low = {pos: _signed_low_digit(c) for pos, c in coefs.items()}
-    h = gl.from_pairs((pos, (c - low[pos]) // 2) for pos, c in coefs.items() if c != low[pos])
-    k = gl.add(h, gl.from_pairs((pos, d) for pos, d in low.items() if d))
+    g, steps = _first_steps(member, 1)
+    h, k = _halving_split(g)
     assert sorted(c for _pos, c in gl.pairs(h)) == [-2, -2, -2, -2, 6]
-    steps = {(op, tuple(sorted(lowers))) for _child, (op, _up, lowers, _d) in
-             p.searcher(MEMBERS[member], 1 << 30, 0, 64).root_children()}
     assert ("add", tuple(sorted((h, k)))) in steps
+
+
+@pytest.mark.parametrize("member", sorted(MEMBERS))
+def test_no_halving_split_where_no_coefficient_exceeds_the_inputs_weight(member):
+    """The same kernel over 16 (every value at most 1, so 13/16 is built by halving the input): the
+    split, a doubling, is not proposed."""
+    g, steps = _first_steps(member, 16)
+    assert max(abs(c) for _pos, c in gl.pairs(g)) <= 16
+    h, k = _halving_split(g)
+    assert ("add", tuple(sorted((h, k)))) not in steps
