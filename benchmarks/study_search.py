@@ -38,6 +38,7 @@ from core.study.search import Objective, Searcher, SearchSpec, front, hypervolum
 OUT = ROOT / "benchmarks" / "out"
 SEEDS, HELD_OUT, FRESH = list(range(1, 6)), list(range(101, 111)), list(range(201, 221))
 FRESH2 = list(range(301, 341))      # drawn on 2026-11-28, after the polish, run once
+FRESH3 = list(range(401, 441))      # drawn on 2026-11-28, after the best-first polish, run once
 SAMPLERS = ("tpe", "nsga2", "random")
 
 # Grids of at least 500 points whose points take well under a second each, so the reference grid can
@@ -173,7 +174,7 @@ def main() -> int:
         front_size = len(front(SearchSpec("grid", budget, objectives), grid))
         for sampler in SAMPLERS:
             for group, seeds in (("looked at", SEEDS), ("held aside", HELD_OUT), ("fresh", FRESH),
-                                ("fresh 2", FRESH2)):
+                                ("fresh 2", FRESH2), ("fresh 3", FRESH3)):
                 scores = [score(search, grid, replay(study, by_key, search))
                           for seed in seeds for search in [SearchSpec(sampler, budget, objectives, seed, polish)]]
                 vals = [s["value"] for s in scores]

@@ -186,6 +186,26 @@ def test_a_single_objective_search_ends_at_a_point_no_one_axis_step_improves(sam
     assert (4, 1) in ran
 
 
+def test_the_polish_tries_the_next_best_points_adjacent_values_before_longer_steps():
+    """Once every value adjacent to the best point is tried, the polish goes to the adjacent values of
+    the next best point (another basin), not to a longer step from the best: (3, 2), next to the
+    second best (4, 2), before (2, 0), two steps from the best (0, 0). Then a better point found there
+    leads at once."""
+    study = _study(sampler="random", budget=9, objectives=["optimal_traffic"])
+    s = search.Searcher(study, study.search)
+    values = {(0, 0): 1.0, (1, 0): 5.0, (0, 1): 5.0, (4, 2): 2.0}
+    for idx, v in values.items():
+        p = s._point(list(idx))
+        s.told(p, {"type": "point", "key": p.key, "status": "finished",
+                   "metrics": {"optimal_traffic": v, "memory": 1.0}})
+    nxt = s._next_neighbour()
+    assert nxt is not None and tuple(s._indices(nxt)) == (3, 2)
+    s.told(nxt, {"type": "point", "key": nxt.key, "status": "finished",
+                 "metrics": {"optimal_traffic": 0.5, "memory": 1.0}})
+    nxt = s._next_neighbour()
+    assert nxt is not None and tuple(s._indices(nxt)) == (2, 2)      # next to the new best, (3, 2)
+
+
 def test_polish_off_and_several_objectives_leave_the_sampler_alone(monkeypatch):
     """With "polish": false, or two objectives, no point comes from the polish."""
     calls = []

@@ -14,9 +14,10 @@ for as many proposals as there are worker slots and tells each result as its poi
 
 A single-objective search (TPE, NSGA-II or random) ends by polishing its best point: the last part
 of the budget, as many points as one point has neighbours (the grid's points that differ from it on
-one axis group), goes to the untried neighbours of the best point so far, nearest values first,
-moving on from each better point found, until the budget is spent or no neighbour is left untried;
-then the sampler has the rest. A model of the whole space (TPE's densities) finds the region of
+one axis group), goes to untried neighbours of the points that ended: adjacent values before longer
+steps, and for each step the best point first, moving on from each better point found, then the next
+best point's, until the budget is spent or no neighbour is left untried; then the sampler has the
+rest. A model of the whole space (TPE's densities) finds the region of
 the best point; one-axis steps find the best point of that region, which the model, sampling,
 reaches only by chance when many points there are nearly as good. `"polish": false` turns it off.
 
@@ -274,23 +275,31 @@ class Searcher:
         return min(sum(n - 1 for n in self._sizes), self.spec.budget // 2)
 
     def _next_neighbour(self) -> "Point | None":
-        """The best finished point's nearest untried neighbour (one axis group changed, the closest
-        value index first, axes in the study's order), or None: none left, or no point has ended."""
+        """The next point of the polish: an untried neighbour (one axis group changed) of a finished
+        point, the nearest values first (one index step before two), and for each distance the points
+        in order of their objective, best first (ties: the study's order); None when nothing is left
+        untried or no point has ended. So the best point's adjacent values come first, and a better
+        point found takes its place at once (a walk downhill); once the best point's adjacent values
+        are all tried, those of the next best come before any longer step: a point nearly as good
+        often lies in another basin, one step from one better than every point tried."""
         objective = self.spec.objectives[0]
         scored = [(v[0], key) for key, rec in self.known.items()
                   if (v := objective_values(self.spec, rec)) is not None and math.isfinite(v[0])]
         if not scored:
             return None
         by_key = {p.key: p for p in self.study.points}
-        best_value = (min if objective.minimise else max)(v for v, _ in scored)
         order = {p.key: p.index for p in self.study.points}
-        best = by_key[min((key for v, key in scored if v == best_value), key=order.__getitem__)]
-        base = self._indices(best)
-        steps = sorted(((abs(j - base[i]), i, j) for i, n in enumerate(self._sizes) for j in range(n) if j != base[i]))
-        for _dist, i, j in steps:
-            p = self._point(base[:i] + [j] + base[i + 1:])
-            if p.key not in self.known and p.key not in self.ran:
-                return p
+        sign = 1.0 if objective.minimise else -1.0
+        bases = [self._indices(by_key[key]) for _v, key in sorted(scored, key=lambda t: (sign * t[0],
+                                                                                         order[t[1]]))]
+        for dist in range(1, max(self._sizes)):
+            for base in bases:
+                for i, n in enumerate(self._sizes):
+                    for j in (base[i] - dist, base[i] + dist):
+                        if 0 <= j < n:
+                            p = self._point(base[:i] + [j] + base[i + 1:])
+                            if p.key not in self.known and p.key not in self.ran:
+                                return p
         return None
 
     def told(self, p: "Point", rec: dict[str, Any]) -> None:
