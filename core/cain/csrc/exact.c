@@ -1103,18 +1103,23 @@ static void build_f2(P *p, const int *vals, int nv) {
     }
 }
 
+/* A generator for the children of state s at depth g of threshold T: the empty registers listed. */
+static void gen_begin(gen_t *G, P *p, const st_t *s, int g, int T, int mode) {
+    memset(G, 0, sizeof *G);
+    G->p = p;
+    G->s = s;
+    G->g = g;
+    G->T = T;
+    G->mode = mode;
+    G->final = T - g == 1;
+    for (int r = 0; r < p->R; r++)
+        if (!s->id[r]) G->empties[G->ne++] = r;
+}
+
 static void generate(P *p, const st_t *s, int g, int T, int mode) {
     gen_t G;
-    memset(&G, 0, sizeof G);
-    G.p = p;
-    G.s = s;
-    G.g = g;
-    G.T = T;
-    G.mode = mode;
+    gen_begin(&G, p, s, g, T, mode);
     G.goal_only = mode == 1;
-    G.final = T - g == 1;
-    for (int r = 0; r < p->R; r++)
-        if (!s->id[r]) G.empties[G.ne++] = r;
     /* as many goal copies missing as instructions left: each of them must write one (a copy needs
      * its own last write), so only goals are made */
     {
@@ -1456,16 +1461,7 @@ static void build_relaxed_f2(P *p, const int *vals, int nv, int E, int tzf, int 
 
 static void generate_relaxed(P *p, const st_t *s, int g, int T, int mode) {
     gen_t G;
-    memset(&G, 0, sizeof G);
-    G.p = p;
-    G.s = s;
-    G.g = g;
-    G.T = T;
-    G.mode = mode;
-    G.goal_only = 0;
-    G.final = T - g == 1;
-    for (int r = 0; r < p->R; r++)
-        if (!s->id[r]) G.empties[G.ne++] = r;
+    gen_begin(&G, p, s, g, T, mode);
     if (!G.ne) return;      /* out of registers: the caller caps the relaxed depth */
     int vals[RMAX], nv = 0;
     for (int r = 0; r < p->R; r++) {
