@@ -9,8 +9,10 @@ on this machine. "all" instruction set, 6 registers. Not a test: wall-clock budg
     .venv/bin/python benchmarks/cain_exact.py --sets gauss3 --parts 64 --workers 2 --budget-s 7200
 
 With --parts N the search is shared out: share k searches only the programs whose first instruction
-is the input state's child i with i % N == k (Prover.split), the shares run in --workers processes
-(a pool: each takes the next share), and the proven bound is the smallest any share reached.
+is the input state's child i with i % N == k (Prover.split; with --split-depth 2, whose first two
+instructions fall in share k, so that one first instruction with a large subtree is shared out too),
+the shares run in --workers processes (a pool: each takes the next share), and the proven bound is
+the smallest any share reached.
 """
 
 from __future__ import annotations
@@ -79,13 +81,14 @@ def run(name: str, ks: KernelSet, known: int | None, budget_s: float, slice_node
             "nodes": p.nodes, "seconds": round(seconds, 2)}
 
 
-def _share(job: tuple[str, int, int, float, int, int]) -> dict:
+def _share(job: tuple[str, int, int, float, int, int, int]) -> dict:
     """One share of a parted proof, in a pool process."""
-    name, k, n, budget_s, slice_nodes, relax_nodes = job
+    name, k, n, budget_s, slice_nodes, relax_nodes, depth = job
     ks, known = next((ks, known) for nm, ks, known in sets() if nm == name)
     a = approximate(ks, max_kernels=6)
     t0 = time.monotonic()
-    p = Prover(a.goals, a.d, a.channels, instruction_set("all"), 6, upper=known, split=(k, n), relax_nodes=relax_nodes)
+    p = Prover(a.goals, a.d, a.channels, instruction_set("all"), 6, upper=known, split=(k, n), relax_nodes=relax_nodes,
+               split_depth=depth)
     while not p.done and time.monotonic() - t0 < budget_s:
         p.run(slice_nodes)
     return {"share": k, "bound": p.bound, "relaxed_bound": p.relaxed_bound, "done": p.done, "nodes": p.nodes,
@@ -94,7 +97,7 @@ def _share(job: tuple[str, int, int, float, int, int]) -> dict:
 
 
 def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes: int, relax_nodes: int,
-              shares: list[int] | None = None) -> dict:
+              shares: list[int] | None = None, depth: int = 1) -> dict:
     """The proof shared out over `parts` shares in `workers` processes (each within `budget_s` of the start).
     `shares`: only these of them (a long proof run in several sittings; the verdict then covers those only)."""
     import multiprocessing as mp
@@ -106,7 +109,7 @@ def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes:
     done: list[dict] = []
     with mp.get_context("spawn").Pool(workers) as pool:
         todo = range(parts) if shares is None else [k for k in shares if 0 <= k < parts]
-        jobs = [(name, k, parts, budget_s, slice_nodes, relax_nodes) for k in todo]
+        jobs = [(name, k, parts, budget_s, slice_nodes, relax_nodes, depth) for k in todo]
         for r in pool.imap_unordered(_share, jobs):
             done.append(r)
             print(f"  share {r['share']:3d}: bound {r['bound']} (relaxed {r['relaxed_bound']}) "
@@ -123,7 +126,7 @@ def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes:
         verdict = f"{known} proven optimal"
     else:
         verdict = f"not decided: every length below {bound} refuted"
-    return {"name": name, "known": known, "parts": parts, "workers": workers,
+    return {"name": name, "known": known, "parts": parts, "split_depth": depth, "workers": workers,
             "general_bound": problem_bound(a.goals, a.d, a.channels, isa).value, "bound": bound,
             "verdict": verdict, "program": best, "nodes": sum(r["nodes"] for r in done),
             "seconds": round(time.monotonic() - t0, 2), "shares": sorted(done, key=lambda r: r["share"])}
@@ -140,6 +143,8 @@ def main() -> None:
                     help="with --parts: nodes of the relaxed phase before the exact one (default: all it needs)")
     ap.add_argument("--shares", default="", help="with --parts: only these shares, e.g. 0-31 or 3,7 (a proof in "
                     "several sittings)")
+    ap.add_argument("--split-depth", type=int, choices=(1, 2), default=1,
+                    help="with --parts: share out by the first instruction (1) or the first two (2: evener shares)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     shares = None
@@ -150,7 +155,8 @@ def main() -> None:
             shares += list(range(int(lo), int(hi or lo) + 1))
     want = [s for s in args.sets.split(",") if s]
     if args.parts:
-        out = [run_parts(name, args.parts, args.workers, args.budget_s, args.slice, args.relax_nodes, shares)
+        out = [run_parts(name, args.parts, args.workers, args.budget_s, args.slice, args.relax_nodes, shares,
+                         args.split_depth)
                for name, _ks, _known in sets() if not want or name in want]
         for r in out:
             print(f"{r['name']}: {r['verdict']} (bound {r['bound']}, general {r['general_bound']}; {r['parts']} parts "

@@ -157,16 +157,18 @@ def test_without_the_relaxed_phase_the_bound_is_the_same():
     assert a.program is not None and p.program is not None and len(a.program) == len(p.program) == 5
 
 
-def test_shares_of_a_split_proof_together_find_the_optimum():
+@pytest.mark.parametrize("depth, parts", [(1, 3), (2, 3), (2, 7)])
+def test_shares_of_a_split_proof_together_find_the_optimum(depth, parts):
     """Prover.split: share k searches only the programs whose first instruction is the input state's
-    child i with i % n == k; the shares' smallest length is the whole search's optimum, for groups of
-    every optimal length the exhaustive search gives."""
+    child i with i % n == k (split_depth 2: whose first two are children i, j with a share of (i, j)
+    equal to k); the shares' smallest length is the whole search's optimum, for groups of every
+    optimal length the exhaustive search gives."""
     isa = instruction_set("all")
-    best = _optima("all", 3, 2)
-    for goals, t in _sample(best, 6):
+    best = _optima("all", 2, 3)       # two registers: few programs of the optimal length, so a share
+    for goals, t in _sample(best, 12):  # that misses a subtree shows (checked by breaking split_share)
         ends = []
-        for k in range(3):
-            p = Prover(list(goals), D, 1, isa, 3, tt_bits=TT, split=(k, 3))
+        for k in range(parts):
+            p = Prover(list(goals), D, 1, isa, 2, tt_bits=TT, split=(k, parts), split_depth=depth)
             p.run(200_000)
             assert p.done and p.program is not None and p.bound >= t
             ends.append(p.bound)

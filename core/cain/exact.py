@@ -127,7 +127,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.ex_progress.argtypes = [vp]
     lib.ex_set_gc.argtypes = [vp, c_int]
     lib.ex_set_gc.restype = None
-    lib.ex_set_split.argtypes = [vp, c_int, c_int]
+    lib.ex_set_split.argtypes = [vp, c_int, c_int, c_int]
     lib.ex_set_split.restype = None
     lib.ex_root_children.argtypes = [vp]
     lib.ex_root_children.restype = c_int
@@ -279,6 +279,10 @@ class Prover:
     # i % n == k; `bound` then holds for those programs only, and the n shares' smallest bound holds for
     # all (benchmarks/cain_exact.py --parts runs them in parallel). None: every program.
     split: tuple[int, int] | None = None
+    # 2: split by the first two instructions instead (share (i * 2654435761 + j) % n, j the second
+    # instruction's index among the children of the first one's state), so that one first instruction
+    # with a large subtree is shared out too
+    split_depth: int = 1
     bound: int = field(init=False, default=0)
     relaxed_bound: int = field(init=False, default=0)
     program: list[Instr] | None = field(init=False, default=None)
@@ -294,6 +298,8 @@ class Prover:
             raise ValueError("no goals")
         if any(not g for g in self.goals):
             raise ValueError("a goal is zero")
+        if self.split_depth not in (1, 2):
+            raise ValueError(f"split_depth must be 1 or 2, got {self.split_depth}")
         if not 1 <= self.channels <= self.registers:
             raise ValueError(f"{self.channels} input channels need at least as many registers, got {self.registers}")
         if self.registers > MAX_REGISTERS:
@@ -370,7 +376,7 @@ class Prover:
             raise ExactUnavailable("the exact search could not allocate its tables")
         self._lib.ex_set_gc(ptr, self.gc_values)
         if self.split is not None:
-            self._lib.ex_set_split(ptr, *self.split)
+            self._lib.ex_set_split(ptr, *self.split, self.split_depth)
         if relaxed:
             self._lib.ex_set_relaxed(ptr, self._hmin)
         self._lib.ex_set_input(ptr, self.d + spare)

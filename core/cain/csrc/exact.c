@@ -250,6 +250,7 @@ typedef struct {
     long nodes, generated, pushed, gcs;
     int gc_values;      /* collect the value store when it holds more than this */
     int split_k, split_n;   /* explore only the input's children i with i % split_n == split_k (0, 1: all) */
+    int split_depth;        /* 2: split the children of each state after one instruction instead */
     long hist[64][16];   /* nodes entered by depth and family (diagnostics) */
     frame_t *fr;
     int depth, capfr;
@@ -784,6 +785,21 @@ static u32 key_hash(P *p, const u32 *k) {
     }
     h ^= h >> 31;
     return (u32)h;
+}
+
+/* The share a child belongs to when the search is split (split_n > 1), from positions in the search
+ * order that every share sees alike: the child's index among its parent's children, and with
+ * split_depth 2 the parent's index among the input's children (value ids differ between shares, so
+ * keys cannot be used). Depth 1: each first instruction's subtree is searched whole by the one
+ * share that owns it; a state met again deeper is dominated by its shorter path. Depth 2: every
+ * share searches every state after one instruction, in the same order, so each such state X first
+ * met (as child i) has each of its children searched by the share that owns (i, j); a share that
+ * skips a later copy of X through the table stored it after its own children of X's first copy, and
+ * the shares together searched all of them; a deeper copy of X has less budget, so it is dominated. */
+static int split_share(const P *p, const frame_t *f) {
+    u64 j = (u64)(f->next - 1);
+    u64 i = p->split_depth == 2 ? (u64)(p->fr[0].next - 1) : 0;
+    return (int)((i * 2654435761ULL + j) % (u64)p->split_n);
 }
 
 #define PROBES 8
@@ -1897,10 +1913,11 @@ int ex_run(void *h, long budget) {
                 continue;
             }
             child_t *c = &p->ch[f->ch0 + f->next++];
-            /* a share of the work: only some first instructions (the rest is another process's). Sound
-             * with the transposition table: each first instruction's subtree is searched whole by the
-             * one process that owns it, and a state met again deeper is dominated by its shorter path. */
-            if (p->depth == 1 && p->split_n > 1 && (int)((f->next - 1) % (size_t)p->split_n) != p->split_k) continue;
+            /* a share of the work: only some first instructions (the rest is another process's), or with
+             * split_depth 2 only some second ones (split_share). Sound with the transposition table: see
+             * split_share. */
+            if (p->split_n > 1 && p->depth == (p->split_depth == 2 ? 2 : 1) && split_share(p, f) != p->split_k)
+                continue;
             int g1 = f->g + 1;
             if (g1 + c->h > p->T) continue;
             int b = tt_probe(p, c->key);
@@ -1981,7 +1998,11 @@ void ex_stats(void *h, long *out) {
 }
 
 void ex_set_gc(void *h, int values) { ((P *)h)->gc_values = values; }
-void ex_set_split(void *h, int k, int n) { ((P *)h)->split_k = k; ((P *)h)->split_n = n; }
+void ex_set_split(void *h, int k, int n, int depth) {
+    ((P *)h)->split_k = k;
+    ((P *)h)->split_n = n;
+    ((P *)h)->split_depth = depth;
+}
 int ex_root_children(void *h) { P *p = h; return p->depth ? (int)p->fr[0].nch : -1; }
 long ex_gcs(void *h) { return ((P *)h)->gcs; }
 
