@@ -7,12 +7,15 @@ on this machine. "all" instruction set, 6 registers. Not a test: wall-clock budg
 
     .venv/bin/python benchmarks/cain_exact.py [--sets gauss3,sobel-x] [--budget-s 120] [--json]
     .venv/bin/python benchmarks/cain_exact.py --sets gauss3 --parts 64 --workers 2 --budget-s 7200
+    .venv/bin/python benchmarks/cain_exact.py --sets prewitt-xy --parts 128 --split-depth 2 --record p.jsonl
 
 With --parts N the search is shared out: share k searches only the programs whose first instruction
 is the input state's child i with i % N == k (Prover.split; with --split-depth 2, whose first two
 instructions fall in share k, so that one first instruction with a large subtree is shared out too),
 the shares run in --workers processes (a pool: each takes the next share), and the proven bound is
-the smallest any share reached.
+the smallest any share reached. With --record FILE each share is appended to FILE as it ends, and a
+later run with the same FILE skips the shares of the same proof that ended there: a proof of many
+hours runs in several sittings.
 """
 
 from __future__ import annotations
@@ -96,31 +99,60 @@ def _share(job: tuple[str, int, int, float, int, int, int]) -> dict:
             "seconds": round(time.monotonic() - t0, 2)}
 
 
+def _recorded(record: Path | None, key: dict) -> dict[int, dict]:
+    """Shares of this proof (same set, parts, split depth and known length) that ended in an earlier
+    sitting, from the --record file; a torn last line is ignored."""
+    out: dict[int, dict] = {}
+    if record is None or not record.exists():
+        return out
+    for line in record.read_text().splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(r, dict) and all(r.get(k) == v for k, v in key.items()) and r.get("done"):
+            out[int(r["share"])] = r
+    return out
+
+
 def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes: int, relax_nodes: int,
-              shares: list[int] | None = None, depth: int = 1) -> dict:
+              shares: list[int] | None = None, depth: int = 1, record: Path | None = None) -> dict:
     """The proof shared out over `parts` shares in `workers` processes (each within `budget_s` of the start).
-    `shares`: only these of them (a long proof run in several sittings; the verdict then covers those only)."""
+    `shares`: only these of them (a long proof run in several sittings; the verdict then covers those only).
+    `record`: a JSON-lines file each ended share is appended to as it ends; shares of the same proof that
+    ended there before are not run again and count in the verdict (a proof over several sittings)."""
     import multiprocessing as mp
+
+    from core.cain.exact import LIBRARY
 
     ks, known = next((ks, known) for nm, ks, known in sets() if nm == name)
     a = approximate(ks, max_kernels=6)
     isa = instruction_set("all")
     t0 = time.monotonic()
-    done: list[dict] = []
+    key = {"set": name, "parts": parts, "split_depth": depth, "known": known}
+    before = _recorded(record, key)
+    done: list[dict] = list(before.values())
+    if before:
+        print(f"  {len(before)} share(s) ended in an earlier sitting ({record})", flush=True)
     with mp.get_context("spawn").Pool(workers) as pool:
-        todo = range(parts) if shares is None else [k for k in shares if 0 <= k < parts]
+        todo = [k for k in (range(parts) if shares is None else shares) if 0 <= k < parts and k not in before]
         jobs = [(name, k, parts, budget_s, slice_nodes, relax_nodes, depth) for k in todo]
         for r in pool.imap_unordered(_share, jobs):
             done.append(r)
+            if record is not None:
+                with record.open("a") as f:
+                    f.write(json.dumps({**key, **r, "library": LIBRARY.path().name}) + "\n")
             print(f"  share {r['share']:3d}: bound {r['bound']} (relaxed {r['relaxed_bound']}) "
                   f"{'done' if r['done'] else 'stopped'} {r['nodes']:,} nodes {r['seconds']} s "
-                  f"[{len(done)}/{len(jobs)}, {time.monotonic() - t0:.0f} s]", flush=True)
+                  f"[{len(done) - len(before)}/{len(jobs)}, {time.monotonic() - t0:.0f} s]", flush=True)
+    if not done:
+        raise SystemExit(f"{name}: no share to run")
     bound = min(r["bound"] for r in done)
     programs = [r["program"] for r in done if r["program"]]
     best = min(programs, key=len) if programs else None
     if best is not None:
         verdict = f"a program of {len(best)} found"
-    elif len(done) < parts:
+    elif len({r["share"] for r in done if r["done"]}) < parts:
         verdict = f"{len(done)} of {parts} shares: every length below {bound} refuted in them"
     elif known is not None and bound >= known:
         verdict = f"{known} proven optimal"
@@ -145,6 +177,9 @@ def main() -> None:
                     "several sittings)")
     ap.add_argument("--split-depth", type=int, choices=(1, 2), default=1,
                     help="with --parts: share out by the first instruction (1) or the first two (2: evener shares)")
+    ap.add_argument("--record", type=Path, default=None,
+                    help="with --parts: append each ended share to this JSON-lines file, and skip the shares "
+                         "of the same proof that ended there before (a proof over several sittings)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     shares = None
@@ -156,7 +191,7 @@ def main() -> None:
     want = [s for s in args.sets.split(",") if s]
     if args.parts:
         out = [run_parts(name, args.parts, args.workers, args.budget_s, args.slice, args.relax_nodes, shares,
-                         args.split_depth)
+                         args.split_depth, args.record)
                for name, _ks, _known in sets() if not want or name in want]
         for r in out:
             print(f"{r['name']}: {r['verdict']} (bound {r['bound']}, general {r['general_bound']}; {r['parts']} parts "
