@@ -94,7 +94,10 @@ def _share(job: tuple[str, int, int, float, int, int, int]) -> dict:
                split_depth=depth)
     while not p.done and time.monotonic() - t0 < budget_s:
         p.run(slice_nodes)
-    return {"share": k, "bound": p.bound, "relaxed_bound": p.relaxed_bound, "done": p.done, "nodes": p.nodes,
+    from core.cain.exact import load
+
+    return {"share": k, "library": Path(load()._name).name,     # the build this process loaded and ran
+            "bound": p.bound, "relaxed_bound": p.relaxed_bound, "done": p.done, "nodes": p.nodes,
             "program": None if p.program is None else [str(i) for i in p.program],
             "seconds": round(time.monotonic() - t0, 2)}
 
@@ -123,8 +126,6 @@ def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes:
     ended there before are not run again and count in the verdict (a proof over several sittings)."""
     import multiprocessing as mp
 
-    from core.cain.exact import LIBRARY
-
     ks, known = next((ks, known) for nm, ks, known in sets() if nm == name)
     a = approximate(ks, max_kernels=6)
     isa = instruction_set("all")
@@ -141,7 +142,7 @@ def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes:
             done.append(r)
             if record is not None:
                 with record.open("a") as f:
-                    f.write(json.dumps({**key, **r, "library": LIBRARY.path().name}) + "\n")
+                    f.write(json.dumps({**key, **r}) + "\n")
             print(f"  share {r['share']:3d}: bound {r['bound']} (relaxed {r['relaxed_bound']}) "
                   f"{'done' if r['done'] else 'stopped'} {r['nodes']:,} nodes {r['seconds']} s "
                   f"[{len(done) - len(before)}/{len(jobs)}, {time.monotonic() - t0:.0f} s]", flush=True)

@@ -848,6 +848,7 @@ typedef struct {
     int cn, cid;
     u32 ch;
     vf_t cf;
+    u64 gphi[GMAX];     /* the goals' fingerprints, read by every candidate one instruction from the end */
 } gen_t;
 
 static int popcount8(int x) { return __builtin_popcount((unsigned)x & 0xFF); }
@@ -1083,7 +1084,7 @@ static inline int phi_pass(gen_t *G, u64 f) {
     P *p = G->p;
     if (G->mode == 1) {
         for (int g = 0; g < p->ng; g++)
-            if (p->st.phi[p->gid[g]] == f) return 1;
+            if (G->gphi[g] == f) return 1;
         return 0;
     }
     return fset_has(p->f2, f);
@@ -1130,6 +1131,7 @@ static void gen_begin(gen_t *G, P *p, const st_t *s, int g, int T, int mode) {
     G->final = T - g == 1;
     for (int r = 0; r < p->R; r++)
         if (!s->id[r]) G->empties[G->ne++] = r;
+    for (int k = 0; k < p->ng; k++) G->gphi[k] = p->st.phi[p->gid[k]];
 }
 
 static void generate(P *p, const st_t *s, int g, int T, int mode) {
@@ -1181,6 +1183,13 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
     int *t0p = p->bpos[0], *t1p = p->bpos[1], *t2p = p->bpos[2];
     i64 *t0c = p->bcoef[0], *t1c = p->bcoef[1], *t2c = p->bcoef[2];
     int fl = p->flags;
+    /* each held value's fingerprint shifted by each offset, once: the moves, subtractions and adds
+     * below combine these (the shift distributes over the sum, so shift(a + b) = shift(a) + shift(b)) */
+    u64 sf[RMAX][NOFF];
+    int offs = p->offmask[0] | p->offmask[1] | p->offmask[2];
+    for (int i = 0; i < nv; i++)
+        for (int o = 0; o < NOFF; o++)
+            if (offs >> o & 1) sf[i][o] = mulm(MOFF[o], p->st.phi[vals[i]]);
     /* the store may move whenever a child's value is interned: no pointer into it is kept */
 #define ph (p->st.phi)
 #define ap (vpos(p, a))
@@ -1205,7 +1214,7 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
         if (only_halvings) continue;
         /* moves */
         for (int o = 0; o < NOFF; o++) {
-            if (!(p->offmask[0] >> o & 1) || !phi_pass(&G, mulm(MOFF[o], fa))) continue;
+            if (!(p->offmask[0] >> o & 1) || !phi_pass(&G, sf[i][o])) continue;
             int n = v_shift(p, ap, ac, na, o, t0p, t0c);
             if (!cand(&G, t0p, t0c, n)) continue;
             int ops[1] = {a};
@@ -1227,7 +1236,7 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
                 int b = vals[j];
                 u64 fb = ph[b];
                 for (int o = 0; o < NOFF; o++) {
-                    if (!(p->offmask[2] >> o & 1) || !phi_pass(&G, subm(mulm(MOFF[o], fa), fb))) continue;
+                    if (!(p->offmask[2] >> o & 1) || !phi_pass(&G, subm(sf[i][o], fb))) continue;
                     int n = v_shift(p, ap, ac, na, o, t1p, t1c);
                     if (n < 0) continue;
                     n = v_add(p, t1p, t1c, n, vpos(p, b), vcoef(p, b), vlen(p, b), -1, t0p, t0c);
@@ -1242,10 +1251,9 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
             for (int j = i; j < nv; j++) {
                 if (j == i && cnt[i] < 2) continue;
                 int b = vals[j];
-                u64 fab = addm(fa, ph[b]);
                 int ns = -1;
                 for (int o = 0; o < NOFF; o++) {
-                    if (!(p->offmask[1] >> o & 1) || !phi_pass(&G, mulm(MOFF[o], fab))) continue;
+                    if (!(p->offmask[1] >> o & 1) || !phi_pass(&G, addm(sf[i][o], sf[j][o]))) continue;
                     if (ns < 0) ns = v_add(p, ap, ac, na, vpos(p, b), vcoef(p, b), vlen(p, b), 1, t1p, t1c);
                     int n = ns ? v_shift(p, t1p, t1c, ns, o, t0p, t0c) : 0;
                     if (!cand(&G, t0p, t0c, n)) continue;
