@@ -1140,12 +1140,13 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
     G.goal_only = mode == 1;
     /* as many goal copies missing as instructions left: each of them must write one (a copy needs
      * its own last write), so only goals are made */
+    int missing = 0;
     {
-        int hg[GMAX] = {0}, O = 0;
+        int hg[GMAX] = {0};
         for (int r = 0; r < p->R; r++)
             if (s->id[r] && p->st.vf[s->id[r]].gidx >= 0) hg[(int)p->st.vf[s->id[r]].gidx]++;
-        for (int k = 0; k < p->ng; k++) O += hg[k] < p->need[k] ? p->need[k] - hg[k] : 0;
-        if (O >= T - g) {
+        for (int k = 0; k < p->ng; k++) missing += hg[k] < p->need[k] ? p->need[k] - hg[k] : 0;
+        if (missing >= T - g) {
             mode = G.mode = 1;
             G.goal_only = 1;
         }
@@ -1166,6 +1167,17 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
         if (p->st.vf[id].len && p->st.vf[id].tz < mintz) mintz = p->st.vf[id].tz;
     }
     if (mode == 2) build_f2(p, vals, nv);
+    else if (mode == 0 && missing >= 2 && T - g == missing + 1) {
+        /* one instruction more than goal copies missing: all but one of the instructions left write
+         * a goal, so a result that is not a goal is read by one of them (no dead instruction), whose
+         * other operands are values held now or goals: the same set as two instructions from the
+         * end, with the goals among the values held */
+        int ext[RMAX + GMAX];
+        memcpy(ext, vals, sizeof(int) * (size_t)nv);
+        for (int k = 0; k < p->ng; k++) ext[nv + k] = p->gid[k];
+        build_f2(p, ext, nv + p->ng);
+        mode = G.mode = 2;
+    }
     /* halvings still needed: when they fill the remaining budget, nothing else can come next
      * (no other instruction lowers the smallest valuation held) */
     int held[GMAX] = {0};
