@@ -186,3 +186,32 @@ def test_one_instruction_more_than_goals_missing_prunes_the_pair_prewitt_x_y():
     p = Prover(goals, 0, 1, instruction_set("all"), 6, upper=8)
     p.run(1_500_000)
     assert p.bound >= 7 and p.program is None
+
+
+def _pair(m: list[list[int]]) -> list[gl.Goal]:
+    """The kernel `m` (rows north to south) and its transpose as goals."""
+    t = [list(r) for r in zip(*m)]
+    return [gl.make_goal({(x - 1, 1 - y, 0): c for y, row in enumerate(k) for x, c in enumerate(row) if c})
+            for k in (m, t)]
+
+
+def test_a_reading_instruction_makes_a_missing_goal_and_reads_no_copy_of_it():
+    """A result that is not a goal is read by an instruction making a goal copy that is missing, whose
+    other operands may be goals made in between but not the goal it makes (one copy missing): sobel x
+    and y refute every length up to 6 within 300 000 nodes (620 000 when any goal, and the goal
+    itself, counted as made from such a result)."""
+    p = Prover(_pair([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]), 0, 1, instruction_set("all"), 6, upper=8)
+    p.run(300_000)
+    assert p.bound >= 7 and p.program is None
+
+
+def test_the_recorded_prover_program_for_sobel_x_y_computes_both_kernels():
+    """benchmarks/cain_exact.py takes this 8-instruction program (the search finds 9) as the upper bound
+    of its proof; check_program runs it symbolically."""
+    from benchmarks.cain_exact import PROVER_PROGRAMS
+    from core.scamp5.program import parse_program
+
+    prog = parse_program(PROVER_PROGRAMS["sobel-xy"])
+    assert len(prog) == 8
+    outs = check_program(prog, _pair([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]), 0, 1, 6)
+    assert len(set(outs)) == 2

@@ -1090,13 +1090,27 @@ static inline int phi_pass(gen_t *G, u64 f) {
     return fset_has(p->f2, f);
 }
 
-static void build_f2(P *p, const int *vals, int nv) {
+/* The fingerprints a value made now may have when at most two instructions follow it that read it:
+ * a goal itself, or an operand X of an instruction making a goal g from X and the values `vals`.
+ * miss[g]: goal copies not held. When some are missing, only a missing goal is made by a reading
+ * instruction (see generate). With `goals_too` the other operands may also be goals that are
+ * missing now (made in between): another goal, or g itself when two or more copies of g are missing. */
+static void build_f2(P *p, const int *vals, int nv, const int *miss, int goals_too) {
     fset_t *S = p->f2;
     fset_clear(S);
     const u64 *ph = p->st.phi;
+    int any_missing = 0;
+    for (int g = 0; g < p->ng; g++) any_missing |= miss[g] > 0;
+    int ops[RMAX + GMAX];
     for (int g = 0; g < p->ng; g++) {
         u64 fg = ph[p->gid[g]];
         fset_add(S, fg);
+        if (any_missing && !miss[g]) continue;
+        int no = 0;
+        for (int i = 0; i < nv; i++) ops[no++] = vals[i];
+        if (goals_too)
+            for (int k = 0; k < p->ng; k++)
+                if (k == g ? miss[k] >= 2 : miss[k] >= 1) ops[no++] = p->gid[k];
         for (int o = 0; o < NOFF; o++)
             if (p->offmask[0] >> o & 1) fset_add(S, mulm(MINV[o], fg));
         if (p->flags & I_NEG) fset_add(S, subm(0, fg));
@@ -1104,19 +1118,19 @@ static void build_f2(P *p, const int *vals, int nv) {
         for (int o = 0; o < NOFF; o++) {
             if (p->offmask[1] >> o & 1) {
                 u64 t = mulm(MINV[o], fg);
-                for (int i = 0; i < nv; i++) fset_add(S, subm(t, ph[vals[i]]));
+                for (int i = 0; i < no; i++) fset_add(S, subm(t, ph[ops[i]]));
             }
             if (p->offmask[2] >> o & 1) {
-                for (int i = 0; i < nv; i++) {
-                    fset_add(S, mulm(MINV[o], addm(fg, ph[vals[i]])));     /* s(v) - a */
-                    fset_add(S, subm(mulm(MOFF[o], ph[vals[i]]), fg));     /* s(a) - v */
+                for (int i = 0; i < no; i++) {
+                    fset_add(S, mulm(MINV[o], addm(fg, ph[ops[i]])));     /* s(v) - a */
+                    fset_add(S, subm(mulm(MOFF[o], ph[ops[i]]), fg));     /* s(a) - v */
                 }
                 if (o) fset_add(S, mulm(fg, MSELF[o]));                     /* s(v) - v */
             }
         }
         if (p->flags & I_ADD3)
-            for (int i = 0; i < nv; i++)
-                for (int j = i; j < nv; j++) fset_add(S, subm(subm(fg, ph[vals[i]]), ph[vals[j]]));
+            for (int i = 0; i < no; i++)
+                for (int j = i; j < no; j++) fset_add(S, subm(subm(fg, ph[ops[i]]), ph[ops[j]]));
     }
 }
 
@@ -1140,12 +1154,15 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
     G.goal_only = mode == 1;
     /* as many goal copies missing as instructions left: each of them must write one (a copy needs
      * its own last write), so only goals are made */
-    int missing = 0;
+    int missing = 0, miss[GMAX] = {0};
     {
         int hg[GMAX] = {0};
         for (int r = 0; r < p->R; r++)
             if (s->id[r] && p->st.vf[s->id[r]].gidx >= 0) hg[(int)p->st.vf[s->id[r]].gidx]++;
-        for (int k = 0; k < p->ng; k++) missing += hg[k] < p->need[k] ? p->need[k] - hg[k] : 0;
+        for (int k = 0; k < p->ng; k++) {
+            miss[k] = hg[k] < p->need[k] ? p->need[k] - hg[k] : 0;
+            missing += miss[k];
+        }
         if (missing >= T - g) {
             mode = G.mode = 1;
             G.goal_only = 1;
@@ -1166,16 +1183,17 @@ static void generate(P *p, const st_t *s, int g, int T, int mode) {
         cnt[k]++;
         if (p->st.vf[id].len && p->st.vf[id].tz < mintz) mintz = p->st.vf[id].tz;
     }
-    if (mode == 2) build_f2(p, vals, nv);
+    /* two left: a result that is not a goal is read by the last instruction; when a goal copy is
+     * missing, that one makes a missing goal (the result destroys no needed copy: two would then
+     * be missing with one instruction left) */
+    if (mode == 2) build_f2(p, vals, nv, miss, 0);
     else if (mode == 0 && missing >= 2 && T - g == missing + 1) {
         /* one instruction more than goal copies missing: all but one of the instructions left write
-         * a goal, so a result that is not a goal is read by one of them (no dead instruction), whose
-         * other operands are values held now or goals: the same set as two instructions from the
-         * end, with the goals among the values held */
-        int ext[RMAX + GMAX];
-        memcpy(ext, vals, sizeof(int) * (size_t)nv);
-        for (int k = 0; k < p->ng; k++) ext[nv + k] = p->gid[k];
-        build_f2(p, ext, nv + p->ng);
+         * a goal copy that is missing now, each its own (none is destroyed: that would need one
+         * more), so a result that is not a goal is read by one of them (no dead instruction), whose
+         * other operands are values held now or goal copies made in between: the set of two
+         * instructions from the end, with those goals among the values held */
+        build_f2(p, vals, nv, miss, 1);
         mode = G.mode = 2;
     }
     /* halvings still needed: when they fill the remaining budget, nothing else can come next
