@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cain_suites import LAP4, PREWITT_X, SOBEL_X, suites  # noqa: E402
+from cain_suites import LAP4, PREWITT_X, SOBEL_X, fresh_sets, suites  # noqa: E402
 
 from core.cain.approx import approximate  # noqa: E402
 from core.cain.exact import Prover, check_program  # noqa: E402
@@ -50,7 +50,7 @@ def _one(name: str, den: int, m: list[list[int]]) -> KernelSet:
 
 # (name, kernels, length our search finds, or None where we only ask for the optimum)
 def sets() -> list[tuple[str, KernelSet, int | None]]:
-    suite = {s.name: s.kernel_set for s in suites()}
+    suite = {s.name: s.kernel_set for s in suites() + fresh_sets()}
     return [
         ("gauss3", preset("gauss3"), 10),
         ("sobel-x", _one("sobel-x", 1, SOBEL_X), None),
@@ -64,6 +64,7 @@ def sets() -> list[tuple[str, KernelSet, int | None]]:
         ("sharpen8", suite["sharpen8"], 11),
         ("lap4+lap8", suite["lap4+lap8"], 12),
         ("gauss3+box3", suite["gauss3+box3"], 14),
+        ("f-sobel-diag", suite["f-sobel-diag"], 10),     # fresh (issue 28), never tuned on
     ]
 
 
