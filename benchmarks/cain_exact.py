@@ -195,7 +195,8 @@ def run_parts(name: str, parts: int, workers: int, budget_s: float, slice_nodes:
     elif len({r["share"] for r in done if r["done"]}) < parts:
         verdict = f"{len(done)} of {parts} shares: every length below {bound} refuted in them"
     elif known is not None and bound >= known:
-        verdict = f"{known} proven optimal"
+        verdict = f"{known} proven optimal" + (" (the recorded prover program)"
+                                                if use_recorded and name in PROVER_PROGRAMS else "")
     else:
         verdict = f"not decided: every length below {bound} refuted"
     return {"name": name, "known": known, "parts": parts, "split_depth": depth, "workers": workers,
