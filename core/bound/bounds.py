@@ -16,7 +16,9 @@ segment can hold, Q >= (ceil(MACs / F(S + M)) - 1) * M for every M; leading term
 The paper's 2 MACs / sqrt(R S) + outputs (Chen, Han, Wang, HPCA 2020) assumes x' ~ D*x and
 HkWkCi >> sqrt(RS); it is kept as `paper`, labelled asymptotic: real dataflows can move less.
 Compulsory traffic (every input some window reads, every weight, every output moved once) is the
-other proven bound; `reference` is the larger of the two (never their sum).
+other proven bound. `cut_bound` adds to it the words that must cross the middle of the schedule
+off chip (used before and after the moment half the MACs are done, more than S of them).
+`reference` is the largest of the three (never their sum).
 """
 
 from __future__ import annotations
@@ -222,6 +224,58 @@ class Compulsory:
 
 
 @dataclass(frozen=True)
+class CutBound:
+    """Compulsory traffic plus the words that must leave the chip and come back: at the moment half
+    the MACs are done, every word used both before and after it is on chip (at most S of them) or
+    moves once more than the compulsory traffic counts (docs/bound.md, "The cut bound")."""
+
+    crossing: float            # a lower bound on the words used both before and after the cut
+    total: float               # compulsory + max(0, crossing - S)
+
+
+def cut_crossing(c: MacCounts, sizes: tuple[int, int, int]) -> float:
+    """A lower bound on the inputs, weights and outputs that both halves of the MACs use.
+
+    Each half V (v = floor(MACs / 2) MACs or more) touches fractions t_T = |T(V)| / |T| of the inputs,
+    weights and outputs (`sizes`: all the layer needs, so t_T <= 1) with prod t_T >= v^2 / (R |X||W||O|)
+    (Lemma 1) and t_T >= v / (K_T |T|) (the caps), and the two halves share at least
+    |T| max(0, t_T + t'_T - 1) words of kind T. Minimising that sum is convex in ln t and symmetric in
+    the halves, so a minimiser has t = t': each t_T = clamp(lam / (2 |T|), max(1/2, lo_T), 1) for the
+    lam that makes the product exactly the bound (the KKT conditions). Bisection brackets lam; the cost
+    below the bracket, lowered by a relative 1e-9, is never above the true minimum."""
+    if c.macs < 2 or min(sizes) <= 0:
+        return 0.0
+    v = float(c.macs // 2)
+    caps = (float(c.per_input), float(c.per_weight), float(c.per_output))
+    C = [float(n) for n in sizes]
+    lo = [max(0.5, v / (k * n)) for k, n in zip(caps, C)]
+    log_need = 2 * math.log(v) - math.log(c.R) - sum(math.log(n) for n in C)
+
+    def ts(lam: float) -> list[float]:
+        return [min(1.0, max(l, lam / (2 * n))) for l, n in zip(lo, C)]
+
+    def cost(t: list[float]) -> float:
+        return sum(n * max(0.0, 2 * x - 1) for n, x in zip(C, t))
+
+    if sum(math.log(x) for x in ts(0.0)) >= log_need:
+        return cost(ts(0.0)) * (1 - 1e-9)
+    a, b = 0.0, 2 * max(C)                       # ts(b) is all ones, which meets any bound Lemma 1 allows
+    for _ in range(200):
+        m = (a + b) / 2
+        if sum(math.log(x) for x in ts(m)) >= log_need:
+            b = m
+        else:
+            a = m
+    return cost(ts(a)) * (1 - 1e-9)
+
+
+def cut_bound(c: MacCounts, compulsory: "Compulsory", S: int) -> CutBound:
+    """Q >= compulsory + (crossing - S): see `CutBound`."""
+    crossing = cut_crossing(c, (compulsory.inputs, compulsory.weights, compulsory.outputs))
+    return CutBound(crossing=crossing, total=compulsory.total + max(0.0, math.floor(crossing - S)))
+
+
+@dataclass(frozen=True)
 class LayerBound:
     """A layer's bounds at S words, also as the bound engine's result stores them (core.bound.result):
     built by `conv_bound`, which fills the totals and `reference` from the parts."""
@@ -232,9 +286,20 @@ class LayerBound:
     segment: SegmentBound      # proven
     paper: PaperFormula        # asymptotic
     compulsory: Compulsory     # proven
-    # The proven lower bound: the larger of the segment bound and the compulsory traffic (each holds for
-    # every schedule of the machine model, so their maximum does; their sum would not). No schedule moves less.
+    # The proven lower bound: the largest of the segment bound, the compulsory traffic and the cut bound
+    # (each holds for every schedule of the machine model, so their maximum does; their sum would not).
+    # No schedule moves less.
     reference: float
+    cut: CutBound | None = optional_key()    # proven; None in results stored before version 6
+
+    def binding(self) -> str:
+        """Which proven bound gives `reference`: "cut", "compulsory", "phase" (the segment bound from the
+        stride phases) or "segment"."""
+        if self.cut is not None and self.cut.total > max(self.segment.total, self.compulsory.total):
+            return "cut"
+        if self.segment.total <= self.compulsory.total:
+            return "compulsory"
+        return "phase" if self.segment.phase_reuse is not None else "segment"
 
 
 def compulsory_inputs(shape: ConvShape) -> int:
@@ -260,6 +325,8 @@ def conv_bound(shape: ConvShape, S: int) -> LayerBound:
         if by_phase.total > segment.total:
             segment = dataclasses.replace(by_phase, phase_reuse=phased.R)
     compulsory = Compulsory.of(compulsory_inputs(shape), compulsory_weights(shape), shape.outputs)
+    cut = cut_bound(c, compulsory, S)
     return LayerBound(R=int(c.R), R_paper=paper_reuse(shape), macs_real=c.macs, segment=segment,
                       paper=PaperFormula.of(2.0 * shape.macs / math.sqrt(c.R * S), shape.outputs),
-                      compulsory=compulsory, reference=max(segment.total, float(compulsory.total)))
+                      compulsory=compulsory, cut=cut,
+                      reference=max(segment.total, float(compulsory.total), cut.total))

@@ -358,8 +358,7 @@ def format_text(result: EngineResult) -> str:
     lines += [head, "-" * len(head)]
     for l in r.layers:
         t, b = l.optimal.tiling, l.bound
-        which = ("c" if b.segment.total <= b.compulsory.total
-                 else "p" if b.segment.phase_reuse is not None else "s")
+        which = {"cut": "x", "compulsory": "c", "phase": "p", "segment": "s"}[b.binding()]
         row = (f"{l.name[:10]:10s} {b.R:3d} {_fmt(b.reference):>9s}{which} {_fmt(b.paper.total):>9s} "
                f"{_fmt(l.optimal.traffic.total):>9s} {_num(l.optimal.ratio_reference)} "
                f"{_num(l.optimal.ratio_paper)} {_GAP.get(l.gap.source if l.gap else '', ' ')!s:>3s}  "
@@ -373,8 +372,9 @@ def format_text(result: EngineResult) -> str:
     row = (f"{'total':10s} {'':3s} {_fmt(tot.reference):>9s}  {_fmt(tot.paper):>9s} {_fmt(tot.optimal):>9s} "
            f"{_num(tot.ratio_reference)} {_num(tot.ratio_paper)}").ljust(len(head) - 10 * len(flows))
     lines.append(row + "".join(f" {_fmt(tot.per_dataflow[k]):>9s}" for k in flows))
-    lines += ["", "Traffic in words (M = 10^6). proven = the lower bound no schedule can beat: the larger of the "
-              "segment bound (s; p: from the stride phases) and the compulsory traffic (c), see docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
+    lines += ["", "Traffic in words (M = 10^6). proven = the lower bound no schedule can beat: the largest of the "
+              "segment bound (s; p: from the stride phases), the compulsory traffic (c) and the cut bound (x: "
+              "compulsory plus the words used before and after the middle MAC beyond S), see docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
               "output writes (asymptotic, not a bound); ratio = optimal / proven, /paper = optimal / paper; +W / +I: the "
               "weights / inputs held on chip for the whole layer; ORDER: the loop order (outermost first) when "
               "not N P Q M C; ~: input tiles slide (keep the rows or columns the previous tile shares); gap: - "

@@ -21,7 +21,9 @@ unchanged (no slide, no last-segment term, no gap); the optimal dataflow's space
 Version 4 adds an optional `fusion` key, the fusion plan (core.bound.fusion.FusionPlan); version-3
 results (without it) read as before. Version 5 (issue 33): a strided layer's segment bound may come
 from the stride-phase argument, which its `phase_reuse` then states; version-4 results keep the
-bounds they were computed with.
+bounds they were computed with. Version 6 (issue 33): a layer's bound carries the cut bound
+(`cut`: compulsory traffic plus the words that must leave the chip and come back, docs/bound.md),
+and `reference` may come from it; version-5 results (without it) keep the bounds they were computed with.
 """
 
 from __future__ import annotations
@@ -156,9 +158,9 @@ class Timing:
 
 @dataclass(kw_only=True)
 class BoundResult(EngineResult):
-    VERSION = 5
-    # 2 -> 3 and 3 -> 4: new keys have defaults (4 adds the optional fusion plan)
-    UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d, 3: lambda d: d, 4: lambda d: d}
+    VERSION = 6
+    # 2 -> 3 and 3 -> 4: new keys have defaults (4 adds the optional fusion plan, 6 the optional cut bound)
+    UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d, 3: lambda d: d, 4: lambda d: d, 5: lambda d: d}
 
     engine: str
     source: Source

@@ -33,8 +33,8 @@ SERIES_ORDER = ["paper", "segment", "compulsory", "reference"] + list(BASELINES)
 TABLE_COLUMNS = ["layer", "R", "proven", "paper (asymptotic)", "optimal", "ratio", "b", "z", "y", "x", "k", "memory used",
                  "inputs read", "weights read", "outputs written", "GBuf reads"] + [f"{k} total" for k in BASELINES] + \
     ["best", "loop order", "gap"]
-# How the bound series are named on screen: "reference" is the proven bound (the larger of the segment
-# bound and the compulsory traffic); the paper's formula is asymptotic, and dataflows can move less.
+# How the bound series are named on screen: "reference" is the proven bound (the largest of the segment
+# bound, the compulsory traffic and the cut bound); the paper's formula is asymptotic, and dataflows can move less.
 SERIES_LABELS = {"reference": "proven", "paper": "paper (asymptotic)", "segment": "segment bound",
                  "compulsory": "compulsory"}
 BOUND_SERIES = ("paper", "segment", "compulsory", "reference")
@@ -391,9 +391,12 @@ class BoundPanel(GenericPanel):
             for c, v in enumerate(vals):
                 self.table.setItem(r, c, QTableWidgetItem(str(v)))
             lb = l.bound
-            proof = ("compulsory traffic (every needed word moved once)" if lb.segment.total <= lb.compulsory.total
-                     else f"segment bound from the stride phases (R_phase {lb.segment.phase_reuse:.2f} against "
-                          f"R {lb.R})" if lb.segment.phase_reuse is not None else f"segment bound (R {lb.R})")
+            proof = {"cut": "cut bound (compulsory traffic plus the words both halves of the MACs share, "
+                            "beyond what the memory holds)",
+                     "compulsory": "compulsory traffic (every needed word moved once)",
+                     "phase": f"segment bound from the stride phases (R_phase {lb.segment.phase_reuse or 0:.2f} "
+                              f"against R {lb.R})",
+                     "segment": f"segment bound (R {lb.R})"}[lb.binding()]
             item = self.table.item(r, 2)
             if item is not None:
                 item.setToolTip(f"Proven lower bound: {proof}; see docs/bound.md")
