@@ -400,8 +400,8 @@ ENGINE = EngineSpec(
     name="bound",
     title="Communication bounds",
     summary="Proven lower bound of off-chip traffic for each CNN layer with S words on chip (a red-blue pebble "
-            "segment bound with the exact window reuse R or, for strided layers, its stride phases, and the "
-            "compulsory traffic; the paper's asymptotic "
+            "segment bound with the exact window reuse R or, for strided layers, its stride phases, the "
+            "compulsory traffic, and a cut bound for the words both halves of the MACs share; the paper's asymptotic "
             "2*MACs/sqrt(R*S) beside it, Chen et al. HPCA 2020), the dataflow with the least traffic over a "
             "stated space (the paper's output-stationary tiling and every loop order, input tiles sliding with "
             "their halo, tensors held) with its exact "
