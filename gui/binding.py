@@ -92,6 +92,16 @@ def _out_of_range(spin: QAbstractSpinBox, text: str) -> str | None:
     return core if v < lo or v > hi else None
 
 
+def _refuse_out_of_range(spin: "RefusingSpinBox | RefusingDoubleSpinBox", state: QValidator.State, text: str,
+                         pos: int) -> tuple[QValidator.State, str, int]:
+    """Qt's verdict on `text`, except that a number outside the range stays on show (Intermediate)
+    and the spin box says so on `refused`."""
+    if state == QValidator.State.Invalid and (typed := _out_of_range(spin, text)) is not None:
+        spin.refused.emit(typed)
+        return QValidator.State.Intermediate, text, pos
+    return state, text, pos
+
+
 class RefusingSpinBox(QSpinBox):
     """A QSpinBox that keeps out-of-range text on show and says so (`refused`), instead of dropping
     the keystroke: Qt's own validator turned "-5" into "5" without a word (issue 30)."""
@@ -99,11 +109,7 @@ class RefusingSpinBox(QSpinBox):
     refused = Signal(str)           # the number typed, as typed
 
     def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:  # noqa: D102 (Qt's)
-        state, text, pos = super().validate(text, pos)
-        if state == QValidator.State.Invalid and (typed := _out_of_range(self, text)) is not None:
-            self.refused.emit(typed)
-            return QValidator.State.Intermediate, text, pos
-        return state, text, pos
+        return _refuse_out_of_range(self, *super().validate(text, pos))
 
 
 class RefusingDoubleSpinBox(QDoubleSpinBox):
@@ -112,11 +118,7 @@ class RefusingDoubleSpinBox(QDoubleSpinBox):
     refused = Signal(str)
 
     def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:  # noqa: D102 (Qt's)
-        state, text, pos = super().validate(text, pos)
-        if state == QValidator.State.Invalid and (typed := _out_of_range(self, text)) is not None:
-            self.refused.emit(typed)
-            return QValidator.State.Intermediate, text, pos
-        return state, text, pos
+        return _refuse_out_of_range(self, *super().validate(text, pos))
 
 
 def refusal_text(typed: str, prop: dict[str, Any]) -> str:

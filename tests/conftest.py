@@ -36,3 +36,20 @@ def _no_modal_dialogs(monkeypatch):
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
     for name in ("warning", "critical", "information"):
         monkeypatch.setattr(QMessageBox, name, lambda *a, **k: QMessageBox.StandardButton.Ok)
+
+
+@pytest.fixture
+def misclassifying_program(monkeypatch):
+    """The synthesised inexact program answers the next class for every image, so the run's check
+    against numpy must fail (the reference program is left as it is)."""
+    from core.cappuccino import synth
+
+    real = synth.run_program
+
+    def wrong(exe, *args, **kw):
+        rr = real(exe, *args, **kw)
+        if exe.name == "cappuccino":
+            rr.predictions = [(p + 1) % 10 for p in rr.predictions]
+        return rr
+
+    monkeypatch.setattr(synth, "run_program", wrong)

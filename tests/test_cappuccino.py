@@ -497,18 +497,9 @@ def test_failed_layout_check_fails_the_run(monkeypatch):
 
 
 @needs_cc
-def test_program_classifying_unlike_numpy_fails_the_run(monkeypatch, tmp_path, capsys):
+def test_program_classifying_unlike_numpy_fails_the_run(misclassifying_program, tmp_path, capsys):
     from main import main
 
-    real = synth.run_program
-
-    def wrong(exe, *args, **kw):      # the inexact program answers the next class for every image
-        rr = real(exe, *args, **kw)
-        if exe.name == "cappuccino":
-            rr.predictions = [(p + 1) % 10 for p in rr.predictions]
-        return rr
-
-    monkeypatch.setattr(synth, "run_program", wrong)
     argv = ["--limit", "30", "--min-seconds", "0", "--repeats", "1", "--threads", "1"]
     out = run_foreground(ENGINE.run(cli(*argv), CancelToken()), quiet=True)
     assert isinstance(out.error, CheckFailed) and "parallel_inexact classified 30 of 30" in str(out.error)

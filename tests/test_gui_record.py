@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QMessageBox
 from core.engine import get_engine
 from core.lifecycle import RunError, RunOutcome
 from core.workload import CnnNetwork
+from window_helpers import cancel_demo_partway
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "assets" / "example_session.dfx"
@@ -194,12 +195,7 @@ def test_the_cain_bar_engine_message_uses_labels():
 
 # ---------------------------------------------------------------- Stale views
 def test_a_cancelled_run_shows_its_partial_result_marked(window, qtbot):
-    window.set_current_engine("demo")
-    window.project.replace_settings("demo", {"steps": 100_000, "delay": 0.002})
-    window.run_current()
-    qtbot.waitUntil(lambda: window.project.runs[-1].partial.get("best", {}).get("step", 0) > 5, timeout=HANG_MS)
-    window.cancel_current()
-    qtbot.waitUntil(lambda: not window.runner.is_running("demo"), timeout=HANG_MS)
+    cancel_demo_partway(window, qtbot)
     run = window.project.runs[-1]
     bar = window.bars["demo"]
     assert run.status == "cancelled" and bar.shown_run == run.id

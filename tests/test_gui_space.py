@@ -4,29 +4,21 @@ and status notes go once they are stale."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QApplication, QCheckBox, QHeaderView, QLabel,
                                QScrollArea, QWidget)
+from window_helpers import example_window
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "assets" / "example_session.dfx"
 SIZES = [(1920, 1080), (1366, 768)]
 HANG_MS = 60_000
 
 
 @pytest.fixture
 def window(qtbot):
-    from gui.main_window import MainWindow
-
-    w = MainWindow(restore_layout=False)
-    w.interactive = False
-    qtbot.addWidget(w)
-    assert w.open_path(EXAMPLE, ask=False)
-    w.resize(*SIZES[0])
-    w.show()
+    w = example_window(qtbot, SIZES[0])
     settle()
     yield w
     w.shutdown_jobs()

@@ -5,12 +5,11 @@ texts, the runs table, Compare, the choice bar and the stepper; a constant serie
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from window_helpers import example_window
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "assets" / "example_session.dfx"
 # What must never show: exponent forms of ordinary numbers, long runs of digits, "-0", raw keys.
 RAW_NUMBER = re.compile(r"\d\.\d+e[+-]?\d|\d\.\d{6,}|(?<![\w.])-0(?![.\d])")
 SNAKE_KEY = re.compile(r"\b[a-z]+_[a-z_]+\b")
@@ -18,13 +17,7 @@ SNAKE_KEY = re.compile(r"\b[a-z]+_[a-z_]+\b")
 
 @pytest.fixture
 def window(qtbot):
-    from gui.main_window import MainWindow
-
-    w = MainWindow(restore_layout=False)
-    w.interactive = False
-    qtbot.addWidget(w)
-    assert w.open_path(EXAMPLE, ask=False)
-    w.show()
+    w = example_window(qtbot)
     yield w
     w.shutdown_jobs()
 

@@ -11,6 +11,7 @@ from core import session as sessions
 from core.jobs import MetricPoint
 from core.project import Project
 from core.workload import FpspFilter, Scamp5Target
+from window_helpers import cancel_demo_partway
 
 V1 = Path(__file__).parent / "data" / "sessions_v1"
 # Waits end when what they wait for happens; this only stops a test that hangs (an engine's process
@@ -122,12 +123,7 @@ def test_every_run_is_kept_and_a_failure_erases_nothing(window, qtbot):
 
 
 def test_cancelled_best_is_what_gets_saved(window, qtbot, tmp_path):
-    window.set_current_engine("demo")
-    window.project.replace_settings("demo", {"steps": 100_000, "delay": 0.002})
-    window.run_current()
-    qtbot.waitUntil(lambda: window.project.runs[-1].partial.get("best", {}).get("step", 0) > 5, timeout=HANG_MS)
-    window.cancel_current()
-    qtbot.waitUntil(lambda: not window.runner.is_running("demo"), timeout=HANG_MS)
+    cancel_demo_partway(window, qtbot)
     shown_best = window.project.runs[-1].partial["best"]
     path = tmp_path / "c.dfx"
     assert window.save_to(path)

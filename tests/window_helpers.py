@@ -1,0 +1,36 @@
+"""What several window tests do alike: open the example session in a main window, cancel the demo
+engine part way through a long count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HANG_MS = 60_000        # stops a test that hangs; waits end when what they wait for happens
+
+
+def cancel_demo_partway(window, qtbot) -> None:
+    """Start a long demo count, wait until it has shown some best step, cancel it and wait until
+    it has stopped: the run is then `cancelled` with a partial result."""
+    window.set_current_engine("demo")
+    window.project.replace_settings("demo", {"steps": 100_000, "delay": 0.002})
+    window.run_current()
+    qtbot.waitUntil(lambda: window.project.runs[-1].partial.get("best", {}).get("step", 0) > 5, timeout=HANG_MS)
+    window.cancel_current()
+    qtbot.waitUntil(lambda: not window.runner.is_running("demo"), timeout=HANG_MS)
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "assets" / "example_session.dfx"
+
+
+def example_window(qtbot, size: tuple[int, int] | None = None):
+    """A main window (no saved layout, no modal questions) with the example session open and shown."""
+    from gui.main_window import MainWindow
+
+    w = MainWindow(restore_layout=False)
+    w.interactive = False
+    qtbot.addWidget(w)
+    assert w.open_path(EXAMPLE, ask=False)
+    if size:
+        w.resize(*size)
+    w.show()
+    return w
