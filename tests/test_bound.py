@@ -283,7 +283,8 @@ def test_window_reuse_and_conv_bound():
     assert b.paper.reads == pytest.approx(2 * vgg.macs * 1 / (3 * math.sqrt(S)))
     assert b.paper.writes == vgg.outputs and b.paper.total == b.paper.reads + b.paper.writes
     assert b.compulsory.total == vgg.inputs + vgg.weights + vgg.outputs
-    assert b.reference == max(b.segment.total, b.compulsory.total)
+    assert b.cut is not None and b.reference == max(b.segment.total, b.compulsory.total, b.cut.total)
+    assert b.binding() == "cut" and b.cut.parts == 6       # six runs: 0.6 % above the segment bound
 
 
 def test_exact_model_equals_paper_closed_form_when_tiles_divide():

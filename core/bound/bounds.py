@@ -16,8 +16,9 @@ segment can hold, Q >= (ceil(MACs / F(S + M)) - 1) * M for every M; leading term
 The paper's 2 MACs / sqrt(R S) + outputs (Chen, Han, Wang, HPCA 2020) assumes x' ~ D*x and
 HkWkCi >> sqrt(RS); it is kept as `paper`, labelled asymptotic: real dataflows can move less.
 Compulsory traffic (every input some window reads, every weight, every output moved once) is the
-other proven bound. `cut_bound` adds to it the words that must cross the middle of the schedule
-off chip (used before and after the moment half the MACs are done, more than S of them).
+other proven bound. `cut_bound` adds to it the words that must come back: cut the schedule into runs of
+equal MAC counts; a word used in several runs is on chip at the cuts between them (S words at most at
+each cut) or is moved again.
 `reference` is the largest of the three (never their sum).
 """
 
@@ -225,54 +226,92 @@ class Compulsory:
 
 @dataclass(frozen=True)
 class CutBound:
-    """Compulsory traffic plus the words that must leave the chip and come back: at the moment half
-    the MACs are done, every word used both before and after it is on chip (at most S of them) or
-    moves once more than the compulsory traffic counts (docs/bound.md, "The cut bound")."""
+    """Compulsory traffic plus the words that must leave the chip and come back: cut the schedule into
+    `parts` runs of equal MAC counts; a word used in several runs is on chip at the cuts between them
+    (at most S words at each of the parts - 1 cuts) or moves again (docs/bound.md, "The cut bound")."""
 
-    crossing: float            # a lower bound on the words used both before and after the cut
-    total: float               # compulsory + max(0, crossing - S)
+    crossing: float            # a lower bound on the uses beyond each word's first, summed over the words
+    #                            (2 parts: the words used both before and after the middle MAC)
+    total: float               # compulsory + max(0, crossing - (parts - 1) * S)
+    parts: int | None = optional_key()   # the runs the MACs are cut into; None (results of version 6): 2
 
 
-def cut_crossing(c: MacCounts, sizes: tuple[int, int, int]) -> float:
-    """A lower bound on the inputs, weights and outputs that both halves of the MACs use.
+def repeat_uses(c: MacCounts, sizes: tuple[int, int, int], parts: int) -> float:
+    """A lower bound on sum over words w of (|U_w| - 1), where U_w is the set of runs that use w when the
+    MACs, in any order, are cut into `parts` runs of at least v = floor(MACs / parts) MACs each.
 
-    Each half V (v = floor(MACs / 2) MACs or more) touches fractions t_T = |T(V)| / |T| of the inputs,
-    weights and outputs (`sizes`: all the layer needs, so t_T <= 1) with prod t_T >= v^2 / (R |X||W||O|)
-    (Lemma 1) and t_T >= v / (K_T |T|) (the caps), and the two halves share at least
-    |T| max(0, t_T + t'_T - 1) words of kind T. Minimising that sum is convex in ln t and symmetric in
-    the halves, so a minimiser has t = t': each t_T = clamp(lam / (2 |T|), max(1/2, lo_T), 1) for the
-    lam that makes the product exactly the bound (the KKT conditions). Bisection brackets lam; the cost
-    below the bracket, lowered by a relative 1e-9, is never above the true minimum."""
-    if c.macs < 2 or min(sizes) <= 0:
+    Run i touches fractions t_Ti = |T(V_i)| / |T| of the inputs, weights and outputs the layer needs
+    (`sizes`, so t <= 1) with prod_T t_Ti >= v^2 / (R |X||W||O|) (Lemma 1) and t_Ti >= v / (K_T |T|)
+    (the caps), and every needed word is used by some run: sum_i t_Ti >= 1. The sum is
+    sum_T |T| (sum_i t_Ti - 1). Minimising it is a convex program (linear cost; Lemma 1's constraint is
+    a superlevel set of a geometric mean) that is symmetric in the runs, so a minimiser has all runs
+    alike: t_T = clamp(lam / (parts |T|), max(1 / parts, lo_T), 1), the KKT conditions, for the lam at
+    which the product meets Lemma 1's bound. The product is nondecreasing in lam and piecewise of the
+    form lam^k times a constant between the six points where a t_T starts or stops moving, so lam is
+    solved in closed form on the piece where the bound is met. Lowered by a relative 1e-9 against
+    rounding, so never above the true minimum."""
+    m = parts
+    if m < 2 or c.macs < m or min(sizes) <= 0:
         return 0.0
-    v = float(c.macs // 2)
+    v = float(c.macs // m)
     caps = (float(c.per_input), float(c.per_weight), float(c.per_output))
     C = [float(n) for n in sizes]
-    lo = [max(0.5, v / (k * n)) for k, n in zip(caps, C)]
-    log_need = 2 * math.log(v) - math.log(c.R) - sum(math.log(n) for n in C)
+    lo = [min(1.0, max(1.0 / m, v / (k * n))) for k, n in zip(caps, C)]
+    need = 2 * math.log(v) - math.log(c.R) - sum(math.log(n) for n in C)
 
     def ts(lam: float) -> list[float]:
-        return [min(1.0, max(l, lam / (2 * n))) for l, n in zip(lo, C)]
+        return [min(1.0, max(l, lam / (m * n))) for l, n in zip(lo, C)]
 
-    def cost(t: list[float]) -> float:
-        return sum(n * max(0.0, 2 * x - 1) for n, x in zip(C, t))
+    def logprod(lam: float) -> float:
+        return sum(math.log(x) for x in ts(lam))
 
-    if sum(math.log(x) for x in ts(0.0)) >= log_need:
-        return cost(ts(0.0)) * (1 - 1e-9)
-    a, b = 0.0, 2 * max(C)                       # ts(b) is all ones, which meets any bound Lemma 1 allows
-    for _ in range(200):
-        m = (a + b) / 2
-        if sum(math.log(x) for x in ts(m)) >= log_need:
-            b = m
-        else:
-            a = m
-    return cost(ts(a)) * (1 - 1e-9)
+    lam = 0.0
+    if logprod(0.0) < need:
+        points = sorted({m * n * l for n, l in zip(C, lo)} | {m * n for n in C})
+        prev = 0.0
+        for b in points:                 # the last point has every t_T = 1, which meets any bound Lemma 1 allows
+            if logprod(b) >= need:
+                break
+            prev = b
+        mid = (prev + b) / 2
+        free = [i for i, (n, l) in enumerate(zip(C, lo)) if m * n * l < mid < m * n]
+        fixed = sum(math.log(x) for i, x in enumerate(ts(mid)) if i not in free)
+        lam = b
+        if free:
+            lam = min(b, max(prev, math.exp((need - fixed + sum(math.log(m * C[i]) for i in free)) / len(free))))
+    return sum(n * max(0.0, m * x - 1) for n, x in zip(C, ts(lam))) * (1 - 1e-9)
 
 
 def cut_bound(c: MacCounts, compulsory: "Compulsory", S: int) -> CutBound:
-    """Q >= compulsory + (crossing - S): see `CutBound`."""
-    crossing = cut_crossing(c, (compulsory.inputs, compulsory.weights, compulsory.outputs))
-    return CutBound(crossing=crossing, total=compulsory.total + max(0.0, math.floor(crossing - S)))
+    """Q >= compulsory + (crossing - (parts - 1) S) for every number of parts (see `CutBound`); the
+    largest over parts 2..32, then 32 * 2^(k/8) while a run still touches more than 2 S words (beyond
+    that each further cut removes more than its run adds), then whole steps from the best."""
+    sizes = (compulsory.inputs, compulsory.weights, compulsory.outputs)
+
+    def at(m: int) -> CutBound:
+        uses = repeat_uses(c, sizes, m)
+        return CutBound(crossing=uses, total=compulsory.total + max(0.0, math.floor(uses - (m - 1) * S)),
+                        parts=m)
+
+    tried = {m: at(m) for m in range(2, min(32, c.macs) + 1)}
+    k = 1
+    while True:
+        m = math.ceil(32 * 2 ** (k / 8))
+        if m > c.macs:
+            break
+        tried[m] = b = at(m)
+        if (compulsory.total + b.crossing) / m < 2 * S:
+            break
+        k += 1
+    best = max(tried.values(), key=lambda b: (b.total, -(b.parts or 2)))
+    for step in (-1, 1):                 # whole steps from the best while they gain
+        m = (best.parts or 2) + step
+        while 2 <= m <= c.macs and m not in tried:
+            tried[m] = b = at(m)
+            if b.total <= best.total:
+                break
+            best, m = b, m + step
+    return max(tried.values(), key=lambda b: (b.total, -(b.parts or 2)))
 
 
 @dataclass(frozen=True)

@@ -374,7 +374,8 @@ def format_text(result: EngineResult) -> str:
     lines.append(row + "".join(f" {_fmt(tot.per_dataflow[k]):>9s}" for k in flows))
     lines += ["", "Traffic in words (M = 10^6). proven = the lower bound no schedule can beat: the largest of the "
               "segment bound (s; p: from the stride phases), the compulsory traffic (c) and the cut bound (x: "
-              "compulsory plus the words used before and after the middle MAC beyond S), see docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
+              "compulsory plus the words used again after a cut of the MACs into equal runs, beyond S at each cut), see "
+              "docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
               "output writes (asymptotic, not a bound); ratio = optimal / proven, /paper = optimal / paper; +W / +I: the "
               "weights / inputs held on chip for the whole layer; ORDER: the loop order (outermost first) when "
               "not N P Q M C; ~: input tiles slide (keep the rows or columns the previous tile shares); gap: - "
@@ -401,7 +402,8 @@ ENGINE = EngineSpec(
     title="Communication bounds",
     summary="Proven lower bound of off-chip traffic for each CNN layer with S words on chip (a red-blue pebble "
             "segment bound with the exact window reuse R or, for strided layers, its stride phases, the "
-            "compulsory traffic, and a cut bound for the words both halves of the MACs share; the paper's asymptotic "
+            "compulsory traffic, and a cut bound: the compulsory traffic plus the words that must come back when the "
+            "MACs are cut into equal runs; the paper's asymptotic "
             "2*MACs/sqrt(R*S) beside it, Chen et al. HPCA 2020), the dataflow with the least traffic over a "
             "stated space (the paper's output-stationary tiling and every loop order, input tiles sliding with "
             "their halo, tensors held) with its exact "

@@ -24,6 +24,8 @@ from the stride-phase argument, which its `phase_reuse` then states; version-4 r
 bounds they were computed with. Version 6 (issue 33): a layer's bound carries the cut bound
 (`cut`: compulsory traffic plus the words that must leave the chip and come back, docs/bound.md),
 and `reference` may come from it; version-5 results (without it) keep the bounds they were computed with.
+Version 7: the cut bound may cut the schedule more than once (`cut.parts` runs; `crossing` is then the
+uses beyond each word's first); a version-6 cut (no `parts`) was one cut, two parts.
 """
 
 from __future__ import annotations
@@ -158,9 +160,11 @@ class Timing:
 
 @dataclass(kw_only=True)
 class BoundResult(EngineResult):
-    VERSION = 6
-    # 2 -> 3 and 3 -> 4: new keys have defaults (4 adds the optional fusion plan, 6 the optional cut bound)
-    UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d, 3: lambda d: d, 4: lambda d: d, 5: lambda d: d}
+    VERSION = 7
+    # 2 -> 3 and 3 -> 4: new keys have defaults (4 adds the optional fusion plan, 6 the optional cut bound,
+    # 7 the cut's optional number of parts)
+    UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d, 3: lambda d: d, 4: lambda d: d, 5: lambda d: d,
+                6: lambda d: d}
 
     engine: str
     source: Source

@@ -391,8 +391,9 @@ class BoundPanel(GenericPanel):
             for c, v in enumerate(vals):
                 self.table.setItem(r, c, QTableWidgetItem(str(v)))
             lb = l.bound
-            proof = {"cut": "cut bound (compulsory traffic plus the words both halves of the MACs share, "
-                            "beyond what the memory holds)",
+            runs = (lb.cut.parts or 2) if lb.cut is not None else 2
+            proof = {"cut": f"cut bound (compulsory traffic plus the words used again when the MACs are cut into "
+                            f"{runs} equal runs, beyond what the memory holds at each cut)",
                      "compulsory": "compulsory traffic (every needed word moved once)",
                      "phase": f"segment bound from the stride phases (R_phase {lb.segment.phase_reuse or 0:.2f} "
                               f"against R {lb.R})",
