@@ -630,3 +630,16 @@ def test_several_cuts_hold_on_small_layers_where_they_bind():
         assert _all_nests_min(s, S) >= b.reference
         for order in _nest_orders(s, 20, 5):
             assert schedule_traffic(s, S, order) >= b.reference
+
+
+def test_the_cut_bound_tries_a_bounded_number_of_cuts(monkeypatch):
+    """Even at a memory of a few words, where every number of runs still touches more than 2 S words,
+    the search over the number of runs stops (the memory sweep's working-set probe runs it at S = 1)."""
+    import core.bound.bounds as bounds
+
+    calls = []
+    real = bounds.repeat_uses
+    monkeypatch.setattr(bounds, "repeat_uses", lambda *a: calls.append(a) or real(*a))
+    s = next(from_conv(x) for x in zoo.get("alexnet").convs if x.name == "fc6")
+    b = conv_bound(s, 1)
+    assert b.reference >= b.compulsory.total and len(calls) <= 31 + bounds._CUT_STEPS + 16

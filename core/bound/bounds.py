@@ -35,6 +35,9 @@ from core.results import optional_key
 # Segment lengths M tried, as S * 2^(k/8): every M gives a valid bound, so the search only decides how
 # good it is: a coarse pass over k = -40..48, then the neighbours of the best.
 _COARSE = range(-40, 49, 4)
+# The cut bound's geometric pass over the number of runs stops at 32 * 2^(_CUT_STEPS / 8) (about 34
+# million runs): a memory of a few words would otherwise walk it for ever; any number gives a valid bound.
+_CUT_STEPS = 160
 
 
 def matmul_bound(A: int, B: int, C: int, S: int) -> float:
@@ -285,7 +288,8 @@ def repeat_uses(c: MacCounts, sizes: tuple[int, int, int], parts: int) -> float:
 def cut_bound(c: MacCounts, compulsory: "Compulsory", S: int) -> CutBound:
     """Q >= compulsory + (crossing - (parts - 1) S) for every number of parts (see `CutBound`); the
     largest over parts 2..32, then 32 * 2^(k/8) while a run still touches more than 2 S words (beyond
-    that each further cut removes more than its run adds), then whole steps from the best."""
+    that each further cut removes more than its run adds; at most _CUT_STEPS of them), then up to eight
+    whole steps each way from the best."""
     sizes = (compulsory.inputs, compulsory.weights, compulsory.outputs)
 
     def at(m: int) -> CutBound:
@@ -294,19 +298,19 @@ def cut_bound(c: MacCounts, compulsory: "Compulsory", S: int) -> CutBound:
                         parts=m)
 
     tried = {m: at(m) for m in range(2, min(32, c.macs) + 1)}
-    k = 1
-    while True:
+    for k in range(1, _CUT_STEPS + 1):
         m = math.ceil(32 * 2 ** (k / 8))
         if m > c.macs:
             break
         tried[m] = b = at(m)
         if (compulsory.total + b.crossing) / m < 2 * S:
             break
-        k += 1
     best = max(tried.values(), key=lambda b: (b.total, -(b.parts or 2)))
-    for step in (-1, 1):                 # whole steps from the best while they gain
+    for step in (-1, 1):                 # a few whole steps from the best while they gain
         m = (best.parts or 2) + step
-        while 2 <= m <= c.macs and m not in tried:
+        for _ in range(8):
+            if not 2 <= m <= c.macs or m in tried:
+                break
             tried[m] = b = at(m)
             if b.total <= best.total:
                 break
