@@ -458,9 +458,7 @@ def test_a_stride_one_layer_has_one_phase_and_keeps_its_bound():
 # ------------------------------------------------------------------ the cut bound
 def _crossing(macs: list[tuple[int, int, int]], order: list[int]) -> int:
     """Inputs, weights and outputs used by both the first len // 2 MACs of `order` and the rest."""
-    h = len(order) // 2
-    first, rest = [macs[j] for j in order[:h]], [macs[j] for j in order[h:]]
-    return sum(len({t[k] for t in first} & {t[k] for t in rest}) for k in range(3))
+    return _repeats(macs, order, 2)
 
 
 def _nest_orders(s: ConvShape, n: int, seed: int):
@@ -473,6 +471,18 @@ def _nest_orders(s: ConvShape, n: int, seed: int):
         outer, inner = rnd.sample(list(dims), 7), rnd.sample(list(dims), 7)
         yield sorted(range(len(index)), key=lambda j: tuple(index[j][d] // tile[d] for d in outer)
                      + tuple(index[j][d] % tile[d] for d in inner))
+
+
+def _random_orders_repeat_at_least_the_bound(parts: int) -> None:
+    """Random MAC orders of a small random layer, cut into `parts` runs, use words again at least
+    `repeat_uses` times."""
+    s = _random_layers(1, 3, max_ch=6, max_hw=6)[0]
+    macs, *_ = macs_of(s)
+    b = conv_bound(s, 10 ** 6)
+    lb = repeat_uses(mac_counts(s), (b.compulsory.inputs, b.compulsory.weights, b.compulsory.outputs), parts)
+    rnd = random.Random(4)
+    for _ in range(50):
+        assert _repeats(macs, rnd.sample(range(len(macs)), len(macs)), parts) >= lb - 1e-9
 
 
 def _least_crossings() -> list[tuple[float, int]]:
@@ -494,13 +504,7 @@ def test_the_halves_of_every_mac_order_share_at_least_the_cut_crossing():
     assert all(found >= lb - 1e-9 for lb, found in least), least
     assert sum(found <= 1.1 * lb for lb, found in least if lb >= 4) >= 5
     assert any(found < 1.25 * lb for lb, found in least if lb >= 50)       # the 12-channel 1x1 layer: 108 against 89
-    s = _random_layers(1, 3, max_ch=6, max_hw=6)[0]
-    macs, *_ = macs_of(s)
-    b = conv_bound(s, 10 ** 6)
-    lb = repeat_uses(mac_counts(s), (b.compulsory.inputs, b.compulsory.weights, b.compulsory.outputs), 2)
-    rnd = random.Random(4)
-    for _ in range(50):
-        assert _crossing(macs, rnd.sample(range(len(macs)), len(macs))) >= lb - 1e-9
+    _random_orders_repeat_at_least_the_bound(2)
 
 
 def test_the_cut_crossing_is_the_minimum_of_its_program():
@@ -579,13 +583,7 @@ def test_the_runs_of_every_mac_order_use_words_again_at_least_repeat_uses():
             close += lb >= 4 and found <= 1.1 * lb
             exact += lb >= 4 and found <= lb + 1e-6
     assert close >= 15 and exact >= 3, (close, exact)
-    s = _random_layers(1, 3, max_ch=6, max_hw=6)[0]
-    macs, *_ = macs_of(s)
-    b = conv_bound(s, 10 ** 6)
-    lb = repeat_uses(mac_counts(s), (b.compulsory.inputs, b.compulsory.weights, b.compulsory.outputs), 4)
-    rnd = random.Random(4)
-    for _ in range(50):
-        assert _repeats(macs, rnd.sample(range(len(macs)), len(macs)), 4) >= lb - 1e-9
+    _random_orders_repeat_at_least_the_bound(4)
 
 
 def test_repeat_uses_is_the_minimum_of_its_program():
