@@ -315,7 +315,7 @@ def cut_bound(c: MacCounts, compulsory: "Compulsory", S: int) -> CutBound:
             if b.total <= best.total:
                 break
             best, m = b, m + step
-    return max(tried.values(), key=lambda b: (b.total, -(b.parts or 2)))
+    return best
 
 
 @dataclass(frozen=True)
