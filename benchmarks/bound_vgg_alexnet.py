@@ -68,7 +68,7 @@ def per_layer_table(cluster: str) -> None:
             above += sum(v["traffic"]["total"] < opt for v in bl.values())
             t = r["optimal"]["tiling"]
             print(f"{r['name']:8s} {opt:11d} {r['bound']['reference']:11.0f} {r['bound']['compulsory']['total']:11d} "
-                  f"{ratio:6.3f} " + f"{t['b']},{t['z']},{t['y']},{t['x']},{t['k']}".rjust(18) +
+                  f"{ratio:6.3f} " + (f"{t['b']},{t['z']},{t['y']},{t['x']},{t['k']}" + (f"={t['stream']}" if t.get("stream") else "")).rjust(18) +
                   f" {bkey:>16s} {bl[bkey]['ratio_reference']:9.3f}")
     print(f"\nworst ratio to max(bound, compulsory) over all {cases} layer/memory cases: {worst:.3f} "
           f"(general-purpose mappers: 1.0x-3.8x)")

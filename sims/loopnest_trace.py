@@ -10,13 +10,17 @@ tile back to DRAM, and reads it back if that output tile was started before. The
 from the buffered data only (rows not fetched are zeros on chip), and the final DRAM output is
 compared with a direct convolution on inputs with no zero, so a tiling that forgot a word would
 produce wrong numbers, not just wrong counts. The buffer footprint is checked against S at every
-step. Used by tests to confirm `core.bound.loopnest` word for word.
+step. A streaming tiling computes each step one output row (column) at a time: an input row
+(column) is fetched just before the first of the step's output rows that reads it and dropped after
+the last, and the footprint is checked after every fetch. Used by tests to confirm
+`core.bound.loopnest` word for word.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -139,6 +143,13 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
                 res["w"] = key_w
             key_in = (pos["N"], pos["C"], pos["P"], pos["Q"])
             rows, cols = ay.rows_read(p0, p1), ax.rows_read(q0, q1)     # what the windows touch
+            if tiling.stream:
+                if res["in"] == key_in:
+                    raise ValueError(f"{tiling}: the nest keeps the input tile for the next step, so it cannot stream")
+                res["in"] = key_in
+                _stream_step(shape, tiling, S, counts, x[n0:n1, ci0 + c0:ci0 + c1], data, (p0, p1), (q0, q1),
+                             held if tiling.hold == "W" else data["w"].size, log)
+                continue
             if tiling.hold == "I":
                 data["in"] = x_held[n0:n1, c0:c1][:, :, rows][:, :, :, cols]      # on chip already
             elif res["in"] != key_in:
@@ -190,6 +201,55 @@ def simulate(shape: ConvShape, tiling: Tiling, S: int, seed: int = 0, keep_log: 
         write_back(last, co0, data["out"])
     counts.max_abs_error = float(np.abs(y_dram - direct_conv(x, w, shape)).max())
     return counts
+
+
+def _stream_step(shape: ConvShape, tiling: Tiling, S: int, counts: TraceCounts, src: np.ndarray,
+                 data: dict[str, np.ndarray], prange: tuple[int, int], qrange: tuple[int, int], w_words: int,
+                 log: Callable[[str, str, int], None]) -> None:
+    """One step of a streaming tiling: the output tile (resident in `data["out"]`) is computed one
+    output line at a time (rows for stream "P", columns for "Q"); each input line is fetched from
+    `src` (this step's batch and channel tile) before the first output line that reads it and
+    dropped after the last."""
+    D, P, d = shape.stride, shape.pad, shape.dilation
+    ay, ax = axes(shape)
+    along, across = (ay, ax) if tiling.stream == "P" else (ax, ay)
+    (o0, o1), (a0, a1) = (prange, qrange) if tiling.stream == "P" else (qrange, prange)
+    k_along, k_across = (shape.Hk, shape.Wk) if tiling.stream == "P" else (shape.Wk, shape.Hk)
+    others = across.rows_read(a0, a1)                              # the columns (rows) every line holds
+    start = a0 * D - P                                             # first column of the span, padding included
+    span = (a1 - a0 - 1) * D + d * (k_across - 1) + 1
+    last: dict[int, int] = {}
+    for o in range(o0, o1):
+        for h in along.rows_read(o, o + 1):
+            last[int(h)] = o
+    live: dict[int, np.ndarray] = {}
+    line_words = src.shape[0] * src.shape[1] * others.size
+    for o in range(o0, o1):
+        for h in along.rows_read(o, o + 1):
+            h = int(h)
+            if h not in live:
+                live[h] = src[:, :, h, others] if tiling.stream == "P" else src[:, :, others, h]
+                counts.input_reads += line_words
+                log("inputs", "read", line_words)
+        words = len(live) * line_words + w_words + data["out"].size
+        counts.peak_words = max(counts.peak_words, words)
+        if words > S:
+            raise BufferOverflow(f"{words} words resident at step {counts.steps}, buffer holds {S}")
+        for r in range(k_along):
+            h = o * D - P + r * d
+            if h not in live:                                      # padding (or a row no window reads)
+                continue
+            line = np.zeros(src.shape[:2] + (span,))
+            line[:, :, others - start] = live[h]
+            for s_ in range(k_across):
+                patch = line[:, :, s_ * d: s_ * d + (a1 - a0 - 1) * D + 1: D]
+                wt = data["w"][:, :, r, s_] if tiling.stream == "P" else data["w"][:, :, s_, r]
+                if tiling.stream == "P":
+                    data["out"][:, :, o - o0, :] += np.einsum("nca,mc->nma", patch, wt)
+                else:
+                    data["out"][:, :, :, o - o0] += np.einsum("nca,mc->nma", patch, wt)
+        for h in [h for h, end in last.items() if end == o]:
+            live.pop(h, None)
 
 
 @dataclass

@@ -39,18 +39,25 @@ def _random_layer(rnd: random.Random) -> ConvShape:
 
 
 # ------------------------------------------------------------------ geometry
-def test_slide_table_counts_each_row_once_per_run_of_tiles_reading_it():
-    """|rows(0)| + sum |rows(i) - rows(i-1)|, from the tiles' row sets one by one (strides, padding,
-    dilation gaps: a row two tiles apart reads is loaded twice)."""
-    rnd = random.Random(3)
-    for _ in range(60):
+def random_axes(seed: int, tries: int = 60) -> list[Axis]:
+    """Random axes with strides, padding and dilation gaps (of `tries` draws, those with an output)."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(tries):
         K, D, d = rnd.randint(1, 5), rnd.randint(1, 4), rnd.choice([1, 1, 2, 3])
         P = rnd.randint(0, max(0, d * (K - 1)))
         I = rnd.randint(d * (K - 1) + 1, 30)
         O = (I + 2 * P - d * (K - 1) - 1) // D + 1
-        if O < 1:
-            continue
-        ax = Axis(O, I, K, D, P, d)
+        if O >= 1:
+            out.append(Axis(O, I, K, D, P, d))
+    return out
+
+
+def test_slide_table_counts_each_row_once_per_run_of_tiles_reading_it():
+    """|rows(0)| + sum |rows(i) - rows(i-1)|, from the tiles' row sets one by one (strides, padding,
+    dilation gaps: a row two tiles apart reads is loaded twice)."""
+    for ax in random_axes(3):
+        O = ax.O
         table = slide_table(ax)
         _, total, _ = axis_tables(ax)
         for t in range(1, O + 1):
@@ -61,7 +68,9 @@ def test_slide_table_counts_each_row_once_per_run_of_tiles_reading_it():
 
 
 # ------------------------------------------------------------------ the model against the trace simulator
-def _sliding_cases(n: int, seed: int):
+def random_tilings(n: int, seed: int, streaming: bool = False) -> list[tuple[ConvShape, Tiling]]:
+    """Random layers with random tiles, loop orders and held weights, each tiling sliding or (with
+    `streaming`) streaming its input tile by rows or columns, where the nest allows it."""
     rnd = random.Random(seed)
     out = []
     while len(out) < n:
@@ -71,12 +80,14 @@ def _sliding_cases(n: int, seed: int):
         c = g.Ci if rnd.random() < 0.5 else rnd.randint(1, g.Ci)
         nb = g.B if rnd.random() < 0.5 else rnd.randint(1, g.B)
         t = Tiling(nb, rnd.randint(1, g.Co), c, rnd.randint(1, g.Ho), rnd.randint(1, g.Wo),
-                   "".join(rnd.sample("NMCPQ", 5)), rnd.choice(["", "", "W"]), True)
-        out.append((s, t))
+                   "".join(rnd.sample("NMCPQ", 5)), rnd.choice(["", "", "W"]), not streaming,
+                   rnd.choice("PQ") if streaming else "")
+        if bool(evaluate(g, t.order, t.n, t.m, t.c, t.p, t.q, t.hold, t.slide, t.stream)["ok"]):
+            out.append((s, t))
     return out
 
 
-@pytest.mark.parametrize("s,t", _sliding_cases(40, 17))
+@pytest.mark.parametrize("s,t", random_tilings(40, 17))
 def test_trace_simulator_counts_sliding_tilings_exactly(s, t):
     """Every order, tile and held tensor with sliding input tiles: the simulator, which keeps the
     rows (columns) the previous tile read in its buffer and fetches only the others, computes the
@@ -191,22 +202,32 @@ def test_sliding_is_reported_only_where_it_saves_words():
                 assert traffic_of(s, t).total < traffic_of(s, Tiling(t.n, t.m, t.c, t.p, t.q, t.order, t.hold)).total
 
 
-def test_every_order_with_sliding_still_respects_the_proven_bound():
-    """The bound is for every schedule: the sliding nests of every order and tile never move less."""
+def least_on_grid(g: ConvShape, order: str, hold: str, slide: bool, S: int, stream: str = "") -> int | None:
+    """The least traffic of one group over every integer tiling of one loop order that fits in S (and
+    may stream, where it streams); None if none fits."""
+    grids = np.meshgrid(*(np.arange(1, v + 1) for v in (g.B, g.Co, g.Ci, g.Ho, g.Wo)), indexing="ij")
+    n, m, c, p, q = (a.ravel() for a in grids)
+    r = evaluate(g, order, n, m, c, p, q, hold, slide, stream)
+    ok = (r["memory"] <= S) & r["ok"]
+    if not ok.any():
+        return None
+    return int((r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"])[ok].min())
+
+
+def test_every_order_sliding_or_streaming_still_respects_the_proven_bound():
+    """The bound is for every schedule: the sliding nests of every order and tile, and those whose
+    input tiles stream through by rows or columns (tests/test_bound_stream.py), never move less."""
     rnd = random.Random(31)
     for _ in range(12):
         s = _random_layer(rnd)
         g = s.group_shape()
-        grids = np.meshgrid(*(np.arange(1, v + 1) for v in (g.B, g.Co, g.Ci, g.Ho, g.Wo)), indexing="ij")
-        n, m, c, p, q = (a.ravel() for a in grids)
-        for S in (40, 120):
+        for S in (30, 40, 120):
             b = conv_bound(s, S)
-            for order, hold in itertools.product(rnd.sample(ALL_ORDERS, 10), ("", "W", "I")):
-                r = evaluate(g, order, n, m, c, p, q, hold, True)
-                ok = r["memory"] <= S
-                if ok.any():
-                    tot = (r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"])[ok]
-                    assert int(tot.min()) * s.groups >= b.reference, (s, S, order, hold)
+            for order, hold, stream in itertools.product(rnd.sample(ALL_ORDERS, 10), ("", "W", "I"), ("", "P", "Q")):
+                if stream and hold == "I":
+                    continue
+                least = least_on_grid(g, order, hold, not stream, S, stream)
+                assert least is None or least * s.groups >= b.reference, (s, S, order, hold, stream)
 
 
 # ------------------------------------------------------------------ where the gap lies

@@ -333,9 +333,11 @@ def _fmt(v: float | None) -> str:
 
 def _tiling(t: Tiling) -> str:
     """b,z,y,x,k, with +W or +I when the weights or the inputs are held for the whole layer, the loop
-    order when it is not the paper's N P Q M C, and ~ when input tiles slide."""
+    order when it is not the paper's N P Q M C, ~ when input tiles slide, and =P or =Q when they
+    stream through by output rows or columns."""
     return (f"{t.b},{t.z},{t.y},{t.x},{t.k}" + (f"+{t.hold}" if t.hold else "")
-            + (f" {t.order}" if t.order != "NPQMC" else "") + ("~" if t.slide else ""))
+            + (f" {t.order}" if t.order != "NPQMC" else "") + ("~" if t.slide else "")
+            + (f"={t.stream}" if t.stream else ""))
 
 
 # How a layer's gap to the bound shows in the table (core.bound.result.Gap)
@@ -378,7 +380,8 @@ def format_text(result: EngineResult) -> str:
               "docs/bound.md; paper = 2*MACs/sqrt(R*S) + "
               "output writes (asymptotic, not a bound); ratio = optimal / proven, /paper = optimal / paper; +W / +I: the "
               "weights / inputs held on chip for the whole layer; ORDER: the loop order (outermost first) when "
-              "not N P Q M C; ~: input tiles slide (keep the rows or columns the previous tile shares); gap: - "
+              "not N P Q M C; ~: input tiles slide (keep the rows or columns the previous tile shares); =P / =Q: "
+              "input tiles stream through by output rows / columns (only the live ones on chip); gap: - "
               "none (bound attained), w no larger than the output writes (which the proof cannot add), ? open.",
               f"Worst layer ratio to the proven bound: {_num(tot.worst_ratio_reference).strip()}; gap: "
               + ", ".join(f"{sum(1 for l in r.layers if l.gap and l.gap.source == k)} {k}" for k in _GAP),
@@ -406,7 +409,7 @@ ENGINE = EngineSpec(
             "MACs are cut into equal runs; the paper's asymptotic "
             "2*MACs/sqrt(R*S) beside it, Chen et al. HPCA 2020), the dataflow with the least traffic over a "
             "stated space (the paper's output-stationary tiling and every loop order, input tiles sliding with "
-            "their halo, tensors held) with its exact "
+            "their halo or streaming through by rows, tensors held) with its exact "
             "integer tiling, and weight-, input-, output- and row-stationary baselines searched under the "
             "same memory, plus the PE-array GBuf/register traffic.",
     run=run,

@@ -181,6 +181,39 @@ def slide_table(ax: Axis) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=4096)
+def live_table(ax: Axis) -> np.ndarray:
+    """For t = 1..O: the most input rows on chip at once when a tile of `t` output rows streams its
+    input through the buffer one output row at a time: each row it reads is loaded just before the
+    first of the tile's output rows that reads it and dropped just after the last, so every row is
+    still loaded once per tile (the tile's traffic is unchanged) but only the live rows take room.
+    The largest over all tiles and all output rows. Index 0 is unused.
+
+    At output row o the live rows are those whose first reader in the tile is <= o and last >= o:
+    the window of o itself, and with dilation gaps also the rows between its taps that earlier rows
+    read and later rows will read again."""
+    out = np.zeros(ax.O + 1, dtype=np.int64)
+    rows = ax.taps()
+    ok = (rows >= 0) & (rows < ax.I)
+    real = rows[ok]
+    outs = np.broadcast_to(np.arange(ax.O)[:, None], rows.shape)[ok]
+    if not real.size:                                          # every window reads padding only
+        out.setflags(write=False)
+        return out
+    for t in range(1, ax.O + 1):
+        keys = (outs // t) * ax.I + real                       # (tile, input row) of every real tap
+        order = np.lexsort((outs, keys))
+        k_sorted, o_sorted = keys[order], outs[order]
+        starts = np.r_[True, k_sorted[1:] != k_sorted[:-1]]
+        ends = np.r_[k_sorted[1:] != k_sorted[:-1], True]
+        delta = np.zeros(ax.O + 1, dtype=np.int64)              # +1 at a row's first reader, -1 after its last
+        np.add.at(delta, o_sorted[starts], 1)
+        np.add.at(delta, o_sorted[ends] + 1, -1)
+        out[t] = int(np.cumsum(delta)[:ax.O].max())
+    out.setflags(write=False)
+    return out
+
+
 def max_reuse(ax: Axis) -> int:
     """The largest number of (output position, kernel tap) pairs that read one input row."""
     rows = ax.taps()

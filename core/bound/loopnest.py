@@ -24,6 +24,15 @@ input tile keeps the rows (columns) it shares with the tile before it, the halo 
 window, and loads only the others (`geometry.slide_table`); a line buffer is the case of whole
 rows (q = Wo, all channels in one tile) sliding down. It costs no memory (the kept rows are part of
 the next tile) and never adds traffic, so the searches always slide where it applies.
+
+A tiling may instead *stream* its input tile ("P" by output rows, "Q" by columns): within each step
+the output tile is computed one output row (column) at a time, each input row (column) loaded just
+before its first use in the step and dropped after its last (`geometry.live_table`). Every input
+word still comes once per step, so the traffic is the plain tiling's, but only the live rows take
+room: the output tile and the weights stay resident while the input passes through, which frees
+memory for larger output tiles (two levels of tiling: the resident output block, and the rows
+inside it). It holds only where an input tile serves one step: not when the nest reuses it across
+output-channel tiles (an M loop with more than one trip inside the input's innermost active loop).
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from typing import Any, ClassVar, Iterable
 import numpy as np
 
 from core.bound.bounds import axes
-from core.bound.geometry import axis_tables, distinct_tiles, rows_used, slide_table
+from core.bound.geometry import axis_tables, distinct_tiles, live_table, rows_used, slide_table
 from core.bound.shapes import ConvShape
 from core.results import to_plain
 
@@ -47,8 +56,9 @@ RELEVANT = {"inputs": frozenset("NCPQ"), "weights": frozenset("MC"), "outputs": 
 @dataclass(frozen=True)
 class Tiling:
     """Tile sizes (n = b, m = z, c = k, p = y, q = x in the paper's names), the loop order, the
-    tensor held on chip for the whole group ("W" weights, "I" inputs, "" none), and whether input
-    tiles slide (keep the halo they share with the previous tile along the innermost input loop)."""
+    tensor held on chip for the whole group ("W" weights, "I" inputs, "" none), whether input
+    tiles slide (keep the halo they share with the previous tile along the innermost input loop),
+    and whether they stream through the buffer by output rows ("P") or columns ("Q") instead."""
 
     JSON_DERIVED: ClassVar[tuple[str, ...]] = ("b", "z", "k", "y", "x")     # the paper's names, in the JSON too
 
@@ -60,6 +70,7 @@ class Tiling:
     order: str = "NPQMC"
     hold: str = ""
     slide: bool = False
+    stream: str = ""         # "P" / "Q": the input tile passes through by output rows / columns (or "")
 
     # The paper's names of the tile sizes
     @property
@@ -127,9 +138,38 @@ def held_words(g: ConvShape, hold: str) -> int:
     return 0
 
 
+def input_footprint(g: ConvShape, n: Any, c: Any, p: Any, q: Any, stream: str = "") -> Any:
+    """Words the input tile takes on chip: the whole tile (halo included), or with `stream` only the
+    rows (columns) live at once while the tile passes through by output rows (columns)."""
+    ay, ax = axes(g)
+    _, _, peak_y = axis_tables(ay)
+    _, _, peak_x = axis_tables(ax)
+    if stream == "P":
+        return n * c * live_table(ay)[p] * peak_x[q]
+    if stream == "Q":
+        return n * c * peak_y[p] * live_table(ax)[q]
+    if stream:
+        raise ValueError(f"stream must be '', 'P' or 'Q', got {stream!r}")
+    return n * c * peak_y[p] * peak_x[q]
+
+
+def stream_ok(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any) -> np.ndarray:
+    """Where an input tile may stream: it serves one step, i.e. the output-channel loop has one trip or
+    some input loop with more than one trip sits inside it (else the nest keeps the tile for the next
+    output-channel tile, so it must stay whole)."""
+    trips = {"N": _ceil(g.B, n), "C": _ceil(g.Ci, c), "P": _ceil(g.Ho, p), "Q": _ceil(g.Wo, q)}
+    inner = np.zeros(np.broadcast(n, m, c, p, q).shape, dtype=bool)
+    for dim in order[order.index("M") + 1:]:
+        inner = inner | (np.asarray(trips[dim]) > 1)
+    return (np.asarray(_ceil(g.Co, m)) == 1) | inner
+
+
 def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any, hold: str = "",
-             slide: bool = False) -> dict[str, np.ndarray]:
-    """Traffic of one group for arrays of tile sizes (broadcast together)."""
+             slide: bool = False, stream: str = "") -> dict[str, np.ndarray]:
+    """Traffic of one group for arrays of tile sizes (broadcast together). With `stream`, "ok" says
+    which tilings may stream (`stream_ok`); it is all True otherwise."""
+    if stream and (slide or hold == "I"):
+        raise ValueError("a streamed input tile neither slides nor is held")
     ay, ax = axes(g)
     _, tot_y, peak_y = axis_tables(ay)
     _, tot_x, peak_x = axis_tables(ax)
@@ -160,7 +200,7 @@ def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any, h
                 found = found | this
     all_inputs = g.B * g.Ci * rows * cols
     outputs = g.B * g.Co * g.Ho * g.Wo
-    in_tile, w_tile = n * c * peak_y[p] * peak_x[q], m * c * g.Hk * g.Wk
+    in_tile, w_tile = input_footprint(g, n, c, p, q, stream), m * c * g.Hk * g.Wk
     input_reads = factors["inputs"] * all_inputs
     weight_reads = factors["weights"] * (g.Co * g.Ci * g.Hk * g.Wk)
     held = held_words(g, hold)
@@ -171,13 +211,16 @@ def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any, h
     return {"input_reads": input_reads, "weight_reads": weight_reads,
             "output_writes": factors["outputs"] * outputs,
             "output_reads": (factors["outputs"] - 1) * outputs,
-            "memory": in_tile + w_tile + n * m * p * q}
+            "memory": in_tile + w_tile + n * m * p * q,
+            "ok": stream_ok(g, order, n, m, c, p, q) if stream else np.ones(np.shape(input_reads), dtype=bool)}
 
 
 def traffic_of(shape: ConvShape, t: Tiling) -> Traffic:
     """Exact traffic of the whole layer (every group) for one tiling."""
     g = shape.group_shape()
-    r = evaluate(g, t.order, t.n, t.m, t.c, t.p, t.q, t.hold, t.slide)
+    r = evaluate(g, t.order, t.n, t.m, t.c, t.p, t.q, t.hold, t.slide, t.stream)
+    if not bool(r["ok"]):
+        raise ValueError(f"{t}: the nest keeps this input tile for several output-channel tiles, so it cannot stream")
     G = shape.groups
     return Traffic(input_reads=G * int(r["input_reads"]), weight_reads=G * int(r["weight_reads"]),
                    output_writes=G * int(r["output_writes"]), output_reads=G * int(r["output_reads"]),
@@ -217,16 +260,13 @@ BASELINES: dict[str, Family] = {
 
 
 def _best_m(g: ConvShape, S: int, n: np.ndarray, c: np.ndarray, p: np.ndarray, q: np.ndarray,
-            hold: str = "") -> np.ndarray:
+            hold: str = "", stream: str = "") -> np.ndarray:
     """The largest useful output-channel tile that fits (traffic never grows with m); 0 if none fits.
 
     m is then shrunk to the smallest size with the same trip count, which saves memory for free.
     """
-    ay, ax = axes(g)
-    _, _, peak_y = axis_tables(ay)
-    _, _, peak_x = axis_tables(ax)
     held = held_words(g, hold)
-    rest = S - (held if hold == "I" else n * c * peak_y[p] * peak_x[q]) - (held if hold == "W" else 0)
+    rest = S - (held if hold == "I" else input_footprint(g, n, c, p, q, stream)) - (held if hold == "W" else 0)
     per_m = (0 if hold == "W" else c * g.Hk * g.Wk) + n * p * q
     m = np.minimum(np.maximum(rest, 0) // per_m, g.Co)
     trips = _ceil(g.Co, np.maximum(m, 1))
@@ -241,30 +281,46 @@ class SearchResult:
 
 
 def _search(shape: ConvShape, S: int, orders: Iterable[str], ns: np.ndarray, cs: np.ndarray, ps: np.ndarray,
-            qs: np.ndarray, holds: Iterable[str] = ("",), slide: bool = False) -> SearchResult | None:
-    """Minimum total traffic over the grid n x c x p x q (m maximal), the given orders and held tensors.
+            qs: np.ndarray, holds: Iterable[str] = ("",), slide: bool = False,
+            streams: Iterable[str] = ("",)) -> SearchResult | None:
+    """Minimum total traffic over the grid n x c x p x q (m maximal), the given orders, held tensors
+    and ways of streaming the input tile ("" none: the tile whole, sliding if `slide`).
 
     Ties go to the smaller on-chip footprint, then to the earlier grid point (deterministic)."""
     g = shape.group_shape()
     best: tuple[int, int, Tiling] | None = None
     count = 0
-    for hold in holds:
+    never = np.iinfo(np.int64).max
+    for hold, stream in itertools.product(holds, streams):
+        if stream and hold == "I":
+            continue
+        slides = slide and hold != "I" and not stream
         for n_value in ns:           # one batch tile at a time keeps the arrays small for large batches
             n, c, p, q = np.meshgrid(np.array([n_value]), cs, ps, qs, indexing="ij", sparse=False)
             n, c, p, q = (a.ravel() for a in (n, c, p, q))
-            m = _best_m(g, S, n, c, p, q, hold)
+            m = _best_m(g, S, n, c, p, q, hold, stream)
             ok = m >= 1
+            if stream:
+                # Streaming moves what the plain tiling of the same trip counts moves: it can only gain
+                # where its room fits an output-channel tile of fewer trips.
+                plain = _best_m(g, S, n, c, p, q, hold)
+                ok &= (plain == 0) | (_ceil(g.Co, np.maximum(m, 1)) < _ceil(g.Co, np.maximum(plain, 1)))
             if not ok.any():
                 continue
             n, m, c, p, q = n[ok], m[ok], c[ok], p[ok], q[ok]
             for order in orders:
-                r = evaluate(g, order, n, m, c, p, q, hold, slide and hold != "I")
-                total = r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"]
-                count += total.size
-                key = np.lexsort((r["memory"], total))[0]
+                r = evaluate(g, order, n, m, c, p, q, hold, slides, stream)
+                total = np.where(r["ok"], r["input_reads"] + r["weight_reads"] + r["output_writes"]
+                                 + r["output_reads"], never)
+                count += int(r["ok"].sum())
+                least = int(total.min())
+                if least == never:
+                    continue
+                ties = np.flatnonzero(total == least)          # the least traffic, then the least memory, then the first
+                key = int(ties[np.argmin(r["memory"][ties])])
                 cand = (int(total[key]), int(r["memory"][key]),
                         Tiling(int(n[key]), int(m[key]), int(c[key]), int(p[key]), int(q[key]), order, hold,
-                               slide and hold != "I"))
+                               slides, stream))
                 if best is None or cand[:2] < best[:2]:
                     best = cand
     if best is None:
@@ -282,6 +338,7 @@ def search_baseline(shape: ConvShape, S: int, family: Family) -> SearchResult | 
 
 OPTIMAL_ORDERS = ("NPQMC", "MNPQC")
 HOLDS = ("", "W", "I")
+STREAMS = ("P", "Q")
 ALL_ORDERS = tuple("".join(o) for o in itertools.permutations(DIMS))
 
 
@@ -324,19 +381,23 @@ def _optimal(shape: ConvShape, S: int) -> SearchResult | None:
     tile the smallest of its trip count) and m as large as fits. Each with one tensor held whole
     when it fits beside the tiles, and with input tiles sliding (keeping the halo they share with the
     previous tile, along rows or columns, whichever loop is the innermost input loop): free, so it
-    is always used where it applies.
+    is always used where it applies; or with input tiles streaming through by output rows or
+    columns (less room, the same traffic, so larger tiles fit), reported only where that moves
+    fewer words.
     """
     g = shape.group_shape()
     holds = [h for h in HOLDS if held_words(g, h) < S]
     cs = np.array(sorted({1, g.Ci}), dtype=np.int64)
     found = [_search(shape, S, OPTIMAL_ORDERS, distinct_tiles(g.B), cs, np.arange(1, g.Ho + 1),
-                     np.arange(1, g.Wo + 1), holds, slide=True),
-             _search(shape, S, general_orders(g), distinct_tiles(g.B), distinct_tiles(g.Ci), distinct_tiles(g.Ho),
-                     distinct_tiles(g.Wo), holds, slide=True)]
+                     np.arange(1, g.Wo + 1), holds, slide=True, streams=streams)
+             for streams in (("",), STREAMS)]
+    found += [_search(shape, S, general_orders(g), distinct_tiles(g.B), distinct_tiles(g.Ci), distinct_tiles(g.Ho),
+                      distinct_tiles(g.Wo), holds, slide=True, streams=streams) for streams in (("",), STREAMS)]
     results = [r for r in found if r is not None]
     if not results:
         return None
-    best = min(results, key=lambda r: (r.traffic.total, r.traffic.memory))
+    # A streamed tiling is reported only where it moves fewer words (it always takes less room).
+    best = min(results, key=lambda r: (r.traffic.total, bool(r.tiling.stream), r.traffic.memory))
     return _settle_slide(shape, SearchResult(best.tiling, best.traffic, sum(r.evaluated for r in results)))
 
 
@@ -345,25 +406,29 @@ def _grid_best(g: ConvShape, S: int, orders: Iterable[str], axes_values: list[np
     grids = np.meshgrid(*axes_values, indexing="ij")
     n, m, c, p, q = (a.ravel() for a in grids)
     best: tuple[int, Tiling] | None = None
+    ways = [(s, "") for s in slides] + [(False, st) for st in STREAMS]
     for hold in holds:
-        for slide in slides:
+        for slide, stream in ways:
+            if stream and hold == "I":
+                continue
             for order in orders:
-                r = evaluate(g, order, n, m, c, p, q, hold, slide)
-                ok = r["memory"] <= S
+                r = evaluate(g, order, n, m, c, p, q, hold, slide, stream)
+                ok = (r["memory"] <= S) & r["ok"]
                 if not ok.any():
                     continue
                 total = (r["input_reads"] + r["weight_reads"] + r["output_writes"] + r["output_reads"])[ok]
                 i = int(np.argmin(total))
                 if best is None or int(total[i]) < best[0]:
                     best = (int(total[i]), Tiling(int(n[ok][i]), int(m[ok][i]), int(c[ok][i]), int(p[ok][i]),
-                                                  int(q[ok][i]), order, hold, slide))
+                                                  int(q[ok][i]), order, hold, slide, stream))
     return best
 
 
 def exhaustive_optimal(shape: ConvShape, S: int, general: bool = True) -> tuple[int, Tiling] | None:
     """The brute-force reference the tests use, no pruning: (1) every integer (b, z, y, x, k) of both
-    output-stationary orders, sliding, and (2) with `general`, every one of the 120 loop orders with
-    every trip-count tile of N, C, P, Q and every m, sliding or not; each with every held tensor."""
+    output-stationary orders, sliding or streaming by rows or columns, and (2) with `general`, every
+    one of the 120 loop orders with every trip-count tile of N, C, P, Q and every m, sliding or not
+    or streaming; each with every held tensor."""
     g = shape.group_shape()
     ar = lambda v: np.arange(1, v + 1)
     found = [_grid_best(g, S, OPTIMAL_ORDERS, [ar(g.B), ar(g.Co), ar(g.Ci), ar(g.Ho), ar(g.Wo)], HOLDS, (True,))]

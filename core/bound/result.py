@@ -26,6 +26,9 @@ bounds they were computed with. Version 6 (issue 33): a layer's bound carries th
 and `reference` may come from it; version-5 results (without it) keep the bounds they were computed with.
 Version 7: the cut bound may cut the schedule more than once (`cut.parts` runs; `crossing` is then the
 uses beyond each word's first); a version-6 cut (no `parts`) was one cut, two parts.
+Version 8: a tiling may stream its input tile through the buffer by output rows or columns
+(`stream`: "P" / "Q", "" not); version-7 tilings (without it) did not, and the optimal dataflow's
+space is larger since.
 """
 
 from __future__ import annotations
@@ -160,11 +163,11 @@ class Timing:
 
 @dataclass(kw_only=True)
 class BoundResult(EngineResult):
-    VERSION = 7
+    VERSION = 8
     # 2 -> 3 and 3 -> 4: new keys have defaults (4 adds the optional fusion plan, 6 the optional cut bound,
-    # 7 the cut's optional number of parts)
+    # 7 the cut's optional number of parts, 8 a tiling's streaming, "" by default)
     UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d, 3: lambda d: d, 4: lambda d: d, 5: lambda d: d,
-                6: lambda d: d}
+                6: lambda d: d, 7: lambda d: d}
 
     engine: str
     source: Source

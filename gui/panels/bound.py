@@ -386,7 +386,8 @@ class BoundPanel(GenericPanel):
             for k in BASELINES:
                 b = l.baselines.get(k)
                 vals.append("" if b is None else b.traffic.total)
-            vals += [l.best.dataflow, t.order + (" sliding" if t.slide else "") + (f" +{t.hold}" if t.hold else ""),
+            vals += [l.best.dataflow, t.order + (" sliding" if t.slide else "") + _STREAM_WORDS.get(t.stream, "")
+                     + (f" +{t.hold}" if t.hold else ""),
                      l.gap.source if l.gap else ""]
             for c, v in enumerate(vals):
                 self.table.setItem(r, c, QTableWidgetItem(str(v)))
@@ -462,11 +463,17 @@ class BoundPanel(GenericPanel):
         held = {"W": "all weights", "I": "all inputs"}.get(t.hold)
         self.tile_info.setText(
             f"{l.name}: b={t.b} z={t.z} y={t.y} x={t.x} k={t.k} (order {t.order}"
-            f"{', ' + held + ' held' if held else ''}{', input tiles slide' if t.slide else ''}), "
+            f"{', ' + held + ' held' if held else ''}{', input tiles slide' if t.slide else ''}"
+            f"{_STREAM_PHRASE.get(t.stream, '')}), "
             f"{tr.memory} of {self._bound.memory_words} words on chip; DRAM reads {tr.reads}, "
             f"writes {tr.output_writes}; {_ratio_text(l.optimal.ratio_reference)}x the proven bound "
             f"({_ratio_text(l.optimal.ratio_paper)}x the paper's asymptotic formula); "
             f"gap to the bound: {_GAP_WORDS.get(l.gap.source if l.gap else '', 'not recorded')}.")
+
+
+# A streaming tiling's input tile passes through by output rows or columns (core.bound.loopnest)
+_STREAM_WORDS = {"P": " streaming rows", "Q": " streaming columns"}
+_STREAM_PHRASE = {"P": ", input tiles stream through by output rows", "Q": ", input tiles stream through by output columns"}
 
 
 # A layer's gap to the proven bound, in words (core.bound.result.Gap, docs/bound.md "The gap")
