@@ -154,6 +154,25 @@ def test_a_layer_row_or_bar_selects_its_tiling(panel, result):
     assert panel.tile_layer.currentIndex() == 5
 
 
+def test_a_streaming_tiling_is_named_and_drawn_as_one(panel, result):
+    """AlexNet conv2 at 64 KiB streams its input tile by rows (core.bound.loopnest): the table's loop
+    order, the Tile tab's words and its outline of the rows on chip say so; a plain tiling has none."""
+    from gui.panels.bound import TABLE_COLUMNS
+
+    r, _ = result
+    panel.show_result(r)
+    i = next(k for k, l in enumerate(r.layers) if l.name == "conv2")
+    assert r.layers[i].optimal.tiling.stream == "P"
+    assert panel.table.item(i, TABLE_COLUMNS.index("loop order")).text() == "NPQMC streaming rows"
+    panel.table.cellClicked.emit(i, 0)
+    assert "input tiles stream through by output rows" in panel.tile_info.text()
+    outline, live = panel.tile_view.streaming_lines()
+    assert live == 5 and outline == (0, 3, -2, 29)          # output row 0 of a 5x5 pad-2 window reads rows 0-2
+    plain = next(k for k, l in enumerate(r.layers) if not l.optimal.tiling.stream)
+    panel.table.cellClicked.emit(plain, 0)
+    assert panel.tile_view.streaming_lines() is None and "stream" not in panel.tile_info.text()
+
+
 def test_tile_blocks_read_what_the_traffic_model_counts():
     """tile_block (what the Tile tab draws) and Axis.spans (what the traffic model sums) agree: the
     rows and columns read lie in "in_clipped" and number what the model counts (fewer than its

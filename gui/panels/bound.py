@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
 from core.atomic import atomic_write_text
 from core.bound.analysis import curves_csv
 from core.bound.fusion import FusionPlan
-from core.bound.geometry import interior_block, tile_block
+from core.bound.geometry import interior_block, layer_axes, live_table, tile_block
 from core.bound.loopnest import BASELINES
 from core.bound.result import BoundResult, LayerAnalysis
 from core.engine import EngineSpec
@@ -49,7 +49,8 @@ def _color(key: str) -> str:
 
 class TileView(QWidget):
     """The output feature map with the tile grid and one chosen block, and the input map with that
-    block's input rows and columns (its halo in a lighter shade, zero padding hatched)."""
+    block's input rows and columns (its halo in a lighter shade, zero padding hatched; for a tiling
+    that streams its input, the lines on chip while the block's first output line is computed, dashed)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -82,14 +83,38 @@ class TileView(QWidget):
         self._map(p, QRectF(10, 25, half, h - 10), sh.Ho, sh.Wo, 0,
                   f"output {sh.Co}x{sh.Ho}x{sh.Wo}: tile b={t.b} z={t.z} y={t.y} x={t.x}",
                   grid=(t.y, t.x), boxes=[(g["out"], QColor(46, 160, 44, 170))])
-        # input map with padding
-        self._map(p, QRectF(20 + half, 25, half, h - 10), sh.Hi, sh.Wi, P,
-                  f"input {sh.Ci}x{sh.Hi}x{sh.Wi} (pad {P}): block + halo, k={t.k} channel(s)",
-                  boxes=[(g["in"], QColor(214, 39, 40, 70)), (g["core"], QColor(214, 39, 40, 160))])
+        # input map with padding; a streaming tile outlines the lines its first output line reads
+        title = f"input {sh.Ci}x{sh.Hi}x{sh.Wi} (pad {P}): block + halo, k={t.k} channel(s)"
+        streaming = self.streaming_lines()
+        if streaming is not None:
+            title += f"; streams by {'rows' if t.stream == 'P' else 'columns'}, {streaming[1]} on chip at once"
+        self._map(p, QRectF(20 + half, 25, half, h - 10), sh.Hi, sh.Wi, P, title,
+                  boxes=[(g["in"], QColor(214, 39, 40, 70)), (g["core"], QColor(214, 39, 40, 160))],
+                  outline=streaming[0] if streaming else None)
+
+    def streaming_lines(self) -> tuple[tuple[int, int, int, int] | None, int] | None:
+        """For a tiling that streams its input tile: the input lines (y0, y1, x0, x1, half-open) on chip
+        while the shown block's first output line is computed, and the most lines on chip at once
+        (core.bound.geometry.live_table); None for a tiling that loads its tiles whole."""
+        g, layer = self.geometry_of(), self.layer
+        if g is None or layer is None or not layer.optimal.tiling.stream:
+            return None
+        t = layer.optimal.tiling
+        by_rows = t.stream == "P"
+        along = layer_axes(layer.shape)[0 if by_rows else 1]
+        first = g["out"][0 if by_rows else 2]
+        lines = along.rows_read(first, first + 1)
+        live = int(live_table(along)[t.y if by_rows else t.x])
+        if not lines.size:
+            return None, live
+        a, b = int(lines[0]), int(lines[-1]) + 1
+        y0, y1, x0, x1 = g["in"]
+        return ((a, b, x0, x1) if by_rows else (y0, y1, a, b)), live
 
     def _map(self, p: QPainter, r: QRectF, H: int, W: int, pad: int, title: str,
              grid: tuple[int, int] | None = None,
-             boxes: Sequence[tuple[tuple[int, int, int, int], QColor]] = ()) -> None:
+             boxes: Sequence[tuple[tuple[int, int, int, int], QColor]] = (),
+             outline: tuple[int, int, int, int] | None = None) -> None:
         p.setPen(QPen(QColor("black")))
         p.drawText(QRectF(r.left(), 2, r.width(), 20), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                    title)
@@ -111,6 +136,9 @@ class TileView(QWidget):
                 p.drawLine(rect(0, H, x, x).topLeft(), rect(0, H, x, x).bottomLeft())
         for (y0, y1, x0, x1), color in boxes:
             p.fillRect(rect(y0, y1, x0, x1), color)
+        if outline is not None:                 # the input lines on chip while the first output line is computed
+            p.setPen(QPen(QColor(20, 20, 20), 2, Qt.PenStyle.DashLine))
+            p.drawRect(rect(*outline))
         p.setPen(QPen(QColor("black"), 1.5))
         p.drawRect(rect(0, H, 0, W))
 
