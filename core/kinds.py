@@ -38,6 +38,9 @@ class ItemKind:
     # a fresh project's items of this kind: (rank in the starter library, name, item)
     starters: Callable[[], list[tuple[int, str, Any]]] = field(default=lambda: [])
     order: int = 100                                # place in lists of kinds
+    # the name an item takes from its values ("Accelerator, 64 KiB"): an item so named follows its
+    # values when they change, until the user renames it (core.project); None: names are the user's
+    auto_name: Callable[[Any], str] | None = None
 
 
 _KINDS: dict[Lib, dict[str, ItemKind]] = {"workloads": {}, "targets": {}}
@@ -79,6 +82,12 @@ def titles(lib: Lib) -> dict[str, str]:
 
 def kind_of(lib: Lib, name: str) -> ItemKind | None:
     return kinds(lib).get(name)
+
+
+def generated_name(lib: Lib, value: Any) -> str | None:
+    """The name an item of its kind takes from its values, or None where the kind has none."""
+    k = kinds(lib).get(str(getattr(value, "kind", "")))
+    return k.auto_name(value) if k is not None and k.auto_name is not None else None
 
 
 def starters(lib: Lib) -> list[tuple[str, Any]]:

@@ -24,7 +24,7 @@ from core.lifecycle import MAX_SERIES_POINTS, RunOutcome
 from core.results import EngineResult
 from core.run_words import error_words
 from core.undo import Command, UndoStack
-from core.kinds import LIBS, kind_of, starters
+from core.kinds import LIBS, generated_name, kind_of, starters
 from core.workload import TARGET_KINDS, WORKLOAD_KINDS, Target, Workload
 
 LIBRARIES = ("workloads", "targets")
@@ -43,6 +43,9 @@ class Entry:
     id: str
     name: str
     value: Any              # Workload or Target
+    # the name is the one its kind makes from its values (core.kinds ItemKind.auto_name), and
+    # follows them when they change; a user's own name stays
+    auto_name: bool = False
 
     @property
     def kind(self) -> str:
@@ -134,9 +137,11 @@ class Project:
         """A new project: a small library that lets every engine run before any edit."""
         p = cls()
         for name, value in starter_workloads():
-            p.workloads.append(Entry(_fresh_id("w", (e.id for e in p.workloads)), name, value))
+            p.workloads.append(Entry(_fresh_id("w", (e.id for e in p.workloads)), name, value,
+                                     is_generated_name("workloads", name, value)))
         for tname, target in starter_targets():
-            p.targets.append(Entry(_fresh_id("t", (e.id for e in p.targets)), tname, target))
+            p.targets.append(Entry(_fresh_id("t", (e.id for e in p.targets)), tname, target,
+                                   is_generated_name("targets", tname, target)))
         for name in engines():
             p.choice(name)
         return p
@@ -202,8 +207,8 @@ class Project:
     def entry(self, lib: str, entry_id: str | None) -> Entry | None:
         return next((e for e in self.entries(lib) if e.id == entry_id), None)
 
-    def unique_name(self, lib: str, base: str) -> str:
-        names = {e.name for e in self.entries(lib)}
+    def unique_name(self, lib: str, base: str, entry_id: str | None = None) -> str:
+        names = {e.name for e in self.entries(lib) if e.id != entry_id}
         if base not in names:
             return base
         n = 2
@@ -215,8 +220,9 @@ class Project:
         """Add a library item (its value already checked); returns its id."""
         entries = self.entries(lib)
         _check_kind(lib, value)
-        entry = Entry(_fresh_id(lib[0], (e.id for e in entries)), self.unique_name(lib, name.strip() or "untitled"),
-                      value)
+        base = name.strip() or "untitled"
+        entry = Entry(_fresh_id(lib[0], (e.id for e in entries)), self.unique_name(lib, base), value,
+                      is_generated_name(lib, base, value))
         pos = len(entries) if index is None else index
 
         def do() -> None:
@@ -242,14 +248,15 @@ class Project:
             return
         if any(o.name == name for o in self.entries(lib) if o is not e):
             raise InputError(f"another item is already named {name!r}", f"{lib}.{entry_id}.name")
-        old = e.name
+        old, old_auto = e.name, e.auto_name
 
-        def setter(v: str) -> Any:
+        def setter(v: str, auto: bool) -> Any:
             def f() -> None:
-                e.name = v
+                e.name, e.auto_name = v, auto
                 self.changed.emit(ProjectEvent("library", lib, e.id))
             return f
-        self._push(f"Rename {old} to {name}", setter(name), setter(old))
+        self._push(f"Rename {old} to {name}", setter(name, is_generated_name(lib, name, e.value)),
+                   setter(old, old_auto))
 
     def remove(self, lib: str, entry_id: str) -> None:
         """Remove an item; engines that had chosen it are left without one (undo restores both)."""
@@ -282,14 +289,17 @@ class Project:
         _check_kind(lib, value)
         if value == e.value:
             return
-        old = e.value
+        old, old_name = e.value, e.name
+        generated = generated_name(lib, value) if e.auto_name else None        # type: ignore[arg-type]
+        name = self.unique_name(lib, generated, e.id) if generated else e.name
 
-        def setter(v: Any) -> Any:
+        def setter(v: Any, n: str) -> Any:
             def f() -> None:
-                e.value = v
+                e.value, e.name = v, n
                 self.changed.emit(ProjectEvent("library", lib, e.id))
             return f
-        self._push(text or f"Edit {e.name}", setter(copy.deepcopy(value)), setter(old), ("value", lib, entry_id))
+        self._push(text or f"Edit {e.name}", setter(copy.deepcopy(value), name), setter(old, old_name),
+                   ("value", lib, entry_id))
 
     def _entry(self, lib: str, entry_id: str) -> Entry:
         e = self.entry(lib, entry_id)
@@ -589,6 +599,12 @@ def _check_kind(lib: str, value: Any) -> None:
 
 
 # ================================================================ the starter library
+def is_generated_name(lib: str, name: str, value: Any) -> bool:
+    """Whether `name` is the one the item's kind makes from its values (so it follows them); an older
+    session's starter item, which stored no such mark, counts as so named when its name is that one."""
+    return name == generated_name(lib, value)        # type: ignore[arg-type]
+
+
 def starter_workloads() -> list[tuple[str, Workload]]:
     """The items each workload kind starts a fresh project with, so that every engine runs before any
     edit (core.kinds)."""

@@ -31,7 +31,8 @@ from core.atomic import atomic_write_bytes
 from core.checks import INT_LIMIT, check_numbers, check_settings, decode_text, loads, plain_numbers, schema_errors
 from core.errors import InputError, SessionError
 from core.files import SESSION_LIMIT, read_bytes
-from core.project import RUN_STATUSES, EngineChoice, Entry, Project, Run, starter_targets, starter_workloads
+from core.project import (RUN_STATUSES, EngineChoice, Entry, Project, Run, is_generated_name, starter_targets,
+                          starter_workloads)
 from core.workload import target_from_json, workload_from_json
 
 try:            # optional: a faster JSON decoder for `session validate`'s workers (requirements-runtime.txt)
@@ -48,7 +49,7 @@ SUFFIX = ".dfx"
 
 _ENTRY = {"type": "object", "required": ["id", "name", "value"], "additionalProperties": False,
           "properties": {"id": {"type": "string", "minLength": 1}, "name": {"type": "string"},
-                         "value": {"type": "object", "required": ["kind"]}}}
+                         "value": {"type": "object", "required": ["kind"]}, "auto_name": {"type": "boolean"}}}
 _SNAPSHOT = {"type": ["object", "null"], "required": ["id", "name", "value"],
              "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "value": {"type": "object"}}}
 _POINTS = {"type": "array", "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}}
@@ -102,7 +103,8 @@ def to_json(project: Project) -> dict[str, Any]:
         "version": VERSION,
         "app_version": __version__,
         "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "library": {lib: [e.snapshot() for e in project.entries(lib)] for lib in ("workloads", "targets")},
+        "library": {lib: [{**e.snapshot(), "auto_name": e.auto_name} for e in project.entries(lib)]
+                    for lib in ("workloads", "targets")},
         "engines": {name: {"settings": c.settings, "workload": c.workload, "target": c.target}
                     for name, c in project.engines.items()},
         "runs": [_run_json(r) for r in project.runs if r.status != "running"],
@@ -309,7 +311,9 @@ def _read_library_engines(doc: dict[str, Any], p: Project, known: dict[str, Any]
             if item["id"] in seen:
                 raise SessionError(f"a second item has id {item['id']!r}", f"{where}.id")
             seen.add(item["id"])
-            p.entries(lib).append(Entry(item["id"], item["name"], reader(item["value"], f"{where}.value")))
+            value = reader(item["value"], f"{where}.value")
+            auto = item.get("auto_name", is_generated_name(lib, item["name"], value))   # older files: by the name
+            p.entries(lib).append(Entry(item["id"], item["name"], value, auto))
     for name, st in doc["engines"].items():
         where = f"session.engines.{name}"
         if name not in known:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import math
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar, Union
 
@@ -577,6 +578,30 @@ def _my_kernels() -> KernelSet:
     return KernelSet("my kernels", g3.denominator, [Kernel(k.name, copy.deepcopy(k.values)) for k in g3.kernels])
 
 
+def _short_title(title: str) -> str:
+    return title.split(" (")[0]
+
+
+def _cnn_name(v: CnnNetwork) -> str:
+    if v.source == "onnx":
+        return Path(v.onnx_path).stem or "ONNX model"
+    return DIGITS_TITLE if v.source == "builtin" else _short_title(_cnn_variants().get(v.network, v.network))
+
+
+def _fpga_name(v: FpgaTarget) -> str:
+    from core.boards import BOARDS
+    from core.units import format_quantity
+
+    board = BOARDS[v.board].name if v.board in BOARDS else v.board
+    return f"{board} at {format_quantity(v.bandwidth_gbps, 'GB/s')}"
+
+
+def _dataflow_name(v: DataflowTarget) -> str:
+    from core.units import format_quantity
+
+    return f"Accelerator, {format_quantity(v.memory_bytes, 'B')}"
+
+
 DIGITS_TITLE = "Digits CNN (trained)"
 DEFAULT_CNN_SET = ["zfnet", "scenelabel", "vgg16"]       # f-CNNx's three-CNN example
 DEFAULT_LAYER = "Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1"
@@ -588,11 +613,12 @@ for _kind in (
              starters=lambda: [(20, "My kernels", _my_kernels())], order=10),
     ItemKind("workloads", "fpsp_filter", "FPSP filter", FpspFilter, FpspFilter.from_json, _filter_summary,
              lambda v: (_filter_variants()[v or "gauss3"], FpspFilter(v or "gauss3")), _filter_variants,
-             starters=lambda: [(10, "AnalogNet2", FpspFilter("analognet2"))], order=20),
+             starters=lambda: [(10, "AnalogNet2", FpspFilter("analognet2"))], order=20,
+             auto_name=lambda v: _short_title(_filter_variants().get(v.preset, v.preset))),
     ItemKind("workloads", "cnn", "CNN", CnnNetwork, CnnNetwork.from_json, _cnn_summary,
              lambda v: (_cnn_variants().get(v or "vgg16", v or "vgg16"), CnnNetwork(v or "vgg16")), _cnn_variants,
              starters=lambda: [(40, "VGG-16", CnnNetwork("vgg16")),
-                               (50, DIGITS_TITLE, CnnNetwork(BUILTIN_DIGITS))], order=30),
+                               (50, DIGITS_TITLE, CnnNetwork(BUILTIN_DIGITS))], order=30, auto_name=_cnn_name),
     ItemKind("workloads", "cnn_set", "Multi-CNN set", CnnSet, CnnSet.from_json,
              lambda v: ", ".join(v.cnns + v.onnx) + (f"; batch {v.batch}" if v.batch != 1 else ""),
              lambda _v: ("CNN set", CnnSet(list(DEFAULT_CNN_SET))),
@@ -609,13 +635,14 @@ for _kind in (
              starters=lambda: [(10, "SCAMP-5", Scamp5Target())], order=10),
     ItemKind("targets", "fpga", "FPGA board", FpgaTarget, FpgaTarget.from_json,
              lambda v: f"{v.board}, {v.bandwidth_gbps:g} GB/s", lambda _v: ("FPGA board", FpgaTarget()),
-             starters=lambda: [(20, "ZC706 at 1 GB/s", FpgaTarget())], order=20),
+             starters=lambda: [(20, "ZC706 at 1 GB/s", FpgaTarget())], order=20, auto_name=_fpga_name),
     ItemKind("targets", "dataflow", "Dataflow accelerator", DataflowTarget, DataflowTarget.from_json,
              lambda v: f"{v.memory_bytes} B on chip, {v.word_bits}-bit words, {v.pe_rows}x{v.pe_cols} PEs",
              lambda _v: ("Dataflow accelerator", DataflowTarget()),
-             starters=lambda: [(30, "Accelerator, 64 KiB", DataflowTarget())], order=30),
+             starters=lambda: [(30, "Accelerator, 64 KiB", DataflowTarget())], order=30, auto_name=_dataflow_name),
     ItemKind("targets", "mobile_soc", "Mobile SoC", MobileSocTarget, MobileSocTarget.from_json,
              lambda v: f"{v.cores} cores x {v.vector_width} lanes", lambda _v: ("Mobile SoC", MobileSocTarget()),
-             starters=lambda: [(40, "Mobile SoC, 2 cores x 4 lanes", MobileSocTarget())], order=40),
+             starters=lambda: [(40, "Mobile SoC, 2 cores x 4 lanes", MobileSocTarget())], order=40,
+             auto_name=lambda v: f"Mobile SoC, {v.cores} cores x {v.vector_width} lanes"),
 ):
     register(_kind)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSp
 
 from core.errors import InputError
 from core.project import Project, ProjectEvent
+from core.units import format_quantity, quantity_of, read_field
 
 W = TypeVar("W", bound=QWidget)
 
@@ -187,6 +188,53 @@ class SpinAdapter(Adapter):
         return w.valueChanged                                               # type: ignore[attr-defined]
 
 
+class QuantityEdit(QLineEdit):
+    """A size, rate, frequency, time or energy typed with its unit ("256 KiB", "1.5 GB/s", "800 MHz",
+    "3.7 pJ", "2 ns"): the field's unit is its schema's (core.units.quantity_of), a bare number is in
+    that unit, and once typed the text shows the stored value with its unit. Text that does not read
+    (letters, out of range, empty) stays on show and is marked by the binding; the project keeps its
+    value, and Run waits. A spin box could not do this: it dropped the unit ("256 KiB" became 256 B)."""
+
+    edited = Signal()           # the user typed, or setValue was called
+
+    def __init__(self, prop: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.prop = prop
+        self.unit = str(prop["unit"])
+        q = quantity_of(self.unit)
+        self.setPlaceholderText(prop.get("x-null-text", "auto") if nullable(prop) else f"e.g. {q.example}" if q else "")
+        self.textEdited.connect(lambda _t: self.edited.emit())
+
+    def value(self) -> int | float | None:
+        """The value the text says, in the field's unit (InputError if it does not read)."""
+        if nullable(self.prop) and not self.text().strip():
+            return None
+        return read_field(self.text(), self.prop)
+
+    def setValue(self, value: float | int | None) -> None:         # noqa: N802 (as QSpinBox's)
+        """Show a value (as a user would have typed it): the binding takes it."""
+        self.setText(format_quantity(value, self.unit))
+        self.edited.emit()
+
+
+class QuantityAdapter(Adapter):
+    def read(self, w: QuantityEdit, prop: dict[str, Any]) -> Any:
+        return w.value()
+
+    def write(self, w: QuantityEdit, value: Any, prop: dict[str, Any]) -> None:
+        w.setText(format_quantity(value, w.unit))
+
+    def signal(self, w: QuantityEdit) -> Any:
+        return w.edited
+
+
+def quantity_field(prop: dict[str, Any]) -> bool:
+    """Whether a schema field holds a quantity typed with units (see QuantityEdit): a number or an
+    integer whose "unit" core.units knows (B, KiB, GB/s, MHz, ns, pJ, ...), with no list of choices."""
+    return (_main_type(prop) in ("integer", "number") and "enum" not in prop
+            and quantity_of(prop.get("unit")) is not None)
+
+
 class ComboAdapter(Adapter):
     """An enum as items (data = value); a stored value missing from the items is added, not lost.
     An editable combo over a string setting reads its text."""
@@ -277,7 +325,8 @@ class PlainTextAdapter(Adapter):
 
 
 def adapter_for(w: QWidget) -> Adapter:
-    for kind, adapter in ((QCheckBox, CheckAdapter), (QAbstractSpinBox, SpinAdapter), (QComboBox, ComboAdapter),
+    for kind, adapter in ((QCheckBox, CheckAdapter), (QuantityEdit, QuantityAdapter), (QAbstractSpinBox, SpinAdapter),
+                          (QComboBox, ComboAdapter),
                           (QLineEdit, LineAdapter), (QPlainTextEdit, PlainTextAdapter)):
         if isinstance(w, kind):
             return adapter()
@@ -319,6 +368,10 @@ class FieldBinding(QObject):
         if isinstance(widget, (RefusingSpinBox, RefusingDoubleSpinBox)):
             widget.refused.connect(lambda typed, k=key: self._refused(k, typed))
             widget.editingFinished.connect(lambda k=key: self._refusal_over(k))
+        if isinstance(widget, QAbstractSpinBox):
+            widget.lineEdit().textEdited.connect(lambda _t, k=key: self._spin_typed(k))
+        if isinstance(widget, QuantityEdit):
+            widget.editingFinished.connect(lambda k=key: self._tidy(k))
         self._show(key)
         return widget
 
@@ -335,6 +388,8 @@ class FieldBinding(QObject):
         w: QWidget
         if "enum" in prop:
             w = QComboBox()
+        elif quantity_field(prop):
+            w = QuantityEdit(prop)
         elif main == "boolean":
             w = QCheckBox(prop.get("title", key))
         elif main == "integer":
@@ -414,9 +469,40 @@ class FieldBinding(QObject):
         except InputError as exc:
             self._set_error(key, exc.message)
             return
-        self._set_error(key, None)
         if self._read_all().get(key, object()) != value:
-            self._write_field(key, value)
+            try:
+                self._write_field(key, value)
+            except InputError as exc:           # the item as a whole refused it: say why, keep the text
+                self._set_error(key, exc.message)
+                return
+        self._set_error(key, None)
+
+    def _spin_typed(self, key: str) -> None:
+        """Text typed into a spin box that is no number yet (empty, a lone sign) is not taken: Qt
+        keeps the old value until editing ends, so until then the field does not show what runs."""
+        widget = self.widgets[key][0]
+        assert isinstance(widget, QAbstractSpinBox)
+        text = widget.lineEdit().text()
+        if widget.hasAcceptableInput():
+            if key in self.errors:          # fixed, perhaps back to the value held (no valueChanged then)
+                self._edited(key)
+            return
+        if _out_of_range(widget, text) is not None:
+            return                          # refused with its range already (_refused)
+        core = text
+        for part in (widget.prefix(), widget.suffix()):                  # type: ignore[attr-defined]
+            core = core.replace(part.strip(), "") if part.strip() else core
+        self._set_error(key, "is empty: type a number" if not core.strip() else f"cannot read {text.strip()!r}")
+
+    def _tidy(self, key: str) -> None:
+        """Editing of a quantity ended on text that reads: show the stored value with its unit."""
+        if key not in self.errors:
+            widget, adapter = self.widgets[key]
+            values = self._read_all()
+            if key in values:
+                blocker = QSignalBlocker(widget)
+                adapter.write(widget, values[key], self.props[key])
+                blocker.unblock()
 
     def _refused(self, key: str, typed: str) -> None:
         """A spin box refused the number typed (out of the schema's range): say so, naming the field

@@ -12,7 +12,7 @@ import copy
 import json
 from typing import Any, Callable, TypeVar
 
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton,
                                QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
@@ -43,13 +43,23 @@ def _blocked(*widgets: QWidget) -> list[QSignalBlocker]:
 class ItemEditor(QWidget):
     """One library item's editor: `refresh()` redraws it from the project (on every project event
     for its item: undo, redo, its own commits), `commit()` writes an edit. Its owner calls `detach()`
-    before dropping it."""
+    before dropping it.
+
+    Every field shows what the item holds, or its text was not taken: then the field stays as typed,
+    marked, and `field_errors()` names it with the reason (the window holds Run back while the item
+    is what a tab runs; `field_errors_changed` says when the list changes). Fields bound with
+    `bind_fields` (gui.binding) follow this rule by themselves; others call `set_problem`."""
+
+    field_errors_changed = Signal()
 
     def __init__(self, project: Project, lib: str, entry_id: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project, self.lib, self.entry_id = project, lib, entry_id
         self.kind = self.value().kind
         self._attached = True
+        self._bindings: list[FieldBinding] = []
+        self._problems: dict[str, str] = {}        # a field's label -> why its text was not taken
+        self._message: str | None = None            # the last edit's refusal (a message, not a field)
         slot = self._project_changed
         project.changed.connect(slot)
         self.destroyed.connect(lambda *_: project.changed.disconnect(slot))
@@ -80,12 +90,16 @@ class ItemEditor(QWidget):
             raise KeyError(f"no {self.lib[:-1]} with id {self.entry_id!r}")
         return e.value
 
+    def store(self, value: Any) -> None:
+        """Write a new value (checked first); InputError when it is not valid."""
+        if hasattr(value, "validate"):
+            value.validate(self.lib[:-1])
+        self.project.set_value(self.lib, self.entry_id, value)
+
     def commit(self, value: Any) -> bool:
         """Write a new value (checked first); False, with the reason shown, when it is not valid."""
         try:
-            if hasattr(value, "validate"):
-                value.validate(self.lib[:-1])
-            self.project.set_value(self.lib, self.entry_id, value)
+            self.store(value)
         except InputError as exc:
             self.show_error(str(exc))
             return False
@@ -93,8 +107,41 @@ class ItemEditor(QWidget):
         return True
 
     def show_error(self, message: str | None) -> None:
-        self.error.setText(message or "")
-        self.error.setVisible(bool(message))
+        self._message = message
+        self._draw_error()
+
+    def _draw_error(self) -> None:
+        text = "; ".join(self.field_errors()) or self._message or ""
+        self.error.setText(text)
+        self.error.setVisible(bool(text))
+
+    # ------------------------------------------------------------ fields whose text was not taken
+    def bind_fields(self, schema: dict[str, Any], read_all: Callable[[], dict[str, Any]],
+                    write_field: Callable[[str, Any], None]) -> FieldBinding:
+        """A FieldBinding over some of the item's fields (write_field raises InputError to refuse)."""
+        binding = FieldBinding(schema, read_all, write_field, self)
+        binding.errors_changed.connect(self._errors_changed)
+        self._bindings.append(binding)
+        return binding
+
+    def set_problem(self, label: str, why: str | None) -> None:
+        """Say that the field `label` shows text that was not taken (None: it shows what is held)."""
+        if self._problems.get(label) == why:
+            return
+        if why is None:
+            del self._problems[label]
+        else:
+            self._problems[label] = why
+        self._errors_changed()
+
+    def field_errors(self) -> list[str]:
+        """One line per field whose text was not taken: 'Off-chip bandwidth: cannot be -5 GB/s: ...'."""
+        return [*(t for b in self._bindings for t in b.error_texts()),
+                *(f"{label}: {why}" for label, why in self._problems.items())]
+
+    def _errors_changed(self) -> None:
+        self._draw_error()
+        self.field_errors_changed.emit()
 
     def refresh(self) -> None:
         """Redraw from the project (after undo, redo, or this editor's own commit)."""
@@ -126,12 +173,14 @@ class KernelSetEditor(ItemEditor):
         form = QFormLayout()
         self.name_edit = QLineEdit()
         self.name_edit.setToolTip("The kernel set's own name (shown in results and generated code)")
-        self.name_edit.editingFinished.connect(self._name_edited)
+        self.name_edit.textEdited.connect(lambda _t: self._name_edited())
+        self.name_edit.editingFinished.connect(self._name_finished)
         form.addRow("Set name", self.name_edit)
-        self.denominator = QSpinBox()
-        self.denominator.setRange(1, INT_MAX)
-        self.denominator.setToolTip("Every kernel is its matrix divided by this number")
-        self.denominator.valueChanged.connect(self._denominator_edited)
+        self.fields = self.bind_fields(
+            {"properties": {"denominator": {"type": "integer", "title": "Denominator", "minimum": 1, "maximum": INT_MAX,
+                                            "description": "Every kernel is its matrix divided by this number"}}},
+            lambda: {"denominator": self.value().denominator}, self._denominator_edited)
+        self.denominator = self.fields.build("denominator", QSpinBox)
         form.addRow("Denominator", self.denominator)
         self.layout_.addLayout(form)
         self.list = QListWidget()
@@ -171,10 +220,13 @@ class KernelSetEditor(ItemEditor):
         self.layout_.addWidget(self.paste_box)
         size = QHBoxLayout()
         size.addWidget(QLabel("Size"))
-        self.rows, self.cols = QSpinBox(), QSpinBox()
-        for s in (self.rows, self.cols):
-            s.setRange(1, MAX_KERNEL_SIZE)
-            s.valueChanged.connect(self._resize)
+        side = {"type": "integer", "minimum": 1, "maximum": MAX_KERNEL_SIZE}
+        self.size_fields = self.bind_fields(
+            {"properties": {"rows": {**side, "title": "Rows", "description": "Rows of the kernel shown"},
+                            "cols": {**side, "title": "Columns", "description": "Columns of the kernel shown"}}},
+            self._size, self._resize)
+        self.rows = self.size_fields.build("rows", QSpinBox)
+        self.cols = self.size_fields.build("cols", QSpinBox)
         size.addWidget(self.rows)
         size.addWidget(QLabel("x"))
         size.addWidget(self.cols)
@@ -198,10 +250,11 @@ class KernelSetEditor(ItemEditor):
     # ------------------------------------------------------------ model -> widgets
     def refresh(self) -> None:
         ks: KernelSet = self.value()
-        with_blocked = _blocked(self.name_edit, self.denominator, self.list)
-        if self.name_edit.text() != ks.name:
+        with_blocked = _blocked(self.name_edit, self.list)
+        if self.name_edit.text().strip() != ks.name:
             self.name_edit.setText(ks.name)
-        self.denominator.setValue(ks.denominator)
+            self.set_problem("Set name", None)
+        self.fields.refresh()
         names = [k.name for k in ks.kernels]
         if [self.list.item(i).text() for i in range(self.list.count())] != names:
             self.list.clear()
@@ -219,13 +272,12 @@ class KernelSetEditor(ItemEditor):
 
     def _show_kernel(self) -> None:
         chans = self._kernel().channels
-        blockers = _blocked(self.rows, self.cols, self.channel, self.table)
+        blockers = _blocked(self.channel, self.table)
         self.channel.setRange(1, len(chans))
         self.channel_label.setVisible(len(chans) > 1)
         self.channel.setVisible(len(chans) > 1)
         m = chans[self.channel.value() - 1]
-        self.rows.setValue(len(m))
-        self.cols.setValue(len(m[0]))
+        self.size_fields.refresh()
         if self.table.rowCount() != len(m) or self.table.columnCount() != len(m[0]):
             self.table.clearContents()
             self.table.setRowCount(len(m))
@@ -252,16 +304,26 @@ class KernelSetEditor(ItemEditor):
             self._show_kernel()
 
     def _name_edited(self) -> None:
+        """Taken as typed (a run started before the field is left uses it); an empty name is not."""
         ks = self._edited_copy()
-        if self.name_edit.text() != ks.name:
-            ks.name = self.name_edit.text().strip() or "kernels"
+        name = self.name_edit.text().strip()
+        self.set_problem("Set name", None if name else "is empty: a kernel set needs a name")
+        if name and name != ks.name:
+            ks.name = name
             self.commit(ks)
-            self.refresh()
 
-    def _denominator_edited(self, value: int) -> None:
+    def _name_finished(self) -> None:
+        self._name_edited()
+        self.refresh()              # an empty name goes back to the one held
+
+    def _denominator_edited(self, _key: str, value: int) -> None:
         ks = self._edited_copy()
         ks.denominator = value
-        self.commit(ks)
+        self.store(ks)
+
+    def _size(self) -> dict[str, Any]:
+        m = self._kernel().channels[0]
+        return {"rows": len(m), "cols": len(m[0])}
 
     def add_kernel(self) -> None:
         ks = self._edited_copy()
@@ -312,8 +374,9 @@ class KernelSetEditor(ItemEditor):
         item.setText(self.value().kernels[row].name)
         b.unblock()
 
-    def _resize(self) -> None:
-        rows, cols = self.rows.value(), self.cols.value()
+    def _resize(self, key: str, value: int) -> None:
+        size = {**self._size(), key: value}
+        rows, cols = size["rows"], size["cols"]
         ks = self._edited_copy()
         k = ks.kernels[self._row]
 
@@ -323,7 +386,7 @@ class KernelSetEditor(ItemEditor):
         chans = [resized(ch) for ch in k.channels]
         three_d = bool(k.values) and isinstance(k.values[0][0], list)
         k.values = chans if three_d else chans[0]
-        self.commit(ks)
+        self.store(ks)
 
     def _cell_edited(self, item: QTableWidgetItem) -> None:
         r, c = item.row(), item.column()
@@ -411,10 +474,11 @@ class CnnSetEditor(ItemEditor):
         row.addStretch(1)
         self.layout_.addLayout(row)
         form = QFormLayout()
-        self.batch = QSpinBox()
-        self.batch.setRange(1, INT_MAX)
-        self.batch.setToolTip("Images per inference, for every network of the set")
-        self.batch.valueChanged.connect(lambda _v: self._edited())
+        self.fields = self.bind_fields(
+            {"properties": {"batch": {"type": "integer", "title": "Batch", "minimum": 1, "maximum": INT_MAX,
+                                      "description": "Images per inference, for every network of the set"}}},
+            lambda: {"batch": self.value().batch}, lambda _k, v: self._edited(v))
+        self.batch = self.fields.build("batch", QSpinBox)
         form.addRow("Batch", self.batch)
         self.layout_.addLayout(form)
         self.layout_.addWidget(self.error)
@@ -422,23 +486,26 @@ class CnnSetEditor(ItemEditor):
 
     def refresh(self) -> None:
         cs: CnnSet = self.value()
-        blockers = _blocked(self.list, self.batch)
+        blockers = _blocked(self.list)
         for i in range(self.list.count()):
             item = self.list.item(i)
             on = item.data(Qt.ItemDataRole.UserRole) in cs.cnns
             item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
-        self.batch.setValue(cs.batch)
         del blockers
+        self.fields.refresh()
         if [self.onnx.item(i).text() for i in range(self.onnx.count())] != cs.onnx:
             self.onnx.clear()
             self.onnx.addItems(cs.onnx)
 
-    def _edited(self) -> None:
+    def _edited(self, batch: int | None = None) -> None:
+        """A network ticked or not, or the batch typed (which, when refused, stays on show, marked)."""
         old: CnnSet = self.value()
         ticked = [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())
                   if self.list.item(i).checkState() == Qt.CheckState.Checked]
         cnns = [n for n in old.cnns if n in ticked] + [n for n in ticked if n not in old.cnns]
-        if not self.commit(CnnSet(cnns, self.batch.value(), list(old.onnx))):
+        if batch is not None:
+            self.store(CnnSet(cnns, batch, list(old.onnx)))
+        elif not self.commit(CnnSet(cnns, old.batch, list(old.onnx))):
             self.refresh()
 
     def add_onnx(self, paths: list[str]) -> bool:
@@ -492,24 +559,24 @@ class CnnEditor(ItemEditor):
         self.network.setToolTip("A network of the built-in model zoo (layer tables, no weights)")
         self.network.currentIndexChanged.connect(lambda _i: self._network_picked())
         form.addRow("Network", self.network)
-        self.onnx_path = QLineEdit()
-        self.onnx_path.setPlaceholderText("choose an ONNX file…")
-        self.onnx_path.editingFinished.connect(lambda: self._path_typed("onnx"))
+        self.fields = self.bind_fields({"properties": {
+            "onnx_path": {"type": "string", "title": "ONNX file", "x-placeholder": "choose an ONNX file…",
+                          "description": "An ONNX model (read and checked as it is typed)"},
+            "validation_path": {"type": "string", "title": "Validation set", "x-placeholder": "none",
+                                "description": "Validation images for accuracy checks: a .npz with arrays x "
+                                               "(B,C,H,W) and y"},
+            "batch": {"type": "integer", "title": "Batch", "minimum": 1, "maximum": INT_MAX,
+                      "description": "Images per inference"}}}, self._fields, self._field_typed)
+        self.onnx_path = self.fields.build("onnx_path", QLineEdit)
         self.onnx_browse = QPushButton("Browse…")
         self.onnx_browse.clicked.connect(self._browse_onnx)
         self.onnx_row = self._row(self.onnx_path, self.onnx_browse)
         form.addRow("ONNX file", self.onnx_row)
-        self.validation = QLineEdit()
-        self.validation.setPlaceholderText("none")
-        self.validation.setToolTip("Validation images for accuracy checks: a .npz with arrays x (B,C,H,W) and y")
-        self.validation.editingFinished.connect(lambda: self._path_typed("validation"))
+        self.validation = self.fields.build("validation_path", QLineEdit)
         self.validation_browse = QPushButton("Browse…")
         self.validation_browse.clicked.connect(self._browse_validation)
         form.addRow("Validation set", self._row(self.validation, self.validation_browse))
-        self.batch = QSpinBox()
-        self.batch.setRange(1, INT_MAX)
-        self.batch.setToolTip("Images per inference")
-        self.batch.valueChanged.connect(lambda v: self._commit_with(batch=v))
+        self.batch = self.fields.build("batch", QSpinBox)
         form.addRow("Batch", self.batch)
         self.form = form
         self.layout_.addLayout(form)
@@ -535,7 +602,7 @@ class CnnEditor(ItemEditor):
 
     def refresh(self) -> None:
         c: CnnNetwork = self.value()
-        blockers = _blocked(self.source, self.network, self.batch)
+        blockers = _blocked(self.source, self.network)
         self.source.setCurrentIndex(self.source.findData(c.source))
         if c.network != BUILTIN_DIGITS:
             i = self.network.findData(c.network)
@@ -543,10 +610,9 @@ class CnnEditor(ItemEditor):
                 self.network.addItem(c.network, c.network)
                 i = self.network.count() - 1
             self.network.setCurrentIndex(i)
-        self.batch.setValue(c.batch)
         del blockers
-        self.onnx_path.setText(c.onnx_path)
-        self.validation.setText(c.validation_path)
+        self.fields.refresh()
+        self.set_problem("Source", None)
         self._enable(c.source)
         self._summarise(c)
 
@@ -575,14 +641,15 @@ class CnnEditor(ItemEditor):
     def _source_picked(self) -> None:
         source = self.source.currentData()
         self._enable(source)
+        self.set_problem("Source", None)
         if source == "zoo":
             self._commit_with(network=self.network.currentData(), onnx_path="")
         elif source == "builtin":
             self._commit_with(network=BUILTIN_DIGITS, onnx_path="")
-        elif self.onnx_path.text().strip():
-            self.set_onnx_path(self.onnx_path.text().strip())
-        else:
-            self.show_error(None)
+        elif self.onnx_path.text().strip() and self.set_onnx_path(self.onnx_path.text().strip()):
+            pass
+        else:       # until a model reads, the network held (and run) is not the one the source names
+            self.set_problem("Source", "no ONNX file read yet: choose one")
             self.onnx_path.setFocus()
 
     def _network_picked(self) -> None:
@@ -608,16 +675,25 @@ class CnnEditor(ItemEditor):
                 return False
         return self._commit_with(validation_path=path)
 
-    def _path_typed(self, which: str) -> None:
+    def _fields(self) -> dict[str, Any]:
         c: CnnNetwork = self.value()
-        if which == "onnx":
-            text = self.onnx_path.text().strip()
-            if text and text != c.onnx_path:
-                self.set_onnx_path(text)
+        return {"onnx_path": c.onnx_path, "validation_path": c.validation_path, "batch": c.batch}
+
+    def _field_typed(self, key: str, value: Any) -> None:
+        """A field typed: taken as it reads now (a path once the file reads), else refused."""
+        c: CnnNetwork = copy.deepcopy(self.value())
+        if key == "batch":
+            c.batch = value
+        elif key == "onnx_path":
+            if not value.strip():
+                raise InputError("is empty: choose an ONNX file")
+            check_onnx_file(value.strip())
+            c.onnx_path = value.strip()
         else:
-            text = self.validation.text().strip()
-            if text != c.validation_path:
-                self.set_validation_path(text)
+            if value.strip():
+                check_validation_file(value.strip())
+            c.validation_path = value.strip()
+        self.store(c)
 
     def _browse_onnx(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "ONNX model", "", ONNX_FILTER)
@@ -723,15 +799,18 @@ class ConvLayersEditor(ItemEditor):
             b = QSignalBlocker(self.text)
             self.text.setPlainText("\n".join(layers.layers))
             b.unblock()
+            self.set_problem("Layers", None)
             self.show_error(None)
 
     def _edited(self) -> None:
+        """Taken as typed, else the text stays, marked, and Run waits until it reads."""
         try:
             layers = layers_from_text(self.text.toPlainText())
+            self.store(layers)
         except InputError as exc:
-            self.show_error(str(exc))
+            self.set_problem("Layers", str(exc))
             return
-        self.commit(layers)
+        self.set_problem("Layers", None)
 
 
 # ================================================================ targets
@@ -758,8 +837,7 @@ class TargetEditor(ItemEditor):
         assert found is not None, self.kind            # an entry of the library has a registered kind
         self.cls = found.cls
         self.read = found.read
-        self.binding = FieldBinding(_display_schema(self.cls), self._read_all, self._write_field, self)
-        self.binding.on_error = lambda key, msg: self.show_error(f"{self.binding.props[key].get('title', key)}: {msg}")
+        self.binding = self.bind_fields(_display_schema(self.cls), self._read_all, self._write_field)
         form = QFormLayout()
         for key in self.binding.props:
             w = self.binding.build(key)
@@ -778,13 +856,7 @@ class TargetEditor(ItemEditor):
     def _write_field(self, key: str, value: Any) -> None:
         d = self._read_all()
         d[key] = value
-        try:
-            target = self.read(d, "target")
-        except InputError as exc:
-            self.show_error(str(exc))
-            self.binding.refresh(key)
-            return
-        self.commit(target)
+        self.store(self.read(d, "target"))         # InputError: the field stays as typed, marked
 
     def refresh(self) -> None:
         self.binding.refresh()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHea
                                QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from core.errors import InputError
+from core.kinds import generated_name
 from core.library_items import IMPORT_FILTER, import_file, new_target, new_workload, workload_variants
 from core.project import KIND_TITLES, LIBRARIES, Project, ProjectEvent, summary
 from gui.item_editors import ItemEditor, editor_for
@@ -39,9 +40,12 @@ class LibraryContext(Protocol):
 
 
 class LibraryBrowser(QWidget):
-    """The Library dock. `current_changed` is emitted when the selected item changes (see current())."""
+    """The Library dock. `current_changed` is emitted when the selected item changes (see current());
+    `field_errors_changed` when the fields of the item on edit that were not taken change (see
+    field_errors())."""
 
     current_changed = Signal()
+    field_errors_changed = Signal()
 
     def __init__(self, project: Project, context: LibraryContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -153,10 +157,19 @@ class LibraryBrowser(QWidget):
         """(lib, entry id) of the selected item, or None."""
         return self._current
 
+    def field_errors(self, lib: str, entry_id: str | None) -> list[str]:
+        """The item's fields on edit whose text was not taken, each named by the item and the field's
+        label ("ZC706 at 1 GB/s: Off-chip bandwidth: cannot be -5 GB/s: ..."): a run of the item would
+        not run what they show."""
+        e = self.project.entry(lib, entry_id)
+        if self.editor is None or e is None or (self.editor.lib, self.editor.entry_id) != (lib, entry_id):
+            return []
+        return [f"{e.name}: {text}" for text in self.editor.field_errors()]
+
     def add_item(self, lib: str, kind: str, variant: str | None = None) -> str:
         """Add a new item of `kind` on its defaults (or from a variant); returns its id."""
         name, value = new_workload(kind, variant) if lib == "workloads" else new_target(kind)
-        entry_id = self.project.add(lib, name, value)
+        entry_id = self.project.add(lib, generated_name(lib, value) or name, value)     # type: ignore[arg-type]
         self.select(lib, entry_id)
         self._say(f"Added {self.project.entry(lib, entry_id).name!r}")        # type: ignore[union-attr]
         return entry_id
@@ -350,6 +363,7 @@ class LibraryBrowser(QWidget):
         return next((item for item in _rows(self.trees[lib]) if item.data(0, ID_ROLE) == entry_id), None)
 
     def _show_editor(self) -> None:
+        had_errors = self.editor is not None and bool(self.editor.field_errors())
         if self.editor is not None:
             self.editor.detach()
             self.editor_area.takeWidget()
@@ -357,8 +371,11 @@ class LibraryBrowser(QWidget):
             self.editor = None
         if self._current is not None:
             self.editor = editor_for(self.project, *self._current)
+            self.editor.field_errors_changed.connect(self.field_errors_changed)
             self.editor_area.setWidget(self.editor)
         self._update_title()
+        if had_errors:                  # the text not taken went with its editor
+            self.field_errors_changed.emit()
 
     def _update_title(self) -> None:
         e = self.project.entry(*self._current) if self._current is not None else None

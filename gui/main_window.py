@@ -119,6 +119,7 @@ class MainWindow(QMainWindow):
         # ---- docks: library (left), runs and log (bottom), comparison (right, on demand)
         self.library = LibraryBrowser(self.project, self)
         self.library_dock = self._dock("Library", "library", self.library, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.library.field_errors_changed.connect(self._library_field_errors_changed)
         self.runs_view = RunsView(self.project, self)
         self.runs_dock = self._dock("Runs", "runs", self.runs_view, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.log_view = QPlainTextEdit()
@@ -251,6 +252,8 @@ class MainWindow(QMainWindow):
         self.setWindowModified(self.project.modified)
         if ev.kind in ("choice", "reset", "library"):
             self._mark_in_use()
+            if ev.kind == "choice" and ev.engine in self.bars:     # another item: its fields' errors, if any
+                self.bars[ev.engine].set_field_errors(self.field_errors(ev.engine))
             self._update_run_actions()
         if ev.kind == "run" and ev.id is not None:
             self._run_changed(ev.id, ev.engine)
@@ -387,14 +390,29 @@ class MainWindow(QMainWindow):
     def run_blocker(self, engine: str) -> str | None:
         """Why the engine's tab cannot run now, in the window's words; None when it can. A field whose
         text was not taken would otherwise run with the value the project still holds (issue 30)."""
-        panel = self.panels.get(engine)
-        fields = panel.binding.error_texts() if panel is not None else []
+        fields = self.field_errors(engine)
         problems = [why for lib in ("workloads", "targets") if (why := self.project.problem(engine, lib))]
         reasons = [*fields, *problems]
         return "; ".join(reasons) if reasons else None
 
+    def field_errors(self, engine: str) -> list[str]:
+        """The fields whose text was not taken, of the engine's tab and of the library items it runs
+        (in the library's editor), each named by its label."""
+        panel = self.panels.get(engine)
+        fields = panel.binding.error_texts() if panel is not None else []
+        library = getattr(self, "library", None)
+        if library is not None:
+            for lib in ("workloads", "targets"):
+                e = self.project.chosen(engine, lib)
+                fields += library.field_errors(lib, e.id if e else None)
+        return fields
+
+    def _library_field_errors_changed(self) -> None:
+        for name in self.panels:
+            self._field_errors_changed(name)
+
     def _field_errors_changed(self, engine: str) -> None:
-        self.bars[engine].set_field_errors(self.panels[engine].binding.error_texts())
+        self.bars[engine].set_field_errors(self.field_errors(engine))
         self._update_run_actions()
 
     def _update_run_actions(self) -> None:

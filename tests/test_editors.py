@@ -224,11 +224,15 @@ def test_conv_layers_editor(qtbot):
 
 
 def test_target_editor_from_schema(qtbot):
+    from PySide6.QtTest import QTest
+
     project, tid, ed = _editor(qtbot, FpgaTarget("zedboard", 2.5), "targets")
     board, bw = ed.binding.widget("board"), ed.binding.widget("bandwidth_gbps")
     assert board.currentData() == "zedboard" and "ZedBoard" in board.currentText()
-    assert bw.value() == 2.5 and bw.suffix() == " GB/s"
-    assert bw.minimum() > 0 and bw.maximum() == FpgaTarget.SCHEMA["properties"]["bandwidth_gbps"]["maximum"]
+    assert bw.value() == 2.5 and bw.text() == "2.5 GB/s"       # the stored value with its unit
+    bw.selectAll()
+    QTest.keyClicks(bw, "1001")         # over the schema's maximum: refused with it (nothing clamped)
+    assert "at most 1000 GB/s" in ed.binding.errors["bandwidth_gbps"]
     bw.setValue(4.0)
     assert _value(project, tid, "targets") == FpgaTarget("zedboard", 4.0)
     project.undo()

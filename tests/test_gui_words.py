@@ -151,18 +151,23 @@ def test_a_negative_bandwidth_is_refused_with_the_fields_name(window, qtbot):
 
     window.set_current_engine("merit")
     panel = window.panels["merit"]
-    spin = panel.binding.widget("bandwidth_gbps")
+    field = panel.binding.widget("bandwidth_gbps")
     before = window.project.settings("merit")["bandwidth_gbps"]
-    spin.setFocus()
-    spin.lineEdit().selectAll()
-    QTest.keyClicks(spin, "-5")
-    assert spin.text().startswith("-5"), "the minus sign was dropped: -5 would read as 5"
+    field.setFocus()
+    field.selectAll()
+    QTest.keyClicks(field, "-5")
+    assert field.text().startswith("-5"), "the minus sign was dropped: -5 would read as 5"
     errors = panel.binding.error_texts()
     assert errors and errors[0].startswith("DRAM:") and "-5 GB/s" in errors[0] and "more than 0" in errors[0]
     assert "DRAM" in window.statusBar().currentMessage()
     assert window.project.settings("merit")["bandwidth_gbps"] == before       # nothing taken
-    QTest.keyClick(spin, Qt.Key.Key_Return)                  # given up: back to the value the project holds
-    assert window.project.settings("merit")["bandwidth_gbps"] == before and spin.value() == before
+    QTest.keyClick(field, Qt.Key.Key_Return)       # the text stays on show, marked, and Run waits
+    assert window.project.settings("merit")["bandwidth_gbps"] == before and field.text() == "-5"
+    assert not window.act_run.isEnabled() and "DRAM" in window.act_run.toolTip()
+    field.selectAll()
+    QTest.keyClicks(field, "2.5 GB/s")
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    assert window.project.settings("merit")["bandwidth_gbps"] == 2.5 and not panel.binding.error_texts()
 
 
 def test_a_negative_target_bandwidth_is_refused_in_the_library_editor(window):
@@ -173,10 +178,10 @@ def test_a_negative_target_bandwidth_is_refused_in_the_library_editor(window):
     tid = window.project.add("targets", "board", FpgaTarget("zc706", 1.0))
     window.library.select("targets", tid)
     editor = window.library.editor
-    spin = editor.binding.widget("bandwidth_gbps")
-    spin.setFocus()
-    spin.lineEdit().selectAll()
-    QTest.keyClicks(spin, "-5")
+    field = editor.binding.widget("bandwidth_gbps")
+    field.setFocus()
+    field.selectAll()
+    QTest.keyClicks(field, "-5")
     assert editor.error.isVisibleTo(editor) and "-5 GB/s" in editor.error.text()
     assert editor.error.text().startswith(editor.binding.title("bandwidth_gbps"))
     assert window.project.entry("targets", tid).value.bandwidth_gbps == 1.0
