@@ -359,6 +359,11 @@ class StudyPanel(QWidget):
         if study is None:
             self.context.status("The study has a problem: see the message under the editor")
             return False
+        if self.where.currentData() == "local" and not self.workers.hasAcceptableInput():
+            # Qt keeps the last number until editing ends: the study would run on workers not shown
+            self.context.status(f"Cannot run the study: Workers: cannot read {self.workers.text().strip()!r}: "
+                                f"type a number from 1 to {self.workers.maximum()}")
+            return False
         try:
             runner = StudyRunner(study, self.cluster(), self.results_path(study), self.resume.isChecked(),
                                  on_record=lambda r: self._queue.put(("record", r)),

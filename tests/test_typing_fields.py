@@ -323,3 +323,17 @@ def test_units_people_type(window):
         v = read_field(text, prop)
         assert read_field(format_quantity(v, "GB/s"), prop) == v           # what is shown reads back the same
     assert format_quantity(262144, "B") == "256 KiB" and format_quantity(1000, "B") == "1000 B"
+
+
+def test_a_study_does_not_run_on_workers_the_field_does_not_show(window, monkeypatch):
+    from gui.study_panel import StudyRunner
+
+    panel = window.study_panel
+    panel.where.setCurrentIndex(panel.where.findData("local"))
+    started = []
+    monkeypatch.setattr(StudyRunner, "__init__", lambda self, *a, **k: started.append(a) or None)
+    type_into(panel.workers, "")
+    assert not panel.run_study() and not started
+    assert "Workers" in window.statusBar().currentMessage()
+    QTest.keyClick(panel.workers, Qt.Key.Key_Return)          # given up: the field shows the number it holds
+    assert panel.workers.hasAcceptableInput()
