@@ -642,6 +642,8 @@ class CnnEditor(ItemEditor):
         source = self.source.currentData()
         self._enable(source)
         self.set_problem("Source", None)
+        if source != "onnx":
+            self.fields.refresh("onnx_path")         # a hidden row holds nothing back: it shows what is held
         if source == "zoo":
             self._commit_with(network=self.network.currentData(), onnx_path="")
         elif source == "builtin":

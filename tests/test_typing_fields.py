@@ -138,9 +138,12 @@ def exercise(window, engine: str, binding: FieldBinding, run_value: Callable[[An
     """Type every case into every visible, enabled field of a binding; returns how many fields."""
     typed = 0
     for key, (w, _adapter) in list(binding.widgets.items()):
-        if not isinstance(w, (QAbstractSpinBox, QLineEdit, QPlainTextEdit)) or not w.isEnabled() \
-                or not w.isVisibleTo(w.window()) or getattr(w, "isReadOnly", lambda: False)():
+        if not isinstance(w, (QAbstractSpinBox, QLineEdit, QPlainTextEdit)) or getattr(w, "isReadOnly", lambda: False)():
             continue
+        # a field shown or enabled only in some modes (the stepper's program text, a search's time)
+        # is typed into too: the rule holds for it in every mode
+        enabled = w.isEnabled()
+        w.setEnabled(True)
         typed += 1
         label = name(key)
         for case in CASES:
@@ -156,6 +159,7 @@ def exercise(window, engine: str, binding: FieldBinding, run_value: Callable[[An
                       where + " and Enter")
             binding.refresh(key)                # the next case starts from what the project holds
             assert key not in binding.errors
+        w.setEnabled(enabled)
     return typed
 
 
@@ -337,3 +341,18 @@ def test_a_study_does_not_run_on_workers_the_field_does_not_show(window, monkeyp
     assert "Workers" in window.statusBar().currentMessage()
     QTest.keyClick(panel.workers, Qt.Key.Key_Return)          # given up: the field shows the number it holds
     assert panel.workers.hasAcceptableInput()
+
+
+def test_a_cnn_whose_source_says_onnx_runs_no_zoo_network_meanwhile(window):
+    project = window.project
+    window.set_current_engine("bound")
+    wid = window.library.add_item("workloads", "cnn", "vgg16")
+    project.choose("bound", "workloads", wid)
+    editor = window.library.editor
+    editor.source.setCurrentIndex(editor.source.findData("onnx"))       # picked: no file read yet
+    assert "Source" in (window.run_blocker("bound") or "") and not window.act_run.isEnabled()
+    type_into(editor.onnx_path, "/no/such/model.onnx")
+    assert "ONNX file" in (window.run_blocker("bound") or "")
+    editor.source.setCurrentIndex(editor.source.findData("zoo"))        # back: the hidden row holds nothing
+    assert window.run_blocker("bound") is None and project.entry("workloads", wid).value.network == "vgg16"
+    assert editor.onnx_path.text() == ""
