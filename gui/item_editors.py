@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Any, Callable, TypeVar
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
@@ -395,13 +396,16 @@ class KernelSetEditor(ItemEditor):
         try:
             value = float(item.text())
         except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
             self.show_error(f"Row {r + 1}, column {c + 1}: {item.text()!r} is not a number")
-            with_blocked = _blocked(self.table)
-            item.setText(_fmt(chan[r][c]))
-            del with_blocked
-            return
-        chan[r][c] = value
-        self.commit(ks)
+        else:
+            chan[r][c] = value
+            if self.commit(ks):
+                return
+        with_blocked = _blocked(self.table)         # refused: the cell shows what the set holds
+        item.setText(_fmt(self._kernel().channels[self.channel.value() - 1][r][c]))
+        del with_blocked
 
 
 # ================================================================ FPSP filter

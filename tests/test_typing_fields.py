@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QPlainTextEdit, QWidget
 
 from core.engine import engines
 from core.errors import InputError
@@ -356,3 +356,27 @@ def test_a_cnn_whose_source_says_onnx_runs_no_zoo_network_meanwhile(window):
     editor.source.setCurrentIndex(editor.source.findData("zoo"))        # back: the hidden row holds nothing
     assert window.run_blocker("bound") is None and project.entry("workloads", wid).value.network == "vgg16"
     assert editor.onnx_path.text() == ""
+
+
+@pytest.mark.parametrize("typed,taken", [("2.5", 2.5), ("abc", None), ("-5", -5.0), ("1e400", None)])
+def test_a_kernel_cell_typed_shows_what_it_holds(window, typed, taken):
+    project = window.project
+    wid = next(e.id for e in project.workloads if e.kind == "kernels")
+    window.library.select("workloads", wid)
+    editor = window.library.editor
+    table = editor.table
+    before = project.entry("workloads", wid).value.kernels[0].values[0][1]
+    table.setFocus()
+    table.setCurrentCell(0, 1)
+    QTest.keyClick(table, Qt.Key.Key_F2)                 # edit the cell, as a person does
+    editor_widget = table.focusWidget()
+    assert isinstance(editor_widget, QLineEdit)
+    editor_widget.selectAll()
+    QTest.keyClicks(editor_widget, typed)
+    QTest.keyClick(editor_widget, Qt.Key.Key_Return)
+    QApplication.processEvents()                         # the delegate hands the text over
+    held = project.entry("workloads", wid).value.kernels[0].values[0][1]
+    assert held == (before if taken is None else taken)
+    assert float(table.item(0, 1).text()) == held        # the cell shows what the set holds
+    if taken is None:
+        assert "Row 1, column 2" in editor.error.text()
