@@ -11,9 +11,10 @@ and their loading guards: model-to-widget updates are the only place signals are
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any, Callable, TypeVar, overload
 
-from PySide6.QtCore import QObject, QSignalBlocker, Signal
+from PySide6.QtCore import QObject, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLineEdit,
                                QPlainTextEdit, QSpinBox, QWidget)
@@ -215,6 +216,32 @@ class QuantityEdit(QLineEdit):
         """Show a value (as a user would have typed it): the binding takes it."""
         self.setText(format_quantity(value, self.unit))
         self.edited.emit()
+
+    def keyPressEvent(self, event: Any) -> None:                    # noqa: N802 (Qt's)
+        """Up and Down step as a spin box's arrows did: a size doubles or halves, other quantities
+        move by a tenth of their leading digit's place (1.0 -> 1.1 GB/s, 800 -> 810 MHz)."""
+        key = event.key()
+        if key not in (Qt.Key.Key_Up, Qt.Key.Key_Down):
+            super().keyPressEvent(event)
+            return
+        try:
+            value = self.value()
+        except InputError:
+            return                          # nothing to step from: the text stays, marked
+        if value is None:
+            return
+        up = key == Qt.Key.Key_Up
+        if quantity_of(self.unit) is not None and quantity_of(self.unit).whole:    # type: ignore[union-attr]
+            stepped: float = value * 2 if up else (value // 2 if isinstance(value, int) else value / 2)
+        else:
+            step = 10.0 ** (math.floor(math.log10(abs(value))) - 1) if value else 1.0
+            stepped = float(Decimal(repr(float(value))) + Decimal(repr(step)) * (1 if up else -1))
+        stepped = int(stepped) if isinstance(value, int) and float(stepped).is_integer() else stepped
+        try:
+            read_field(format_quantity(stepped, self.unit), self.prop)
+        except InputError:
+            return                          # at the end of the field's range
+        self.setValue(stepped)
 
 
 class QuantityAdapter(Adapter):

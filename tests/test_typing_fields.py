@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QPlainT
 from core.engine import engines
 from core.errors import InputError
 from core.kinds import kinds
+from core.workload import DataflowTarget, FpgaTarget
 from core.units import QUANTITIES, format_quantity, quantity_of
 from gui.binding import FieldBinding, QuantityEdit, nullable
 
@@ -380,3 +381,22 @@ def test_a_kernel_cell_typed_shows_what_it_holds(window, typed, taken):
     assert float(table.item(0, 1).text()) == held        # the cell shows what the set holds
     if taken is None:
         assert "Row 1, column 2" in editor.error.text()
+
+
+def test_arrow_keys_step_a_quantity_as_the_spin_box_did(window):
+    project = window.project
+    tid = project.add("targets", "Accelerator, 64 KiB", DataflowTarget())
+    window.library.select("targets", tid)
+    field = window.library.editor.binding.widget("memory_bytes")
+    field.setFocus()
+    QTest.keyClick(field, Qt.Key.Key_Up)
+    assert project.entry("targets", tid).value.memory_bytes == 131072 and field.text() == "128 KiB"
+    QTest.keyClick(field, Qt.Key.Key_Down)
+    QTest.keyClick(field, Qt.Key.Key_Down)
+    assert project.entry("targets", tid).value.memory_bytes == 32768 and field.text() == "32 KiB"
+    fid = project.add("targets", "board", FpgaTarget("zc706", 1.0))
+    window.library.select("targets", fid)
+    bw = window.library.editor.binding.widget("bandwidth_gbps")
+    bw.setFocus()
+    QTest.keyClick(bw, Qt.Key.Key_Up)
+    assert project.entry("targets", fid).value.bandwidth_gbps == 1.1 and bw.text() == "1.1 GB/s"
