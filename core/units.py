@@ -94,7 +94,9 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("power", _si_units(("W",), -12, 3), "150 mW, 2.5 W"),
 )}
 _WIDE = Context(prec=80, Emax=MAX_EMAX, Emin=MIN_EMIN)      # no typed exponent overflows or rounds to 0
-_QUANTITY_TEXT = re.compile(r"\s*([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(\S*?)\s*")
+# a number (digits grouped by commas in threes, as the window writes large ones, read too), then its unit
+_QUANTITY_TEXT = re.compile(r"\s*([+-]?(?:[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?|[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+                            r"(?:[eE][+-]?[0-9]+)?)\s*(\S*?)\s*")
 
 
 def quantity_of(unit: str | None) -> Quantity | None:
@@ -122,7 +124,7 @@ def parse_quantity(text: str, unit: str) -> Decimal:
     if typed is None:
         raise InputError(f"cannot read {shown!r}: {m.group(2)!r} is not a unit of {q.name} (e.g. {q.example})")
     with localcontext(_WIDE):
-        return Decimal(m.group(1)) * typed / q.units[unit]
+        return Decimal(m.group(1).replace(",", "")) * typed / q.units[unit]
 
 
 def _plain(value: Decimal) -> str:

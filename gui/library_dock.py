@@ -371,11 +371,18 @@ class LibraryBrowser(QWidget):
             self.editor = None
         if self._current is not None:
             self.editor = editor_for(self.project, *self._current)
-            self.editor.field_errors_changed.connect(self.field_errors_changed)
+            self.editor.field_errors_changed.connect(self._editor_errors_changed)
             self.editor_area.setWidget(self.editor)
         self._update_title()
         if had_errors:                  # the text not taken went with its editor
             self.field_errors_changed.emit()
+
+    def _editor_errors_changed(self) -> None:
+        e = self.project.entry(*self._current) if self._current is not None else None
+        errors = self.editor.field_errors() if self.editor is not None else []
+        if e is not None and errors:
+            self.context.status(f"{e.name}: {errors[-1]} (a run of it waits until it reads)")
+        self.field_errors_changed.emit()
 
     def _update_title(self) -> None:
         e = self.project.entry(*self._current) if self._current is not None else None

@@ -305,6 +305,7 @@ def test_a_refused_target_bandwidth_blocks_run_until_fixed(window):
     assert not window.act_run.isEnabled()       # named, and F5 twice starts nothing
     assert "Off-chip bandwidth: cannot be -5 GB/s: must be more than 0 GB/s" in window.act_run.toolTip()
     assert "Off-chip bandwidth" in window.bars["fcnnx"].banner_text.text()
+    assert "Off-chip bandwidth" in window.statusBar().currentMessage()
     window.run_current()
     window.run_current()
     assert len(project.runs) == runs and project.entry("targets", tid).value.bandwidth_gbps == before
@@ -325,7 +326,7 @@ def test_units_people_type(window):
     assert parse_quantity("800 MHz", "Hz") == 800_000_000 and parse_quantity("1.2 GHz", "MHz") == 1200
     assert parse_quantity("3.7 pJ", "pJ") == parse_quantity("0.0037 nJ", "pJ")
     assert parse_quantity("2 ns", "s") * 10 ** 9 == 2 and parse_quantity("500 mW", "W") * 2 == 1
-    assert parse_quantity("64kb", "B") == 64000 and parse_quantity("1 mb/s", "GB/s") * 1000 == 1
+    assert parse_quantity("65,536 B", "B") == 65536 and parse_quantity("64kb", "B") == 64000 and parse_quantity("1 mb/s", "GB/s") * 1000 == 1
     with pytest.raises(InputError, match="not a unit of energy"):
         parse_quantity("3 MHz", "pJ")
     with pytest.raises(InputError, match="whole number of bytes"):
