@@ -77,13 +77,17 @@ class CheckAdapter(Adapter):
         return w.toggled
 
 
+def _bare_text(spin: QAbstractSpinBox, text: str) -> str:
+    """The text typed into a spin box without its prefix and unit."""
+    for part in (spin.prefix(), spin.suffix()):                          # type: ignore[attr-defined]
+        text = text.replace(part.strip(), "") if part.strip() else text
+    return text.strip()
+
+
 def _out_of_range(spin: QAbstractSpinBox, text: str) -> str | None:
     """The number typed (without prefix and unit) when it reads but lies outside the spin box's
     range, or a lone "-" where nothing negative is allowed; None otherwise."""
-    core = text
-    for part in (spin.prefix(), spin.suffix()):                          # type: ignore[attr-defined]
-        core = core.replace(part.strip(), "") if part.strip() else core
-    core = core.strip()
+    core = _bare_text(spin, text)
     lo, hi = spin.minimum(), spin.maximum()                              # type: ignore[attr-defined]
     if core == "-":
         return core if lo >= 0 else None
@@ -202,8 +206,9 @@ class QuantityEdit(QLineEdit):
         super().__init__(parent)
         self.prop = prop
         self.unit = str(prop["unit"])
-        q = quantity_of(self.unit)
-        self.setPlaceholderText(prop.get("x-null-text", "auto") if nullable(prop) else f"e.g. {q.example}" if q else "")
+        self.quantity = quantity_of(self.unit)
+        example = f"e.g. {self.quantity.example}" if self.quantity else ""
+        self.setPlaceholderText(prop.get("x-null-text", "auto") if nullable(prop) else example)
         self.textEdited.connect(lambda _t: self.edited.emit())
 
     def value(self) -> int | float | None:
@@ -231,7 +236,7 @@ class QuantityEdit(QLineEdit):
         if value is None:
             return
         up = key == Qt.Key.Key_Up
-        if quantity_of(self.unit) is not None and quantity_of(self.unit).whole:    # type: ignore[union-attr]
+        if self.quantity is not None and self.quantity.whole:
             stepped: float = value * 2 if up else (value // 2 if isinstance(value, int) else value / 2)
         else:
             step = 10.0 ** (math.floor(math.log10(abs(value))) - 1) if value else 1.0
@@ -516,10 +521,7 @@ class FieldBinding(QObject):
             return
         if _out_of_range(widget, text) is not None:
             return                          # refused with its range already (_refused)
-        core = text
-        for part in (widget.prefix(), widget.suffix()):                  # type: ignore[attr-defined]
-            core = core.replace(part.strip(), "") if part.strip() else core
-        self._set_error(key, "is empty: type a number" if not core.strip() else f"cannot read {text.strip()!r}")
+        self._set_error(key, "is empty: type a number" if not _bare_text(widget, text) else f"cannot read {text.strip()!r}")
 
     def _tidy(self, key: str) -> None:
         """Editing of a quantity ended on text that reads: show the stored value with its unit."""
