@@ -35,6 +35,8 @@ def parse_bytes(text: str, what: str = "size", maximum: int = MAX_BYTES) -> int:
 def parse_bandwidth(text: str, what: str = "bandwidth", maximum: float = MAX_GBPS) -> float:
     """'1.0GB/s' -> 1.0 (GB/s); '500MB/s' -> 0.5; a bare number is GB/s; at most `maximum` GB/s."""
     try:
+        if parse_quantity(str(text), "GB/s") <= 0:
+            raise InputError(f"cannot be {str(text).strip()[:60]}: a bandwidth must be positive")
         return float(read_field(str(text), {"type": "number", "unit": "GB/s", "exclusiveMinimum": 0,
                                             "maximum": maximum}))
     except InputError as exc:
