@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from core import faults
 from core.ccompiler import find_compiler
 from core.merit import codegen_c as CG
 from core.merit.evaluate import evaluate, evaluate_rows
@@ -61,7 +62,7 @@ class Build:
 def compile_c(source: str, work: Path, stem: str, flags: list[str] | None = None, cxx: bool = False) -> Build:
     cc = find_compiler(("g++", "clang++") if cxx else ("gcc", "cc", "clang"))
     if cc is None:
-        return Build(False, None, [], 0.0, "not run: no C compiler (gcc, cc, clang) found")
+        return Build(False, None, [], 0.0, f"not run: no C compiler (gcc, cc, clang) found; {faults.compiler_hint()}")
     src = work / (stem + (".cpp" if cxx else ".c"))
     src.write_text(source)
     exe = work / stem
