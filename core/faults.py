@@ -112,14 +112,14 @@ def no_room(path: str | Path | None) -> str:
             f"{folder_setting(Path(path)) if path else 'write elsewhere'}")
 
 
-def out_of_memory(doing: str = "", needed: float | None = None) -> str:
-    """Memory exhausted: what was being built and roughly how much it needed."""
+def out_of_memory(doing: str = "", needed: float | None = None, smaller: str = "problem") -> str:
+    """Memory exhausted: what was being built and roughly how much more it needed."""
     what = f" while {doing}" if doing else ""
-    need = f" (it needed about {mib(needed)})" if needed else ""
+    need = f" (that needs about {mib(needed)} more)" if needed else ""
     limit = memory_limit()
-    cap = f"; this process may use at most {mib(limit)} (ulimit -v)" if limit else ""
+    cap = f"; this process may use at most {mib(limit)} in all (ulimit -v)" if limit else ""
     return (f"ran out of memory{what}{need}{cap}: close other programs, raise the memory limit, or choose a "
-            f"smaller problem")
+            f"smaller {smaller}")
 
 
 def exit_description(returncode: int) -> str:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from core.checks import check_name
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
 from core.events import Signal
@@ -215,6 +216,7 @@ class Project:
         """Add a library item (its value already checked); returns its id."""
         entries = self.entries(lib)
         _check_kind(lib, value)
+        check_name(name, f"{lib}.name")
         entry = Entry(_fresh_id(lib[0], (e.id for e in entries)), self.unique_name(lib, name.strip() or "untitled"),
                       value)
         pos = len(entries) if index is None else index
@@ -238,6 +240,7 @@ class Project:
         name = name.strip()
         if not name:
             raise InputError("a name cannot be empty", f"{lib}.{entry_id}.name")
+        check_name(name, f"{lib}.{entry_id}.name")
         if name == e.name:
             return
         if any(o.name == name for o in self.entries(lib) if o is not e):
