@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from core.checks import check_types
+from core.machine_load import LoadRecord
 from core.results import EngineResult, to_plain
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
@@ -569,6 +570,9 @@ def codegen_lines(cg: Codegen) -> list[str]:
         times = ", ".join(f"{k} {v * 1e3:.4g} ms" for k, v in t.items())
         lines.append(f"  median time per call: {times}; best {c.best}: "
                      + ", ".join(f"{k.replace('_', ' ')} {v:.2f}x" for k, v in c.speedup.items() if v is not None))
+        busy = LoadRecord.from_json(c.machine_load).warning() if c.machine_load else None
+        if busy:
+            lines.append(f"  warning: {busy}")
     em = cu.emulated_check
     lines.append(f"CUDA: verified = {cu.verified}" + (f" ({cu.message})" if cu.message else "")
                  + ("" if em is None else
