@@ -50,12 +50,13 @@ class RunError:
     detail: str = ""
 
     @classmethod
-    def of(cls, exc: BaseException) -> "RunError":
+    def of(cls, exc: BaseException, doing: str = "") -> "RunError":
+        """The error of `exc`; `doing` (e.g. "running MERIT") says what ran out of memory."""
         if isinstance(exc, InputError):
             return cls("input", exc.message, exc.where, type(exc).__name__)
         if isinstance(exc, CheckFailed):
             return cls("check", str(exc), "", type(exc).__name__)
-        fault = faults.describe(exc)
+        fault = faults.describe(exc, doing)
         if fault is not None:       # the sentence for the user, the traceback for the log
             return cls("machine", fault, "", type(exc).__name__, "".join(traceback.format_exception(exc)).rstrip())
         return cls("other", str(exc), "", type(exc).__name__, "".join(traceback.format_exception(exc)).rstrip())
@@ -194,14 +195,14 @@ def record_run(spec: EngineSpec, request: JobRequest, token: CancelToken | None 
     try:
         job = spec.run(request, token)
     except Exception as exc:            # an engine that checks its request before its first event
-        return RunOutcome.failed(exc, duration_s=round(clock() - t0, 4))
+        return RunOutcome.failed(RunError.of(exc, f"running {spec.title}"), duration_s=round(clock() - t0, 4))
     raw = drive(job, rec, token)
     out = RunOutcome("finished", duration_s=round(clock() - t0, 4), events=raw.events, partial=rec.partial,
                      series=rec.series, log=rec.log)
     if raw.cancelled:
         out.status = "cancelled"
     elif raw.error is not None:
-        out.status, out.error = "failed", RunError.of(raw.error)
+        out.status, out.error = "failed", RunError.of(raw.error, f"running {spec.title}")
     elif rec.final is None:
         out.status, out.error = "failed", RunError("other", "finished without a result")
     else:

@@ -388,6 +388,9 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                 msg = None
                 if all_exited:
                     codes = sorted({p.exitcode for p in procs if p.exitcode})
+                    if codes and codes[0] < 0:      # killed (the out-of-memory killer, most often): in words
+                        raise faults.MachineFault(faults.killed(f"{workers - done} of {workers} search worker "
+                                                                f"processes", codes[0]))
                     raise RuntimeError(f"{workers - done} of {workers} search worker processes ended without "
                                        f"finishing (exit codes {codes or [0]})")
             found = None if msg is None else take(msg)
