@@ -51,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.cain_suites import (SuiteSet, by_name, fresh_sets, held_aside_sets, suites,  # noqa: E402
                                     tuning_sets)
+from core.files import output_files  # noqa: E402
 from core.machine_load import LoadMeter, load_json, warn_if_busy  # noqa: E402
 from core.scamp5.interp import SymKernel, run_symbolic  # noqa: E402
 from core.scamp5.isa import CLOCKWISE, register_names  # noqa: E402
@@ -504,6 +505,10 @@ def _main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.report:
         return report_saved(args.report, args.markdown)
+    unwritable = output_files({"--save": args.save, "--cache": args.cache})     # before hours of searching
+    if unwritable:
+        print(f"error: {unwritable}", file=sys.stderr)
+        return 2
     isas = [i.strip() for i in args.isa.split(",") if i.strip()]
     for i in isas:
         if i not in ("all", "basic"):

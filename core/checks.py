@@ -46,6 +46,12 @@ def name_problem(text: str) -> str | None:
     return None
 
 
+def printable_name(text: str) -> str:
+    """A name the program makes from something else (a file's name): each character no name may hold
+    shown as U+FFFD instead, so a file called "a<newline>b.json" still imports."""
+    return "".join("\ufffd" if name_problem(ch) else ch for ch in text)
+
+
 def check_name(text: str, where: str) -> str:
     """`text` if it can be a name; InputError naming the field (`where`) otherwise."""
     problem = name_problem(text)

@@ -118,6 +118,19 @@ def output_folder(folder: str | Path, names: list[str], flag: str) -> Path:
     return root
 
 
+def output_files(flags: dict[str, str | Path | None]) -> str | None:
+    """For a script's options naming files it will write ({"--save": path, ...}; None: not given):
+    each one's folder proven to take it before any work starts. The first problem as one line
+    (`--save: cannot create files in /proc: ...`), or None."""
+    for flag, path in flags.items():
+        if path:
+            try:
+                output_folder(Path(path).parent, [Path(path).name], flag)
+            except InputError as exc:
+                return str(exc)
+    return None
+
+
 def can_hold_files(folder: Path, flag: str) -> None:
     """Prove that the existing folder `folder` can take a new file by making one and removing it:
     permission bits do not tell (root passes every access check, /proc and /sys refuse new files, a

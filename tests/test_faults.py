@@ -417,3 +417,13 @@ def test_a_busy_machine_marks_merits_measured_c(monkeypatch):
     Meter.record = LoadRecord(0.1, 3.0, 2, 0.2, 0.2, "cpu-accounts")
     c = codegen_run.check_c(wl.stages, data, wl.tile, lambda: wl.reference(data), rounds=1)
     assert timing_warning(c) is None and c.machine_load is not None
+
+
+def test_an_imported_file_whose_name_holds_a_newline_still_imports_under_a_printable_name(tmp_path):
+    from core.library_items import import_file
+
+    path = tmp_path / "blur\nfilter.json"
+    path.write_text(json.dumps({"name": "blur", "denominator": 16,
+                                "kernels": [{"name": "k1", "values": [[1, 2, 1], [2, 4, 2], [1, 2, 1]]}]}))
+    name, _value = import_file(str(path))
+    assert name == "blur\ufffdfilter"

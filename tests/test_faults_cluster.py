@@ -9,7 +9,6 @@ the machine is."""
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import threading
@@ -21,25 +20,13 @@ import pytest
 from core import faults
 from core.study import results_file, runner as runner_module, spec
 from core.study.runner import StudyRunner
+from tests.test_study import scheduler  # noqa: F401  (the two-worker loopback cluster those tests share)
 
 pytestmark = pytest.mark.slow
 HANG_S = 120
 
 
-@pytest.fixture(scope="module")
-def scheduler():
-    import dask
-    from distributed import LocalCluster
-
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.worker.daemon": False}):
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, silence_logs=logging.CRITICAL,
-                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
-    yield cluster.scheduler_address
-    cluster.close()
-
-
-def test_a_worker_killed_mid_study_loses_and_repeats_nothing(scheduler, tmp_path, monkeypatch):
+def test_a_worker_killed_mid_study_loses_and_repeats_nothing(scheduler, tmp_path, monkeypatch):  # noqa: F811
     from distributed import Client
 
     from core import engine as engine_module
