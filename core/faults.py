@@ -185,9 +185,13 @@ def describe(exc: BaseException, doing: str = "") -> str | None:
 
 
 def _ours(path: Path) -> bool:
-    """A path inside a folder of the app's (build, cache): a failure there is the machine's, while
-    a path the user typed is the user's input."""
-    return not folder_setting(path).startswith("choose")
+    """A path inside a folder of the app's own (build, cache): a failure there is the machine's,
+    while a path the user typed (under /tmp too) is the user's input."""
+    from core import paths
+
+    p = Path(os.path.abspath(path))
+    return any(p == f or f in p.parents for f in (Path(os.path.abspath(paths.BUILD)),
+                                                  Path(os.path.abspath(paths.cache_dir()))))
 
 
 # ====================================================================== probes

@@ -720,8 +720,9 @@ def migrate_v1(doc: dict[str, Any]) -> dict[str, Any]:
                 settings, *implied_list = spec.migrate_v1_settings(settings)
                 implied = (implied_list[0], implied_list[1])
             except InputError as exc:
+                field = exc.where.removeprefix("settings.") if exc.where != "settings" else ""
                 raise SessionError(exc.message, f"session.engines.{name}.settings"
-                                                 + (f".{exc.where}" if exc.where else "")) from None
+                                                 + (f".{field}" if field else "")) from None
         for lib, key, first, extra, kinds in (
                 ("workloads", "workload", w1, implied[0], spec.workload_kinds if spec else ()),
                 ("targets", "target", t1, implied[1], spec.target_kinds if spec else ())):

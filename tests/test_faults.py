@@ -427,3 +427,49 @@ def test_an_imported_file_whose_name_holds_a_newline_still_imports_under_a_print
                                 "kernels": [{"name": "k1", "values": [[1, 2, 1], [2, 4, 2], [1, 2, 1]]}]}))
     name, _value = import_file(str(path))
     assert name == "blur\ufffdfilter"
+
+
+# ================================================================ the window shows the same sentence
+def _fills_the_disk(request, cancel):
+    from core.jobs import LogLine
+
+    yield LogLine("writing the tables")
+    raise OSError(errno.ENOSPC, "No space left on device", "/var/tmp/tables.bin")
+
+
+def _no_room_spec():
+    from core.engine import EngineSpec, JobRequest
+    from tests.demo_engine import DemoResult
+
+    return EngineSpec(name="noroom", title="No room", summary="Fills the disk.", run=_fills_the_disk,
+                      default_settings=dict, add_cli_arguments=lambda p: None,
+                      request_from_cli=lambda a: JobRequest(None, None, {}), format_text=str,
+                      result_type=DemoResult, settings_schema={"type": "object", "properties": {}}, order=0)
+
+
+NO_ROOM = _no_room_spec()       # the worker process imports it from here (core.worker.engine_ref)
+
+
+def test_the_window_shows_a_machine_fault_as_the_failed_runs_sentence(qtbot, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from core import engine as engine_module
+    from gui.main_window import MainWindow
+
+    monkeypatch.setattr(engine_module, "_REGISTRY", {"noroom": NO_ROOM, **engine_module.engines()})
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]))
+    w = MainWindow()
+    qtbot.addWidget(w)
+    try:
+        w.set_current_engine("noroom")
+        w.run_current()
+        run = w.project.runs[-1]
+        qtbot.waitUntil(lambda: run.status != "running", timeout=HANG_S * 1000)
+        assert run.status == "failed"
+        assert run.error == "no room left on the disk holding /var/tmp/tables.bin (disk full or over quota): " \
+                            "free some space, or choose a folder that can"
+        assert shown and shown[-1].endswith(run.error)                 # the same sentence, once
+        assert "Traceback" in w.log_view.toPlainText()                  # the detail is for the log
+    finally:
+        w.shutdown_jobs()
