@@ -179,6 +179,9 @@ def describe(exc: BaseException, doing: str = "") -> str | None:
             return out_of_memory(doing or str(e))
         if isinstance(e, OSError) and e.errno in _NO_ROOM:
             return no_room(e.filename)
+        if isinstance(e, OSError) and e.errno == errno.EFBIG:
+            return (f"the file{f' {e.filename}' if e.filename else ''} reached the largest file this process may "
+                    f"write (ulimit -f): raise the limit, or write less")
         if isinstance(e, OSError) and e.errno in _CANNOT_WRITE and e.filename and _ours(Path(str(e.filename))):
             return unwritable(Path(str(e.filename)).parent, e)
     return None

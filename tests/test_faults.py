@@ -473,3 +473,34 @@ def test_the_window_shows_a_machine_fault_as_the_failed_runs_sentence(qtbot, mon
         assert "Traceback" in w.log_view.toPlainText()                  # the detail is for the log
     finally:
         w.shutdown_jobs()
+
+
+_WRITES = textwrap.dedent("""
+    import sys
+    from core import faults
+    from core.atomic import atomic_write_bytes
+    try:
+        atomic_write_bytes(__import__("pathlib").Path(sys.argv[1]), b"x" * 200_000)
+    except OSError as exc:
+        print(faults.describe(exc))
+""")
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="RLIMIT_FSIZE as POSIX systems apply it")
+def test_a_write_past_the_file_size_limit_is_said_and_keeps_the_old_file(tmp_path):
+    """No room to write (as a full disk, injected with ulimit -f): the sentence, and the file the
+    user had is still whole (writes go to a temporary file that replaces it only when complete)."""
+    import resource
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, resource.RLIM_INFINITY))
+
+    target = tmp_path / "results.json"
+    target.write_text('{"kept": true}')
+    p = subprocess.run([sys.executable, "-c", _WRITES, str(target)], cwd=ROOT, env=_env(), capture_output=True,
+                       text=True, timeout=HANG_S, preexec_fn=limit)
+    assert p.returncode == 0, p.stderr
+    assert "reached the largest file this process may write (ulimit -f)" in p.stdout
+    assert target.read_text() == '{"kept": true}'
+    assert [f.name for f in tmp_path.iterdir()] == ["results.json"]        # no temporary file left behind
