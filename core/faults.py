@@ -260,6 +260,9 @@ def display_problem(environ: dict[str, str] | None = None, platform: str | None 
     if qpa in _NO_SERVER_PLATFORMS or (qpa.startswith("wayland") and env.get("WAYLAND_DISPLAY")):
         return None
     if qpa in ("", "xcb") and env.get("DISPLAY"):
+        if not x_server_listens(env["DISPLAY"]):
+            return (f"no X server listens at DISPLAY={env['DISPLAY']} (a display left over from another session, or "
+                    f"an ssh login without -X): start it in a desktop session or over `ssh -X`, or {_other_ways()}")
         missing = missing_x11_libraries()
         if missing:
             return (f"Qt's X11 plugin cannot load: the system libraries {', '.join(missing)} are missing; install "
@@ -270,6 +273,23 @@ def display_problem(environ: dict[str, str] | None = None, platform: str | None 
     named = ("neither DISPLAY nor WAYLAND_DISPLAY is set" if not qpa else
              f"QT_QPA_PLATFORM is {qpa!r} and {'DISPLAY' if qpa == 'xcb' else 'WAYLAND_DISPLAY'} is not set")
     return f"no display to open the window on ({named}): start it in a desktop session or over `ssh -X`, or {_other_ways()}"
+
+
+def x_server_listens(display: str, proc_net_unix: str = "/proc/net/unix", socket_dir: str = "/tmp/.X11-unix") -> bool:
+    """Whether a local X server listens at `display` (":0", ":1.0", "unix:0"): its socket file, or
+    its abstract socket (Linux). True for a remote display ("host:0") or when it cannot be told."""
+    host, _, rest = display.rpartition(":")
+    number = rest.split(".")[0]
+    if host not in ("", "unix") or not number.isdigit():
+        return True
+    if os.path.exists(f"{socket_dir}/X{number}"):
+        return True
+    try:
+        with open(proc_net_unix, encoding="ascii", errors="replace") as f:
+            table = f.read()
+    except OSError:
+        return True
+    return f"@{socket_dir}/X{number}" in table
 
 
 def _other_ways() -> str:

@@ -277,12 +277,27 @@ def test_the_window_without_a_display_says_what_to_do_and_exits_1():
     assert "--screenshot" in line and "subcommand" in line
 
 
+def test_an_x_server_is_found_by_its_socket(tmp_path):
+    table = tmp_path / "unix"
+    table.write_text("Num RefCount Protocol Flags Type St Inode Path\n0: 00000002 0 10000 0001 01 1 @/tmp/.X11-unix/X1\n")
+    sockets = tmp_path / "x11"
+    sockets.mkdir()
+    (sockets / "X2").write_text("")
+    assert faults.x_server_listens(":1", str(table), "/tmp/.X11-unix")            # abstract socket
+    assert faults.x_server_listens(":2.0", str(table), str(sockets))              # socket file
+    assert not faults.x_server_listens(":3", str(table), str(sockets))
+    assert faults.x_server_listens("remote.example:0", str(table), str(sockets))  # cannot be told: no refusal
+
+
 def test_display_problems_by_platform(monkeypatch):
     assert faults.display_problem({}, "darwin") is None
     assert faults.display_problem({"QT_QPA_PLATFORM": "offscreen"}, "linux") is None
     assert faults.display_problem({"WAYLAND_DISPLAY": "wayland-0"}, "linux") is None
     said = faults.display_problem({"QT_QPA_PLATFORM": "xcb", "WAYLAND_DISPLAY": "wayland-0"}, "linux")
     assert said is not None and "DISPLAY is not set" in said
+    monkeypatch.setattr(faults, "x_server_listens", lambda display: display == ":0")
+    said = faults.display_problem({"DISPLAY": ":7"}, "linux")
+    assert said is not None and said.startswith("no X server listens at DISPLAY=:7")
     monkeypatch.setattr(faults, "missing_x11_libraries", lambda: ["libxcb-cursor.so.0"])
     said = faults.display_problem({"DISPLAY": ":0"}, "linux")
     assert said is not None and "libxcb-cursor.so.0" in said and "apt-get install libxcb-cursor0" in said
