@@ -519,3 +519,17 @@ def test_a_write_past_the_file_size_limit_is_said_and_keeps_the_old_file(tmp_pat
     assert "reached the largest file this process may write (ulimit -f)" in p.stdout
     assert target.read_text() == '{"kept": true}'
     assert [f.name for f in tmp_path.iterdir()] == ["results.json"]        # no temporary file left behind
+
+
+def test_a_study_point_that_meets_a_machine_fault_records_its_sentence(monkeypatch):
+    """In a Dask worker a point runs through the same lifecycle: the point's line of the results
+    file carries the sentence (core.study.point.run_point, read back by the runner)."""
+    from core import engine as engine_module
+    from core.engine import JobRequest
+    from core.study.point import run_point
+
+    monkeypatch.setattr(engine_module, "_REGISTRY", {"noroom": NO_ROOM, **engine_module.engines()})
+    out = run_point("noroom", JobRequest(None, None, {}).to_json(), [])
+    err = RunError.from_json(out["error"])
+    assert out["status"] == "failed" and err.kind == "machine"
+    assert err.text.startswith("no room left on the disk holding /var/tmp/tables.bin")
