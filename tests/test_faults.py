@@ -533,3 +533,27 @@ def test_a_study_point_that_meets_a_machine_fault_records_its_sentence(monkeypat
     err = RunError.from_json(out["error"])
     assert out["status"] == "failed" and err.kind == "machine"
     assert err.text.startswith("no room left on the disk holding /var/tmp/tables.bin")
+
+
+def test_a_benchmark_against_a_peer_marks_its_json_when_other_work_ran(monkeypatch, capsys):
+    """bound_vs_zigzag.py (ours against ZigZag): the load beside the figures in --json, and the
+    warning on stderr (a fake meter: never this machine's real load)."""
+    import importlib.util
+
+    from core import machine_load
+
+    class Busy:
+        def stop(self) -> LoadRecord:
+            return LoadRecord(1.4, 9.0, 2, 3.0, 3.1, "cpu-accounts")
+
+    monkeypatch.setattr(machine_load, "LoadMeter", Busy)
+    spec = importlib.util.spec_from_file_location("bound_vs_zigzag", ROOT / "benchmarks" / "bound_vs_zigzag.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(sys, "argv", ["bound_vs_zigzag.py", "--only", "none:none", "--memories", "64", "--json"])
+    assert bench.main() == 0
+    out = capsys.readouterr()
+    summary = json.loads(out.out)["summary"]
+    assert summary["timings_unreliable"] is True and summary["machine_load"]["other_cores"] == 1.4
+    assert "warning: other work kept 1.4 of 2 cores busy" in out.err
