@@ -199,10 +199,12 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from core.bound.bounds import conv_bound
     from core.bound.loopnest import search_optimal
+    from core.machine_load import LoadMeter, load_json, warn_if_busy
 
     cache_path = Path(args.cache)
     cache: dict[str, Any] = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
     t_start = time.perf_counter()
+    meter = LoadMeter()         # other work while ours (and ZigZag, per run below) were timed
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, int], dict[str, Any]] = {}
     for kib in (int(v) for v in args.memories.split(",")):
@@ -228,7 +230,9 @@ def main() -> int:
             if key not in cache and args.zigzag_python and time.perf_counter() - t_start < args.time_budget:
                 print(f"[{time.perf_counter() - t_start:7.0f} s] zigzag {net} {shape.name} at {kib} KiB ...",
                       file=sys.stderr, flush=True)
+                zz_meter = LoadMeter()
                 cache[key] = _run_zigzag(args.zigzag_python, lj, words, args.lpf, args.timeout)
+                cache[key].update(load_json(zz_meter.stop()))
                 tmp = cache_path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
                 os.replace(tmp, cache_path)
@@ -236,6 +240,7 @@ def main() -> int:
             row["zigzag"] = z.get("energy")
             row["zigzag_s"] = z.get("seconds")
             row["zigzag_error"] = z.get("error")
+            row["zigzag_timing_unreliable"] = z.get("timings_unreliable")       # None: measured before it was kept
             row["ratio"] = (row["ours"] / row["zigzag"]) if row["ours"] and row["zigzag"] else None
             seen[(key, kib)] = {k: v for k, v in row.items() if k not in ("network", "layer", "kib", "spec")}
             rows.append(row)
@@ -247,7 +252,14 @@ def main() -> int:
                "total_ours": sum(r["ours"] for r in done), "total_zigzag": sum(r["zigzag"] for r in done),
                "zigzag_seconds": sum(r["zigzag_s"] or 0 for r in done),
                "ours_seconds": sum(r["ours_ms"] for r in done) / 1000, "lpf": args.lpf,
-               "above_zigzag": [(r["network"], r["layer"], r["kib"], r["ratio"]) for r in worse]}
+               "above_zigzag": [(r["network"], r["layer"], r["kib"], r["ratio"]) for r in worse],
+               "zigzag_timings_unreliable": sum(1 for r in done if r.get("zigzag_timing_unreliable"))}
+    load = meter.stop()
+    summary.update(load_json(load))
+    warn_if_busy(load)
+    if summary["zigzag_timings_unreliable"]:
+        print(f"warning: {summary['zigzag_timings_unreliable']} ZigZag run(s) were timed while other work ran: their "
+              f"seconds are unreliable", file=sys.stderr)
     if args.json:
         print(json.dumps({"rows": rows, "summary": summary}, indent=1))
         return 0

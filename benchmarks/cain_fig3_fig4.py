@@ -31,6 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.files import output_files  # noqa: E402
 from core.study import spec  # noqa: E402
 from core.study.runner import StudyRunner  # noqa: E402
 
@@ -174,6 +175,10 @@ def main() -> None:
     ap.add_argument("--cluster", default="local", help="local (a worker per core), local:N, or tcp://HOST:PORT")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out" / "cain")
     args = ap.parse_args()
+    unwritable = output_files({"--out": args.out / "fig4.csv"})
+    if unwritable:
+        print(f"error: {unwritable}", file=sys.stderr)
+        raise SystemExit(2)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.part in ("fig3", "all"):
         fig3(args)

@@ -51,6 +51,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.cain_suites import (SuiteSet, by_name, fresh_sets, held_aside_sets, suites,  # noqa: E402
                                     tuning_sets)
+from core.files import output_files  # noqa: E402
+from core.machine_load import LoadMeter, load_json, warn_if_busy  # noqa: E402
 from core.scamp5.interp import SymKernel, run_symbolic  # noqa: E402
 from core.scamp5.isa import CLOCKWISE, register_names  # noqa: E402
 from core.scamp5.program import parse_program  # noqa: E402
@@ -503,6 +505,10 @@ def _main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.report:
         return report_saved(args.report, args.markdown)
+    unwritable = output_files({"--save": args.save, "--cache": args.cache})     # before hours of searching
+    if unwritable:
+        print(f"error: {unwritable}", file=sys.stderr)
+        return 2
     isas = [i.strip() for i in args.isa.split(",") if i.strip()]
     for i in isas:
         if i not in ("all", "basic"):
@@ -550,6 +556,7 @@ def _main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         for s in sets:
             for isa in isas:
+                meter = LoadMeter()         # per row: what else ran while the two tools searched
                 p_run: ToolRun | None = None
                 if pub is not None:
                     key = cache_key(s, isa, args.registers, args.time, args.published_workers, pub.commit)
@@ -569,12 +576,16 @@ def _main(argv: list[str] | None = None) -> int:
                     o_run = run_ours(s, isa, args.registers, args.time, args.workers, work)
                     o_run.load_before = load
                 print_row(s.name, s.held_aside, isa, p_run, o_run, s.draw)
+                row_load = meter.stop()
+                warn_if_busy(row_load, sys.stdout)
                 rows.append({"set": s.name, "suite": s.suite, "held_aside": s.held_aside, "draw": s.draw, "isa": isa,
                              "kernels": len(s.kernels), "published": asdict(p_run) if p_run else None,
-                             "ours": asdict(o_run) if o_run else None, "load_average": os.getloadavg()[0]})
+                             "ours": asdict(o_run) if o_run else None, "load_average": os.getloadavg()[0],
+                             **load_json(row_load)})
                 if args.save:       # after every row, so a stopped run keeps what it measured (--report reads it)
                     write_atomic(args.save, {"settings": settings, "rows": rows, "partial": True})
-    doc = {"settings": settings, "rows": rows, "summary": report(rows, args.markdown)}
+    doc = {"settings": settings, "rows": rows, "summary": report(rows, args.markdown),
+           "timings_unreliable": any(r.get("timings_unreliable") for r in rows)}
     if args.save:
         write_atomic(args.save, doc)
     if args.json:

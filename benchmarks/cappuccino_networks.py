@@ -28,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.machine_load import LoadMeter, load_json, warn_if_busy  # noqa: E402
 from core.cappuccino import networks  # noqa: E402
 from core.cappuccino.forward import check_layouts, forward_reference  # noqa: E402
 
@@ -98,9 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
+    meter = LoadMeter()         # numpy and onnxruntime are timed: what else ran is kept beside
     rows = [measure(n, a.images, a.threads, a.repeats) for n in a.networks.split(",")]
+    load = meter.stop()
+    warn_if_busy(load)
     if a.json:
-        print(json.dumps(rows, indent=1))
+        print(json.dumps({"networks": rows, **load_json(load)}, indent=1))
         return 0
     print(f"cache: {networks.cache_dir()}; {a.images} seeded random images; onnxruntime {rows[0].get('onnxruntime')}")
     print(f"{'network':14} {'ops':>4} {'GMACs':>6} {'Mparam':>7} {'ONNX MB':>8} {'max |dlogit|':>12} {'rel':>8} "

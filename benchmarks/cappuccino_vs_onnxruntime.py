@@ -49,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.machine_load import LoadMeter, load_json, warn_if_busy  # noqa: E402
 from core.cappuccino import networks, ort_peer, synth, synth_program  # noqa: E402
 from core.cappuccino import inexact  # noqa: E402
 from core.cappuccino.forward import ActivationCache, forward_reference  # noqa: E402
@@ -302,6 +303,7 @@ def main() -> int:
     rows = []
     try:
         gate.first()
+        meter = LoadMeter()         # other work while the two sides were timed, kept beside the figures
         with tempfile.TemporaryDirectory(prefix="capp-vs-ort-") as tmp:
             for name in a.networks.split(","):
                 rows.append(bench_network(name.strip(), a, cc, ort_version, Path(tmp), gate))
@@ -310,6 +312,7 @@ def main() -> int:
     except TooBusy as exc:
         print(f"refused: the machine is busy ({exc}); rerun when it is idle", file=sys.stderr)
         return REFUSED
+    load = meter.stop()
     res = {"date": started.isoformat(timespec="seconds"),
            "machine": {"cpu": cpu_model(), "cpus": os.cpu_count(), "caches": cache_sizes(),
                        "vector_registers": synth_program.vector_registers()},
@@ -320,7 +323,8 @@ def main() -> int:
            "precise_fma": not a.precise_no_fma, "repeats": a.repeats, "min_seconds": a.min_seconds,
            "images": a.images, "load": {"max_load": a.max_load, "checks": gate.checks,
                                         "load_average_after": os.getloadavg()[0]},
-           "networks": rows, "targets": verdict(rows, a.modes)}
+           "networks": rows, "targets": verdict(rows, a.modes), **load_json(load)}
+    warn_if_busy(load)
     if a.json:
         print(json.dumps(res, indent=1))
         return 0

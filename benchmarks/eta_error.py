@@ -28,6 +28,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from core.files import output_files  # noqa: E402
 from core.engine import engines  # noqa: E402
 from core.jobs import Eta, Event, Progress  # noqa: E402
 from core.lifecycle import record_run  # noqa: E402
@@ -96,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--trace", metavar="FILE", help="also write every run's (time, fraction) stamps as JSON")
     args = ap.parse_args(argv)
+    unwritable = output_files({"--trace": args.trace})
+    if unwritable:
+        print(f"error: {unwritable}", file=sys.stderr)
+        return 2
     results: dict[str, Any] = {}
     traces: dict[str, Any] = {}
     for name in [n.strip() for n in args.engines.split(",") if n.strip()]:

@@ -48,6 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.machine_load import LoadMeter, load_json, warn_if_busy  # noqa: E402
 from core.merit import codegen_c as CG  # noqa: E402
 from core.merit_transform import workloads as W  # noqa: E402
 from core.merit.codegen_run import (NAIVE_MAX_WORK, TOLERANCE, CheckValues, check_values, compile_c,  # noqa: E402
@@ -431,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     if not args.json:
         print(HEADER)
+    meter = LoadMeter()         # the C, numpy and onnxruntime are timed: what else ran is kept beside
     try:
         for case in chosen:
             rows.append(run_case(case, args.rounds, args.threads, work, args.ab_fast))
@@ -441,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         if limit is not None:
             limit.restore_original_limits()
 
+    load = meter.stop()
     try:
         import onnxruntime
         ort_version = onnxruntime.__version__
@@ -452,7 +455,8 @@ def main(argv: list[str] | None = None) -> int:
             "onnxruntime": ort_version, "onnxruntime_settings": ORT_SETTINGS,
             "load_average": list(os.getloadavg()), "load_average_at_start": load_before, "cpus": os.cpu_count(),
             "error_measure": "max |C - numpy_float64| / max |numpy_float64| on the same float32 inputs "
-                             "(large transforms: on a sample of outputs, see 'checked')"}
+                             "(large transforms: on a sample of outputs, see 'checked')", **load_json(load)}
+    warn_if_busy(load)
     summary = network_summary(rows) if args.layers else {}
     if args.json:
         print(json.dumps({"meta": meta, "rows": rows, "networks": summary}, indent=1))

@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from core import faults
+
 
 def find_compiler(names: tuple[str, ...] = ("gcc", "cc", "clang")) -> str | None:
     env = os.environ.get("CC")
@@ -57,9 +59,14 @@ class CompiledLibrary:
             return out
         cc = find_compiler()
         if cc is None:
-            raise self.error(f"no C compiler (gcc, cc, clang) found to build {self.source.name}")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=out.parent)
+            text = faults.no_compiler(self.source.name)
+            raise self.error(text) from faults.NoCompiler(text)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=out.parent)
+        except OSError as exc:      # the build folder is a file, read-only, full: the machine's, in words
+            fault = faults.MachineFault(faults.folder_fault(out.parent, exc, f"the compiled {self.source.name}"))
+            raise self.error(str(fault)) from fault
         os.close(fd)
         try:
             proc = subprocess.run([cc, *self.flags, "-o", tmp, str(self.source), *self.libs], capture_output=True,
@@ -83,6 +90,10 @@ class CompiledLibrary:
             self._failed = exc
             raise
         except (OSError, subprocess.SubprocessError) as exc:
+            text = faults.describe(exc)
+            if text is not None:
+                self._failed = self.error(text)
+                raise self._failed from faults.MachineFault(text)
             self._failed = self.error(f"building or loading {self.source.name} failed: {exc}")
             raise self._failed from exc
         self.declare(lib)

@@ -26,6 +26,40 @@ MAX_DEPTH = 64
 INT_LIMIT = 2 ** 63
 
 
+# Characters no name may hold: C0 and C1 controls (a newline, NUL, escape sequences), line and
+# paragraph separators, and the bidirectional overrides and isolates that reorder what is shown.
+_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def name_problem(text: str) -> str | None:
+    """Why `text` cannot be a name (of a kernel, workload, target, run, study), or None. A name
+    reaches generated code (comments, identifiers), file names, logs and the window: one line of
+    printable text."""
+    import unicodedata
+
+    for i, ch in enumerate(text):
+        if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            label = unicodedata.name(ch, "") or {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "TAB",
+                                                 "\x00": "NUL", "\x1b": "ESCAPE"}.get(ch, "control character")
+            return (f"contains a control character (U+{ord(ch):04X} {label.lower()} at character {i + 1}); "
+                    f"a name is one line of printable text")
+    return None
+
+
+def printable_name(text: str) -> str:
+    """A name the program makes from something else (a file's name): each character no name may hold
+    shown as U+FFFD instead, so a file called "a<newline>b.json" still imports."""
+    return "".join("\ufffd" if name_problem(ch) else ch for ch in text)
+
+
+def check_name(text: str, where: str) -> str:
+    """`text` if it can be a name; InputError naming the field (`where`) otherwise."""
+    problem = name_problem(text)
+    if problem is not None:
+        raise InputError(problem, where)
+    return text
+
+
 class _TooLong(float):
     """An integer literal too long for Python to read (over 4300 digits) stands in as this infinite
     float, so the number check can name its field instead of json failing with no position."""

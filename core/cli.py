@@ -13,7 +13,7 @@ import math
 import sys
 from typing import NoReturn
 
-from core import __version__
+from core import __version__, faults
 from core.engine import engines
 from core.errors import InputError
 from core.jobs import CancelToken, ProgressDisplay
@@ -149,6 +149,8 @@ def run_engine_command(args: argparse.Namespace) -> int:
         err = outcome.error
         if err.kind == "input":
             return _fail(err.text, EXIT_BAD_INPUT, args.json)
+        if err.kind == "machine":       # the machine's fault, in words: the sentence alone, exit 1
+            return _fail(f"{spec.name}: {err.text}", faults.EXIT_MACHINE, args.json)
         if err.detail:
             print(err.detail, file=sys.stderr)
         return _fail(f"{spec.name}: {err.text}" if err.kind == "check" else f"{spec.name} failed: {err.text}", 1,
@@ -172,6 +174,11 @@ def dispatch(args: argparse.Namespace) -> int | None:
             return run_engine_command(args)
     except KeyboardInterrupt:
         return interrupted()
+    except (faults.MachineFault, MemoryError, OSError) as exc:
+        text = faults.describe(exc, f"running {args.command}")     # outside a run: still one line, exit 1
+        if text is None:
+            raise
+        return _fail(text, faults.EXIT_MACHINE, False)
     return None
 
 

@@ -92,8 +92,8 @@ def _size(n: int) -> str:
 def output_folder(folder: str | Path, names: list[str], flag: str) -> Path:
     """Check, before anything is written, that `folder` can take the files `names` (relative paths,
     e.g. "gemm.c", "data/gemm/in0.f32"): the folder is a folder or can be made, and no name is taken
-    by a folder or a special file. Files already there are replaced; nothing is created here, so a
-    refused run leaves the user's folder as it was. InputError names `flag` (e.g. `--emit`)."""
+    by a folder or a special file. Files already there are replaced; nothing is created here (but a
+    probe file, removed at once), so a refused run leaves the user's folder as it was. InputError names `flag` (e.g. `--emit`)."""
     root = Path(folder)
     for p in [root, *root.parents]:            # the nearest part of the path that exists
         if p.exists() or p.is_symlink():
@@ -102,6 +102,7 @@ def output_folder(folder: str | Path, names: list[str], flag: str) -> Path:
                                  f"to write into (or a new folder's name)", flag)
             if not os.access(p, os.W_OK | os.X_OK):
                 raise InputError(f"cannot write into {p}: permission denied", flag)
+            can_hold_files(p, flag)
             break
     for name in names:
         rel = Path(name)
@@ -115,6 +116,33 @@ def output_folder(folder: str | Path, names: list[str], flag: str) -> Path:
             raise InputError(f"{q} is {what}, and a generated file has that name; choose another folder "
                              f"or move it away", flag)
     return root
+
+
+def output_files(flags: dict[str, str | Path | None]) -> str | None:
+    """For a script's options naming files it will write ({"--save": path, ...}; None: not given):
+    each one's folder proven to take it before any work starts. The first problem as one line
+    (`--save: cannot create files in /proc: ...`), or None."""
+    for flag, path in flags.items():
+        if path:
+            try:
+                output_folder(Path(path).parent, [Path(path).name], flag)
+            except InputError as exc:
+                return str(exc)
+    return None
+
+
+def can_hold_files(folder: Path, flag: str) -> None:
+    """Prove that the existing folder `folder` can take a new file by making one and removing it:
+    permission bits do not tell (root passes every access check, /proc and /sys refuse new files, a
+    read-only mount). InputError naming `flag` and the reason otherwise."""
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".dfx-probe-", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot create files in {folder}: {(exc.strerror or str(exc)).lower()}", flag) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def file_problem(path: str | Path) -> str | None:

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from core.checks import check_name, printable_name
 from core.errors import InputError
 from core.kinds import kind_of
 from core.workload import (MAX_KERNEL_SIZE, TARGET_KINDS, WORKLOAD_KINDS, CnnNetwork, ConvLayers,
@@ -202,7 +203,7 @@ def import_file(path: str) -> tuple[str, Workload]:
     `main.py cain --kernels` reads), a MERIT transform JSON file, or any workload's JSON form.
     InputError names the file and the problem; nothing is changed by a failed import."""
     p = Path(path)
-    stem = p.stem or "imported"
+    stem = printable_name(p.stem) or "imported"         # a file's name may hold what a name may not
     if p.suffix.lower() == ".onnx":
         check_onnx_file(path)
         return stem, CnnNetwork(onnx_path=str(path))
@@ -228,7 +229,7 @@ def import_file(path: str) -> tuple[str, Workload]:
             w = load_transform(path)
         except InputError as exc:
             raise _with_hint(exc, TRANSFORM_FILE_HINT) from None
-        return str((w.transform or {}).get("name") or stem), w
+        return check_name(str((w.transform or {}).get("name") or stem), f"{path}: name"), w
     if isinstance(kind, str) and kind in WORKLOAD_KINDS:
         try:
             return stem, workload_from_json(data, "")

@@ -19,6 +19,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
+from core import faults
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, add_metric_point, drive
@@ -29,7 +30,8 @@ MAX_LOG_LINES = 200             # the newest log lines a recorded run keeps
 
 Status = Literal["finished", "failed", "cancelled"]
 STATUSES: tuple[Status, ...] = ("finished", "failed", "cancelled")
-ErrorKind = Literal["input", "check", "crash", "other"]
+ErrorKind = Literal["input", "check", "machine", "crash", "other"]
+ERROR_KINDS: tuple[ErrorKind, ...] = ("input", "check", "machine", "crash", "other")
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,8 @@ class RunError:
     """Why a run failed, as plain data (the exception itself stays where it was raised).
 
     kind: "input" (bad input: the message names the field), "check" (a self-check of the engine
-    disagreed with its reference), "crash" (the engine's process ended without an outcome) or "other"
+    disagreed with its reference), "machine" (a fault of the machine in words, core.faults: no
+    compiler, folder, memory or room), "crash" (the engine's process ended without an outcome) or "other"
     (any other exception, or no result). `detail` is for the log: a traceback or a fault report."""
 
     kind: ErrorKind
@@ -47,11 +50,15 @@ class RunError:
     detail: str = ""
 
     @classmethod
-    def of(cls, exc: BaseException) -> "RunError":
+    def of(cls, exc: BaseException, doing: str = "") -> "RunError":
+        """The error of `exc`; `doing` (e.g. "running MERIT") says what ran out of memory."""
         if isinstance(exc, InputError):
             return cls("input", exc.message, exc.where, type(exc).__name__)
         if isinstance(exc, CheckFailed):
             return cls("check", str(exc), "", type(exc).__name__)
+        fault = faults.describe(exc, doing)
+        if fault is not None:       # the sentence for the user, the traceback for the log
+            return cls("machine", fault, "", type(exc).__name__, "".join(traceback.format_exception(exc)).rstrip())
         return cls("other", str(exc), "", type(exc).__name__, "".join(traceback.format_exception(exc)).rstrip())
 
     @property
@@ -60,7 +67,7 @@ class RunError:
         field a bad input names), a crash says how the process ended, anything else "Type: message"."""
         if self.kind == "input":
             return f"{self.where}: {self.message}" if self.where else self.message
-        if self.kind in ("check", "crash") or not self.type:
+        if self.kind in ("check", "machine", "crash") or not self.type:
             return self.message
         return f"{self.type}: {self.message}"
 
@@ -71,7 +78,7 @@ class RunError:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "RunError":
         kind = d.get("kind")
-        return cls(kind if kind in ("input", "check", "crash", "other") else "other", str(d.get("message", "")),
+        return cls(kind if kind in ERROR_KINDS else "other", str(d.get("message", "")),
                    str(d.get("where", "")), str(d.get("type", "")), str(d.get("detail", "")))
 
 
@@ -188,14 +195,14 @@ def record_run(spec: EngineSpec, request: JobRequest, token: CancelToken | None 
     try:
         job = spec.run(request, token)
     except Exception as exc:            # an engine that checks its request before its first event
-        return RunOutcome.failed(exc, duration_s=round(clock() - t0, 4))
+        return RunOutcome.failed(RunError.of(exc, f"running {spec.title}"), duration_s=round(clock() - t0, 4))
     raw = drive(job, rec, token)
     out = RunOutcome("finished", duration_s=round(clock() - t0, 4), events=raw.events, partial=rec.partial,
                      series=rec.series, log=rec.log)
     if raw.cancelled:
         out.status = "cancelled"
     elif raw.error is not None:
-        out.status, out.error = "failed", RunError.of(raw.error)
+        out.status, out.error = "failed", RunError.of(raw.error, f"running {spec.title}")
     elif rec.final is None:
         out.status, out.error = "failed", RunError("other", "finished without a result")
     else:

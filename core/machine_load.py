@@ -113,3 +113,20 @@ class LoadMeter:
             other = max(0.0, (machine - self._machine - own) / wall)
             return LoadRecord(min(other, float(cpus)), wall, cpus, self._load, end_load, "cpu-accounts")
         return LoadRecord(self._load, wall, cpus, self._load, end_load, "load-average")
+
+
+def load_json(record: LoadRecord) -> dict[str, Any]:
+    """What a result or a benchmark's --json keeps beside its timings: the record, and whether the
+    timings are unreliable (other work ran)."""
+    return {"machine_load": record.to_json(), "timings_unreliable": record.busy}
+
+
+def warn_if_busy(record: LoadRecord, file: Any = None) -> str | None:
+    """Print the record's warning (on stderr unless `file`), for a benchmark or a command line that
+    prints timings; returns it."""
+    import sys
+
+    text = record.warning()
+    if text is not None:
+        print(f"warning: {text}", file=file or sys.stderr)
+    return text

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from core.checks import check_name
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
 from core.events import Signal
@@ -220,6 +221,7 @@ class Project:
         """Add a library item (its value already checked); returns its id."""
         entries = self.entries(lib)
         _check_kind(lib, value)
+        check_name(name, f"{lib}.name")
         base = name.strip() or "untitled"
         entry = Entry(_fresh_id(lib[0], (e.id for e in entries)), self.unique_name(lib, base), value,
                       is_generated_name(lib, base, value))
@@ -244,6 +246,7 @@ class Project:
         name = name.strip()
         if not name:
             raise InputError("a name cannot be empty", f"{lib}.{entry_id}.name")
+        check_name(name, f"{lib}.{entry_id}.name")
         if name == e.name:
             return
         if any(o.name == name for o in self.entries(lib) if o is not e):

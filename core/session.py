@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from core import __version__
 from core.atomic import atomic_write_bytes
-from core.checks import INT_LIMIT, check_numbers, check_settings, decode_text, loads, plain_numbers, schema_errors
+from core.checks import INT_LIMIT, check_name, check_numbers, check_settings, decode_text, loads, plain_numbers, schema_errors
 from core.errors import InputError, SessionError
 from core.files import SESSION_LIMIT, read_bytes
 from core.project import (RUN_STATUSES, EngineChoice, Entry, Project, Run, is_generated_name, starter_targets,
@@ -311,6 +311,8 @@ def _read_library_engines(doc: dict[str, Any], p: Project, known: dict[str, Any]
             if item["id"] in seen:
                 raise SessionError(f"a second item has id {item['id']!r}", f"{where}.id")
             seen.add(item["id"])
+            check_name(item["id"], f"{where}.id")
+            check_name(item["name"], f"{where}.name")
             value = reader(item["value"], f"{where}.value")
             auto = item.get("auto_name", is_generated_name(lib, item["name"], value))   # older files: by the name
             p.entries(lib).append(Entry(item["id"], item["name"], value, auto))
@@ -347,6 +349,10 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
     if r["engine"] not in known:
         raise SessionError(f"unknown engine {r['engine']!r}; known: {', '.join(known)}", f"{where}.engine")
     spec = known[r["engine"]]
+    check_name(r["id"], f"{where}.id")
+    for key in ("workload", "target"):
+        if isinstance(r.get(key), dict):
+            check_name(r[key]["name"], f"{where}.{key}.name")
     _settings_check(spec.settings_schema, r["settings"], f"{where}.settings")
     for key, reader, kinds in (("workload", workload_from_json, spec.workload_kinds),
                                ("target", target_from_json, spec.target_kinds)):
@@ -718,7 +724,9 @@ def migrate_v1(doc: dict[str, Any]) -> dict[str, Any]:
                 settings, *implied_list = spec.migrate_v1_settings(settings)
                 implied = (implied_list[0], implied_list[1])
             except InputError as exc:
-                raise SessionError(exc.message, f"session.engines.{name}.settings") from None
+                field = exc.where.removeprefix("settings.") if exc.where != "settings" else ""
+                raise SessionError(exc.message, f"session.engines.{name}.settings"
+                                                 + (f".{field}" if field else "")) from None
         for lib, key, first, extra, kinds in (
                 ("workloads", "workload", w1, implied[0], spec.workload_kinds if spec else ()),
                 ("targets", "target", t1, implied[1], spec.target_kinds if spec else ())):

@@ -40,7 +40,9 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from core import faults
 from core.engine import EngineSpec, JobRequest, engines, get_engine
+from core.faults import exit_description  # noqa: F401  (how a process ended, in words: kept importable here)
 from core.jobs import CancelToken, Event
 from core.lifecycle import RunError, RunOutcome, record_run
 from core.paths import ROOT   # the directory holding the `core` package
@@ -81,18 +83,6 @@ def crash_error(message: str, fault_report: str = "") -> RunError:
     code, an exit): how it ended, and its fault handler's report (every thread's traceback)."""
     return RunError("crash", message, type="EngineProcessEnded",
                     detail=f"the fault handler's report of the engine's process:\n{fault_report}" if fault_report else "")
-
-
-def exit_description(returncode: int) -> str:
-    """How a process ended, in words: 'signal SIGSEGV (Segmentation fault)' or 'exit code 3'."""
-    if returncode < 0:
-        try:
-            sig = signal.Signals(-returncode)
-        except ValueError:
-            return f"signal {-returncode}"
-        text = signal.strsignal(sig)
-        return f"signal {sig.name}" + (f" ({text})" if text else "")
-    return f"exit code {returncode}"
 
 
 # ====================================================================== the job, as data
@@ -425,8 +415,8 @@ class ProcessJob:
             return RunOutcome.from_json(m, spec)
         if terminated or self._kill_at is not None:      # cancelled, and ended by us
             return RunOutcome.cancelled(events=self._events)
-        return RunOutcome.failed(crash_error(f"the engine's process ended with {exit_description(returncode)}",
-                                             self._fault_report()), events=self._events)
+        return RunOutcome.failed(crash_error(faults.killed("the engine's process", returncode), self._fault_report()),
+                                 events=self._events)
 
     def _fault_report(self) -> str:
         if self._faults is None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar, Union
 
-from core.checks import INT_LIMIT, check_numbers, number_problem
+from core.checks import INT_LIMIT, check_name, check_numbers, number_problem
 from core.errors import InputError
 from core.kinds import ItemKind, KindTitles, kind_of, register
 
@@ -190,6 +190,9 @@ class KernelSet:
     kind: str = field(default="kernels", init=False)
 
     def validate(self, path: str = "workload") -> None:
+        check_name(self.name, _join(path, "name"))       # names reach the generated code and the window
+        for i, k in enumerate(self.kernels):
+            check_name(k.name, f"{_join(path, 'kernels')}[{i}].name")
         if not self.kernels:
             raise InputError("no kernels: add at least one", _join(path, "kernels"))
         den = self.denominator

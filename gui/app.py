@@ -51,6 +51,13 @@ def run_gui(open_path: str | None = None, screenshot: str | None = None, tab: st
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if screenshot:
+        from core.files import output_folder
+
+        try:                   # where the image goes, before any window is built
+            output_folder(Path(screenshot).parent, [Path(screenshot).name], "--screenshot")
+        except InputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     app = make_app()
     from gui.main_window import MainWindow, fit_to_screen

@@ -20,6 +20,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = dispatch(args)
     if code is not None:
         return code
+    from core import faults
+
+    problem = None if args.screenshot else faults.display_problem()
+    if problem is not None:     # Qt would abort the process (exit 134) with no word about what to do
+        print(f"error: {problem}", file=sys.stderr)
+        return faults.EXIT_MACHINE
     from gui.app import run_gui  # Qt is loaded only when the GUI is wanted
 
     return run_gui(open_path=args.open, screenshot=args.screenshot, tab=args.tab, compare=args.compare, show=args.show,

@@ -257,7 +257,7 @@ def test_v1_unknown_workload_is_refused_with_its_place():
 
     with pytest.raises(SessionError) as e:
         from_json(_v1(dict(OLD, workload="nope", transform=None)))
-    assert e.value.where == "session.engines.merit.settings" and "nope" in e.value.message
+    assert e.value.where == "session.engines.merit.settings.workload" and "nope" in e.value.message
 
 
 def test_the_kept_example_session_opens_with_a_merit_workload():

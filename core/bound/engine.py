@@ -7,6 +7,7 @@ import re
 import time
 from typing import Any, Iterator
 
+from core import faults
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
 from core.bound.fusion import fusable_links, plan_fusion, plan_text
 from core.bound.loopnest import BASELINES, Tiling
@@ -188,7 +189,7 @@ def _load_onnx(path: str) -> Any:
                          "workload.onnx_path") from None
     try:
         return load_onnx(path)
-    except InputError:   # includes UnsupportedOperators, which lists every operator it cannot map
+    except (InputError, faults.MachineFault):   # includes UnsupportedOperators; no memory is the machine's
         raise
     except FileNotFoundError:
         raise InputError(f"no such file: {path}", "workload.onnx_path") from None

@@ -106,9 +106,11 @@ def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Any, 
     """Format 1 kept a register count that overrode the target's: it becomes a SCAMP-5 target."""
     s = dict(settings)
     registers = s.pop("registers", None)
-    target = Scamp5Target(registers=registers) if isinstance(registers, int) and not isinstance(registers, bool) \
-        else None
-    return s, None, target
+    if registers is None:
+        return s, None, None
+    if isinstance(registers, bool) or not isinstance(registers, int):      # "six" was never a register count
+        raise InputError(f"expected a whole number of registers, got {registers!r}"[:200], "registers")
+    return s, None, Scamp5Target(registers=registers)
 
 
 def _settings(raw: dict[str, Any], target: Any) -> dict[str, Any]:

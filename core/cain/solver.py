@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, cast
 
+from core import faults
 from core.cain import goals as gl
 from core.cain.approx import Approximation
 from core.cain.codegen import Allocated, AllocationError, allocate, goal_bag_json
@@ -229,7 +230,7 @@ def _worker(problem: Problem, members: list[Strategy], seed: int, first_index: i
             index: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's: it stops the workers (_start)
     lane: Lane | None = None
-    error = None
+    error, fault = None, None
     try:
         # the bound is read once: workers never share lengths while they run, so each one's path
         # depends on its members and node counts only, not on the other's timing (determinism)
@@ -246,11 +247,12 @@ def _worker(problem: Problem, members: list[Strategy], seed: int, first_index: i
                 nodes[index] = lane.nodes
                 last_report = now
     except Exception as exc:          # reported to the parent, which fails the run with it
-        error = f"{type(exc).__name__}: {exc}"
+        fault = faults.describe(exc)    # a fault of the machine (no compiler, no room) goes as its sentence
+        error = fault or f"{type(exc).__name__}: {exc}"
     finally:
         if lane is not None:
             nodes[index] = lane.nodes
-        out.send(("done", index, bool(lane and lane.exhausted), error))
+        out.send(("done", index, bool(lane and lane.exhausted), error, fault is not None))
     # Leave at once: an orderly interpreter exit frees a search's whole memory (the best part of a
     # second) while the run waits. A pipe's send has returned once the parent can read it all.
     out.close()
@@ -363,6 +365,8 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
             return msg[2]
         if msg[0] == "done":
             done += 1
+            if msg[3] and msg[4]:
+                raise faults.MachineFault(msg[3])
             if msg[3]:
                 raise RuntimeError(f"search worker {msg[1]} failed: {msg[3]}")
         elif msg[0] == "plan":
@@ -384,6 +388,9 @@ def search_plans(problem: Problem, time_s: float, max_nodes: int | None, workers
                 msg = None
                 if all_exited:
                     codes = sorted({p.exitcode for p in procs if p.exitcode})
+                    if codes and codes[0] < 0:      # killed (the out-of-memory killer, most often): in words
+                        raise faults.MachineFault(faults.killed(f"{workers - done} of {workers} search worker "
+                                                                f"processes", codes[0]))
                     raise RuntimeError(f"{workers - done} of {workers} search worker processes ended without "
                                        f"finishing (exit codes {codes or [0]})")
             found = None if msg is None else take(msg)

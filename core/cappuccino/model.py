@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Union, cast
 
 import numpy as np
 
+from core import faults
 from core.errors import InputError
 from core.files import file_problem
 from core.nets.builder import NetBuilder
@@ -504,7 +505,7 @@ def load_onnx_model(path: str, validation: str | None = None, limit: int | None 
         raise InputError(f"ONNX import is not available in this build ({exc})", "onnx") from None
     try:
         g = import_onnx(str(p))
-    except InputError:
+    except (InputError, faults.MachineFault):      # the machine's fault (no memory) is not the file's
         raise
     except Exception as exc:
         raise InputError(f"cannot read ONNX model: {exc}", path) from None

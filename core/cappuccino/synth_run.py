@@ -19,6 +19,7 @@ from typing import Any, Callable, Generator
 
 import numpy as np
 
+from core import faults
 from core.atomic import atomic_write_bytes, atomic_write_text
 from core.cappuccino import ort_peer, sharing, synth, synth_program
 from core.cappuccino.forward import forward_reference
@@ -121,7 +122,7 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
                 "the programs were generated but not kept (give an output folder to keep them)")
             out.message = ((f"compilation skipped by setting; {kept}" if not s["compile"] else
                             f"no C compiler found (gcc/cc/clang): {kept}, not compiled or run, "
-                            "so no speedup is reported") + (f" ({cc_note})" if cc_note else ""))
+                            f"so no speedup is reported; {faults.compiler_hint()}") + (f" ({cc_note})" if cc_note else ""))
             yield LogLine(out.message, "warning")
             return out
         yield from _build_run_check(model, sources, work, tmp, images, cc, cc_note, threads, s, cancel, onnx_path, out,

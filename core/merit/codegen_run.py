@@ -23,7 +23,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from core import faults
 from core.ccompiler import find_compiler
+from core.machine_load import LoadMeter
 from core.merit import codegen_c as CG
 from core.merit.evaluate import evaluate, evaluate_rows
 from core.merit.result import Banks, Codegen, CodegenC, CodegenCuda, CodegenKernel, CudaKernel, EmulatedCheck
@@ -61,7 +63,7 @@ class Build:
 def compile_c(source: str, work: Path, stem: str, flags: list[str] | None = None, cxx: bool = False) -> Build:
     cc = find_compiler(("g++", "clang++") if cxx else ("gcc", "cc", "clang"))
     if cc is None:
-        return Build(False, None, [], 0.0, "not run: no C compiler (gcc, cc, clang) found")
+        return Build(False, None, [], 0.0, f"not run: no C compiler (gcc, cc, clang) found; {faults.compiler_hint()}")
     src = work / (stem + (".cpp" if cxx else ".c"))
     src.write_text(source)
     exe = work / stem
@@ -165,6 +167,7 @@ def check_c(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: dic
         tile_note="; ".join(notes) or None)
     skipped = [p.stage for p, st in zip(programs, stages) if st.p_count * st.a_count > NAIVE_MAX_WORK]
     tmp = Path(tempfile.mkdtemp(prefix="merit-c-"))
+    meter = LoadMeter()         # the C is timed against numpy: what else ran meanwhile is kept beside
     try:
         errors: dict[str, float] = {}
         totals: dict[str, float] = {}
@@ -208,6 +211,7 @@ def check_c(stages: list[MeritTransform], data: dict[str, np.ndarray], tile: dic
         if numpy_direct is not None:
             cancel()
             out.timings_s["numpy"] = time_numpy(numpy_direct, rounds)
+        out.machine_load = meter.stop().to_json()
         base = out.timings_s
         out.time_s = base.get(best)
         if best in base:

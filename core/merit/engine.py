@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from core.checks import check_types
+from core.machine_load import LoadRecord
 from core.results import EngineResult, to_plain
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
@@ -26,7 +27,7 @@ from core.merit import reuse
 from core.merit_transform import workloads as W
 from core.merit.evaluate import evaluate, evaluate_rows, m_grid, naive_rows
 from core.merit_transform.fileformat import load_transform_file, workload_from_json
-from core.merit.result import (Butterfly, Codegen, Meritz, MeritzAssumptions, MeritzConfig, MeritzLayer, MeritResult,
+from core.merit.result import (Butterfly, Codegen, CodegenC, Meritz, MeritzAssumptions, MeritzConfig, MeritzLayer, MeritResult,
                                MeritzSuite, UtilisationCurve, Verification)
 from core.merit.tiling import clipped_footprint, tile_sizes, tiling_report
 from core.merit.sample import OutputSample, choose_sample, needs_sampling
@@ -554,6 +555,11 @@ def parse_alu_list(text: str, where: str = "--curve") -> list[int]:
     return out
 
 
+def timing_warning(c: CodegenC) -> str | None:
+    """The warning for C timed against numpy while other work ran (core.machine_load), else None."""
+    return LoadRecord.from_json(c.machine_load).warning() if c.machine_load else None
+
+
 def codegen_lines(cg: Codegen) -> list[str]:
     """The code generation's check and timings, as the command line and the log print them."""
     c, cu = cg.c, cg.cuda
@@ -569,6 +575,9 @@ def codegen_lines(cg: Codegen) -> list[str]:
         times = ", ".join(f"{k} {v * 1e3:.4g} ms" for k, v in t.items())
         lines.append(f"  median time per call: {times}; best {c.best}: "
                      + ", ".join(f"{k.replace('_', ' ')} {v:.2f}x" for k, v in c.speedup.items() if v is not None))
+        busy = timing_warning(c)
+        if busy:
+            lines.append(f"  warning: {busy}")
     em = cu.emulated_check
     lines.append(f"CUDA: verified = {cu.verified}" + (f" ({cu.message})" if cu.message else "")
                  + ("" if em is None else

@@ -300,6 +300,9 @@ class CodegenC:
     time_s: float | None = optional_key()
     sample: str | None = optional_key()          # outputs compared with numpy (issue 31)
     tile_note: str | None = optional_key()
+    # other work on the machine while the C and numpy were timed (core.machine_load.LoadRecord's JSON):
+    # a busy machine makes `timings_s` and `speedup` unreliable
+    machine_load: dict[str, Any] | None = optional_key()
 
 
 @dataclass(kw_only=True)

@@ -13,35 +13,96 @@ import os
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from core import faults
 from core.errors import InputError
 from core.files import MODEL_LIMIT, regular_file
 
 
-def read_model(path: str | os.PathLike) -> Any:
-    """Load, check and shape-infer an ONNX file; InputError naming the file on anything unreadable."""
-    import onnx
-    from onnx import shape_inference
+# The newest ONNX opset the readers were written against (ONNX 1.17): later opsets changed operators
+# they read (Flatten, Reshape, Constant and Identity in opset 25), so a newer model is refused by name
+# rather than read by rules that may no longer hold.
+MAX_OPSET = 22
+# Element types a graph input may have: the readers compute in floating point (ONNX TensorProto codes).
+FLOAT_TYPES = {1: "float32", 10: "float16", 11: "float64", 16: "bfloat16"}
+# Reading an ONNX file needs about this many times its size (the bytes, then the parsed message).
+LOAD_FACTOR = 2.5
 
+
+def read_model(path: str | os.PathLike) -> Any:
+    """Load, check and shape-infer an ONNX file; InputError naming the file on anything unreadable,
+    MachineFault (core.faults) when the machine had too little memory to read it (a file that is fine
+    is not called unreadable)."""
     where = str(path)
     if not os.path.exists(path) and not os.path.islink(path):
         raise InputError("file not found", where)
-    regular_file(os.fspath(path), "ONNX model", MODEL_LIMIT)       # not a FIFO, device or folder; bounded
+    size = regular_file(os.fspath(path), "ONNX model", MODEL_LIMIT).stat().st_size   # not a FIFO, device or folder
+    try:
+        return _read_model(path, where, size)
+    except MemoryError as exc:
+        raise _no_memory(where, size) from exc
+
+
+def _no_memory(where: str, size: int) -> faults.MachineFault:
+    return faults.MachineFault(faults.out_of_memory(f"reading the ONNX model {where} ({faults.mib(size)})",
+                                                    LOAD_FACTOR * size, "model"))
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _read_model(path: str | os.PathLike, where: str, size: int) -> Any:
+    import onnx
+    from onnx import shape_inference
+
     try:
         model = onnx.load(os.fspath(path))
+    except MemoryError:
+        raise
     except Exception as exc:  # protobuf DecodeError, truncated files, external data missing...
+        room = faults.memory_headroom()
+        if room is not None and room < LOAD_FACTOR * size:      # protobuf says "Error parsing" when an allocation fails
+            raise _no_memory(where, size) from exc
         raise InputError(f"not a readable ONNX model ({type(exc).__name__}: {exc})"[:300], where) from None
     if not model.graph.node:
         raise InputError("not an ONNX model: the graph has no nodes", where)
+    check_opset_and_inputs(model, where)
     try:
         onnx.checker.check_model(model)
+    except MemoryError:
+        raise
     except Exception as exc:
-        raise InputError(f"invalid ONNX model: {str(exc).strip().splitlines()[0]}"[:300], where) from None
+        raise InputError(f"invalid ONNX model: {_first_line(exc)}"[:300], where) from None
     check_attributes(model.graph, where)
     check_weights(model.graph, where)
     try:
         return shape_inference.infer_shapes(model)
+    except MemoryError:
+        raise
     except Exception as exc:
-        raise InputError(f"ONNX shape inference failed: {str(exc).strip().splitlines()[0]}"[:300], where) from None
+        raise InputError(f"ONNX shape inference failed: {_first_line(exc)}"[:300], where) from None
+
+
+def check_opset_and_inputs(model: Any, where: str) -> None:
+    """The model's opset is one the readers know, and every graph input (not a weight) holds floating
+    point numbers; InputError naming the opset or the input and its type otherwise."""
+    from onnx import TensorProto
+
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx") and o.version > MAX_OPSET:
+            raise InputError(f"the model uses ONNX opset {o.version}; this importer knows opsets up to {MAX_OPSET} "
+                             f"(export the model with opset {MAX_OPSET} or older)", f"{where}: opset_import")
+    weights = {t.name for t in model.graph.initializer}
+    for value in model.graph.input:
+        if value.name in weights or not value.type.HasField("tensor_type"):
+            continue
+        code = value.type.tensor_type.elem_type
+        if code not in FLOAT_TYPES:
+            kind = TensorProto.DataType.Name(code).lower() if code in TensorProto.DataType.values() else str(code)
+            raise InputError(f"input {value.name!r} holds {kind} values; the importer reads models whose inputs "
+                             f"are floating point ({', '.join(sorted(set(FLOAT_TYPES.values())))})",
+                             f"{where}: input {value.name!r}")
 
 
 # Attributes that count steps or sizes: ONNX's checker lets 0 and negatives through, and every

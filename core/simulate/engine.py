@@ -462,6 +462,17 @@ def _analogue_warnings(res: ResolvedProgram, outputs: list[str], goal_states: li
     return found + register_warnings(states, [str(i) for i in res.program], limit, saturated_pixels(run, noise))
 
 
+def _check_export(path: str) -> None:
+    """The pictures' place can take files (export_frames: FILE.gif, NAME.png stems, or a folder)."""
+    from core.files import output_folder
+
+    p = Path(path)
+    if p.suffix.lower() in (".gif", ".png"):
+        output_folder(p.parent, [p.name if p.suffix.lower() == ".gif" else f"{p.stem}_000.png"], "settings.export")
+    else:
+        output_folder(p, ["step_000.png"], "settings.export")
+
+
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     from sims.scamp5.images import load_input
     from sims.scamp5.noise import NoiseModel
@@ -469,6 +480,8 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     t_start = time.perf_counter()
     s = checked_settings(request.settings)
     size, regs = array_shape(request.target)
+    if s["export"].strip():     # where the pictures go is checked before the run, not after it
+        _check_export(s["export"].strip())
     yield Progress(0.0, "loading the image")
     image_spec = s["image"]
     if image_spec not in ("sample",) and not image_spec.startswith("pattern:"):

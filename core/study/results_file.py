@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from core.checks import check_numbers
 from core.errors import InputError
+from core.files import can_hold_files
 
 FORMAT = "dataflow-explorer-study-results"
 
@@ -45,6 +46,7 @@ def check_out_path(path: Path, flag: str = "--out") -> None:
         raise InputError(f"cannot create {path}: {parent} is not a folder", flag)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"cannot write in {parent}: permission denied", flag)
+    can_hold_files(parent, flag)        # /proc, /sys and read-only mounts pass the permission check
 
 
 def read(path: Path, strict: bool = False) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from core import faults
 from core.errors import InputError
 from core.lifecycle import RunError
 from core.project import now_iso
@@ -238,8 +239,8 @@ class StudyRunner:
             summary.interrupted = True
         except InputError as exc:
             summary.error = str(exc)
-        except Exception as exc:
-            summary.error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:        # a fault of the machine in words (no room for the results file...)
+            summary.error = faults.describe(exc, "running the study") or f"{type(exc).__name__}: {exc}"
         finally:
             t2 = time.perf_counter()
             try:
@@ -449,8 +450,8 @@ class StudyRunner:
                     self.on_log(f"point {p.index} ({p.describe()}): its worker died; running it again")
                     ac.add(self._submit(p, attempt + 1))
                     continue
-                why = (f"the worker running it died {attempt} time(s)" if died else "the task failed") + \
-                      (f": {type(exc).__name__}: {exc}" if exc is not None else "")
+                why = faults.killed_worker(attempt) if died else "the task failed" + (
+                    f": {faults.describe(exc) or f'{type(exc).__name__}: {exc}'}" if exc is not None else "")
                 rec = self._record(p, {"status": "failed", "error": why, "metrics": {}, "headline": {},
                                        "result": None, "duration_s": None, "worker": None}, attempt)
             if searcher is not None:

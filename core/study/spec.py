@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.engine import EngineSpec, engines
-from core.checks import check_numbers, field_path
+from core.checks import check_name, check_numbers, field_path
 from core.errors import InputError
 from core.workload import TARGET_KINDS, WORKLOAD_KINDS
 from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, read_axes
@@ -192,6 +192,7 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
     name = doc.get("name", path.stem if path else engine)
     if not isinstance(name, str):
         raise InputError(f"expected a name, got {name!r}", "study.name")
+    check_name(name, "study.name")
     description = doc.get("description", "")
     if not isinstance(description, str):
         raise InputError(f"expected text, got {description!r}"[:200], "study.description")
