@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.bound.loopnest import Tiling
+from core.bound.loopnest import Tiling, traffic_of
 from core.bound.onchip import PeMapping, map_to_pes, per_pe_extent
 from core.bound.shapes import ConvShape
-from core.cost import Ceilings, CostRecord, layer_cost
+from core.cost import Ceilings, CostRecord, LayerCost, layer_cost
 
 if TYPE_CHECKING:
     from core.bound.result import LayerAnalysis
@@ -56,6 +56,7 @@ class LayerTimeEnergy:
     """One layer's time and energy on the accelerator, term by term (the cost record holds the sums)."""
 
     name: str
+    tiling: Tiling                # the costed dataflow: the least of the objective over the space
     cycles: int
     split: list[int]              # PE rows split the block's batch, output rows, output columns: pb, py, px
     utilisation: float            # MACs / (cycles x PEs)
@@ -73,6 +74,7 @@ class DataflowCosting:
     """The accelerator the costs were computed for (beside the result's memory and PE array), each
     layer's time and energy terms, and the cost record."""
 
+    objective: str                # what the costed dataflow minimises (core.bound.objective.OBJECTIVES)
     clock_mhz: float
     bandwidth_gbps: float
     energy_pj: dict[str, float]   # per word: dram_read, dram_write, gbuf_read, gbuf_write, rf_read, rf_write; mac
@@ -91,10 +93,15 @@ def check_dram(shapes: list[ConvShape], t: "DataflowTarget") -> None:
                              f"target has {t.dram_bytes}", "target.dram_bytes")
 
 
-def rf_overflows(layers: "list[LayerAnalysis]", t: "DataflowTarget") -> list[str]:
+def rf_overflows(c: "DataflowCosting", t: "DataflowTarget") -> list[str]:
     """The layers whose partial sums per PE (the mapping keeps them in the PE's registers) exceed its
-    register file."""
-    return [l.name for l in layers if l.optimal.onchip.psums_per_pe * t.word_bits / 8 > t.rf_bytes]
+    register file, in the costed dataflow."""
+    return [l.name for l in c.layers if psums_per_pe(l.tiling, l.split, t) * t.word_bits / 8 > t.rf_bytes]
+
+
+def psums_per_pe(tiling: Tiling, split: list[int], t: "DataflowTarget") -> int:
+    pb, py, px = split
+    return (-(-tiling.n // pb) * -(-tiling.p // py) * -(-tiling.q // px) * -(-tiling.m // t.pe_cols))
 
 
 def ceilings_of(t: "DataflowTarget") -> Ceilings:
@@ -108,39 +115,56 @@ def target_words(t: "DataflowTarget") -> str:
             f"{t.word_bits}-bit words, {t.bandwidth_gbps:g} GB/s")
 
 
-def cost_layers(layers: "list[LayerAnalysis]", t: "DataflowTarget") -> DataflowCosting:
-    """The optimal dataflow's time and energy of every analysed layer, and their cost record."""
+def cost_layer(l: "LayerAnalysis", t: "DataflowTarget", objective: str = "traffic") -> tuple[LayerTimeEnergy, LayerCost]:
+    """One layer's time and energy terms and its costs, for the dataflow of the least `objective`
+    (core.bound.objective) mapped by its fastest split."""
+    from core.bound.objective import search_for
+
+    found = search_for(l.shape, t, objective)
+    if found is None:           # the layer fits (the engine checked): the space always holds a tiling
+        raise RuntimeError(f"no dataflow of layer {l.name} fits {t.memory_words} words")
+    return cost_tiling(l, found.tiling, t)
+
+
+def cost_tiling(l: "LayerAnalysis", tiling: Tiling, t: "DataflowTarget") -> tuple[LayerTimeEnergy, LayerCost]:
+    """One layer's time and energy terms and its costs for one tiling, mapped by its fastest split."""
+    tr = traffic_of(l.shape, tiling)
     c = ceilings_of(t)
     word_bytes = t.word_bits / 8
-    clock = t.clock_mhz * 1e6
-    terms, costs = [], []
-    for l in layers:
-        tr = l.optimal.traffic
-        oc = map_to_pes(l.shape, l.optimal.tiling, t.pe_rows, t.pe_cols, fastest=True)
-        cycles = compute_cycles(l.shape, l.optimal.tiling, oc)
-        compute_s = cycles / clock
-        transfer_s = tr.total * word_bytes / c.bandwidth_bytes_per_s
-        dram = (tr.reads * t.dram_read_pj + tr.output_writes * t.dram_write_pj) * PJ
-        gbuf = (oc.gbuf_reads * t.gbuf_read_pj + oc.gbuf_writes * t.gbuf_write_pj) * PJ
-        rf = ((oc.greg_reads + oc.lreg_reads) * t.rf_read_pj + (oc.greg_writes + oc.lreg_writes) * t.rf_write_pj) * PJ
-        mac = l.macs * t.mac_pj * PJ
-        lower_bytes = l.bound.reference * word_bytes
-        cost = layer_cost(l.name, l.macs, c, lower_bytes, time_s=compute_s + transfer_s,
-                          offchip_bytes=tr.total * word_bytes, energy_j=dram + gbuf + rf + mac)
-        costs.append(cost)
-        assert cost.energy_j.limit is not None
-        terms.append(LayerTimeEnergy(name=l.name, cycles=cycles, split=[oc.split_b, oc.split_y, oc.split_x],
-                                     utilisation=l.macs / (cycles * t.pes) if cycles else 0.0,
-                                     compute_s=compute_s, transfer_s=transfer_s, dram_j=dram, gbuf_j=gbuf, rf_j=rf,
-                                     mac_j=mac, energy_lower_j=cost.energy_j.limit))
-    energies = {"dram_read": t.dram_read_pj, "dram_write": t.dram_write_pj, "gbuf_read": t.gbuf_read_pj,
-                "gbuf_write": t.gbuf_write_pj, "rf_read": t.rf_read_pj, "rf_write": t.rf_write_pj, "mac": t.mac_pj}
-    record = CostRecord.of(target_words(t), c, costs)
+    oc = map_to_pes(l.shape, tiling, t.pe_rows, t.pe_cols, fastest=True)
+    cycles = compute_cycles(l.shape, tiling, oc)
+    compute_s = cycles / (t.clock_mhz * 1e6)
+    transfer_s = tr.total * word_bytes / c.bandwidth_bytes_per_s
+    dram = (tr.reads * t.dram_read_pj + tr.output_writes * t.dram_write_pj) * PJ
+    gbuf = (oc.gbuf_reads * t.gbuf_read_pj + oc.gbuf_writes * t.gbuf_write_pj) * PJ
+    rf = ((oc.greg_reads + oc.lreg_reads) * t.rf_read_pj + (oc.greg_writes + oc.lreg_writes) * t.rf_write_pj) * PJ
+    mac = l.macs * t.mac_pj * PJ
+    cost = layer_cost(l.name, l.macs, c, l.bound.reference * word_bytes, time_s=compute_s + transfer_s,
+                      offchip_bytes=tr.total * word_bytes, energy_j=dram + gbuf + rf + mac)
+    assert cost.energy_j.limit is not None
+    term = LayerTimeEnergy(name=l.name, tiling=tiling, cycles=cycles, split=[oc.split_b, oc.split_y, oc.split_x],
+                           utilisation=l.macs / (cycles * t.pes) if cycles else 0.0, compute_s=compute_s,
+                           transfer_s=transfer_s, dram_j=dram, gbuf_j=gbuf, rf_j=rf, mac_j=mac,
+                           energy_lower_j=cost.energy_j.limit)
+    return term, cost
+
+
+def costing_of(parts: list[tuple[LayerTimeEnergy, LayerCost]], t: "DataflowTarget",
+               objective: str = "traffic") -> DataflowCosting:
+    """The network's costing from its layers' (cost_layer), its record checked against its limits."""
+    record = CostRecord.of(target_words(t), ceilings_of(t), [c for _, c in parts])
     wrong = record.problems()
     if wrong:               # the model broke a limit it must meet: a fault here, not the user's input
         raise RuntimeError(f"the cost record fails its own check: {wrong[0][0]}: {wrong[0][1]}")
-    return DataflowCosting(clock_mhz=t.clock_mhz, bandwidth_gbps=t.bandwidth_gbps, energy_pj=energies, layers=terms,
-                           record=record)
+    energies = {"dram_read": t.dram_read_pj, "dram_write": t.dram_write_pj, "gbuf_read": t.gbuf_read_pj,
+                "gbuf_write": t.gbuf_write_pj, "rf_read": t.rf_read_pj, "rf_write": t.rf_write_pj, "mac": t.mac_pj}
+    return DataflowCosting(objective=objective, clock_mhz=t.clock_mhz, bandwidth_gbps=t.bandwidth_gbps,
+                           energy_pj=energies, layers=[term for term, _ in parts], record=record)
+
+
+def cost_layers(layers: "list[LayerAnalysis]", t: "DataflowTarget", objective: str = "traffic") -> DataflowCosting:
+    """The time and energy of every analysed layer's dataflow of the least `objective`, and the record."""
+    return costing_of([cost_layer(l, t, objective) for l in layers], t, objective)
 
 
 def _pct(value: float | None, limit: float | None) -> str:
@@ -152,7 +176,9 @@ def cost_text(c: DataflowCosting) -> list[str]:
     r = c.record
     head = (f"{'layer':10s} {'cycles':>11s} {'util':>5s} {'time ms':>9s} {'limit':>9s} {'/limit':>7s} "
             f"{'energy uJ':>10s} {'limit':>10s} {'/limit':>7s} {'DRAM':>5s} {'buf':>5s} {'reg':>5s} {'MAC':>5s}")
-    lines = [f"Cost on the {r.target}; energy per word {', '.join(f'{k} {v:g}' for k, v in c.energy_pj.items())} pJ:",
+    from core.bound.objective import OBJECTIVES
+
+    lines = [f"Cost of the dataflow of the {OBJECTIVES.get(c.objective, c.objective)} on the {r.target}; energy per word {', '.join(f'{k} {v:g}' for k, v in c.energy_pj.items())} pJ:",
              head, "-" * len(head)]
     for t, l in zip(c.layers, r.layers):
         e = l.energy_j.value or 0.0
@@ -168,8 +194,10 @@ def cost_text(c: DataflowCosting) -> list[str]:
               f"{(tot.time_s.limit or 0) * 1e3:9.4f} {_pct(tot.time_s.value, tot.time_s.limit)} "
               f"{(tot.energy_j.value or 0) * 1e6:10.3f} {(tot.energy_j.limit or 0) * 1e6:10.3f} "
               f"{_pct(tot.energy_j.value, tot.energy_j.limit)}",
-              "Modelled: time = compute cycles of the PE mapping at the clock + the optimal dataflow's traffic at the "
+              "Modelled: time = compute cycles of the fastest PE split at the clock + the dataflow's traffic at the "
               "bandwidth (no overlap: the tiles fill the buffer); limit = max(MACs / peak, proven bound / bandwidth). "
               "Energy = each level's accesses x its energy per word + MACs x MAC energy; limit = proven bound x the "
-              "cheaper DRAM access + MACs x MAC energy. util = MACs / (cycles x PEs). docs/targets.md."]
+              "cheaper DRAM access + MACs x MAC energy. util = MACs / (cycles x PEs). The costed dataflow minimises the "
+              "objective over the optimal dataflow's space (for traffic: ties to the least latency), so its tiling "
+              "may differ from the table's. docs/targets.md."]
     return lines

@@ -8,7 +8,8 @@ import re
 import time
 from typing import Any, Iterator
 
-from core.bound.cost import check_dram, cost_layers, cost_text, rf_overflows
+from core.bound.cost import check_dram, cost_layer, cost_text, costing_of, rf_overflows
+from core.bound.objective import OBJECTIVES
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
 from core.bound.fusion import fusable_links, plan_fusion, plan_text
 from core.bound.loopnest import BASELINES, Tiling
@@ -29,7 +30,7 @@ from core.workload import CnnNetwork, ConvLayers, DataflowTarget, Target, Worklo
 def default_settings() -> dict[str, Any]:
     """The memory S and the word size are the dataflow target's (their one home); batch 0 means the CNN
     workload's (or each layer spec's batch=). The layers themselves are the workload."""
-    return {"batch": 0, "dataflows": list(BASELINES), "sweep": True, "fusion": True}
+    return {"batch": 0, "dataflows": list(BASELINES), "sweep": True, "fusion": True, "objective": "traffic"}
 
 
 # The settings' types and ranges, checked by `_settings` before a run and read by the GUI's binding
@@ -45,6 +46,11 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                       "description": "Baseline dataflows searched under the same memory and compared with the "
                                      "communication-optimal one: " + "; ".join(f"{k.upper()}: {b.title}"
                                                                               for k, b in BASELINES.items())},
+        "objective": {"type": "string", "enum": list(OBJECTIVES), "title": "Cost objective",
+                      "x-labels": dict(OBJECTIVES),
+                      "description": "What the costed dataflow minimises on the accelerator, layer by layer, over "
+                                     "the optimal dataflow's space: off-chip traffic (its ties to the least "
+                                     "latency), energy, latency, or energy x latency"},
         "sweep": {"type": "boolean", "title": "memory sweep",
                   "description": "Also analyse the whole network at other on-chip memory sizes (traffic against "
                                  "memory)"},
@@ -210,11 +216,13 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     yield LogLine(f"{desc['name']}: {len(shapes)} conv/fc layers, S = {m.words} words "
                   f"({m.memory_bytes} bytes of {m.word_bits}-bit words)")
     layers = []
+    costed = []
     for i, shape in enumerate(shapes):
         cancel.check()
         yield Progress(i / len(shapes) * (0.5 if s["sweep"] else 1.0), f"layer {shape.name}")
         res = analyse_layer(shape, m, dataflows)
         layers.append(res)
+        costed.append(cost_layer(res, target, s["objective"]))
         if res.optimal.ratio_reference is not None:         # None: a bound of 0 gives no ratio
             yield MetricPoint("optimal / reference", i, res.optimal.ratio_reference, "layers")
         for key in dataflows:
@@ -243,12 +251,12 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                 if value is not None:
                     yield MetricPoint(key, mm.memory_bytes / 1024, value, "sweep")
     totals = network_totals(layers, dataflows)
-    costing = cost_layers(layers, target)
+    costing = costing_of(costed, target, s["objective"])
     rec = costing.record.total
     yield LogLine(f"On the accelerator ({target.clock_mhz:g} MHz, {target.bandwidth_gbps:g} GB/s): "
                   f"{(rec.time_s.value or 0) * 1e3:.4g} ms (limit {(rec.time_s.limit or 0) * 1e3:.4g} ms), "
                   f"{(rec.energy_j.value or 0) * 1e3:.4g} mJ (limit {(rec.energy_j.limit or 0) * 1e3:.4g} mJ)")
-    over = rf_overflows(layers, target)
+    over = rf_overflows(costing, target)
     if over:
         yield LogLine(f"Partial sums per PE exceed the {target.rf_bytes} B register file in {len(over)} layer(s) "
                       f"({', '.join(over[:5])}{', ...' if len(over) > 5 else ''}): their register energy is "
@@ -288,6 +296,8 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target-file", default=None, metavar="FILE",
                    help="a dataflow target as JSON (every field of docs/targets.md: energies, sizes, ...); "
                         "--memory, --word-bits, --pe, --clock and --bandwidth, where given, override it")
+    p.add_argument("--objective", default="traffic", choices=list(OBJECTIVES),
+                   help="what the costed dataflow minimises: " + ", ".join(f"{k} ({v})" for k, v in OBJECTIVES.items()))
     p.add_argument("--no-sweep", action="store_true", help="skip the traffic-vs-memory sweep")
     p.add_argument("--no-fusion", action="store_true", help="skip the fusion plan (fused chains of 2-3 layers)")
 
@@ -325,6 +335,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         raise InputError(f"PE array sides must be 1..{pe_max}, got {args.pe!r}", "--pe")
     settings = default_settings()
     settings.update(batch=args.batch or 0, dataflows=flows, sweep=not args.no_sweep,
+                    objective=getattr(args, "objective", "traffic"),
                     fusion=not getattr(args, "no_fusion", False))
     workload: CnnNetwork | ConvLayers
     if args.network:

@@ -189,6 +189,9 @@ class BoundPanel(GenericPanel):
         c.addWidget(self.sweep)
         self.fusion = b.build("fusion")
         c.addWidget(self.fusion)
+        self.objective = b.build("objective", QComboBox)       # what the costed dataflow minimises
+        c.addWidget(b.label("objective"))
+        c.addWidget(self.objective)
 
         # traffic vs memory
         self.sweep_plot = new_plot()

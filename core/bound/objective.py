@@ -1,0 +1,202 @@
+"""The optimal dataflow for a chosen objective on the dataflow accelerator (issue 50): the least
+off-chip traffic (the engine's search, core.bound.loopnest.search_optimal), the least energy, the
+least latency, or the least energy-delay product of each layer.
+
+The space is the traffic search's (docs/bound.md, "Optimal dataflow"): the same grids of tile sizes,
+loop orders, held tensors, sliding and streaming input tiles, each with its output-channel tile as
+large as fits (then as small as the same trip count allows); every tiling of it is mapped onto the PE
+array by its fastest split (core.bound.onchip.map_to_pes(fastest=True)). Each candidate's time and
+energy are those of core.bound.cost, computed here for all candidates at once (numpy arrays), so the
+choice is exact over the space; tests compare it with the candidates one by one, and the cycles and
+on-chip counts with the trace simulator. Ties go to the least traffic, then the least memory, then
+the first candidate (for "traffic": the least latency, then the least memory).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Iterator, NamedTuple
+
+import numpy as np
+
+from core.bound.bounds import axes
+from core.bound.geometry import Axis, distinct_tiles
+from core.bound.loopnest import (HOLDS, OPTIMAL_ORDERS, STREAMS, SearchResult, Tiling, _best_m, _ceil, evaluate,
+                                 general_orders, held_words, traffic_of)
+from core.bound.onchip import _patch_rows
+from core.bound.shapes import ConvShape
+
+if TYPE_CHECKING:
+    from core.workload import DataflowTarget
+
+OBJECTIVES = {"traffic": "least off-chip traffic", "energy": "least energy", "latency": "least latency",
+              "edp": "least energy x latency"}
+
+
+class Hardware(NamedTuple):
+    """What the objectives read of the target (hashable, so searches are remembered)."""
+
+    words: int
+    word_bytes: float
+    pe_rows: int
+    pe_cols: int
+    clock_hz: float
+    bandwidth_bytes_per_s: float
+    dram_read_pj: float
+    dram_write_pj: float
+    gbuf_read_pj: float
+    gbuf_write_pj: float
+    rf_read_pj: float
+    rf_write_pj: float
+    mac_pj: float
+
+    @staticmethod
+    def of(t: "DataflowTarget") -> "Hardware":
+        return Hardware(t.memory_words, t.word_bits / 8, t.pe_rows, t.pe_cols, t.clock_mhz * 1e6,
+                        t.bandwidth_gbps * 1e9, t.dram_read_pj, t.dram_write_pj, t.gbuf_read_pj, t.gbuf_write_pj,
+                        t.rf_read_pj, t.rf_write_pj, t.mac_pj)
+
+
+class Candidates(NamedTuple):
+    order: str
+    hold: str
+    slide: bool
+    stream: str
+    n: np.ndarray
+    m: np.ndarray
+    c: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+
+
+def candidates(shape: ConvShape, S: int) -> Iterator[Candidates]:
+    """The traffic search's space (core.bound.loopnest._optimal and _search), candidate arrays by loop
+    order, held tensor and way of streaming."""
+    g = shape.group_shape()
+    holds = [h for h in HOLDS if held_words(g, h) < S]
+    grids = [(OPTIMAL_ORDERS, distinct_tiles(g.B), np.array(sorted({1, g.Ci}), dtype=np.int64),
+              np.arange(1, g.Ho + 1), np.arange(1, g.Wo + 1)),
+             (general_orders(g), distinct_tiles(g.B), distinct_tiles(g.Ci), distinct_tiles(g.Ho), distinct_tiles(g.Wo))]
+    for (orders, ns, cs, ps, qs), streams in itertools.product(grids, (("",), STREAMS)):
+        for hold, stream in itertools.product(holds, streams):
+            if stream and hold == "I":
+                continue
+            slides = hold != "I" and not stream
+            n, c, p, q = (a.ravel() for a in np.meshgrid(ns, cs, ps, qs, indexing="ij"))
+            m = _best_m(g, S, n, c, p, q, hold, stream)
+            ok = m >= 1
+            if stream:
+                plain = _best_m(g, S, n, c, p, q, hold)
+                ok &= (plain == 0) | (_ceil(g.Co, np.maximum(m, 1)) < _ceil(g.Co, np.maximum(plain, 1)))
+            if not ok.any():
+                continue
+            for order in orders:
+                yield Candidates(order, hold, slides, stream, n[ok], m[ok], c[ok], p[ok], q[ok])
+
+
+def _extent(E: int, t: np.ndarray, parts: np.ndarray | int) -> np.ndarray:
+    """core.bound.onchip.per_pe_extent over arrays."""
+    full, rest = np.divmod(E, t)
+    return full * _ceil(t, parts) + np.where(rest > 0, _ceil(rest, parts), 0)
+
+
+def rows_table(ax: Axis, R: int) -> np.ndarray:
+    """table[t, k]: the input rows sent over the whole axis when each output tile of t rows is split
+    among k PE rows (core.bound.onchip._patch_rows), for t = 1..O and k = 1..min(t, R) (0 elsewhere)."""
+    table = np.zeros((ax.O + 1, R + 1), dtype=np.int64)
+    for t in range(1, ax.O + 1):
+        for k in range(1, min(t, R) + 1):
+            table[t, k] = _patch_rows(ax, t, k)
+    return table
+
+
+def costs(shape: ConvShape, hw: Hardware, cand: Candidates,
+          tables: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Traffic (words), memory, compute cycles, time (s) and energy (J) of one group's candidates, as
+    core.bound.cost computes them for one tiling (times the groups, which do not change the choice)."""
+    g = shape.group_shape()
+    r = evaluate(g, cand.order, cand.n, cand.m, cand.c, cand.p, cand.q, cand.hold, cand.slide, cand.stream)
+    ok = np.asarray(r["ok"], dtype=bool) & np.ones(len(cand.n), dtype=bool)
+    n, m, p, q = cand.n, cand.m, cand.p, cand.q
+    R = hw.pe_rows
+    ay, ax = axes(g)
+    # the fastest split of a block over the PE rows, ties to the fewest input rows sent (map_to_pes's order)
+    ytab, xtab = tables if tables is not None else (rows_table(ay, R), rows_table(ax, R))
+    work = np.full(len(n), np.iinfo(np.int64).max, dtype=np.int64)
+    rows = np.zeros(len(n), dtype=np.int64)
+    for pb in range(1, min(int(n.max()), R) + 1):
+        for py in range(1, min(int(p.max()), R // pb) + 1):
+            px = np.minimum(q, R // (pb * py))
+            valid = (pb <= n) & (py <= p)
+            w = _extent(g.B, n, pb) * _extent(g.Ho, p, py) * _extent(g.Wo, q, px)
+            rr = ytab[p, min(py, R)] * xtab[q, px]
+            better = valid & ((w < work) | ((w == work) & (rr < rows)))
+            work = np.where(better, w, work)
+            rows = np.where(better, rr, rows)
+    zs = _ceil(m, hw.pe_cols)
+    full, rest = np.divmod(g.Co, m)
+    column = full * zs + np.minimum(rest, zs)
+    cycles = g.Ci * g.Hk * g.Wk * work * column
+    reads = r["input_reads"] + r["weight_reads"] + r["output_reads"]
+    writes = r["output_writes"]
+    traffic = reads + writes
+    macs = g.macs
+    gbuf_in = _ceil(g.Co, m) * g.B * g.Ci * rows
+    gbuf_w = _ceil(g.B, n) * _ceil(g.Ho, p) * _ceil(g.Wo, q) * g.Co * g.Ci * g.Hk * g.Wk
+    greg_writes = gbuf_in * -(-hw.pe_cols // 4) + gbuf_w * -(-hw.pe_rows // 4)
+    pj = (reads * hw.dram_read_pj + writes * hw.dram_write_pj
+          + (gbuf_in + gbuf_w) * hw.gbuf_read_pj + reads * hw.gbuf_write_pj
+          + 3 * macs * hw.rf_read_pj + (greg_writes + macs) * hw.rf_write_pj + macs * hw.mac_pj)
+    time = cycles / hw.clock_hz + traffic * hw.word_bytes / hw.bandwidth_bytes_per_s
+    return {"ok": ok, "traffic": traffic, "memory": r["memory"], "cycles": cycles, "time": time,
+            "energy": pj * 1e-12}
+
+
+def score(values: dict[str, np.ndarray], objective: str) -> np.ndarray:
+    if objective == "traffic":
+        return values["traffic"].astype(np.float64)
+    if objective == "energy":
+        return values["energy"]
+    if objective == "latency":
+        return values["time"]
+    if objective == "edp":
+        return values["energy"] * values["time"]
+    raise ValueError(f"unknown objective {objective!r}")
+
+
+def search_for(shape: ConvShape, target: "DataflowTarget", objective: str) -> SearchResult | None:
+    """The tiling of the least `objective` over the space, with its traffic. For "traffic" that is the
+    traffic search's least traffic, its ties (many tilings reach the compulsory traffic, one output at a
+    time among them) going to the least latency."""
+    return _search_for(replace(shape, name=""), Hardware.of(target), objective)
+
+
+@lru_cache(maxsize=512)
+def _search_for(shape: ConvShape, hw: Hardware, objective: str) -> SearchResult | None:
+    best: tuple[float, float, int, Tiling] | None = None
+    count = 0
+    ay, ax = axes(shape.group_shape())
+    tables = (rows_table(ay, hw.pe_rows), rows_table(ax, hw.pe_rows))
+    for cand in candidates(shape, hw.words):
+        v = costs(shape, hw, cand, tables)
+        ok = v["ok"]
+        count += int(ok.sum())
+        if not ok.any():
+            continue
+        s = np.where(ok, score(v, objective), np.inf)
+        least = float(s.min())
+        ties = np.flatnonzero(s <= least)
+        then = v["time"] if objective == "traffic" else v["traffic"]
+        i = int(ties[np.lexsort((v["memory"][ties], then[ties]))[0]])
+        key = (least, float(then[i]), int(v["memory"][i]))
+        if best is None or key < best[:3]:
+            best = (*key, Tiling(int(cand.n[i]), int(cand.m[i]), int(cand.c[i]), int(cand.p[i]), int(cand.q[i]),
+                                 cand.order, cand.hold, cand.slide, cand.stream))
+    if best is None:
+        return None
+    t = best[3]
+    if t.slide and traffic_of(shape, replace(t, slide=False)) == traffic_of(shape, t):
+        t = replace(t, slide=False)          # as the traffic search reports it: sliding only where it saves words
+    return SearchResult(t, traffic_of(shape, t), count)
