@@ -434,7 +434,7 @@ _int_field = int_field
 # Defaults of the hardware fields and where they come from (docs/targets.md)
 SCAMP5_INSTRUCTION_NS = 9000 / 21           # Cain paper, section 5: 21 macro instructions ran in 9 us on SCAMP-5
 DATAFLOW_CLOCK_MHZ = 200.0                  # Eyeriss (Chen et al., JSSC 2017): core clock 100-250 MHz, measured at 200
-DATAFLOW_BANDWIDTH_GBPS = 3200e6 * 32 / 8 / 1e9     # LPDDR4-3200 (JEDEC JESD209-4), one x32 channel: 12.8 GB/s
+DATAFLOW_BANDWIDTH_GBPS = 3200e6 * 32 / 8 / 1e9     # LPDDR4-3200 (JEDEC JESD209-4), one x32 device (two 16-bit channels): 12.8 GB/s
 DATAFLOW_DRAM_BYTES = 1024 ** 3             # a choice (1 GiB), read only by the check that a layer fits
 DATAFLOW_RF_BYTES = 512                     # Eyeriss (ISCA 2016), the analysis framework's 512 B register file per PE
 _SOC = cpu_memory_fields("SoC's CPU")
@@ -532,7 +532,7 @@ class DataflowTarget(_SchemaTarget):
         "clock_mhz": num_field("Clock", DATAFLOW_CLOCK_MHZ, "MHz", "PE array clock: one MAC per PE per cycle "
                                "(default: Eyeriss's 200 MHz, JSSC 2017)", hi=1e5),
         "bandwidth_gbps": num_field("Off-chip bandwidth", DATAFLOW_BANDWIDTH_GBPS, "GB/s",
-                                    "DRAM bandwidth (default: one LPDDR4-3200 x32 channel, 12.8 GB/s)", hi=1e5),
+                                    "DRAM bandwidth (default: one x32 LPDDR4-3200 device, 12.8 GB/s)", hi=1e5),
         "dram_bytes": bytes_field("DRAM", DATAFLOW_DRAM_BYTES, "Off-chip DRAM size: every layer's inputs, "
                                   "weights and outputs must fit in it"),
         "dram_read_pj": energy_field("DRAM read", DRAM_PJ, "Energy per word read from DRAM (default: 200 MACs, "

@@ -11,7 +11,7 @@ from core.hardware.host import host_cpu
 BYTES_MAX = 2 ** 31 - 1          # the editor's integer fields hold 32 bits (2 GiB - 1)
 
 # ---- energy per access (docs/targets.md, "Energy"): the Eyeriss paper's normalised energies (Chen, Emer,
-# Sze, ISCA 2016, Table IV: DRAM 200x, global buffer 6x, register file 1x the energy of one MAC, 16-bit,
+# Sze, ISCA 2016, "normalized energy cost relative to a MAC": DRAM 200x, global buffer 6x, register file 1x the energy of one MAC, 16-bit,
 # 65 nm) anchored at Horowitz's 45 nm 16-bit floating-point MAC (ISSCC 2014: FMult 1.1 pJ + FAdd 0.4 pJ).
 HOROWITZ_FP16_MULT_PJ = 1.1
 HOROWITZ_FP16_ADD_PJ = 0.4
@@ -21,8 +21,8 @@ DRAM_PJ = EYERISS_DRAM * MAC_PJ                                 # 300 pJ per 16-
 GBUF_PJ = EYERISS_GBUF * MAC_PJ                                 # 9 pJ
 RF_PJ = EYERISS_RF * MAC_PJ                                     # 1.5 pJ
 
-# ---- this machine's DRAM bandwidth: a copy of 256 MiB measured here (benchmarks/host_bandwidth.py)
-HOST_BANDWIDTH_GBPS = 14.0
+# ---- this machine's DRAM bandwidth: a 256 MiB copy measured here (benchmarks/host_bandwidth.py, AMD EPYC, 2 cores)
+HOST_BANDWIDTH_GBPS = 14.0         # the median of seven runs here (10.2-17.2 GB/s beside other work)
 
 
 def int_field(title: str, default: int, lo: int, hi: int, tip: str, unit: str = "") -> dict[str, Any]:
