@@ -432,7 +432,7 @@ _int_field = int_field
 
 
 # Defaults of the hardware fields and where they come from (docs/targets.md)
-SCAMP5_INSTRUCTION_NS = 9000 / 21           # Cain paper, section 5: 21 macro instructions ran in 9 us on SCAMP-5
+SCAMP5_INSTRUCTION_NS = 430.0               # Cain paper, section 5: 21 macro instructions in 9 us on SCAMP-5 (0.43 us)
 DATAFLOW_CLOCK_MHZ = 200.0                  # Eyeriss (Chen et al., JSSC 2017): core clock 100-250 MHz, measured at 200
 DATAFLOW_BANDWIDTH_GBPS = 3200e6 * 32 / 8 / 1e9     # LPDDR4-3200 (JEDEC JESD209-4), one x32 device (two 16-bit channels): 12.8 GB/s
 DATAFLOW_DRAM_BYTES = 1024 ** 3             # a choice (1 GiB), read only by the check that a layer fits

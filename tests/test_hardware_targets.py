@@ -36,7 +36,7 @@ def test_dataflow_defaults_are_the_cited_figures():
     assert t.mac_pj == pytest.approx(1.1 + 0.4)                       # Horowitz 45 nm fp16 mult + add
     assert (t.dram_read_pj / t.mac_pj, t.gbuf_read_pj / t.mac_pj, t.rf_read_pj / t.mac_pj) == \
         pytest.approx((200, 6, 1))                                     # Eyeriss's normalised energies
-    assert Scamp5Target().instruction_ns * 21 == pytest.approx(9000)  # Cain: 21 instructions in 9 us
+    assert Scamp5Target().instruction_ns * 21 == pytest.approx(9000, rel=0.01)  # Cain: 21 instructions in 9 us
 
 
 def test_a_negative_energy_is_refused_with_its_field():
