@@ -47,10 +47,10 @@ def test_vectorised_costs_equal_the_one_tiling_model_on_every_candidate(seed):
     hw = Hardware.of(TARGET)
     best = {o: np.inf for o in OBJECTIVES}
     seen = 0
-    for cand in candidates(shape, hw.words):
-        v = costs(shape, hw, cand)
+    for cand, order in ((cand, order) for cand in candidates(shape, hw.words) for order in cand.orders):
+        v = costs(shape, hw, cand, order)
         for i in np.flatnonzero(v["ok"]):
-            t = Tiling(int(cand.n[i]), int(cand.m[i]), int(cand.c[i]), int(cand.p[i]), int(cand.q[i]), cand.order,
+            t = Tiling(int(cand.n[i]), int(cand.m[i]), int(cand.c[i]), int(cand.p[i]), int(cand.q[i]), order,
                        cand.hold, cand.slide, cand.stream)
             term, cost = cost_tiling(la, t, TARGET)
             G = shape.groups

@@ -60,7 +60,7 @@ class Hardware(NamedTuple):
 
 
 class Candidates(NamedTuple):
-    order: str
+    orders: tuple[str, ...]       # each loop order with the same tile arrays
     hold: str
     slide: bool
     stream: str
@@ -72,8 +72,8 @@ class Candidates(NamedTuple):
 
 
 def candidates(shape: ConvShape, S: int) -> Iterator[Candidates]:
-    """The traffic search's space (core.bound.loopnest._optimal and _search), candidate arrays by loop
-    order, held tensor and way of streaming."""
+    """The traffic search's space (core.bound.loopnest._optimal and _search), candidate arrays by held
+    tensor and way of streaming, each with its loop orders."""
     g = shape.group_shape()
     holds = [h for h in HOLDS if held_words(g, h) < S]
     grids = [(OPTIMAL_ORDERS, distinct_tiles(g.B), np.array(sorted({1, g.Ci}), dtype=np.int64),
@@ -92,49 +92,68 @@ def candidates(shape: ConvShape, S: int) -> Iterator[Candidates]:
                 ok &= (plain == 0) | (_ceil(g.Co, np.maximum(m, 1)) < _ceil(g.Co, np.maximum(plain, 1)))
             if not ok.any():
                 continue
-            for order in orders:
-                yield Candidates(order, hold, slides, stream, n[ok], m[ok], c[ok], p[ok], q[ok])
+            yield Candidates(tuple(orders), hold, slides, stream, n[ok], m[ok], c[ok], p[ok], q[ok])
 
 
-def _extent(E: int, t: np.ndarray, parts: np.ndarray | int) -> np.ndarray:
-    """core.bound.onchip.per_pe_extent over arrays."""
-    full, rest = np.divmod(E, t)
-    return full * _ceil(t, parts) + np.where(rest > 0, _ceil(rest, parts), 0)
-
-
+@lru_cache(maxsize=256)
 def rows_table(ax: Axis, R: int) -> np.ndarray:
     """table[t, k]: the input rows sent over the whole axis when each output tile of t rows is split
-    among k PE rows (core.bound.onchip._patch_rows), for t = 1..O and k = 1..min(t, R) (0 elsewhere)."""
+    among k PE rows (core.bound.onchip._patch_rows), for t = 1..O and k = 1..min(t, R) (0 elsewhere);
+    remembered per axis (a network's layers share a few)."""
     table = np.zeros((ax.O + 1, R + 1), dtype=np.int64)
     for t in range(1, ax.O + 1):
         for k in range(1, min(t, R) + 1):
             table[t, k] = _patch_rows(ax, t, k)
+    table.setflags(write=False)
     return table
 
 
-def costs(shape: ConvShape, hw: Hardware, cand: Candidates,
-          tables: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """Traffic (words), memory, compute cycles, time (s) and energy (J) of one group's candidates, as
-    core.bound.cost computes them for one tiling (times the groups, which do not change the choice)."""
+@lru_cache(maxsize=256)
+def extent_table(E: int, R: int) -> np.ndarray:
+    """table[t, k]: core.bound.onchip.per_pe_extent(E, t, k) for t = 1..E, k = 1..R."""
+    t = np.arange(E + 1, dtype=np.int64)[:, None]
+    k = np.arange(R + 1, dtype=np.int64)[None, :]
+    ts, ks = np.maximum(t, 1), np.maximum(k, 1)
+    full, rest = np.divmod(E, ts)
+    table = full * _ceil(ts, ks) + np.where(rest > 0, _ceil(rest, ks), 0)
+    table.setflags(write=False)
+    return table
+
+
+def fastest_split(shape: ConvShape, hw: Hardware, cand: Candidates) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate, the fastest split of a block over the PE rows (map_to_pes's order: fewest cycles,
+    then fewest input rows sent): (rows of outputs one PE computes along batch x rows x columns, input
+    rows x columns sent). The loop order does not change it."""
     g = shape.group_shape()
-    r = evaluate(g, cand.order, cand.n, cand.m, cand.c, cand.p, cand.q, cand.hold, cand.slide, cand.stream)
-    ok = np.asarray(r["ok"], dtype=bool) & np.ones(len(cand.n), dtype=bool)
-    n, m, p, q = cand.n, cand.m, cand.p, cand.q
+    n, p, q = cand.n, cand.p, cand.q
     R = hw.pe_rows
     ay, ax = axes(g)
-    # the fastest split of a block over the PE rows, ties to the fewest input rows sent (map_to_pes's order)
-    ytab, xtab = tables if tables is not None else (rows_table(ay, R), rows_table(ax, R))
+    ytab, xtab = rows_table(ay, R), rows_table(ax, R)
+    eb, ey, ex = extent_table(g.B, R), extent_table(g.Ho, R), extent_table(g.Wo, R)
     work = np.full(len(n), np.iinfo(np.int64).max, dtype=np.int64)
     rows = np.zeros(len(n), dtype=np.int64)
     for pb in range(1, min(int(n.max()), R) + 1):
         for py in range(1, min(int(p.max()), R // pb) + 1):
             px = np.minimum(q, R // (pb * py))
             valid = (pb <= n) & (py <= p)
-            w = _extent(g.B, n, pb) * _extent(g.Ho, p, py) * _extent(g.Wo, q, px)
-            rr = ytab[p, min(py, R)] * xtab[q, px]
+            w = eb[n, pb] * ey[p, py] * ex[q, px]
+            rr = ytab[p, py] * xtab[q, px]
             better = valid & ((w < work) | ((w == work) & (rr < rows)))
             work = np.where(better, w, work)
             rows = np.where(better, rr, rows)
+    return work, rows
+
+
+def costs(shape: ConvShape, hw: Hardware, cand: Candidates, order: str,
+          split: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Traffic (words), memory, compute cycles, time (s) and energy (J) of one group's candidates in one
+    loop order, as core.bound.cost computes them for one tiling (times the groups, which do not change
+    the choice). `split`: fastest_split's, when already known."""
+    g = shape.group_shape()
+    r = evaluate(g, order, cand.n, cand.m, cand.c, cand.p, cand.q, cand.hold, cand.slide, cand.stream)
+    ok = np.asarray(r["ok"], dtype=bool) & np.ones(len(cand.n), dtype=bool)
+    n, m, p, q = cand.n, cand.m, cand.p, cand.q
+    work, rows = split if split is not None else fastest_split(shape, hw, cand)
     zs = _ceil(m, hw.pe_cols)
     full, rest = np.divmod(g.Co, m)
     column = full * zs + np.minimum(rest, zs)
@@ -177,10 +196,10 @@ def search_for(shape: ConvShape, target: "DataflowTarget", objective: str) -> Se
 def _search_for(shape: ConvShape, hw: Hardware, objective: str) -> SearchResult | None:
     best: tuple[float, float, int, Tiling] | None = None
     count = 0
-    ay, ax = axes(shape.group_shape())
-    tables = (rows_table(ay, hw.pe_rows), rows_table(ax, hw.pe_rows))
-    for cand in candidates(shape, hw.words):
-        v = costs(shape, hw, cand, tables)
+    for cand, order in ((cand, order) for cand in candidates(shape, hw.words) for order in cand.orders):
+        if order == cand.orders[0]:
+            split = fastest_split(shape, hw, cand)
+        v = costs(shape, hw, cand, order, split)
         ok = v["ok"]
         count += int(ok.sum())
         if not ok.any():
@@ -193,7 +212,7 @@ def _search_for(shape: ConvShape, hw: Hardware, objective: str) -> SearchResult 
         key = (least, float(then[i]), int(v["memory"][i]))
         if best is None or key < best[:3]:
             best = (*key, Tiling(int(cand.n[i]), int(cand.m[i]), int(cand.c[i]), int(cand.p[i]), int(cand.q[i]),
-                                 cand.order, cand.hold, cand.slide, cand.stream))
+                                 order, cand.hold, cand.slide, cand.stream))
     if best is None:
         return None
     t = best[3]
