@@ -160,3 +160,26 @@ def test_a_layer_larger_than_the_dram_is_refused():
     with pytest.raises(InputError) as info:
         list(ENGINE.run(req, CancelToken()))
     assert info.value.where == "target.dram_bytes"
+
+
+def test_an_onnx_network_is_costed(tmp_path):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 8])
+    w1 = helper.make_tensor("w1", TensorProto.FLOAT, [6, 3, 3, 3], np.zeros(162, np.float32).tolist())
+    w2 = helper.make_tensor("w2", TensorProto.FLOAT, [8, 6, 3, 3], np.zeros(432, np.float32).tolist())
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2])]
+    path = tmp_path / "two.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w1, w2])), str(path))
+    req = _cli(["--onnx", str(path), "--no-sweep", "--objective", "edp", "--memory", "4KiB"])
+    events = list(ENGINE.run(req, CancelToken()))
+    r = events[-1].data
+    assert isinstance(r, BoundResult) and r.costing is not None and r.costing.objective == "edp"
+    rec = r.costing.record
+    assert len(rec.layers) == 2 and rec.problems() == []
+    assert rec.total.macs == 16 * 16 * 6 * 27 + 8 * 8 * 8 * 54
