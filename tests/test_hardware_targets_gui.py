@@ -50,3 +50,24 @@ def test_cost_objective_by_keyboard(qtbot):
     assert box.currentText() == "least latency"
     assert ctx.project.settings("bound")["objective"] == "latency"
     assert ctx.project.request("bound").settings["objective"] == "latency"
+
+
+def test_the_bound_tab_shows_the_costed_totals(qtbot):
+    from core.jobs import CancelToken, FinalResult
+    from gui.panels.bound import PANEL
+
+    ctx = FakeContext()
+    ctx.use("bound", "workloads", "LeNet-5", CnnNetwork("lenet5"))
+    ctx.use("bound", "targets", "acc", DataflowTarget())
+    panel = PANEL(ENGINE, ctx)
+    qtbot.addWidget(panel)
+    events = list(ENGINE.run(ctx.project.request("bound"), CancelToken()))
+    assert isinstance(events[-1], FinalResult)
+    r = events[-1].data
+    panel.show_result(r)
+    text = panel.cost_info.text()
+    t = r.costing.record.total
+    assert text.startswith("On the accelerator (200 MHz, 12.8 GB/s), the dataflow of the least off-chip traffic")
+    assert f"{t.time_s.value / t.time_s.limit:.2f}x its limit" in text and "energy" in text
+    panel.show_result(None)
+    assert panel.cost_info.text() == ""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from core.bound.loopnest import Tiling, traffic_of
 from core.bound.onchip import PeMapping, map_to_pes, per_pe_extent
 from core.bound.shapes import ConvShape
-from core.cost import Ceilings, CostRecord, LayerCost, layer_cost
+from core.cost import Ceilings, CostRecord, Figure, LayerCost, layer_cost
 
 if TYPE_CHECKING:
     from core.bound.result import LayerAnalysis
@@ -201,3 +201,34 @@ def cost_text(c: DataflowCosting) -> list[str]:
               "objective over the optimal dataflow's space (for traffic: ties to the least latency), so its tiling "
               "may differ from the table's. docs/targets.md."]
     return lines
+
+
+def _si(value: float | None, unit: str) -> str:
+    """A time or energy with the prefix that reads best (43.48 ms, 19.68 mJ, 336 us)."""
+    if value is None:
+        return "—"
+    for scale, prefix in ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")):
+        if abs(value) >= scale or scale == 1e-12:
+            return f"{value / scale:.4g} {prefix}{unit}"
+    return f"{value:.4g} {unit}"
+
+
+def cost_words(c: DataflowCosting | None) -> str:
+    """The costed totals in words, under the bound tab's table: each against its limit."""
+    from core.bound.objective import OBJECTIVES
+
+    if c is None:
+        return ""
+    t = c.record.total
+
+    def against(f: Figure, unit: str, scale: float = 1.0, what: str = "its limit") -> str:
+        if f.value is None or f.limit is None:
+            return "—"
+        shown = (lambda v: _si(v, unit)) if unit in ("s", "J") else (lambda v: f"{v / scale:.4g} {unit}")
+        ratio = f"{f.value / f.limit:.2f}x {what} " if f.limit else f"{what} "
+        return f"{shown(f.value)} ({ratio}{shown(f.limit)})"
+
+    return (f"On the accelerator ({c.clock_mhz:g} MHz, {c.bandwidth_gbps:g} GB/s), the dataflow of the "
+            f"{OBJECTIVES.get(c.objective, c.objective)}: time {against(t.time_s, 's')}, energy "
+            f"{against(t.energy_j, 'J')}, off-chip {against(t.offchip_bytes, 'MB', 1e6, 'the proven bound')}. "
+            "Modelled; per layer in the text output and --json (docs/targets.md).")
