@@ -23,8 +23,8 @@ import numpy as np
 
 from core.bound.bounds import axes
 from core.bound.geometry import Axis, distinct_tiles
-from core.bound.loopnest import (HOLDS, OPTIMAL_ORDERS, STREAMS, SearchResult, Tiling, _best_m, _ceil, evaluate,
-                                 general_orders, held_words, traffic_of)
+from core.bound.loopnest import (HOLDS, OPTIMAL_ORDERS, STREAMS, SearchResult, Tiling, _ceil, evaluate, general_orders,
+                                 grid_tiles, held_words, traffic_of)
 from core.bound.onchip import _patch_rows
 from core.bound.shapes import ConvShape
 
@@ -83,16 +83,9 @@ def candidates(shape: ConvShape, S: int) -> Iterator[Candidates]:
         for hold, stream in itertools.product(holds, streams):
             if stream and hold == "I":
                 continue
-            slides = hold != "I" and not stream
-            n, c, p, q = (a.ravel() for a in np.meshgrid(ns, cs, ps, qs, indexing="ij"))
-            m = _best_m(g, S, n, c, p, q, hold, stream)
-            ok = m >= 1
-            if stream:
-                plain = _best_m(g, S, n, c, p, q, hold)
-                ok &= (plain == 0) | (_ceil(g.Co, np.maximum(m, 1)) < _ceil(g.Co, np.maximum(plain, 1)))
-            if not ok.any():
-                continue
-            yield Candidates(tuple(orders), hold, slides, stream, n[ok], m[ok], c[ok], p[ok], q[ok])
+            found = grid_tiles(g, S, ns, cs, ps, qs, hold, stream)
+            if found is not None:
+                yield Candidates(tuple(orders), hold, hold != "I" and not stream, stream, *found)
 
 
 @lru_cache(maxsize=256)
