@@ -183,3 +183,27 @@ def test_an_onnx_network_is_costed(tmp_path):
     rec = r.costing.record
     assert len(rec.layers) == 2 and rec.problems() == []
     assert rec.total.macs == 16 * 16 * 6 * 27 + 8 * 8 * 8 * 54
+
+
+def test_the_cost_record_is_kept_in_the_session(tmp_path):
+    from core import session as sessions
+    from core.lifecycle import record_run
+    from core.project import Project
+    from core.workload import ConvLayers
+
+    p = Project.starter()
+    wid = p.add("workloads", "one layer", ConvLayers(["Ci=16,Hi=14,Wi=14,Co=32,kernel=3,pad=1"]))
+    tid = p.add("targets", "fast accelerator", DataflowTarget(clock_mhz=400.0, mac_pj=0.5))
+    p.choose("bound", "workloads", wid)
+    p.choose("bound", "targets", tid)
+    p.set_setting("bound", "objective", "energy")
+    run = p.start_run("bound")
+    p.finish_run(run.id, record_run(ENGINE, p.request("bound")))
+    path = tmp_path / "s.dfx"
+    sessions.save(p, path)
+    back = sessions.load(path).runs[-1]
+    c = back.result.costing
+    assert back.status == "finished" and c.objective == "energy" and c.clock_mhz == 400.0
+    assert c.energy_pj["mac"] == 0.5 and c.record.problems() == []
+    assert c == p.runs[-1].result.costing
+    assert back.target["value"]["clock_mhz"] == 400.0        # the run's target snapshot holds the hardware
