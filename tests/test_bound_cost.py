@@ -207,3 +207,13 @@ def test_the_cost_record_is_kept_in_the_session(tmp_path):
     assert c.energy_pj["mac"] == 0.5 and c.record.problems() == []
     assert c == p.runs[-1].result.costing
     assert back.target["value"]["clock_mhz"] == 400.0        # the run's target snapshot holds the hardware
+
+
+def test_partial_sums_beyond_the_register_file_are_said():
+    from core.jobs import LogLine
+    from core.workload import ConvLayers
+
+    req = JobRequest(ConvLayers(["Ci=16,Hi=14,Wi=14,Co=32,kernel=3,pad=1"]), DataflowTarget(rf_bytes=2),
+                     {"sweep": False, "fusion": False, "dataflows": []})
+    logs = [e.message for e in ENGINE.run(req, CancelToken()) if isinstance(e, LogLine)]
+    assert any("exceed the 2 B register file in 1 layer(s)" in t for t in logs)
