@@ -44,7 +44,7 @@ FORMAT = "dataflow-explorer-session"
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_LEVEL = 6
 MAX_UNCOMPRESSED = 1 << 30        # a compressed file that would unpack to more is refused, not read
-VERSION = 4
+VERSION = 5
 SUFFIX = ".dfx"
 
 _ENTRY = {"type": "object", "required": ["id", "name", "value"], "additionalProperties": False,
@@ -663,7 +663,7 @@ _V1_SCHEMA: dict[str, Any] = {
 
 def _v1_item_name(value: dict[str, Any]) -> str:
     for name, item in [*starter_workloads(), *starter_targets()]:   # a starter's own name when it is one
-        if item.to_json() == value:
+        if item.to_json() in (value, _with_target_defaults(value)):
             return name
     kind = value.get("kind")
     if kind == "fpsp_filter":
@@ -826,5 +826,39 @@ def migrate_v3(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "version": 4}
 
 
+def _with_target_defaults(value: Any) -> Any:
+    """A target's JSON with every field its kind's schema has and the JSON lacks set to its default
+    (the kind's own reader checks the rest later; anything not a known schema target is left alone)."""
+    if not isinstance(value, dict):
+        return value
+    from core.kinds import kind_of
+
+    found = kind_of("targets", str(value.get("kind")))
+    schema = getattr(found.cls, "SCHEMA", None) if found is not None else None
+    if not isinstance(schema, dict):
+        return value
+    missing = {k: p["default"] for k, p in schema["properties"].items() if k not in value and "default" in p}
+    return {**value, **missing}
+
+
+def migrate_v4(doc: dict[str, Any]) -> dict[str, Any]:
+    """Format 5 targets describe hardware (issue 50): the dataflow accelerator's clock, bandwidth and
+    energies, SCAMP-5's instruction time, the mobile SoC's clock, bandwidth and caches. Every target
+    of the library and every run's target snapshot gets the new fields at their defaults, written
+    out, so the file says what the model of each old run's target assumes."""
+    doc = dict(doc)
+    library = doc.get("library")
+    for item in (library.get("targets") if isinstance(library, dict) else None) or ():
+        if isinstance(item, dict) and "value" in item:
+            item["value"] = _with_target_defaults(item["value"])
+    for r in doc.get("runs") or () if isinstance(doc.get("runs"), list) else ():
+        snap = r.get("target") if isinstance(r, dict) else None
+        if isinstance(snap, dict) and "value" in snap:
+            snap["value"] = _with_target_defaults(snap["value"])
+    doc["version"] = 5
+    return doc
+
+
 # MIGRATIONS[n] turns a version-n document into a version-(n+1) document.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: migrate_v1, 2: migrate_v2, 3: migrate_v3}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: migrate_v1, 2: migrate_v2, 3: migrate_v3,
+                                                                     4: migrate_v4}

@@ -14,6 +14,8 @@ from typing import Any, ClassVar, Literal, TypeVar, Union
 
 from core.checks import INT_LIMIT, check_name, check_numbers, number_problem
 from core.errors import InputError
+from core.hardware.fields import DRAM_PJ, GBUF_PJ, MAC_PJ, RF_PJ, bytes_field, cpu_memory_fields, energy_field, int_field, \
+    num_field
 from core.kinds import ItemKind, KindTitles, kind_of, register
 
 MAX_KERNEL_SIZE = 7
@@ -430,13 +432,16 @@ def kernels_of(workload: Workload | None) -> KernelSet:
 # ---------------------------------------------------------------- targets
 # Each target's fields as a JSON schema: the reader checks them and the GUI builds its editor
 # (widget kinds, ranges, labels, tooltips) from the same schema.
-def _int_field(title: str, default: int, lo: int, hi: int, tip: str, unit: str = "") -> dict[str, Any]:
-    f: dict[str, Any] = {"type": "integer", "title": title, "default": default, "minimum": lo, "maximum": hi,
-                         "description": tip}
-    if unit:
-        f["unit"] = unit
-    return f
+_int_field = int_field
 
+
+# Defaults of the hardware fields and where they come from (docs/targets.md)
+SCAMP5_INSTRUCTION_NS = 430.0               # Cain paper, section 5: 21 macro instructions in 9 us on SCAMP-5 (0.43 us)
+DATAFLOW_CLOCK_MHZ = 200.0                  # Eyeriss (Chen et al., JSSC 2017): core clock 100-250 MHz, measured at 200
+DATAFLOW_BANDWIDTH_GBPS = 3200e6 * 32 / 8 / 1e9     # LPDDR4-3200 (JEDEC JESD209-4), one x32 device (two 16-bit channels): 12.8 GB/s
+DATAFLOW_DRAM_BYTES = 1024 ** 3             # a choice (1 GiB), read only by the check that a layer fits
+DATAFLOW_RF_BYTES = 512                     # Eyeriss (ISCA 2016), the analysis framework's 512 B register file per PE
+_SOC = cpu_memory_fields("SoC's CPU")
 
 _TargetT = TypeVar("_TargetT", bound="_SchemaTarget")
 
@@ -462,12 +467,17 @@ class Scamp5Target(_SchemaTarget):
 
     registers: int = 6
     array_size: int = 256
+    instruction_ns: float = SCAMP5_INSTRUCTION_NS
     kind: str = field(default="scamp5", init=False)
 
     SCHEMA = {"properties": {
         "registers": _int_field("Registers", 6, 2, 26, "Analogue registers A, B, C, ... (SCAMP-5 has six)"),
         "array_size": _int_field("Array size", 256, 1, 4096, "Pixels per side of the square PE array (SCAMP-5: 256)",
                                  "px"),
+        "instruction_ns": num_field("Instruction time", SCAMP5_INSTRUCTION_NS, "ns",
+                                    "Time of one macro instruction on every PE at once (SCAMP-5: 9 us for Cain's "
+                                    "21-instruction AnalogNet2 kernels, measured on the device by the Cain paper)",
+                                    hi=1e9),
     }}
 
 
@@ -496,24 +506,65 @@ class FpgaTarget(_SchemaTarget):
 
 @dataclass
 class DataflowTarget(_SchemaTarget):
-    """A dataflow accelerator: on-chip memory and a PE array."""
+    """A dataflow accelerator: a PE array at a clock, and three memory levels (off-chip DRAM behind a
+    bandwidth, the on-chip global buffer, a register file per PE), each with its energy per word read
+    and written, and the energy of one MAC (docs/targets.md: what each default comes from)."""
 
-    memory_bytes: int = 64 * 1024
+    memory_bytes: int = 64 * 1024            # the global buffer (the bound's S)
     word_bits: int = 16
     pe_rows: int = 16
     pe_cols: int = 16
+    clock_mhz: float = DATAFLOW_CLOCK_MHZ
+    bandwidth_gbps: float = DATAFLOW_BANDWIDTH_GBPS
+    dram_bytes: int = DATAFLOW_DRAM_BYTES
+    dram_read_pj: float = DRAM_PJ
+    dram_write_pj: float = DRAM_PJ
+    gbuf_read_pj: float = GBUF_PJ
+    gbuf_write_pj: float = GBUF_PJ
+    rf_bytes: int = DATAFLOW_RF_BYTES
+    rf_read_pj: float = RF_PJ
+    rf_write_pj: float = RF_PJ
+    mac_pj: float = MAC_PJ
     kind: str = field(default="dataflow", init=False)
 
     SCHEMA = {"properties": {
-        "memory_bytes": _int_field("On-chip memory", 65536, 1, 2 ** 31 - 1, "On-chip buffer size in bytes", "B"),
+        "memory_bytes": _int_field("On-chip memory", 65536, 1, 2 ** 31 - 1,
+                                   "Global buffer: the on-chip memory between DRAM and the PE array", "B"),
         "word_bits": _int_field("Word", 16, 1, 64, "Bits per data word", "bit"),
         "pe_rows": _int_field("PE rows", 16, 1, 4096, "Rows of the processing-element array"),
         "pe_cols": _int_field("PE columns", 16, 1, 4096, "Columns of the processing-element array"),
+        "clock_mhz": num_field("Clock", DATAFLOW_CLOCK_MHZ, "MHz", "PE array clock: one MAC per PE per cycle "
+                               "(default: Eyeriss's 200 MHz, JSSC 2017)", hi=1e5),
+        "bandwidth_gbps": num_field("Off-chip bandwidth", DATAFLOW_BANDWIDTH_GBPS, "GB/s",
+                                    "DRAM bandwidth (default: one x32 LPDDR4-3200 device, 12.8 GB/s)", hi=1e5),
+        "dram_bytes": bytes_field("DRAM", DATAFLOW_DRAM_BYTES, "Off-chip DRAM size: every layer's inputs, "
+                                  "weights and outputs must fit in it"),
+        "dram_read_pj": energy_field("DRAM read", DRAM_PJ, "Energy per word read from DRAM (default: 200 MACs, "
+                                     "Eyeriss's ratio, at Horowitz's 1.5 pJ 16-bit MAC)"),
+        "dram_write_pj": energy_field("DRAM write", DRAM_PJ, "Energy per word written to DRAM"),
+        "gbuf_read_pj": energy_field("Buffer read", GBUF_PJ, "Energy per word read from the global buffer "
+                                     "(default: 6 MACs, Eyeriss's ratio)"),
+        "gbuf_write_pj": energy_field("Buffer write", GBUF_PJ, "Energy per word written to the global buffer"),
+        "rf_bytes": bytes_field("Register file", DATAFLOW_RF_BYTES, "Register file per PE (default: Eyeriss's "
+                                "512 B)"),
+        "rf_read_pj": energy_field("Register read", RF_PJ, "Energy per word read from a PE's registers "
+                                   "(default: 1 MAC, Eyeriss's ratio)"),
+        "rf_write_pj": energy_field("Register write", RF_PJ, "Energy per word written to a PE's registers"),
+        "mac_pj": energy_field("MAC", MAC_PJ, "Energy of one multiply-accumulate (default: Horowitz, 45 nm, "
+                               "16-bit float: 1.1 pJ multiply + 0.4 pJ add)"),
     }}
 
     @property
     def memory_words(self) -> int:
         return self.memory_bytes * 8 // self.word_bits
+
+    @property
+    def word_bytes(self) -> float:
+        return self.word_bits / 8
+
+    @property
+    def pes(self) -> int:
+        return self.pe_rows * self.pe_cols
 
 
 @dataclass
@@ -522,12 +573,18 @@ class MobileSocTarget(_SchemaTarget):
 
     cores: int = 2
     vector_width: int = 4
+    clock_mhz: float = _SOC["clock_mhz"]["default"]
+    bandwidth_gbps: float = _SOC["bandwidth_gbps"]["default"]
+    l1d_bytes: int = _SOC["l1d_bytes"]["default"]
+    l2_bytes: int = _SOC["l2_bytes"]["default"]
+    l3_bytes: int = _SOC["l3_bytes"]["default"]
     kind: str = field(default="mobile_soc", init=False)
 
     SCHEMA = {"properties": {
         "cores": _int_field("Cores", 2, 1, 256, "CPU cores (one worker thread each)"),
         "vector_width": {"type": "integer", "title": "Vector width", "default": 4, "enum": [1, 2, 4, 8, 16, 32, 64],
                          "unit": "lanes", "description": "SIMD width in float32 lanes (a power of two)"},
+        **_SOC,
     }}
 
 

@@ -263,6 +263,7 @@ class OnChipCounts:
     greg_reads: int = 0
     lreg_writes: int = 0
     output_drain: int = 0
+    cycles: int = 0                # the array's compute cycles: per channel step, the busiest PE's MACs
     pe_rows_used: int = 0
     max_psums_per_pe: int = 0
     max_abs_error: float = 0.0
@@ -319,6 +320,7 @@ def simulate_onchip(shape: ConvShape, tiling: Tiling, pe_rows: int, pe_cols: int
                 wg = w[co0 + m0:co0 + m1, c0:c1]                        # each weight leaves the GBuf once
                 counts.gbuf_weight_reads += wg.size
                 counts.greg_weight_writes += wg.size * row_groups
+                busiest = 0
                 for i, ((b0, b1), (y0, y1), (x0, x1)) in enumerate(patches):
                     rows, cols = ay.rows_read(y0, y1), ax.rows_read(x0, x1)
                     greg = x[b0:b1, ci0 + c0:ci0 + c1][:, :, rows][:, :, :, cols]    # this PE row's patch
@@ -338,6 +340,8 @@ def simulate_onchip(shape: ConvShape, tiling: Tiling, pe_rows: int, pe_cols: int
                         macs = acc.size * k * shape.Hk * shape.Wk
                         counts.greg_reads += 2 * macs
                         counts.lreg_writes += macs
+                        busiest = max(busiest, macs)        # the PEs work in parallel, one MAC a cycle each
+                counts.cycles += busiest
             for i, ((b0, b1), (y0, y1), (x0, x1)) in enumerate(patches):
                 for j, (e0, e1) in enumerate(columns):
                     out[b0:b1, co0 + m0 + e0:co0 + m0 + e1, y0:y1, x0:x1] = lregs[(i, j)]

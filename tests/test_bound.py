@@ -579,7 +579,8 @@ def test_format_1_sources_become_the_tabs_workload(old, value):
     p = from_json(_v1(settings))
     chosen = p.chosen("bound", "workloads").value.to_json()
     assert {k: chosen[k] for k in value} == value
-    assert p.settings("bound") == {"batch": 2, "dataflows": ["ws"], "sweep": False, "fusion": True}
+    assert p.settings("bound") == {"batch": 2, "dataflows": ["ws"], "sweep": False, "fusion": True,
+                                   "objective": "traffic"}
     assert p.chosen("bound", "targets").value.memory_bytes == 32768          # the window's dataflow target
 
 

@@ -46,13 +46,14 @@ def _request(workload, settings):
 
 def test_every_setting_survives_project_widgets_project_and_undo(panel):
     project = panel.project
-    s = {"batch": 1_000_000, "dataflows": ["rs", "ws"], "sweep": False, "fusion": False}
+    s = {"batch": 1_000_000, "dataflows": ["rs", "ws"], "sweep": False, "fusion": False, "objective": "edp"}
     assert set(s) == set(ENGINE.default_settings())    # memory S and word size are the target's, not settings
     project.replace_settings("bound", s)
     assert project.settings("bound") == s              # shown, never written back
     shown = panel.binding.shown()
     assert shown["batch"] == 1_000_000
     assert sorted(shown["dataflows"]) == ["rs", "ws"] and shown["sweep"] is False and shown["fusion"] is False
+    assert shown["objective"] == "edp" and panel.objective.currentText() == "least energy x latency"
     assert panel.batch.value() == 1_000_000            # the schema's range: not clamped
     panel.flow_boxes["is"].setChecked(True)
     assert project.settings("bound")["dataflows"] == ["ws", "is", "rs"]

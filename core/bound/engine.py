@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import time
 from typing import Any, Iterator
 
 from core import faults
+from core.bound.cost import check_dram, cost_layer, cost_text, costing_of, rf_overflows
+from core.bound.objective import OBJECTIVES
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
 from core.bound.fusion import fusable_links, plan_fusion, plan_text
 from core.bound.loopnest import BASELINES, Tiling
@@ -21,14 +24,14 @@ from core.errors import InputError
 from core.files import file_problem
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.nets.layers import Conv
-from core.units import parse_bytes
-from core.workload import CnnNetwork, ConvLayers, DataflowTarget, Target, Workload
+from core.units import parse_bandwidth, parse_bytes
+from core.workload import CnnNetwork, ConvLayers, DataflowTarget, Target, Workload, target_from_json
 
 
 def default_settings() -> dict[str, Any]:
     """The memory S and the word size are the dataflow target's (their one home); batch 0 means the CNN
     workload's (or each layer spec's batch=). The layers themselves are the workload."""
-    return {"batch": 0, "dataflows": list(BASELINES), "sweep": True, "fusion": True}
+    return {"batch": 0, "dataflows": list(BASELINES), "sweep": True, "fusion": True, "objective": "traffic"}
 
 
 # The settings' types and ranges, checked by `_settings` before a run and read by the GUI's binding
@@ -44,6 +47,11 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                       "description": "Baseline dataflows searched under the same memory and compared with the "
                                      "communication-optimal one: " + "; ".join(f"{k.upper()}: {b.title}"
                                                                               for k, b in BASELINES.items())},
+        "objective": {"type": "string", "enum": list(OBJECTIVES), "title": "Cost objective",
+                      "x-labels": dict(OBJECTIVES),
+                      "description": "What the costed dataflow minimises on the accelerator, layer by layer, over "
+                                     "the optimal dataflow's space: off-chip traffic (its ties to the least "
+                                     "latency), energy, latency, or energy x latency"},
         "sweep": {"type": "boolean", "title": "memory sweep",
                   "description": "Also analyse the whole network at other on-chip memory sizes (traffic against "
                                  "memory)"},
@@ -201,17 +209,21 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     t0 = time.perf_counter()
     s = _settings(request)
     m = _machine(request.target)
+    target = request.target if isinstance(request.target, DataflowTarget) else DataflowTarget()
     desc, shapes, passthrough = load_shapes(s, request.workload)
     dataflows = tuple(s["dataflows"])
     check_fits(shapes, m.words, "target.memory_bytes")
+    check_dram(shapes, target)
     yield LogLine(f"{desc['name']}: {len(shapes)} conv/fc layers, S = {m.words} words "
                   f"({m.memory_bytes} bytes of {m.word_bits}-bit words)")
     layers = []
+    costed = []
     for i, shape in enumerate(shapes):
         cancel.check()
         yield Progress(i / len(shapes) * (0.5 if s["sweep"] else 1.0), f"layer {shape.name}")
         res = analyse_layer(shape, m, dataflows)
         layers.append(res)
+        costed.append(cost_layer(res, target, s["objective"]))
         if res.optimal.ratio_reference is not None:         # None: a bound of 0 gives no ratio
             yield MetricPoint("optimal / reference", i, res.optimal.ratio_reference, "layers")
         for key in dataflows:
@@ -240,6 +252,16 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                 if value is not None:
                     yield MetricPoint(key, mm.memory_bytes / 1024, value, "sweep")
     totals = network_totals(layers, dataflows)
+    costing = costing_of(costed, target, s["objective"])
+    rec = costing.record.total
+    yield LogLine(f"On the accelerator ({target.clock_mhz:g} MHz, {target.bandwidth_gbps:g} GB/s): "
+                  f"{(rec.time_s.value or 0) * 1e3:.4g} ms (limit {(rec.time_s.limit or 0) * 1e3:.4g} ms), "
+                  f"{(rec.energy_j.value or 0) * 1e3:.4g} mJ (limit {(rec.energy_j.limit or 0) * 1e3:.4g} mJ)")
+    over = rf_overflows(costing, target)
+    if over:
+        yield LogLine(f"Partial sums per PE exceed the {target.rf_bytes} B register file in {len(over)} layer(s) "
+                      f"({', '.join(over[:5])}{', ...' if len(over) > 5 else ''}): their register energy is "
+                      "counted as if they fitted")
     arch = size_architecture(m.memory_bytes, m.word_bits, m.pe_rows, m.pe_cols,
                              r_max=max(l.bound.R for l in layers))
     yield Progress(1.0, "done")
@@ -250,7 +272,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         dataflow_titles={"optimal": "Communication-optimal", **{k: BASELINES[k].title for k in dataflows}},
         layers=layers, passthrough=passthrough, totals=totals, sweep=sweep,
         architecture=arch, paper_architecture=size_architecture(),
-        timing_s=Timing(analysis=analysis_s, total=time.perf_counter() - t0), fusion=fusion))
+        timing_s=Timing(analysis=analysis_s, total=time.perf_counter() - t0), fusion=fusion, costing=costing))
 
 
 # ---------------------------------------------------------------- command line
@@ -261,21 +283,35 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--layer", metavar="SPEC", action="append",
                      help="one layer, e.g. Ci=64,Hi=56,Wi=56,Co=128,Hk=3,Wk=3,stride=1,pad=1,groups=1,batch=1 "
                           "(repeat for several)")
-    p.add_argument("--memory", default="64KiB", help="on-chip memory S (default 64KiB)")
-    p.add_argument("--word-bits", type=int, default=16, help="bits per word (default 16)")
+    p.add_argument("--memory", default=None, help="on-chip memory S (default 64KiB)")
+    p.add_argument("--word-bits", type=int, default=None, help="bits per word (default 16)")
     p.add_argument("--dataflows", default="all",
                    help=f"baselines to compare: all, none, or a comma list of {','.join(BASELINES)}")
     p.add_argument("--batch", type=int, default=None,
                    help="batch size (default: the network's, 1, or batch= in a --layer spec)")
-    p.add_argument("--pe", default="16x16", help="PE array rows x columns for on-chip traffic (default 16x16)")
+    p.add_argument("--pe", default=None, help="PE array rows x columns for on-chip traffic (default 16x16)")
+    p.add_argument("--clock", default=None, metavar="MHZ",
+                   help=f"PE array clock in MHz (default {DataflowTarget.clock_mhz:g}, docs/targets.md)")
+    p.add_argument("--bandwidth", default=None, metavar="RATE",
+                   help=f"off-chip bandwidth, e.g. 12.8GB/s (default {DataflowTarget.bandwidth_gbps:g} GB/s)")
+    p.add_argument("--target-file", default=None, metavar="FILE",
+                   help="a dataflow target as JSON (every field of docs/targets.md: energies, sizes, ...); "
+                        "--memory, --word-bits, --pe, --clock and --bandwidth, where given, override it")
+    p.add_argument("--objective", default="traffic", choices=list(OBJECTIVES),
+                   help="what the costed dataflow minimises: " + ", ".join(f"{k} ({v})" for k, v in OBJECTIVES.items()))
     p.add_argument("--no-sweep", action="store_true", help="skip the traffic-vs-memory sweep")
     p.add_argument("--no-fusion", action="store_true", help="skip the fusion plan (fused chains of 2-3 layers)")
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
-    mem = parse_bytes(args.memory, "--memory", DataflowTarget.SCHEMA["properties"]["memory_bytes"]["maximum"])
+    base = _target_file(args.target_file) if getattr(args, "target_file", None) else DataflowTarget()
+    given = {f"--{k}" for k in ("memory", "word-bits", "pe") if getattr(args, k.replace("-", "_")) is not None}
+    mem = parse_bytes(args.memory or "64KiB", "--memory",
+                      DataflowTarget.SCHEMA["properties"]["memory_bytes"]["maximum"])
+    args.word_bits = 16 if args.word_bits is None else args.word_bits
     if not 1 <= args.word_bits <= 64:
         raise InputError(f"must be 1..64, got {args.word_bits}", "--word-bits")
+    hardware = _clock_bandwidth(args)
     max_batch = SETTINGS_SCHEMA["properties"]["batch"]["maximum"]
     if args.batch is not None and not 1 <= args.batch <= max_batch:     # 0 is the settings' "from workload"
         raise InputError(f"must be 1..{max_batch}, got {args.batch}", "--batch")
@@ -290,6 +326,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         if bad:
             raise InputError(f"unknown dataflow(s) {', '.join(bad)}; known: all, none, {', '.join(BASELINES)}",
                              "--dataflows")
+    args.pe = args.pe or "16x16"
     m = re.fullmatch(r"\s*(\d{1,9})\s*[xX]\s*(\d{1,9})\s*", args.pe)
     if not m:
         raise InputError(f"expected ROWSxCOLS like 16x16, got {args.pe[:40]!r}", "--pe")
@@ -299,6 +336,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         raise InputError(f"PE array sides must be 1..{pe_max}, got {args.pe!r}", "--pe")
     settings = default_settings()
     settings.update(batch=args.batch or 0, dataflows=flows, sweep=not args.no_sweep,
+                    objective=getattr(args, "objective", "traffic"),
                     fusion=not getattr(args, "no_fusion", False))
     workload: CnnNetwork | ConvLayers
     if args.network:
@@ -307,7 +345,12 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         workload = CnnNetwork(onnx_path=args.onnx)
     else:
         workload = ConvLayers(list(args.layer))
-    target = DataflowTarget(memory_bytes=mem, word_bits=args.word_bits, pe_rows=rows, pe_cols=cols)
+    sizes: dict[str, dict[str, Any]] = {"--memory": {"memory_bytes": mem}, "--word-bits": {"word_bits": args.word_bits},
+                                        "--pe": {"pe_rows": rows, "pe_cols": cols}}
+    chosen: dict[str, Any] = {k: v for flag, kv in sizes.items() if flag in given or not args.target_file
+                              for k, v in kv.items()}
+    chosen.update(hardware)
+    target = dataclasses.replace(base, **chosen)
     request = JobRequest(workload=workload, target=target, settings=settings)
     # Read the layers now so bad specs (and a memory too small for them) fail before the run starts
     # (exit 2 with a clear message naming the flag).
@@ -324,6 +367,45 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     except InputError as exc:
         raise InputError(exc.message, flags.get(exc.where, exc.where)) from None
     return request
+
+
+def _target_file(path: str) -> DataflowTarget:
+    """A dataflow target read from a JSON file (InputError names the flag, and the field)."""
+    import json
+
+    from core.files import read_bytes
+
+    try:
+        doc = json.loads(read_bytes(path, "--target-file"))
+    except InputError:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"not JSON: {exc}"[:200], "--target-file") from None
+    if isinstance(doc, dict) and "kind" not in doc:
+        doc = {"kind": "dataflow", **doc}
+    target = target_from_json(doc, "--target-file")
+    if not isinstance(target, DataflowTarget):
+        raise InputError(f"expected a dataflow target, got kind {target.kind!r}", "--target-file.kind")
+    return target
+
+
+def _clock_bandwidth(args: argparse.Namespace) -> dict[str, float]:
+    """--clock (MHz) and --bandwidth (a rate), where given, checked against the target's schema."""
+    out: dict[str, float] = {}
+    props = DataflowTarget.SCHEMA["properties"]
+    if getattr(args, "clock", None) is not None:
+        text = str(args.clock).strip()
+        try:
+            mhz = float(text.removesuffix("MHz").removesuffix("mhz").strip())
+        except ValueError:
+            raise InputError(f"cannot read {text[:40]!r} as a clock in MHz (e.g. 200)", "--clock") from None
+        if not 0 < mhz <= props["clock_mhz"]["maximum"]:
+            raise InputError(f"must be above 0 and at most {props['clock_mhz']['maximum']:g} MHz, got {text[:40]}",
+                             "--clock")
+        out["clock_mhz"] = mhz
+    if getattr(args, "bandwidth", None) is not None:
+        out["bandwidth_gbps"] = parse_bandwidth(args.bandwidth, "--bandwidth", props["bandwidth_gbps"]["maximum"])
+    return out
 
 
 def _fmt(v: float | None) -> str:
@@ -396,6 +478,8 @@ def format_text(result: EngineResult) -> str:
         lines += ["", "Fused chains (intermediates on chip; traffic, then layer by layer, the chain's proven "
                       "bound and its schedule: p rows x q columns of the last output per step, weights H held "
                       "or s streamed):"] + plan_text(r.fusion)
+    if r.costing is not None:
+        lines += ["", *cost_text(r.costing)]
     sweep = f", {r.timing_s.total:.2f} s with the memory sweep" if r.sweep else ""
     lines.append(f"Time: {r.timing_s.analysis:.2f} s analysis{sweep}")
     return "\n".join(lines)

@@ -296,18 +296,10 @@ def _search(shape: ConvShape, S: int, orders: Iterable[str], ns: np.ndarray, cs:
             continue
         slides = slide and hold != "I" and not stream
         for n_value in ns:           # one batch tile at a time keeps the arrays small for large batches
-            n, c, p, q = np.meshgrid(np.array([n_value]), cs, ps, qs, indexing="ij", sparse=False)
-            n, c, p, q = (a.ravel() for a in (n, c, p, q))
-            m = _best_m(g, S, n, c, p, q, hold, stream)
-            ok = m >= 1
-            if stream:
-                # Streaming moves what the plain tiling of the same trip counts moves: it can only gain
-                # where its room fits an output-channel tile of fewer trips.
-                plain = _best_m(g, S, n, c, p, q, hold)
-                ok &= (plain == 0) | (_ceil(g.Co, np.maximum(m, 1)) < _ceil(g.Co, np.maximum(plain, 1)))
-            if not ok.any():
+            found = grid_tiles(g, S, np.array([n_value]), cs, ps, qs, hold, stream)
+            if found is None:
                 continue
-            n, m, c, p, q = n[ok], m[ok], c[ok], p[ok], q[ok]
+            n, m, c, p, q = found
             for order in orders:
                 r = evaluate(g, order, n, m, c, p, q, hold, slides, stream)
                 total = np.where(r["ok"], r["input_reads"] + r["weight_reads"] + r["output_writes"]
@@ -326,6 +318,23 @@ def _search(shape: ConvShape, S: int, orders: Iterable[str], ns: np.ndarray, cs:
     if best is None:
         return None
     return SearchResult(best[2], traffic_of(shape, best[2]), count)
+
+
+def grid_tiles(g: ConvShape, S: int, ns: np.ndarray, cs: np.ndarray, ps: np.ndarray, qs: np.ndarray, hold: str,
+               stream: str) -> tuple[np.ndarray, ...] | None:
+    """The grid n x c x p x q with each point's largest fitting m (`_best_m`), as arrays (n, m, c, p, q)
+    of the points that fit; None when none does. A streamed input tile is kept only where it fits an
+    output-channel tile of fewer trips than the plain tiling's: it moves what the plain tiling of the
+    same trip counts moves, so it can only gain there."""
+    n, c, p, q = (a.ravel() for a in np.meshgrid(ns, cs, ps, qs, indexing="ij", sparse=False))
+    m = _best_m(g, S, n, c, p, q, hold, stream)
+    ok = m >= 1
+    if stream:
+        plain = _best_m(g, S, n, c, p, q, hold)
+        ok &= (plain == 0) | (_ceil(g.Co, np.maximum(m, 1)) < _ceil(g.Co, np.maximum(plain, 1)))
+    if not ok.any():
+        return None
+    return n[ok], m[ok], c[ok], p[ok], q[ok]
 
 
 def search_baseline(shape: ConvShape, S: int, family: Family) -> SearchResult | None:

@@ -81,21 +81,32 @@ class PeMapping:
         return to_plain(self)
 
 
+def per_pe_extent(extent: int, tile: int, parts: int) -> int:
+    """Sum over the tiles of an axis of the rows one PE computes: each tile of length L (the last may
+    be shorter) split into `parts` patches of ceil(L / parts)."""
+    full, rest = divmod(extent, tile)
+    return full * -(-tile // parts) + (-(-rest // parts) if rest else 0)
+
+
 def map_to_pes(shape: ConvShape, t: Tiling, pe_rows: int, pe_cols: int, group_rows: int = 4,
-               group_cols: int = 4) -> PeMapping:
-    """The best split of one block over the array (least GBuf input traffic), and its on-chip traffic."""
+               group_cols: int = 4, fastest: bool = False) -> PeMapping:
+    """The best split of one block over the array, and its on-chip traffic: the least GBuf input
+    traffic, or (`fastest`) the fewest compute cycles, ties broken by the least GBuf input traffic
+    (the least-traffic split may leave most PE rows idle)."""
     g = shape.group_shape()
     ay, ax = axes(g)
     zs = -(-t.m // pe_cols)
-    best: tuple[int, int, int, int] | None = None
+    best: tuple[int, int, int, int, int] | None = None
     for pb in range(1, min(t.n, pe_rows) + 1):
         for py in range(1, min(t.p, pe_rows // pb) + 1):
             px = min(t.q, pe_rows // (pb * py))
             rows = _patch_rows(ay, t.p, py) * _patch_rows(ax, t.q, px)
-            if best is None or rows < best[0]:
-                best = (rows, pb, py, px)
+            work = (per_pe_extent(g.B, t.n, pb) * per_pe_extent(g.Ho, t.p, py) * per_pe_extent(g.Wo, t.q, px)
+                    if fastest else 0)
+            if best is None or (work, rows) < best[:2]:
+                best = (work, rows, pb, py, px)
     assert best is not None
-    rows_cols, pb, py, px = best
+    _, rows_cols, pb, py, px = best
     dram = traffic_of(shape, t)
     tM = -(-g.Co // t.m)
     blocks_nyx = -(-g.B // t.n) * -(-g.Ho // t.p) * -(-g.Wo // t.q)

@@ -29,6 +29,9 @@ uses beyond each word's first); a version-6 cut (no `parts`) was one cut, two pa
 Version 8: a tiling may stream its input tile through the buffer by output rows or columns
 (`stream`: "P" / "Q", "" not); version-7 tilings (without it) did not, and the optimal dataflow's
 space is larger since.
+Version 9 (issue 50): an optional `costing` key, the optimal dataflow's time and energy on the dataflow
+accelerator term by term and the network's cost record (core.cost) against the accelerator's limits;
+version-8 results (without it) read as before.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.bound.bounds import LayerBound, conv_bound
+from core.bound.cost import DataflowCosting
 from core.bound.fusion import FusionPlan
 from core.bound.loopnest import Tiling, Traffic
 from core.bound.onchip import ArchitectureSizing, PeMapping
@@ -163,11 +167,11 @@ class Timing:
 
 @dataclass(kw_only=True)
 class BoundResult(EngineResult):
-    VERSION = 8
+    VERSION = 9
     # 2 -> 3 and 3 -> 4: new keys have defaults (4 adds the optional fusion plan, 6 the optional cut bound,
-    # 7 the cut's optional number of parts, 8 a tiling's streaming, "" by default)
+    # 7 the cut's optional number of parts, 8 a tiling's streaming, "" by default, 9 the optional costing)
     UPGRADES = {1: lambda d: upgrade_v1(d), 2: lambda d: d, 3: lambda d: d, 4: lambda d: d, 5: lambda d: d,
-                6: lambda d: d, 7: lambda d: d}
+                6: lambda d: d, 7: lambda d: d, 8: lambda d: d}
 
     engine: str
     source: Source
@@ -189,6 +193,13 @@ class BoundResult(EngineResult):
     # the fusion plan at this memory (issue 33, bullet 4): absent where it was not asked for, and in
     # results written before it existed
     fusion: FusionPlan | None = optional_key()
+    # the optimal dataflow's time, energy and cost record on the accelerator (version 9; absent before)
+    costing: DataflowCosting | None = optional_key()
+
+    def validate(self, path: str = "result") -> None:
+        super().validate(path)
+        if self.costing is not None:         # a stored record verifies itself (every figure at its limit or above)
+            self.costing.record.check(f"{path}.costing.record")
 
     def headline(self) -> dict[str, float | int | str | None]:
         return {"optimal_traffic": self.totals.optimal, "ratio_reference": self.totals.ratio_reference,

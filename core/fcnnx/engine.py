@@ -19,6 +19,7 @@ from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.files import file_problem
+from core.fcnnx.cost import design_cost
 from core.fcnnx.dse import DesignPoint, explore_cnn, joint_fronts, joint_points, joint_resources, pareto
 from core.fcnnx.explore import (ILP_MAX_TASKS, SCHEDULERS, PointResult, async_estimate, chosen_schedule, lower_bound,
                                 schedule_compact, schedule_point)
@@ -440,7 +441,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
         search=Search(explored_designs=explored, joint_points=len(joints), scheduled=visited,
                       evaluations=best.evaluations, verified_by_simulation=verification),
         timing_s=Timing(total=time.perf_counter() - t0),
-        simulated=simulated, comparison=comparison, hardware_table=hardware))
+        simulated=simulated, comparison=comparison, hardware_table=hardware,
+        costs=[design_cost(p, board, bw_eff, bw_raw) for p in best.combo]))
 
 
 def _hardware_table(r: PointResult, names: list[str], bw_raw: float, batch: int, check: Any) -> HardwareTable:
@@ -575,6 +577,12 @@ def format_text(result: EngineResult) -> str:
                      f"{r.peak.fps[i]:>10.2f}{r.predicted.fps[i]:>10.2f}"
                      + (f"{sim.fps[i]:>10.2f}{sim.gops[i]:>11.2f}" if sim else f"{'-':>10}{'-':>11}")
                      + (f"{bsim.fps[i]:>10.2f}{bsim.gops[i]:>11.2f}" if bsim else f"{'-':>10}{'-':>11}"))
+    for name, rec in zip(r.cnns, r.costs or ()):
+        t = rec.total
+        lines.append(f"{name:<16}alone, modelled: "
+                     f"{1e3 * (t.time_s.value or 0):.3f} ms per batch (limit {1e3 * (t.time_s.limit or 0):.3f} ms), "
+                     f"{(t.offchip_bytes.value or 0) / 1e6:.3f} MB off chip (limit {(t.offchip_bytes.limit or 0) / 1e6:.3f}"
+                     f" MB), {len(rec.layers)} subgraphs")
     u = r.design.utilisation
     lines.append("device use: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in asdict(u).items()))
     sch = r.schedule

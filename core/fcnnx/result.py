@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from core.fcnnx.model import SubgraphLoad, design_to_json
+from core.cost import CostRecord
 from core.results import EngineResult, optional_key
 
 if TYPE_CHECKING:                               # the engine's domain class; the result never needs it at run time
@@ -260,8 +261,9 @@ class FcnnxResult(EngineResult):
     # Version 3 writes hardware_table (the whole cycle, the memory map, the replay check) instead of the
     # schedule's configuration_table (first repetition only), which stays readable in version-2 data;
     # both optional, so version-2 data reads unchanged and the panel asks for a re-run.
-    VERSION = 3
-    UPGRADES = {1: lambda d: d, 2: lambda d: d}
+    # Version 4 (issue 50) adds the optional `costs`: each CNN's cost record, its design alone on the board.
+    VERSION = 4
+    UPGRADES = {1: lambda d: d, 2: lambda d: d, 3: lambda d: d}
 
     engine: str
     cnns: list[str]
@@ -294,6 +296,12 @@ class FcnnxResult(EngineResult):
     chosen_joint: int | None = optional_key()          # index in joint_points of `design` (version 2)
     baseline_joint: int | None = optional_key()        # index in joint_points of the baseline (version 2)
     hardware_table: HardwareTable | None = optional_key()  # since version 3
+    costs: list[CostRecord] | None = optional_key()    # per CNN, its design alone (version 4; core.fcnnx.cost)
+
+    def validate(self, path: str = "result") -> None:
+        super().validate(path)
+        for i, record in enumerate(self.costs or ()):     # a stored record verifies itself
+            record.check(f"{path}.costs[{i}]")
 
     def headline(self) -> dict[str, float | int | str | None]:
         return {"objective_predicted": self.predicted.objective,

@@ -28,11 +28,8 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
@@ -100,44 +97,14 @@ class CpuDevice:
         return self.vector_bytes // 4
 
 
-def _size(text: str) -> int:
-    m = re.match(r"\s*(\d+)\s*([KMG]?)", text)
-    if not m:
-        return 0
-    return int(m.group(1)) * {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}[m.group(2)]
-
-
 @lru_cache(maxsize=1)
 def host_cpu() -> CpuDevice:
-    """This machine's CPU: cache sizes of cpu0 and the vector width of its flags."""
-    sizes = {"l1d_bytes": 32 * 1024, "l2_bytes": 1024 * 1024, "l3_bytes": 8 * 1024 * 1024}
-    base = Path("/sys/devices/system/cpu/cpu0/cache")
-    try:
-        for d in sorted(base.glob("index*")):
-            level = (d / "level").read_text().strip()
-            kind = (d / "type").read_text().strip()
-            size = _size((d / "size").read_text())
-            if not size:
-                continue
-            if level == "1" and kind in ("Data", "Unified"):
-                sizes["l1d_bytes"] = size
-            elif level == "2":
-                sizes["l2_bytes"] = size
-            elif level == "3":
-                sizes["l3_bytes"] = size
-    except OSError:
-        pass
-    name, vec = "CPU", 16
-    try:
-        info = Path("/proc/cpuinfo").read_text(errors="replace")
-        m = re.search(r"^model name\s*:\s*(.+)$", info, re.M)
-        name = m.group(1).strip() if m else name
-        fm = re.search(r"^flags\s*:\s*(.+)$", info, re.M)
-        flags = set(fm.group(1).split()) if fm else set()
-        vec = 64 if "avx512f" in flags else 32 if ("avx2" in flags or "avx" in flags) else 16
-    except (OSError, AttributeError):
-        pass
-    return CpuDevice(name, vector_bytes=vec, cores=os.cpu_count() or 1, **sizes)
+    """This machine's CPU (core.hardware.host reads it): cache sizes of cpu0 and the vector width of its flags."""
+    from core.hardware.host import host_cpu as read_host
+
+    h = read_host()
+    return CpuDevice(h.name, l1d_bytes=h.l1d_bytes, l2_bytes=h.l2_bytes, l3_bytes=h.l3_bytes,
+                     vector_bytes=h.vector_bytes, cores=h.cores)
 
 
 # ---------------------------------------------------------------- footprints in closed form

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
 
 from core.atomic import atomic_write_text
 from core.bound.analysis import curves_csv
+from core.bound.cost import cost_words
 from core.bound.fusion import FusionPlan
 from core.bound.geometry import interior_block, layer_axes, live_table, tile_block
 from core.bound.loopnest import BASELINES
@@ -189,6 +190,9 @@ class BoundPanel(GenericPanel):
         c.addWidget(self.sweep)
         self.fusion = b.build("fusion")
         c.addWidget(self.fusion)
+        self.objective = b.build("objective", QComboBox)       # what the costed dataflow minimises
+        c.addWidget(b.label("objective"))
+        c.addWidget(self.objective)
 
         # traffic vs memory
         self.sweep_plot = new_plot()
@@ -262,6 +266,10 @@ class BoundPanel(GenericPanel):
         self.fusion_info.setWordWrap(True)
         self.fusion_info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         tb.addWidget(self.fusion_info)
+        self.cost_info = QLabel()               # the costed totals on the accelerator, each against its limit
+        self.cost_info.setWordWrap(True)
+        self.cost_info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        tb.addWidget(self.cost_info)
         self.export_csv = QPushButton("Export CSV…")
         self.export_csv.clicked.connect(lambda: ask_export_table(self, self.table, "bound-layers"))
         tb.addWidget(self.export_csv, 0, Qt.AlignmentFlag.AlignLeft)
@@ -318,6 +326,7 @@ class BoundPanel(GenericPanel):
         self.tile_view.set_layer(None)
         self.tile_info.clear()
         self.fusion_info.setText(fusion_words(result.fusion if isinstance(result, BoundResult) else None))
+        self.cost_info.setText(cost_words(result.costing if isinstance(result, BoundResult) else None))
         self.curve_of.blockSignals(True)
         self.curve_of.clear()
         self.curve_of.blockSignals(False)
