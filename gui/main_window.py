@@ -289,6 +289,9 @@ class MainWindow(QMainWindow):
         if spec is not None:
             self.project.view["current_engine"] = spec.name    # view state: not an edit, not undone
             self.panels[spec.name].catch_up()                   # on show now: draw what it missed
+        compared = self.project.view.get("compare")
+        if isinstance(compared, dict):                          # saved with the session: on show or behind
+            compared["on_show"] = self.tabs.currentWidget() is self.compare_view
         self._mark_in_use()
         self._update_run_actions()
 
@@ -320,7 +323,13 @@ class MainWindow(QMainWindow):
                 runs = self.project.runs_of(name)
                 self.project.show(name, runs[-1].id if runs else None)
         current = self.project.view.get("current_engine")
-        if current in self.panels:
+        compared = self.project.view.get("compare")
+        self.close_compare()                            # the last session's comparison is not this one's
+        if isinstance(compared, dict) and compared.get("runs"):
+            self.compare(list(compared["runs"]))        # a Compare tab open at save time comes back
+            if not compared.get("on_show") and current in self.panels:
+                self.set_current_engine(current)
+        elif current in self.panels:
             self.set_current_engine(current)
         self._tab_changed(self.tabs.currentIndex())
 
@@ -343,8 +352,9 @@ class MainWindow(QMainWindow):
         self.status(f"The setup of {run_id} is back in the {engines()[run.engine].title} tab")
 
     def compare(self, run_ids: list[str]) -> None:
-        """Open (or refill) the Compare tab on these runs and show it."""
+        """Open (or refill) the Compare tab on these runs and show it (view state, saved with the session)."""
         self.compare_view.set_runs(list(run_ids))
+        self.project.view["compare"] = {"runs": self.compare_view.run_ids(), "on_show": True}
         index = self.tabs.indexOf(self.compare_view)
         if index < 0:
             index = self.tabs.addTab(self.compare_view, "Compare runs")
@@ -358,6 +368,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(index)
 
     def close_compare(self) -> None:
+        self.project.view.pop("compare", None)
         index = self.tabs.indexOf(self.compare_view)
         if index >= 0:
             self.tabs.removeTab(index)          # the view is kept (and follows the project) for next time
@@ -408,7 +419,9 @@ class MainWindow(QMainWindow):
         self.act_run.setToolTip(tip)
         self.act_run.setStatusTip(tip)
         self.act_cancel.setEnabled(running)
-        if not running:
+        if running:
+            self.progress_bar.setFormat("%p%")
+        else:
             self.progress_bar.reset()
             self.elapsed_label.setText("")
 
@@ -494,11 +507,17 @@ class MainWindow(QMainWindow):
             what = run.error or "cancelled"
             self.log(f"{title}: {run.id} {run.status}: {what}" + (" (partial result kept)" if run.is_partial else ""),
                      "error" if run.status == "failed" else "info")
-            if run.status == "failed":
-                self._show_error(f"{title} stopped: {run.error}")
-            else:
-                self.status(f"{title} cancelled")
+        # Cancel and the bar say the run has ended before a dialog about its error waits for the user
         self._update_run_actions()
+        spec = self.current_engine()
+        if run.status == "failed" and spec is not None and spec.name == name:
+            self.progress_bar.setRange(0, 1)
+            self.progress_bar.setValue(0)
+            self.progress_bar.setFormat("failed")
+        if run.status == "failed":
+            self._show_error(f"{title} stopped: {run.error}")
+        elif run.status == "cancelled":
+            self.status(f"{title} cancelled")
         gc.collect(1)   # the young garbage first (cheap), then the run's result, which lives as long as
         gc.freeze()     # the session, leaves the full collections: they stay short (issue 14)
 
