@@ -115,3 +115,60 @@ def test_an_unreachable_target_is_refused_in_the_window_without_a_flag(qtbot, mo
     assert ": Target fps: targets no design can reach" in message, "the field by its label"
     assert "“Unreachable targets” to “lower to the attainable fps (eq. 5)”" in message
     w.shutdown_jobs()
+
+
+# ---------------------------------------------------------------- Cain: the status bar and the listing
+def test_the_status_bar_names_the_best_length_the_listing_shows(qtbot, monkeypatch):
+    """A Cain search's events reach the window in batches (core.worker: what comes within 20 ms goes
+    together), so what the engine makes of one search step arrives at once: here each step's events
+    are one batch, each batch's last Progress goes to the status bar, as gui.job_runner does. After
+    every batch the best length in the status bar is the one the Program tab lists. It said "best 19"
+    over a listing of 17 until the search's next node count, seconds later on a busy search."""
+    import core.cain.engine as cain_engine
+    from core.engine import JobRequest
+    from core.filters import preset
+    from core.jobs import CancelToken, PartialResult, Progress
+    from gui.main_window import MainWindow
+
+    step = [0]
+    real_solve = cain_engine.solve
+
+    def counted_solve(*a, **k):
+        for ev in real_solve(*a, **k):
+            step[0] += 1
+            yield ev
+
+    monkeypatch.setattr(cain_engine, "solve", counted_solve)
+    w = MainWindow(restore_layout=False)
+    w.interactive = False
+    qtbot.addWidget(w)
+    w.show()
+    w.set_current_engine("cain")
+    run = w.project.start_run("cain")
+    w._running["cain"] = run.id                     # as run_current does, without a worker process
+    w.project.show("cain", run.id)
+    panel = w.panels["cain"]
+    # a node budget, one worker: the same search whatever the machine's load
+    events = cain_engine.ENGINE.run(JobRequest(preset("gauss5"), None,
+                                               {"workers": 1, "time_s": 600, "max_nodes": 8000}), CancelToken())
+    batches: list[list] = []
+    at = None
+    for ev in events:
+        if step[0] != at:
+            batches.append([])
+            at = step[0]
+        batches[-1].append(ev)
+    plans = checked = 0
+    for batch in batches:
+        w._on_events("cain", batch)
+        last = next((e for e in reversed(batch) if isinstance(e, Progress)), None)
+        if last is not None:
+            w._on_progress("cain", last)
+        plans += sum(isinstance(e, PartialResult) and e.kind == "plan" for e in batch)
+        said = re.search(r"best (\d+)", w.statusBar().currentMessage())
+        if said and panel._plan is not None:
+            listed = len(panel._plan["program"])
+            assert int(said.group(1)) == listed, (w.statusBar().currentMessage(), panel.plan_label.text())
+            checked += 1
+    assert plans >= 2 and checked > 0
+    w.shutdown_jobs()
