@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QPlainTextEdit, QProgressBar, QSplitter, QTabBar, QTabWidget, QToolBar,
                                QToolButton, QVBoxLayout, QWidget)
 
@@ -29,6 +29,7 @@ from core.lifecycle import RunOutcome
 from core.project import Project, ProjectEvent, Run
 from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
+from gui.combo_fit import ELIDE, ComboElider, fit_combos
 from gui.compare_view import CompareView
 from gui.job_runner import JobRunner
 from gui.library_dock import LibraryBrowser
@@ -108,11 +109,14 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(QLabel("No engines are installed."), "Engines")
         self.tabs.currentChanged.connect(self._tab_changed)
         self.setCentralWidget(self.tabs)
-        # Long entries (board and filter names) must not set the window's minimum width.
-        for combo in self.findChildren(QComboBox):
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(min(max(combo.minimumContentsLength(), 8), 16))
-            QApplication.sendEvent(combo, QEvent(QEvent.Type.StyleChange))   # drops its cached size hints
+        # A combo box shows its whole text; only names (the choice bars') and overlong entries are
+        # elided, with the whole text in the tooltip, so they never set the window's minimum width
+        # (gui.combo_fit, issue 49).
+        self._elider = ComboElider(self)
+        for bar in self.bars.values():
+            for combo in bar.findChildren(QComboBox):
+                combo.setProperty(ELIDE, True)
+        fit_combos(self, self._elider)
         for widget in self.findChildren(QWidget):      # and every layout above it recomputes its own
             widget.updateGeometry()
 

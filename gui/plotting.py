@@ -108,6 +108,7 @@ class ReadableAxis(pg.AxisItem):
         # cache makes a repaint of the data alone a blit (gui responsiveness, issue 14).
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.background = QColor(theme().background)     # what the grid lines are blended onto
+        self.setAcceptHoverEvents(True)                    # named ticks' tooltips (hoverMoveEvent)
         self.reset_text_space()
 
     def reset_text_space(self) -> None:
@@ -141,6 +142,8 @@ class ReadableAxis(pg.AxisItem):
         if specs is None:
             return None
         axis_spec, tick_specs, text_specs = specs
+        if self._tickLevels is not None and self.orientation in ("top", "bottom"):
+            text_specs = thin_labels(text_specs)
         bg = self.background
         opaque = []
         for pen, p1, p2 in tick_specs:
@@ -153,6 +156,18 @@ class ReadableAxis(pg.AxisItem):
                                              colour.blueF() * a + bg.blueF() * (1 - a)))
             opaque.append((pen, p1, p2))
         return axis_spec, opaque, text_specs
+
+    def hoverMoveEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)
+        """Over a named tick (a layer, an architecture), its whole name: thin_labels may have left it out."""
+        view = self.linkedView()
+        names = [t for level in (self._tickLevels or []) for t in level if str(t[1])]
+        if view is None or not names:
+            self.setToolTip("")
+            return
+        pos = view.mapSceneToView(event.scenePos())
+        along = pos.x() if self.orientation in ("top", "bottom") else pos.y()
+        value, name = min(names, key=lambda t: abs(float(t[0]) - along))
+        self.setToolTip(str(name) if abs(float(value) - along) <= 0.5 else "")
 
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
         """Decades always; 2 and 5 times a decade when at most three decades show; every minor tick
@@ -171,6 +186,21 @@ class ReadableAxis(pg.AxisItem):
             return self.logTickStrings(values, scale, spacing)
         strings = super().tickStrings(values, scale, spacing)
         return [readable_number(v * scale) if abs(v * scale) >= 1e5 else s for v, s in zip(values, strings)]
+
+
+LABEL_GAP = 6       # px between two tick labels side by side
+
+
+def thin_labels(text_specs: list[Any]) -> list[Any]:
+    """Named ticks (one per layer, per architecture) side by side: every k-th label for the least k
+    at which none runs into the next (issue 49: the bound's per-layer names overlapped), so the
+    labels left stay evenly spaced; the axis's tooltip names the others."""
+    specs = sorted(text_specs, key=lambda spec: spec[0].center().x())
+    for k in range(1, len(specs) + 1):
+        kept = specs[::k]
+        if all(b[0].left() >= a[0].right() + LABEL_GAP for a, b in zip(kept, kept[1:])):
+            return kept
+    return specs[:1]
 
 
 class OutsideLegend(pg.LegendItem):

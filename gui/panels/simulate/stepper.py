@@ -53,7 +53,7 @@ HIGHLIGHT = QColor(255, 230, 140)
 WRITTEN_ROW = QColor(255, 179, 71)
 EFFECT_TEXT = QColor(200, 110, 0)
 KEY_TEXT = "Orange frame: written by this instruction. Arrow: a NEWS shift, values move that way."
-SCALES = (("step", "per plane and step"), ("plane", "per plane, whole run"), ("shared", "one for all"))
+SCALES = (("step", "scale per step"), ("plane", "scale per run"), ("shared", "one scale"))   # fit the column
 LEFT_WIDTH = 150             # px, the control column: the planes' grid gets the rest
 # what the column's controls may take: it shows a vertical scroll bar on most screens, and content
 # wider than what the bar leaves is cut at the right (the last transport button and Go were)
