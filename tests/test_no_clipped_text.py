@@ -123,6 +123,7 @@ def inspector_problems(window) -> list[str]:
         stepper.set_step(step)
         QApplication.processEvents()
         out += [f"PE inspector at step {step}: {t}" for t in view.crowded()]
+    out += combo_problems(stepper, popups=False)         # the jump box at the last step: "# 21 of 21"
     stepper.set_step(at)
     return out
 

@@ -163,11 +163,14 @@ class Scamp5Stepper(QWidget):
         self.jump_spin = QSpinBox()
         self.jump_spin.setRange(0, 0)
         self.jump_spin.setPrefix("# ")           # "# 8 of 21": the line to jump to, short enough for the column
-        self.jump_spin.setToolTip("Instruction number to jump to (Ctrl+G); 0 is the input")
-        nav.addWidget(self.jump_spin, 3, 0, 1, 2)
+        self.jump_spin.setToolTip("Instruction number to jump to (Ctrl+G; arrow keys or the wheel to change it); "
+                                  "0 is the input")
+        # three columns and no arrows: "# 21 of 21" was cut to "# 21 of 2" (issue 49)
+        self.jump_spin.setButtonSymbols(QSpinBox.ButtonSymbols.NoButtons)
+        nav.addWidget(self.jump_spin, 3, 0, 1, 3)
         self.jump_button = _button("Go", "Jump to this line", lambda: self.set_step(self.jump_spin.value()))
         self.jump_button.setMinimumWidth(10)
-        nav.addWidget(self.jump_button, 3, 2, 1, 2)
+        nav.addWidget(self.jump_button, 3, 3, 1, 1)
         for c in range(4):          # four equal columns: no transport button is squeezed below its text
             nav.setColumnStretch(c, 1)
         lv.addLayout(nav)
