@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFontMetricsF, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsItem, QTableWidget, QTableWidgetItem, QWidget
 
@@ -189,6 +189,7 @@ class ReadableAxis(pg.AxisItem):
 
 
 LABEL_GAP = 6       # px between two tick labels side by side
+TICK_OVERHANG_PX = 16
 
 
 def thin_labels(text_specs: list[Any]) -> list[Any]:
@@ -235,6 +236,10 @@ class ThemedPlot(pg.PlotWidget):
         super().__init__(parent=parent, **kw)
         for side in ("top", "right"):                  # made readable too, in case a panel shows them
             self.getPlotItem().hideAxis(side)
+        # room at the right for the half of the last x tick label that lies past the axis's end
+        # (pyqtgraph draws up to 15 px past it): "5·10⁵" was cut to "5·1" at the widget's edge
+        left, top, _right, bottom = self.getPlotItem().layout.getContentsMargins()
+        self.getPlotItem().layout.setContentsMargins(left, top, TICK_OVERHANG_PX, bottom)
         under = self.getPlotItem().getViewBox().zValue() - 1
         for side in ("left", "bottom", "right", "top"):  # under the data: their grid lines are opaque
             self.getPlotItem().getAxis(side).setZValue(under)
@@ -253,6 +258,14 @@ class ThemedPlot(pg.PlotWidget):
             self.setLabel("left", y_label)
         self.apply_theme()
         self._themed = True
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        """At least what the plot's own items need (axes, their labels, the legend): a narrower widget
+        showed the scene cut at its right edge, the last tick labels with it (the Compare view's plots
+        at 1366x768, issue 49)."""
+        need = self.getPlotItem().effectiveSizeHint(Qt.SizeHint.MinimumSize)
+        own = super().minimumSizeHint()
+        return QSize(max(own.width(), math.ceil(need.width())), max(own.height(), math.ceil(need.height())))
 
     def setTitle(self, title: str | None = None, **kw: Any) -> None:  # noqa: N802 (Qt name)
         """As PlotItem.setTitle, in the theme's colour (a colour given by a caller is ignored)."""

@@ -80,8 +80,13 @@ def tick_problems(root: QWidget) -> list[str]:
         if not axis.isVisible():
             continue
         boxes = []
-        for rect, _flags, text in axis.tick_texts() if hasattr(axis, "tick_texts") else _drawn_texts(axis):
+        edge = plot.viewport().rect()
+        for rect, _flags, text in _drawn_texts(axis):
             boxes.append((rect.left(), rect.right(), text))
+            on_widget = plot.mapFromScene(axis.mapRectToScene(rect)).boundingRect()
+            if on_widget.right() > edge.right() + 1 or on_widget.left() < edge.left() - 1:
+                cut.append(f"tick label {text!r} runs past the plot's edge "
+                           f"({on_widget.left()}..{on_widget.right()} of {edge.width()} px)")
         boxes.sort()
         for (l0, r0, t0), (l1, r1, t1) in zip(boxes, boxes[1:]):
             if l1 < r0 - 1:
@@ -194,3 +199,24 @@ def test_every_library_item_and_run_fits_its_combo_boxes(window, qtbot):
                 QApplication.processEvents()
                 problems.update(combo_problems(bar))
     assert not problems, sorted(problems)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_no_text_is_cut_in_the_docks_or_the_library_editors(window, size):
+    """Each bottom dock raised in turn, and the library's editor for each item of the example."""
+    window.resize(*size)
+    problems = {}
+    for dock in (window.study_dock, window.log_dock, window.runs_dock):
+        dock.raise_()
+        settle()
+        window.grab()
+        settle()
+        if cut := combo_problems(window) + clipped(window):
+            problems[dock.windowTitle()] = cut
+    for lib in ("workloads", "targets"):
+        for entry in window.project.entries(lib):
+            window.library.select(lib, entry.id)
+            settle()
+            if cut := combo_problems(window.library) + clipped(window.library):
+                problems[entry.name] = cut
+    assert not problems, problems
