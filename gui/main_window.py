@@ -92,6 +92,10 @@ class MainWindow(QMainWindow):
         # ---- centre: one tab per engine
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        # every tab in view (no scroll arrows that hide the first ones): a title that does not fit is
+        # elided with "…" and read whole in its tooltip (issue 49)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
+        self.tabs.setUsesScrollButtons(False)
         self.panels: dict[str, EnginePanel] = {}
         self.bars: dict[str, ChoiceBar] = {}
         custom = panel_classes()
@@ -104,7 +108,7 @@ class MainWindow(QMainWindow):
             tab = EngineTab(bar, panel)
             tab.setObjectName(f"tab-{name}")        # names the tab's splitters in the saved layout
             self.tabs.addTab(tab, spec.title)
-            self.tabs.setTabToolTip(self.tabs.count() - 1, spec.summary)
+            self.tabs.setTabToolTip(self.tabs.count() - 1, f"{spec.title}: {spec.summary}")
         if not self.panels:
             self.tabs.addTab(QLabel("No engines are installed."), "Engines")
         self.tabs.currentChanged.connect(self._tab_changed)
@@ -362,7 +366,7 @@ class MainWindow(QMainWindow):
         index = self.tabs.indexOf(self.compare_view)
         if index < 0:
             index = self.tabs.addTab(self.compare_view, "Compare runs")
-            self.tabs.setTabToolTip(index, "The compared runs' settings, metrics and overlaid plots")
+            self.tabs.setTabToolTip(index, "Compare runs: the compared runs' settings, metrics and overlaid plots")
             close = QToolButton()
             close.setText("×")
             close.setAutoRaise(True)

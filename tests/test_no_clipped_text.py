@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLineEdit, QStyle, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLineEdit, QStyle, QTabBar, QWidget
 from test_gui_space import _scrolls_sideways, clipped, settle, shown_width
 from window_helpers import HANG_MS, example_window
 
@@ -68,6 +69,25 @@ def popup_problems(combo: QComboBox) -> list[str]:
     QApplication.processEvents()
     return [f"combo {combo.currentText()[:40]!r}'s popup: {room} < {need} px for {combo.itemText(worst)!r}"] \
         if need > room + 1 else []
+
+
+def tab_problems(root: QWidget) -> list[str]:
+    """Tab bars: every tab in view, and a title too long for its tab elided with its tooltip naming it."""
+    cut: list[str] = []
+    for bar in root.findChildren(QTabBar):
+        if not bar.isVisible():
+            continue
+        for i in range(bar.count()):
+            rect, title = bar.tabRect(i), bar.tabText(i).replace("&", "")
+            if rect.right() > bar.width() + 1 or rect.left() < -1:
+                cut.append(f"tab {title!r} out of view ({rect.left()}..{rect.right()} of {bar.width()} px)")
+            need = bar.fontMetrics().horizontalAdvance(title)
+            room = rect.width() - 2 * bar.style().pixelMetric(QStyle.PixelMetric.PM_TabBarTabHSpace, None, bar) // 2
+            if bar.tabButton(i, QTabBar.ButtonPosition.RightSide) is not None:
+                room -= bar.tabButton(i, QTabBar.ButtonPosition.RightSide).width()
+            if need > room + 1 and (bar.elideMode() == Qt.TextElideMode.ElideNone or title not in bar.tabToolTip(i)):
+                cut.append(f"tab {title!r}: {room} < {need} px, not elided with its title in the tooltip")
+    return cut
 
 
 def tick_problems(root: QWidget) -> list[str]:
@@ -176,7 +196,7 @@ def test_no_combo_tick_or_number_is_cut_on_any_tab(window, qtbot, size):
     settle()
     problems = {}
     for name in each_page(window):
-        cut = combo_problems(window) + tick_problems(window) + clipped(window)
+        cut = combo_problems(window) + tick_problems(window) + tab_problems(window) + clipped(window)
         if stepper.isVisible():
             cut += inspector_problems(window)
         if window.width() > size[0] or window.height() > size[1]:      # else the screen cuts it
