@@ -223,7 +223,7 @@ def test_every_library_item_and_run_fits_its_combo_boxes(window, qtbot):
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_no_text_is_cut_in_the_docks_or_the_library_editors(window, size):
-    """Each bottom dock raised in turn, and the library's editor for each item of the example."""
+    """Each bottom dock raised in turn, the library's editor for each item of the example, the tour."""
     window.resize(*size)
     problems = {}
     for dock in (window.study_dock, window.log_dock, window.runs_dock):
@@ -239,4 +239,13 @@ def test_no_text_is_cut_in_the_docks_or_the_library_editors(window, size):
             settle()
             if cut := combo_problems(window.library) + clipped(window.library):
                 problems[entry.name] = cut
+    window.show_tour()                                  # Help > Tour, the window's own dialog
+    settle()
+    tour = window.tour
+    cut = combo_problems(tour) + clipped(tour)
+    if tour.width() > size[0] or tour.height() > size[1]:
+        cut.append(f"the tour is {tour.width()}x{tour.height()}")
+    if cut:
+        problems["Tour"] = cut
+    tour.close()
     assert not problems, problems
