@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLineEdit, QStyle, QTabBar, QWidget
 from test_gui_space import _scrolls_sideways, clipped, settle, shown_width
 from window_helpers import HANG_MS, example_window
@@ -138,8 +139,30 @@ class _NullPainter:
         return QFontMetricsF(self._font).boundingRect(rect, flags, text)
 
 
+VALUE_GAP = 3       # px a value keeps from its left neighbour in the PE inspector
+
+
+def painted_texts(widget: QWidget) -> list[tuple[QRectF, int, str, QFont]]:
+    """Every text the widget's paintEvent draws into a rectangle: (room, flags, text, font)."""
+    drawn: list = []
+    real = QPainter.drawText
+
+    def record(painter, *args):
+        if len(args) == 3 and isinstance(args[0], QRectF):
+            drawn.append((QRectF(args[0]), int(args[1]), str(args[2]), QFont(painter.font())))
+        return real(painter, *args)
+
+    QPainter.drawText = record
+    try:
+        widget.grab()
+    finally:
+        QPainter.drawText = real
+    return drawn
+
+
 def inspector_problems(window) -> list[str]:
-    """Every step of the loaded program: the PE inspector's numbers keep a gap between them."""
+    """Every step of the loaded program: each number the PE inspector paints fits its column with a
+    gap to the next ("-0.0703" in bold ran into its neighbour), each text fits the view."""
     stepper = window.panels["simulate"].stepper
     view = stepper.inspector.view
     at = stepper.step
@@ -147,10 +170,16 @@ def inspector_problems(window) -> list[str]:
     for step in range(stepper.steps + 1):
         stepper.set_step(step)
         QApplication.processEvents()
-        out += [f"PE inspector at step {step}: {t}" for t in view.crowded()]
+        texts = painted_texts(view)
+        assert any(t[2] == "value" for t in texts), "the inspector painted no table"
+        for room, flags, text, font in texts:
+            need = QFontMetricsF(font).horizontalAdvance(text.split("\n")[0])
+            gap = VALUE_GAP if flags & int(Qt.AlignmentFlag.AlignRight) else 0
+            if need + gap > room.width() + 0.5 or room.left() + (room.width() if gap else need) > view.width() + 0.5:
+                out.append(f"PE inspector at step {step}: {text!r} needs {need + gap:.0f} of {room.width():.0f} px")
     out += combo_problems(stepper, popups=False)         # the jump box at the last step: "# 21 of 21"
     stepper.set_step(at)
-    return out
+    return sorted(set(out))
 
 
 @pytest.fixture
