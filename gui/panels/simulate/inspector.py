@@ -246,19 +246,6 @@ class PeView(QWidget):
             self.setMinimumWidth(int(self.table_w))
             self.update()
 
-    def crowded(self) -> list[str]:
-        """Texts of the PE on show that do not keep a gap to their neighbour or run past the view (for
-        tests): a value wider than its column, a register name wider than its own, the heading."""
-        if self.shown is None:
-            return []
-        out = [f"value {t!r}: {QFontMetricsF(f).horizontalAdvance(t) + PAD:.0f} > {self.col_w:.0f} px"
-               for t, f in self._cell_texts(self.shown) if QFontMetricsF(f).horizontalAdvance(t) + PAD > self.col_w]
-        bold = QFontMetricsF(self.bold)
-        out += [f"register {n!r}" for n in self.shown.values if bold.horizontalAdvance(n) + 2 * PAD > self.name_w]
-        if self.table_w - PAD > self.width():
-            out.append(f"the table ({self.table_w:.0f} px) is wider than the view ({self.width()} px)")
-        return out
-
     def set_shown(self, shown: _Shown | None) -> None:
         if shown is not None:
             self._widen(shown)
