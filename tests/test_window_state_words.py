@@ -172,3 +172,23 @@ def test_the_status_bar_names_the_best_length_the_listing_shows(qtbot, monkeypat
             checked += 1
     assert plans >= 2 and checked > 0
     w.shutdown_jobs()
+
+
+def test_a_bad_scheduler_address_is_named_as_the_studies_dock_names_it(qtbot):
+    """core.study names the command line's --cluster; the Studies dock says which of its fields."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    w = example_window(qtbot, (1366, 768))
+    w.interactive = False
+    panel = w.study_panel
+    w.study_dock.raise_()
+    panel.where.setCurrentIndex(panel.where.findData("address"))
+    QTest.mouseClick(panel.address, Qt.MouseButton.LeftButton)
+    QTest.keyClicks(panel.address, "10.0.0.1:8786")            # no tcp://
+    said: list[str] = []
+    w.status = said.append
+    assert not panel.run_study()
+    assert said and "Dask scheduler address:" in said[-1], said
+    assert not FLAG.search(said[-1]), said[-1]
+    w.shutdown_jobs()

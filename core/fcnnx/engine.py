@@ -134,7 +134,7 @@ def load_networks(workload: Any) -> list[Network]:
     from core.nets import zoo
 
     if not isinstance(workload, CnnSet):
-        raise InputError("f-CNNx maps a CNN set: choose one as the workload (or give --cnns / --onnx)", "workload")
+        raise InputError("f-CNNx maps a CNN set: choose one as the workload", "workload")   # no flag: the window shows it too
     nets = []
     for i, n in enumerate(workload.cnns):
         try:
