@@ -88,10 +88,15 @@ _SCHEMA: dict[str, Any] = {
             }}},
         # where each run's text lies (encode_text): a hint for check_file, ignored by readers
         "index": {"type": "object"},
-        # view state: the current tab, and the run each engine's tab shows
+        # view state: the current tab, the run each engine's tab shows, and the runs of an open
+        # Compare tab (optional: sessions without it open with no Compare tab)
         "view": {"type": "object", "properties": {"current_engine": {"type": ["string", "null"]},
                                                   "shown": {"type": "object",
-                                                            "additionalProperties": {"type": ["string", "null"]}}}},
+                                                            "additionalProperties": {"type": ["string", "null"]}},
+                                                  "compare": {"type": "object", "required": ["runs"],
+                                                              "properties": {"runs": {"type": "array",
+                                                                                      "items": {"type": "string"}},
+                                                                             "on_show": {"type": "boolean"}}}}},
     },
 }
 
@@ -333,6 +338,9 @@ def _read_view(doc: dict[str, Any], p: Project, known: dict[str, Any]) -> None:
     if current is not None and current not in known:
         raise SessionError(f"unknown engine {current!r}", "session.view.current_engine")
     p.view = {**doc.get("view", {}), "current_engine": current}
+    if "compare" in p.view:         # the compared runs the file still holds (a deleted one drops out)
+        held = {r.id for r in p.runs}
+        p.view["compare"] = {**p.view["compare"], "runs": [i for i in p.view["compare"]["runs"] if i in held]}
     for name in known:
         p.choice(name)              # engines the file does not mention start on their defaults
 

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QPlainTextEdit, QProgressBar, QSplitter, QTabBar, QTabWidget, QToolBar,
                                QToolButton, QVBoxLayout, QWidget)
 
@@ -29,6 +29,7 @@ from core.lifecycle import RunOutcome
 from core.project import Project, ProjectEvent, Run
 from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
+from gui.combo_fit import ELIDE, ComboElider, fit_combos
 from gui.compare_view import CompareView
 from gui.job_runner import JobRunner
 from gui.library_dock import LibraryBrowser
@@ -91,6 +92,10 @@ class MainWindow(QMainWindow):
         # ---- centre: one tab per engine
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        # every tab in view (no scroll arrows that hide the first ones): a title that does not fit is
+        # elided with "…" and read whole in its tooltip (issue 49)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
+        self.tabs.setUsesScrollButtons(False)
         self.panels: dict[str, EnginePanel] = {}
         self.bars: dict[str, ChoiceBar] = {}
         custom = panel_classes()
@@ -103,16 +108,19 @@ class MainWindow(QMainWindow):
             tab = EngineTab(bar, panel)
             tab.setObjectName(f"tab-{name}")        # names the tab's splitters in the saved layout
             self.tabs.addTab(tab, spec.title)
-            self.tabs.setTabToolTip(self.tabs.count() - 1, spec.summary)
+            self.tabs.setTabToolTip(self.tabs.count() - 1, f"{spec.title}: {spec.summary}")
         if not self.panels:
             self.tabs.addTab(QLabel("No engines are installed."), "Engines")
         self.tabs.currentChanged.connect(self._tab_changed)
         self.setCentralWidget(self.tabs)
-        # Long entries (board and filter names) must not set the window's minimum width.
-        for combo in self.findChildren(QComboBox):
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(min(max(combo.minimumContentsLength(), 8), 16))
-            QApplication.sendEvent(combo, QEvent(QEvent.Type.StyleChange))   # drops its cached size hints
+        # A combo box shows its whole text; only names (the choice bars') and overlong entries are
+        # elided, with the whole text in the tooltip, so they never set the window's minimum width
+        # (gui.combo_fit, issue 49).
+        self._elider = ComboElider(self)
+        for bar in self.bars.values():
+            for combo in bar.findChildren(QComboBox):
+                combo.setProperty(ELIDE, True)
+        fit_combos(self, self._elider)
         for widget in self.findChildren(QWidget):      # and every layout above it recomputes its own
             widget.updateGeometry()
 
@@ -292,6 +300,9 @@ class MainWindow(QMainWindow):
         if spec is not None:
             self.project.view["current_engine"] = spec.name    # view state: not an edit, not undone
             self.panels[spec.name].catch_up()                   # on show now: draw what it missed
+        compared = self.project.view.get("compare")
+        if isinstance(compared, dict):                          # saved with the session: on show or behind
+            compared["on_show"] = self.tabs.currentWidget() is self.compare_view
         self._mark_in_use()
         self._update_run_actions()
 
@@ -323,7 +334,13 @@ class MainWindow(QMainWindow):
                 runs = self.project.runs_of(name)
                 self.project.show(name, runs[-1].id if runs else None)
         current = self.project.view.get("current_engine")
-        if current in self.panels:
+        compared = self.project.view.get("compare")
+        self.close_compare()                            # the last session's comparison is not this one's
+        if isinstance(compared, dict) and compared.get("runs"):
+            self.compare(list(compared["runs"]))        # a Compare tab open at save time comes back
+            if not compared.get("on_show") and current in self.panels:
+                self.set_current_engine(current)
+        elif current in self.panels:
             self.set_current_engine(current)
         self._tab_changed(self.tabs.currentIndex())
 
@@ -346,12 +363,13 @@ class MainWindow(QMainWindow):
         self.status(f"The setup of {run_id} is back in the {engines()[run.engine].title} tab")
 
     def compare(self, run_ids: list[str]) -> None:
-        """Open (or refill) the Compare tab on these runs and show it."""
+        """Open (or refill) the Compare tab on these runs and show it (view state, saved with the session)."""
         self.compare_view.set_runs(list(run_ids))
+        self.project.view["compare"] = {"runs": self.compare_view.run_ids(), "on_show": True}
         index = self.tabs.indexOf(self.compare_view)
         if index < 0:
             index = self.tabs.addTab(self.compare_view, "Compare runs")
-            self.tabs.setTabToolTip(index, "The compared runs' settings, metrics and overlaid plots")
+            self.tabs.setTabToolTip(index, "Compare runs: the compared runs' settings, metrics and overlaid plots")
             close = QToolButton()
             close.setText("×")
             close.setAutoRaise(True)
@@ -361,6 +379,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(index)
 
     def close_compare(self) -> None:
+        self.project.view.pop("compare", None)
         index = self.tabs.indexOf(self.compare_view)
         if index >= 0:
             self.tabs.removeTab(index)          # the view is kept (and follows the project) for next time
@@ -426,7 +445,9 @@ class MainWindow(QMainWindow):
         self.act_run.setToolTip(tip)
         self.act_run.setStatusTip(tip)
         self.act_cancel.setEnabled(running)
-        if not running:
+        if running:
+            self.progress_bar.setFormat("%p%")
+        else:
             self.progress_bar.reset()
             self.elapsed_label.setText("")
 
@@ -512,11 +533,17 @@ class MainWindow(QMainWindow):
             what = run.error or "cancelled"
             self.log(f"{title}: {run.id} {run.status}: {what}" + (" (partial result kept)" if run.is_partial else ""),
                      "error" if run.status == "failed" else "info")
-            if run.status == "failed":
-                self._show_error(f"{title} stopped: {run.error}")
-            else:
-                self.status(f"{title} cancelled")
+        # Cancel and the bar say the run has ended before a dialog about its error waits for the user
         self._update_run_actions()
+        spec = self.current_engine()
+        if run.status == "failed" and spec is not None and spec.name == name:
+            self.progress_bar.setRange(0, 1)
+            self.progress_bar.setValue(0)
+            self.progress_bar.setFormat("failed")
+        if run.status == "failed":
+            self._show_error(f"{title} stopped: {run.error}")
+        elif run.status == "cancelled":
+            self.status(f"{title} cancelled")
         gc.collect(1)   # the young garbage first (cheap), then the run's result, which lives as long as
         gc.freeze()     # the session, leaves the full collections: they stay short (issue 14)
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFontMetricsF, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsItem, QTableWidget, QTableWidgetItem, QWidget
 
@@ -108,6 +108,7 @@ class ReadableAxis(pg.AxisItem):
         # cache makes a repaint of the data alone a blit (gui responsiveness, issue 14).
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.background = QColor(theme().background)     # what the grid lines are blended onto
+        self.setAcceptHoverEvents(True)                    # named ticks' tooltips (hoverMoveEvent)
         self.reset_text_space()
 
     def reset_text_space(self) -> None:
@@ -141,6 +142,8 @@ class ReadableAxis(pg.AxisItem):
         if specs is None:
             return None
         axis_spec, tick_specs, text_specs = specs
+        if self._tickLevels is not None and self.orientation in ("top", "bottom"):
+            text_specs = thin_labels(text_specs)
         bg = self.background
         opaque = []
         for pen, p1, p2 in tick_specs:
@@ -153,6 +156,18 @@ class ReadableAxis(pg.AxisItem):
                                              colour.blueF() * a + bg.blueF() * (1 - a)))
             opaque.append((pen, p1, p2))
         return axis_spec, opaque, text_specs
+
+    def hoverMoveEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)
+        """Over a named tick (a layer, an architecture), its whole name: thin_labels may have left it out."""
+        view = self.linkedView()
+        names = [t for level in (self._tickLevels or []) for t in level if str(t[1])]
+        if view is None or not names:
+            self.setToolTip("")
+            return
+        pos = view.mapSceneToView(event.scenePos())
+        along = pos.x() if self.orientation in ("top", "bottom") else pos.y()
+        value, name = min(names, key=lambda t: abs(float(t[0]) - along))
+        self.setToolTip(str(name) if abs(float(value) - along) <= 0.5 else "")
 
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
         """Decades always; 2 and 5 times a decade when at most three decades show; every minor tick
@@ -171,6 +186,22 @@ class ReadableAxis(pg.AxisItem):
             return self.logTickStrings(values, scale, spacing)
         strings = super().tickStrings(values, scale, spacing)
         return [readable_number(v * scale) if abs(v * scale) >= 1e5 else s for v, s in zip(values, strings)]
+
+
+LABEL_GAP = 6       # px between two tick labels side by side
+TICK_OVERHANG_PX = 16
+
+
+def thin_labels(text_specs: list[Any]) -> list[Any]:
+    """Named ticks (one per layer, per architecture) side by side: every k-th label for the least k
+    at which none runs into the next (issue 49: the bound's per-layer names overlapped), so the
+    labels left stay evenly spaced; the axis's tooltip names the others."""
+    specs = sorted(text_specs, key=lambda spec: spec[0].center().x())
+    for k in range(1, len(specs) + 1):
+        kept = specs[::k]
+        if all(b[0].left() >= a[0].right() + LABEL_GAP for a, b in zip(kept, kept[1:])):
+            return kept
+    return specs[:1]
 
 
 class OutsideLegend(pg.LegendItem):
@@ -205,6 +236,10 @@ class ThemedPlot(pg.PlotWidget):
         super().__init__(parent=parent, **kw)
         for side in ("top", "right"):                  # made readable too, in case a panel shows them
             self.getPlotItem().hideAxis(side)
+        # room at the right for the half of the last x tick label that lies past the axis's end
+        # (pyqtgraph draws up to 15 px past it): "5·10⁵" was cut to "5·1" at the widget's edge
+        left, top, _right, bottom = self.getPlotItem().layout.getContentsMargins()
+        self.getPlotItem().layout.setContentsMargins(left, top, TICK_OVERHANG_PX, bottom)
         under = self.getPlotItem().getViewBox().zValue() - 1
         for side in ("left", "bottom", "right", "top"):  # under the data: their grid lines are opaque
             self.getPlotItem().getAxis(side).setZValue(under)
@@ -223,6 +258,14 @@ class ThemedPlot(pg.PlotWidget):
             self.setLabel("left", y_label)
         self.apply_theme()
         self._themed = True
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        """At least what the plot's own items need (axes, their labels, the legend): a narrower widget
+        showed the scene cut at its right edge, the last tick labels with it (the Compare view's plots
+        at 1366x768, issue 49)."""
+        need = self.getPlotItem().effectiveSizeHint(Qt.SizeHint.MinimumSize)
+        own = super().minimumSizeHint()
+        return QSize(max(own.width(), math.ceil(need.width())), max(own.height(), math.ceil(need.height())))
 
     def setTitle(self, title: str | None = None, **kw: Any) -> None:  # noqa: N802 (Qt name)
         """As PlotItem.setTitle, in the theme's colour (a colour given by a caller is ignored)."""

@@ -64,6 +64,17 @@ def _plot_widget() -> pg.PlotWidget:
     return plot
 
 
+
+# The command line's names for what this panel asks in its own words (core.study names the flag
+# where a value came from): a message about one names the field here, never the flag (issue 49).
+FIELD_WORDS = {"--cluster": "Dask scheduler address", "--out": "results file"}
+
+
+def window_words(text: str) -> str:
+    """An error's "--flag: message" as "field: message"."""
+    flag, sep, rest = text.partition(": ")
+    return f"{FIELD_WORDS[flag]}: {rest}" if sep and flag in FIELD_WORDS else text
+
 class StudyContext(Protocol):
     project: Project
 
@@ -369,7 +380,7 @@ class StudyPanel(QWidget):
                                  on_record=lambda r: self._queue.put(("record", r)),
                                  on_log=lambda m: self._queue.put(("log", m)))
         except InputError as exc:
-            self.context.status(f"Cannot run the study: {exc}")
+            self.context.status(f"Cannot run the study: {window_words(str(exc))}")
             return False
         self.running, self.runner, self.summary = study, runner, None
         self.records, self.run_ids = {}, {}
@@ -458,6 +469,8 @@ class StudyPanel(QWidget):
         self._thread = None
         self.runner = None
         c = summary.counts
+        if summary.error:
+            summary.error = window_words(summary.error)
         what = "cancelled" if summary.cancelled else "stopped: " + summary.error if summary.error else "done"
         self.context.log(f"study {summary.study} {what}: {c['finished']} finished, {c['failed']} failed, "
                          f"{c['not_run']} not run", "error" if summary.error else "info")

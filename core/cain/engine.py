@@ -214,12 +214,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             continue
         if isinstance(ev, Stats):
             nodes = max(nodes, ev.nodes)
-            frac = min(1.0, elapsed / s["time_s"])
-            if s["max_nodes"]:
-                frac = max(frac, min(1.0, nodes / s["max_nodes"]))
-            msg = f"{nodes} nodes" + (f", best {best.length}" if best else ", no program yet") + \
-                f", lower bound {proven}"
-            yield Progress(frac, msg)
+            yield _progress(nodes, elapsed, best, proven, s)
             if best is not None and elapsed - last_points > 0.5:
                 last_points = elapsed
                 yield from _metric_points(nodes, elapsed, best.length)
@@ -235,12 +230,23 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         # a self-contained plan (core.cain.plans): a cancelled run keeps the last one as its partial result
         yield PartialResult("plan", make_plan(improvements[-1], _search_fields(ks, approx, s),
                                               {"goal_bags": ev.bags, "register_goals": ev.registers}))
+        # the status line names the best length the listing now shows, not the one before (issue 49)
+        yield _progress(nodes, elapsed, best, proven, s)
         yield LogLine(f"verified program of length {ev.length} after {ev.nodes} nodes, {ev.elapsed:.2f} s"
                       + (" (optimal: the lower bound)" if ev.length <= proven else ""))
     elapsed = time.monotonic() - start
     if best is not None:
         yield from _metric_points(nodes, elapsed, best.length)
     yield FinalResult(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, bound, proven))
+
+
+def _progress(nodes: int, elapsed: float, best: Improvement | None, proven: int, s: dict[str, Any]) -> Progress:
+    """How far the search is (its time or node budget, whichever is nearer its end) and what it has."""
+    frac = min(1.0, elapsed / s["time_s"])
+    if s["max_nodes"]:
+        frac = max(frac, min(1.0, nodes / s["max_nodes"]))
+    return Progress(frac, f"{nodes} nodes" + (f", best {best.length}" if best else ", no program yet")
+                    + f", lower bound {proven}")
 
 
 def _kernel_warnings(approx: Any, outputs: dict[str, str]) -> list[AnalogueWarning]:

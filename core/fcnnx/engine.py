@@ -135,7 +135,7 @@ def load_networks(workload: Any) -> list[Network]:
     from core.nets import zoo
 
     if not isinstance(workload, CnnSet):
-        raise InputError("f-CNNx maps a CNN set: choose one as the workload (or give --cnns / --onnx)", "workload")
+        raise InputError("f-CNNx maps a CNN set: choose one as the workload", "workload")   # no flag: the window shows it too
     nets = []
     for i, n in enumerate(workload.cnns):
         try:
@@ -178,6 +178,14 @@ def _platform(target: Any) -> tuple[str, float]:
         raise InputError(f"{bw:g} GB/s is more than {BOARDS[board].name}'s memory can deliver (at most {top:g} GB/s)",
                          "target.bandwidth_gbps")
     return board, bw
+
+
+def _choice_words(key: str, value: Any) -> str:
+    """A setting and one of its choices in the words the window shows (the schema's title and label),
+    never a command-line flag: the same message reaches the window and the command line (issue 49);
+    `--help` names the flag beside the same words."""
+    prop = SETTINGS_SCHEMA["properties"][key]
+    return f"“{prop['title']}” to “{prop.get('x-labels', {}).get(str(value), value)}”"
 
 
 def _no_fit_message(net: Network, board: str, avail: dict[str, int]) -> str:
@@ -294,7 +302,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     if unreachable and strict:
         raise InputError("targets no design can reach: " + "; ".join(
             f"{n} asks {u:g} fps, at most {m:.2f} fps on this device at {bw_gbps:g} GB/s" for n, u, m in unreachable)
-            + " (lower them, or let eq. 5 lower them with --clamp-targets)", "settings.targets")
+            + f" (lower them, or let eq. 5 lower them: set {_choice_words('strict_targets', False)})",
+            "settings.targets")
     for n, u, m in unreachable:
         yield LogLine(f"{n}: target {u:g} fps is above the attainable {m:.2f} fps; using {m:.2f} (eq. 5)", "warning")
     targets = [min(u, m) for u, m in zip(user_targets, fps_max)]
@@ -516,7 +525,8 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     tg.add_argument("--strict-targets", dest="strict_targets", action="store_true", default=None,
                     help="refuse targets above the attainable fps (the default when --targets is given)")
     tg.add_argument("--clamp-targets", dest="strict_targets", action="store_false",
-                    help="lower targets above the attainable fps to it (eq. 5; the default for the implicit 25 fps)")
+                    help="lower targets above the attainable fps to it (eq. 5; the default for the implicit 25 fps); "
+                         f"in the window: set {_choice_words('strict_targets', False)}")
     p.add_argument("--no-simulate", action="store_true", help="skip the discrete-event simulation")
     p.add_argument("--export-table", default="", metavar="DIR",
                    help="write the MCNN-HS configuration table of the chosen design to DIR/mcnn_hs_table.json and "

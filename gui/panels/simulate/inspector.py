@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from PySide6.QtCore import QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QKeySequence, QPainter, QPalette, QRegion
@@ -29,6 +29,7 @@ from sims.scamp5.bus import NEWS
 NEIGHBOURS = (("C", (0, 0)), ("N", (-1, 0)), ("E", (0, 1)), ("S", (1, 0)), ("W", (0, -1)))
 WRITE_BG = QColor(255, 179, 71)
 PAD = 4
+WIDE_VALUES = ("-0.0000",)      # what a value column holds (cell_text keeps to it)
 
 
 def goal_matrix(goal: Any) -> tuple[Fraction, list[list[int]]]:
@@ -64,6 +65,13 @@ def goal_html(goal: Any, name: str = "") -> str:
 
 def fmt(x: float | None) -> str:
     return "—" if x is None else format_number(float(x), digits=3)      # never "-0" (issue 30)
+
+
+def cell_text(x: float | None, room: Callable[[str], bool]) -> str:
+    """A value for the inspector's narrow columns: three significant digits where `room` says they
+    fit ("-0.0703"), else two ("0.002" for 0.00195)."""
+    text = fmt(x)
+    return text if x is None or room(text) else format_number(float(x), digits=2)
 
 
 @dataclass
@@ -104,7 +112,9 @@ class PeView(QWidget):
         self.line = math.ceil(fm.height()) + 1            # whole pixels: a row's repaint never touches the next
         self.mono_h = math.ceil(QFontMetricsF(self.mono).height())
         self.name_w = QFontMetricsF(self.bold).horizontalAdvance("NEWS") + 2 * PAD
-        self.col_w = fm.horizontalAdvance("-0.0000") + PAD
+        # a value column holds the widest number cell_text() writes in the analogue range and a gap:
+        # the PE's own values were bold and "-0.0703" ran into its neighbour (issue 49)
+        self.col_w = max(fm.horizontalAdvance(t) for t in WIDE_VALUES) + PAD
         self.table_w = self.name_w + len(NEIGHBOURS) * self.col_w + PAD
         self._height = int(self.line * 3)
         self._block_sizes: dict[tuple[str, ...], tuple[float, float]] = {}
@@ -217,7 +227,28 @@ class PeView(QWidget):
             self.setMinimumHeight(h)
             self.updateGeometry()
 
+    def _fits(self, text: str) -> bool:
+        return QFontMetricsF(self.font()).horizontalAdvance(text) + PAD <= self.col_w
+
+    def _cell_texts(self, shown: _Shown) -> list[tuple[str, QFont]]:
+        return [(cell_text(cell[key], self._fits), self.font()) for cell in shown.values.values()
+                for key, _ in NEIGHBOURS]
+
+    def _widen(self, shown: _Shown) -> None:
+        """A number wider than the columns (ten million and more) widens them for the rest of the run."""
+        need = max((QFontMetricsF(f).horizontalAdvance(t) + PAD for t, f in self._cell_texts(shown)),
+                   default=0.0)
+        if need > self.col_w:
+            self.col_w = need
+            self.table_w = self.name_w + len(NEIGHBOURS) * self.col_w + PAD
+            self._layouts.clear()
+            self._reserved_heights.clear()
+            self.setMinimumWidth(int(self.table_w))
+            self.update()
+
     def set_shown(self, shown: _Shown | None) -> None:
+        if shown is not None:
+            self._widen(shown)
         old, self.shown = self.shown, shown
         self._fit_height(self.width() or self.table_w)
         if old is None or shown is None or list(old.values) != list(shown.values):
@@ -281,9 +312,10 @@ class PeView(QWidget):
                 p.setPen(text)
             p.setFont(self.bold)
             p.drawText(QRectF(PAD, y, self.name_w, self.line), left, name)
+            p.setFont(self.font())
             for k, (key, _) in enumerate(NEIGHBOURS):
-                p.setFont(self.bold if key == "C" else self.font())
-                p.drawText(QRectF(self.name_w + k * self.col_w, y, self.col_w, self.line), right, fmt(cell[key]))
+                p.drawText(QRectF(self.name_w + k * self.col_w, y, self.col_w, self.line), right,
+                           cell_text(cell[key], self._fits))
         p.setPen(text)
         title = QRectF(0, lay.goals_top, self.width(), self.line)
         if region.intersects(title.toAlignedRect()):
@@ -412,3 +444,6 @@ class PeInspector(QWidget):
     def show_pe(self, step: int, pe: tuple[int, int], values: Mapping[str, Mapping[str, float | None]],
                 goals: Mapping[str, Any], written: Sequence[str]) -> None:
         self.view.set_shown(_Shown(step, pe, values, self._blocks(list(values), goals), tuple(written)))
+        bar_w = self.scroll_area.verticalScrollBar().sizeHint().width()
+        if self.scroll_area.minimumWidth() < int(self.view.table_w) + bar_w + 2:     # the view widened
+            self.scroll_area.setMinimumWidth(int(self.view.table_w) + bar_w + 2)

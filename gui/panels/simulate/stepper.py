@@ -53,7 +53,7 @@ HIGHLIGHT = QColor(255, 230, 140)
 WRITTEN_ROW = QColor(255, 179, 71)
 EFFECT_TEXT = QColor(200, 110, 0)
 KEY_TEXT = "Orange frame: written by this instruction. Arrow: a NEWS shift, values move that way."
-SCALES = (("step", "per plane and step"), ("plane", "per plane, whole run"), ("shared", "one for all"))
+SCALES = (("step", "scale per step"), ("plane", "scale per run"), ("shared", "one scale"))   # fit the column
 LEFT_WIDTH = 150             # px, the control column: the planes' grid gets the rest
 # what the column's controls may take: it shows a vertical scroll bar on most screens, and content
 # wider than what the bar leaves is cut at the right (the last transport button and Go were)
@@ -163,11 +163,14 @@ class Scamp5Stepper(QWidget):
         self.jump_spin = QSpinBox()
         self.jump_spin.setRange(0, 0)
         self.jump_spin.setPrefix("# ")           # "# 8 of 21": the line to jump to, short enough for the column
-        self.jump_spin.setToolTip("Instruction number to jump to (Ctrl+G); 0 is the input")
-        nav.addWidget(self.jump_spin, 3, 0, 1, 2)
+        self.jump_spin.setToolTip("Instruction number to jump to (Ctrl+G; arrow keys or the wheel to change it); "
+                                  "0 is the input")
+        # three columns and no arrows: "# 21 of 21" was cut to "# 21 of 2" (issue 49)
+        self.jump_spin.setButtonSymbols(QSpinBox.ButtonSymbols.NoButtons)
+        nav.addWidget(self.jump_spin, 3, 0, 1, 3)
         self.jump_button = _button("Go", "Jump to this line", lambda: self.set_step(self.jump_spin.value()))
         self.jump_button.setMinimumWidth(10)
-        nav.addWidget(self.jump_button, 3, 2, 1, 2)
+        nav.addWidget(self.jump_button, 3, 3, 1, 1)
         for c in range(4):          # four equal columns: no transport button is squeezed below its text
             nav.setColumnStretch(c, 1)
         lv.addLayout(nav)
