@@ -30,6 +30,7 @@ from typing import Any, Callable, Generator
 from core.cost import Ceilings, CostRecord, How, LayerCost, layer_cost
 from core.errors import InputError
 from core.merit.result import LayerNote, MeritCost
+from core.nets.source import network_layers
 from core.merit.tiling import load_counts
 from core.merit_transform import workloads as W
 from core.merit_transform.transform import MeritTransform
@@ -40,34 +41,6 @@ MEASURE_ROUNDS = 3
 
 # (transform, seed) -> (seconds per call of the fastest verified kernel, what was run); None: not measured
 Measure = Callable[[MeritTransform, int], tuple[float, str] | None]
-
-
-def network_layers(source: str, where: str = "settings.cost_network") -> tuple[str, list[Any]]:
-    """(network name, its Conv layers) of a zoo name or an ONNX file path."""
-    from core.nets import zoo
-    from core.nets.layers import Conv
-
-    if source.lower().endswith(".onnx"):
-        from core.nets.onnx_import import load_onnx
-
-        try:
-            net = load_onnx(source)
-        except InputError as exc:
-            raise InputError(exc.message, where) from None
-        except FileNotFoundError:
-            raise InputError(f"no such file: {source}", where) from None
-        except Exception as exc:      # a malformed model: said in words, never a traceback
-            raise InputError(f"cannot read ONNX file {source}: {type(exc).__name__}: {exc}"[:300], where) from None
-    else:
-        try:
-            net = zoo.get(source)
-        except KeyError:
-            raise InputError(f"unknown network {source!r}; known: {', '.join(zoo.names())} (or an .onnx file)",
-                             where) from None
-    convs = [layer for layer in net.layers if isinstance(layer, Conv)]
-    if not convs:
-        raise InputError(f"{net.name} has no convolution or fully connected layer", where)
-    return net.name, convs
 
 
 def layer_transform(layer: Any, h: int | None = None, w: int | None = None, out_ch: int | None = None) -> MeritTransform:

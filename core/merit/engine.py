@@ -609,7 +609,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         flag = {"settings.cost_network": "--onnx" if getattr(args, "onnx", "") else "--network"}.get(exc.where)
         raise InputError(exc.message, flag or exc.where) from None
     if s["cost_network"]:
-        from core.merit.cost import network_layers
+        from core.nets.source import network_layers
 
         network_layers(s["cost_network"], "--onnx" if getattr(args, "onnx", "") else "--network")
     return JobRequest(workload=workload, target=target, settings=s)
