@@ -37,9 +37,7 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -87,47 +85,31 @@ def accelerator_yaml(a: dict[str, Any]) -> str:
 
 def zigzag_worker() -> None:
     """Read one job (JSON on stdin), run ZigZag on it, print its energy, latency and breakdown."""
-    import contextlib
-    import io
-    import logging
-
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bound_vs_zigzag import _workload_yaml
-    from zigzag.api import get_hardware_performance_zigzag
+    from bound_vs_zigzag import _workload_yaml, call_zigzag
 
     job = json.load(sys.stdin)
     a, L = job["arch"], job["layer"]
-    logging.disable(logging.CRITICAL)
-    with tempfile.TemporaryDirectory() as tmp:
-        wl, _ = _workload_yaml(L)
-        d1 = job.get("ox_unroll") or min(a["pe_rows"], L["Wo"])
-        d2 = min(a["pe_cols"], L["Co"] // L["groups"])
-        files = {"workload.yaml": wl, "accelerator.yaml": accelerator_yaml(a),
-                 "mapping.yaml": f"- name: default\n  spatial_mapping:\n    D1:\n      - OX, {d1}\n    D2:\n"
-                                 f"      - K, {d2}\n  memory_operand_links:\n    O: O\n    W: I2\n    I: I1\n"}
-        for name, text in files.items():
-            Path(tmp, name).write_text(text)
-        t0 = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            energy, latency, cmes = get_hardware_performance_zigzag(
-                str(Path(tmp, "workload.yaml")), str(Path(tmp, "accelerator.yaml")), str(Path(tmp, "mapping.yaml")),
-                opt="energy", dump_folder=str(Path(tmp, "out")), lpf_limit=job["lpf"], loma_show_progress_bar=False)
-        levels: dict[str, float] = {}
-        mac = None
-        try:
-            cme = cmes[0][1][0][0]          # the layer's own evaluation (cmes[0][0] sums the layers)
-            mac = float(cme.mac_energy)
-            hier = cme.accelerator.memory_hierarchy
-            for op, per_level in cme.mem_energy_breakdown.items():
-                mem_op = cme.memory_operand_links.layer_to_mem_op(op)
-                for e, lvl in zip(per_level, hier.get_memory_levels(mem_op=mem_op)):
-                    name = lvl.memory_instance.name
-                    levels[name] = levels.get(name, 0.0) + float(e)
-        except (AttributeError, IndexError, KeyError, TypeError) as exc:     # a breakdown this version lacks
-            levels = {"unreadable": float("nan")}
-            print(f"no per-level breakdown: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print(json.dumps({"energy_pj": float(energy), "latency_cycles": float(latency), "levels_pj": levels,
-                          "mac_pj": mac, "seconds": time.perf_counter() - t0}))
+    d1 = job.get("ox_unroll") or min(a["pe_rows"], L["Wo"])
+    d2 = min(a["pe_cols"], L["Co"] // L["groups"])
+    energy, latency, cmes, seconds = call_zigzag(_workload_yaml(L)[0], accelerator_yaml(a),
+                                                 f"    D1:\n      - OX, {d1}\n    D2:\n      - K, {d2}\n", job["lpf"])
+    levels: dict[str, float] = {}
+    mac = None
+    try:
+        cme = cmes[0][1][0][0]          # the layer's own evaluation (cmes[0][0] sums the layers)
+        mac = float(cme.mac_energy)
+        hier = cme.accelerator.memory_hierarchy
+        for op, per_level in cme.mem_energy_breakdown.items():
+            mem_op = cme.memory_operand_links.layer_to_mem_op(op)
+            for e, lvl in zip(per_level, hier.get_memory_levels(mem_op=mem_op)):
+                name = lvl.memory_instance.name
+                levels[name] = levels.get(name, 0.0) + float(e)
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:     # a breakdown this version lacks
+        levels = {"unreadable": float("nan")}
+        print(f"no per-level breakdown: {type(exc).__name__}: {exc}", file=sys.stderr)
+    print(json.dumps({"energy_pj": energy, "latency_cycles": latency, "levels_pj": levels, "mac_pj": mac,
+                      "seconds": seconds}))
 
 
 # ------------------------------------------------------------------ our side (the project's venv)
@@ -166,14 +148,10 @@ def _ours(networks: list[str], arch: Any) -> list[dict[str, Any]]:
 
 
 def _run_zigzag(python: str, job: dict[str, Any], timeout: float) -> dict[str, Any]:
-    try:
-        proc = subprocess.run([python, str(Path(__file__).resolve()), "--zigzag-worker"], input=json.dumps(job),
-                              capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir())
-    except subprocess.TimeoutExpired:
-        return {"error": f"timeout after {timeout:.0f} s"}
-    if proc.returncode != 0:
-        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1][:300]}
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bound_vs_zigzag import run_worker
+
+    return run_worker(Path(__file__), python, job, timeout)
 
 
 def _key(layer_json: dict[str, Any], arch: dict[str, Any], lpf: int) -> str:
@@ -184,15 +162,11 @@ def _key(layer_json: dict[str, Any], arch: dict[str, Any], lpf: int) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--zigzag-python", help="python of a virtualenv with zigzag-dse==3.9.1 and six installed")
     ap.add_argument("--networks", default="resnet18,vgg16")
-    ap.add_argument("--only", default="", help="comma list of NETWORK:LAYER to run ZigZag on (default: every layer)")
-    ap.add_argument("--lpf", type=int, default=6, help="ZigZag LOMA loop-prime-factor limit (its default 6)")
-    ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "energy_vs_zigzag_cache.json"))
-    ap.add_argument("--time-budget", type=float, default=3600.0, help="seconds after which no new ZigZag run starts")
-    ap.add_argument("--timeout", type=float, default=600.0, help="seconds one ZigZag run may take")
-    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    ap.add_argument("--zigzag-worker", action="store_true", help=argparse.SUPPRESS)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bound_vs_zigzag import zigzag_arguments
+
+    zigzag_arguments(ap, str(ROOT / "benchmarks" / "energy_vs_zigzag_cache.json"), 600.0)
     args = ap.parse_args()
     if args.zigzag_worker:
         zigzag_worker()
