@@ -173,3 +173,12 @@ def test_the_limit_is_the_bound_engines_compulsory_traffic(net):
 
     for layer in MC.network_layers(net)[1]:
         assert MC.compulsory_words(layer) == conv_bound(from_conv(layer, 1), 1 << 40).compulsory.total
+
+
+def test_an_onnx_file_is_costed_like_its_zoo_network(tmp_path):
+    from core.nets.onnx_export import export
+
+    path = export(zoo.get("lenet5"), tmp_path / "lenet5.onnx")
+    a, b = MC.network_cost(str(path), GpuTarget()), MC.network_cost("lenet5", GpuTarget())
+    assert [l.macs for l in a.record.layers] == [l.macs for l in b.record.layers]
+    assert a.record.total.time_s.value == pytest.approx(b.record.total.time_s.value)

@@ -3,6 +3,7 @@ every other layer not applicable with its reason; the search is a fake here (no 
 
 import json
 
+import numpy as np
 import pytest
 
 from core.cain.api import CainPlan
@@ -73,3 +74,20 @@ def test_a_record_with_a_figure_on_a_not_applicable_layer_is_refused():
     with pytest.raises(InputError) as err:
         CostRecord.from_json(d)
     assert err.value.where == "cost.layers[1]"
+
+
+def test_an_onnx_files_own_weights_are_the_kernels(tmp_path):
+    from core.nets.onnx_export import export
+    from core.nets.onnx_import import load_onnx_weights
+
+    path = export(zoo.get("lenet5"), tmp_path / "lenet5.onnx")
+    seen = []
+
+    def search(ks, **kw):
+        seen.extend(k.values for k in ks.kernels)
+        return _fake(10)[0](ks, **kw)
+    c = scamp5_cost(str(path), Scamp5Target(), search=search)
+    assert "the ONNX file's weights" in c.note
+    w = load_onnx_weights(path)[zoo.get("lenet5").convs[0].name]["weight"]
+    first = w[0, 0] / abs(w).max()
+    assert np.allclose(np.array(seen[0]), first)
