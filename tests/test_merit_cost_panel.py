@@ -48,3 +48,16 @@ def test_a_costed_run_fills_the_table(panel):
     assert "limit" in panel.cost_status.text() and "GPU" in panel.cost_status.text()
     panel.show_result(None)
     assert panel.cost_table.rowCount() == 0 and "No network costed" in panel.cost_status.text()
+
+
+def test_an_unknown_network_is_marked_and_not_taken(panel):
+    edit = panel.cost_widgets["cost_network"]
+    edit.setFocus()
+    QTest.keyClicks(edit, "resnet18")
+    assert panel.project.settings("merit")["cost_network"] == "resnet18"
+    QTest.keyClicks(edit, "x")
+    assert panel.project.settings("merit")["cost_network"] == "resnet18"      # the last name taken is kept
+    errors = panel.binding.error_texts()
+    assert errors and "Cost network" in errors[0] and "unknown network" in errors[0]
+    QTest.keyClick(edit, Qt.Key.Key_Backspace)
+    assert panel.binding.error_texts() == []

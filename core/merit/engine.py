@@ -186,11 +186,7 @@ def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(s["cost_network"], str):
         raise InputError(f"expected a network name or an ONNX file, got {s['cost_network']!r}"[:200],
                          "settings.cost_network")
-    s["cost_network"] = s["cost_network"].strip()
-    net = s["cost_network"]
-    if net and not net.lower().endswith(".onnx") and net not in _zoo_names():
-        raise InputError(f"unknown network {net!r}; known: {', '.join(_zoo_names())} (or an .onnx file)",
-                         "settings.cost_network")
+    s["cost_network"] = cost_network(s["cost_network"])
     if s["cost_target"] not in COST_TARGETS:
         raise InputError(f"expected one of {', '.join(COST_TARGETS)}, got {s['cost_target']!r}"[:200],
                          "settings.cost_target")
@@ -208,6 +204,15 @@ def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
         if n in s["networks"][:i]:
             raise InputError(f"{n!r} is listed twice", f"settings.networks[{i}]")
     return s
+
+
+def cost_network(text: str, where: str = "settings.cost_network") -> str:
+    """The network to cost as typed (a zoo name or an .onnx file; empty: none), stripped; InputError
+    for a name that is neither."""
+    net = text.strip()
+    if net and not net.lower().endswith(".onnx") and net not in _zoo_names():
+        raise InputError(f"unknown network {net[:60]!r}; known: {', '.join(_zoo_names())} (or an .onnx file)", where)
+    return net
 
 
 def kernel_set_problem(workload: Any) -> str | None:

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
 
 from core.display import format_number
 from core.engine import EngineSpec
-from core.merit.engine import (ALUS_PER_TAU, MERITZ_ASSUMPTION_DEFAULTS, NETWORKS, format_tile, parse_alu_list,
-                               parse_tile)
+from core.merit.engine import (ALUS_PER_TAU, MERITZ_ASSUMPTION_DEFAULTS, NETWORKS, cost_network, format_tile,
+                               parse_alu_list, parse_tile)
 from core.merit.result import BankLayout, Butterfly, Codegen, Meritz, MeritResult, MGrid, Reuse
 from core.results import EngineResult
 from gui.binding import Adapter, LineAdapter
@@ -264,6 +264,14 @@ class TileAdapter(LineAdapter):
 
     def write(self, w: QLineEdit, value: Any, prop: dict[str, Any]) -> None:
         w.setText(format_tile(value or {}))
+
+
+class NetworkAdapter(LineAdapter):
+    """The network to cost, as typed: a zoo name or an .onnx file (core's cost_network); a name that is
+    neither is marked on the widget with the reason, and the project keeps the last one taken."""
+
+    def read(self, w: QLineEdit, prop: dict[str, Any]) -> Any:
+        return cost_network(w.text(), "cost_network")
 
 
 class AluListAdapter(LineAdapter):
@@ -559,7 +567,12 @@ class MeritPanel(GenericPanel):
         tab = QWidget()
         tl = QVBoxLayout(tab)
         row = QHBoxLayout()
-        self.cost_widgets = self.binding.build_into(row, ["cost_network", "cost_target"])
+        net = self.binding.bind("cost_network", QLineEdit(), NetworkAdapter())
+        net.setPlaceholderText("zoo name or .onnx (optional)")
+        net.setMinimumWidth(220)
+        row.addWidget(self.binding.label("cost_network"))
+        row.addWidget(net)
+        self.cost_widgets = {"cost_network": net, **self.binding.build_into(row, ["cost_target"])}
         row.addStretch(1)
         tl.addLayout(row)
         self.cost_status = QLabel(NO_COST_TEXT)
