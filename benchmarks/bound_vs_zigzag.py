@@ -115,29 +115,37 @@ def _workload_yaml(L: dict[str, Any]) -> tuple[str, str]:
     return text, unroll
 
 
-def zigzag_worker() -> None:
-    """Read one job (JSON on stdin), run ZigZag on it, print {"energy", "seconds"} as JSON."""
+def call_zigzag(workload: str, accelerator: str, spatial: str, lpf: int) -> tuple[float, float, Any, float]:
+    """ZigZag's best mapping for energy of one layer (runs in ZigZag's venv): (energy, latency in
+    cycles, its cost-model evaluations, seconds). `spatial`: the mapping's spatial_mapping lines."""
     import contextlib
     import io
     import logging
 
-    job = json.load(sys.stdin)
     from zigzag.api import get_hardware_performance_zigzag
 
     logging.disable(logging.CRITICAL)
     with tempfile.TemporaryDirectory() as tmp:
-        wl, unroll = _workload_yaml(job["layer"])
-        files = {"workload.yaml": wl, "accelerator.yaml": _accelerator_yaml(job["words"]),
-                 "mapping.yaml": f"- name: default\n  spatial_mapping:\n    D1:\n      - {unroll}, 1\n"
+        files = {"workload.yaml": workload, "accelerator.yaml": accelerator,
+                 "mapping.yaml": f"- name: default\n  spatial_mapping:\n{spatial}"
                                  f"  memory_operand_links:\n    O: O\n    W: I2\n    I: I1\n"}
         for name, text in files.items():
             Path(tmp, name).write_text(text)
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            energy, _latency, _cmes = get_hardware_performance_zigzag(
+            energy, latency, cmes = get_hardware_performance_zigzag(
                 str(Path(tmp, "workload.yaml")), str(Path(tmp, "accelerator.yaml")), str(Path(tmp, "mapping.yaml")),
-                opt="energy", dump_folder=str(Path(tmp, "out")), lpf_limit=job["lpf"], loma_show_progress_bar=False)
-        print(json.dumps({"energy": float(energy), "seconds": time.perf_counter() - t0}))
+                opt="energy", dump_folder=str(Path(tmp, "out")), lpf_limit=lpf, loma_show_progress_bar=False)
+        return float(energy), float(latency), cmes, time.perf_counter() - t0
+
+
+def zigzag_worker() -> None:
+    """Read one job (JSON on stdin), run ZigZag on it, print {"energy", "seconds"} as JSON."""
+    job = json.load(sys.stdin)
+    wl, unroll = _workload_yaml(job["layer"])
+    energy, _latency, _cmes, seconds = call_zigzag(wl, _accelerator_yaml(job["words"]), f"    D1:\n      - {unroll}, 1\n",
+                                                   job["lpf"])
+    print(json.dumps({"energy": energy, "seconds": seconds}))
 
 
 # ------------------------------------------------------------------ our side (the project's venv)
@@ -168,29 +176,40 @@ def _key(layer_json: dict[str, Any], words: int, lpf: int) -> str:
 
 
 def _run_zigzag(python: str, layer_json: dict[str, Any], words: int, lpf: int, timeout: float) -> dict[str, Any]:
-    job = json.dumps({"layer": layer_json, "words": words, "lpf": lpf})
+    return run_worker(Path(__file__), python, {"layer": layer_json, "words": words, "lpf": lpf}, timeout)
+
+
+def run_worker(script: Path, python: str, job: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Run `script --zigzag-worker` with ZigZag's python on one job (JSON on stdin); its last line
+    of output as JSON, or {"error": ...}."""
     try:
-        proc = subprocess.run([python, str(Path(__file__).resolve()), "--zigzag-worker"], input=job,
+        proc = subprocess.run([python, str(script.resolve()), "--zigzag-worker"], input=json.dumps(job),
                               capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir())
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout:.0f} s"}
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1][:300]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def zigzag_arguments(ap: argparse.ArgumentParser, cache: str, timeout: float) -> None:
+    """The options every ZigZag comparison shares: ZigZag's python, which layers, LOMA's limit, the
+    cache, the time budget, --json, and the hidden worker mode."""
+    ap.add_argument("--zigzag-python", help="python of a virtualenv with zigzag-dse==3.9.1 and six installed")
+    ap.add_argument("--only", default="", help="comma list of NETWORK:LAYER to compare (default: every layer)")
+    ap.add_argument("--lpf", type=int, default=6, help="ZigZag LOMA loop-prime-factor limit (its default 6)")
+    ap.add_argument("--cache", default=cache)
+    ap.add_argument("--time-budget", type=float, default=3600.0, help="seconds after which no new ZigZag run starts")
+    ap.add_argument("--timeout", type=float, default=timeout, help="seconds one ZigZag run may take")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    ap.add_argument("--zigzag-worker", action="store_true", help=argparse.SUPPRESS)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--zigzag-python", help="python of a virtualenv with zigzag-dse==3.9.1 and six installed")
     ap.add_argument("--networks", default="resnet50,mobilenet_v1,googlenet")
     ap.add_argument("--memories", default="64,128,512", help="on-chip memory sizes in KiB (16-bit words)")
-    ap.add_argument("--only", default="", help="comma list of NETWORK:LAYER to compare (default: every layer)")
-    ap.add_argument("--lpf", type=int, default=6, help="ZigZag LOMA loop-prime-factor limit (its default 6)")
-    ap.add_argument("--cache", default=str(ROOT / "benchmarks" / "bound_vs_zigzag_cache.json"))
-    ap.add_argument("--time-budget", type=float, default=3600.0, help="seconds after which no new ZigZag run starts")
-    ap.add_argument("--timeout", type=float, default=900.0, help="seconds one ZigZag run may take")
-    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    ap.add_argument("--zigzag-worker", action="store_true", help=argparse.SUPPRESS)
+    zigzag_arguments(ap, str(ROOT / "benchmarks" / "bound_vs_zigzag_cache.json"), 900.0)
     args = ap.parse_args()
     if args.zigzag_worker:
         zigzag_worker()

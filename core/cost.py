@@ -7,8 +7,13 @@ limit on that target, the least any schedule could reach there:
 * energy >= the off-chip lower bound's DRAM energy + the MACs' energy (where the target has an
   energy model; otherwise energy and its limit are None).
 
+A layer the target cannot run at all (SCAMP-5 beyond its first layer) carries a `reason` in words
+and no figures; the totals are then those of the layers that run. A target with no off-chip path
+(bandwidth 0: SCAMP-5 senses its input and keeps its results in the array) needs an off-chip lower
+bound of 0.
+
 The record verifies itself (`problems`, `check`): every figure at or above its limit, every limit the
-one its target's ceilings give, and the totals the sums of the layers. `from_json` reads a record
+one its target's ceilings give, and the totals the sums of the (applicable) layers. `from_json` reads a record
 back and checks it, so a hand-edited or corrupt record is refused naming the figure.
 """
 
@@ -19,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from core.errors import InputError
-from core.results import read_value, to_plain
+from core.results import optional_key, read_value, to_plain
 
 How = Literal["measured", "modelled", "mixed"]        # "mixed": a total of measured and modelled layers
 REL_TOL = 1e-9                                       # figures and limits are sums of floats
@@ -46,7 +51,7 @@ class Ceilings:
     """What a target's limits are made of."""
 
     peak_macs_per_s: float
-    bandwidth_bytes_per_s: float
+    bandwidth_bytes_per_s: float          # 0: no off-chip path (then every off-chip lower bound is 0)
     mac_j: float | None = None            # one MAC's energy; None: no energy model
     dram_j_per_byte: float | None = None  # the least energy of one off-chip byte (read or written)
 
@@ -55,7 +60,8 @@ class Ceilings:
         return self.mac_j is not None and self.dram_j_per_byte is not None
 
     def time_limit(self, macs: float, offchip_lower_bytes: float) -> float:
-        return max(macs / self.peak_macs_per_s, offchip_lower_bytes / self.bandwidth_bytes_per_s)
+        stream = offchip_lower_bytes / self.bandwidth_bytes_per_s if offchip_lower_bytes else 0.0
+        return max(macs / self.peak_macs_per_s, stream)
 
     def energy_limit(self, macs: float, offchip_lower_bytes: float) -> float | None:
         if self.mac_j is None or self.dram_j_per_byte is None:
@@ -70,6 +76,16 @@ class LayerCost:
     time_s: Figure
     offchip_bytes: Figure         # its limit is the off-chip lower bound in bytes
     energy_j: Figure
+    # why the target cannot run this layer, in words (then every figure is None and the totals leave
+    # the layer out); absent for a layer it runs
+    reason: str | None = optional_key()
+
+
+def not_applicable(name: str, macs: int, reason: str) -> LayerCost:
+    """A layer the target cannot run, and why."""
+    def none() -> Figure:
+        return Figure(value=None, limit=None, how="modelled")
+    return LayerCost(name=name, macs=macs, time_s=none(), offchip_bytes=none(), energy_j=none(), reason=reason)
 
 
 def layer_cost(name: str, macs: int, ceilings: Ceilings, offchip_lower_bytes: float, *, time_s: float,
@@ -94,6 +110,8 @@ def _how(hows: list[How]) -> How:
 
 
 def _total_figure(figs: list[Figure]) -> Figure:
+    if not figs:                  # no layer runs on the target: no total
+        return Figure(value=None, limit=None, how="modelled")
     return Figure(value=_sum([f.value for f in figs]), limit=_sum([f.limit for f in figs]),
                   how=_how([f.how for f in figs]))
 
@@ -113,8 +131,11 @@ class CostRecord:
     @staticmethod
     def of(target: str, ceilings: Ceilings, layers: list[LayerCost]) -> "CostRecord":
         """The record of these layers, with their totals (sums of the layers)."""
-        total = LayerCost(name="total", macs=sum(l.macs for l in layers),
-                          **{k: _total_figure([getattr(l, k) for l in layers]) for k in FIGURES})
+        runs = [l for l in layers if l.reason is None]
+        def total_of(key: str) -> Figure:
+            return _total_figure([getattr(l, key) for l in runs])
+        total = LayerCost(name="total", macs=sum(l.macs for l in runs), time_s=total_of("time_s"),
+                          offchip_bytes=total_of("offchip_bytes"), energy_j=total_of("energy_j"))
         return CostRecord(target=target, ceilings=ceilings, layers=list(layers), total=total)
 
     def problems(self) -> list[tuple[str, str]]:
@@ -122,12 +143,19 @@ class CostRecord:
         give, or total not the sum of its layers; [] for a sound record."""
         out: list[tuple[str, str]] = []
         c = self.ceilings
-        if not (c.peak_macs_per_s > 0 and c.bandwidth_bytes_per_s > 0):
-            out.append(("ceilings", "the peak MAC rate and the bandwidth must be positive"))
+        if not (c.peak_macs_per_s > 0 and c.bandwidth_bytes_per_s >= 0):
+            out.append(("ceilings", "the peak MAC rate must be positive and the bandwidth not negative"))
             return out
         for i, l in enumerate(self.layers):
             where = f"layers[{i}]"
+            if l.reason is not None:
+                if any(getattr(l, k).value is not None or getattr(l, k).limit is not None for k in FIGURES):
+                    out.append((where, "a layer the target cannot run has no figures"))
+                continue
             lower = l.offchip_bytes.limit
+            if lower is not None and lower > 0 and not c.bandwidth_bytes_per_s:
+                out.append((f"{where}.offchip_bytes.limit", "off-chip traffic on a target without an off-chip path"))
+                continue
             if lower is None:
                 out.append((f"{where}.offchip_bytes.limit", "no off-chip lower bound"))
                 continue
@@ -142,10 +170,11 @@ class CostRecord:
                 if f.value is not None and f.limit is not None and f.value < f.limit * (1 - REL_TOL):
                     out.append((f"{where}.{key}.value", f"{f.value:.6g} is below its limit {f.limit:.6g}"))
         t = self.total
-        if t.macs != sum(l.macs for l in self.layers):
+        runs = [l for l in self.layers if l.reason is None]
+        if t.macs != sum(l.macs for l in runs):
             out.append(("total.macs", "not the sum of the layers' MACs"))
         for key in FIGURES:
-            want = _total_figure([getattr(l, key) for l in self.layers])
+            want = _total_figure([getattr(l, key) for l in runs])
             got: Figure = getattr(t, key)
             if not (_same(got.value, want.value) and _same(got.limit, want.limit) and got.how == want.how):
                 out.append((f"total.{key}", "not the sum of the layers'"))

@@ -73,7 +73,8 @@ def test_limits_by_hand():
     (lambda d: d["total"].update(macs=1), "cost.total.macs"),
     (lambda d: d["total"]["time_s"].update(value=1.0), "cost.total.time_s"),
     (lambda d: d["total"]["time_s"].update(how="measured"), "cost.total.time_s"),
-    (lambda d: d["ceilings"].update(bandwidth_bytes_per_s=0.0), "cost.ceilings"),
+    (lambda d: d["ceilings"].update(bandwidth_bytes_per_s=-1.0), "cost.ceilings"),
+    (lambda d: d["ceilings"].update(bandwidth_bytes_per_s=0.0), "cost.layers[0].offchip_bytes.limit"),
     (lambda d: d["layers"][0]["time_s"].update(how="guessed"), "cost.layers[0].time_s.how"),
 ])
 def test_an_unsound_record_is_refused_naming_the_figure(edit, where):

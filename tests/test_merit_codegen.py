@@ -271,7 +271,7 @@ def test_emit_writes_sources_and_a_makefile_that_builds_and_checks(tmp_path):
 def test_without_codegen_the_result_has_no_codegen_and_reads_as_version_1():
     _, r = _cli_run("--workload", "gemm", "--networks", "", "--no-table-ix", "--curve", "32")
     stored = r.to_json()
-    assert r.codegen is None and "codegen" not in stored and MeritResult.VERSION == 2
+    assert r.codegen is None and "codegen" not in stored and MeritResult.VERSION == 3
     assert MeritResult.from_json(stored, version=1) == r              # a version-1 result reads unchanged
 
 

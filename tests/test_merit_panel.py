@@ -38,7 +38,8 @@ def panel(qtbot):
 EDGE = {"banks": 64, "alus": MAX_ALUS, "bandwidth_gbps": 0.005, "networks": ["vgg16", "resnet18", "alexnet"],
         "table_ix": False, "curve_alus": [1024, 32], "seed": MAX_SEED, "tile": {"y": 8, "x": 4},
         "codegen": False, "emit_dir": "generated/merit",
-        "psum_kib": 1024, "broadcast": True, "dram_model": "ddr3-1600", "lane_padding": "fold"}
+        "psum_kib": 1024, "broadcast": True, "dram_model": "ddr3-1600", "lane_padding": "fold",
+        "cost_network": "mobilenet_v1", "cost_target": "gpu"}
 
 
 

@@ -35,6 +35,7 @@ from core.units import parse_bandwidth
 
 CURVE_ALUS = [32, 64, 128, 256, 512, 1024]
 NETWORKS = ["alexnet", "vgg16"]
+DEFAULT_WORKLOAD = "conv3x3"
 # Bank counts: a power of two (the butterfly network's width); the bank analysis grows steeply with the
 # count (64 banks take some 20 s on a 3x3 convolution), so 64 is the limit.
 BANK_COUNTS = [2, 4, 8, 16, 32, 64]
@@ -47,6 +48,11 @@ WORKLOAD_KINDS = ("merit_transform", "kernels")
 MERITZ_ASSUMPTION_DEFAULTS: dict[str, Any] = {"psum_kib": 5, "broadcast": False, "dram_model": "flat",
                                               "lane_padding": "pad"}
 MAX_PSUM_KIB = 1024
+# A network costed layer by layer on a CPU or GPU target (core.merit.cost); none by default: measuring a
+# network's C here takes tens of seconds.
+COST_DEFAULTS: dict[str, Any] = {"cost_network": "", "cost_target": "cpu"}
+COST_FROM = 0.9                     # the share of the nominal progress before the costing (when there is one)
+COST_TARGETS = {"cpu": "this machine (C measured)", "gpu": "GPU (H100, modelled)"}
 
 
 def default_settings() -> dict[str, Any]:
@@ -54,7 +60,7 @@ def default_settings() -> dict[str, Any]:
     # by default, so a default run answers in a second or two.
     return {"banks": 8, "alus": 128, "bandwidth_gbps": 3.2, "networks": [], "table_ix": False,
             "curve_alus": list(CURVE_ALUS), "seed": 0, "tile": {}, "codegen": True, "emit_dir": "",
-            **MERITZ_ASSUMPTION_DEFAULTS}
+            **MERITZ_ASSUMPTION_DEFAULTS, **COST_DEFAULTS}
 
 
 def _zoo_names() -> list[str]:
@@ -116,6 +122,14 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                     "description": "Generate C (naive, tiled, packed) and CUDA from the transform; compile and run "
                                    "the C and compare it with numpy, run the CUDA where nvcc and a GPU are present "
                                    "and its CPU emulation otherwise"},
+        "cost_network": {"type": "string", "title": "Cost network", "x-placeholder": "zoo name or .onnx (optional)",
+                         "description": "A network (a zoo name such as resnet18, or an ONNX file) whose every "
+                                        "convolution is costed as a MERIT transform on the cost target: time and "
+                                        "off-chip bytes per layer against their limits (empty: none)"},
+        "cost_target": {"type": "string", "enum": list(COST_TARGETS), "title": "Cost target",
+                        "x-labels": COST_TARGETS,
+                        "description": "Where the network is costed: this machine (each layer's generated C "
+                                       "measured here) or an H100 GPU (roofline model from its data sheet)"},
         "emit_dir": {"type": "string", "title": "Write code to", "x-placeholder": "folder (optional)",
                      "description": "Folder for the generated sources, a Makefile and the check's inputs "
                                     "(empty: kept in the result only)"},
@@ -169,6 +183,13 @@ def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
         raise InputError(f"expected true or false, got {s['codegen']!r}", "settings.codegen")
     if not isinstance(s["emit_dir"], str):
         raise InputError(f"expected a folder name, got {s['emit_dir']!r}"[:200], "settings.emit_dir")
+    if not isinstance(s["cost_network"], str):
+        raise InputError(f"expected a network name or an ONNX file, got {s['cost_network']!r}"[:200],
+                         "settings.cost_network")
+    s["cost_network"] = cost_network(s["cost_network"])
+    if s["cost_target"] not in COST_TARGETS:
+        raise InputError(f"expected one of {', '.join(COST_TARGETS)}, got {s['cost_target']!r}"[:200],
+                         "settings.cost_target")
     if not isinstance(s["tile"], dict):
         raise InputError("tile must map index names to sizes", "settings.tile")
     for name, v in s["tile"].items():
@@ -183,6 +204,15 @@ def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
         if n in s["networks"][:i]:
             raise InputError(f"{n!r} is listed twice", f"settings.networks[{i}]")
     return s
+
+
+def cost_network(text: str, where: str = "settings.cost_network") -> str:
+    """The network to cost as typed (a zoo name or an .onnx file; empty: none), stripped; InputError
+    for a name that is neither."""
+    net = text.strip()
+    if net and not net.lower().endswith(".onnx") and net not in _zoo_names():
+        raise InputError(f"unknown network {net[:60]!r}; known: {', '.join(_zoo_names())} (or an .onnx file)", where)
+    return net
 
 
 def kernel_set_problem(workload: Any) -> str | None:
@@ -324,8 +354,14 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     s = check_settings(request.settings)
     suites = meritz_suites(s, resolve_workload(request.workload))
     evaluations = 1 + len(s["curve_alus"])
-    plan = WorkPlan([Stage("setup", 0.0, 0.3, CODEGEN_S if s["codegen"] or s["emit_dir"] else 0.05),
-                     Stage("meritz", 0.3, 1.0, evaluations * sum(suite_cost(layers) + 1e-3 for _, layers, _ in suites))])
+    hi = COST_FROM if s["cost_network"] else 1.0
+    stages = [Stage("setup", 0.0, 0.3, CODEGEN_S if s["codegen"] or s["emit_dir"] else 0.05),
+              Stage("meritz", 0.3, hi, evaluations * sum(suite_cost(layers) + 1e-3 for _, layers, _ in suites))]
+    if s["cost_network"]:
+        from core.merit.cost import estimate_seconds
+
+        stages.append(Stage("cost", hi, 1.0, estimate_seconds(s["cost_network"], cost_target(request, s))))
+    plan = WorkPlan(stages)
     yield from plan.remap(_run(request, cancel))
 
 
@@ -429,6 +465,7 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     yield LogLine(f"MERIT-z assumptions: {assumptions.summary}")
     costs = [suite_cost(layers) + 1e-3 for _, layers, _ in suites]       # one evaluation of each suite
     total = sum(costs) * (1 + len(s["curve_alus"]))
+    hi = COST_FROM if s["cost_network"] else 1.0
     done = 0.0
     for (name, layers, paper), cost in zip(suites, costs):
         u, results = Z.run_layers(layers, cfg, cancel.check)
@@ -443,19 +480,65 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             series.append(round(ua, 4))
             yield MetricPoint(name, a, ua, "utilisation")
             done += cost
-            yield Progress(0.3 + 0.7 * done / total, f"utilisation of {name} at {a} ALUs")
+            yield Progress(0.3 + (hi - 0.3) * done / total, f"utilisation of {name} at {a} ALUs")
         meritz.curve.series[name] = series
+
+    net_cost = None
+    if s["cost_network"]:
+        from core.merit.cost import cost_steps
+
+        target = cost_target(request, s)
+        steps = cost_steps(s["cost_network"], target, seed=int(s["seed"]), cancel=cancel.check)
+        while True:
+            try:
+                i, n, name = next(steps)
+            except StopIteration as stop:
+                net_cost = stop.value
+                break
+            yield Progress(COST_FROM + (1 - COST_FROM) * i / n, f"costing {name} ({i + 1} of {n}) on {target.kind.upper()}")
+        for line in cost_lines(net_cost):
+            yield LogLine(line)
 
     yield FinalResult(MeritResult(
         workload=wl.name, title=wl.title, paper=wl.paper, transform=list(wl.stages),
         verification=verification, m_grids=grids, tiling=tiling, banks=bank,
-        butterfly_examples=_butterfly_examples(), reuse=reuse_rep, meritz=meritz, codegen=codegen))
+        butterfly_examples=_butterfly_examples(), reuse=reuse_rep, meritz=meritz, codegen=codegen, cost=net_cost))
+
+
+def cost_target(request: JobRequest, s: dict[str, Any]) -> Any:
+    """The target the network is costed on: the request's CPU or GPU target (the command line's
+    --target-file), else the settings' choice (this machine, or the default GPU)."""
+    from core.hardware.targets import GpuTarget, this_machine
+
+    if getattr(request.target, "kind", None) in ("cpu", "gpu"):
+        return request.target
+    return this_machine() if s["cost_target"] == "cpu" else GpuTarget()
+
+
+def cost_lines(c: Any) -> list[str]:
+    """The cost record as the command line and the log print it: per layer time and off-chip bytes
+    against their limits, and how each was costed."""
+    r = c.record
+    lines = [f"cost of {c.network} on {r.target}:"]
+    for layer, note in zip(r.layers, c.notes):
+        lines.append(f"  {layer.name:24s} {layer.macs / 1e6:9.1f} M MACs  time {layer.time_s.value * 1e3:9.4g} ms "
+                     f"(limit {layer.time_s.limit * 1e3:.4g}, {layer.time_s.how})  off-chip "
+                     f"{layer.offchip_bytes.value / 1e6:8.3f} MB (limit {layer.offchip_bytes.limit / 1e6:.3f})")
+        lines.append(f"    {note.how}")
+    t = r.total
+    lines.append(f"  {'total':24s} {t.macs / 1e6:9.1f} M MACs  time {t.time_s.value * 1e3:9.4g} ms "
+                 f"(limit {t.time_s.limit * 1e3:.4g}, {t.time_s.how})  off-chip {t.offchip_bytes.value / 1e6:8.3f} MB "
+                 f"(limit {t.offchip_bytes.limit / 1e6:.3f})")
+    if c.gpu_note:
+        lines.append(f"  {c.gpu_note}")
+    return lines
 
 
 # ---------------------------------------------------------------- command line
 def add_cli_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--workload", metavar="NAME", help=f"ready-made transform: {', '.join(W.names())}")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workload", metavar="NAME",
+                   help=f"ready-made transform: {', '.join(W.names())} (default: {DEFAULT_WORKLOAD})")
     g.add_argument("--transform", metavar="FILE.json", help="a transform file (format in docs/merit.md)")
     p.add_argument("--banks", type=int, default=8, help="shared-memory banks = lanes per access (power of two)")
     p.add_argument("--alus", type=int, default=128, help="MERIT-z ALUs (multiple of 32)")
@@ -475,6 +558,15 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lane-padding", default="pad", help="MERIT-z lanes: pad (idle lanes) or fold (Fig. 10)")
     p.add_argument("--emit", default="", metavar="DIR",
                    help="write the generated C and CUDA, a Makefile and the check's inputs to DIR (implies --codegen)")
+    net = p.add_mutually_exclusive_group()
+    net.add_argument("--network", metavar="NAME", default="",
+                     help="cost every convolution of this zoo network (resnet18, vgg16, ...) as a MERIT transform "
+                          "on the cost target, layer by layer against the target's limits")
+    net.add_argument("--onnx", metavar="FILE", default="", help="the same for an ONNX model")
+    p.add_argument("--cost-target", default="cpu", choices=list(COST_TARGETS),
+                   help="where the network is costed: " + ", ".join(f"{k} ({v})" for k, v in COST_TARGETS.items()))
+    p.add_argument("--target-file", default=None, metavar="FILE",
+                   help="a CPU or GPU target as JSON (the fields of docs/targets.md); replaces --cost-target")
     p.add_argument("--codegen", action=argparse.BooleanOptionalAction, default=None,
                    help="generate, compile, run and check C and CUDA from the transform (default: only with --emit)")
 
@@ -491,9 +583,10 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
             raise InputError(exc.message, f"{args.transform}: {exc.where.lstrip('.')}") from None
         workload = MeritTransformWorkload(transform=transform)
     else:
-        if args.workload not in W.WORKLOADS:
-            raise InputError(f"unknown workload {args.workload!r}; known: {', '.join(W.names())}", "--workload")
-        workload = MeritTransformWorkload(builtin=args.workload)
+        name = args.workload or DEFAULT_WORKLOAD
+        if name not in W.WORKLOADS:
+            raise InputError(f"unknown workload {name!r}; known: {', '.join(W.names())}", "--workload")
+        workload = MeritTransformWorkload(builtin=name)
     s["banks"] = args.banks
     s["alus"] = args.alus
     s["bandwidth_gbps"] = parse_bandwidth(args.bandwidth, "--bandwidth")
@@ -510,8 +603,39 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     s["codegen"] = bool(args.emit) if args.codegen is None else args.codegen
     if args.emit and args.codegen is False:
         raise InputError("--emit writes the generated code, which --no-codegen turns off", "--emit")
-    check_settings(s)
-    return JobRequest(workload=workload, target=None, settings=s)
+    s["cost_network"] = getattr(args, "network", "") or getattr(args, "onnx", "") or ""
+    s["cost_target"] = getattr(args, "cost_target", "cpu")
+    target = _target_file(args.target_file) if getattr(args, "target_file", None) else None
+    if target is not None and not s["cost_network"]:
+        raise InputError("a target costs a network: give --network or --onnx too", "--target-file")
+    try:
+        check_settings(s)
+    except InputError as exc:
+        flag = {"settings.cost_network": "--onnx" if getattr(args, "onnx", "") else "--network"}.get(exc.where)
+        raise InputError(exc.message, flag or exc.where) from None
+    if s["cost_network"]:
+        from core.nets.source import network_layers
+
+        network_layers(s["cost_network"], "--onnx" if getattr(args, "onnx", "") else "--network")
+    return JobRequest(workload=workload, target=target, settings=s)
+
+
+def _target_file(path: str) -> Any:
+    """A CPU or GPU target read from a JSON file (InputError names the flag, and the field)."""
+    import json
+
+    from core.files import read_bytes
+    from core.workload import target_from_json
+
+    try:
+        doc = json.loads(read_bytes(path, "--target-file"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"not JSON: {exc}"[:200], "--target-file") from None
+    if not isinstance(doc, dict) or doc.get("kind") not in ("cpu", "gpu"):
+        got = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(f"expected a CPU or GPU target (\"kind\": \"cpu\" or \"gpu\"), got {got!r}",
+                         "--target-file.kind")
+    return target_from_json(doc, "--target-file")
 
 
 def _bf_word(bf: Butterfly | None) -> str:
@@ -631,6 +755,8 @@ def format_text(result: EngineResult) -> str:
         lines.append(f"  {row.architecture:9s} {row.level:28s} {row.rate:7.2f}{paper}")
     if r.codegen:
         lines += codegen_lines(r.codegen)
+    if r.cost is not None:
+        lines += cost_lines(r.cost)
     mz = r.meritz
     lines.append(f"MERIT-z ({mz.config.alus} ALUs, {mz.config.dram_gbps} GB/s; {mz.assumptions.summary}):")
     for su in mz.suites:

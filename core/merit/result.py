@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.cost import CostRecord
 from core.merit.butterfly import fmt
 from core.merit_transform.transform import MeritTransform
 from core.results import EngineResult, optional_key
@@ -367,11 +368,35 @@ class Codegen:
 
 
 @dataclass(kw_only=True)
+class LayerNote:
+    """How one layer of a costed network was costed (core.merit.cost), in words beside its figures."""
+
+    name: str
+    transform: str                   # the transform's sizes, e.g. "conv 64x56x56 -> 64, 3x3 s1 p1 (...)"
+    how: str                         # "measured here: ...", "extrapolated ... from ...", "roofline: ..."
+    tile: dict[str, int]             # the tile whose loads are the off-chip bytes
+
+
+@dataclass(kw_only=True)
+class MeritCost:
+    """A network's cost record on a CPU or GPU target (core.merit.cost), and per layer how it was
+    costed (version 3)."""
+
+    network: str
+    target_kind: str                 # "cpu" | "gpu"
+    measured_here: bool              # the target is this machine and its C was timed here
+    notes: list[LayerNote]
+    record: CostRecord
+    gpu_note: str | None = optional_key()
+
+
+@dataclass(kw_only=True)
 class MeritResult(EngineResult):
     # Version 2 added `codegen` (C and CUDA generated from the transform, run and checked) and, in the
-    # MERIT-z part, optional keys; both optional, so version-1 results read unchanged.
-    VERSION = 2
-    UPGRADES = {1: lambda d: d}
+    # MERIT-z part, optional keys; both optional, so version-1 results read unchanged. Version 3 added
+    # `cost` (a network's cost record on a CPU or GPU target, core.merit.cost), optional likewise.
+    VERSION = 3
+    UPGRADES = {1: lambda d: d, 2: lambda d: d}
 
     workload: str
     title: str
@@ -385,6 +410,12 @@ class MeritResult(EngineResult):
     reuse: Reuse
     meritz: Meritz
     codegen: Codegen | None = optional_key()            # only with settings.codegen (version 2)
+    cost: MeritCost | None = optional_key()             # only with settings.cost_network (version 3)
+
+    def validate(self, path: str = "result") -> None:
+        super().validate(path)
+        if self.cost is not None:            # a stored record verifies itself (every figure at its limit or above)
+            self.cost.record.check(f"{path}.cost.record")
 
     def headline(self) -> dict[str, float | int | str | None]:
         own = [s for s in self.meritz.suites if s.name.startswith("this workload")]

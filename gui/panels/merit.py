@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
 
 from core.display import format_number
 from core.engine import EngineSpec
-from core.merit.engine import (ALUS_PER_TAU, MERITZ_ASSUMPTION_DEFAULTS, NETWORKS, format_tile, parse_alu_list,
-                               parse_tile)
+from core.merit.engine import (ALUS_PER_TAU, MERITZ_ASSUMPTION_DEFAULTS, NETWORKS, cost_network, format_tile,
+                               parse_alu_list, parse_tile)
 from core.merit.result import BankLayout, Butterfly, Codegen, Meritz, MeritResult, MGrid, Reuse
 from core.results import EngineResult
 from gui.binding import Adapter, LineAdapter
@@ -266,6 +266,14 @@ class TileAdapter(LineAdapter):
         w.setText(format_tile(value or {}))
 
 
+class NetworkAdapter(LineAdapter):
+    """The network to cost, as typed: a zoo name or an .onnx file (core's cost_network); a name that is
+    neither is marked on the widget with the reason, and the project keeps the last one taken."""
+
+    def read(self, w: QLineEdit, prop: dict[str, Any]) -> Any:
+        return cost_network(w.text(), "cost_network")
+
+
 class AluListAdapter(LineAdapter):
     """ALU counts as comma-separated text, read by core's parse_alu_list (multiples of a TAU)."""
 
@@ -325,6 +333,11 @@ def _bf_text(bf: Butterfly | None) -> str:
     return "yes (after X, R)" if bf.non_square and bf.non_square.found else "yes"
 
 
+def _scaled(v: float | None, factor: float) -> str:
+    """A figure in the table's unit (4 significant digits); '-' when unknown."""
+    return "-" if v is None else f"{v * factor:.4g}"
+
+
 def _table(headers: list[str]) -> QTableWidget:
     t = QTableWidget(0, len(headers))
     t.setHorizontalHeaderLabels(headers)
@@ -356,6 +369,11 @@ def _tree_view(result: dict[str, Any]) -> dict[str, Any]:
                 cg[part]["sources"] = {name: f"{len(text)} characters" for name, text in cg[part]["sources"].items()}
         out["codegen"] = cg
     return out
+
+
+NO_COST_TEXT = ("No network costed: name one above (a zoo network such as resnet18, or an .onnx file), pick the "
+                "target and run. Each convolution becomes a MERIT transform; on this machine its generated C is "
+                "measured, on the GPU it is modelled.")
 
 
 class MeritPanel(GenericPanel):
@@ -500,6 +518,7 @@ class MeritPanel(GenericPanel):
         ul.addWidget(tables, 1)
         self.tabs.addTab(utab, "Utilisation")
         self._build_code_tab()
+        self._build_cost_tab()
         self.plot.setLabel("bottom", "ALUs")
         self.plot.setLabel("left", "utilisation")
         for generic in (self.plot, self.tree):      # the engine's own views first, the generic ones last
@@ -541,6 +560,46 @@ class MeritPanel(GenericPanel):
         cl.addWidget(self.code_view, 1)
         self.code_tab = ctab
         self.tabs.addTab(ctab, "Code")
+
+    def _build_cost_tab(self) -> None:
+        """A network's every convolution as a MERIT transform, costed on a CPU or GPU target: time and
+        off-chip bytes per layer beside their limits (core.merit.cost)."""
+        tab = QWidget()
+        tl = QVBoxLayout(tab)
+        row = QHBoxLayout()
+        net = self.binding.bind("cost_network", QLineEdit(), NetworkAdapter())
+        net.setPlaceholderText("zoo name or .onnx (optional)")
+        net.setMinimumWidth(220)
+        row.addWidget(self.binding.label("cost_network"))
+        row.addWidget(net)
+        self.cost_widgets = {"cost_network": net, **self.binding.build_into(row, ["cost_target"])}
+        row.addStretch(1)
+        tl.addLayout(row)
+        self.cost_status = QLabel(NO_COST_TEXT)
+        self.cost_status.setWordWrap(True)
+        self.cost_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        tl.addWidget(self.cost_status)
+        self.cost_table = _table(["layer", "MACs", "time (ms)", "time limit (ms)", "x limit", "time is",
+                                  "off-chip (MB)", "off-chip limit (MB)", "how"])
+        tl.addWidget(self.cost_table, 1)
+        self.tabs.addTab(tab, "Cost")
+
+    def _show_cost(self, r: MeritResult | None) -> None:
+        c = None if r is None else r.cost
+        if c is None:
+            self.cost_status.setText(NO_COST_TEXT)
+            _fill(self.cost_table, [])
+            return
+        rec, t = c.record, c.record.total
+        self.cost_status.setText(
+            f"{c.network} on {rec.target}: {t.macs / 1e9:.3g} G MACs, time {_scaled(t.time_s.value, 1e3)} ms "
+            f"(limit {_scaled(t.time_s.limit, 1e3)} ms, {t.time_s.how}), off-chip "
+            f"{_scaled(t.offchip_bytes.value, 1e-6)} MB (limit {_scaled(t.offchip_bytes.limit, 1e-6)} MB). "
+            "No energy model for this target." + (f" {c.gpu_note}." if c.gpu_note else ""))
+        _fill(self.cost_table, [
+            [L.name, L.macs, _scaled(L.time_s.value, 1e3), _scaled(L.time_s.limit, 1e3), L.time_s.of_limit,
+             L.time_s.how, _scaled(L.offchip_bytes.value, 1e-6), _scaled(L.offchip_bytes.limit, 1e-6), n.how]
+            for L, n in zip(rec.layers, c.notes)])
 
     def _code_sources(self) -> dict[str, str]:
         cg = None if self._r is None else self._r.codegen
@@ -636,6 +695,7 @@ class MeritPanel(GenericPanel):
                 for L in result.banks.layouts:
                     self.layout_box.addItem(L.layout)
         self._show_codegen(None if result is None else result.codegen)
+        self._show_cost(result)
         if result is None:
             self.mgrid.set_grid(None)
             self.bank_view.set_layout(None, 8)
