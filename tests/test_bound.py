@@ -445,13 +445,15 @@ def test_malformed_and_unsupported_onnx(tmp_path):
     w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], np.zeros(108, np.float32).tolist())
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
              helper.make_node("LRN", ["c"], ["y"], size=3)]
-    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w]))
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w]),
+                               opset_imports=[helper.make_opsetid("", 13)])
     path = tmp_path / "lrn.onnx"
     onnx.save(model, str(path))
     out = run_foreground(ENGINE.run(_cli(["--onnx", str(path)]), CancelToken()), quiet=True)
     assert isinstance(out.error, InputError) and "LRN" in str(out.error)
     nodes[1] = helper.make_node("Relu", ["c"], ["y"])
-    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w])), str(path))
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w]),
+                               opset_imports=[helper.make_opsetid("", 13)]), str(path))
     out = run_foreground(ENGINE.run(_cli(["--onnx", str(path), "--no-sweep"]), CancelToken()), quiet=True)
     assert out.error is None and len(out.result.layers) == 1
     assert out.result.layers[0].shape.Co == 4

@@ -175,7 +175,8 @@ def test_an_onnx_network_is_costed(tmp_path):
              helper.make_node("Relu", ["c1"], ["r1"]),
              helper.make_node("Conv", ["r1", "w2"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2])]
     path = tmp_path / "two.onnx"
-    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w1, w2])), str(path))
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w1, w2]),
+                                        opset_imports=[helper.make_opsetid("", 13)]), str(path))
     req = _cli(["--onnx", str(path), "--no-sweep", "--objective", "edp", "--memory", "4KiB"])
     events = list(ENGINE.run(req, CancelToken()))
     r = events[-1].data
