@@ -1,0 +1,128 @@
+"""A Cappuccino run's progress as the share of its expected time, calibrated by what it measured (issue 49).
+
+core.work_units.WorkPlan counts a run's work in units fixed on the build machine: numpy MACs at
+its numpy speed, gcc builds of 2.3 s, program runs of their min_seconds plus start-up. On another
+machine, or this one under load, those kinds of work slow down unevenly (a loaded 2-core machine
+built programs 1.7x slower and ran them 2-3x slower, while the numpy search kept pace), so the
+share of the units done drifted from the share of the time, and the window's time-left said
+19 s -> 3 s while 61 s -> 30 s remained.
+
+Here every stage's units are seconds on the build machine and each stage has a kind of work
+(numpy, compile, run, other). As the run goes, each kind's factor (seconds measured / seconds
+planned) is learnt from its finished stages and from the stage in progress; a kind not measured
+yet takes the factor of the work measured so far that was planned in the build machine's seconds
+as its own (builds, runs, and the load where it is a zoo network's reference pass). The time left is the current
+stage's rest (its own measured rate blended with the plan, by how far it is) plus the later
+stages' units times their kinds' factors, and the reported fraction is elapsed / (elapsed + left):
+core.jobs.Eta, which extrapolates the fraction's growth, then reads back this time left. The
+reported fraction never goes back (WorkPlan.progress).
+
+The clock is injectable, so tests replay a known schedule without the wall clock.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from core.jobs import Progress
+from core.work_units import Stage, WorkPlan
+
+Clock = Callable[[], float]
+MIN_MEASURED_S = 0.2        # a kind's factor is learnt once this much of its work was timed
+BLEND = 0.5                 # the stage in progress: its own rate weighs (share done) ** BLEND
+
+
+class CalibratedPlan(WorkPlan):
+    def __init__(self, stages: list[Stage], kinds: dict[str, str], clock: Clock = time.monotonic) -> None:
+        super().__init__(stages)
+        self.kinds = dict(kinds)
+        self.clock = clock
+        self._start: float | None = None
+        self._index = -1                    # the stage in progress
+        self._stage_start = 0.0
+        self._done_s: dict[str, float] = {}  # kind -> measured seconds of finished stages
+        self._done_u: dict[str, float] = {}  # kind -> their planned seconds (units)
+        # the load stage's plan is the build machine's time (a zoo network's reference pass) and so
+        # tells how much slower this machine is at the work planned in that machine's seconds; the
+        # numpy stages' plan is already rated from the load (core.cappuccino.engine.plan_work)
+        self.load_measures_machine = False
+        self.barrier_kinds: set[str] = set()    # kinds of work whose threads meet at barriers (runs on >1 thread)
+
+    def _kind(self, st: Stage) -> str:
+        return self.kinds.get(st.name, "other")
+
+    def _locate(self, nominal: float) -> tuple[int, float]:
+        """The stage the nominal fraction falls in and how far into it (0..1)."""
+        for i, st in enumerate(self.stages):
+            if nominal < st.hi or i == len(self.stages) - 1:
+                width = st.hi - st.lo
+                return i, 0.0 if width <= 0 else max(0.0, min(1.0, (nominal - st.lo) / width))
+        return len(self.stages) - 1, 1.0
+
+    def _advance(self, index: int, now: float) -> None:
+        """Stages before `index` are finished: the one in progress gets the time since it began."""
+        if index <= self._index:
+            return
+        if self._index >= 0:
+            st = self.stages[self._index]
+            k = self._kind(st)
+            self._done_s[k] = self._done_s.get(k, 0.0) + (now - self._stage_start)
+            self._done_u[k] = self._done_u.get(k, 0.0) + st.units
+        self._index, self._stage_start = index, now
+
+    def factor(self, kind: str, extra_s: float = 0.0, extra_u: float = 0.0) -> float:
+        """Measured / planned seconds for a kind of work (with the stage in progress's part, when of
+        that kind). Where it was not measured yet: that of the work measured so far whose plan is in
+        the build machine's seconds as its own is (the compilations, program runs, the rest, and
+        the load when `load_measures_machine`; the numpy stages' plan is rated from the load), else
+        that of all work measured but the load; 1 before anything was measured."""
+        s, u = self._done_s.get(kind, 0.0) + extra_s, self._done_u.get(kind, 0.0) + extra_u
+        if s >= MIN_MEASURED_S and u > 0:
+            return s / u
+        if kind != "numpy":
+            raw = [k for k in self._done_s if k not in ("numpy", "load") or (k == "load" and self.load_measures_machine)]
+            s, u = sum(self._done_s[k] for k in raw), sum(self._done_u[k] for k in raw)
+            if s >= MIN_MEASURED_S and u > 0:
+                f = s / u
+                # parallel runs pay a slow machine twice: less CPU time for each thread, and at every
+                # barrier a wait for the thread the others' work descheduled (ResNet-18's runs were 2.3x
+                # and 7-11x slower where its builds were 1.7x and 3x)
+                return f * max(1.0, f) if kind in self.barrier_kinds else f
+        s = sum(v for k, v in self._done_s.items() if k != "load") + extra_s
+        u = sum(v for k, v in self._done_u.items() if k != "load") + extra_u
+        return s / u if s >= MIN_MEASURED_S and u > 0 else 1.0
+
+    def remaining(self, nominal: float, now: float) -> float:
+        """Seconds left when the code reports `nominal` at `now` (stages before it finished)."""
+        index, p = self._locate(nominal)
+        self._advance(index, now)
+        cur = self.stages[index]
+        elapsed = now - self._stage_start
+        kind = self._kind(cur)
+        f_cur = self.factor(kind, elapsed, cur.units * p) if p > 0 else self.factor(kind)
+        planned = (1.0 - p) * cur.units * f_cur
+        measured = elapsed * (1.0 - p) / p if p > 0 else planned
+        # the stage's own rate counts more as it goes (its steps are alike: compilations, rounds of runs)
+        w = p ** BLEND
+        left = w * measured + (1.0 - w) * planned
+        for st in self.stages[index + 1:]:
+            left += st.units * self.factor(self._kind(st))
+        return max(0.0, left)
+
+    def time_share(self, nominal: float, now: float | None = None) -> float:
+        now = self.clock() if now is None else now
+        if self._start is None:
+            self._start = now
+        nominal = max(0.0, min(1.0, nominal))
+        if nominal >= 1.0:
+            return 1.0
+        elapsed = now - self._start
+        left = self.remaining(nominal, now)
+        if elapsed <= 0:
+            return 0.0 if left > 0 else self.share(nominal)
+        return min(1.0, elapsed / (elapsed + left)) if elapsed + left > 0 else 1.0
+
+    def progress(self, nominal: float, message: str = "") -> Progress:
+        self._last = max(self._last, self.time_share(nominal))
+        return Progress(self._last, message)
