@@ -191,3 +191,26 @@ def test_calibrated_plan_learns_a_kinds_speed_from_its_finished_stage():
     assert left == pytest.approx(1.1 * (10 + 2 + 4) + 1.5 * (0.5 + 9.2) + 2.25 * (3 + 12))
     plan.load_measures_machine = False                      # (a built-in or ONNX network's load)
     assert plan.factor("compile") == pytest.approx(1.1)     # then all work measured so far but the load
+
+
+def test_the_programs_tab_says_when_other_work_made_the_timings_unreliable(monkeypatch, qtbot):
+    """Was: a run timed on a busy machine showed its ratios with no word that the machine was busy."""
+    import dataclasses
+
+    from gui.panels.cappuccino import PANEL
+    from panel_context import FakeContext
+
+    panel = PANEL(capp.ENGINE, FakeContext())
+    qtbot.addWidget(panel)
+    result, _order, _log = _run(monkeypatch, {"parallel_precise": 1.0, "cappuccino": 1.15, "relaxed": 1.1,
+                                              "imprecise": 0.9, "baseline": 6.0}, BUSY)
+    panel.show_result(result)
+    assert not panel.timing_warning.isHidden()
+    assert "Timings unreliable" in panel.timing_warning.text() and "1.6 of 2 cores" in panel.timing_warning.text()
+    assert panel.message.text().startswith("TIMINGS UNRELIABLE")
+    assert "kept every layer precise" in panel.message.text()
+    modes = [panel.table.item(i, 10).text() for i in range(panel.table.rowCount())]
+    assert "relaxed" not in modes and PRECISE in modes
+    idle = dataclasses.replace(result, synthesis=dataclasses.replace(result.synthesis, load=IDLE))
+    panel.show_result(idle)
+    assert panel.timing_warning.isHidden()
