@@ -3,9 +3,10 @@ of each run).
 
 Each engine runs once, in this process, on the setup a new project gives its tab (the starter library
 and default settings, as the window's Run would send it); every Progress it reports is stamped with
-the time. The estimate (core.jobs.Eta, which the window and the command line both use) is then
-replayed on those stamps and read at 100 evenly spaced moments from 20 % of the run's duration to its
-end, as the window's clock would read it. Its error at a moment t is that of the whole duration it
+the time. The estimate (core.jobs.Eta, which the window and the command line both use, with the
+time left an engine reports itself where it does: Progress.seconds_left) is then replayed on those
+stamps and read at 100 evenly spaced moments from 20 % of the run's duration to its end, as the
+window's clock would read it. Its error at a moment t is that of the whole duration it
 implies: |t + estimated time left - actual duration| / actual duration.
 
 Beside the error over the whole window it reports the error at 20 %, 50 % and 80 % of each run's
@@ -56,11 +57,13 @@ SETTINGS: dict[str, dict[str, Any]] = {"cain": {"time_s": 5.0},
 WORKLOADS: dict[str, Any] = {"cappuccino+resnet18": CnnNetwork("resnet18"), "cappuccino+vgg16": CnnNetwork("vgg16")}
 
 
+Stamp = tuple[Any, ...]     # (time, fraction) or (time, fraction, the engine's seconds left or None)
 MESSAGES: dict[str, list[tuple[float, float, str]]] = {}     # per variant: (time, fraction, message) as it changed
 
 
-def trace(variant: str) -> tuple[float, list[tuple[float, float]], str]:
-    """Run the engine's default request (with the variant's settings); (duration, [(time, fraction)], status)."""
+def trace(variant: str) -> tuple[float, list[Stamp], str]:
+    """Run the engine's default request (with the variant's settings); (duration, [(time, fraction,
+    seconds left)], status)."""
     engine = variant.split("+")[0]
     project = Project.starter()
     for key, value in SETTINGS.get(variant, {}).items():
@@ -68,13 +71,13 @@ def trace(variant: str) -> tuple[float, list[tuple[float, float]], str]:
     request = project.request(engine)
     if variant in WORKLOADS:
         request = dataclasses.replace(request, workload=WORKLOADS[variant])
-    stamps: list[tuple[float, float]] = []
+    stamps: list[Stamp] = []
     MESSAGES.setdefault(variant, [])
     t0 = time.perf_counter()
 
     def seen(ev: Event) -> None:
         if isinstance(ev, Progress) and ev.fraction is not None:
-            stamps.append((time.perf_counter() - t0, float(ev.fraction)))
+            stamps.append((time.perf_counter() - t0, float(ev.fraction), ev.seconds_left))
             if not MESSAGES[variant] or MESSAGES[variant][-1][2] != ev.message:
                 MESSAGES[variant].append((stamps[-1][0], stamps[-1][1], ev.message))
 
@@ -82,7 +85,7 @@ def trace(variant: str) -> tuple[float, list[tuple[float, float]], str]:
     return time.perf_counter() - t0, stamps, out.status if out.error is None else f"{out.status}: {out.error.text}"
 
 
-def errors(duration: float, stamps: list[tuple[float, float]], moments: int = MOMENTS,
+def errors(duration: float, stamps: list[Stamp], moments: int = MOMENTS,
            start: float = FROM) -> list[float | None]:
     """The estimate's error at evenly spaced moments from `start` of the run to its end (None: no
     estimate shown then), replaying the stamped fractions into core.jobs.Eta as the window does."""
@@ -91,27 +94,32 @@ def errors(duration: float, stamps: list[tuple[float, float]], moments: int = MO
     for k in range(moments):
         t = duration * (start + (1.0 - start) * k / moments)
         while i < len(stamps) and stamps[i][0] <= t:
-            eta.update(stamps[i][1], stamps[i][0])
+            eta.update(stamps[i][1], stamps[i][0], _told(stamps[i]))
             i += 1
         left = eta.remaining(t)
         out.append(None if left is None else abs(t + left - duration) / duration)
     return out
 
 
-def error_at(duration: float, stamps: list[tuple[float, float]], share: float) -> float | None:
+def _told(stamp: Stamp) -> float | None:
+    """The engine's own time left with a stamp (Progress.seconds_left), None where it gave none."""
+    return stamp[2] if len(stamp) > 2 else None
+
+
+def error_at(duration: float, stamps: list[Stamp], share: float) -> float | None:
     """The estimate's signed error at `share` of the run's duration (positive: it says the run ends
     later than it does), None when no estimate is shown then."""
     t = duration * share
     eta = Eta()
-    for when, fraction in stamps:
-        if when > t:
+    for stamp in stamps:
+        if stamp[0] > t:
             break
-        eta.update(fraction, when)
+        eta.update(stamp[1], stamp[0], _told(stamp))
     left = eta.remaining(t)
     return None if left is None else (t + left - duration) / duration
 
 
-def summarise(duration: float, stamps: list[tuple[float, float]], status: str) -> dict[str, Any]:
+def summarise(duration: float, stamps: list[Stamp], status: str) -> dict[str, Any]:
     errs = errors(duration, stamps)
     known = [e for e in errs if e is not None]
     worst = max(known) if known else None

@@ -126,26 +126,29 @@ SLOW = {"load": 1.5, "numpy": 1.05, "other": 1.2, "compile": 1.7, "run": 2.3}
 STEPS = {"search": 40, "compile": 4, "timing": 15}
 
 
-def _schedule(plan: WorkPlan, clock: list[float]) -> tuple[float, list[tuple[float, float]]]:
+def _schedule(plan: WorkPlan, clock: list[float]) -> tuple[float, list[tuple[float, float, float | None]]]:
+    """Replays the schedule through the plan; [(time, fraction, seconds left)] as the window gets them."""
     stamps = []
     for st in plan.stages:
         seconds = UNITS[st.name] * SLOW[capp.STAGE_KINDS[st.name]]
         steps = STEPS.get(st.name, 1)
         for i in range(steps):
-            stamps.append((clock[0], plan.progress(st.lo + (st.hi - st.lo) * i / steps).fraction or 0.0))
+            ev = plan.progress(st.lo + (st.hi - st.lo) * i / steps)
+            stamps.append((clock[0], ev.fraction or 0.0, ev.seconds_left))
             clock[0] += seconds / steps
-    stamps.append((clock[0], plan.progress(1.0).fraction or 0.0))
+    ev = plan.progress(1.0)
+    stamps.append((clock[0], ev.fraction or 0.0, ev.seconds_left))
     return clock[0], stamps
 
 
-def _worst_error(duration: float, stamps: list[tuple[float, float]], start: float = 0.2) -> float:
+def _worst_error(duration: float, stamps: list[tuple[float, float, float | None]], start: float = 0.2) -> float:
     worst = 0.0
     for k in range(100):
         t = duration * (start + (1 - start) * k / 100)
         eta = Eta()
-        for when, fraction in stamps:
+        for when, fraction, told in stamps:
             if when <= t:
-                eta.update(fraction, when)
+                eta.update(fraction, when, told)
         left = eta.remaining(t)
         assert left is not None
         worst = max(worst, abs(t + left - duration) / duration)
@@ -173,6 +176,32 @@ def test_time_left_within_30_percent_after_a_fifth_of_a_schedule_the_plan_misjud
     clock = [0.0]
     duration, stamps = _schedule(_plan(False, clock), clock)
     assert _worst_error(duration, stamps) > 2 * calibrated
+
+
+def test_eta_shows_the_engines_own_time_left_counting_down():
+    eta = Eta()
+    eta.update(0.0, 100.0)
+    eta.update(0.6, 110.0, seconds_left=40.0)      # the fraction alone would say 6.7 s
+    assert eta.remaining(110.0) == pytest.approx(40.0) and eta.remaining(125.0) == pytest.approx(25.0)
+    eta.update(0.7, 130.0)                          # an update without one extrapolates again
+    assert eta.remaining(130.0) == pytest.approx(0.3 * 30 / 0.7)
+
+
+def test_the_fraction_never_goes_back_while_the_time_left_grows():
+    """Was: a stage slower than planned after a faster one held the fraction (73 %) and the estimate
+    fell (19 s -> 3 s) while 61 s -> 30 s remained."""
+    clock = [0.0]
+    plan = _plan(True, clock)
+    plan.progress(0.0)
+    clock[0] = 3.0
+    plan.progress(0.05)
+    clock[0] = 4.0
+    first = plan.progress(0.1)                      # the layouts ran twice as fast as planned
+    clock[0] = 30.0
+    later = plan.progress(0.3)                      # then the search ran five times slower
+    assert later.fraction is not None and first.fraction is not None and later.fraction >= first.fraction
+    assert later.seconds_left is not None and first.seconds_left is not None
+    assert later.seconds_left > first.seconds_left
 
 
 def test_calibrated_plan_learns_a_kinds_speed_from_its_finished_stage():

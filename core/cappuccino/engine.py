@@ -266,6 +266,10 @@ WEIGHT_READ_BYTES_PER_S = 1e9   # a program reading its weight file from the pag
 COMPILE_S = 2.3
 COMPILE_BASELINE_S = 0.25
 RUN_START_S = 0.03
+# onnxruntime's run is a Python process that imports it and builds a session: its runs took 1.1-1.2 s
+# longer than the programs' in a ResNet-18 run at a load of about 2 (benchmarks/eta_error.py --trace);
+# less is assumed for a quieter machine, the run's own measurement corrects it
+ORT_START_S = 0.8
 C_MACS_PER_S = 80e9
 SEARCH_SHARE_CAP = 0.98         # the search's share shown before it ends (its work is an estimate)
 PROGRAMS = 4                    # parallel precise, relaxed, imprecise and the chosen modes (+ the baseline)
@@ -323,14 +327,24 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, th
     # some layer is big enough for the size rule to share (and a build when the split is kept)
     shareable = threads > 1 and any(int(np.prod(op.out_shape)) * int(np.prod(op.weight.shape[1:]))
                                     >= 2 * synth_program.CHUNK_WORK for op in model.conv_ops)
-    # a run reads its weight file, computes one pass for the logits, then passes for min_seconds
+    # a run reads its weight file, computes one pass for the logits, then passes for min_seconds: a
+    # wall-clock wait no load stretches while a pass is shorter (plan.fixed), computing otherwise
     one_pass = macs * images / C_MACS_PER_S
     start = RUN_START_S + 4 * weights / WEIGHT_READ_BYTES_PER_S + one_pass
     split_s = min(float(s["min_seconds"]), 0.3)
-    plan.set_units("split", start + 6 * (max(split_s, one_pass) + one_pass)
-                   if compiling and shareable and s["measure_split"] else 0.0)
+    splitting = compiling and shareable and s["measure_split"]
+    plan.set_units("split", start + 6 * (max(split_s, one_pass) + one_pass) if splitting else 0.0)
     runs = s["repeats"] * (PROGRAMS + baseline + (1 if onnx else 0)) if compiling else 0
-    plan.set_units("timing", runs * (start + max(float(s["min_seconds"]), one_pass)))
+    min_s = float(s["min_seconds"])
+    ort = s["repeats"] * ORT_START_S if compiling and onnx else 0.0
+    plan.set_units("timing", runs * (start + max(min_s, one_pass)) + ort)
+    if isinstance(plan, CalibratedPlan):
+        plan.fixed["split"] = 6 * split_s if splitting and one_pass < split_s else 0.0
+        plan.fixed["timing"] = runs * min_s if one_pass < min_s else 0.0
+        computing = runs * (one_pass + (one_pass if one_pass >= min_s else 0.0))
+        scaled = runs * (start + max(min_s, one_pass)) + ort - plan.fixed["timing"]
+        plan.barrier_share = computing / scaled if scaled > 0 else 0.0
+        plan.barrier_kinds = {"run"} if threads > 1 else set()
     # the checks: the numpy reference of the programs' other modes over every image (imprecise, chosen)
     plan.set_units("end", 0.05 + (2 * forward if compiling else 0.0))
 
@@ -361,7 +375,6 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
         rate = max(NUMPY_MACS_PER_S, float(model.network.macs) * len(model.x_val) / loaded_s)
     plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"), threads, rate)
     plan.load_measures_machine = network.source == "zoo" and loaded_s > 0.5
-    plan.barrier_kinds = {"run"} if threads > 1 else set()
     info = ModelInfo(name=model.name, title=model.network.title, input_shape=list(model.input_shape),
                      validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)

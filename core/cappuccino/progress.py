@@ -13,9 +13,9 @@ planned) is learnt from its finished stages and from the stage in progress; a ki
 yet takes the factor of the work measured so far that was planned in the build machine's seconds
 as its own (builds, runs, and the load where it is a zoo network's reference pass). The time left is the current
 stage's rest (its own measured rate blended with the plan, by how far it is) plus the later
-stages' units times their kinds' factors, and the reported fraction is elapsed / (elapsed + left):
-core.jobs.Eta, which extrapolates the fraction's growth, then reads back this time left. The
-reported fraction never goes back (WorkPlan.progress).
+stages' units times their kinds' factors (plus the wall-clock waits no load stretches: the timed
+runs' min_seconds). Each Progress carries that time left (`seconds_left`, which core.jobs.Eta shows
+as it is) and the fraction elapsed / (elapsed + left), which never goes back (a progress bar).
 
 The clock is injectable, so tests replay a known schedule without the wall clock.
 """
@@ -47,7 +47,11 @@ class CalibratedPlan(WorkPlan):
         # tells how much slower this machine is at the work planned in that machine's seconds; the
         # numpy stages' plan is already rated from the load (core.cappuccino.engine.plan_work)
         self.load_measures_machine = False
-        self.barrier_kinds: set[str] = set()    # kinds of work whose threads meet at barriers (runs on >1 thread)
+        # kinds of work whose threads meet at barriers (program runs on more than one thread), and
+        # the share of their planned seconds spent computing (the rest: process start-up, reading)
+        self.barrier_kinds: set[str] = set()
+        self.barrier_share = 1.0
+        self.fixed: dict[str, float] = {}   # stage -> the part of its units that is wall-clock waiting no load stretches
 
     def _kind(self, st: Stage) -> str:
         return self.kinds.get(st.name, "other")
@@ -67,8 +71,9 @@ class CalibratedPlan(WorkPlan):
         if self._index >= 0:
             st = self.stages[self._index]
             k = self._kind(st)
-            self._done_s[k] = self._done_s.get(k, 0.0) + (now - self._stage_start)
-            self._done_u[k] = self._done_u.get(k, 0.0) + st.units
+            fixed = self.fixed.get(st.name, 0.0)
+            self._done_s[k] = self._done_s.get(k, 0.0) + max(0.0, now - self._stage_start - fixed)
+            self._done_u[k] = self._done_u.get(k, 0.0) + max(0.0, st.units - fixed)
         self._index, self._stage_start = index, now
 
     def factor(self, kind: str, extra_s: float = 0.0, extra_u: float = 0.0) -> float:
@@ -85,10 +90,10 @@ class CalibratedPlan(WorkPlan):
             s, u = sum(self._done_s[k] for k in raw), sum(self._done_u[k] for k in raw)
             if s >= MIN_MEASURED_S and u > 0:
                 f = s / u
-                # parallel runs pay a slow machine twice: less CPU time for each thread, and at every
-                # barrier a wait for the thread the others' work descheduled (ResNet-18's runs were 2.3x
-                # and 7-11x slower where its builds were 1.7x and 3x)
-                return f * max(1.0, f) if kind in self.barrier_kinds else f
+                # parallel computing pays a slow machine twice: less CPU time for each thread, and at
+                # every barrier a wait for the thread the others' work descheduled (ResNet-18's runs
+                # were 2.3x and 7-11x slower where its builds were 1.7x and 3x)
+                return f * (1.0 + max(0.0, f - 1.0) * self.barrier_share) if kind in self.barrier_kinds else f
         s = sum(v for k, v in self._done_s.items() if k != "load") + extra_s
         u = sum(v for k, v in self._done_u.items() if k != "load") + extra_u
         return s / u if s >= MIN_MEASURED_S and u > 0 else 1.0
@@ -100,29 +105,36 @@ class CalibratedPlan(WorkPlan):
         cur = self.stages[index]
         elapsed = now - self._stage_start
         kind = self._kind(cur)
-        f_cur = self.factor(kind, elapsed, cur.units * p) if p > 0 else self.factor(kind)
-        planned = (1.0 - p) * cur.units * f_cur
+        fixed = self.fixed.get(cur.name, 0.0)
+        scaled = max(0.0, cur.units - fixed)
+        f_cur = self.factor(kind, max(0.0, elapsed - p * fixed), scaled * p) if p > 0 else self.factor(kind)
+        planned = (1.0 - p) * (scaled * f_cur + fixed)
         measured = elapsed * (1.0 - p) / p if p > 0 else planned
         # the stage's own rate counts more as it goes (its steps are alike: compilations, rounds of runs)
         w = p ** BLEND
         left = w * measured + (1.0 - w) * planned
         for st in self.stages[index + 1:]:
-            left += st.units * self.factor(self._kind(st))
+            fixed = self.fixed.get(st.name, 0.0)
+            left += max(0.0, st.units - fixed) * self.factor(self._kind(st)) + fixed
         return max(0.0, left)
 
-    def time_share(self, nominal: float, now: float | None = None) -> float:
+    def time_share(self, nominal: float, now: float | None = None) -> tuple[float, float]:
+        """(the share of the expected time, the seconds left) when the code reports `nominal`."""
         now = self.clock() if now is None else now
         if self._start is None:
             self._start = now
         nominal = max(0.0, min(1.0, nominal))
         if nominal >= 1.0:
-            return 1.0
+            return 1.0, 0.0
         elapsed = now - self._start
         left = self.remaining(nominal, now)
         if elapsed <= 0:
-            return 0.0 if left > 0 else self.share(nominal)
-        return min(1.0, elapsed / (elapsed + left)) if elapsed + left > 0 else 1.0
+            return 0.0, left
+        return (min(1.0, elapsed / (elapsed + left)) if elapsed + left > 0 else 1.0), left
 
     def progress(self, nominal: float, message: str = "") -> Progress:
-        self._last = max(self._last, self.time_share(nominal))
-        return Progress(self._last, message)
+        """The fraction never goes back (a progress bar); the time left is the plan's own, which the
+        fraction alone could not carry once a stage ran slower than planned after a faster one."""
+        share, left = self.time_share(nominal)
+        self._last = max(self._last, share)
+        return Progress(self._last, message, seconds_left=left)
