@@ -116,13 +116,14 @@ def test_a_version_2_result_reads_without_a_load_record(monkeypatch):
 
 # ------------------------------------------------------------------ the time-left estimate
 # A synthetic schedule: the engine's own plan for a zoo network (seconds on the build machine per
-# stage) on two threads, run on a busy machine where each kind of work is slower by its own factor
-# (about what ResNet-18 showed under a load of 2-3: its load 1.5x, builds 1.7x, program runs 2.3x;
-# the numpy stages' rate comes from the load), every stage reporting its nominal fraction at the
-# start of each of its steps.
+# stage) on two threads, run on a 2-core machine with a load average of 3.4, where each kind of work
+# is slower by its own factor (about what ResNet-18 showed under a load of 2-3: builds 1.7x, program
+# runs 2.3x; the numpy stages' rate comes from the load), every stage reporting its nominal fraction
+# at the start of each of its steps.
 UNITS = {"load": 2.0, "layouts": 2.0, "search": 10.0, "check": 2.0, "synthesis": 0.5, "compile": 9.2,
          "split": 3.0, "timing": 12.0, "end": 4.0}
 SLOW = {"load": 1.5, "numpy": 1.05, "other": 1.2, "compile": 1.7, "run": 2.3}
+LOAD_AVERAGE = 3.4
 STEPS = {"search": 40, "compile": 4, "timing": 15}
 
 
@@ -157,8 +158,8 @@ def _worst_error(duration: float, stamps: list[tuple[float, float, float | None]
 
 def _plan(calibrated: bool, clock: list[float]) -> WorkPlan:
     plan = capp.work_plan(lambda: clock[0])
-    plan.load_measures_machine = True
-    plan.barrier_kinds = {"run"}
+    plan.slowdown = lambda: LOAD_AVERAGE / 2           # a 2-core machine
+    plan.barrier_kinds, plan.barrier_share = {"run"}, 0.7
     if not calibrated:
         plan = WorkPlan(plan.stages)
     for name, units in UNITS.items():
@@ -214,12 +215,20 @@ def test_calibrated_plan_learns_a_kinds_speed_from_its_finished_stage():
     plan.progress(0.1)                   # the search begins: layouts took 2.2 s of 2 planned
     assert isinstance(plan, capp.CalibratedPlan)
     assert plan.factor("numpy") == pytest.approx(1.1)
-    assert plan.factor("compile") == pytest.approx(1.5)     # not measured yet: the load's
-    assert plan.factor("run") == pytest.approx(1.5 * 1.5)   # two threads meeting at barriers pay it twice
+    assert plan.factor("compile") == pytest.approx(1.7)     # not measured yet: the load average per core
+    assert plan.factor("run") == pytest.approx(1.7 * (1 + 0.7 * 0.7))   # its computing pays it about twice
     left = plan.remaining(0.1, 5.2)
-    assert left == pytest.approx(1.1 * (10 + 2 + 4) + 1.5 * (0.5 + 9.2) + 2.25 * (3 + 12))
-    plan.load_measures_machine = False                      # (a built-in or ONNX network's load)
-    assert plan.factor("compile") == pytest.approx(1.1)     # then all work measured so far but the load
+    assert left == pytest.approx(1.1 * (10 + 2 + 4) + 1.7 * (0.5 + 9.2) + 1.7 * 1.49 * (3 + 12))
+    clock[0] = 20.0
+    plan.progress(0.63)                  # the builds begin
+    clock[0] = 26.0
+    plan.progress(0.71)                  # the split begins: the builds took 6 s of 9.2 planned
+    assert plan.factor("compile") == pytest.approx(6 / 9.2)
+    assert plan.factor("run") == pytest.approx(6 / 9.2)     # a faster machine than the load said
+    fresh = _plan(True, [0.0])
+    assert isinstance(fresh, capp.CalibratedPlan)
+    fresh.slowdown = lambda: 0.3                            # an idle machine is not taken for a faster one
+    assert fresh.factor("compile") == 1.0
 
 
 def test_the_programs_tab_says_when_other_work_made_the_timings_unreliable(monkeypatch, qtbot):

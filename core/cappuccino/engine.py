@@ -37,6 +37,7 @@ from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.files import file_problem
+from core.machine_load import load_average
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
 from core.nets import zoo
 from core.work_units import Stage, WorkPlan
@@ -374,7 +375,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
     if network.source == "zoo" and model.precise_outputs is not None and loaded_s > 0.5:
         rate = max(NUMPY_MACS_PER_S, float(model.network.macs) * len(model.x_val) / loaded_s)
     plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"), threads, rate)
-    plan.load_measures_machine = network.source == "zoo" and loaded_s > 0.5
+    cores = max(1, os.cpu_count() or 1)
+    plan.slowdown = lambda: load_average() / cores
     info = ModelInfo(name=model.name, title=model.network.title, input_shape=list(model.input_shape),
                      validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)

@@ -3,21 +3,25 @@
 core.work_units.WorkPlan counts a run's work in units fixed on the build machine: numpy MACs at
 its numpy speed, gcc builds of 2.3 s, program runs of their min_seconds plus start-up. On another
 machine, or this one under load, those kinds of work slow down unevenly (a loaded 2-core machine
-built programs 1.7x slower and ran them 2-3x slower, while the numpy search kept pace), so the
+built programs 1.7-5x slower and ran them 2-14x slower, while the numpy search kept pace), so the
 share of the units done drifted from the share of the time, and the window's time-left said
 19 s -> 3 s while 61 s -> 30 s remained.
 
 Here every stage's units are seconds on the build machine and each stage has a kind of work
 (numpy, compile, run, other). As the run goes, each kind's factor (seconds measured / seconds
-planned) is learnt from its finished stages and from the stage in progress; a kind not measured
-yet takes the factor of the work measured so far that was planned in the build machine's seconds
-as its own (builds, runs, and the load where it is a zoo network's reference pass). The time left is the current
-stage's rest (its own measured rate blended with the plan, by how far it is) plus the later
-stages' units times their kinds' factors (plus the wall-clock waits no load stretches: the timed
-runs' min_seconds). Each Progress carries that time left (`seconds_left`, which core.jobs.Eta shows
-as it is) and the fraction elapsed / (elapsed + left), which never goes back (a progress bar).
+planned) is learnt from its finished stages and from the stage in progress. A kind not measured
+yet: program runs take the builds' factor once builds were measured; until then builds and runs
+take the machine's slowdown for one busy thread (`slowdown`: the 1-minute load average per core,
+at least 1; ResNet-18's builds ran 1.7x, 3.1x and 4.8x slower at loads of about 2, 5 and 8), and
+the computing part of runs on more than one thread pays it about twice (each thread gets less CPU
+time and every barrier waits for the thread the others' work descheduled); numpy work takes the
+factor of all work measured so far. The time left is the current stage's rest (its own measured
+rate blended with the plan, by how far it is) plus the later stages' units times their kinds'
+factors (plus the wall-clock waits no load stretches: the timed runs' min_seconds). Each Progress
+carries that time left (`seconds_left`, which core.jobs.Eta shows as it is) and the fraction
+elapsed / (elapsed + left), which never goes back (a progress bar).
 
-The clock is injectable, so tests replay a known schedule without the wall clock.
+The clock and the slowdown are injectable, so tests replay a known schedule without the wall clock.
 """
 
 from __future__ import annotations
@@ -43,10 +47,7 @@ class CalibratedPlan(WorkPlan):
         self._stage_start = 0.0
         self._done_s: dict[str, float] = {}  # kind -> measured seconds of finished stages
         self._done_u: dict[str, float] = {}  # kind -> their planned seconds (units)
-        # the load stage's plan is the build machine's time (a zoo network's reference pass) and so
-        # tells how much slower this machine is at the work planned in that machine's seconds; the
-        # numpy stages' plan is already rated from the load (core.cappuccino.engine.plan_work)
-        self.load_measures_machine = False
+        self.slowdown: Callable[[], float] = lambda: 1.0   # this machine's slowdown for one busy thread
         # kinds of work whose threads meet at barriers (program runs on more than one thread), and
         # the share of their planned seconds spent computing (the rest: process start-up, reading)
         self.barrier_kinds: set[str] = set()
@@ -78,25 +79,17 @@ class CalibratedPlan(WorkPlan):
 
     def factor(self, kind: str, extra_s: float = 0.0, extra_u: float = 0.0) -> float:
         """Measured / planned seconds for a kind of work (with the stage in progress's part, when of
-        that kind). Where it was not measured yet: that of the work measured so far whose plan is in
-        the build machine's seconds as its own is (the compilations, program runs, the rest, and
-        the load when `load_measures_machine`; the numpy stages' plan is rated from the load), else
-        that of all work measured but the load; 1 before anything was measured."""
+        that kind); where it was not measured yet, the prior the module docstring describes."""
         s, u = self._done_s.get(kind, 0.0) + extra_s, self._done_u.get(kind, 0.0) + extra_u
         if s >= MIN_MEASURED_S and u > 0:
             return s / u
-        if kind != "numpy":
-            raw = [k for k in self._done_s if k not in ("numpy", "load") or (k == "load" and self.load_measures_machine)]
-            s, u = sum(self._done_s[k] for k in raw), sum(self._done_u[k] for k in raw)
-            if s >= MIN_MEASURED_S and u > 0:
-                f = s / u
-                # parallel computing pays a slow machine twice: less CPU time for each thread, and at
-                # every barrier a wait for the thread the others' work descheduled (ResNet-18's runs
-                # were 2.3x and 7-11x slower where its builds were 1.7x and 3x)
-                return f * (1.0 + max(0.0, f - 1.0) * self.barrier_share) if kind in self.barrier_kinds else f
-        s = sum(v for k, v in self._done_s.items() if k != "load") + extra_s
-        u = sum(v for k, v in self._done_u.items() if k != "load") + extra_u
-        return s / u if s >= MIN_MEASURED_S and u > 0 else 1.0
+        if kind == "numpy":
+            s = sum(v for k, v in self._done_s.items() if k != "load")
+            u = sum(v for k, v in self._done_u.items() if k != "load")
+            return s / u if s >= MIN_MEASURED_S and u > 0 else 1.0
+        s, u = self._done_s.get("compile", 0.0), self._done_u.get("compile", 0.0)
+        f = s / u if s >= MIN_MEASURED_S and u > 0 else max(1.0, self.slowdown())
+        return f * (1.0 + max(0.0, f - 1.0) * self.barrier_share) if kind in self.barrier_kinds else f
 
     def remaining(self, nominal: float, now: float) -> float:
         """Seconds left when the code reports `nominal` at `now` (stages before it finished)."""
