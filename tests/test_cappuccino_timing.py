@@ -89,6 +89,8 @@ def test_inexact_slower_than_precise_keeps_precise_and_says_why_and_busy_says_un
     assert result.summary.startswith("TIMINGS UNRELIABLE") and "1.6 of 2 cores" in result.summary
     assert str(result.headline()["timings"]).startswith("unreliable")
     assert "TIMINGS UNRELIABLE" in syn.message and "median of 3 alternating runs" in syn.message
+    text = capp.format_text(result)                  # what the command line prints
+    assert "TIMINGS UNRELIABLE" in text and "kept every layer precise" in text
     js = result.to_json()
     assert js["synthesis"]["load"]["other_cores"] == pytest.approx(1.6) and js["synthesis"]["kept_precise"]
     again = CappuccinoResult.from_json(js)
