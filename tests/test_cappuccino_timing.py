@@ -161,7 +161,7 @@ def _worst_error(duration: float, stamps: list[tuple[float, float, float | None]
 def _plan(calibrated: bool, clock: list[float]) -> WorkPlan:
     plan = capp.work_plan(lambda: clock[0])
     plan.slowdown = lambda: LOAD_AVERAGE / 2           # a 2-core machine
-    plan.barrier_kinds, plan.barrier_share = {"run"}, 0.7
+    plan.barrier_kinds = {"run"}
     if not calibrated:
         plan = WorkPlan(plan.stages)
     for name, units in UNITS.items():
@@ -218,9 +218,9 @@ def test_calibrated_plan_learns_a_kinds_speed_from_its_finished_stage():
     assert isinstance(plan, capp.CalibratedPlan)
     assert plan.factor("numpy") == pytest.approx(1.1)
     assert plan.factor("compile") == pytest.approx(1.7)     # not measured yet: the load average per core
-    assert plan.factor("run") == pytest.approx(1.7 * (1 + 0.7 * 0.7))   # its computing pays it about twice
+    assert plan.factor("run") == pytest.approx(1.7 * 1.7)   # runs on two threads pay it twice
     left = plan.remaining(0.1, 5.2)
-    assert left == pytest.approx(1.1 * (10 + 2 + 4) + 1.7 * (0.5 + 9.2) + 1.7 * 1.49 * (3 + 12))
+    assert left == pytest.approx(1.1 * (10 + 2 + 4) + 1.7 * (0.5 + 9.2) + 1.7 * 1.7 * (3 + 12))
     clock[0] = 20.0
     plan.progress(0.63)                  # the builds begin
     clock[0] = 26.0

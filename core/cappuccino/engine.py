@@ -342,9 +342,6 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, th
     if isinstance(plan, CalibratedPlan):
         plan.fixed["split"] = 6 * split_s if splitting and one_pass < split_s else 0.0
         plan.fixed["timing"] = runs * min_s if one_pass < min_s else 0.0
-        computing = runs * (one_pass + (one_pass if one_pass >= min_s else 0.0))
-        scaled = runs * (start + max(min_s, one_pass)) + ort - plan.fixed["timing"]
-        plan.barrier_share = computing / scaled if scaled > 0 else 0.0
         plan.barrier_kinds = {"run"} if threads > 1 else set()
     # the checks: the numpy reference of the programs' other modes over every image (imprecise, chosen)
     plan.set_units("end", 0.05 + (2 * forward if compiling else 0.0))

@@ -13,9 +13,9 @@ planned) is learnt from its finished stages and from the stage in progress. A ki
 yet: program runs take the builds' factor once builds were measured; until then builds and runs
 take the machine's slowdown for one busy thread (`slowdown`: the 1-minute load average per core,
 at least 1; ResNet-18's builds ran 1.7x, 3.1x and 4.8x slower at loads of about 2, 5 and 8), and
-the computing part of runs on more than one thread pays it about twice (each thread gets less CPU
-time and every barrier waits for the thread the others' work descheduled); numpy work takes the
-factor of all work measured so far. The time left is the current stage's rest (its own measured
+runs on more than one thread pay it twice (each thread gets less CPU time and every barrier waits for
+the thread the others' work descheduled: ResNet-18's runs, less their min_seconds, were 4-18x
+slower); numpy work takes the factor of all work measured so far. The time left is the current stage's rest (its own measured
 rate blended with the plan, by how far it is) plus the later stages' units times their kinds'
 factors (plus the wall-clock waits no load stretches: the timed runs' min_seconds). Each Progress
 carries that time left (`seconds_left`, which core.jobs.Eta shows as it is) and the fraction
@@ -48,10 +48,8 @@ class CalibratedPlan(WorkPlan):
         self._done_s: dict[str, float] = {}  # kind -> measured seconds of finished stages
         self._done_u: dict[str, float] = {}  # kind -> their planned seconds (units)
         self.slowdown: Callable[[], float] = lambda: 1.0   # this machine's slowdown for one busy thread
-        # kinds of work whose threads meet at barriers (program runs on more than one thread), and
-        # the share of their planned seconds spent computing (the rest: process start-up, reading)
+        # kinds of work whose threads meet at barriers (program runs on more than one thread)
         self.barrier_kinds: set[str] = set()
-        self.barrier_share = 1.0
         self.fixed: dict[str, float] = {}   # stage -> the part of its units that is wall-clock waiting no load stretches
 
     def _kind(self, st: Stage) -> str:
@@ -89,7 +87,7 @@ class CalibratedPlan(WorkPlan):
             return s / u if s >= MIN_MEASURED_S and u > 0 else 1.0
         s, u = self._done_s.get("compile", 0.0), self._done_u.get("compile", 0.0)
         f = s / u if s >= MIN_MEASURED_S and u > 0 else max(1.0, self.slowdown())
-        return f * (1.0 + max(0.0, f - 1.0) * self.barrier_share) if kind in self.barrier_kinds else f
+        return f * max(1.0, f) if kind in self.barrier_kinds else f
 
     def remaining(self, nominal: float, now: float) -> float:
         """Seconds left when the code reports `nominal` at `now` (stages before it finished)."""
