@@ -124,7 +124,7 @@ def test_a_version_2_result_reads_without_a_load_record(monkeypatch):
 # at the start of each of its steps.
 UNITS = {"load": 2.0, "layouts": 2.0, "search": 10.0, "check": 2.0, "synthesis": 0.5, "compile": 9.2,
          "split": 3.0, "timing": 12.0, "end": 4.0}
-SLOW = {"load": 1.5, "numpy": 1.05, "other": 1.2, "compile": 1.7, "run": 2.3}
+SLOW = {"load": 1.5, "numpy": 1.05, "other": 1.2, "compile": 1.7, "split": 3.0, "run": 2.3}
 LOAD_AVERAGE = 3.4
 STEPS = {"search": 40, "compile": 4, "timing": 15}
 
@@ -161,7 +161,7 @@ def _worst_error(duration: float, stamps: list[tuple[float, float, float | None]
 def _plan(calibrated: bool, clock: list[float]) -> WorkPlan:
     plan = capp.work_plan(lambda: clock[0])
     plan.slowdown = lambda: LOAD_AVERAGE / 2           # a 2-core machine
-    plan.barrier_kinds = {"run"}
+    plan.barrier_kinds = {"run", "split"}
     if not calibrated:
         plan = WorkPlan(plan.stages)
     for name, units in UNITS.items():
