@@ -226,7 +226,8 @@ def test_calibrated_plan_learns_a_kinds_speed_from_its_finished_stage():
     clock[0] = 26.0
     plan.progress(0.71)                  # the split begins: the builds took 6 s of 9.2 planned
     assert plan.factor("compile") == pytest.approx(6 / 9.2)
-    assert plan.factor("run") == pytest.approx(6 / 9.2)     # a faster machine than the load said
+    assert plan.factor("other") == pytest.approx(6 / 9.2)   # a faster machine than the load said ...
+    assert plan.factor("run") == pytest.approx(1.7 * 1.7)   # ... but two threads keep the load's, the larger
     fresh = _plan(True, [0.0])
     assert isinstance(fresh, capp.CalibratedPlan)
     fresh.slowdown = lambda: 0.3                            # an idle machine is not taken for a faster one

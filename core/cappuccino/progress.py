@@ -10,12 +10,13 @@ share of the units done drifted from the share of the time, and the window's tim
 Here every stage's units are seconds on the build machine and each stage has a kind of work
 (numpy, compile, run, other). As the run goes, each kind's factor (seconds measured / seconds
 planned) is learnt from its finished stages and from the stage in progress. A kind not measured
-yet: program runs take the builds' factor once builds were measured; until then builds and runs
-take the machine's slowdown for one busy thread (`slowdown`: the 1-minute load average per core,
-at least 1; ResNet-18's builds ran 1.7x, 3.1x and 4.8x slower at loads of about 2, 5 and 8), and
-runs on more than one thread pay it twice (each thread gets less CPU time and every barrier waits for
-the thread the others' work descheduled: ResNet-18's runs, less their min_seconds, were 4-18x
-slower); numpy work takes the factor of all work measured so far. The time left is the current stage's rest (its own measured
+yet takes the machine's slowdown for one busy thread (`slowdown`: the 1-minute load average per
+core, at least 1; ResNet-18's builds ran 1.7x, 3.1x and 4.8x slower at loads of about 2, 5 and 8),
+other kinds than builds the builds' factor once measured where it is larger; program runs on more
+than one thread (the timed runs, the thread split's profile) pay it twice: each thread gets less CPU
+time and every barrier waits for the thread the others' work descheduled (ResNet-18's runs, less
+their min_seconds, were 6x slower at a load of 4 where its builds were 1.2x, and 4-18x at loads of
+3-7). Numpy work takes the factor of all work measured so far. The time left is the current stage's rest (its own measured
 rate blended with the plan, by how far it is) plus the later stages' units times their kinds'
 factors (plus the wall-clock waits no load stretches: the timed runs' min_seconds). Each Progress
 carries that time left (`seconds_left`, which core.jobs.Eta shows as it is) and the fraction
@@ -85,9 +86,11 @@ class CalibratedPlan(WorkPlan):
             s = sum(v for k, v in self._done_s.items() if k != "load")
             u = sum(v for k, v in self._done_u.items() if k != "load")
             return s / u if s >= MIN_MEASURED_S and u > 0 else 1.0
+        f = max(1.0, self.slowdown())
         s, u = self._done_s.get("compile", 0.0), self._done_u.get("compile", 0.0)
-        f = s / u if s >= MIN_MEASURED_S and u > 0 else max(1.0, self.slowdown())
-        return f * max(1.0, f) if kind in self.barrier_kinds else f
+        if s >= MIN_MEASURED_S and u > 0:
+            f = max(f, s / u) if kind in self.barrier_kinds else s / u
+        return f * f if kind in self.barrier_kinds else f
 
     def remaining(self, nominal: float, now: float) -> float:
         """Seconds left when the code reports `nominal` at `now` (stages before it finished)."""
