@@ -319,7 +319,7 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, th
     # from the layer it changes on (inexact.search_work), and the chosen modes' layout check costs 2 more
     plan.set_units("layouts", 2 * sample)
     plan.set_units("search", (forward if model.precise_outputs is None else 0.0)
-                   + search_work(model, bool(s.get("int8"))) / macs * sample)
+                   + search_work(model, bool(s.get("int8")), str(s.get("prefer", RELAXED))) / macs * sample)
     plan.set_units("check", 2 * sample)
     plan.set_units("synthesis", 0.02 * (PROGRAMS + 1))
     compiling = bool(s["compile"] and synth.find_compiler_noting()[0])
@@ -393,7 +393,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
     choice: ModeChoice | None = None
     # progress by the MACs computed against those expected (configurations differ a hundredfold: one
     # that changes the first layer recomputes the whole network, one that changes the last almost nothing)
-    expected = max(1.0, search_work(model, bool(s["int8"])) * len(x_check))
+    expected = max(1.0, search_work(model, bool(s["int8"]), s["prefer"]) * len(x_check))
     work0 = cache.work.macs
     for item in search_modes(model, float(s["accuracy_budget"]), s["prefer"], cancel.check, cache, rows,
                              int8=bool(s["int8"])):

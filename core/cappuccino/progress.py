@@ -12,8 +12,8 @@ Here every stage's units are seconds on the build machine and each stage has a k
 planned) is learnt from its finished stages and from the stage in progress. A kind not measured
 yet takes the machine's slowdown for one busy thread (`slowdown`: the 1-minute load average per
 core, at least 1; ResNet-18's builds ran 1.7x, 3.1x and 4.8x slower at loads of about 2, 5 and 8),
-other kinds than builds the builds' factor once measured where it is larger; program runs on more
-than one thread (the timed runs, the thread split's profile) pay it twice: each thread gets less CPU
+or the builds' factor once builds were measured; program runs on more than one thread (the timed
+runs, the thread split's profile) take the larger of the two, squared: each thread gets less CPU
 time and every barrier waits for the thread the others' work descheduled (ResNet-18's runs, less
 their min_seconds, were 6x slower at a load of 4 where its builds were 1.2x, and 4-18x at loads of
 3-7). Numpy work takes the factor of all work measured so far. The time left is the current stage's rest (its own measured
@@ -35,7 +35,7 @@ from core.work_units import Stage, WorkPlan
 
 Clock = Callable[[], float]
 MIN_MEASURED_S = 0.2        # a kind's factor is learnt once this much of its work was timed
-BLEND = 0.5                 # the stage in progress: its own rate weighs (share done) ** BLEND
+BLEND = 0.25                # the stage in progress: its own rate weighs (share done) ** BLEND
 
 
 class CalibratedPlan(WorkPlan):
