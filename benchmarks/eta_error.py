@@ -3,14 +3,22 @@ of each run).
 
 Each engine runs once, in this process, on the setup a new project gives its tab (the starter library
 and default settings, as the window's Run would send it); every Progress it reports is stamped with
-the time. The estimate (core.jobs.Eta, which the window and the command line both use) is then
-replayed on those stamps and read at 100 evenly spaced moments from 20 % of the run's duration to its
-end, as the window's clock would read it. Its error at a moment t is that of the whole duration it
+the time. The estimate (core.jobs.Eta, which the window and the command line both use, with the
+time left an engine reports itself where it does: Progress.seconds_left) is then replayed on those
+stamps and read at 100 evenly spaced moments from 20 % of the run's duration to its end, as the
+window's clock would read it. Its error at a moment t is that of the whole duration it
 implies: |t + estimated time left - actual duration| / actual duration.
 
+Beside the error over the whole window it reports the error at 20 %, 50 % and 80 % of each run's
+duration (signed: positive when the estimate says the run ends later than it does).
+
 Run: .venv/bin/python benchmarks/eta_error.py [--engines cappuccino,merit+zoo,fcnnx] [--json] [--trace FILE]
-("merit+zoo": MERIT with AlexNet and VGG-16 of Table VIII and Table IX, its heavy explicit choices).
-`--json`: {"engines": {name: {"duration_s", "updates", "max_error", "median_error", "ok"}}, "limit": 0.3}.
+     [--replay FILE]
+("merit+zoo": MERIT with AlexNet and VGG-16 of Table VIII and Table IX, its heavy explicit choices;
+"cappuccino+resnet18", "cappuccino+vgg16": Cappuccino on those zoo networks, issue 49's runs).
+`--replay FILE`: summarise the stamps a previous --trace wrote instead of running the engines.
+`--json`: {"engines": {name: {"duration_s", "updates", "max_error", "median_error", "at", "ok"}}, "limit": 0.3}
+("at": {"20": error, "50": ..., "80": ...}).
 The figures depend on the machine's load (the engines' stages slow down unevenly); run it with
 `nice`, as the other benchmarks.
 """
@@ -18,6 +26,7 @@ The figures depend on the machine's load (the engines' stages slow down unevenly
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -33,37 +42,51 @@ from core.engine import engines  # noqa: E402
 from core.jobs import Eta, Event, Progress  # noqa: E402
 from core.lifecycle import record_run  # noqa: E402
 from core.project import Project  # noqa: E402
+from core.workload import CnnNetwork  # noqa: E402
 
 LIMIT = 0.30            # the largest error allowed ...
 FROM = 0.20             # ... from this share of the run on
 MOMENTS = 100
+AT = (0.2, 0.5, 0.8)    # the moments reported one by one
 DEFAULT_ENGINES = ("cappuccino", "merit", "merit+zoo", "fcnnx", "bound", "simulate", "cain")
 # Settings beside the defaults, by variant name ("engine+variant"): Cain's budget kept short (the
 # estimate of a budget is exact), and MERIT with its heavy explicit choices, the zoo networks of
 # Table VIII and Table IX (the run the issue measured).
 SETTINGS: dict[str, dict[str, Any]] = {"cain": {"time_s": 5.0},
                                        "merit+zoo": {"networks": ["alexnet", "vgg16"], "table_ix": True}}
+# Workloads other than the tab's starter one, by variant name
+WORKLOADS: dict[str, Any] = {"cappuccino+resnet18": CnnNetwork("resnet18"), "cappuccino+vgg16": CnnNetwork("vgg16")}
 
 
-def trace(variant: str) -> tuple[float, list[tuple[float, float]], str]:
-    """Run the engine's default request (with the variant's settings); (duration, [(time, fraction)], status)."""
+Stamp = tuple[Any, ...]     # (time, fraction) or (time, fraction, the engine's seconds left or None)
+MESSAGES: dict[str, list[tuple[float, float, str]]] = {}     # per variant: (time, fraction, message) as it changed
+
+
+def trace(variant: str) -> tuple[float, list[Stamp], str]:
+    """Run the engine's default request (with the variant's settings); (duration, [(time, fraction,
+    seconds left)], status)."""
     engine = variant.split("+")[0]
     project = Project.starter()
     for key, value in SETTINGS.get(variant, {}).items():
         project.set_setting(engine, key, value)
     request = project.request(engine)
-    stamps: list[tuple[float, float]] = []
+    if variant in WORKLOADS:
+        request = dataclasses.replace(request, workload=WORKLOADS[variant])
+    stamps: list[Stamp] = []
+    MESSAGES.setdefault(variant, [])
     t0 = time.perf_counter()
 
     def seen(ev: Event) -> None:
         if isinstance(ev, Progress) and ev.fraction is not None:
-            stamps.append((time.perf_counter() - t0, float(ev.fraction)))
+            stamps.append((time.perf_counter() - t0, float(ev.fraction), ev.seconds_left))
+            if not MESSAGES[variant] or MESSAGES[variant][-1][2] != ev.message:
+                MESSAGES[variant].append((stamps[-1][0], stamps[-1][1], ev.message))
 
     out = record_run(engines()[engine], request, on_event=seen)
     return time.perf_counter() - t0, stamps, out.status if out.error is None else f"{out.status}: {out.error.text}"
 
 
-def errors(duration: float, stamps: list[tuple[float, float]], moments: int = MOMENTS,
+def errors(duration: float, stamps: list[Stamp], moments: int = MOMENTS,
            start: float = FROM) -> list[float | None]:
     """The estimate's error at evenly spaced moments from `start` of the run to its end (None: no
     estimate shown then), replaying the stamped fractions into core.jobs.Eta as the window does."""
@@ -72,14 +95,32 @@ def errors(duration: float, stamps: list[tuple[float, float]], moments: int = MO
     for k in range(moments):
         t = duration * (start + (1.0 - start) * k / moments)
         while i < len(stamps) and stamps[i][0] <= t:
-            eta.update(stamps[i][1], stamps[i][0])
+            eta.update(stamps[i][1], stamps[i][0], _told(stamps[i]))
             i += 1
         left = eta.remaining(t)
         out.append(None if left is None else abs(t + left - duration) / duration)
     return out
 
 
-def summarise(duration: float, stamps: list[tuple[float, float]], status: str) -> dict[str, Any]:
+def _told(stamp: Stamp) -> float | None:
+    """The engine's own time left with a stamp (Progress.seconds_left), None where it gave none."""
+    return stamp[2] if len(stamp) > 2 else None
+
+
+def error_at(duration: float, stamps: list[Stamp], share: float) -> float | None:
+    """The estimate's signed error at `share` of the run's duration (positive: it says the run ends
+    later than it does), None when no estimate is shown then."""
+    t = duration * share
+    eta = Eta()
+    for stamp in stamps:
+        if stamp[0] > t:
+            break
+        eta.update(stamp[1], stamp[0], _told(stamp))
+    left = eta.remaining(t)
+    return None if left is None else (t + left - duration) / duration
+
+
+def summarise(duration: float, stamps: list[Stamp], status: str) -> dict[str, Any]:
     errs = errors(duration, stamps)
     known = [e for e in errs if e is not None]
     worst = max(known) if known else None
@@ -87,8 +128,17 @@ def summarise(duration: float, stamps: list[tuple[float, float]], status: str) -
             "estimated_share": round(len(known) / len(errs), 2) if errs else 0.0,
             "max_error": None if worst is None else round(worst, 3),
             "median_error": round(statistics.median(known), 3) if known else None,
+            "at": {f"{100 * a:.0f}": _round(error_at(duration, stamps, a)) for a in AT},
             # a run too short for an estimate shows none, which is not wrong
             "ok": worst <= LIMIT if worst is not None else duration < 3 * Eta.MIN_SPAN_S}
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(v, 3)
+
+
+def _at_text(at: dict[str, float | None]) -> str:
+    return ", ".join(f"{k} %: " + ("-" if v is None else f"{100 * v:+.0f} %") for k, v in at.items())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engines", default=",".join(DEFAULT_ENGINES))
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--trace", metavar="FILE", help="also write every run's (time, fraction) stamps as JSON")
+    ap.add_argument("--replay", metavar="FILE", help="summarise the stamps a --trace wrote (no engine runs)")
     args = ap.parse_args(argv)
     unwritable = output_files({"--trace": args.trace})
     if unwritable:
@@ -103,19 +154,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results: dict[str, Any] = {}
     traces: dict[str, Any] = {}
-    for name in [n.strip() for n in args.engines.split(",") if n.strip()]:
-        duration, stamps, status = trace(name)
+    replay = json.loads(Path(args.replay).read_text()) if args.replay else None
+    names = list(replay) if replay is not None else [n.strip() for n in args.engines.split(",") if n.strip()]
+    for name in names:
+        if replay is not None:
+            duration, stamps, status = replay[name]["duration_s"], [tuple(x) for x in replay[name]["stamps"]], "replayed"
+        else:
+            duration, stamps, status = trace(name)
         results[name] = summarise(duration, stamps, status)
-        traces[name] = {"duration_s": duration, "stamps": stamps}
+        traces[name] = {"duration_s": duration, "stamps": stamps, "messages": MESSAGES.get(name, [])}
+        if args.trace and replay is None:       # after every run: a long series keeps what it measured
+            Path(args.trace).write_text(json.dumps(traces))
         if not args.json:
             r = results[name]
             err = "no estimate" if r["max_error"] is None else \
                 f"error max {100 * r['max_error']:.0f} %, median {100 * r['median_error']:.0f} %"
             print(f"{name:11} {r['duration_s']:7.1f} s  {r['updates']:5} updates  {err}  "
-                  f"(estimate shown {100 * r['estimated_share']:.0f} % of the time)  "
+                  f"(estimate shown {100 * r['estimated_share']:.0f} % of the time; at {_at_text(r['at'])})  "
                   f"{'ok' if r['ok'] else 'OVER ' + str(int(100 * LIMIT)) + ' %'}  [{r['status']}]", flush=True)
-    if args.trace:
-        Path(args.trace).write_text(json.dumps(traces))
     if args.json:
         print(json.dumps({"engines": results, "limit": LIMIT, "from": FROM}, indent=2))
     return 0

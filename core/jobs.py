@@ -47,10 +47,13 @@ class CancelToken:
 
 @dataclass(frozen=True)
 class Progress:
-    """Fraction done in [0, 1] (or None when unknown) and a short message."""
+    """Fraction done in [0, 1] (or None when unknown) and a short message; `seconds_left`, when the
+    engine knows better than an extrapolation of the fraction (it measured its own stages' speeds),
+    is the time-left estimate Eta then shows."""
 
     fraction: float | None
     message: str = ""
+    seconds_left: float | None = None
 
 
 @dataclass(frozen=True)
@@ -153,11 +156,15 @@ class Eta:
     def __init__(self) -> None:
         self._first: tuple[float, float] | None = None
         self._last: tuple[float, float] | None = None
+        self._told: tuple[float, float] | None = None
 
-    def update(self, fraction: float | None, now: float | None = None) -> None:
+    def update(self, fraction: float | None, now: float | None = None, seconds_left: float | None = None) -> None:
+        """`seconds_left`: the engine's own estimate at `now` (Progress.seconds_left), counted down
+        until the next update; without one the fraction's growth is extrapolated."""
         if fraction is None:
             return
         now = time.monotonic() if now is None else now
+        self._told = None if seconds_left is None else (now, max(0.0, float(seconds_left)))
         fraction = max(0.0, min(1.0, float(fraction)))
         if self._first is None or fraction < self._first[1]:     # a fraction that went back starts over
             self._first = (now, fraction)
@@ -171,6 +178,8 @@ class Eta:
         (t0, f0), (t1, f1) = self._first, self._last
         if f1 >= 1.0:
             return 0.0
+        if self._told is not None:
+            return max(0.0, self._told[1] - (now - self._told[0]))
         if f1 <= f0 or t1 - t0 < self.MIN_SPAN_S:
             return None
         return max(0.0, (1.0 - f1) * (t1 - t0) / (f1 - f0) - (now - t1))
@@ -208,7 +217,7 @@ class ProgressDisplay:
             return
         now = time.monotonic()
         if isinstance(event, Progress):
-            self.eta.update(event.fraction, now)
+            self.eta.update(event.fraction, now, event.seconds_left)
             if now - self.last < (0.1 if self.tty else 2.0):
                 return
             self.last = now

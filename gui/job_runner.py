@@ -108,7 +108,7 @@ class JobRunner(QObject):
                 self.events.emit(name, batch)
                 last = next((e for e in reversed(batch) if isinstance(e, Progress)), None)
                 if last is not None:
-                    job.eta.update(last.fraction)
+                    job.eta.update(last.fraction, seconds_left=last.seconds_left)
                     self.progress.emit(name, last)
             if done:
                 del self._jobs[name]

@@ -61,7 +61,7 @@ def _result(settings: dict[str, Any], size: int = 32, workload: Any = None) -> S
 
 def test_result_is_shown_and_stepped(panel) -> None:
     s = panel.settings()
-    s.update(program_file=TABLE2, noise=0.005)
+    s.update(program_file=TABLE2, noise=0.005, noise_mode="emulator")     # the read-out view is the emulator's
     events = _events(s)
     panel.job_started()
     panel.handle_events(events[:-1])

@@ -14,6 +14,7 @@ settings hold the search and the timing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import time
@@ -24,9 +25,11 @@ import numpy as np
 
 from core.cappuccino import allocation, layout, synth, synth_program, synth_run
 from core.cappuccino.forward import ActivationCache, LayoutCheck, check_layouts
-from core.cappuccino.inexact import SEARCH_GMAC_IMAGES, Configuration, ModeChoice, sample_rows, search_modes
+from core.cappuccino.inexact import (SEARCH_GMAC_IMAGES, Configuration, ModeChoice, sample_rows, search_modes,
+                                     search_work)
 from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model, load_validation_npz
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
+from core.cappuccino.progress import CalibratedPlan, Clock
 from core.cappuccino.result import (CappuccinoResult, CompiledProgram, LayerRow, LayoutChecks, ModelInfo, Synthesis,
                                     TargetInfo)
 from core.checks import check_settings, check_types
@@ -34,6 +37,7 @@ from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.files import file_problem
+from core.machine_load import load_average
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
 from core.nets import zoo
 from core.work_units import Stage, WorkPlan
@@ -263,18 +267,31 @@ WEIGHT_READ_BYTES_PER_S = 1e9   # a program reading its weight file from the pag
 COMPILE_S = 2.3
 COMPILE_BASELINE_S = 0.25
 RUN_START_S = 0.03
+# onnxruntime's run is a Python process that imports it and builds a session: its runs took 1.1-1.2 s
+# longer than the programs' in a ResNet-18 run at a load of about 2 (benchmarks/eta_error.py --trace);
+# less is assumed for a quieter machine, the run's own measurement corrects it
+ORT_START_S = 0.8
 C_MACS_PER_S = 80e9
+SEARCH_SHARE_CAP = 0.98         # the search's share shown before it ends (its work is an estimate)
 PROGRAMS = 4                    # parallel precise, relaxed, imprecise and the chosen modes (+ the baseline)
 
 
-def work_plan() -> WorkPlan:
-    """The run's stages in the fraction bands its code reports in; their work is set once the
-    model is loaded (`plan_work`)."""
-    return WorkPlan([Stage("load", 0.0, 0.05, 1.0), Stage("layouts", 0.05, 0.1, 0.0),
-                     Stage("search", 0.1, 0.55, 0.0), Stage("synthesis", 0.55, 0.63, 0.0),
-                     Stage("compile", 0.63, 0.71, 0.0), Stage("split", 0.71, 0.72, 0.0),
-                     Stage("timing", 0.72, 0.98, 0.0),
-                     Stage("end", 0.98, 1.0, 0.0)])
+# the kind of work of each stage: each kind's speed on this machine is learnt as the run measures it
+# (core.cappuccino.progress); the thread split's profiling runs are a kind of their own (ResNet-18's
+# took 37x their plan where its timed runs took 6x)
+STAGE_KINDS = {"load": "load", "layouts": "numpy", "search": "numpy", "check": "numpy", "synthesis": "other",
+               "compile": "compile", "split": "split", "timing": "run", "end": "numpy"}
+
+
+def work_plan(clock: Clock = time.monotonic) -> CalibratedPlan:
+    """The run's stages in the fraction bands its code reports in; their work (seconds on the build
+    machine) is set once the model is loaded (`plan_work`)."""
+    return CalibratedPlan([Stage("load", 0.0, 0.05, 1.0), Stage("layouts", 0.05, 0.1, 0.0),
+                           Stage("search", 0.1, 0.5, 0.0), Stage("check", 0.5, 0.55, 0.0),
+                           Stage("synthesis", 0.55, 0.63, 0.0),
+                           Stage("compile", 0.63, 0.71, 0.0), Stage("split", 0.71, 0.72, 0.0),
+                           Stage("timing", 0.72, 0.98, 0.0),
+                           Stage("end", 0.98, 1.0, 0.0)], STAGE_KINDS, clock)
 
 
 def load_units(network: CnnNetwork, limit: int) -> float:
@@ -299,11 +316,11 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, th
     sample = forward if rows is None else forward * len(rows) / images
     # the layout checks compute the sample twice (row-major and map-major); the search starts from the
     # precise activations (one pass over every image unless the loader kept them) and recomputes only
-    # from the layer it changes on (about half a pass per imprecise layer, relaxed layers that meet
-    # no denormal one layer each), and the chosen modes' layout check costs 2 more
+    # from the layer it changes on (inexact.search_work), and the chosen modes' layout check costs 2 more
     plan.set_units("layouts", 2 * sample)
     plan.set_units("search", (forward if model.precise_outputs is None else 0.0)
-                   + (2 + 0.5 * len(model.conv_ops)) * sample)
+                   + search_work(model, bool(s.get("int8")), str(s.get("prefer", RELAXED))) / macs * sample)
+    plan.set_units("check", 2 * sample)
     plan.set_units("synthesis", 0.02 * (PROGRAMS + 1))
     compiling = bool(s["compile"] and synth.find_compiler_noting()[0])
     baseline = synth.baseline_problem(model) is None
@@ -312,26 +329,34 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, th
     # some layer is big enough for the size rule to share (and a build when the split is kept)
     shareable = threads > 1 and any(int(np.prod(op.out_shape)) * int(np.prod(op.weight.shape[1:]))
                                     >= 2 * synth_program.CHUNK_WORK for op in model.conv_ops)
-    # a run reads its weight file, computes one pass for the logits, then passes for min_seconds
+    # a run reads its weight file, computes one pass for the logits, then passes for min_seconds: a
+    # wall-clock wait no load stretches while a pass is shorter (plan.fixed), computing otherwise
     one_pass = macs * images / C_MACS_PER_S
     start = RUN_START_S + 4 * weights / WEIGHT_READ_BYTES_PER_S + one_pass
     split_s = min(float(s["min_seconds"]), 0.3)
-    plan.set_units("split", start + 6 * (max(split_s, one_pass) + one_pass)
-                   if compiling and shareable and s["measure_split"] else 0.0)
+    splitting = compiling and shareable and s["measure_split"]
+    plan.set_units("split", start + 6 * (max(split_s, one_pass) + one_pass) if splitting else 0.0)
     runs = s["repeats"] * (PROGRAMS + baseline + (1 if onnx else 0)) if compiling else 0
-    plan.set_units("timing", runs * (start + max(float(s["min_seconds"]), one_pass)))
+    min_s = float(s["min_seconds"])
+    ort = s["repeats"] * ORT_START_S if compiling and onnx else 0.0
+    plan.set_units("timing", runs * (start + max(min_s, one_pass)) + ort)
+    if isinstance(plan, CalibratedPlan):
+        plan.fixed["split"] = 6 * split_s if splitting and one_pass < split_s else 0.0
+        plan.fixed["timing"] = runs * min_s if one_pass < min_s else 0.0
+        plan.barrier_kinds = {"run", "split"} if threads > 1 else set()
     # the checks: the numpy reference of the programs' other modes over every image (imprecise, chosen)
     plan.set_units("end", 0.05 + (2 * forward if compiling else 0.0))
 
 
 # ------------------------------------------------------------------ the run
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
-    """The run, its progress reported as the share of its work done (core.work_units)."""
+    """The run, its progress reported as the share of its expected time, calibrated as it goes
+    (core.cappuccino.progress)."""
     plan = work_plan()
     yield from plan.remap(_run(request, cancel, plan))
 
 
-def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[Event]:
+def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iterator[Event]:
     s = _settings(request.settings)
     threads, V = _target(request.target)
     network = _network(request.workload)
@@ -348,6 +373,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     if network.source == "zoo" and model.precise_outputs is not None and loaded_s > 0.5:
         rate = max(NUMPY_MACS_PER_S, float(model.network.macs) * len(model.x_val) / loaded_s)
     plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"), threads, rate)
+    cores = max(1, os.cpu_count() or 1)
+    plan.slowdown = lambda: load_average() / cores
     info = ModelInfo(name=model.name, title=model.network.title, input_shape=list(model.input_shape),
                      validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)
@@ -364,18 +391,21 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     cache, full_cache = _activation_cache(model, rows, cancel)
 
     choice: ModeChoice | None = None
-    n_layers = len(model.conv_ops)
-    expected = 1 + 2 * n_layers + (3 ** n_layers if n_layers <= 5 else 2 * n_layers)
+    # progress by the MACs computed against those expected (configurations differ a hundredfold: one
+    # that changes the first layer recomputes the whole network, one that changes the last almost nothing)
+    expected = max(1.0, search_work(model, bool(s["int8"]), s["prefer"]) * len(x_check))
+    work0 = cache.work.macs
     for item in search_modes(model, float(s["accuracy_budget"]), s["prefer"], cancel.check, cache, rows,
                              int8=bool(s["int8"])):
         if isinstance(item, Configuration):
             yield MetricPoint("accuracy", item.index, item.accuracy, plot="accuracy")
-            yield Progress(0.1 + 0.4 * min(1.0, (item.index + 1) / expected),
+            yield Progress(0.1 + 0.4 * min(SEARCH_SHARE_CAP, (cache.work.macs - work0) / expected),
                            f"configuration {item.index + 1}: {item.accuracy:.2f} %")
         else:
             choice = item
     assert choice is not None
     yield LogLine(choice.message, "warning" if choice.all_precise_fallback else "info")
+    yield Progress(0.5, "checking map-major reordering with the chosen modes")
     chosen_check = check_layouts(model, x_check, V, choice.modes)
     _require_layouts(chosen_check, "the chosen inexact modes")
     layers = _layer_table(model, alloc, choice, V)
@@ -384,6 +414,13 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     onnx_path = model.extra.get("onnx") or (network.onnx_path if network.source == "onnx" else None)
     synthesis = yield from _synthesise(model, choice, V, threads, s, cancel, onnx_path,
                                        cache.logits if full_cache else None)
+    if synthesis.kept_precise:
+        # the chosen modes measured no faster than precise: what runs, and what the result says, is precise
+        choice = dataclasses.replace(choice, modes={name: PRECISE for name in choice.modes},
+                                     accuracy=choice.precise_accuracy,
+                                     message=f"{choice.message}; {synthesis.kept_precise}")
+        chosen_check = precise_check
+        layers = _layer_table(model, alloc, choice, V)
     progs = synthesis.programs or {}
     result = CappuccinoResult(
         model=info, target=TargetInfo(threads=threads, vector_width=V), equations=dict(EQUATIONS),
@@ -475,6 +512,8 @@ def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: di
 def _summary(choice: ModeChoice, syn: Synthesis) -> str:
     sp = syn.speedups
     parts = [choice.message]
+    if syn.load is not None and syn.load.busy:
+        parts.insert(0, f"TIMINGS UNRELIABLE: {syn.load.warning()}")
     if sp:
         parts.append(f"speedups: parallel {sp['parallel']:.1f}x, parallel+inexact {sp['parallel_inexact']:.1f}x")
     else:

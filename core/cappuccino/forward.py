@@ -328,6 +328,18 @@ def _per_op_reference(model: CnnModel, x: np.ndarray, modes: Modes, frames: list
 
 
 # ------------------------------------------------------------------ incremental evaluation
+class WorkCounter:
+    """MACs computed so far (images x per-image MACs), shared by a cache and its subsets."""
+
+    def __init__(self) -> None:
+        self.macs = 0.0
+
+
+def op_work(op: Op) -> float:
+    """One image's work of an op in MACs: a convolution's or fc's MACs, else its output's size."""
+    return float(op.macs) if isinstance(op, ConvOp) else float(np.prod(op.out_shape))
+
+
 class ActivationCache:
     """Every op's precise output for a batch of images, so that a mode assignment is computed only
     from the first op whose result differs from the precise one onwards (issue 35: VGG-16's mode
@@ -343,7 +355,9 @@ class ActivationCache:
     With `prefix_bytes` > 0 the differing tensors still to be read after each op are kept per
     canonical mode prefix (layers proven precise-equal count as precise), up to that many bytes, so
     a greedy search that extends one assignment recomputes from the newly changed layer only.
-    `computed` counts the ops evaluated (a machine-independent measure of the work, for tests).
+    `computed` counts the ops evaluated (a machine-independent measure of the work, for tests);
+    `work` the MACs they took (non-arithmetic ops count their outputs), shared with the subsets, so
+    that the engine reports the search's progress by work done rather than configurations counted.
     """
 
     def __init__(self, model: CnnModel, x: np.ndarray, outs: list[np.ndarray] | None = None,
@@ -359,6 +373,7 @@ class ActivationCache:
         self._bytes = 0
         self._index = {op.name: i for i, op in enumerate(model.ops)}
         self.computed = 0
+        self.work = WorkCounter()
 
     def subset(self, rows: np.ndarray | None, prefix_bytes: int | None = None) -> "ActivationCache":
         """The cache of some of the images (a seeded search sample; None: all of them, sharing the
@@ -367,6 +382,7 @@ class ActivationCache:
         sub = ActivationCache(self.model, x, outs, self.prefix_bytes if prefix_bytes is None else prefix_bytes,
                               self.check)
         sub.same = dict(self.same)      # equal on the whole batch is equal on its rows (not conversely)
+        sub.work = self.work
         return sub
 
     def precise_logits(self) -> np.ndarray:
@@ -397,6 +413,7 @@ class ActivationCache:
                 halves = [diff[t][1] if t in diff else False for t in op.inputs]
                 y, half = apply_node(op, xs, halves, mode)
                 self.computed += 1
+                self.work.macs += op_work(op) * len(self.x)
                 equal = not half and _bitwise_equal(y, self.outs[i])
                 if not reads_diff:
                     self.same[(op.name, mode)] = equal

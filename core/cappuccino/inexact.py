@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from core.cappuccino.forward import ActivationCache, int8_problem
+from core.cappuccino.forward import ActivationCache, int8_problem, op_work
 from core.cappuccino.model import INPUT, CnnModel, ConvOp
 from core.cappuccino.numerics import IMPRECISE, INEXACT, INT8, PRECISE, RELAXED, int8_input_scale
 
@@ -42,6 +42,23 @@ def sample_rows(images: int, gmacs: float, requested: int = 0) -> np.ndarray | N
     if n >= images:
         return None
     return np.sort(np.random.default_rng(SAMPLE_SEED).choice(images, n, replace=False))
+
+
+def search_work(model: CnnModel, int8: bool = False, prefer: str = RELAXED) -> float:
+    """The MACs per image the search is expected to compute (forward.op_work; the incremental cache
+    recomputes from a changed layer to the end): a relaxed layer usually only itself (it meets no
+    denormal, so the network stays precise after it), an imprecise or int8 one its suffix; every
+    layer alone in each mode, then every combination (small networks) or a greedy trial per layer
+    in the mode tried first (int8 where allowed, else the preferred one)."""
+    cost = [op_work(op) for op in model.ops]
+    suffix = [sum(cost[i:]) for i in range(len(cost))]
+    at = [i for i, op in enumerate(model.ops) if isinstance(op, ConvOp)]
+    if not at:
+        return 0.0
+    single = sum(cost[i] + suffix[i] * (2 if int8 else 1) for i in at)
+    if len(at) <= EXHAUSTIVE_MAX_LAYERS:
+        return single + (4 if int8 else 3) ** len(at) * sum(suffix[i] for i in at) / len(at)
+    return single + sum(suffix[i] if int8 or prefer != RELAXED else cost[i] for i in at)
 
 
 def _sample_note(sample: int, images: int) -> str:

@@ -16,6 +16,7 @@ from core.cappuccino.allocation import Strategy
 from core.cappuccino.forward import LayoutCheck
 from core.cappuccino.inexact import ModeChoice
 from core.cappuccino.sharing import SharingChoice
+from core.machine_load import LoadRecord
 from core.results import EngineResult, extra_keys, optional_key
 
 
@@ -124,15 +125,19 @@ class Synthesis:
     onnxruntime_note: str | None = optional_key()                  # why it did not
     thread_split: SharingChoice | None = optional_key()            # the chosen program's measured split
     thread_split_note: str | None = optional_key()                 # why it was not measured
-
+    # version 3 (issue 49): the machine's other work while the programs were timed, and why the
+    # chosen inexact modes were dropped for precise (they did not measure faster)
+    load: LoadRecord | None = optional_key()
+    kept_precise: str | None = optional_key()
 
 @dataclass(kw_only=True)
 class CappuccinoResult(EngineResult):
     """Version 2 adds per-program sizes, build times, errors and the onnxruntime comparison (all
-    optional keys, so a version-1 result reads unchanged)."""
+    optional keys, so a version-1 result reads unchanged); version 3 the machine's load while the
+    programs were timed and why chosen modes were dropped for precise (optional keys too)."""
 
-    VERSION = 2
-    UPGRADES = {1: lambda d: d}
+    VERSION = 3
+    UPGRADES = {1: lambda d: d, 2: lambda d: d}
 
     model: ModelInfo
     target: TargetInfo
@@ -148,4 +153,14 @@ class CappuccinoResult(EngineResult):
     def headline(self) -> dict[str, float | int | str | None]:
         sp = self.synthesis.speedups or {}
         return {"speedup": sp.get("parallel_inexact"), "speedup_parallel": sp.get("parallel"),
-                "accuracy": self.inexact.accuracy, "accuracy_drop_pp": self.inexact.precise_accuracy - self.inexact.accuracy}
+                "accuracy": self.inexact.accuracy, "accuracy_drop_pp": self.inexact.precise_accuracy - self.inexact.accuracy,
+                "timings": self.timing_reliability()}
+
+    def timing_reliability(self) -> str | None:
+        """"unreliable: ..." when other work ran while the programs were timed, "idle machine" when it
+        was measured and none did, None when nothing was timed or the load was not recorded."""
+        load = self.synthesis.load
+        if load is None or not self.synthesis.programs:
+            return None
+        return f"unreliable: other work kept {load.other_cores:.1f} of {load.cpus} cores busy" if load.busy \
+            else "idle machine"

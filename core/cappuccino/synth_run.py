@@ -11,6 +11,7 @@ classification of clear-cut images) and against onnxruntime's float32 output.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from core.cappuccino.result import CompiledProgram, OnnxRuntimeRun, ProgramSize,
 from core.errors import InputError
 from core.files import output_folder
 from core.jobs import CancelToken, Event, LogLine, MetricPoint, Progress
+from core.machine_load import LoadMeter
 
 ORT = "onnxruntime"
 Reference = Callable[[dict[str, str]], np.ndarray]
@@ -192,13 +194,15 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
         out.onnxruntime_note = "onnxruntime is not installed: no comparison with it"
     elif not onnx_path:
         out.onnxruntime_note = "no ONNX file for this network: no comparison with onnxruntime"
-    # interleaved runs (every program, then onnxruntime, then again) so load from other processes
-    # affects each alike; the fastest run counts, the median is reported too
+    # rounds of every program and onnxruntime, the order reversed every other round (as
+    # benchmarks/cappuccino_vs_onnxruntime.py), so a drift of the machine affects each alike; the
+    # medians count, and the machine's other work over the rounds is recorded beside them
     keys = list(sources) + ([ORT] if ort_version else [])
     runs: dict[str, list[synth.RunResult]] = {k: [] for k in keys}
     total = s["repeats"] * len(keys)
+    meter = LoadMeter()
     for rep in range(s["repeats"]):
-        for n, key in enumerate(keys):
+        for n, key in enumerate(keys if rep % 2 == 0 else keys[::-1]):
             yield Progress(0.72 + 0.26 * (rep * len(keys) + n) / total, f"running {key} ({rep + 1}/{s['repeats']})")
             if key == ORT:
                 assert onnx_path is not None
@@ -209,6 +213,9 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
                 wpath = work / weight_file_name(src.fname) if src.weights is not None else None
                 runs[key].append(synth.run_program(exes[key], images, count, s["min_seconds"], cancel.check,
                                                    weights=wpath, threads=threads if wpath else None))
+    out.load = meter.stop()
+    if out.load.busy:
+        yield LogLine(f"timings: {out.load.warning()}", "warning")
     ort_out = runs[ORT][0].logits if ort_version else None
     ours = runs["parallel"][0].logits
     if ort_version and (ort_out is None or ours is None or ort_out.shape[1] != ours.shape[1]):
@@ -225,6 +232,9 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
         programs[key] = _program_record(key, src, runs[key], refs[mkey], model.y_val, ort_out, build[key], threads,
                                         count, sizes[key])
         yield MetricPoint("µs per image", n, programs[key].microseconds_per_image, plot="speed")
+    kept = _keep_faster_than_precise(runs, sources, programs, work, out)
+    if kept:
+        yield LogLine(kept, "warning")
     out.programs = programs
     if ort_version:
         times = [r.seconds_per_pass for r in runs[ORT]]
@@ -235,16 +245,71 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
                                          ratios={k: p.median_microseconds_per_image / median
                                                  for k, p in programs.items() if k != "baseline"})
     note = f" ({cc_note})" if cc_note else ""
-    msg = [f"compiled with {cc}{note}; best of {s['repeats']} runs of >= {s['min_seconds']} s each"]
+    msg = [f"compiled with {cc}{note}; median of {s['repeats']} alternating runs of >= {s['min_seconds']} s each"]
+    if out.load is not None and out.load.busy:
+        msg.append(f"TIMINGS UNRELIABLE: {out.load.warning()}")
+    if kept:
+        msg.append(kept)
     if "baseline" in programs:
-        base = programs["baseline"].seconds_per_pass
-        out.speedups = {k: base / v.seconds_per_pass for k, v in programs.items()}
+        base = programs["baseline"].median_microseconds_per_image
+        out.speedups = {k: base / v.median_microseconds_per_image for k, v in programs.items()}
         msg.append(f"speedup {out.speedups['parallel_inexact']:.1f}x over the naive baseline")
     if out.onnxruntime is not None:
         r = out.onnxruntime.ratios
         msg.append(f"median time / onnxruntime's: precise {r['parallel']:.2f}, relaxed {r['relaxed']:.2f}, "
                    f"imprecise {r['imprecise']:.2f}, chosen {r['parallel_inexact']:.2f}")
     out.message = "; ".join(msg)
+
+
+NOISE_FLOOR = 0.02      # timings closer than 2 % are not told apart, however steady the runs
+
+
+def faster_than_precise(precise: list[float], chosen: list[float]) -> tuple[bool, float, float]:
+    """Whether the chosen program measured faster than the precise one by more than the measurement's
+    noise: (faster, median of the rounds' time ratios chosen / precise, noise). The runs are paired
+    by round (the same moment of the machine); the noise is the ratios' largest distance from their
+    median, at least NOISE_FLOOR."""
+    ratios = [c / p for p, c in zip(precise, chosen) if p > 0]
+    if not ratios:
+        return False, float("nan"), float("nan")
+    median = float(np.median(ratios))
+    noise = max(NOISE_FLOOR, max(abs(r - median) for r in ratios))
+    return median < 1.0 - noise, median, noise
+
+
+def _keep_faster_than_precise(runs: dict[str, list[synth.RunResult]], sources: dict[str, Source],
+                              programs: dict[str, CompiledProgram], work: Path, out: Synthesis) -> str:
+    """When the chosen modes did not measure faster than every layer precise, keep precise: the chosen
+    program becomes the precise one (its record, source and weight file, in the output folder too)
+    and the reason is returned (empty when the chosen modes stay). A chosen program that classified
+    differently from numpy stays, so that the run's check reports it."""
+    chosen = sources["parallel_inexact"]
+    if all(m == PRECISE for m in chosen.modes.values()) or programs["parallel_inexact"].mismatches:
+        return ""
+    faster, ratio, noise = faster_than_precise([r.seconds_per_pass for r in runs["parallel"]],
+                                               [r.seconds_per_pass for r in runs["parallel_inexact"]])
+    if faster:
+        return ""
+    inexact = sum(m != PRECISE for m in chosen.modes.values())
+    why = (f"kept every layer precise: the chosen modes ({inexact} of {len(chosen.modes)} layers inexact) measured "
+           f"{ratio:.2f}x precise's time (median of {len(runs['parallel'])} rounds, noise ±{noise:.2f}), not faster "
+           f"by more than the noise")
+    precise = sources["parallel"]
+    sources["parallel_inexact"] = Source(chosen.key, chosen.fname, precise.text, precise.weights, dict(precise.modes),
+                                         precise.lines, precise.plan)
+    programs["parallel_inexact"] = dataclasses.replace(programs["parallel"], source=chosen.fname,
+                                                       modes=dict(programs["parallel"].modes))
+    if precise.weights is not None:
+        atomic_write_text(work / chosen.fname, precise.text)
+        atomic_write_bytes(work / weight_file_name(chosen.fname), precise.weights)
+    if out.program_sizes is not None:
+        out.program_sizes["parallel_inexact"] = out.program_sizes["parallel"]
+    out.modes = dict(precise.modes)
+    out.kept_precise = why
+    if out.thread_split is not None:
+        out.thread_split = None
+        out.thread_split_note = "measured on the inexact program, which was not kept"
+    return why
 
 
 def _program_record(key: str, src: Source, runs: list[synth.RunResult], ref_logits: np.ndarray, labels: np.ndarray,

@@ -29,7 +29,10 @@ from core.scamp5.analogue import ANALOGUE_RANGE, AnalogueWarning, kernel_warning
 from core.scamp5.interp import SymKernel, run_symbolic
 from core.scamp5.isa import INSTRUCTION_SETS, register_names
 from core.scamp5.program_file import ProgramHeader, write_program
+from sims.scamp5.noise import DEFAULT_MODE as DEFAULT_NOISE_MODE
+from sims.scamp5.noise import MODE_LABELS as NOISE_MODE_LABELS
 from sims.scamp5.noise import MODES as NOISE_MODES
+from sims.scamp5.noise import UPPER_BOUND_MODE, mode_note
 from core.filters import PRESETS
 from core.workload import FpspFilter, KernelSet, Scamp5Target, Target, Workload, kernels_of
 from core.simulate import sources
@@ -61,7 +64,7 @@ def default_settings() -> dict[str, Any]:
         "image": "sample",               # sample | pattern:<name> | an image file
         "noise": 0.0,                    # write-noise factor; 0 = exact simulation
         "seed": 1,
-        "noise_mode": "emulator",        # emulator (Cain's: std accumulated, drawn on read) | per-op
+        "noise_mode": DEFAULT_NOISE_MODE,  # per-op (physical) | emulator (Cain's upper bound: std summed, drawn on read)
         "fixed_pattern": None,           # None = documented default when noise is on
         "saturation": None,
         "compare": "",                   # '' | 'auke' | a second program file: error growth of both
@@ -113,9 +116,12 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                   "description": "Write-noise factor per bus operation (0 = exact; Cain's emulator: 0.005)"},
         "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED, "title": "Seed",
                  "description": "Seed of the random noise and of random image patterns"},
-        "noise_mode": {"enum": list(NOISE_MODES), "title": "Noise mode",
-                       "description": "emulator: std accumulated per register, drawn on read-out (Cain's "
-                                      "emulator); per-op: drawn at every bus operation"},
+        "noise_mode": {"enum": list(NOISE_MODES), "title": "Noise mode", "x-labels": dict(NOISE_MODE_LABELS),
+                       "description": "per operation (the default): noise drawn at every bus operation and carried "
+                                      "through the arithmetic, the physical estimate; emulator's upper bound: the "
+                                      "published Cain emulator's linear sum of each register's noise std, drawn on "
+                                      "read-out, which counts noise the arithmetic cancels (errors many times too "
+                                      "large: an upper bound, not an estimate)"},
         "fixed_pattern": {"type": ["number", "null"], "minimum": 0, "title": "Fixed pattern", "x-decimals": 4,
                           "x-step": 0.001, "x-null-text": "default",
                           "description": "Std of the per-PE fixed-pattern offset when noise is on; 'default': "
@@ -216,6 +222,8 @@ def stored_settings(settings: dict[str, Any]) -> dict[str, Any]:
     raw = dict(settings)
     if any(k in raw for k in ("preset", "filter", "size", "registers")) or raw.get("program_source") == "preset":
         raw = migrate_v1_settings(raw)[0]
+    if "noise_mode" not in raw:         # kept before the setting existed: the emulator's model then ran
+        raw["noise_mode"] = UPPER_BOUND_MODE
     return {k: v for k, v in raw.items() if k in default_settings()}
 
 
@@ -546,7 +554,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         array=ArrayShape(size=size, registers=list(regs)),
         image=ImageInfo(source=s["image"], description=image_desc,
                         sha256=hashlib.sha256(levels.tobytes()).hexdigest()[:16]),
-        noise=NoiseInfo(**noise.to_json(), enabled=noise.enabled),
+        noise=NoiseInfo(**noise.to_json(), enabled=noise.enabled, note=mode_note(noise.mode) if noise.enabled else None),
         settings=s,
         # a program file (core.scamp5.program_file): the stored run names its own registers
         program_text=write_program(res.program, ProgramHeader(input_registers=[res.input_register],
@@ -565,9 +573,10 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--noise", type=float, default=0.0, metavar="SIGMA",
                    help="analogue write-noise factor per bus operation (0 = exact; Cain's emulator uses 0.005)")
     p.add_argument("--seed", type=int, default=1, help="seed of the random noise (default 1)")
-    p.add_argument("--noise-mode", default="emulator", choices=["emulator", "per-op"],
-                   help="emulator: noise std accumulated per register and drawn on read-out (Cain's emulator); "
-                        "per-op: drawn at every bus operation and carried through the arithmetic")
+    p.add_argument("--noise-mode", default=DEFAULT_NOISE_MODE, choices=list(NOISE_MODES),
+                   help="per-op (default): noise drawn at every bus operation and carried through the arithmetic, "
+                        "the physical estimate; emulator: the published Cain emulator's upper bound (each "
+                        "register's noise std summed linearly and drawn on read-out)")
     p.add_argument("--size", type=int, default=256, help="array size N for N x N PEs (default 256)")
     p.add_argument("--registers", type=int, default=6, help="analogue registers A.. (default 6: A-F)")
     p.add_argument("--input", default="", metavar="REG", help="input register (default: '# input:' line or A)")
@@ -625,7 +634,10 @@ def format_text(result: EngineResult) -> str:
              f"  image: {r.image.description}",
              "  noise: " + (f"write factor {noise.write_factor:g}, sensor {noise.sensor_factor:g}, "
                             f"fixed pattern {noise.fixed_pattern:g}, saturation {noise.saturation:g}, "
-                            f"seed {noise.seed}, mode {noise.mode}" if noise.enabled else "off (exact simulation)"),
+                            f"seed {noise.seed}, mode {noise.mode} ({noise.model_label()})"
+                            if noise.enabled else "off (exact simulation)"),
+             *([f"  the errors below are the {mode_note(noise.mode)}"] if noise.enabled and noise.mode == UPPER_BOUND_MODE
+               else []),
              "",
              f"  {'reg':<4}{'rms error':>12}{'max error':>12}{'interior':>10}{'edge px':>9}{'edge max':>11}"
              f"{'interp':>8}  kernel"]

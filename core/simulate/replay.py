@@ -91,6 +91,7 @@ def from_result(result: SimulateResult) -> Replay:
         settings = engine.settings_of_result(result)
     except InputError as exc:
         raise InputError(f"the stored result lacks what the stepper needs ({exc})", "result") from None
+    settings["noise_mode"] = result.noise.mode      # the model it ran with, whatever today's default
     regs = tuple(result.array.registers)
     prog = sources.from_text(result.program_text, regs, result.label, result.input_register,
                              list(result.output_registers) or None, where="stored program")

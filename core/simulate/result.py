@@ -69,6 +69,15 @@ class NoiseInfo:
     chip_seed: int
     mode: str
     enabled: bool
+    # what the mode's figures mean (issue 49: the emulator's is an upper bound); absent in results
+    # stored before, where `mode` still says which ran
+    note: str | None = optional_key()
+
+    def model_label(self) -> str:
+        """"exact (noise off)", "per operation" or "emulator's upper bound": what the errors are."""
+        from sims.scamp5.noise import MODE_LABELS
+
+        return MODE_LABELS.get(self.mode, self.mode) if self.enabled else "exact (noise off)"
 
 
 @dataclass(kw_only=True)
@@ -131,4 +140,5 @@ class SimulateResult(EngineResult):
         errs = [o.max_error for o in self.outputs.values()]
         rms = [o.rms_error for o in self.outputs.values()]
         return {"max_error": max(errs) if errs else None, "max_rms_error": max(rms) if rms else None,
-                "program_length": self.program_length, "bus_steps": self.bus_steps}
+                "program_length": self.program_length, "bus_steps": self.bus_steps,
+                "noise_model": self.noise.model_label()}

@@ -329,6 +329,12 @@ class CappuccinoPanel(GenericPanel):
         # the synthesised programs: time, ratio to onnxruntime, errors, source and weight file sizes
         tab = QWidget()
         v = QVBoxLayout(tab)
+        # said above the figures when other work ran while they were timed (issue 49)
+        self.timing_warning = QLabel("")
+        self.timing_warning.setWordWrap(True)
+        self.timing_warning.setStyleSheet("color: #c0392b; font-weight: bold")
+        self.timing_warning.setVisible(False)
+        v.addWidget(self.timing_warning)
         self.programs = QTableWidget(0, len(PROGRAM_COLUMNS))
         self.programs.setHorizontalHeaderLabels(PROGRAM_COLUMNS)
         self.programs.resizeColumnsToContents()
@@ -363,6 +369,10 @@ class CappuccinoPanel(GenericPanel):
         self.speed_values = []
         self.programs.setRowCount(0)
         self.programs_note.setText("")
+        load = result.synthesis.load if result is not None and result.synthesis.programs else None
+        warning = load.warning() if load is not None else None
+        self.timing_warning.setText(f"Timings unreliable: {warning}." if warning else "")
+        self.timing_warning.setVisible(bool(warning))
         with QSignalBlocker(self.thread_layer):
             self.thread_layer.clear()
             for row in result.layers if result is not None else []:

@@ -8,6 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from sims.scamp5.noise import UPPER_BOUND_MODE
 from core.simulate.replay import Replay
 from core.simulate.result import SimulateResult
 from core.scamp5.analogue import ANALOGUE_RANGE
@@ -77,6 +78,10 @@ class OutputsView(QWidget):
             lines.append(f"{reg}: RMS {rep.rms_error:.4g}, max {rep.max_error:.4g} over "
                          f"{rep.interior_pixels} interior PEs; edge band {rep.edge_pixels} PEs "
                          f"(max {rep.edge_max_error:.3g})")
-        exact = "exact" if result.exact else ("noise on" if result.noise.enabled else "NOT exact")
+        exact = "exact" if result.exact else (f"noise on, {result.noise.model_label()}" if result.noise.enabled
+                                              else "NOT exact")
+        if result.noise.enabled and result.noise.mode == UPPER_BOUND_MODE:
+            exact += (" (the published emulator's linear sum of noise: these errors are an upper bound, not an "
+                      "estimate; 'per operation' gives the physical estimate)")
         self.info.setText(f"{exact}. " + "; ".join(lines) +
                           ". The error colour scale is the interior maximum; edge-band PEs may exceed it.")

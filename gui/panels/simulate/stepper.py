@@ -426,8 +426,8 @@ class Scamp5Stepper(QWidget):
         self.jump_spin.setSuffix(f" of {self.steps}")
         self.canvas.set_planes(self.planes)
         self._make_plane_list()
-        noise = ("noise on (emulator model: the planes are register contents; 'as read out' adds the "
-                 "accumulated noise)" if run.noise.accumulate
+        noise = ("noise on (the emulator's upper-bound model: the planes are register contents; 'as read out' "
+                 "adds the accumulated noise)" if run.noise.accumulate
                  else "noise on" if run.noise.enabled else "exact (noise off)")
         self.message.setText(f"{replay.program.label}: {self.steps} instructions, {run.bus_steps()} bus operations, "
                              f"{rows}x{cols} PEs, {noise}. Outputs: {', '.join(replay.program.output_registers) or '-'}.")
