@@ -174,8 +174,11 @@ def network_macs(source: str) -> tuple[str, int, int]:
     """(name, MACs, layers) of a network; InputError for an unknown network or an unreadable file."""
     from core.nets.source import network_layers
 
+    from core.nets import zoo
+
     name, convs = network_layers(source, "network")
-    return name, sum(c.macs for c in convs), len(convs)
+    title = zoo.get(source).title if source in zoo.names() else name
+    return title, sum(c.macs for c in convs), len(convs)
 
 
 def compare(source: str, targets: list[TargetItem] | None = None, budgets: Budgets = Budgets(), *,
