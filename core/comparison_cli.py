@@ -111,6 +111,7 @@ def run_command(args: argparse.Namespace) -> int:
 UNITS = {"latency_s": "s", "throughput_per_s": "/s", "energy_j": "J", "offchip_bytes": "B"}
 HEADS = {"latency_s": "latency", "throughput_per_s": "throughput (images/s)", "energy_j": "energy",
          "offchip_bytes": "off-chip"}
+SHORT = {"latency_s": "latency", "throughput_per_s": "throughput", "energy_j": "energy", "offchip_bytes": "off-chip"}
 _PREFIXES = [(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n")]
 
 
@@ -144,8 +145,13 @@ def cell(m: Metric | None, key: str, best: bool) -> str:
 def _how(r: ComparisonRow) -> str:
     if r.reason is not None:
         return "failed" if r.failed else "-"
-    hows = {m.how for m in r.metrics().values() if m.value is not None}
-    return "/".join(sorted(hows)) or "-"
+    by: dict[str, list[str]] = {}
+    for key, m in r.metrics().items():
+        if m.value is not None:
+            by.setdefault(m.how, []).append(SHORT[key])
+    if len(by) <= 1:
+        return next(iter(by), "-")
+    return "; ".join(f"{how}: {', '.join(keys)}" for how, keys in sorted(by.items()))
 
 
 def format_table(c: Comparison) -> str:
