@@ -142,7 +142,7 @@ def cell(m: Metric | None, key: str, best: bool) -> str:
     return text + (" *" if best else "")
 
 
-def _how(r: ComparisonRow) -> str:
+def how_words(r: ComparisonRow) -> str:
     if r.reason is not None:
         return "failed" if r.failed else "-"
     by: dict[str, list[str]] = {}
@@ -166,9 +166,9 @@ def format_table(c: Comparison) -> str:
     for r in c.rows:
         ms = r.metrics()
         if r.reason is not None:
-            table.append([r.target, r.engine or "-", *["-"] * len(METRICS), _how(r), "0%"])
+            table.append([r.target, r.engine or "-", *["-"] * len(METRICS), how_words(r), "0%"])
             continue
-        table.append([r.target, r.engine, *[cell(ms.get(k), k, k in r.best) for k in METRICS], _how(r),
+        table.append([r.target, r.engine, *[cell(ms.get(k), k, k in r.best) for k in METRICS], how_words(r),
                       f"{100 * r.covered_macs / c.macs:.4g}%" if c.macs else "-"])
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     for row in table:
