@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     from core.study.cli import add_parser as add_study_parser
 
     add_study_parser(sub)
+    from core.comparison_cli import add_parser as add_targets_parser
+
+    add_targets_parser(sub)
 
     from core.engine import LOAD_ERRORS
 
@@ -170,6 +173,10 @@ def dispatch(args: argparse.Namespace) -> int | None:
             from core.study.cli import run_command
 
             return run_command(args)
+        if args.command == "targets":
+            from core.comparison_cli import run_command as run_targets
+
+            return run_targets(args)
         if args.command is not None:
             return run_engine_command(args)
     except KeyboardInterrupt:

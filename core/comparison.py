@@ -1,0 +1,388 @@
+"""One network on many targets (issue 51, item 2): each target costed by the engine that costs its
+kind, side by side, each figure against its limit on that target.
+
+A *costing* turns (network, target) into a cost record (core.cost) and a note of how it was made; one
+is registered per target kind (`register_costing`), so a new engine's costing is one registration.
+A kind with none gives a row that says so in words.
+
+Parts that model run together in a thread pool; a part that times code on this machine (MERIT's
+generated C on "this machine" with `measure`) runs after them, alone, so nothing else of the
+comparison runs beside the timing (as the benchmarks do). A part that fails is a row with the reason,
+never the end of the comparison. Every record is checked by the comparison itself: it is sound
+(`CostRecord.problems`) and its layers' MACs, the layers a target cannot run included, add up to the
+network's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from core.cost import CostRecord, Figure
+from core.errors import InputError
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """What a comparison lets its parts spend (the defaults keep ResNet-18's modelled parts in seconds)."""
+
+    measure: bool = False           # time MERIT's generated C on this machine (else the CPU is modelled)
+    scamp5_max_nodes: int = 20_000  # Cain's node budget per pass of SCAMP-5's first layer
+    scamp5_time_s: float = 5.0      # and its time budget per pass
+    fcnnx_max_joint: int = 60       # f-CNNx's joint design points (one CNN: its front points)
+
+
+@dataclass(frozen=True)
+class Costed:
+    record: CostRecord
+    note: str                       # how it was costed, in words (what is measured, what modelled)
+
+
+@dataclass(frozen=True)
+class Costing:
+    """How one target kind is costed."""
+
+    kind: str                                                   # the target kind (core.kinds)
+    engine: str                                                 # in words, e.g. "bound (optimal dataflow)"
+    cost: Callable[[str, Any, Budgets], Costed]                 # (network source, target, budgets)
+    measured: Callable[[Any, Budgets], bool] = lambda _t, _b: False     # does it time code here (runs alone)?
+
+
+_COSTINGS: dict[str, Costing] = {}
+
+
+def register_costing(c: Costing) -> Costing:
+    """Make `c` the costing of its target kind (a later registration replaces an earlier one: the
+    mobile SoC's roofline stand-in gives way to Cappuccino's costing when that registers)."""
+    _COSTINGS[c.kind] = c
+    return c
+
+
+def costings() -> dict[str, Costing]:
+    _builtin()
+    return dict(_COSTINGS)
+
+
+# ---------------------------------------------------------------- the rows
+@dataclass(kw_only=True)
+class Metric:
+    """One total of a row as the table shows it: the value, its limit on the target, the percentage
+    of the limit reached (100 at the limit), measured or modelled."""
+
+    value: float | None
+    limit: float | None
+    pct_of_limit: float | None
+    how: str
+
+
+@dataclass(kw_only=True)
+class ComparisonRow:
+    target: str                         # the target's name (a library item's, or the file's)
+    kind: str
+    engine: str                         # the costing's engine in words ("" when none)
+    record: CostRecord | None = None
+    reason: str | None = None           # why nothing of the network runs there, in words
+    failed: bool = False                # the costing crashed (reason says how): a fault, not the target's limit
+    note: str = ""
+    measured: bool = False              # the part timed code on this machine
+    seconds: float = 0.0                # how long the part took
+    covered_macs: int = 0               # MACs of the layers the target runs
+    best: list[str] = field(default_factory=list)     # the metrics this row is best on
+
+    @property
+    def whole(self) -> bool:
+        """The target runs every layer (only such rows are compared for the best)."""
+        return self.record is not None and all(l.reason is None for l in self.record.layers)
+
+    def metrics(self) -> dict[str, Metric]:
+        """latency_s, throughput_per_s (1 / latency at batch 1), energy_j, offchip_bytes of the totals."""
+        if self.record is None or self.reason is not None:
+            return {}
+        t = self.record.total
+        out = {"latency_s": _metric(t.time_s), "energy_j": _metric(t.energy_j),
+               "offchip_bytes": _metric(t.offchip_bytes)}
+        lat = t.time_s
+        thr_value = 1 / lat.value if lat.value else None
+        thr_limit = 1 / lat.limit if lat.limit else None
+        out["throughput_per_s"] = Metric(value=thr_value, limit=thr_limit, how=lat.how,
+                                         pct_of_limit=100 * thr_value / thr_limit if thr_value and thr_limit else None)
+        return {k: out[k] for k in METRICS}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "kind": self.kind, "engine": self.engine, "reason": self.reason,
+                "failed": self.failed, "note": self.note, "measured": self.measured, "seconds": self.seconds,
+                "covered_macs": self.covered_macs, "whole_network": self.whole, "best": list(self.best),
+                "metrics": {k: dataclasses.asdict(m) for k, m in self.metrics().items()},
+                "record": self.record.to_json() if self.record is not None else None}
+
+
+METRICS = ("latency_s", "throughput_per_s", "energy_j", "offchip_bytes")
+HIGHER_IS_BETTER = {"throughput_per_s"}
+
+
+def _metric(f: Figure) -> Metric:
+    pct = 100 * f.limit / f.value if f.value and f.limit is not None else None
+    return Metric(value=f.value, limit=f.limit, pct_of_limit=pct, how=f.how)
+
+
+@dataclass(kw_only=True)
+class Comparison:
+    network: str
+    source: str                         # as given: a zoo name or an ONNX file
+    macs: int                           # the network's (every convolution and fully connected layer)
+    layers: int
+    budgets: Budgets
+    rows: list[ComparisonRow]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"network": self.network, "source": self.source, "macs": self.macs, "layers": self.layers,
+                "measure": self.budgets.measure, "rows": [r.to_json() for r in self.rows]}
+
+
+# ---------------------------------------------------------------- running
+@dataclass(frozen=True)
+class TargetItem:
+    name: str
+    value: Any                          # a target (core.workload / core.hardware)
+
+
+def default_targets() -> list[TargetItem]:
+    """One target of each registered kind, at its defaults (the library's "Add" of each kind)."""
+    from core.kinds import kinds
+
+    return [TargetItem(*k.new(None)) for k in kinds("targets").values()]
+
+
+def targets_of_kinds(names: list[str]) -> list[TargetItem]:
+    """The default target of each named kind; InputError names an unknown one."""
+    from core.kinds import kinds
+
+    known = kinds("targets")
+    out = []
+    for n in names:
+        if n not in known:
+            raise InputError(f"unknown target kind {n!r}; known: {', '.join(known)}", "targets")
+        out.append(TargetItem(*known[n].new(None)))
+    return out
+
+
+def network_macs(source: str) -> tuple[str, int, int]:
+    """(name, MACs, layers) of a network; InputError for an unknown network or an unreadable file."""
+    from core.nets.source import network_layers
+
+    from core.nets import zoo
+
+    name, convs = network_layers(source, "network")
+    title = zoo.get(source).title if source in zoo.names() else name
+    return title, sum(c.macs for c in convs), len(convs)
+
+
+def compare(source: str, targets: list[TargetItem] | None = None, budgets: Budgets = Budgets(), *,
+            on_row: Callable[[ComparisonRow], None] | None = None,
+            workers: int | None = None) -> Comparison:
+    """Cost the network on every target (see the module docstring). `on_row` is called with each row as
+    it finishes (modelled rows in the order they finish, then the measured ones)."""
+    name, macs, n_layers = network_macs(source)
+    items = default_targets() if targets is None else list(targets)
+    regs = costings()
+    rows: list[ComparisonRow | None] = [None] * len(items)
+
+    def part(i: int) -> ComparisonRow:
+        row = _run_part(source, items[i], regs.get(items[i].value.kind), budgets, macs)
+        rows[i] = row
+        if on_row is not None:
+            on_row(row)
+        return row
+
+    def timed(i: int) -> bool:
+        c = regs.get(items[i].value.kind)
+        return c is not None and c.measured(items[i].value, budgets)
+
+    modelled = [i for i in range(len(items)) if not timed(i)]
+    measured = [i for i in range(len(items)) if timed(i)]
+    n = workers or max(1, min(len(modelled), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        list(pool.map(part, modelled))
+    for i in measured:                  # alone: nothing else of the comparison runs beside a timing
+        part(i)
+    done = [r for r in rows if r is not None]
+    _mark_best(done)
+    return Comparison(network=name, source=source, macs=macs, layers=n_layers, budgets=budgets, rows=done)
+
+
+def _run_part(source: str, item: TargetItem, costing: Costing | None, budgets: Budgets, macs: int) -> ComparisonRow:
+    from core.kinds import kind_of
+
+    kind = item.value.kind
+    if costing is None:
+        k = kind_of("targets", kind)
+        title = k.title if k is not None else kind
+        return ComparisonRow(target=item.name, kind=kind, engine="",
+                             reason=f"not costed yet: no engine produces a cost record on a {title} yet")
+    t0 = time.perf_counter()
+    row = ComparisonRow(target=item.name, kind=kind, engine=costing.engine,
+                        measured=costing.measured(item.value, budgets))
+    try:
+        got = costing.cost(source, item.value, budgets)
+    except InputError as exc:           # the target's fields or the network refused, in words
+        row.reason = f"{exc.where}: {exc.message}" if exc.where else exc.message
+    except Exception as exc:            # a fault of the part: recorded, the comparison goes on
+        row.reason, row.failed = f"the costing failed: {type(exc).__name__}: {exc}"[:400], True
+    else:
+        problem = _problem(got.record, macs)
+        if problem is not None:
+            row.reason, row.failed = f"the costing failed its check: {problem}", True
+        else:
+            row.record, row.note = got.record, got.note
+            runs = [l for l in got.record.layers if l.reason is None]
+            row.covered_macs = sum(l.macs for l in runs)
+            if not runs:
+                first = got.record.layers[0]
+                row.reason = f"no layer runs there ({first.name}: {first.reason})"
+    row.seconds = time.perf_counter() - t0
+    return row
+
+
+def _problem(record: CostRecord, macs: int) -> str | None:
+    """Why a part's record cannot be shown (None when sound and its MACs add up to the network's)."""
+    wrong = record.problems()
+    if wrong:
+        return f"{wrong[0][0]}: {wrong[0][1]}"
+    got = sum(l.macs for l in record.layers)
+    if got != macs:
+        return f"its layers hold {got} MACs, the network {macs}"
+    return None
+
+
+def _mark_best(rows: list[ComparisonRow]) -> None:
+    """Mark, per metric, the best row among those that run the whole network."""
+    for key in METRICS:
+        vals = [(m.value, r) for r in rows if r.whole and r.reason is None
+                for m in [r.metrics().get(key)] if m is not None and m.value is not None]
+        if not vals:
+            continue
+        pick = max if key in HIGHER_IS_BETTER else min
+        best = pick(v for v, _ in vals)
+        for v, r in vals:
+            if v == best:
+                r.best.append(key)
+
+
+# ---------------------------------------------------------------- the engines' costings
+def _bound(source: str, target: Any, budgets: Budgets) -> Costed:
+    """The bound engine on the dataflow accelerator: the optimal dataflow's time and energy."""
+    from core.bound.result import BoundResult
+
+    r = _engine_result("bound", _cnn(source), target,
+                       {"sweep": False, "fusion": False, "dataflows": [], "objective": "traffic"})
+    assert isinstance(r, BoundResult) and r.costing is not None
+    return Costed(r.costing.record, "modelled: the least-traffic dataflow of every layer, mapped on the PE array "
+                                    "by its fastest split (compute + transfers; energy per level)")
+
+
+def _fcnnx(source: str, target: Any, budgets: Budgets) -> Costed:
+    """f-CNNx on the FPGA board: one CNN alone, its chosen design subgraph by subgraph; the layers
+    past the feature extractor (from the first fully connected one) are not mapped by f-CNNx."""
+    from core.cost import not_applicable
+    from core.fcnnx.result import FcnnxResult
+    from core.nets.source import network_layers
+    from core.workload import CnnSet
+
+    onnx = source.lower().endswith(".onnx")
+    work = CnnSet(cnns=[] if onnx else [source], onnx=[source] if onnx else [])
+    r = _engine_result("fcnnx", work, target, {"simulate": False, "max_joint": budgets.fcnnx_max_joint})
+    assert isinstance(r, FcnnxResult) and r.costs
+    rec = r.costs[0]
+    _, convs = network_layers(source, "network")
+    first_fc = next((i for i, c in enumerate(convs) if c.fc), len(convs))
+    rest = [not_applicable(c.name, c.macs, "past the feature extractor: f-CNNx maps the layers up to the first "
+                                           "fully connected one") for c in convs[first_fc:]]
+    if rest:
+        rec = CostRecord.of(rec.target, rec.ceilings, [*rec.layers, *rest])
+    return Costed(rec, "modelled: f-CNNx's chosen design alone on the board, one row per subgraph "
+                       "(its layers pipelined together)")
+
+
+def _merit(source: str, target: Any, budgets: Budgets) -> Costed:
+    """MERIT on a CPU or GPU: measured generated C on this machine with `measure`, else the roofline."""
+    from core.merit.cost import measure_c, network_cost
+
+    here = _timed_here(target, budgets)
+    c = network_cost(source, target, measure=measure_c if here else None)
+    how = ("measured here: each layer's generated C timed on this machine (larger layers on a scaled-down copy, "
+           "extrapolated)" if here else
+           "modelled: the roofline of MERIT's tiled code, max(MACs / peak, off-chip bytes / bandwidth)")
+    return Costed(c.record, how + (f"; {c.gpu_note}" if c.gpu_note else ""))
+
+
+def _timed_here(target: Any, budgets: Budgets) -> bool:
+    from core.merit.cost import is_this_machine
+
+    return budgets.measure and is_this_machine(target)
+
+
+def _mobile_soc(source: str, target: Any, budgets: Budgets) -> Costed:
+    """A stand-in until Cappuccino's costing registers: the CPU roofline of MERIT's tiled code from the
+    SoC's own fields, one MAC per vector lane per cycle (the target holds no FMA-unit count)."""
+    from core.hardware.targets import CpuTarget
+    from core.merit.cost import network_cost
+
+    cpu = CpuTarget(cores=target.cores, vector_width=target.vector_width, fma_per_cycle=1,
+                    clock_mhz=target.clock_mhz, bandwidth_gbps=target.bandwidth_gbps, l1d_bytes=target.l1d_bytes,
+                    l2_bytes=target.l2_bytes, l3_bytes=target.l3_bytes)
+    c = network_cost(source, cpu, measure=None)
+    rec = dataclasses.replace(c.record, target=f"mobile SoC ({c.record.target})")
+    return Costed(rec, "modelled: the CPU roofline of MERIT's tiled code from the SoC's cores, lanes, clock and "
+                       "DRAM bandwidth, one MAC per lane per cycle (Cappuccino's own costing is not in yet)")
+
+
+def _scamp5(source: str, target: Any, budgets: Budgets) -> Costed:
+    """SCAMP-5: the first layer's kernels through Cain where they fit, every other layer not applicable."""
+    from core.cain.cost import scamp5_cost
+
+    c = scamp5_cost(source, target, max_nodes=budgets.scamp5_max_nodes, time_s=budgets.scamp5_time_s)
+    return Costed(c.record, f"modelled: Cain's programs x the instruction time; {c.note}")
+
+
+def _cnn(source: str) -> Any:
+    from core.workload import CnnNetwork
+
+    return CnnNetwork(onnx_path=source) if source.lower().endswith(".onnx") else CnnNetwork(source)
+
+
+def _engine_result(engine: str, workload: Any, target: Any, settings: dict[str, Any]) -> Any:
+    """Run an engine to its end and return its typed result (an InputError it raises passes on)."""
+    from core.engine import JobRequest, get_engine
+    from core.jobs import CancelToken, FinalResult
+
+    spec = get_engine(engine)
+    result = None
+    for ev in spec.run(JobRequest(workload=workload, target=target, settings=settings), CancelToken()):
+        if isinstance(ev, FinalResult):
+            result = ev.data
+    if isinstance(result, dict):
+        result = spec.result_type.from_json(result)
+    if result is None:
+        raise RuntimeError(f"{engine} ended without a result")
+    return result
+
+
+_BUILTIN_DONE = False
+
+
+def _builtin() -> None:
+    global _BUILTIN_DONE
+    if _BUILTIN_DONE:
+        return
+    _BUILTIN_DONE = True
+    for c in (Costing("dataflow", "bound (optimal dataflow)", _bound),
+              Costing("fpga", "f-CNNx", _fcnnx),
+              Costing("cpu", "MERIT", _merit, _timed_here),
+              Costing("gpu", "MERIT", _merit),
+              Costing("mobile_soc", "CPU roofline (stand-in)", _mobile_soc),
+              Costing("scamp5", "Cain (first layer)", _scamp5)):
+        _COSTINGS.setdefault(c.kind, c)         # one registered before (e.g. Cappuccino's) stays

@@ -1,0 +1,187 @@
+"""`main.py targets --network NAME|FILE.onnx [--targets KIND,...] [--target-file F ...] [--measure] [--json]`:
+one network on many targets (core.comparison), one row per target.
+
+Same conventions as the engine subcommands: progress on stderr, the table (or with `--json` one JSON
+object) on stdout, a bad input one line and exit 2; a part whose costing failed is a row saying so,
+and the exit is then 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem
+from core.errors import InputError
+
+EXIT_BAD_INPUT = 2
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("targets", help="one network on many targets, each against its limits",
+                       description="Cost one network (a zoo name or an ONNX file) on a set of targets, each by the "
+                                   "engine that costs its kind, and print one row per target: latency, throughput, "
+                                   "energy and off-chip traffic, each with its limit on that target and the "
+                                   "percentage of the limit reached (docs/targets.md, \"Comparing targets\").")
+    p.add_argument("--network", required=True, metavar="NAME|FILE.onnx", help="a zoo network or an ONNX file")
+    p.add_argument("--targets", metavar="KIND,...",
+                   help="target kinds, each at its defaults (default: one of every kind): "
+                        "dataflow, mobile_soc, fpga, cpu, gpu, scamp5")
+    p.add_argument("--target-file", action="append", default=[], metavar="F.json",
+                   help="a target as JSON (its \"kind\" and any of its fields); may be repeated")
+    p.add_argument("--measure", action="store_true",
+                   help="time MERIT's generated C on this machine for the CPU target that is this machine "
+                        "(about 3 s a layer, run alone); default: modelled by its roofline")
+    p.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
+    print(f"error: {' '.join(message.split())}", file=sys.stderr)
+    return code
+
+
+def read_target_file(path: str) -> TargetItem:
+    """A target from a JSON file, named by the file; InputError in words for anything unreadable."""
+    from core.workload import target_from_json
+
+    where = f"--target-file {path}"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}", where) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}", where) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc}", where) from None
+    try:
+        return TargetItem(Path(path).stem, target_from_json(data, "target"))
+    except InputError as exc:
+        raise InputError(f"{exc.where}: {exc.message}" if exc.where else exc.message, where) from None
+
+
+def targets_from_args(args: argparse.Namespace) -> list[TargetItem] | None:
+    """The targets the arguments name (None: the default, one of every kind)."""
+    from core.comparison import targets_of_kinds
+
+    items: list[TargetItem] = []
+    if args.targets is not None:
+        names = [n.strip() for n in args.targets.split(",") if n.strip()]
+        if not names:
+            raise InputError("no target kind given", "--targets")
+        try:
+            items += targets_of_kinds(names)
+        except InputError as exc:
+            raise InputError(exc.message, "--targets") from None
+    items += [read_target_file(f) for f in args.target_file]
+    return items if (args.targets is not None or args.target_file) else None
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from core.comparison import compare, network_macs
+
+    try:
+        targets = targets_from_args(args)
+    except InputError as exc:
+        return _fail(f"{exc.where}: {exc.message}" if exc.where else exc.message)
+    try:
+        network_macs(args.network)
+    except InputError as exc:
+        return _fail(f"--network: {exc.message}")
+
+    def progress(row: ComparisonRow) -> None:
+        if not args.quiet:
+            what = "failed" if row.failed else "refused" if row.reason else "costed"
+            print(f"{what}: {row.target} ({row.engine or 'no engine'}) in {row.seconds:.1f} s", file=sys.stderr)
+
+    try:
+        c = compare(args.network, targets, Budgets(measure=args.measure), on_row=progress)
+    except InputError as exc:
+        return _fail(f"{exc.where}: {exc.message}" if exc.where else exc.message)
+    print(json.dumps(c.to_json()) if args.json else format_table(c))
+    return 1 if any(r.failed for r in c.rows) else 0
+
+
+# ---------------------------------------------------------------- the table
+UNITS = {"latency_s": "s", "throughput_per_s": "/s", "energy_j": "J", "offchip_bytes": "B"}
+HEADS = {"latency_s": "latency", "throughput_per_s": "throughput (images/s)", "energy_j": "energy",
+         "offchip_bytes": "off-chip"}
+SHORT = {"latency_s": "latency", "throughput_per_s": "throughput", "energy_j": "energy", "offchip_bytes": "off-chip"}
+_PREFIXES = [(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n")]
+
+
+def si(value: float, unit: str) -> str:
+    """3-4 significant digits with an SI prefix: 43.47 ms, 36.3 MB, 3339 /s."""
+    if value == 0:
+        return f"0 {unit}"
+    if unit == "/s":
+        return f"{value:,.0f}" if value >= 1000 else f"{value:.4g}"
+    for scale, p in _PREFIXES:
+        if abs(value) >= scale:
+            return f"{value / scale:.4g} {p}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def _pct(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return f"{p:.0f}%" if p >= 9.5 else f"{p:.2g}%"
+
+
+def cell(m: Metric | None, key: str, best: bool) -> str:
+    if m is None or m.value is None:
+        return "-" if m is None else "no model"
+    text = si(m.value, UNITS[key])
+    if m.limit is not None:
+        text += f" ({si(m.limit, UNITS[key])}, {_pct(m.pct_of_limit)})"
+    return text + (" *" if best else "")
+
+
+def how_words(r: ComparisonRow) -> str:
+    if r.reason is not None:
+        return "failed" if r.failed else "-"
+    by: dict[str, list[str]] = {}
+    for key, m in r.metrics().items():
+        if m.value is not None:
+            by.setdefault(m.how, []).append(SHORT[key])
+    if len(by) <= 1:
+        return next(iter(by), "-")
+    return "; ".join(f"{how}: {', '.join(keys)}" for how, keys in sorted(by.items()))
+
+
+def format_table(c: Comparison) -> str:
+    mode = ("the CPU that is this machine measured here (--measure)" if c.budgets.measure
+            else "every CPU modelled by its roofline (--measure times this machine's)")
+    lines = [f"{c.network} ({c.source}): {c.layers} conv/fc layers, {c.macs / 1e9:.4g} GMACs; {mode}",
+             "each figure: value (limit on that target, % of the limit reached: limit / value; "
+             "throughput: value / limit); * best among the targets that run every layer; off-chip bytes at "
+             "each target's word size", ""]
+    head = ["target", "engine", *[HEADS[k] for k in METRICS], "how", "MACs run"]
+    table = [head]
+    for r in c.rows:
+        ms = r.metrics()
+        if r.reason is not None:
+            table.append([r.target, r.engine or "-", *["-"] * len(METRICS), how_words(r), "0%"])
+            continue
+        table.append([r.target, r.engine, *[cell(ms.get(k), k, k in r.best) for k in METRICS], how_words(r),
+                      f"{100 * r.covered_macs / c.macs:.4g}%" if c.macs else "-"])
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    for row in table:
+        lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+    notes = []
+    for r in c.rows:
+        if r.reason is not None:
+            notes.append(f"{r.target}: {r.reason}")
+            continue
+        skipped = [l for l in (r.record.layers if r.record else []) if l.reason is not None]
+        if skipped:
+            notes.append(f"{r.target}: {len(skipped)} layer(s) not run ({skipped[0].name}: {skipped[0].reason})")
+        notes.append(f"{r.target}: {r.note}")
+    if notes:
+        lines += ["", *notes]
+    return "\n".join(lines)
