@@ -1,5 +1,5 @@
-"""This machine's DRAM bandwidth as a 256 MiB copy (core.hardware.host.measure_copy_bandwidth): how the
-CPU and mobile-SoC targets' bandwidth default (core.hardware.fields.HOST_BANDWIDTH_GBPS) was measured.
+"""This machine's DRAM bandwidth as a 256 MiB copy (core.host_machine.measure_copy_bandwidth): how the
+CPU and mobile-SoC targets' bandwidth default (core.target_fields.HOST_BANDWIDTH_GBPS) was measured.
 
 Run: .venv/bin/python benchmarks/host_bandwidth.py [--mib 256] [--repeats 5] [--json]
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.hardware.host import host_cpu, measure_copy_bandwidth  # noqa: E402
+from core.host_machine import host_cpu, measure_copy_bandwidth  # noqa: E402
 
 
 def main() -> int:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, TypeVar, Union
 
 from core.checks import INT_LIMIT, check_name, check_numbers, number_problem
 from core.errors import InputError
-from core.hardware.fields import DRAM_PJ, GBUF_PJ, MAC_PJ, RF_PJ, bytes_field, cpu_memory_fields, energy_field, int_field, \
+from core.target_fields import DRAM_PJ, GBUF_PJ, MAC_PJ, RF_PJ, bytes_field, cpu_memory_fields, energy_field, int_field, \
     num_field
 from core.kinds import ItemKind, KindTitles, kind_of, register
 

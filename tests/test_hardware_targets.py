@@ -8,10 +8,11 @@ import pytest
 
 from core import session as sessions
 from core.errors import InputError
-from core.hardware import fields
-from core.hardware.host import parse_cpuinfo, read_caches, size_of
+from core import target_fields as fields
+from core.host_machine import parse_cpuinfo, read_caches, size_of
 from core.hardware.targets import GPU_PRESETS, CpuTarget, GpuTarget, gpu_preset
 from core.kinds import kinds
+from core.merit.device import gpu_target_device
 from core.project import Project
 from core.workload import DataflowTarget, MobileSocTarget, Scamp5Target, target_from_json
 
@@ -124,7 +125,7 @@ def test_gpu_presets_give_the_code_generator_its_device():
     for key, preset in GPU_PRESETS.items():
         g = gpu_preset(key)
         assert g.to_json()["sms"] == preset["sms"]
-        dev = g.cuda_device()
+        dev = gpu_target_device(g)
         assert (dev.sms, dev.dynamic_smem_bytes, dev.regs_per_block) == \
             (g.sms, g.smem_per_block_bytes, g.regs_per_block)
     h = GpuTarget()

@@ -4,7 +4,7 @@ Add menu offers both (a GPU by its preset, the CPU as this machine)."""
 
 from __future__ import annotations
 
-from core.hardware.host import host_cpu
+from core.host_machine import host_cpu
 from core.hardware.targets import DEFAULT_GPU, GPU_PRESETS, CpuTarget, GpuTarget, gpu_preset, this_machine
 from core.kinds import ItemKind, register
 

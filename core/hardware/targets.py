@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.hardware.fields import bytes_field, cpu_memory_fields, int_field, num_field
-from core.hardware.host import host_cpu
+from core.target_fields import bytes_field, cpu_memory_fields, int_field, num_field
+from core.host_machine import host_cpu
 from core.workload import _SchemaTarget
 
 # GPU presets from the vendor's data sheets (docs/targets.md): SMs, boost clock, fp32 peak, memory
@@ -61,17 +61,6 @@ class GpuTarget(_SchemaTarget):
     @property
     def peak_macs_per_s(self) -> float:
         return self.fp32_tflops * 1e12 / 2
-
-    def cuda_device(self) -> Any:
-        """The code generator's description of this GPU (core.merit.device.CudaDevice)."""
-        import dataclasses
-
-        from core.merit.device import CUDA_DEVICES
-
-        base = CUDA_DEVICES[self.device]
-        return dataclasses.replace(base, dynamic_smem_bytes=self.smem_per_block_bytes,
-                                   smem_per_sm_bytes=max(base.smem_per_sm_bytes, self.smem_per_block_bytes),
-                                   regs_per_block=self.regs_per_block, sms=self.sms)
 
 
 def gpu_preset(key: str) -> GpuTarget:

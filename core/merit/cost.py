@@ -191,9 +191,9 @@ def cost_steps(source: str, target: Any, *, measure: Measure | None = measure_c,
         t = layer_transform(layer)
         macs = macs_of(t)
         if gpu:
-            from core.merit.device import fit_cuda_tile
+            from core.merit.device import fit_cuda_tile, gpu_target_device
 
-            tile = fit_cuda_tile(t, {}, target.cuda_device()).ext
+            tile = fit_cuda_tile(t, {}, gpu_target_device(target)).ext
         else:
             from core.merit.device import fit_c_tile
 

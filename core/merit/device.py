@@ -26,10 +26,12 @@ The estimate is a model, not a measurement: its constants are stated here and in
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -79,6 +81,16 @@ def cuda_device(name: str | None = None) -> CudaDevice:
     return CUDA_DEVICES[name or DEFAULT_CUDA_DEVICE]
 
 
+def gpu_target_device(target: Any) -> CudaDevice:
+    """The code generator's description of a GPU target (core.hardware.targets.GpuTarget): its preset's
+    device with the target's SMs, shared memory and registers per block (here, not on the target, so
+    the target kinds stay below the engines)."""
+    base = CUDA_DEVICES[target.device]
+    return dataclasses.replace(base, dynamic_smem_bytes=target.smem_per_block_bytes,
+                               smem_per_sm_bytes=max(base.smem_per_sm_bytes, target.smem_per_block_bytes),
+                               regs_per_block=target.regs_per_block, sms=target.sms)
+
+
 # ---------------------------------------------------------------- CPU (the C code's target)
 @dataclass(frozen=True)
 class CpuDevice:
@@ -99,8 +111,8 @@ class CpuDevice:
 
 @lru_cache(maxsize=1)
 def host_cpu() -> CpuDevice:
-    """This machine's CPU (core.hardware.host reads it): cache sizes of cpu0 and the vector width of its flags."""
-    from core.hardware.host import host_cpu as read_host
+    """This machine's CPU (core.host_machine reads it): cache sizes of cpu0 and the vector width of its flags."""
+    from core.host_machine import host_cpu as read_host
 
     h = read_host()
     return CpuDevice(h.name, l1d_bytes=h.l1d_bytes, l2_bytes=h.l2_bytes, l3_bytes=h.l3_bytes,

@@ -37,6 +37,7 @@ GUI_COMPUTES = {
     "sims.scamp5.bus": "a macro's bus operations, to show them (pure, no array work)",
     "sims.scamp5.images": "reads the input picture the settings name (one file, bounded size)",
     "sims.scamp5.analysis": "error figures of the replayed outputs against their kernels (pure)",
+    "sims.scamp5.noise": "the noise modes' names, to label the emulator's upper bound (constants only)",
 }
 # The stepper keeps every step's planes (float64, the registers and NEWS, twice with noise).
 REPLAY_MAX_BYTES = 2 * 2 ** 30

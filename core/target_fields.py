@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.hardware.host import host_cpu
+from core.host_machine import host_cpu
 
 BYTES_MAX = 2 ** 31 - 1          # the editor's integer fields hold 32 bits (2 GiB - 1)
 
