@@ -118,30 +118,27 @@ class ProcessHandle:
         self.job.wait(1.0)
 
 
-class ThreadHandle:
-    """The engine's generator on a thread of this process, recorded by core.lifecycle.record_run.
-    For engines that are safe to run here (tests' fake engines, scripts); Cancel sets the token."""
+class LocalHandle:
+    """A job whose events and end are handed over in this process (a queue and a flag): the base of
+    ThreadHandle, of a job that could not start, and of the tests' held jobs."""
 
-    def __init__(self, engine: str, request: JobRequest) -> None:
+    def __init__(self) -> None:
         self._events: "queue.SimpleQueue[Event]" = queue.SimpleQueue()
         self._done = threading.Event()
         self._outcome: RunOutcome | None = None
-        self.token = CancelToken()
-        self._thread = threading.Thread(target=self._work, args=(engine, request), name=f"run-{engine}", daemon=True)
-        self._thread.start()
 
     @property
     def pid(self) -> int | None:
         return None
 
-    def _work(self, engine: str, request: JobRequest) -> None:
-        try:
-            self._outcome = record_run(engines()[engine], request, self.token, self._events.put)
-        except BaseException as exc:        # record_run does not raise; a lookup or the machinery might
-            self._outcome = RunOutcome.failed(RunError("crash", f"the engine's thread ended with "
-                                                       f"{type(exc).__name__}: {exc}", type=type(exc).__name__))
-        finally:
-            self._done.set()
+    def put(self, *events: Event) -> None:
+        for ev in events:
+            self._events.put(ev)
+
+    def end(self, outcome: RunOutcome) -> None:
+        """The job's end: no event comes after it."""
+        self._outcome = outcome
+        self._done.set()
 
     def take(self) -> list[Event]:
         batch: list[Event] = []
@@ -160,13 +157,43 @@ class ThreadHandle:
         return self._outcome
 
     def cancel(self) -> None:
-        self.token.cancel()
+        pass
 
     def wait(self, timeout: float) -> bool:
         return self._done.wait(timeout)
 
     def kill(self) -> None:
+        self.cancel()
+
+
+class ThreadHandle(LocalHandle):
+    """The engine's generator on a thread of this process, recorded by core.lifecycle.record_run.
+    For engines that are safe to run here (tests' fake engines, scripts); Cancel sets the token."""
+
+    def __init__(self, engine: str, request: JobRequest) -> None:
+        super().__init__()
+        self.token = CancelToken()
+        self._thread = threading.Thread(target=self._work, args=(engine, request), name=f"run-{engine}", daemon=True)
+        self._thread.start()
+
+    def _work(self, engine: str, request: JobRequest) -> None:
+        try:
+            outcome = record_run(engines()[engine], request, self.token, self._events.put)
+        except BaseException as exc:        # record_run does not raise; a lookup or the machinery might
+            outcome = RunOutcome.failed(RunError("crash", f"the engine's thread ended with "
+                                                 f"{type(exc).__name__}: {exc}", type=type(exc).__name__))
+        self.end(outcome)
+
+    def cancel(self) -> None:
         self.token.cancel()
+
+
+class _Ended(LocalHandle):
+    """A job that ended before it began (it could not start): its outcome says why."""
+
+    def __init__(self, outcome: RunOutcome) -> None:
+        super().__init__()
+        self.end(outcome)
 
 
 def process_launcher(engine: str, request: JobRequest) -> Handle:
@@ -619,34 +646,3 @@ def _point_note(study: StudyJob, index: int, params: dict[str, Any]) -> str:
     """A study point's run says which study and point it is: "study NAME #3: seed=2, mode=auke"."""
     text = ", ".join(f"{k}={v}" for k, v in params.items())
     return f"study {study.runner.study.name} #{index}" + (f": {text}" if text else "")
-
-
-class _Ended:
-    """A handle that ended before it began (it could not start): its outcome says why."""
-
-    def __init__(self, outcome: RunOutcome) -> None:
-        self._outcome = outcome
-
-    @property
-    def pid(self) -> int | None:
-        return None
-
-    def take(self) -> list[Event]:
-        return []
-
-    @property
-    def done(self) -> bool:
-        return True
-
-    @property
-    def outcome(self) -> RunOutcome | None:
-        return self._outcome
-
-    def cancel(self) -> None:
-        pass
-
-    def wait(self, timeout: float) -> bool:
-        return True
-
-    def kill(self) -> None:
-        pass

@@ -234,6 +234,7 @@ class FakeStudyRunner:
 
     def __init__(self, gate: Any) -> None:
         self.study = SimpleNamespace(name="sweep", engine="demo", points=[0, 1, 2])
+        self.cluster, self.path = "a fake cluster", "no results file"
         self.on_start: Any = None
         self.on_record: Any = None
         self.on_log: Any = None
