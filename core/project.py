@@ -448,15 +448,8 @@ class Project:
         """Record a run about to start, with a snapshot of its setup; InputError if it cannot run."""
         self.request(engine)
         w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
-        numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
-        self._run_serial = max([self._run_serial, *numbers]) + 1
-        run = Run(id=f"r{self._run_serial}", engine=engine, settings=self.settings(engine),
-                  workload=w.snapshot() if w else None, target=t.snapshot() if t else None)
-        self.runs.append(run)
-        self._run_clock[run.id] = time.monotonic()
-        self._runs_dirty = True
-        self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
-        return run
+        return self.begin_run(engine, w.snapshot() if w else None, t.snapshot() if t else None,
+                              self.settings(engine))
 
     def begin_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
                   settings: dict[str, Any], note: str = "", clock: bool = True) -> Run:
