@@ -452,10 +452,11 @@ class Project:
                               self.settings(engine))
 
     def begin_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
-                  settings: dict[str, Any], note: str = "", clock: bool = True) -> Run:
+                  settings: dict[str, Any], note: str = "", clock: bool = True, announce: bool = True) -> Run:
         """Record a run about to start with a given setup (snapshots {"id", "name", "value"} and
         settings): a study's point, a part of a comparison, a retry (core.run_controller). With
-        `clock`, its duration is measured here; without, the outcome's (a point on a Dask worker)."""
+        `clock`, its duration is measured here; without, the outcome's (a point on a Dask worker).
+        Without `announce` (the caller finishes it at once), finishing it is its one event."""
         numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
         self._run_serial = max([self._run_serial, *numbers]) + 1
         run = Run(id=f"r{self._run_serial}", engine=engine, settings=copy.deepcopy(settings),
@@ -464,14 +465,15 @@ class Project:
         if clock:
             self._run_clock[run.id] = time.monotonic()
         self._runs_dirty = True
-        self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
+        if announce:
+            self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
         return run
 
     def add_finished_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
                          settings: dict[str, Any], outcome: RunOutcome, note: str = "") -> Run:
         """Record a run that ran elsewhere: its setup snapshots ({"id", "name", "value"}) and its
         outcome, with what it streamed, recorded as any run's."""
-        run = self.begin_run(engine, workload, target, settings, note, clock=False)
+        run = self.begin_run(engine, workload, target, settings, note, clock=False, announce=False)
         run.partial.update(copy.deepcopy(outcome.partial))
         run.series.update(copy.deepcopy(outcome.series))
         return self.finish_run(run.id, outcome)

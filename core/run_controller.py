@@ -308,10 +308,9 @@ class RunController:
         self.studies: dict[str, StudyJob] = {}
         self._serial = 0
         self._queue: list[str] = []                  # job ids waiting, first come first served
-        self._reused: list[Job] = []                 # re-used runs, announced by the next poll
         self._cancelled_before_start: list[Job] = []
         self._groups: dict[str, tuple[int, int]] = {}    # parent -> (ended, started) of its jobs
-        self._pending_notices: list[Notice] = []     # starts made outside poll(), announced by the next
+        self._pending_notices: list[Notice] = []     # what happened outside poll(), announced by the next
 
     # ------------------------------------------------------------ asking for runs
     def start(self, engine: str, *, parent: str | None = None, exclusive: bool = False, reuse: bool = False,
@@ -337,7 +336,7 @@ class RunController:
                 if run.status == "finished" and run.engine == setup.engine and run_key(run) == key:
                     self._serial += 1
                     done = Job(f"j{self._serial}", setup, parent, exclusive, note, "done", run.id, reused=True)
-                    self._reused.append(done)
+                    self._pending_notices.append(Notice("reused", run.id, setup.engine, done, parent))
                     return done
         self._serial += 1
         job = Job(f"j{self._serial}", setup, parent, exclusive, note)
@@ -441,14 +440,16 @@ class RunController:
         return seen
 
     # ------------------------------------------------------------ the heartbeat
-    def poll(self, budget_s: float | None = None) -> list[Notice]:
+    def poll(self, budget_s: float | None = None, emit: Callable[[Notice], None] | None = None,
+             studies: bool = True) -> list[Notice]:
         """Take what every job and study sent, record it in the project, finish what ended and start
         what may start now; the notices say what happened, in order. With `budget_s`, a study's
-        burst of finished points is spread over several calls."""
-        notices: list[Notice] = []
-        for job in self._reused:
-            notices.append(Notice("reused", job.run_id, job.engine, job, job.parent))
-        self._reused.clear()
+        burst of finished points is spread over several calls. With `emit`, each notice is handed
+        to it as it happens (the list returned is then empty), so what a front end does with them
+        counts against the budget too. `studies=False` leaves studies' records for a later call."""
+        notices = _Notices(emit)
+        pending, self._pending_notices = self._pending_notices, []
+        notices.extend(pending)
         for job in self._cancelled_before_start:
             self._count(job, ended=True)
         self._cancelled_before_start.clear()
@@ -468,10 +469,10 @@ class RunController:
             if done:
                 self._finish(job, notices)
         deadline = None if budget_s is None else time.perf_counter() + budget_s
-        for study in list(self.studies.values()):
+        for study in list(self.studies.values()) if studies else []:
             self._poll_study(study, notices, deadline)
         self._start_queued(notices)
-        return notices
+        return list(notices)
 
     # ------------------------------------------------------------ internals: jobs
     def _count(self, job: Job, ended: bool = False, new: bool = False) -> None:
@@ -496,9 +497,6 @@ class RunController:
 
     def _start_queued(self, notices: list[Notice] | None = None) -> None:
         sink = self._pending_notices if notices is None else notices
-        if notices is not None:
-            notices[:0] = self._pending_notices
-            self._pending_notices.clear()
         for job_id in list(self._queue):
             job = self.jobs[job_id]
             may = self._may_start(job)
@@ -609,12 +607,12 @@ class RunController:
         run_id = None
         if not rec.get("resumed") and rec.get("status") in ("finished", "failed"):
             outcome = outcome_of_record(rec, engines()[study.engine])
-            if i not in study.run_ids:          # from the cache of finished points: never sent out
+            if i not in study.run_ids:          # from the cache of finished points: never sent out, never running
                 w, t, settings = setup_of_record(rec)
-                run = self.project.begin_run(study.engine, w, t, settings,
-                                             _point_note(study, i, rec.get("params") or {}), clock=False)
+                run = self.project.add_finished_run(study.engine, w, t, settings, outcome,
+                                                    _point_note(study, i, rec.get("params") or {}))
                 study.run_ids[i] = run.id
-                study.open.add(i)
+                notices.append(Notice("finished", run.id, study.engine, outcome, study.id))
             else:
                 try:        # what the point streamed comes with its record
                     run = self.project.run(study.run_ids[i])
@@ -622,7 +620,7 @@ class RunController:
                     run.series.update(copy.deepcopy(outcome.series))
                 except KeyError:
                     pass
-            self._finish_point(study, i, outcome, notices)
+                self._finish_point(study, i, outcome, notices)
             run_id = study.run_ids[i]
         if rec.get("status") in ("finished", "failed") or rec.get("resumed"):
             study.ended += 1
@@ -640,6 +638,24 @@ class RunController:
         except KeyError:
             return
         notices.append(Notice("finished", run_id, study.engine, outcome, study.id))
+
+
+class _Notices(list[Notice]):
+    """The notices of one poll: kept, or handed to `emit` as each happens."""
+
+    def __init__(self, emit: Callable[[Notice], None] | None) -> None:
+        super().__init__()
+        self._emit = emit
+
+    def append(self, n: Notice) -> None:
+        if self._emit is None:
+            super().append(n)
+        else:
+            self._emit(n)
+
+    def extend(self, ns: Any) -> None:
+        for n in ns:
+            self.append(n)
 
 
 def _point_note(study: StudyJob, index: int, params: dict[str, Any]) -> str:

@@ -36,6 +36,7 @@ from gui.plotting import PALETTE
 from gui.run_adapter import RunAdapter
 
 EXAMPLES = ASSETS / "studies"
+REDRAW_MS = 100
 STATUS_COLOURS = {"finished": "#2ca02c", "failed": "#d62728", "running": "#1f77b4", "pending": "#888888",
                   "not run": "#b36b00"}
 DEFAULT_TEXT = """{
@@ -90,14 +91,15 @@ class StudyPanel(QWidget):
         self._check_timer.setSingleShot(True)
         self._check_timer.setInterval(400)
         self._check_timer.timeout.connect(self.check)
-        self._redraw = QTimer(self)             # a burst of points redraws the plots once
+        # Points arriving redraw the plots and the state line at most every REDRAW_MS: each redraw
+        # lays out the dock again, which costs the window more than the points themselves.
+        self._redraw = QTimer(self)
         self._redraw.setSingleShot(True)
-        self._redraw.setInterval(50)
-        self._redraw.timeout.connect(self.redraw)
+        self._redraw.setInterval(REDRAW_MS)
+        self._redraw.timeout.connect(self._redraw_now)
         adapter = context.runner
         adapter.study_record.connect(self._take)
         adapter.study_log.connect(self._log)
-        adapter.study_progress.connect(lambda sid, _p: self._show_state() if sid == self._study_id else None)
         adapter.study_done.connect(self._done)
         self.editor.setPlainText(DEFAULT_TEXT)
         self.check()
@@ -408,7 +410,13 @@ class StudyPanel(QWidget):
         if run_id:
             self.run_ids[i] = run_id
         self._fill_row(i, rec)
-        self._redraw.start()
+        if not self._redraw.isActive():
+            self._redraw.start()
+
+    def _redraw_now(self) -> None:
+        self.redraw()
+        if self.running is not None:
+            self._show_state()
 
     def _log(self, study_id: str, message: str) -> None:
         if study_id == self._study_id:

@@ -79,7 +79,7 @@ def test_a_studys_points_are_runs_of_the_window(window, qtbot, monkeypatch):
     assert runs[1].error == "steps: steps must be >= 0"         # the bad input keeps its field
     run_col = panel.table.columnCount() - 1
     assert [panel.table.item(i, run_col).text() for i in range(2)] == [runs[0].id, runs[1].id]
-    assert "2 of 3 point(s) done (1 failed)" in panel.state.text()
+    qtbot.waitUntil(lambda: "2 of 3 point(s) done (1 failed)" in panel.state.text(), timeout=HANG_MS)
     panel.cancel()
     qtbot.waitUntil(lambda: not panel.is_running(), timeout=HANG_MS)
     assert runs[2].status == "cancelled" and _status(window, runs[2].id) == "cancelled"
