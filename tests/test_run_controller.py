@@ -285,3 +285,22 @@ def test_a_studys_points_are_runs_shown_running_then_kept(project):
     assert runs[2].status == "cancelled"
     assert seen[-1].kind == "study_done" and seen[-1].data.cancelled
     assert [n.kind for n in seen_all if n.kind == "log"] == ["log"]
+
+
+def test_a_study_points_bad_input_keeps_its_field_from_the_worker_to_the_run(project):
+    """Was: the study panel rebuilt a failed point's outcome by hand from its one line, so a bad
+    input lost its field and the run said "settings.time_s: …" instead of the field's label."""
+    from core.errors import InputError
+    from core.engine import get_engine
+    from core.run_words import error_words
+    from core.study.runner import _FILE_ONLY, StudyRunner, outcome_of_record, setup_of_record
+    from tests.test_study import CAIN, study
+
+    point = study(CAIN).points[0]
+    out = RunOutcome.failed(InputError("cannot be -1 s", "settings.time_s")).to_json()   # as run_point sends it
+    rec = StudyRunner._record(object.__new__(StudyRunner), point, out, 1)
+    assert rec["error"] == "settings.time_s: cannot be -1 s" and "run_error" in _FILE_ONLY   # the file keeps its line
+    outcome = outcome_of_record(rec, get_engine("cain"))
+    w, t, settings = setup_of_record(rec)
+    run = project.add_finished_run("cain", w, t, settings, outcome)
+    assert run.status == "failed" and run.error == error_words("cain", outcome.error) == "Time: cannot be -1 s"
