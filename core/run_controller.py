@@ -308,8 +308,7 @@ class RunController:
         self.studies: dict[str, StudyJob] = {}
         self._serial = 0
         self._queue: list[str] = []                  # job ids waiting, first come first served
-        self._cancelled_before_start: list[Job] = []
-        self._groups: dict[str, tuple[int, int]] = {}    # parent -> (ended, started) of its jobs
+        self._groups: dict[str, tuple[int, int]] = {}    # parent -> (ended, asked for) of its jobs
         self._pending_notices: list[Notice] = []     # what happened outside poll(), announced by the next
 
     # ------------------------------------------------------------ asking for runs
@@ -336,10 +335,12 @@ class RunController:
                 if run.status == "finished" and run.engine == setup.engine and run_key(run) == key:
                     self._serial += 1
                     done = Job(f"j{self._serial}", setup, parent, exclusive, note, "done", run.id, reused=True)
+                    self._count(done, new=True, ended=True)
                     self._pending_notices.append(Notice("reused", run.id, setup.engine, done, parent))
                     return done
         self._serial += 1
         job = Job(f"j{self._serial}", setup, parent, exclusive, note)
+        self._count(job, new=True)
         self.jobs[job.id] = job
         self._queue.append(job.id)
         self._start_queued()
@@ -362,7 +363,7 @@ class RunController:
             self._queue.remove(job.id)
             del self.jobs[job.id]
             job.state = "done"
-            self._cancelled_before_start.append(job)
+            self._count(job, ended=True)
         elif job.handle is not None:
             job.handle.cancel()
         return True
@@ -390,6 +391,7 @@ class RunController:
         if job.id in self._queue:
             self._queue.remove(job.id)
         self.jobs.pop(job.id, None)
+        self._count(job, ended=True)
         if job.handle is not None:
             job.handle.cancel()
         self._start_queued()
@@ -432,12 +434,11 @@ class RunController:
         return bool(self.jobs) or any(s.thread is not None for s in self.studies.values())
 
     def group_progress(self, parent: str) -> tuple[int, int]:
-        """(ended, total) of the jobs of one parent this controller has seen (a study: its points)."""
+        """(ended, asked for) of the jobs of one parent (re-used ones ended at once; a study: its points)."""
         study = self.studies.get(parent)
         if study is not None:
             return study.ended, study.total
-        seen = self._groups.get(parent, (0, 0))
-        return seen
+        return self._groups.get(parent, (0, 0))
 
     # ------------------------------------------------------------ the heartbeat
     def poll(self, budget_s: float | None = None, emit: Callable[[Notice], None] | None = None,
@@ -450,9 +451,6 @@ class RunController:
         notices = _Notices(emit)
         pending, self._pending_notices = self._pending_notices, []
         notices.extend(pending)
-        for job in self._cancelled_before_start:
-            self._count(job, ended=True)
-        self._cancelled_before_start.clear()
         for job in list(self.jobs.values()):
             if job.state != "running" or job.handle is None:
                 continue
@@ -510,7 +508,6 @@ class RunController:
         s = job.setup
         run = self.project.begin_run(s.engine, s.workload, s.target, s.settings, job.note)
         job.run_id, job.state, job.started = run.id, "running", time.monotonic()
-        self._count(job, new=True)
         try:
             request = self.project.request_of(run)
             job.handle = self.launcher(s.engine, request)

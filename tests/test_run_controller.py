@@ -149,6 +149,7 @@ def test_parts_with_a_parent_run_under_its_limit_and_are_each_kept(project):
     other = c.submit(demo({"steps": 99}))               # not a part: not held back by the parts' limit
     assert [j.state for j in jobs] == ["running", "running", "queued", "queued", "queued"]
     assert other.state == "running" and project.run(jobs[0].run_id).status == "running"
+    assert c.group_progress("cmp1") == (0, 5)
     most = 0
     while c.queued() or c.running("cmp1"):
         running = c.running("cmp1")
