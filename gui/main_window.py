@@ -461,9 +461,13 @@ class MainWindow(QMainWindow):
         return None if job is None else job.run_id
 
     def _on_started(self, run_id: str, engine: str) -> None:
-        if run_id != self._tab_run(engine) or self.project.shown(engine) is self.project.run(run_id):
+        shown = self.project.shown(engine)
+        if run_id != self._tab_run(engine) or (shown is not None and shown.id == run_id):
             return                      # a study's point, or a tab run already on show
-        run = self.project.run(run_id)
+        try:
+            run = self.project.run(run_id)
+        except KeyError:                # deleted as it started
+            return
         self.project.show(engine, run_id)                   # the tab clears its live views (a model event)
         self.log(f"{engines()[engine].title}: {run_id} started on {(run.workload or {}).get('name', 'no workload')}")
 
