@@ -218,8 +218,8 @@ def _trace_slow_slots(slow: list[tuple[float, str]], threshold_s: float = 0.02) 
 
     import pyqtgraph as pg
 
-    from gui.job_runner import JobRunner
     from gui.main_window import MainWindow
+    from gui.run_adapter import RunAdapter
     from gui.panels import panel_classes
     from gui.panels.generic import GenericPanel
     from gui.panels.simulate.stepper import Scamp5Stepper
@@ -245,7 +245,7 @@ def _trace_slow_slots(slow: list[tuple[float, str]], threshold_s: float = 0.02) 
 
     for name in ("_on_events", "_on_progress", "_on_finished", "_tick"):
         wrap(MainWindow, name)
-    wrap(JobRunner, "_drain")
+    wrap(RunAdapter, "poll")
     for cls in {GenericPanel, *panel_classes().values()}:
         for name in ("handle_events", "show_run", "show_result"):
             wrap(cls, name)

@@ -451,27 +451,34 @@ class Project:
         """Record a run about to start, with a snapshot of its setup; InputError if it cannot run."""
         self.request(engine)
         w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
-        numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
-        self._run_serial = max([self._run_serial, *numbers]) + 1
-        run = Run(id=f"r{self._run_serial}", engine=engine, settings=self.settings(engine),
-                  workload=w.snapshot() if w else None, target=t.snapshot() if t else None)
-        self.runs.append(run)
-        self._run_clock[run.id] = time.monotonic()
-        self._runs_dirty = True
-        self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
-        return run
+        return self.begin_run(engine, w.snapshot() if w else None, t.snapshot() if t else None,
+                              self.settings(engine))
 
-    def add_finished_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
-                         settings: dict[str, Any], outcome: RunOutcome, note: str = "") -> Run:
-        """Record a run that ran elsewhere (a study's point on a Dask worker): its setup snapshots
-        ({"id", "name", "value"}) and its outcome, with what it streamed, recorded as any run's."""
+    def begin_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
+                  settings: dict[str, Any], note: str = "", clock: bool = True, announce: bool = True) -> Run:
+        """Record a run about to start with a given setup (snapshots {"id", "name", "value"} and
+        settings): a study's point, a part of a comparison, a retry (core.run_controller). With
+        `clock`, its duration is measured here; without, the outcome's (a point on a Dask worker).
+        Without `announce` (the caller finishes it at once), finishing it is its one event."""
         numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
         self._run_serial = max([self._run_serial, *numbers]) + 1
         run = Run(id=f"r{self._run_serial}", engine=engine, settings=copy.deepcopy(settings),
                   workload=copy.deepcopy(workload), target=copy.deepcopy(target), note=note)
+        self.runs.append(run)
+        if clock:
+            self._run_clock[run.id] = time.monotonic()
+        self._runs_dirty = True
+        if announce:
+            self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
+        return run
+
+    def add_finished_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
+                         settings: dict[str, Any], outcome: RunOutcome, note: str = "") -> Run:
+        """Record a run that ran elsewhere: its setup snapshots ({"id", "name", "value"}) and its
+        outcome, with what it streamed, recorded as any run's."""
+        run = self.begin_run(engine, workload, target, settings, note, clock=False, announce=False)
         run.partial.update(copy.deepcopy(outcome.partial))
         run.series.update(copy.deepcopy(outcome.series))
-        self.runs.append(run)
         return self.finish_run(run.id, outcome)
 
     def request_of(self, run: Run) -> JobRequest:

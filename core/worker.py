@@ -254,8 +254,8 @@ atexit.register(_kill_live_jobs)        # an interpreter that exits any way but 
 
 
 class ProcessJob:
-    """One engine run in its own process, from the parent's side (Qt-free: the GUI's JobRunner and
-    benchmarks use it). A reader thread receives the child's batches into `batches`; `done` is set
+    """One engine run in its own process, from the parent's side (Qt-free: the run controller's
+    ProcessHandle and benchmarks use it). A reader thread receives the child's batches into `batches`; `done` is set
     once the process has ended and `outcome` is known."""
 
     def __init__(self, engine: str, request: JobRequest, ref: str | None = None) -> None:

@@ -2,7 +2,9 @@
 it runs), the runs and the log below, a comparison on demand; Run/Cancel, sessions, undo.
 
 All state is in `self.project` (core.project.Project); widgets read and write it. The window only
-keeps view state: which run each tab shows and which runs are on their way.
+keeps view state: which run each tab shows. Runs on their way are the run controller's
+(core.run_controller, through gui.run_adapter): the window asks it to start and cancel, and shows
+what it reports.
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
 from gui.combo_fit import ELIDE, ComboElider, fit_combos
 from gui.compare_view import CompareView
-from gui.job_runner import JobRunner
 from gui.library_dock import LibraryBrowser
 from gui.panels import panel_classes
 from gui.panels.base import EnginePanel
 from gui.panels.generic import GenericPanel
+from gui.run_adapter import RunAdapter
 from gui.runs_view import RunsView
 from gui.study_panel import StudyPanel
 
@@ -83,11 +85,12 @@ class MainWindow(QMainWindow):
         self.project = Project.starter()
         self.project.changed.connect(self._project_changed)
         self.project.undo_stack.changed.connect(self._update_undo_actions)
-        self.runner = JobRunner(parent=self)
+        # every run (a tab's, a study's points) goes through the one run controller, polled here
+        self.runner = RunAdapter(self.project, parent=self)
+        self.runner.started.connect(self._on_started)
         self.runner.events.connect(self._on_events)
         self.runner.progress.connect(self._on_progress)
         self.runner.finished.connect(self._on_finished)
-        self._running: dict[str, str] = {}          # engine -> id of its run in progress
 
         # ---- centre: one tab per engine
         self.tabs = QTabWidget()
@@ -461,18 +464,33 @@ class MainWindow(QMainWindow):
             self._update_run_actions()
             return
         try:
-            run = self.project.start_run(spec.name)
+            job = self.runner.start(spec.name)      # recorded now; the engine runs in a worker process
         except InputError as exc:
             self._show_error(f"{spec.title} cannot run: {exc.message}")
             return
-        request = self.project.request_of(run)
-        self._running[spec.name] = run.id
-        self.project.show(spec.name, run.id)               # the tab clears its live views (a model event)
-        self.log(f"{spec.title}: {run.id} started on {(run.workload or {}).get('name', 'no workload')}")
-        self.runner.start(spec.name, request)          # in a worker process: no engine code runs here
+        if job.run_id is not None:
+            self._on_started(job.run_id, spec.name)
+        else:                                       # a measured run elsewhere must end first
+            self.status(f"{spec.title} waits for a measured run to finish")
         self._clock.start()
         self._update_run_actions()
         self.progress_bar.setRange(0, 0)
+
+    def _tab_run(self, engine: str) -> str | None:
+        """The id of the engine's tab run on its way (None: none, or not started yet)."""
+        job = self.runner.controller.tab_job(engine)
+        return None if job is None else job.run_id
+
+    def _on_started(self, run_id: str, engine: str) -> None:
+        shown = self.project.shown(engine)
+        if run_id != self._tab_run(engine) or (shown is not None and shown.id == run_id):
+            return                      # a study's point, or a tab run already on show
+        try:
+            run = self.project.run(run_id)
+        except KeyError:                # deleted as it started
+            return
+        self.project.show(engine, run_id)                   # the tab clears its live views (a model event)
+        self.log(f"{engines()[engine].title}: {run_id} started on {(run.workload or {}).get('name', 'no workload')}")
 
     def cancel_current(self) -> None:
         spec = self.current_engine()
@@ -480,18 +498,17 @@ class MainWindow(QMainWindow):
             self.runner.cancel(spec.name)
             self.status(f"Cancelling {spec.title}…")
 
-    def _on_events(self, name: str, events: list) -> None:
-        run_id = self._running.get(name)
-        if run_id is None:
-            return
-        self.project.record(run_id, events)         # the views showing the run draw them (a model event)
+    def _on_events(self, run_id: str, events: list) -> None:
+        # the controller recorded them (the views showing the run draw them: a model event)
+        job = self.runner.controller.job(run_id)
+        title = engines()[job.engine].title if job is not None and job.engine in engines() else run_id
         for ev in events:
             if isinstance(ev, LogLine):
-                self.log(f"{engines()[name].title}: {ev.message}", ev.level)
+                self.log(f"{title}: {ev.message}", ev.level)
 
-    def _on_progress(self, name: str, progress: Progress) -> None:
+    def _on_progress(self, run_id: str, progress: Progress) -> None:
         spec = self.current_engine()
-        if spec is None or spec.name != name:
+        if spec is None or self._tab_run(spec.name) != run_id:
             return
         if progress.fraction is None:
             self.progress_bar.setRange(0, 0)
@@ -510,20 +527,20 @@ class MainWindow(QMainWindow):
         if not self.runner.running():
             self._clock.stop()
 
-    def _on_finished(self, name: str, outcome: RunOutcome) -> None:
-        title = engines()[name].title
-        run_id = self._running.pop(name, None)
-        if run_id is None:
+    def _on_finished(self, run_id: str, outcome: RunOutcome, parent: str = "") -> None:
+        """A run the controller has recorded as ended: a tab's own run says how it ended."""
+        if parent:              # a study's point or a comparison's part: their views say it
             return
         self.statusBar().clearMessage()         # the run's last progress note ("loading model") is stale now
         if outcome.error is not None and outcome.error.detail:
             # the run's status shows the error's one line; its traceback or fault report goes to the log
             self.log(outcome.error.detail, "error")
         try:
-            run = self.project.finish_run(run_id, outcome)
+            run = self.project.run(run_id)
         except KeyError:            # deleted while running: nothing to show
             self._update_run_actions()
             return
+        title = engines()[run.engine].title if run.engine in engines() else run.engine
         # Its tab keeps showing it, now with its end (a model event): a failed run on its error, a
         # cancelled one marked, never an older run's views under this run's name (issue 30).
         if run.status == "finished":

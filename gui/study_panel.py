@@ -2,19 +2,16 @@
 
 The study is edited as JSON or YAML text (checked as you type, with the field path of the first
 problem) and loaded from / saved to files; the examples in assets/studies/ are one click away. The
-runner (core.study.runner) runs on a plain thread of this process: the points themselves execute in
-Dask worker processes, and the runner's records reach the UI through a queue drained by a QTimer,
-so the table and the plots fill in as points end. Every finished or failed point becomes a run of
-the project (Project.add_finished_run), so the Runs view lists it and it opens and compares like
-any other run.
+study runs through the window's one run controller (core.run_controller, via gui.run_adapter): its
+points execute in Dask worker processes, each one a run of the project from when it is sent out
+(shown as running in the Runs view) to its end, kept like any other run; the panel fills its table
+and plots from the controller's records as points end.
 """
 
 from __future__ import annotations
 
 import os
-import queue
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,19 +27,18 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComb
 
 from core.atomic import atomic_write_text
 from core.errors import InputError
-from core.engine import engines
-from core.lifecycle import RunOutcome
 from core.paths import ASSETS
 from core.project import Project
 from core.study import spec as study_spec
 from core.study.analysis import number, pareto_front
 from core.study.runner import StudyRunner, StudySummary
 from gui.plotting import PALETTE
+from gui.run_adapter import RunAdapter
 
 EXAMPLES = ASSETS / "studies"
+REDRAW_MS = 100
 STATUS_COLOURS = {"finished": "#2ca02c", "failed": "#d62728", "running": "#1f77b4", "pending": "#888888",
                   "not run": "#b36b00"}
-DRAIN_BUDGET_S = 0.03
 DEFAULT_TEXT = """{
   "name": "bound: VGG-16 at three memory sizes",
   "engine": "bound",
@@ -77,6 +73,7 @@ def window_words(text: str) -> str:
 
 class StudyContext(Protocol):
     project: Project
+    runner: RunAdapter
 
     def log(self, message: str, level: str = "info") -> None: ...
     def status(self, message: str) -> None: ...
@@ -90,12 +87,11 @@ class StudyPanel(QWidget):
         self.path: Path | None = None
         self.study: study_spec.Study | None = None       # the study as last checked (None: invalid)
         self.running: study_spec.Study | None = None     # the study being run
-        self.runner: StudyRunner | None = None
+        self.runner: StudyRunner | None = None          # the study's runner while it runs
+        self._study_id: str | None = None                # its id in the run controller
         self.summary: StudySummary | None = None
         self.records: dict[int, dict[str, Any]] = {}     # point index -> its record
         self.run_ids: dict[int, str] = {}                # point index -> the project's run
-        self._thread: threading.Thread | None = None
-        self._queue: "queue.SimpleQueue[tuple[str, Any]]" = queue.SimpleQueue()
         self._started = 0.0
         self._checked: tuple[str, int] | None = None      # (text, library version) of self.study
         self._library_version = 0
@@ -106,9 +102,16 @@ class StudyPanel(QWidget):
         self._check_timer.setSingleShot(True)
         self._check_timer.setInterval(400)
         self._check_timer.timeout.connect(self.check)
-        self._poll = QTimer(self)
-        self._poll.setInterval(100)
-        self._poll.timeout.connect(self._drain)
+        # Points arriving redraw the plots and the state line at most every REDRAW_MS: each redraw
+        # lays out the dock again, which costs the window more than the points themselves.
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.setInterval(REDRAW_MS)
+        self._redraw.timeout.connect(self._redraw_now)
+        adapter = context.runner
+        adapter.study_record.connect(self._take)
+        adapter.study_log.connect(self._log)
+        adapter.study_done.connect(self._done)
         self.editor.setPlainText(DEFAULT_TEXT)
         self.check()
         app = QApplication.instance()
@@ -346,7 +349,7 @@ class StudyPanel(QWidget):
 
     # ================================================================ running
     def is_running(self) -> bool:
-        return self._thread is not None
+        return self._study_id is not None
 
     def _update_buttons(self) -> None:
         running = self.is_running()
@@ -376,9 +379,7 @@ class StudyPanel(QWidget):
                                 f"type a number from 1 to {self.workers.maximum()}")
             return False
         try:
-            runner = StudyRunner(study, self.cluster(), self.results_path(study), self.resume.isChecked(),
-                                 on_record=lambda r: self._queue.put(("record", r)),
-                                 on_log=lambda m: self._queue.put(("log", m)))
+            runner = StudyRunner(study, self.cluster(), self.results_path(study), self.resume.isChecked())
         except InputError as exc:
             self.context.status(f"Cannot run the study: {window_words(str(exc))}")
             return False
@@ -390,15 +391,9 @@ class StudyPanel(QWidget):
         self.context.log(f"study {study.name}: {len(study.points)} point(s) on {runner.cluster}; results in "
                          f"{runner.path}")
         self._started = time.monotonic()
-        self._thread = threading.Thread(target=self._work, args=(runner,), name="study-runner", daemon=True)
-        self._thread.start()
-        self._poll.start()
+        self._study_id = self.context.runner.start_study(runner).id
         self._update_buttons()
         return True
-
-    def _work(self, runner: StudyRunner) -> None:
-        summary = runner.run()
-        self._queue.put(("done", summary))
 
     def cancel(self) -> None:
         if self.runner is not None:
@@ -407,67 +402,49 @@ class StudyPanel(QWidget):
 
     def shutdown(self, timeout: float = 10.0) -> bool:
         """Cancel a running study and wait for its runner (which closes the cluster); True when done."""
-        if self.runner is not None and self._thread is not None:
-            self.runner.cancel()
-            self._thread.join(timeout)
-        self._drain()
-        return self._thread is None or not self._thread.is_alive()
+        controller = self.context.runner.controller
+        study = controller.studies.get(self._study_id or "")
+        if study is not None:
+            study.runner.cancel()
+            if study.thread is not None:
+                study.thread.join(timeout)
+        self.context.runner.poll()
+        return study is None or study.thread is None or not study.thread.is_alive()
 
-    def _drain(self) -> None:
-        """Take what the runner sent, for at most DRAIN_BUDGET_S per tick: a burst of finished
-        points is spread over several ticks instead of freezing the window."""
-        changed = False
-        deadline = time.perf_counter() + DRAIN_BUDGET_S
-        while time.perf_counter() < deadline:
-            try:
-                kind, payload = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if kind == "record":
-                self._take(payload)
-                changed = True
-            elif kind == "log":
-                self.context.log(f"study: {payload}")
-            elif kind == "done":
-                self._finished(payload)
-        if changed:
-            self.redraw()
-        if self.running is not None:
-            self._show_state()
-
-    def _take(self, rec: dict[str, Any]) -> None:
+    def _take(self, study_id: str, rec: dict[str, Any], run_id: str) -> None:
+        """A point's record (its run, if it became one, already recorded by the controller)."""
         study = self.running
-        if study is None:
+        if study is None or study_id != self._study_id:
             return
         i = int(rec["index"])
         self.records[i] = rec
-        if rec.get("resumed") or rec.get("status") not in ("finished", "failed"):
-            self._fill_row(i, rec)
-            return
-        req = rec.get("request") or {}
-        outcome = RunOutcome.from_json({"status": rec["status"], "result": rec.get("result"),
-                                        "result_version": rec.get("result_version"),
-                                        "error": None if rec["status"] == "finished" else
-                                        {"kind": "other", "message": str(rec.get("error") or "failed")},
-                                        "duration_s": rec.get("duration_s"), "series": rec.get("series") or {},
-                                        "log": rec.get("log") or []}, engines()[study.engine])
-        snap = {name: None if req.get(name) is None else
-                {"id": "study", "name": str(req.get(f"{name}_name") or name), "value": req[name]}
-                for name in ("workload", "target")}
-        params = ", ".join(f"{k}={v}" for k, v in rec.get("params", {}).items())
-        run = self.context.project.add_finished_run(
-            study.engine, snap["workload"], snap["target"], req.get("settings") or {}, outcome,
-            f"study {study.name} #{i}" + (f": {params}" if params else ""))
-        self.run_ids[i] = run.id
+        if run_id:
+            self.run_ids[i] = run_id
         self._fill_row(i, rec)
+        if not self._redraw.isActive():
+            self._redraw.start()
 
-    def _finished(self, summary: StudySummary) -> None:
+    def _redraw_now(self) -> None:
+        self.redraw()
+        if self.running is not None:
+            self._show_state()
+
+    def _log(self, study_id: str, message: str) -> None:
+        if study_id == self._study_id:
+            self.context.log(f"study: {message}")
+
+    def _done(self, study_id: str, summary: Any) -> None:
+        if study_id != self._study_id:
+            return
+        self._study_id, self.runner = None, None
+        self._redraw.stop()
+        self.redraw()
+        if isinstance(summary, BaseException):      # the runner itself broke: said, never raised into Qt
+            self.context.log(f"study stopped: {type(summary).__name__}: {summary}", "error")
+            self.context.status("Study stopped")
+            self._update_buttons()
+            return
         self.summary = summary
-        self._poll.stop()
-        if self._thread is not None:
-            self._thread.join(1.0)
-        self._thread = None
-        self.runner = None
         c = summary.counts
         if summary.error:
             summary.error = window_words(summary.error)

@@ -128,22 +128,24 @@ def test_the_worker_process_hands_the_moment_run_was_pressed_to_the_engine() -> 
 
 
 def test_the_window_runner_gives_the_engine_the_moment_run_was_pressed(qtbot, monkeypatch) -> None:
-    """Through the window's JobRunner: the engine's budget clock starts when the job was asked for,
+    """Through the window's run adapter: the engine's budget clock starts when the job was asked for,
     before the worker process existed (read off the monotonic clock around the call, not timed)."""
     import time
 
     from core import engine as engine_module
-    from gui.job_runner import JobRunner
+    from core.project import Project
+    from core.run_controller import Setup
+    from gui.run_adapter import RunAdapter
     from tests.started_engine import STARTED
 
     monkeypatch.setattr(engine_module, "_REGISTRY", {"started": STARTED, **engine_module.engines()})
-    runner = JobRunner()
+    runner = RunAdapter(Project())
     lines: list[str] = []
-    runner.events.connect(lambda name, events: lines.extend(e.message for e in events if isinstance(e, LogLine)))
+    runner.events.connect(lambda run_id, events: lines.extend(e.message for e in events if isinstance(e, LogLine)))
     done: list[object] = []
-    runner.finished.connect(lambda name, outcome: done.append(outcome))
+    runner.finished.connect(lambda run_id, outcome, parent: done.append(outcome))
     before = time.monotonic()
-    runner.start("started", JobRequest(None, None, {}))
+    runner.submit(Setup("started", None, None, {}))
     after = time.monotonic()
     qtbot.waitUntil(lambda: bool(done), timeout=120_000)
     started = float(next(m for m in lines if m.startswith("started ")).split()[1])

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QMessageBox
 from core.engine import get_engine
 from core.lifecycle import RunError, RunOutcome
 from core.workload import CnnNetwork
+from tests.run_fakes import Sent
 from window_helpers import cancel_demo_partway
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,8 +45,8 @@ def window(qtbot, demo_engine, monkeypatch):
 @pytest.fixture
 def sent(window, monkeypatch):
     """The requests Run sends, instead of starting engine processes (the runs stay 'running')."""
-    requests: list[tuple[str, object]] = []
-    monkeypatch.setattr(window.runner, "start", lambda name, request: requests.append((name, request)))
+    requests = Sent()
+    monkeypatch.setattr(window.runner.controller, "launcher", requests)
     return requests
 
 
@@ -152,7 +153,7 @@ def test_rerunning_a_stored_run_sends_exactly_its_inputs(window, sent, session):
         assert json.dumps(request.to_json(), sort_keys=True) == _setup_json(run), run.id
         assert _setup_json(again) == _setup_json(run)
         assert again.workload == (None if run.workload is None else {**run.workload, "id": again.workload["id"]})
-        window._running.clear()              # the fake start left nothing running
+        window.runner.controller.abandon(again.id)       # the held run is no longer followed
 
 
 # ---------------------------------------------------------------- A failed run hides its error
@@ -211,8 +212,9 @@ def test_a_cancelled_run_before_any_result_shows_no_other_run(window, sent):
     panel = window.panels["merit"]
     assert panel._r is not None                      # the example's MERIT run on show
     window.run_current()
-    run_id = window._running["merit"]
-    window._on_finished("merit", RunOutcome.cancelled())
+    run_id = p.shown("merit").id
+    sent.handles[-1].end(RunOutcome.cancelled())
+    window.runner.poll()
     assert p.shown("merit").id == run_id and window.bars["merit"].shown_run == run_id
     assert panel._r is None and "cancelled" in window.bars["merit"].run_state_text()
 
@@ -246,8 +248,9 @@ def test_the_cain_panel_describes_the_shown_runs_kernels_not_the_tabs_choice(win
     p = window.project
     gauss = next(r for r in p.runs if r.engine == "cain" and r.workload["name"] != "AnalogNet2")
     window.rerun(gauss.id)
-    run_id = window._running["cain"]
-    window._on_finished("cain", RunOutcome.failed("stopped"))
+    run_id = p.shown("cain").id
+    sent.handles[-1].end(RunOutcome.failed("stopped"))
+    window.runner.poll()
     analognet = next(e for e in p.workloads if e.name == "AnalogNet2")
     p.choose("cain", "workloads", analognet.id)       # the tab's choice changes; the run on show does not
     window.open_run(gauss.id)

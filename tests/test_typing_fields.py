@@ -22,6 +22,7 @@ from core.kinds import kinds
 from core.workload import DataflowTarget, FpgaTarget
 from core.units import QUANTITIES, format_quantity, quantity_of
 from gui.binding import FieldBinding, QuantityEdit, nullable
+from tests.run_fakes import Sent
 
 CASES = ("unit", "out_of_range", "letters", "empty")
 
@@ -33,7 +34,7 @@ def window(qapp):
 
     w = MainWindow(restore_layout=False)
     w.interactive = False
-    w.runner.start = lambda name, request: None        # a run is recorded, no engine process starts
+    w.runner.controller.launcher = Sent()       # a run is recorded, no engine process starts
     yield w
     w.project.undo_stack.set_clean()
     w.close()
@@ -137,7 +138,7 @@ def check(window, engine: str | None, label: str, shown: Callable[[], tuple[bool
         run = window.project.runs[-1]
         assert ok and _same(value, run_value(run)), f"{where}: ran with {run_value(run)!r}, shows {value!r}"
         window.project.runs.remove(run)
-        window._running.pop(engine, None)
+        window.runner.controller.abandon(run.id)
 
 
 def exercise(window, engine: str | None, binding: FieldBinding, run_value: Callable[[Any, str], Any],
@@ -280,7 +281,7 @@ def test_256_kib_into_on_chip_memory_is_262144_bytes_and_the_name_follows(window
     run = project.runs[-1]
     assert run.target["value"]["memory_bytes"] == 262144 and run.target["name"] == "Accelerator, 256 KiB"
     project.runs.remove(run)
-    window._running.pop("bound", None)
+    window.runner.controller.abandon(run.id)
     # a name the user chose stays
     window.library.rename("targets", tid, "my chip")
     type_into(field, "1 MiB")

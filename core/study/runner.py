@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 from core import faults
 from core.errors import InputError
-from core.lifecycle import RunError
+from core.lifecycle import RunError, RunOutcome
 from core.project import now_iso
 from core.study import results_file
 from core.study.axes import Point
@@ -40,7 +40,7 @@ from core.study.spec import Study
 MAX_ATTEMPTS = 2                # a point whose worker dies is run once more, then marked failed
 CONNECT_TIMEOUT_S = 15
 WAIT_FOR_WORKERS_S = 60
-_FILE_ONLY = ("series", "log")  # sent to on_record, not written to the results file
+_FILE_ONLY = ("series", "log", "run_error")  # sent to on_record, not written to the results file
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,8 @@ def _quiet_dask() -> Iterator[None]:
 class StudyRunner:
     def __init__(self, study: Study, cluster: str | ClusterSpec | None = None, out: str | Path | None = None,
                  resume: bool = False, on_record: Callable[[dict[str, Any]], None] | None = None,
-                 on_log: Callable[[str], None] | None = None, cache: PointCache | bool | None = True) -> None:
+                 on_log: Callable[[str], None] | None = None, cache: PointCache | bool | None = True,
+                 on_start: Callable[[Point], None] | None = None) -> None:
         self.study = study
         # finished points by content, across runs and studies (False / None: run every point)
         self.cache = PointCache() if cache is True else cache or None
@@ -174,6 +175,8 @@ class StudyRunner:
         self._before = results_file.finished(results_file.read(self.path, strict=True)) if resume else {}
         self.on_record = on_record or (lambda r: None)
         self.on_log = on_log or (lambda m: None)
+        # a point sent to a worker (its first attempt): the run controller shows it as running
+        self.on_start = on_start or (lambda p: None)
         self.client: Any = None                 # the dask Client while the study runs
         self._cluster: Any = None
         self._cancel = threading.Event()
@@ -382,6 +385,8 @@ class StudyRunner:
         fut = self.client.submit(run_point, self.study.engine, p.request_json(), self.study.metrics, self._event_name,
                                  key=f"dfx-point-{p.index}-{p.key}-{self._run_id}-{attempt}", pure=False)
         self._pending[fut.key] = (p, attempt, fut)
+        if attempt == 1:
+            self.on_start(p)
         return fut
 
     def _slots(self) -> int:
@@ -485,9 +490,32 @@ class StudyRunner:
         return {"type": "point", "key": p.key, "index": p.index, "params": p.params, "repeat": p.repeat,
                 "status": out["status"], "metrics": out.get("metrics", {}),
                 "error": RunError.from_json(err).text if isinstance(err, dict) else err,
+                "run_error": err if isinstance(err, dict) else None,     # as the engine said it, field and all
                 "duration_s": out.get("duration_s"), "attempts": attempt, "worker": out.get("worker"),
                 "finished_at": now_iso(),
                 "request": {**p.request_json(), "workload_name": p.workload_name, "target_name": p.target_name},
                 "headline": out.get("headline", {}), "result": out.get("result"),
                 "result_version": out.get("result_version"),
                 "series": out.get("series", {}), "log": out.get("log", [])}
+
+
+def setup_of_record(rec: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any]]:
+    """A point's setup as a run of the project records it: workload and target snapshots and settings."""
+    req = rec.get("request") or {}
+    snaps = [None if req.get(name) is None else
+             {"id": "study", "name": str(req.get(f"{name}_name") or name), "value": req[name]}
+             for name in ("workload", "target")]
+    return snaps[0], snaps[1], dict(req.get("settings") or {})
+
+
+def outcome_of_record(rec: dict[str, Any], spec: Any) -> RunOutcome:
+    """A point's record read back as the RunOutcome it was made from (its result through the engine's
+    type; its error as the engine raised it, so a bad input still names its field)."""
+    status = rec.get("status")
+    error = None
+    if status != "finished":
+        error = rec.get("run_error") or {"kind": "other", "message": str(rec.get("error") or "failed")}
+    return RunOutcome.from_json({"status": status, "result": rec.get("result"),
+                                 "result_version": rec.get("result_version"), "error": error,
+                                 "duration_s": rec.get("duration_s"), "series": rec.get("series") or {},
+                                 "log": rec.get("log") or []}, spec)
