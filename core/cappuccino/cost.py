@@ -226,18 +226,19 @@ def profile_program(exe: Path, weights: Path, images: Path, count: int, threads:
     return r.op_list, 1e6 * r.seconds_per_pass / count
 
 
-def cost_network(network: Any, target: Any, *, measure: bool | None = None, images: int = 32,
+def cost_network(network: Any, target: Any, *, measure: bool | None = None, images: int = 8,
                  min_seconds: float = MIN_SECONDS, check: Callable[[], None] | None = None) -> CostRecord:
     """The network's cost record on a mobile SoC target (see `network_cost`)."""
     return network_cost(network, target, measure=measure, images=images, min_seconds=min_seconds, check=check).record
 
 
-def network_cost(network: Any, target: Any, *, measure: bool | None = None, images: int = 32,
+def network_cost(network: Any, target: Any, *, measure: bool | None = None, images: int = 8,
                  min_seconds: float = MIN_SECONDS, check: Callable[[], None] | None = None) -> CappuccinoCost:
     """The precise (every layer float32) Cappuccino program of `network` (a CnnNetwork, a zoo name,
     or a loaded CnnModel) for `target` (a MobileSocTarget): synthesised, built and profiled here on
-    `images` validation images when `measure` (None: when the target is this machine and a C
-    compiler is found); the times modelled otherwise."""
+    `images` validation images when `measure` (None: when the target is this machine) and a C
+    compiler is found; the times modelled otherwise (measured here beside the model's when `measure`
+    is True for another SoC). Refuses (InputError) a target that is not a mobile SoC."""
     from core.cappuccino.engine import load_model
     from core.workload import CnnNetwork, MobileSocTarget
 
@@ -247,19 +248,18 @@ def network_cost(network: Any, target: Any, *, measure: bool | None = None, imag
     if target.vector_width not in synth.VECTOR_WIDTHS:
         raise InputError(f"vector width must be one of {synth.VECTOR_WIDTHS}", "target.vector_width")
     check = check or (lambda: None)
+    here = is_this_machine(target)
+    cc = synth.find_compiler_noting()[0] if measure or (measure is None and here) else None
+    measure = cc is not None
     if isinstance(network, CnnModel):
         model = network
     else:
         if isinstance(network, str):
             network = CnnNetwork(network=network)
-        model = load_model(network, images)
+        model = load_model(network, images if measure else 1)     # a zoo network's load runs numpy on them
     modes = {op.name: PRECISE for op in model.conv_ops}
     prog = synth.synthesise_program(model, modes, target.vector_width, target.cores)
-    here = is_this_machine(target)
-    cc = synth.find_compiler_noting()[0] if measure or measure is None else None
-    if measure is None:
-        measure = cc is not None
-    if not measure or cc is None:
+    if cc is None:
         return cost_of_plan(model, prog.plan, target, modes, None, False, "precise (not run)")
     with tempfile.TemporaryDirectory(prefix="cappuccino-cost-") as tmp:
         d = Path(tmp)
