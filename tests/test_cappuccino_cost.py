@@ -103,7 +103,7 @@ def test_cost_network_builds_and_profiles_the_digits_program_here():
         C.cost_network(CnnNetwork(BUILTIN_DIGITS), object())
 
 
-def _engine_result(monkeypatch) -> CappuccinoResult:
+def _engine_result(monkeypatch, target: Any = None) -> CappuccinoResult:
     """The engine on the digits CNN with the compiler and the programs' runs faked (each prints the
     numpy reference of its modes, and with --profile 7 µs per op)."""
     model = capp.load_model(CnnNetwork(BUILTIN_DIGITS), IMAGES)
@@ -119,7 +119,8 @@ def _engine_result(monkeypatch) -> CappuccinoResult:
     monkeypatch.setattr(synth, "compile_c", lambda *a, **k: 0.5)
     monkeypatch.setattr(synth, "run_program", fake_run)
     settings = {**capp.default_settings(), "accuracy_budget": 0.0, "measure_split": False, "limit": IMAGES}
-    events = list(capp.run(JobRequest(CnnNetwork(BUILTIN_DIGITS), MobileSocTarget(), settings), CancelToken()))
+    events = list(capp.run(JobRequest(CnnNetwork(BUILTIN_DIGITS), target or MobileSocTarget(), settings),
+                           CancelToken()))
     result = next(e.data for e in events if isinstance(e, FinalResult))
     assert isinstance(result, CappuccinoResult)
     return result
@@ -142,3 +143,11 @@ def test_the_engines_result_carries_the_record_and_an_old_version_reads(monkeypa
     with pytest.raises(InputError) as e:
         CappuccinoResult.from_json(bad)
     assert "cost.record.layers[0].time_s.value" in (e.value.where)
+
+
+def test_another_socs_run_is_modelled_with_the_times_measured_here_beside(monkeypatch):
+    result = _engine_result(monkeypatch, MobileSocTarget(cores=2, vector_width=4, clock_mhz=1800.0))
+    assert result.cost is not None and not result.cost.measured_here
+    assert {l.time_s.how for l in result.cost.record.layers} == {"modelled"}
+    assert all(s.measured_us == 7.0 for s in result.cost.steps)
+    assert "1800 MHz" in result.cost.record.target

@@ -420,7 +420,9 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
                    load: LoadRecord | None) -> None:
         # the network's cost record from the kept program's per-op times (measured when the target is
         # this machine, else modelled from its fields with the times measured here beside)
-        costs.append(cost_of_plan(model, plan, request.target, modes, op_us, is_this_machine(request.target),
+        soc = request.target if isinstance(request.target, MobileSocTarget) else MobileSocTarget(cores=threads,
+                                                                                                  vector_width=V)
+        costs.append(cost_of_plan(model, plan, soc, modes, op_us, is_this_machine(soc),
                                   "chosen modes" if any(m != PRECISE for m in modes.values()) else "precise",
                                   whole_us, load))
 
