@@ -1,7 +1,7 @@
 """Cappuccino's modelled per-layer time on a mobile SoC against the synthesised program measured here
 (issue 50, item 4): target within 25 % per network.
 
-Run: python benchmarks/cappuccino_model_vs_measured.py [--networks builtin-digits,resnet18] [--threads 2]
+Run: python benchmarks/cappuccino_model_vs_measured.py [--networks builtin-digits,resnet18,alexnet] [--threads 2]
      [--vector-width 8] [--images 8] [--min-seconds 0.5] [--json]
 
 Per network the precise Cappuccino program (every layer float32) is synthesised for the target that
@@ -42,7 +42,7 @@ def _adjusted(c: Any) -> float | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--networks", default=f"{BUILTIN_DIGITS},resnet18")
+    ap.add_argument("--networks", default=f"{BUILTIN_DIGITS},resnet18,alexnet")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--vector-width", type=int, default=min(16, host_cpu().vector_floats))
     ap.add_argument("--images", type=int, default=8)
