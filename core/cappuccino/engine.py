@@ -24,12 +24,14 @@ from typing import Any, Callable, Generator, Iterator
 import numpy as np
 
 from core.cappuccino import allocation, layout, synth, synth_program, synth_run
+from core.cappuccino.cost import CappuccinoCost, cost_lines, cost_of_plan, is_this_machine
 from core.cappuccino.forward import ActivationCache, LayoutCheck, check_layouts
 from core.cappuccino.inexact import (SEARCH_GMAC_IMAGES, Configuration, ModeChoice, sample_rows, search_modes,
                                      search_work)
 from core.cappuccino.model import BUILTIN, CnnModel, ConvOp, load_builtin, load_onnx_model, load_validation_npz
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
 from core.cappuccino.progress import CalibratedPlan, Clock
+from core.cappuccino.synth_program import Plan
 from core.cappuccino.result import (CappuccinoResult, CompiledProgram, LayerRow, LayoutChecks, ModelInfo, Synthesis,
                                     TargetInfo)
 from core.checks import check_settings, check_types
@@ -37,7 +39,7 @@ from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.files import file_problem
-from core.machine_load import load_average
+from core.machine_load import LoadRecord, load_average
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
 from core.nets import zoo
 from core.work_units import Stage, WorkPlan
@@ -412,8 +414,20 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
 
     yield Progress(0.55, "synthesising C programs")
     onnx_path = model.extra.get("onnx") or (network.onnx_path if network.source == "onnx" else None)
+    costs: list[CappuccinoCost] = []
+
+    def on_profile(plan: Plan, modes: dict[str, str], op_us: list[float], whole_us: float,
+                   load: LoadRecord | None) -> None:
+        # the network's cost record from the kept program's per-op times (measured when the target is
+        # this machine, else modelled from its fields with the times measured here beside)
+        soc = request.target if isinstance(request.target, MobileSocTarget) else MobileSocTarget(cores=threads,
+                                                                                                  vector_width=V)
+        costs.append(cost_of_plan(model, plan, soc, modes, op_us, is_this_machine(soc),
+                                  "chosen modes" if any(m != PRECISE for m in modes.values()) else "precise",
+                                  whole_us, load))
+
     synthesis = yield from _synthesise(model, choice, V, threads, s, cancel, onnx_path,
-                                       cache.logits if full_cache else None)
+                                       cache.logits if full_cache else None, on_profile)
     if synthesis.kept_precise:
         # the chosen modes measured no faster than precise: what runs, and what the result says, is precise
         choice = dataclasses.replace(choice, modes={name: PRECISE for name in choice.modes},
@@ -426,7 +440,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
         model=info, target=TargetInfo(threads=threads, vector_width=V), equations=dict(EQUATIONS),
         layout_check=LayoutChecks(precise=precise_check, chosen=chosen_check), inexact=choice, layers=layers,
         synthesis=synthesis, classification_agreement={k: v.agreement for k, v in progs.items()},
-        summary=_summary(choice, synthesis))
+        summary=_summary(choice, synthesis), cost=costs[0] if costs else None)
     mismatch = _mismatch_message(progs)
     if mismatch:
         # the speedup of a program that computes something else means nothing: report, then fail
@@ -502,11 +516,12 @@ def _activation_cache(model: CnnModel, rows: np.ndarray | None,
 
 def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: dict[str, Any],
                 cancel: CancelToken, onnx_path: str | None = None,
-                reference: Callable[[dict[str, str]], np.ndarray] | None = None) -> Generator[Event, None, Synthesis]:
+                reference: Callable[[dict[str, str]], np.ndarray] | None = None,
+                on_profile: synth_run.OnProfile | None = None) -> Generator[Event, None, Synthesis]:
     """Write the programs and weight files, and when a compiler exists build, run and check them
     (core.cappuccino.synth_run). Returns the result's `synthesis`."""
     return (yield from synth_run.synthesise_and_check(model, choice.modes, V, threads, s, cancel, onnx_path,
-                                                      reference))
+                                                      reference, on_profile))
 
 
 def _summary(choice: ModeChoice, syn: Synthesis) -> str:
@@ -626,6 +641,8 @@ def format_text(result: EngineResult) -> str:
         lines.append(syn.thread_split.summary())
     elif syn.thread_split_note:
         lines.append(f"thread split {syn.thread_split_note}")
+    if r.cost is not None:
+        lines += cost_lines(r.cost)
     if r.check_failed:
         lines.append(f"CHECK FAILED: {r.check_failed}")
     for path in syn.emitted:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.cappuccino.allocation import Strategy
+from core.cappuccino.cost import CappuccinoCost
 from core.cappuccino.forward import LayoutCheck
 from core.cappuccino.inexact import ModeChoice
 from core.cappuccino.sharing import SharingChoice
@@ -134,10 +135,12 @@ class Synthesis:
 class CappuccinoResult(EngineResult):
     """Version 2 adds per-program sizes, build times, errors and the onnxruntime comparison (all
     optional keys, so a version-1 result reads unchanged); version 3 the machine's load while the
-    programs were timed and why chosen modes were dropped for precise (optional keys too)."""
+    programs were timed and why chosen modes were dropped for precise (optional keys too); version 4
+    the network's cost record on the target (issue 50: each step's time measured here or modelled,
+    its compulsory bytes, its limits; an optional key, so earlier versions read unchanged)."""
 
-    VERSION = 3
-    UPGRADES = {1: lambda d: d, 2: lambda d: d}
+    VERSION = 4
+    UPGRADES = {1: lambda d: d, 2: lambda d: d, 3: lambda d: d}
 
     model: ModelInfo
     target: TargetInfo
@@ -149,6 +152,11 @@ class CappuccinoResult(EngineResult):
     classification_agreement: dict[str, float]  # program -> agreement with numpy (empty when not run)
     summary: str
     check_failed: str | None = optional_key()   # a compiled program classified differently
+    cost: CappuccinoCost | None = optional_key()  # version 4: only when the programs were compiled and run
+
+    def validate(self, path: str = "result") -> None:
+        if self.cost is not None:           # a stored record verifies itself (every figure at its limit or above)
+            self.cost.record.check(f"{path}.cost.record")
 
     def headline(self) -> dict[str, float | int | str | None]:
         sp = self.synthesis.speedups or {}

@@ -30,10 +30,13 @@ from core.cappuccino.result import CompiledProgram, OnnxRuntimeRun, ProgramSize,
 from core.errors import InputError
 from core.files import output_folder
 from core.jobs import CancelToken, Event, LogLine, MetricPoint, Progress
-from core.machine_load import LoadMeter
+from core.machine_load import LoadMeter, LoadRecord
 
 ORT = "onnxruntime"
 Reference = Callable[[dict[str, str]], np.ndarray]
+# what the engine does with the kept program's profile: (plan, modes, per-op µs per image in plan order,
+# the profiled pass's µs per image, the machine's other work meanwhile)
+OnProfile = Callable[[synth_program.Plan, dict[str, str], list[float], float, LoadRecord | None], None]
 COMPILE_BASELINE_SHARE = 0.1       # building the plain baseline takes about a tenth of a synthesised program
 
 
@@ -76,11 +79,14 @@ def weight_file_name(fname: str) -> str:
 
 def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, threads: int, s: dict[str, Any],
                          cancel: CancelToken, onnx_path: str | None,
-                         reference: Reference | None = None) -> Generator[Event, None, Synthesis]:
+                         reference: Reference | None = None,
+                         on_profile: OnProfile | None = None) -> Generator[Event, None, Synthesis]:
     """The engine's `synthesis` result, filled in as the steps go (`message` is set by every way out).
 
     `reference(modes)`: the numpy logits of x_val with those modes (the engine's incremental
-    forward.ActivationCache); forward_reference when None."""
+    forward.ActivationCache); forward_reference when None. `on_profile`: after the timed runs, the
+    kept program is run once more with its per-op clock (`--profile`, a run of its own, so the
+    timings above are untouched) and the profile handed to it."""
     sources, no_baseline = yield from _sources(model, chosen, V, threads, bool(s.get("precise_fma", True)), cancel)
     emit = s["emit_dir"]
     tmp = Path(tempfile.mkdtemp(prefix="cappuccino-"))
@@ -128,7 +134,7 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
             yield LogLine(out.message, "warning")
             return out
         yield from _build_run_check(model, sources, work, tmp, images, cc, cc_note, threads, s, cancel, onnx_path, out,
-                                    reference)
+                                    reference, on_profile)
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -175,7 +181,8 @@ def _measure_split(model: CnnModel, sources: dict[str, Source], exes: dict[str, 
 
 def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tmp: Path, images: Path, cc: str,
                      cc_note: str, threads: int, s: dict[str, Any], cancel: CancelToken, onnx_path: str | None,
-                     out: Synthesis, reference: Reference | None = None) -> Generator[Event, None, None]:
+                     out: Synthesis, reference: Reference | None = None,
+                     on_profile: OnProfile | None = None) -> Generator[Event, None, None]:
     exes: dict[str, Path] = {}
     build: dict[str, float] = {}
     # the stage's fractions in work units (core.work_units): the plain baseline builds ten times faster
@@ -236,6 +243,18 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
     if kept:
         yield LogLine(kept, "warning")
     out.programs = programs
+    if on_profile is not None:
+        # the kept program (precise when the chosen modes were dropped: its binary is `parallel`'s)
+        key = "parallel" if out.kept_precise else "parallel_inexact"
+        src = sources[key]
+        assert src.plan is not None
+        yield Progress(0.98, f"timing each layer of {src.fname} (--profile)")
+        meter = LoadMeter()
+        prof = synth.run_program(exes[key], images, count, s["min_seconds"], cancel.check,
+                                 weights=work / weight_file_name(src.fname), threads=threads, profile=True)
+        load = meter.stop()
+        if prof.op_list is not None:
+            on_profile(src.plan, dict(src.modes), prof.op_list, 1e6 * prof.seconds_per_pass / count, load)
     if ort_version:
         times = [r.seconds_per_pass for r in runs[ORT]]
         median = 1e6 * float(np.median(times)) / count
