@@ -27,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.cappuccino.cost import network_cost  # noqa: E402
-from core.hardware.host import host_cpu  # noqa: E402
+from core.host_machine import host_cpu  # noqa: E402
 from core.workload import BUILTIN_DIGITS, CnnNetwork, MobileSocTarget  # noqa: E402
 
 TARGET_ERROR = 0.25

@@ -57,7 +57,7 @@ _COSTINGS: dict[str, Costing] = {}
 
 def register_costing(c: Costing) -> Costing:
     """Make `c` the costing of its target kind (a later registration replaces an earlier one: the
-    mobile SoC's roofline stand-in gives way to Cappuccino's costing when that registers)."""
+    built-in ones are registered only where none is)."""
     _COSTINGS[c.kind] = c
     return c
 
@@ -326,18 +326,22 @@ def _timed_here(target: Any, budgets: Budgets) -> bool:
 
 
 def _mobile_soc(source: str, target: Any, budgets: Budgets) -> Costed:
-    """A stand-in until Cappuccino's costing registers: the CPU roofline of MERIT's tiled code from the
-    SoC's own fields, one MAC per vector lane per cycle (the target holds no FMA-unit count)."""
-    from core.hardware.targets import CpuTarget
-    from core.merit.cost import network_cost
+    """Cappuccino on a mobile SoC: its precise program's layers timed here with `measure` on this
+    machine's SoC, modelled from the SoC's cores, lanes, FMA units, clock and bandwidth otherwise."""
+    from core.cappuccino.cost import network_cost
 
-    cpu = CpuTarget(cores=target.cores, vector_width=target.vector_width, fma_per_cycle=1,
-                    clock_mhz=target.clock_mhz, bandwidth_gbps=target.bandwidth_gbps, l1d_bytes=target.l1d_bytes,
-                    l2_bytes=target.l2_bytes, l3_bytes=target.l3_bytes)
-    c = network_cost(source, cpu, measure=None)
-    rec = dataclasses.replace(c.record, target=f"mobile SoC ({c.record.target})")
-    return Costed(rec, "modelled: the CPU roofline of MERIT's tiled code from the SoC's cores, lanes, clock and "
-                       "DRAM bandwidth, one MAC per lane per cycle (Cappuccino's own costing is not in yet)")
+    here = _soc_timed_here(target, budgets)
+    c = network_cost(_cnn(source), target, measure=here)
+    how = ("measured here: each step of Cappuccino's synthesised program profiled on this machine" if here else
+           "modelled: Cappuccino's program steps, max(MACs / (cores x lanes x FMA x clock), compulsory bytes / "
+           "bandwidth)")
+    return Costed(c.record, how)
+
+
+def _soc_timed_here(target: Any, budgets: Budgets) -> bool:
+    from core.cappuccino.cost import is_this_machine
+
+    return budgets.measure and is_this_machine(target)
 
 
 def _scamp5(source: str, target: Any, budgets: Budgets) -> Costed:
@@ -383,6 +387,6 @@ def _builtin() -> None:
               Costing("fpga", "f-CNNx", _fcnnx),
               Costing("cpu", "MERIT", _merit, _timed_here),
               Costing("gpu", "MERIT", _merit),
-              Costing("mobile_soc", "CPU roofline (stand-in)", _mobile_soc),
+              Costing("mobile_soc", "Cappuccino", _mobile_soc, _soc_timed_here),
               Costing("scamp5", "Cain (first layer)", _scamp5)):
         _COSTINGS.setdefault(c.kind, c)         # one registered before (e.g. Cappuccino's) stays

@@ -104,8 +104,8 @@ def is_this_machine(target: Any) -> bool:
     (the fields' defaults), and it asks for no more cores than this machine has."""
     import os
 
-    from core.hardware.fields import HOST_BANDWIDTH_GBPS
-    from core.hardware.host import host_cpu
+    from core.target_fields import HOST_BANDWIDTH_GBPS
+    from core.host_machine import host_cpu
 
     h = host_cpu()
     return (target.cores <= (os.cpu_count() or 1) and math.isclose(target.clock_mhz, h.clock_mhz)
