@@ -342,7 +342,7 @@ def test_a_metric_path_may_count_from_the_end_of_a_list():
     ends with was found (nodes_explored is the node budget)."""
     from dataclasses import dataclass, field
 
-    from core.study.metrics import Metric, extract, split_path
+    from core.study.metrics import StudyMetric as Metric, extract, split_path
 
     @dataclass
     class Imp:

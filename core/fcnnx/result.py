@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from core.fcnnx.model import SubgraphLoad, design_to_json
+from core.metrics import Metric
 from core.results import EngineResult, optional_key
 
 if TYPE_CHECKING:                               # the engine's domain class; the result never needs it at run time
@@ -295,7 +296,18 @@ class FcnnxResult(EngineResult):
     baseline_joint: int | None = optional_key()        # index in joint_points of the baseline (version 2)
     hardware_table: HardwareTable | None = optional_key()  # since version 3
 
-    def headline(self) -> dict[str, float | int | str | None]:
-        return {"objective_predicted": self.predicted.objective,
-                "objective_simulated": None if self.simulated is None else self.simulated.objective,
-                "makespan_s": self.schedule.makespan_s}
+    METRICS = (
+        Metric("fps", "Frames per second per CNN", "frames/s", "higher",
+               "each CNN's frame rate under the chosen schedule, in the workload's order",
+               read=lambda r: list(r.predicted.fps)),
+        Metric("fps_simulated", "Frames per second per CNN, simulated", "frames/s", "higher",
+               "the same schedule replayed in the discrete-event simulation (when simulation is on)",
+               read=lambda r: None if r.simulated is None else list(r.simulated.fps)),
+        Metric("objective_predicted", "Objective, predicted", "", "lower",
+               "distance of the frame rates from their targets (the search's objective)",
+               read=lambda r: r.predicted.objective),
+        Metric("objective_simulated", "Objective, simulated", "", "lower",
+               read=lambda r: None if r.simulated is None else r.simulated.objective),
+        Metric("makespan_s", "Cycle time", "s", "lower", "one cycle of the schedule",
+               read=lambda r: r.schedule.makespan_s),
+    )
