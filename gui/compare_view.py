@@ -188,7 +188,7 @@ class CompareView(QWidget):
                 cells.append(item)
             if row.differs:
                 key.setFont(bold)
-                key.setToolTip("the runs differ here")
+                key.setToolTip("; ".join(t for t in (row.tooltip, "the runs differ here") if t))
                 for item in cells:
                     item.setBackground(QBrush(QColor(DIFF_BACKGROUND)))
             for c, item in enumerate(cells):
