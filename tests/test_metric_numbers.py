@@ -176,3 +176,33 @@ def test_compare_marks_the_best_value_the_declared_way(window):
     best = 1 + lengths.index(min(lengths))
     assert table.item(row, best).font().bold() and not table.item(row, 3 - best).font().bold()
     assert "lower is better" in table.item(row, 0).toolTip()
+
+
+# ---------------------------------------------------------------- studies
+STUDY = {"name": "bound columns", "engine": "bound",
+         "workload": {"kind": "conv_layers", "layers": ["Ci=8,Hi=12,Wi=12,Co=8,Hk=3,pad=1"]},
+         "target": {"kind": "dataflow", "memory_bytes": 65536, "word_bits": 16, "pe_rows": 16, "pe_cols": 16},
+         "settings": {"sweep": False, "dataflows": []},
+         "axes": [{"param": "target.memory_bytes", "values": [2048, 4096]}],
+         "metrics": ["optimal_traffic", "ratio_reference", {"name": "memory", "path": "memory_bytes"}],
+         "search": {"sampler": "grid", "objectives": ["optimal_traffic", "memory"]}}
+
+
+def test_a_study_reads_the_declared_metrics(window):
+    """No metric list: the declared ones; search directions and the Studies table's titles and units
+    come from the declaration (a path keeps its name)."""
+    from core.study import spec
+
+    plain = spec.from_json({k: v for k, v in STUDY.items() if k not in ("metrics", "search")}, None, None)
+    assert [m.name for m in plain.metrics] == [m.name for m in declared(engines()["bound"].result_type)]
+    study = spec.from_json(STUDY, None, None)
+    assert [o.direction for o in study.search.objectives] == ["minimize", "minimize"]
+    panel = window.study_panel
+    cols = panel._columns(study)
+    assert "Optimal traffic" in cols and "Traffic / proven bound" in cols and "memory" in cols
+    panel.running = study
+    panel._fill_table(study)
+    panel._fill_row(0, {"params": {"target.memory_bytes": 2048}, "status": "finished", "duration_s": 0.25,
+                        "metrics": {"optimal_traffic": 2_500_000, "ratio_reference": 1.25, "memory": 2048}})
+    row = [panel.table.item(0, c).text() for c in range(panel.table.columnCount())]
+    assert "2.5 million words" in row and "1.25×" in row and "250 ms" in row
