@@ -15,6 +15,7 @@ def _modules(package: str) -> list[str]:
     return names
 
 
+@pytest.mark.slow
 def test_core_and_sims_import_no_qt():
     mods = _modules("core") + _modules("sims")
     assert "core.session" in mods and "core.jobs" in mods
