@@ -206,3 +206,13 @@ def test_a_study_reads_the_declared_metrics(window):
                         "metrics": {"optimal_traffic": 2_500_000, "ratio_reference": 1.25, "memory": 2048}})
     row = [panel.table.item(0, c).text() for c in range(panel.table.columnCount())]
     assert "2.5 million words" in row and "1.25×" in row and "250 ms" in row
+
+
+def test_the_study_command_lines_table_writes_metrics_with_their_units():
+    from core.study import cli, spec
+
+    study = spec.from_json(STUDY, None, None)
+    rec = {"index": 0, "params": {"target.memory_bytes": 2048}, "status": "finished",
+           "metrics": {"optimal_traffic": 2_500_000, "ratio_reference": 1.25, "memory": 2048}}
+    table = cli._table(study, [rec])
+    assert "2.5 million words" in table and "1.25×" in table and "2048" in table
