@@ -114,7 +114,7 @@ def run_row(run: Run) -> dict[str, Any]:
         "metric": metric.name if metric else "",
         "metric_label": metric.title if metric else "",
         "value": value,
-        "value_text": metric.text(value) if metric and value is not None else "",
+        "value_text": metric.text(value, run.result) if metric and value is not None else "",
         "headline_text": headline_text(run),
         "duration_s": run.duration_s,
         "started": local_time(run.started_at),
@@ -125,7 +125,7 @@ def run_row(run: Run) -> dict[str, Any]:
 
 def headline_text(run: Run) -> str:
     """Every headline metric of a run as people read it, one a line ("Time per image: 1.2 ms")."""
-    return "\n".join(f"{m.title}: {m.text(run.headline.get(m.name))}"
+    return "\n".join(f"{m.title}: {m.text(run.headline.get(m.name), run.result)}"
                      for m in (metric_of(run.engine, k) for k in run.headline))
 
 
@@ -207,16 +207,16 @@ def headline_rows(runs: list[Run]) -> list[DiffRow]:
     rows = []
     for k in _union([r.headline for r in runs]):
         owner = next(r.engine for r in runs if k in r.headline)
-        rows.append(_metric_row(metric_of(owner, k), [(k in r.headline, r.headline.get(k)) for r in runs]))
-    rows.append(_metric_row(DURATION, [(r.duration_s is not None, r.duration_s) for r in runs]))
+        rows.append(_metric_row(metric_of(owner, k), [(k in r.headline, r.headline.get(k)) for r in runs], runs))
+    rows.append(_metric_row(DURATION, [(r.duration_s is not None, r.duration_s) for r in runs], runs))
     return rows
 
 
-def _metric_row(metric: Metric, present: list[tuple[bool, Any]]) -> DiffRow:
-    """A metric's row: its title, each value written with its unit, the best marked."""
+def _metric_row(metric: Metric, present: list[tuple[bool, Any]], runs: list[Run]) -> DiffRow:
+    """A metric's row: its title, each value written with its unit (items named), the best marked."""
     row = _row(metric.name, present)
     row.label, row.tooltip = metric.title, metric.tooltip()
-    row.texts = [metric.text(v) for v in row.values]
+    row.texts = [metric.text(v, r.result) for v, r in zip(row.values, runs)]
     row.best = metric.best(row.values)
     return row
 

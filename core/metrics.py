@@ -40,9 +40,16 @@ class Metric:
     better: Better | None = None
     description: str = ""
     read: Callable[[Any], MetricValue] = field(default=_nothing, compare=False, repr=False)
+    # a per-item metric (a list value): each item's name, read from the typed result (e.g. the CNNs)
+    items: Callable[[Any], list[str]] | None = field(default=None, compare=False, repr=False)
 
-    def text(self, value: Any) -> str:
-        """The value as every view shows it: digits, unit, percent once."""
+    def text(self, value: Any, result: Any = None) -> str:
+        """The value as every view shows it: digits, unit, percent once; a per-item list with each
+        item's name where the typed result is at hand ("lenet5 30 frames/s, vgg16 1.2 frames/s")."""
+        if self.items is not None and result is not None and isinstance(value, list):
+            names = self.items(result)
+            if len(names) == len(value):
+                return ", ".join(f"{n} {format_number(v, self.unit)}" for n, v in zip(names, value))
         return format_number(value, self.unit)
 
     def tooltip(self) -> str:

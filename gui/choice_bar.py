@@ -216,7 +216,7 @@ def run_title(r: Run) -> str:
     from core.display import lead
 
     head = lead(r.engine, r.headline)
-    metric = f", {head[0].title} {head[0].text(head[1])}" if head and head[1] is not None else ""
+    metric = f", {head[0].title} {head[0].text(head[1], r.result)}" if head and head[1] is not None else ""
     partial = " (partial)" if r.is_partial else ""
     wl = (r.workload or {}).get("name", "")
     return f"{r.id} · {r.status}{partial}{metric} · {wl}"

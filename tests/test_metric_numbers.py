@@ -147,14 +147,16 @@ def test_fcnnx_leads_with_frames_per_second_per_cnn(window):
     from gui.runs_view import cell_text
 
     run = window.project.run("r7")
-    fps = run.result.predicted.fps
+    named = ", ".join(f"{cnn} {format_number(f, 'frames/s')}" for cnn, f in zip(run.result.cnns, run.result.predicted.fps))
+    assert len(run.result.cnns) >= 2 and named.endswith(" frames/s")
     row = next(r for r in window.runs_view.model.rows if r["id"] == "r7")
     assert cell_text(row, "metric") == "Frames per second per CNN"
-    assert cell_text(row, "value") == format_number(fps, "frames/s") and cell_text(row, "value").endswith(" frames/s")
-    assert "Frames per second per CNN" in run_title(run)
+    assert cell_text(row, "value") == named                   # each CNN by name, with its rate
+    assert f"Frames per second per CNN {named}" in run_title(run)
     window.compare(["r7", "r5"])
     metrics = table_cells(window.compare_view.metrics_table)
-    assert metrics["Frames per second per CNN"][0] == format_number(fps, "frames/s")
+    assert metrics["Frames per second per CNN"][0] == named
+    assert metrics["Frames per second per CNN, simulated"][0].endswith(" frames/s")
 
 
 def test_bound_states_its_traffic_in_words_and_bytes_and_against_the_proven_bound(window):

@@ -299,10 +299,10 @@ class FcnnxResult(EngineResult):
     METRICS = (
         Metric("fps", "Frames per second per CNN", "frames/s", "higher",
                "each CNN's frame rate under the chosen schedule, in the workload's order",
-               read=lambda r: list(r.predicted.fps)),
+               read=lambda r: list(r.predicted.fps), items=lambda r: list(r.cnns)),
         Metric("fps_simulated", "Frames per second per CNN, simulated", "frames/s", "higher",
                "the same schedule replayed in the discrete-event simulation (when simulation is on)",
-               read=lambda r: None if r.simulated is None else list(r.simulated.fps)),
+               read=lambda r: None if r.simulated is None else list(r.simulated.fps), items=lambda r: list(r.cnns)),
         Metric("objective_predicted", "Objective, predicted", "", "lower",
                "distance of the frame rates from their targets (the search's objective)",
                read=lambda r: r.predicted.objective),
