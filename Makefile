@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: run test lint screenshot benchmarks clean native
+.PHONY: run test test-fast lint screenshot benchmarks clean native
 
 $(STAMP): requirements.txt $(wildcard requirements-*.txt)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ run: $(STAMP) native
 # One test process per core; a file's tests stay in one process (its module fixtures, e.g. compiled programs, are built once).
 test: $(STAMP) native
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist loadfile
+
+# The suite without the tests marked slow (pytest.ini): installs, Dask clusters, C compilation, process corpora.
+test-fast: $(STAMP) native
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist loadfile -m "not slow"
 
 # Style (ruff), types of core/, sims/ and gui/ (mypy), import layering (import-linter); settings in pyproject.toml.
 lint: $(STAMP)

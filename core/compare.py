@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.display import format_headline, format_number, format_setting, headline_label, setting_label
+from core.display import format_number, format_setting, lead, metric_of, setting_label
 from core.engine import engines
+from core.metrics import DURATION, Metric
 from core.project import Run, summary
 
 SETTINGS_TEXT_MAX = 60
@@ -29,7 +29,7 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("status", "Status"),
     ("metric", "Headline"),
     ("value", "Value"),
-    ("duration_s", "Duration (s)"),
+    ("duration_s", "Duration"),
     ("started", "Started"),
     ("note", "Note"),
 )
@@ -41,15 +41,11 @@ def engine_title(name: str) -> str:
 
 
 def format_value(value: Any) -> str:
-    """A setting or metric as a short text: numbers to 6 significant digits, JSON for the rest."""
+    """A value with no unit as a short text: numbers as core.display writes them, JSON for the rest."""
     if value is None:
         return "none"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.6g}" if math.isfinite(value) else str(value)
+    if isinstance(value, (bool, int, float)):
+        return format_number(value)
     if isinstance(value, str):
         return value
     return json.dumps(value, separators=(",", ":"))
@@ -100,8 +96,11 @@ def status_text(run: Run) -> str:
 def run_row(run: Run) -> dict[str, Any]:
     """One runs-table row: the RUN_COLUMNS keys (raw values, numbers stay numbers) plus `engine`,
     `state` (the bare status), `error` and `settings_full` for filters and tooltips, and the texts
-    people read: `metric_label` (the headline's name) and `value_text` (its value with its unit)."""
-    metric, value = next(iter(run.headline.items()), (None, None))
+    people read: `metric_label` (the headline's name), `value_text` (its value with its unit) and
+    `headline_text` (every headline metric, one a line, for the tooltip). The headline is the first
+    metric the engine's result declares (core.metrics)."""
+    first = lead(run.engine, run.headline)
+    metric, value = (first[0], first[1]) if first else (None, None)
     return {
         "id": run.id,
         "engine": run.engine,
@@ -112,15 +111,22 @@ def run_row(run: Run) -> dict[str, Any]:
         "settings_full": settings_text(run, limit=10 ** 9),
         "status": status_text(run),
         "state": run.status,
-        "metric": metric or "",
-        "metric_label": headline_label(metric) if metric else "",
+        "metric": metric.name if metric else "",
+        "metric_label": metric.title if metric else "",
         "value": value,
-        "value_text": format_headline(metric, value) if metric and value is not None else "",
+        "value_text": metric.text(value, run.result) if metric and value is not None else "",
+        "headline_text": headline_text(run),
         "duration_s": run.duration_s,
         "started": local_time(run.started_at),
         "note": run.note,
         "error": run.error or "",
     }
+
+
+def headline_text(run: Run) -> str:
+    """Every headline metric of a run as people read it, one a line ("Time per image: 1.2 ms")."""
+    return "\n".join(f"{m.title}: {m.text(run.headline.get(m.name), run.result)}"
+                     for m in (metric_of(run.engine, k) for k in run.headline))
 
 
 @dataclass
@@ -133,6 +139,8 @@ class DiffRow:
     absent: list[bool] = field(default_factory=list)     # per run: the run has no such key
     label: str = ""                 # the key as people call it (a setting's title, a metric's name)
     texts: list[str] = field(default_factory=list)       # each value as the window shows it (unit, digits)
+    best: list[bool] = field(default_factory=list)       # per run: the best value of a metric that has a better way
+    tooltip: str = ""               # what the row is (a metric's description and which way is better)
 
 
 def _row(key: str, present: list[tuple[bool, Any]]) -> DiffRow:
@@ -198,14 +206,19 @@ def headline_rows(runs: list[Run]) -> list[DiffRow]:
     with units as people read them."""
     rows = []
     for k in _union([r.headline for r in runs]):
-        row = _row(k, [(k in r.headline, r.headline.get(k)) for r in runs])
-        row.label = headline_label(k)
-        row.texts = [format_headline(k, v) for v in row.values]
-        rows.append(row)
-    row = _row("duration_s", [(r.duration_s is not None, r.duration_s) for r in runs])
-    row.label, row.texts = "Duration", [format_number(v, "s") for v in row.values]
-    rows.append(row)
+        owner = next(r.engine for r in runs if k in r.headline)
+        rows.append(_metric_row(metric_of(owner, k), [(k in r.headline, r.headline.get(k)) for r in runs], runs))
+    rows.append(_metric_row(DURATION, [(r.duration_s is not None, r.duration_s) for r in runs], runs))
     return rows
+
+
+def _metric_row(metric: Metric, present: list[tuple[bool, Any]], runs: list[Run]) -> DiffRow:
+    """A metric's row: its title, each value written with its unit (items named), the best marked."""
+    row = _row(metric.name, present)
+    row.label, row.tooltip = metric.title, metric.tooltip()
+    row.texts = [metric.text(v, r.result) for v, r in zip(row.values, runs)]
+    row.best = metric.best(row.values)
+    return row
 
 
 def plots_reason(runs: list[Run]) -> str | None:

@@ -42,6 +42,7 @@ import types
 from typing import Any, Callable, ClassVar, Hashable, Literal, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from core.errors import InputError
+from core.metrics import Metric, MetricValue
 
 __all__ = ["EngineResult", "optional_key", "extra_keys", "read_value", "to_plain"]
 
@@ -75,6 +76,8 @@ class EngineResult:
 
     VERSION: ClassVar[int] = 1
     UPGRADES: ClassVar[dict[int, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+    # what sums a run up (core.metrics): names, units, which way is better, how each is read
+    METRICS: ClassVar[tuple[Metric, ...]] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The plain JSON dict the engine yields (tuples become lists, as in a saved session)."""
@@ -135,10 +138,10 @@ class EngineResult:
         that still has numbers where numbers are needed, e.g. the engine settings a result keeps,
         checked against the engine's settings schema. Raises InputError naming the field."""
 
-    def headline(self) -> dict[str, float | int | str | None]:
-        """The 2-4 numbers that sum up a run for a runs table or a comparison of runs; the first
-        entry is the headline metric. Each engine's type overrides this."""
-        return {}
+    def headline(self) -> dict[str, MetricValue]:
+        """The few numbers that sum up a run for a runs table, a comparison of runs or a study: the
+        type's declared METRICS read from this result, in order; the first is the headline metric."""
+        return {m.name: m.read(self) for m in self.METRICS}
 
 
 # ------------------------------------------------------------------ reading

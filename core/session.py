@@ -31,6 +31,7 @@ from core.atomic import atomic_write_bytes
 from core.checks import INT_LIMIT, check_name, check_numbers, check_settings, decode_text, loads, plain_numbers, schema_errors
 from core.errors import InputError, SessionError
 from core.files import SESSION_LIMIT, read_bytes
+from core.metrics import is_metric_value
 from core.project import (RUN_STATUSES, EngineChoice, Entry, Project, Run, is_generated_name, starter_targets,
                           starter_workloads)
 from core.workload import target_from_json, workload_from_json
@@ -378,8 +379,8 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
     if result is not None:
         headline = dict(result.headline())
     for key, value in headline.items():      # kept from the file when there is no result to recompute it
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, str))):
-            raise SessionError(f"expected a number, a text or null, got {type(value).__name__}",
+        if not is_metric_value(value):
+            raise SessionError(f"expected a number, yes/no, a text, a list of numbers or null, got {type(value).__name__}",
                                f"{where}.headline.{key}")
     return Run(id=r["id"], engine=r["engine"], settings=dict(r["settings"]), workload=r.get("workload"),
                target=r.get("target"), status=r["status"], started_at=r["started_at"],

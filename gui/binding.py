@@ -166,6 +166,8 @@ class SpinAdapter(Adapter):
         if nullable(prop):
             lo = lo - (1 if isinstance(w, QSpinBox) else w.singleStep())     # type: ignore[attr-defined]
             w.setSpecialValueText(prop.get("x-null-text", "auto"))
+        elif isinstance(w, QSpinBox) and str(lo) in prop.get("x-labels", {}):
+            w.setSpecialValueText(prop["x-labels"][str(lo)])        # the minimum's meaning: "all" for 0 images
         w.setRange(lo, hi)                                                  # type: ignore[attr-defined]
         if prop.get("unit"):
             w.setSuffix(f" {prop['unit']}")                                 # type: ignore[attr-defined]

@@ -213,11 +213,10 @@ class ChoiceBar(QWidget):
 
 
 def run_title(r: Run) -> str:
-    from core.display import format_headline, headline_label
+    from core.display import lead
 
-    head = next(iter(r.headline.items()), None)
-    metric = f", {headline_label(head[0])} {format_headline(*head)}" if head and isinstance(
-        head[1], (int, float)) and not isinstance(head[1], bool) else ""
+    head = lead(r.engine, r.headline)
+    metric = f", {head[0].title} {head[0].text(head[1], r.result)}" if head and head[1] is not None else ""
     partial = " (partial)" if r.is_partial else ""
     wl = (r.workload or {}).get("name", "")
     return f"{r.id} · {r.status}{partial}{metric} · {wl}"

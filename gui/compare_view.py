@@ -174,15 +174,21 @@ class CompareView(QWidget):
             key.setToolTip(row.key)
             cells = [key]
             texts = row.texts or [format_value(v) for v in row.values]
-            for text, absent in zip(texts, row.absent):
+            if row.tooltip:
+                key.setToolTip(row.tooltip)
+            best = row.best or [False] * len(texts)
+            for text, absent, top in zip(texts, row.absent, best):
                 item = QTableWidgetItem(ABSENT_TEXT if absent else text)
-                item.setToolTip("this run has no such entry" if absent else text)
+                item.setToolTip("this run has no such entry" if absent else
+                                f"{text}: the best of these runs" if top else text)
                 if absent:
                     item.setForeground(QBrush(QColor("#888888")))
+                if top:
+                    item.setFont(bold)
                 cells.append(item)
             if row.differs:
                 key.setFont(bold)
-                key.setToolTip("the runs differ here")
+                key.setToolTip("; ".join(t for t in (row.tooltip, "the runs differ here") if t))
                 for item in cells:
                     item.setBackground(QBrush(QColor(DIFF_BACKGROUND)))
             for c, item in enumerate(cells):

@@ -553,7 +553,7 @@ class MainWindow(QMainWindow):
         # Cancel and the bar say the run has ended before a dialog about its error waits for the user
         self._update_run_actions()
         spec = self.current_engine()
-        if run.status == "failed" and spec is not None and spec.name == name:
+        if run.status == "failed" and spec is not None and spec.name == run.engine:
             self.progress_bar.setRange(0, 1)
             self.progress_bar.setValue(0)
             self.progress_bar.setFormat("failed")

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
 from core.atomic import atomic_write_text
 from core.compare import RUN_COLUMNS, format_value, run_row
 from core.engine import engines
+from core.metrics import DURATION
 from core.project import RUN_STATUSES, Project, ProjectEvent
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1      # the raw value: numbers sort as numbers
@@ -52,7 +53,7 @@ def cell_text(row: dict[str, Any], key: str) -> str:
     if value is None:
         return ""
     if key == "duration_s" and isinstance(value, (int, float)):
-        return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+        return DURATION.text(value)
     if key == "metric":                     # the headline's name and value as people read them
         return str(row.get("metric_label") or value)
     if key == "value" and row.get("value_text"):
@@ -78,6 +79,10 @@ class RunsModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return RUN_COLUMNS[section][1]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole \
+                and KEYS[section] in ("metric", "value"):
+            return ("the first metric the run's engine declares, what its runs are compared by; "
+                    "hover a cell for all of its metrics with their units")
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -97,6 +102,8 @@ class RunsModel(QAbstractTableModel):
                 return row["error"] or row["status"]
             if key == "settings":
                 return row["settings_full"] or "the engine's defaults"
+            if key in ("metric", "value") and row.get("headline_text"):
+                return row["headline_text"]             # every headline metric, with its unit
             return cell_text(row, key) or None
         return None
 

@@ -26,11 +26,15 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComb
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from core.atomic import atomic_write_text
+from core.compare import format_value
+from core.display import metric_of
 from core.errors import InputError
+from core.metrics import DURATION, Metric
 from core.paths import ASSETS
 from core.project import Project
 from core.study import spec as study_spec
 from core.study.analysis import number, pareto_front
+from core.study.metrics import StudyMetric
 from core.study.runner import StudyRunner, StudySummary
 from gui.plotting import PALETTE
 from gui.run_adapter import RunAdapter
@@ -470,8 +474,14 @@ class StudyPanel(QWidget):
 
     # ================================================================ table
     def _columns(self, study: study_spec.Study) -> list[str]:
+        """The table's headers: a headline metric by its declared title (with its unit in its
+        cells), a path by its name."""
         return ["#"] + study.axis_labels + (["repeat"] if study.repeats > 1 else []) + ["status"] + \
-            [m.name for m in study.metrics] + ["time (s)", "run"]
+            [self._metric(study, m).title for m in study.metrics] + ["time", "run"]
+
+    @staticmethod
+    def _metric(study: study_spec.Study, m: StudyMetric) -> Metric:
+        return metric_of(study.engine, m.name) if m.path is None else Metric(m.name, m.name)
 
     def _fill_table(self, study: study_spec.Study) -> None:
         cols = self._columns(study)
@@ -492,10 +502,13 @@ class StudyPanel(QWidget):
             values.append(int(rec.get("repeat", 0)) + 1)
         status = "resumed" if rec.get("resumed") else str(rec.get("status"))
         values.append(status)
+        first_metric = len(values)
         values += [(rec.get("metrics") or {}).get(m.name) for m in study.metrics]
         values += [rec.get("duration_s"), self.run_ids.get(i, "")]
+        units = [self._metric(study, m) for m in study.metrics] + [DURATION]
         for c, v in enumerate(values):
-            text = "" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
+            shown = units[c - first_metric] if first_metric <= c < first_metric + len(units) else None
+            text = "" if v is None else shown.text(v) if shown else format_value(v) if not isinstance(v, str) else v
             item = self.table.item(i, c)
             if item is None:
                 item = QTableWidgetItem(text)

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
+from core.metrics import Metric
 from core.results import EngineResult, optional_key
 
 # Set by GUI tests to the test process's pid: the engine then refuses to run in that process, so a
@@ -83,8 +84,8 @@ class DemoResult(EngineResult):
     sum: int
     nested: dict[str, Any] | None = optional_key()
 
-    def headline(self) -> dict[str, float | int | str | None]:
-        return {"sum": self.sum, "steps": self.steps}
+    METRICS = (Metric("sum", "Sum", "", "higher", read=lambda r: r.sum),
+               Metric("steps", "Steps", "steps", None, read=lambda r: r.steps))
 
 
 def _add_cli(parser) -> None:

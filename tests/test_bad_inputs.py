@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow          # hundreds of command-line processes
+
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = str(ROOT / "main.py")
 PROGRAM = str(ROOT / "assets" / "programs" / "analognet2_cain_table2.txt")

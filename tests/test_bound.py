@@ -211,6 +211,7 @@ def _test_sized(layer, f_ch: int, f_sp: int) -> ConvShape:
                      s.stride, s.pad, s.groups).validate()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("net,f_sp", [("vgg16", 8), ("alexnet", 4)])
 def test_paper_layers_in_test_sized_form_exhaustive_and_never_above_baselines(net, f_sp):
     """Channels / 8 and memory / 64 keep the paper's balance z ~ sqrt(S/R) in proportion to Co."""
@@ -246,6 +247,7 @@ def test_baseline_search_is_exhaustive_over_its_grid():
         assert (found.traffic.total if found else None) == best, fam.key
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("net", ["vgg16", "alexnet"])
 def test_paper_networks_optimal_never_above_baselines_and_tighter_than_mappers(net):
     layers = [from_conv(l) for l in zoo.get(net).convs if not l.fc]
@@ -460,6 +462,7 @@ def test_malformed_and_unsupported_onnx(tmp_path):
 
 
 # ------------------------------------------------------------------ engine end to end
+@pytest.mark.slow
 def test_engine_network_run_events_and_json():
     req = _cli(["--network", "alexnet", "--memory", "128KiB", "--word-bits", "16"])
     events = list(ENGINE.run(req, CancelToken()))
@@ -506,6 +509,7 @@ def test_engine_cancels():
             pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("net", ["resnet18", "resnet50", "mobilenet_v1", "googlenet"])
 def test_other_zoo_networks_run(net):
     req = _cli(["--network", net, "--no-sweep", "--dataflows", "all"])
@@ -516,6 +520,7 @@ def test_other_zoo_networks_run(net):
 
 
 # ------------------------------------------------------------------ the project model: workload, target, settings
+@pytest.mark.slow
 def test_settings_schema_describes_and_bounds_every_setting():
     props = ENGINE.settings_schema["properties"]
     assert set(props) == set(ENGINE.default_settings())

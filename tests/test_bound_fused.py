@@ -90,6 +90,7 @@ def test_residual_block_shapes_simulate_exactly():
             assert sim.max_abs_error < 1e-9
 
 
+@pytest.mark.slow
 def test_bound_is_below_every_schedule_in_the_space_and_layer_by_layer():
     """Exhaustive over every p, q and held-weight choice on tiny chains and several memories; the
     search equals that brute force; the bound is below layer by layer too."""
@@ -177,6 +178,7 @@ def _brute_plan(shapes, links, S, single):
     return best
 
 
+@pytest.mark.slow
 def test_plan_equals_brute_force_over_every_split_and_is_never_worse():
     rnd = random.Random(5)
     for _ in range(6):

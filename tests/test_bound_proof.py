@@ -136,6 +136,7 @@ def _all_nests_min(s: ConvShape, S: int) -> int | None:
     return None if best is None else best * s.groups
 
 
+@pytest.mark.slow
 def test_no_loop_order_or_tiling_moves_less_than_the_proven_bound():
     """Random small layers (strides, padding, dilation, groups, batch) at memories from the smallest
     tile up: the minimum over the whole dataflow space is never below max(segment, compulsory), and
@@ -176,6 +177,7 @@ TINY = [  # 1-D and 2x1 layers of at most 9 MACs with a real input: exact search
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", TINY)
 def test_no_schedule_of_the_machine_moves_less_on_tiny_layers(spec):
     s = _shape(**spec)
@@ -234,6 +236,7 @@ def _mac_indices(s: ConvShape) -> list[dict[str, int]]:
 
 
 # ------------------------------------------------------------------ the benchmark's cases and the issue's examples
+@pytest.mark.slow
 @pytest.mark.parametrize("net", ["vgg16", "alexnet"])
 def test_every_benchmark_case_moves_at_least_the_proven_bound(net):
     """benchmarks/bound_vgg_alexnet.py's 54 cases (and the fc layers): optimal >= bound, every
@@ -327,6 +330,7 @@ def _violations(bound_of) -> list[tuple]:
     return [(s, S) for s, S, least in _least_traffic() if least < bound_of(s, S) - 1e-9]
 
 
+@pytest.mark.slow
 def test_a_bound_set_too_high_fails_these_checks(monkeypatch):
     """The checks have teeth: the proven bound passes them, and each of these too-high bounds fails
     some: 10 % more; the segment bound plus the output writes (the term the proof cannot add: it
@@ -410,6 +414,7 @@ def test_the_phase_check_has_teeth():
     assert len(V) / math.sqrt(average) > rhs >= len(V) / 2
 
 
+@pytest.mark.slow
 def test_no_loop_order_tiling_or_belady_schedule_beats_the_phase_bound():
     """Strided layers where the phase argument gives the bound, above the compulsory traffic: every
     loop order and tiling, and Belady schedules of random tiled MAC orders, move at least as much."""
@@ -496,6 +501,7 @@ def _least_crossings() -> list[tuple[float, int]]:
     return out
 
 
+@pytest.mark.slow
 def test_the_halves_of_every_mac_order_share_at_least_the_cut_crossing():
     """The cut lemma (docs/bound.md, "The cut bound"): the first half of the MACs and the rest, in any
     order, share at least `repeat_uses(..., 2)` words; loop-nest orders come close (within 10 % on several small
@@ -507,6 +513,7 @@ def test_the_halves_of_every_mac_order_share_at_least_the_cut_crossing():
     _random_orders_repeat_at_least_the_bound(2)
 
 
+@pytest.mark.slow
 def test_the_cut_crossing_is_the_minimum_of_its_program():
     """repeat_uses with two parts against a grid over both halves' fractions (no symmetry assumed): never above the grid's
     minimum (it must bound the true one from below), within 3 % of it (the grid's resolution)."""
@@ -565,6 +572,7 @@ def _repeats(macs: list[tuple[int, int, int]], order: list[int], parts: int) -> 
     return sum(sum(len({macs[j][k] for j in r}) for r in runs) - len({macs[j][k] for j in order}) for k in range(3))
 
 
+@pytest.mark.slow
 def test_the_runs_of_every_mac_order_use_words_again_at_least_repeat_uses():
     """The lemma behind the cut bound with several cuts (docs/bound.md, "The cut bound"): cut any MAC order
     into 3, 4 or 6 runs; the uses beyond each word's first are at least `repeat_uses`. Loop-nest orders
@@ -614,6 +622,7 @@ def test_repeat_uses_is_the_minimum_of_its_program():
         assert lb <= float(cost.min()) + 1e-6 and lb >= 0.99 * float(cost.min()) - 0.01 * (X + W + O), (lb, cost.min())
 
 
+@pytest.mark.slow
 def test_several_cuts_hold_on_small_layers_where_they_bind():
     """Small layers where the bound from several cuts is above the segment bound, the compulsory traffic
     and one cut: no loop order, tiling or Belady schedule of a tiled MAC order moves less."""

@@ -83,6 +83,7 @@ def test_a_tile_kept_for_the_next_output_channel_tile_cannot_stream():
     assert bool(evaluate(g, "MNCPQ", 1, 2, 1, 3, 3, "", False, "P")["ok"])
 
 
+@pytest.mark.slow
 def test_search_with_streaming_equals_brute_force_and_streams_where_it_saves():
     """Random small layers and memories near their smallest tiles, where streaming matters: the
     search equals brute force over the whole stated space (streaming included), the simulator runs

@@ -261,6 +261,7 @@ def test_a_search_that_finds_nothing_gives_a_typed_result_without_a_program():
     assert "no program found within the budget" in ENGINE.format_text(r)
 
 
+@pytest.mark.slow
 def test_compile_filter_api_and_workers():
     plan = compile_filter(preset("sobel"), time_s=120.0, max_nodes=1500, workers=2)     # a node budget: no race
     assert plan.verified and plan.length >= 1
@@ -398,6 +399,7 @@ def test_workload_problem_names_kernels_the_search_cannot_take():
     assert "channels" in ENGINE.workload_problem(mixed)
 
 
+@pytest.mark.slow
 def test_cli_json_from_main():
     import subprocess
     import sys

@@ -54,6 +54,7 @@ def _reported_within_the_budget(result: CainResult) -> None:
         assert result.time_to_best_s is not None and result.time_to_best_s <= BUDGET_S
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", [
     {"workers": 2},                         # worker processes; several kernels: a one-by-one seed first
     {"workers": 1},                         # the in-process search
@@ -64,6 +65,7 @@ def test_no_program_is_reported_after_the_budget(settings):
     _reported_within_the_budget(_run(settings))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["cain", "auke"])
 def test_the_search_stops_when_its_clock_passes_the_budget(monkeypatch, mode):
     """On a fake clock (the in-process search): the run searches until its budget is spent and ends a

@@ -51,6 +51,7 @@ def test_every_plan_allocates_and_verifies(member):
         assert pl.bags[0] == gl.make_bag(p.initial) and pl.bags[-1] == gl.make_bag(p.final_goals)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("member", sorted(MEMBERS))
 def test_a_node_budget_gives_the_same_plans_however_it_is_sliced(member):
     _a, p = _problem("gauss5+gauss3")
@@ -78,6 +79,7 @@ def test_a_length_from_elsewhere_prunes():
     assert not _drive(s, 2000, 2000)
 
 
+@pytest.mark.slow
 def test_a_small_memory_limit_trims_and_the_search_goes_on():
     a, p = _problem("gauss5+gauss3")
     s = p.searcher(MEMBERS["cgds"], 1 << 30, 0, 16)

@@ -45,6 +45,7 @@ def _sample(best: dict[tuple[gl.Goal, ...], int], per_length: int) -> list[tuple
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isa_name,registers,depth,per_length", [
     ("all", 2, 3, 60), ("all", 3, 2, 40), ("basic", 3, 3, 60), ("auke", 2, 3, 60)])
 def test_the_prover_finds_exactly_the_exhaustive_optimum(isa_name, registers, depth, per_length):
@@ -157,6 +158,7 @@ def test_without_the_relaxed_phase_the_bound_is_the_same():
     assert a.program is not None and p.program is not None and len(a.program) == len(p.program) == 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth, parts", [(1, 3), (2, 3), (2, 7)])
 def test_shares_of_a_split_proof_together_find_the_optimum(depth, parts):
     """Prover.split: share k searches only the programs whose first instruction is the input state's
@@ -192,6 +194,7 @@ def test_one_instruction_more_than_goals_missing_prunes_the_pair_prewitt_x_y():
     assert p.bound >= 7 and p.program is None
 
 
+@pytest.mark.slow
 def test_a_reading_instruction_makes_a_missing_goal_and_reads_no_copy_of_it():
     """A result that is not a goal is read by an instruction making a goal copy that is missing, whose
     other operands may be goals made in between but not the goal it makes (one copy missing): sobel x

@@ -191,6 +191,7 @@ def _check_against_exhaustive(isa_name: str, registers: int, depth: int) -> tupl
     return checked, tight
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isa_name,registers,depth", [("all", 3, 2), ("basic", 3, 3), ("auke", 2, 3),
                                                       ("all", 2, 3)])
 def test_the_bound_never_exceeds_the_exhaustive_optimum(isa_name, registers, depth):
@@ -243,6 +244,7 @@ def test_the_gap_is_reported_when_the_bound_is_not_reached():
     assert f"lower bound {r.bound} (gap {r.gap})" in format_text(r)
 
 
+@pytest.mark.slow
 def test_same_seed_and_node_budget_give_the_same_length():
     """Workers share no lengths while they run and the seed program is searched for a fixed
     number of nodes, so a node-limited run is repeatable (with two worker processes too)."""

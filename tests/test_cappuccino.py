@@ -169,6 +169,7 @@ def test_budget_no_configuration_meets_keeps_precise():
 
 
 # ------------------------------------------------------------------ synthesis
+@pytest.mark.slow
 @needs_cc
 def test_synthesised_programs_classify_like_numpy(model, tmp_path):
     x = model.x_val[:50]
@@ -211,6 +212,7 @@ def test_synthesised_source_structure(model):
 
 
 # ------------------------------------------------------------------ engine end to end
+@pytest.mark.slow
 @needs_cc
 def test_engine_cli_end_to_end(tmp_path):
     req = cli("--model", "builtin-digits", "--vector-width", "4", "--threads", "2", "--accuracy-budget", "0.5",
@@ -290,6 +292,7 @@ def _digits_onnx(model, path, extra_group: bool = False, relu_after_pool: str = 
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
 
 
+@pytest.mark.slow
 def test_onnx_model_gives_same_accuracy_as_builtin(model, tmp_path):
     pytest.importorskip("core.nets.onnx_import")
     _digits_onnx(model, tmp_path / "d.onnx")
@@ -362,6 +365,7 @@ def test_bad_inputs_name_the_field(tmp_path):
     assert e.value.where == "emit"
 
 
+@pytest.mark.slow
 def test_training_is_deterministic():
     from core.cappuccino import train_digits
 
@@ -433,6 +437,7 @@ def test_other_layer_shapes_both_layouts(kind):
         assert check_layouts(m, m.x_val, V, {"c1": IMPRECISE, "fc": RELAXED}).ok
 
 
+@pytest.mark.slow
 @needs_cc
 @pytest.mark.parametrize("kind", ["a", "b"])
 def test_other_layer_shapes_in_c(kind, tmp_path):
@@ -496,6 +501,7 @@ def test_failed_layout_check_fails_the_run(monkeypatch):
     assert "conv2" in msg and "own addresses" in msg and "90.0 %" in msg
 
 
+@pytest.mark.slow
 @needs_cc
 def test_program_classifying_unlike_numpy_fails_the_run(misclassifying_program, tmp_path, capsys):
     from main import main
@@ -728,6 +734,7 @@ def test_the_kept_example_session_opens_ready_to_run():
     assert set(request.settings) == set(ENGINE.default_settings())
 
 
+@pytest.mark.slow
 def test_command_line_json():
     import subprocess
     import sys

@@ -71,6 +71,7 @@ def _build_and_dump(tmp, m, modes, V, threads, fuse: bool):
     return prog, run, synth_program.read_dump(dump, prog.plan)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CC is None, reason="no C compiler")
 @pytest.mark.parametrize("V,threads", [(8, 2), (16, 1), (4, 2)])
 def test_a_fused_pooling_gives_the_same_bits_as_the_two_ops(tmp_path, V, threads):
@@ -86,6 +87,7 @@ def test_a_fused_pooling_gives_the_same_bits_as_the_two_ops(tmp_path, V, threads
     assert np.abs(run_f.logits - ref).max() <= 2e-5 * max(1.0, float(np.abs(ref).max()))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CC is None, reason="no C compiler")
 def test_an_int8_convolution_with_its_pooling_fused_gives_the_same_bits(tmp_path):
     from core.cappuccino import inexact

@@ -299,6 +299,7 @@ def test_zoo_names_and_files_on_the_command_line(tmp_path):
 
 
 # ------------------------------------------------------------------ a second trained model
+@pytest.mark.slow
 def test_trained_mlp_on_real_validation_data(tmp_path):
     """The breast-cancer MLP (trained here with scikit-learn) through the ONNX path: numpy's accuracy
     equals scikit-learn's own on the held-out split, and the inexact search runs on real labels."""

@@ -19,6 +19,8 @@ from core.cappuccino.numerics import INT8, PRECISE, int8_weights, quantise_u8
 from core.errors import InputError
 from tests.test_cappuccino_kernels import CC, needs_cc, odd_shapes_model
 
+pytestmark = pytest.mark.slow          # compiles C
+
 
 def test_quantisers_round_half_to_even_clamp_and_keep_the_weight_range():
     x = np.array([-3.0, -0.4, 0.5, 1.5, 2.5, 254.5, 255.4, 1e12, np.inf], np.float32)

@@ -20,6 +20,8 @@ from core.cappuccino.graph_import import layer_table
 from core.cappuccino.model import AddOp, CnnModel, ConcatOp, ConvOp, GlobalAvgPoolOp, Op
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
 
+pytestmark = pytest.mark.slow          # compiles C
+
 CC = synth.find_compiler()
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (gcc/cc/clang) on PATH: the generated C cannot be built")
 

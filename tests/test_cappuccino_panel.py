@@ -70,6 +70,7 @@ def test_the_network_is_the_tabs_workload_not_a_panel_picker(panel):
     assert panel.workload() == onnx and "ONNX file not found" in panel.project.problem("cappuccino", "workloads")
 
 
+@pytest.mark.slow
 def test_panel_draws_a_real_run_and_redraws_from_json(panel):
     settings = dict(panel.settings(), limit=40, min_seconds=0.0, repeats=1,
                     compile=synth.find_compiler() is not None)

@@ -113,6 +113,7 @@ def _shareable_model() -> CnnModel:
     return CnnModel("shareable", layer_table("shareable", (c, hw, hw), ops, "seeded"), ops, x, np.zeros(2, np.int64))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CC is None, reason="no C compiler")
 def test_a_real_measurement_times_every_op_and_alone_changes_no_output_bit(tmp_path):
     """Which split wins depends on the machine, so no test asserts it; the outputs never change."""

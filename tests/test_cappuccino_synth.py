@@ -18,6 +18,8 @@ from core.cappuccino.model import INPUT
 from core.cappuccino.numerics import IMPRECISE, PRECISE, RELAXED
 from tests.capp_synth_models import every_kind_model
 
+pytestmark = pytest.mark.slow          # compiles C
+
 CC = synth.find_compiler()
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (gcc/cc/clang) on PATH: the generated C cannot be built")
 

@@ -252,6 +252,7 @@ def test_cli_end_to_end_small_pair():
     assert "lenet5" in text and "constraints checked: ok" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nbytes", [10**8, 10**9, 4 * 10**9])
 def test_grouped_bursts_keep_transfer_and_compute_overlapping(nbytes):
     # one compute-bound engine (1 GB/s of 2 GB/s): it must run at 1/latency however coarse the events
@@ -277,6 +278,7 @@ def test_all_joint_schedules_every_point_for_the_fig4_cloud():
     assert full.predicted.objective == pytest.approx(pruned.predicted.objective)
 
 
+@pytest.mark.slow
 def test_bad_input_is_refused_clearly():
     with pytest.raises(InputError, match="unknown CNN 'lenet7'"):
         _cli("--cnns", "lenet5,lenet7")
@@ -332,6 +334,7 @@ def _tiny_onnx(path) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_onnx_cnn_joins_a_zoo_cnn(tmp_path):
     path = _tiny_onnx(tmp_path / "tiny.onnx")
     spec, req = _cli("--cnns", "lenet5", "--onnx", path, "--bandwidth", "1GB/s", "--no-simulate")
@@ -372,6 +375,7 @@ def test_cancel_stops_the_run_quickly():
     assert time.process_time() - cpu_at_cancel[0] < 3.0
 
 
+@pytest.mark.slow
 def test_exact_scheduler_refuses_large_problems():
     spec, req = _cli("--cnns", "zfnet,vgg16", "--scheduler", "ilp", "--no-simulate")
     out = run_foreground(spec.run(req, CancelToken()), quiet=True)
@@ -524,6 +528,7 @@ def test_engine_keeps_the_schedules_of_the_joint_points_it_scheduled():
     assert FcnnxResult.check(stored) == stored and FcnnxResult.from_json(stored) == r
 
 
+@pytest.mark.slow
 def test_command_line_keeps_its_flags_and_output(tmp_path):
     import subprocess
     import sys

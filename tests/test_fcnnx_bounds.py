@@ -56,6 +56,7 @@ def _configuration_lp(p: Problem) -> float:
     return -res.fun
 
 
+@pytest.mark.slow
 def test_configuration_bound_is_valid_and_close_to_its_lp():
     rng = random.Random(5)
     for _ in range(25):

@@ -50,6 +50,7 @@ def test_repetitions_follow_a_21_to_1_rate_ratio_within_the_cycle_cap():
     assert reps[0][0] / reps[0][1] == pytest.approx(14.09 / 0.66, rel=0.05)
 
 
+@pytest.mark.slow
 def test_memory_aware_design_is_not_worse_than_the_baseline_on_table3_row6():
     """Table III row 6 (4 CNNs at 1.7 GB/s): the baseline's joint point is among the memory-aware
     candidates, so the chosen design simulates at least as well as the baseline."""

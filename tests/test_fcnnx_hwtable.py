@@ -236,6 +236,7 @@ int main(void) {
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 def test_the_header_compiles_and_holds_the_table(tmp_path):
     p, s, d, loads = _vgg_case(STREAMED)

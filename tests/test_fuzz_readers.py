@@ -149,6 +149,7 @@ def read_kernels(path: Path) -> None:
         approximate(ks, d)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=inputs(KERNELS))
 def test_kernel_files(folder, data):

@@ -25,6 +25,7 @@ from panel_context import FakeContext
 
 
 # ------------------------------------------------------------------ MERIT's default run
+@pytest.mark.slow
 def test_merit_default_run_leaves_the_heavy_parts_to_explicit_choices() -> None:
     spec = get_engine("merit")
     s = spec.default_settings()
@@ -80,6 +81,7 @@ class FakeClock:
         self.now += s
 
 
+@pytest.mark.slow
 def test_cain_budget_counts_from_when_the_run_was_asked_for(monkeypatch) -> None:
     """A worker process that took 2 s of a 6 s budget to start leaves the search 4 s: the run ends
     at Run + 6 s (before, 6 s after the engine started, 8.4 s after Run in the window)."""
@@ -153,6 +155,7 @@ def test_the_window_runner_gives_the_engine_the_moment_run_was_pressed(qtbot, mo
 
 
 # ------------------------------------------------------------------ no leaked semaphores
+@pytest.mark.slow
 def test_the_search_workers_hold_no_named_semaphores(monkeypatch) -> None:
     """The search's worker messages, stop flag and counters hold no POSIX semaphores (the old
     Queue, Event, Value and Array held ten), so a run killed by a signal leaves none to leak."""
@@ -173,6 +176,7 @@ def test_the_search_workers_hold_no_named_semaphores(monkeypatch) -> None:
     assert [r for r in registered if r[1] == "semaphore"] == []
 
 
+@pytest.mark.slow
 def test_a_killed_search_leaks_no_semaphore(capfd) -> None:
     """The window quitting, or a Cancel that outlives its grace, terminates the run's process group;
     before, its resource tracker then printed "10 leaked semaphore objects"."""
@@ -251,6 +255,7 @@ def test_plain_json_sessions_still_open(tmp_path) -> None:
         session.load(cut)
 
 
+@pytest.mark.slow
 def test_the_window_saves_a_compact_session(qtbot, tmp_path, monkeypatch) -> None:
     from PySide6.QtWidgets import QMessageBox
 

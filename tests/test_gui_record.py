@@ -135,6 +135,7 @@ def test_open_in_stepper_makes_the_programs_kernels_the_simulators_workload(wind
     assert p.chosen("simulate", "workloads").name == "AnalogNet2"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("session", SESSIONS, ids=lambda s: f"{s.parent.name}/{s.name}")
 def test_rerunning_a_stored_run_sends_exactly_its_inputs(window, sent, session):
     """Every stored run, re-run, sends byte for byte the workload, target and settings it ran with,

@@ -90,6 +90,7 @@ def clipped(root: QWidget) -> list[str]:
     return cut
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_no_text_is_clipped_on_any_tab(window, qtbot, size):
     window.resize(*size)
@@ -165,6 +166,7 @@ def test_a_library_note_goes_at_the_next_change_or_after_a_while(window):
     assert not lib.message.isVisible()
 
 
+@pytest.mark.slow
 def test_a_progress_note_goes_when_its_run_ends(qtbot, demo_engine):
     from gui.main_window import MainWindow
 

@@ -49,13 +49,13 @@ def test_numbers_read_with_units_and_sensible_precision(value, unit, text):
 
 
 def test_settings_and_headlines_have_names_for_people():
-    from core.display import format_headline, format_setting, headline_label, setting_label
+    from core.display import format_setting, metric_of, setting_label
 
     assert setting_label("cain", "time_s") == "Time" and setting_label("merit", "bandwidth_gbps") == "DRAM"
     assert format_setting("merit", "bandwidth_gbps", 3.2) == "3.2 GB/s"
     assert format_setting("cain", "mode", "auke") == "one by one"          # the schema's item label
-    assert headline_label("optimal_traffic") == "Optimal traffic"
-    assert format_headline("length", 21) == "21 instructions"
+    assert metric_of("bound", "optimal_traffic").title == "Optimal traffic"
+    assert metric_of("cain", "length").text(21) == "21 instructions"
 
 
 # ---------------------------------------------------------------- undo

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow          # pip install and a real Dask cluster
+
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = {"format": "dataflow-explorer-study", "version": 1, "name": "two LeNet-5 points", "engine": "bound",
          "workload": {"kind": "cnn", "network": "lenet5"},

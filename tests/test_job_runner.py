@@ -12,6 +12,8 @@ from core.jobs import FinalResult, MetricPoint, Progress
 from core.worker import ProcessJob, exit_description
 from tests import demo_engine as demo_module
 
+pytestmark = pytest.mark.slow          # each test starts engine worker processes (3-4 s)
+
 
 @pytest.fixture
 def window(qtbot, demo_engine, monkeypatch):

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -15,6 +17,7 @@ def _modules(package: str) -> list[str]:
     return names
 
 
+@pytest.mark.slow
 def test_core_and_sims_import_no_qt():
     mods = _modules("core") + _modules("sims")
     assert "core.session" in mods and "core.jobs" in mods

@@ -47,6 +47,7 @@ def test_equation_16_non_square():
     assert v.ok and v.routable == 1.0
 
 
+@pytest.mark.slow
 def test_reduction_implies_butterfly_routing():
     """Over all strides c in 1..16 for 8 lanes: whenever H reduces to I, every base address routes."""
     checked = 0

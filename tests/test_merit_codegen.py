@@ -22,6 +22,8 @@ from core.merit.codegen_run import TOLERANCE, check_c, check_cuda, find_compiler
 from core.merit.evaluate import evaluate, naive_rows
 from core.merit_transform.fileformat import workload_from_json
 
+pytestmark = pytest.mark.slow          # compiles C
+
 needs_cc = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (gcc, cc, clang) here")
 needs_cxx = pytest.mark.skipif(find_compiler(("g++", "clang++")) is None, reason="no C++ compiler here")
 

@@ -112,6 +112,7 @@ def test_bad_transform_files(tmp_path):
     assert "leave the tensor" in e.value.message
 
 
+@pytest.mark.slow
 def test_cancel_stops_the_model():
     spec = get_engine("merit")
     cancel = CancelToken()
@@ -127,6 +128,7 @@ def test_cancel_stops_the_model():
             pass
 
 
+@pytest.mark.slow
 def test_kernel_set_workload_as_convolution():
     spec = get_engine("merit")
     ks = KernelSet("blur", 16, [Kernel("g", [[1, 2, 1], [2, 4, 2], [1, 2, 1]]), Kernel("s", [[1, 0, -1]] * 3)])
@@ -269,6 +271,7 @@ def test_the_kept_example_session_opens_with_a_merit_workload():
 
 
 # ------------------------------------------------------------------ the command line
+@pytest.mark.slow
 def test_command_line_json(tmp_path):
     out = subprocess.run([sys.executable, "main.py", "merit", "--workload", "gemm", "--networks", "",
                           "--no-table-ix", "--curve", "32,64", "--tile", "m=4", "--json"],

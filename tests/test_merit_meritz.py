@@ -49,6 +49,7 @@ def vgg_convs():
     return [(n, t) for n, t in Z.network_transforms(zoo.get("vgg16")) if not n.startswith("fc")][1:6]
 
 
+@pytest.mark.slow
 def test_fig15_shape_on_vgg_convolutions(vgg_convs):
     """Near-full up to 256 ALUs, then DRAM-bound: utilisation roughly halves per doubling."""
     curve = Z.scaling(vgg_convs, [32, 128, 256, 512, 1024], Z.MeritzConfig())
@@ -194,6 +195,7 @@ def grid_layers():
                                         ("vgg16 conv1_1", vgg["conv1_1"])]
 
 
+@pytest.mark.slow
 def test_each_assumption_moves_utilisation_the_right_way(grid_layers):
     """With the tile search: a larger partial-sum SRAM, broadcast and folded lanes never lower the
     utilisation, row/burst DRAM never raises it (within the search's estimate error)."""
@@ -213,6 +215,7 @@ def test_each_assumption_moves_utilisation_the_right_way(grid_layers):
                 assert Z.simulate(t, replace(base, lane_padding="fold")).utilisation >= u[5] - SEARCH_TOL, name
 
 
+@pytest.mark.slow
 def test_roofline_is_never_exceeded_over_the_assumption_grid(grid_layers):
     """The ceiling min(1, ops / compulsory bytes x bandwidth / compute) holds for every workload under
     every assumption set and ALU count, and the simulated traffic never undercuts the compulsory one."""

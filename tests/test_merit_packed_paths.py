@@ -17,6 +17,8 @@ from core.merit.codegen_run import TOLERANCE, compile_c, find_compiler, max_rel_
 from core.merit.evaluate import evaluate
 from core.merit_transform import workloads as W
 
+pytestmark = pytest.mark.slow          # compiles C
+
 needs_cc = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (gcc, cc, clang) here")
 
 CASES = {

@@ -143,6 +143,7 @@ def test_result_views(panel, events):
     assert panel.mgrid.rows == 0
 
 
+@pytest.mark.slow
 def test_large_grids_repaint(panel):
     """AlexNet CONV1's bank maps have thousands of words; repainting them must stay cheap in Qt calls."""
     spec = get_engine("merit")

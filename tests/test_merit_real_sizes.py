@@ -22,6 +22,8 @@ from core.merit_transform import fileformat as FF
 from core.merit_transform import workloads as W
 from core.merit_transform.fileformat import transform_from_json
 
+pytestmark = pytest.mark.slow          # compiles C and runs real layer sizes
+
 
 def _real_layers() -> list[tuple[str, object]]:
     from core.nets import zoo

@@ -311,6 +311,7 @@ def _wait_for(*paths: Path, timeout: float = 60.0) -> None:
         time.sleep(0.001)
 
 
+@pytest.mark.slow
 def test_two_processes_saving_at_once_never_lose_the_version_on_disk(tmp_path):
     """Two writers read the same version, then save at the same moment, 12 rounds: one saves, the
     other is told the file changed (nothing replaced); the .bak holds the version both read, never
@@ -390,6 +391,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_a_save_killed_at_any_moment_leaves_a_whole_file_and_the_next_save_no_temporary(tmp_path):
     import random
     import signal

@@ -139,6 +139,7 @@ def _corpus_sessions() -> list[tuple[str, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_the_corpus_of_bad_sessions_says_the_same_in_parallel(tmp_path):
     cases = _corpus_sessions()
     assert len(cases) >= 30
@@ -182,6 +183,7 @@ SEVERAL = {     # errors in several runs (and elsewhere): the first one the sequ
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fast_decoder", [True, False])
 @pytest.mark.parametrize("name", sorted(SEVERAL))
 def test_several_errors_give_the_same_first_error_both_ways(tmp_path, name, fast_decoder, monkeypatch):

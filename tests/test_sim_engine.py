@@ -254,6 +254,7 @@ def test_workload_problem_names_multi_channel_kernels() -> None:
     assert "several input channels" in spec.workload_problem(two)
 
 
+@pytest.mark.slow
 def test_cli_json_from_main() -> None:
     import subprocess
     import sys

@@ -203,6 +203,7 @@ def scheduler():
     cluster.close()
 
 
+@pytest.mark.slow
 def test_a_study_completes_with_its_points_and_metrics(scheduler, tmp_path):
     s = study(CAIN, tmp_path)
     seen: list[dict[str, Any]] = []
@@ -257,6 +258,7 @@ def test_a_killed_worker_gets_its_point_again(scheduler, tmp_path, monkeypatch):
     assert sorted(r["attempts"] for r in summary.records) == [1, 1, 2]
 
 
+@pytest.mark.slow
 def test_resume_skips_finished_points(scheduler, tmp_path):
     s = study(CAIN, tmp_path)
     path = tmp_path / "study.results.jsonl"
@@ -290,6 +292,7 @@ def _new_children(before: set[int]) -> list[psutil.Process]:
     return out
 
 
+@pytest.mark.slow
 def test_cancel_leaves_no_worker_process(tmp_path):
     # no node budget and a long time: the points search until they are cancelled
     doc = {**CAIN, "settings": {**CAIN["settings"], "time_s": 600.0, "max_nodes": None}}
@@ -342,7 +345,7 @@ def test_a_metric_path_may_count_from_the_end_of_a_list():
     ends with was found (nodes_explored is the node budget)."""
     from dataclasses import dataclass, field
 
-    from core.study.metrics import Metric, extract, split_path
+    from core.study.metrics import StudyMetric as Metric, extract, split_path
 
     @dataclass
     class Imp:

@@ -18,6 +18,8 @@ from core.errors import InputError
 from core.study import spec
 from core.study.runner import StudyRunner, parse_cluster
 
+pytestmark = pytest.mark.slow          # a fake batch system running Dask workers
+
 pytest.importorskip("dask_jobqueue")
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = {"name": "bound on a batch system", "engine": "bound",

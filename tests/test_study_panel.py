@@ -55,6 +55,7 @@ def test_the_dock_checks_the_study_as_typed(window, tmp_path):
     assert panel.study is not None and panel.path is not None and panel.path.parent.name == "studies"
 
 
+@pytest.mark.slow
 def test_a_study_fills_the_table_and_becomes_runs(window, qtbot, tmp_path):
     panel = window.study_panel
     _set(panel, STUDY, tmp_path)
@@ -83,6 +84,7 @@ def test_a_study_fills_the_table_and_becomes_runs(window, qtbot, tmp_path):
     assert (tmp_path / "s.results.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_cancel_stops_the_cluster(window, qtbot, tmp_path):
     panel = window.study_panel
     # no node budget and a long time: the points search until they are cancelled

@@ -55,6 +55,7 @@ def test_uncompiled_run_builds_its_result_and_reads_back(monkeypatch, tmp_path):
     _reads_back(r)
 
 
+@pytest.mark.slow
 @needs_cc
 def test_compiled_run_builds_its_result_and_reads_back(monkeypatch):
     out = _run(monkeypatch, "--limit", "20", "--min-seconds", "0", "--repeats", "1", "--threads", "1")
@@ -65,6 +66,7 @@ def test_compiled_run_builds_its_result_and_reads_back(monkeypatch):
     _reads_back(r)
 
 
+@pytest.mark.slow
 @needs_cc
 def test_failed_check_still_yields_a_typed_result(monkeypatch, misclassifying_program):
     out = _run(monkeypatch, "--limit", "20", "--min-seconds", "0", "--repeats", "1", "--threads", "1")

@@ -214,6 +214,7 @@ def test_undo_restores_an_accidental_edit(window):
     assert window.project.request("cain").target.registers == 12
 
 
+@pytest.mark.slow
 def test_screenshot_command(tmp_path, demo_engine):
     from main import main
 
@@ -222,6 +223,7 @@ def test_screenshot_command(tmp_path, demo_engine):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_window_remembers_its_layout_and_screenshots_ignore_it(qtbot, demo_engine):
     """Splitters (the library's, a panel's), docks, geometry and the maximised state survive a restart."""
     from PySide6.QtWidgets import QSplitter

@@ -46,6 +46,7 @@ from core.bound.fusion import FusionPlan
 from core.bound.loopnest import Tiling, Traffic
 from core.bound.onchip import ArchitectureSizing, PeMapping
 from core.bound.shapes import ConvShape
+from core.metrics import Metric
 from core.results import EngineResult, extra_keys, optional_key, to_plain
 
 
@@ -201,9 +202,20 @@ class BoundResult(EngineResult):
         if self.costing is not None:         # a stored record verifies itself (every figure at its limit or above)
             self.costing.record.check(f"{path}.costing.record")
 
-    def headline(self) -> dict[str, float | int | str | None]:
-        return {"optimal_traffic": self.totals.optimal, "ratio_reference": self.totals.ratio_reference,
-                "worst_ratio_reference": self.totals.worst_ratio_reference, "ratio_paper": self.totals.ratio_paper}
+    METRICS = (
+        Metric("optimal_traffic", "Optimal traffic", "words", "lower",
+               "words the communication-optimal dataflow moves between DRAM and the chip, all layers",
+               read=lambda r: r.totals.optimal),
+        Metric("optimal_traffic_bytes", "Optimal traffic, bytes", "B", "lower",
+               "the same traffic in bytes, at the target's word size",
+               read=lambda r: r.totals.optimal * r.word_bits // 8),
+        Metric("ratio_reference", "Traffic / proven bound", "×", "lower",
+               "the optimal dataflow's traffic over the proven lower bound (1: it meets the bound)",
+               read=lambda r: r.totals.ratio_reference),
+        Metric("worst_ratio_reference", "Worst layer's traffic / bound", "×", "lower",
+               read=lambda r: r.totals.worst_ratio_reference),
+        Metric("ratio_paper", "Traffic / paper's bound", "×", "lower", read=lambda r: r.totals.ratio_paper),
+    )
 
 
 def _ratio(a: float, b: float) -> float | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from core.cain.lower_bound import LowerBound
+from core.metrics import Metric
 from core.results import EngineResult, optional_key
 from core.scamp5.analogue import AnalogueWarning
 
@@ -114,6 +115,12 @@ class CainResult(EngineResult):
         """The proven lower bound on the length; None in a result stored before there was one (version 1)."""
         return None if self.lower_bound is None else self.lower_bound.value
 
-    def headline(self) -> dict[str, float | int | str | None]:
-        return {"length": self.length, "nodes_explored": self.nodes_explored, "elapsed_s": self.elapsed_s,
-                "lower_bound": self.bound}
+    METRICS = (
+        Metric("length", "Program length", "instructions", "lower", "instructions of the shortest program found",
+               read=lambda r: r.length),
+        Metric("nodes_explored", "Nodes explored", "nodes", None, "search nodes expanded",
+               read=lambda r: r.nodes_explored),
+        Metric("elapsed_s", "Search time", "s", "lower", read=lambda r: r.elapsed_s),
+        Metric("lower_bound", "Lower bound", "instructions", None, "no program for these kernels is shorter",
+               read=lambda r: r.bound),
+    )

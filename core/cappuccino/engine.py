@@ -89,9 +89,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
                                                       "least this long"},
         "repeats": {"type": "integer", "minimum": 1, "maximum": 1000, "title": "Runs",
                     "description": "Timing: runs per program, interleaved; the fastest counts"},
-        "limit": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Images",
+        "limit": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Images", "x-labels": {"0": "all"},
                   "description": "Use only the first N validation images (0: all)"},
         "search_sample": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Search images",
+                          "x-labels": {"0": "auto"},
                           "description": "Validation images the inexact-mode search and the layout checks measure: "
                                          "a seeded sample of N (0: automatic, every image while images x GMACs "
                                          f"<= {SEARCH_GMAC_IMAGES:g})"},

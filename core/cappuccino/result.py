@@ -18,7 +18,10 @@ from core.cappuccino.forward import LayoutCheck
 from core.cappuccino.inexact import ModeChoice
 from core.cappuccino.sharing import SharingChoice
 from core.machine_load import LoadRecord
+from core.metrics import Metric, ratio
 from core.results import EngineResult, extra_keys, optional_key
+
+CHOSEN = "parallel_inexact"                    # the program with the chosen modes
 
 
 @dataclass(kw_only=True)
@@ -158,11 +161,37 @@ class CappuccinoResult(EngineResult):
         if self.cost is not None:           # a stored record verifies itself (every figure at its limit or above)
             self.cost.record.check(f"{path}.cost.record")
 
-    def headline(self) -> dict[str, float | int | str | None]:
-        sp = self.synthesis.speedups or {}
-        return {"speedup": sp.get("parallel_inexact"), "speedup_parallel": sp.get("parallel"),
-                "accuracy": self.inexact.accuracy, "accuracy_drop_pp": self.inexact.precise_accuracy - self.inexact.accuracy,
-                "timings": self.timing_reliability()}
+    def median_seconds_per_image(self, program: str = CHOSEN) -> float | None:
+        """A compiled program's median time per image (None where it was not compiled and run)."""
+        p = (self.synthesis.programs or {}).get(program)
+        return None if p is None else p.median_microseconds_per_image * 1e-6
+
+    def onnxruntime_seconds_per_image(self) -> float | None:
+        ort = self.synthesis.onnxruntime
+        return None if ort is None else ort.median_microseconds_per_image * 1e-6
+
+    # Medians, as the benchmark compares; the speed-ups against the naive C baseline only exist for
+    # networks small enough to build it (not ResNet-18), so they come last.
+    METRICS = (
+        Metric("time_per_image_s", "Time per image", "s", "lower",
+               "median time of the chosen program (parallel, the chosen inexact modes) for one image",
+               read=lambda r: r.median_seconds_per_image()),
+        Metric("speedup_precise", "Speed-up over precise", "×", "higher",
+               "the precise parallel program's median time over the chosen program's",
+               read=lambda r: ratio(r.median_seconds_per_image("parallel"), r.median_seconds_per_image())),
+        Metric("speedup_onnxruntime", "Speed-up over onnxruntime", "×", "higher",
+               "onnxruntime's median time on the same images and threads over the chosen program's",
+               read=lambda r: ratio(r.onnxruntime_seconds_per_image(), r.median_seconds_per_image())),
+        Metric("accuracy", "Accuracy", "%", "higher", "top-1 validation accuracy with the chosen modes",
+               read=lambda r: r.inexact.accuracy),
+        Metric("accuracy_drop_pp", "Accuracy drop", "pp", "lower", "precise accuracy minus the chosen modes'",
+               read=lambda r: r.inexact.precise_accuracy - r.inexact.accuracy),
+        Metric("speedup", "Speed-up over naive C", "×", "higher",
+               "the naive single-thread C baseline's time over the chosen program's (small networks only)",
+               read=lambda r: (r.synthesis.speedups or {}).get(CHOSEN)),
+        Metric("speedup_parallel", "Precise speed-up over naive C", "×", "higher",
+               read=lambda r: (r.synthesis.speedups or {}).get("parallel")),
+    )
 
     def timing_reliability(self) -> str | None:
         """"unreliable: ..." when other work ran while the programs were timed, "idle machine" when it

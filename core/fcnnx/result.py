@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from core.fcnnx.model import SubgraphLoad, design_to_json
 from core.cost import CostRecord
+from core.metrics import Metric
 from core.results import EngineResult, optional_key
 
 if TYPE_CHECKING:                               # the engine's domain class; the result never needs it at run time
@@ -303,7 +304,18 @@ class FcnnxResult(EngineResult):
         for i, record in enumerate(self.costs or ()):     # a stored record verifies itself
             record.check(f"{path}.costs[{i}]")
 
-    def headline(self) -> dict[str, float | int | str | None]:
-        return {"objective_predicted": self.predicted.objective,
-                "objective_simulated": None if self.simulated is None else self.simulated.objective,
-                "makespan_s": self.schedule.makespan_s}
+    METRICS = (
+        Metric("fps", "Frames per second per CNN", "frames/s", "higher",
+               "each CNN's frame rate under the chosen schedule, in the workload's order",
+               read=lambda r: list(r.predicted.fps), items=lambda r: list(r.cnns)),
+        Metric("fps_simulated", "Frames per second per CNN, simulated", "frames/s", "higher",
+               "the same schedule replayed in the discrete-event simulation (when simulation is on)",
+               read=lambda r: None if r.simulated is None else list(r.simulated.fps), items=lambda r: list(r.cnns)),
+        Metric("objective_predicted", "Objective, predicted", "", "lower",
+               "distance of the frame rates from their targets (the search's objective)",
+               read=lambda r: r.predicted.objective),
+        Metric("objective_simulated", "Objective, simulated", "", "lower",
+               read=lambda r: None if r.simulated is None else r.simulated.objective),
+        Metric("makespan_s", "Cycle time", "s", "lower", "one cycle of the schedule",
+               read=lambda r: r.schedule.makespan_s),
+    )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from core.cost import CostRecord
 from core.merit.butterfly import fmt
 from core.merit_transform.transform import MeritTransform
+from core.metrics import Metric
 from core.results import EngineResult, optional_key
 
 if TYPE_CHECKING:                               # these modules build their parts of the result from here
@@ -417,12 +418,22 @@ class MeritResult(EngineResult):
         if self.cost is not None:            # a stored record verifies itself (every figure at its limit or above)
             self.cost.record.check(f"{path}.cost.record")
 
-    def headline(self) -> dict[str, float | int | str | None]:
+    def own_utilisation(self) -> float | None:
+        """MERIT-z's utilisation on this run's own workload; None where it was not timed."""
         own = [s for s in self.meritz.suites if s.name.startswith("this workload")]
-        # how far the MERIT-z model is from the paper's utilisations (Tables VIII/IX), where the run
-        # timed suites the paper reports: the mean of |model - paper| / paper; None without any
+        return own[-1].utilisation if own else None
+
+    def paper_gap(self) -> float | None:
+        """How far the MERIT-z model is from the paper's utilisations (Tables VIII/IX), where the run
+        timed suites the paper reports: the mean of |model - paper| / paper; None without any."""
         gaps = [abs(s.utilisation - s.paper) / s.paper for s in self.meritz.suites if s.paper]
-        return {"verification_ok": "yes" if self.verification.ok else "no",
-                "max_abs_diff": self.verification.max_abs_diff,
-                "meritz_utilisation": own[-1].utilisation if own else None,
-                "meritz_paper_gap": sum(gaps) / len(gaps) if gaps else None}
+        return sum(gaps) / len(gaps) if gaps else None
+
+    METRICS = (
+        Metric("verification_ok", "Verified", "", None, "the transform's result equals the direct convolution",
+               read=lambda r: r.verification.ok),
+        Metric("max_abs_diff", "Max |R - direct|", "", "lower", read=lambda r: r.verification.max_abs_diff),
+        Metric("meritz_utilisation", "MERIT-z utilisation", "fraction", "higher", read=lambda r: r.own_utilisation()),
+        Metric("meritz_paper_gap", "MERIT-z gap to the paper", "fraction", "lower",
+               "mean |model - paper| / paper over the suites the paper reports", read=lambda r: r.paper_gap()),
+    )

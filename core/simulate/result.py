@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.metrics import Metric
 from core.results import EngineResult, optional_key
 from core.scamp5.analogue import AnalogueWarning
 
@@ -136,9 +137,13 @@ class SimulateResult(EngineResult):
 
         check_settings(SETTINGS_SCHEMA, stored_settings(self.settings), f"{path}.settings")
 
-    def headline(self) -> dict[str, float | int | str | None]:
-        errs = [o.max_error for o in self.outputs.values()]
-        rms = [o.rms_error for o in self.outputs.values()]
-        return {"max_error": max(errs) if errs else None, "max_rms_error": max(rms) if rms else None,
-                "program_length": self.program_length, "bus_steps": self.bus_steps,
-                "noise_model": self.noise.model_label()}
+    METRICS = (
+        Metric("max_error", "Max error", "", "lower", "largest |output - ideal| of any output register",
+               read=lambda r: max((o.max_error for o in r.outputs.values()), default=None)),
+        Metric("max_rms_error", "Max RMS error", "", "lower", "the worst output register's RMS error",
+               read=lambda r: max((o.rms_error for o in r.outputs.values()), default=None)),
+        Metric("program_length", "Program length", "instructions", "lower", read=lambda r: r.program_length),
+        Metric("bus_steps", "Bus steps", "steps", "lower", read=lambda r: r.bus_steps),
+        Metric("noise_model", "Noise model", "", None, "the noise mode the errors were computed with "
+               "(the emulator's is an upper bound)", read=lambda r: r.noise.model_label()),
+    )

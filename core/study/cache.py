@@ -23,7 +23,7 @@ from core import __version__
 from core.atomic import atomic_write_text
 from core.engine import EngineSpec
 from core.paths import cache_dir
-from core.study.metrics import Metric, extract
+from core.study.metrics import StudyMetric, extract
 
 MAX_ENTRY_BYTES = 8 * 2 ** 20        # a bigger record is not cached (it is in the results file anyway)
 KEPT = ("status", "metrics", "error", "duration_s", "worker", "headline", "result", "result_version")
@@ -62,7 +62,7 @@ class PointCache:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, key: str, spec: EngineSpec, metrics: list[Metric]) -> dict[str, Any] | None:
+    def get(self, key: str, spec: EngineSpec, metrics: list[StudyMetric]) -> dict[str, Any] | None:
         """The cached outcome of a point, its metrics read for this study; None on a miss."""
         try:
             path = self._path(key)

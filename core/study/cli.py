@@ -172,6 +172,17 @@ def _front_text(search: Any, recs: list[dict[str, Any]]) -> str:
         (", ..." if len(recs) > 6 else "")
 
 
+def _metric_text(study: Any, m: Any, value: Any) -> str:
+    """A headline metric's value with its declared unit (core.metrics), a path's value as it is."""
+    if value is None:
+        return ""
+    if m.path is None:
+        from core.display import metric_of
+
+        return metric_of(study.engine, m.name).text(value)
+    return _short(value)
+
+
 def _table(study: Any, records: list[dict[str, Any]]) -> str:
     cols = ["#"] + study.axis_labels + (["repeat"] if study.repeats > 1 else []) + ["status"] + \
         [m.name for m in study.metrics]
@@ -181,8 +192,7 @@ def _table(study: Any, records: list[dict[str, Any]]) -> str:
         if study.repeats > 1:
             row.append(str(r.get("repeat", 0) + 1))
         row.append(str(r.get("status")))
-        row += ["" if (r.get("metrics") or {}).get(m.name) is None else _short(r["metrics"][m.name])
-                for m in study.metrics]
+        row += [_metric_text(study, m, (r.get("metrics") or {}).get(m.name)) for m in study.metrics]
         rows.append(row)
     widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(cols)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths))]

@@ -1,32 +1,31 @@
 """The metrics a study collects from each point: headline keys or dotted paths into the result.
 
-A metric named like a key of the engine's headline (core.results.EngineResult.headline, e.g. cain's
-`length`) reads the headline; any other name is a path into the result (`totals.optimal`,
+A metric named like one the engine's result declares (core.metrics, e.g. cain's `length`) reads
+the headline; any other name is a path into the result (`totals.optimal`,
 `simulated.gops[0]`), checked against the engine's typed result when the study is read.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import difflib
-import dis
-import inspect
 import re
-import textwrap
 import types
 from dataclasses import dataclass
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from core.engine import EngineSpec
 from core.errors import InputError
+from core.metrics import declared
 from core.results import EngineResult, to_plain
 
 _PART = re.compile(r"([A-Za-z_][\w-]*)((?:\[-?\d+\])*)")     # [-1]: the last item
 
 
 @dataclass(frozen=True)
-class Metric:
+class StudyMetric:
+    """One column of a study's results: a headline metric the engine's result declares, or a path."""
+
     name: str                   # the column's name
     path: str | None = None     # a path into the result; None: the headline key `name`
 
@@ -43,45 +42,16 @@ def split_path(path: str) -> list[str | int]:
     return steps
 
 
-_HEADLINES: dict[type, tuple[str, ...] | None] = {}
+def headline_keys(rtype: type[EngineResult] | None) -> tuple[str, ...]:
+    """The headline keys of an engine's result: the names of the metrics its type declares."""
+    return tuple(m.name for m in declared(rtype))
 
 
-def headline_keys(rtype: type[EngineResult]) -> tuple[str, ...] | None:
-    """The keys an engine's headline() returns, read from its source (the dict literals it returns);
-    None when they cannot be read that way, and then any metric name is taken on trust."""
-    if rtype not in _HEADLINES:
-        _HEADLINES[rtype] = _read_headline_keys(rtype)
-    return _HEADLINES[rtype]
-
-
-def _read_headline_keys(rtype: type[EngineResult]) -> tuple[str, ...] | None:
-    """From the loaded code first (the key tuples of its dict literals), so a source file edited
-    since the import cannot mislead; from the source text where the bytecode has none."""
-    code = getattr(rtype.headline, "__code__", None)
-    keys: list[str] = []
-    if code is not None:
-        last: Any = None
-        for ins in dis.get_instructions(code):
-            if ins.opname == "BUILD_CONST_KEY_MAP" and isinstance(last, tuple) \
-                    and all(isinstance(k, str) for k in last):
-                keys += [k for k in last if k not in keys]
-            last = ins.argval if ins.opname == "LOAD_CONST" else None
-    if keys:
-        return tuple(keys)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(rtype.headline)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Return):
-            if not isinstance(node.value, ast.Dict):
-                return None
-            for k in node.value.keys:
-                if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-                    return None
-                if k.value not in keys:
-                    keys.append(k.value)
-    return tuple(keys) or None
+def default_direction(rtype: type[EngineResult] | None, name: str) -> str:
+    """A search objective's direction when the study names none: the declared metric's better way
+    ("higher" -> maximize), else minimize."""
+    better = next((m.better for m in declared(rtype) if m.name == name), None)
+    return "maximize" if better == "higher" else "minimize"
 
 
 def _unwrap(tp: Any) -> Any:
@@ -124,15 +94,14 @@ def _check_path(rtype: type, steps: list[str | int], where: str, engine: str) ->
         done += f"[{step}]" if isinstance(step, int) else (f".{step}" if done else step)
 
 
-def read_metrics(raw: Any, spec: EngineSpec, where: str) -> list[Metric]:
+def read_metrics(raw: Any, spec: EngineSpec, where: str) -> list[StudyMetric]:
     """A study's "metrics": names and {"name", "path"} objects, checked against the engine's result."""
     if raw is None:
-        keys = headline_keys(spec.result_type)
-        return [Metric(k) for k in keys or ()]
+        return [StudyMetric(k) for k in headline_keys(spec.result_type)]
     if not isinstance(raw, list):
         raise InputError(f"expected a list of metric names, got {type(raw).__name__}", where)
-    out: list[Metric] = []
-    heads = headline_keys(spec.result_type)
+    out: list[StudyMetric] = []
+    heads = headline_keys(spec.result_type) or None
     for i, item in enumerate(raw):
         w = f"{where}[{i}]"
         path: str | None = None
@@ -152,7 +121,7 @@ def read_metrics(raw: Any, spec: EngineSpec, where: str) -> list[Metric]:
         else:
             raise InputError(f"expected a metric name or {{\"name\", \"path\"}}, got {item!r}"[:200], w)
         if path is None and heads is not None and name in heads:
-            out.append(Metric(name))
+            out.append(StudyMetric(name))
             continue
         text = path or name
         try:
@@ -169,7 +138,7 @@ def read_metrics(raw: Any, spec: EngineSpec, where: str) -> list[Metric]:
                     raise InputError(f"{name!r} is neither a headline key of {spec.name} ({', '.join(heads)}) "
                                      f"nor a field of its result; {hint}".rstrip("; "), w) from None
                 raise exc
-        out.append(Metric(name, text))
+        out.append(StudyMetric(name, text))
     names = [m.name for m in out]
     for i, n in enumerate(names):
         if n in names[:i]:
@@ -177,7 +146,7 @@ def read_metrics(raw: Any, spec: EngineSpec, where: str) -> list[Metric]:
     return out
 
 
-def extract(result: EngineResult | None, metrics: list[Metric]) -> dict[str, Any]:
+def extract(result: EngineResult | None, metrics: list[StudyMetric]) -> dict[str, Any]:
     """Each metric's value from a finished point's typed result, as plain JSON (None where the result
     has nothing there): a headline key, or a path walked through the result's fields (the same path
     read_metrics checked against the result's type)."""

@@ -17,7 +17,7 @@ from typing import Any
 from core.engine import JobRequest, engines, get_engine
 from core.jobs import CancelToken
 from core.lifecycle import RunOutcome, record_run
-from core.study.metrics import Metric, extract
+from core.study.metrics import StudyMetric, extract
 
 MAX_SERIES_POINTS = 2000        # per series sent back (the project thins further)
 MAX_LOG_LINES = 50
@@ -50,7 +50,7 @@ def _watch_cancel(name: str, client: Any, token: CancelToken, done: threading.Ev
         return
 
 
-def run_point(engine: str, request: dict[str, Any], metrics: list[Metric],
+def run_point(engine: str, request: dict[str, Any], metrics: list[StudyMetric],
               cancel_event: str | None = None) -> dict[str, Any]:
     """Run one point to its end with the one run lifecycle (core.lifecycle.record_run); never raises
     (errors are part of the record). The record is the RunOutcome's JSON form, plus the worker, the

@@ -72,8 +72,10 @@ class SearchSpec:
         return self.polish and self.sampler != "grid" and len(self.objectives) == 1
 
 
-def read_search(raw: Any, metric_names: list[str], grid_size: int, where: str = "study.search") -> SearchSpec:
-    """The study's "search" field, checked; InputError names the field."""
+def read_search(raw: Any, metric_names: list[str], grid_size: int, where: str = "study.search",
+                directions: dict[str, str] | None = None) -> SearchSpec:
+    """The study's "search" field, checked; InputError names the field. An objective without a
+    direction takes its metric's from `directions` (the declared better way), else minimize."""
     if not isinstance(raw, dict):
         raise InputError('expected {"sampler": ..., "budget": N, "objectives": [...]}', where)
     known = ("sampler", "budget", "objectives", "seed", "polish")
@@ -107,7 +109,7 @@ def read_search(raw: Any, metric_names: list[str], grid_size: int, where: str = 
             near = difflib.get_close_matches(o["metric"], metric_names, n=1)
             raise InputError(f"not a metric of this study ({', '.join(metric_names) or 'it has none'})"
                              + (f"; did you mean {near[0]!r}?" if near else ""), f"{w}.metric")
-        direction = o.get("direction", "minimize")
+        direction = o.get("direction", (directions or {}).get(o["metric"], "minimize"))
         if direction not in DIRECTIONS:
             raise InputError(f"must be minimize or maximize, got {str(direction)[:40]!r}", f"{w}.direction")
         objectives.append(Objective(o["metric"], direction))

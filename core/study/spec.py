@@ -25,7 +25,7 @@ from core.checks import check_name, check_numbers, field_path
 from core.errors import InputError
 from core.workload import TARGET_KINDS, WORKLOAD_KINDS
 from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, read_axes
-from core.study.metrics import Metric, read_metrics
+from core.study.metrics import StudyMetric, default_direction, read_metrics
 from core.study.search import SearchSpec, read_search
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class Study:
     samples: int = 0
     seed: int = 0
     repeats: int = 1
-    metrics: list[Metric] = field(default_factory=list)
+    metrics: list[StudyMetric] = field(default_factory=list)
     keep_results: bool = True
     description: str = ""
     path: Path | None = None
@@ -278,5 +278,7 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
     study.cluster = read_cluster_section(doc.get("cluster", {}))
     study.points = expand(study)
     if "search" in doc:
-        study.search = read_search(doc["search"], [m.name for m in metrics], len(study.points))
+        study.search = read_search(doc["search"], [m.name for m in metrics], len(study.points),
+                                   directions={m.name: default_direction(spec.result_type, m.name)
+                                               for m in metrics if m.path is None})
     return study
