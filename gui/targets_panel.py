@@ -119,6 +119,7 @@ class TargetsPanel(QWidget):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.resizeColumnsToContents()        # every heading whole before the first row comes
         self.plot = new_plot("Time per layer", "share of the target's latency (%)", "", legend=False)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
@@ -219,6 +220,7 @@ class TargetsPanel(QWidget):
 
     def _add_row(self, row: ComparisonRow) -> None:
         self._put_row(self.table.rowCount(), row, None)
+        self.table.resizeColumnsToContents()
 
     def _finish(self, result: Any) -> None:
         self.run_button.setEnabled(True)
