@@ -136,3 +136,9 @@ def test_closing_the_window_ends_a_comparison(window, qtbot, held_parts) -> None
     window.interactive = True                       # the unsaved-changes question: Discard (conftest)
     assert window.close()                           # cancels, and waits for that part
     assert not panel.running() and len(calls) == 1
+
+
+def test_a_comparison_cancelled_before_it_starts_runs_no_part(held_parts) -> None:
+    _started, _go, calls = held_parts
+    c = comparison.compare("lenet5", comparison.default_targets(), cancelled=lambda: True)
+    assert c.cancelled and c.rows == [] and calls == [] and c.to_json()["cancelled"] is True
