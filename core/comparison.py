@@ -137,10 +137,12 @@ class Comparison:
     layers: int
     budgets: Budgets
     rows: list[ComparisonRow]
+    cancelled: bool = False             # stopped between parts: the rows are the parts that ran
 
     def to_json(self) -> dict[str, Any]:
         return {"network": self.network, "source": self.source, "macs": self.macs, "layers": self.layers,
-                "measure": self.budgets.measure, "rows": [r.to_json() for r in self.rows]}
+                "measure": self.budgets.measure, "cancelled": self.cancelled,
+                "rows": [r.to_json() for r in self.rows]}
 
 
 # ---------------------------------------------------------------- running
@@ -183,15 +185,19 @@ def network_macs(source: str) -> tuple[str, int, int]:
 
 def compare(source: str, targets: list[TargetItem] | None = None, budgets: Budgets = Budgets(), *,
             on_row: Callable[[ComparisonRow], None] | None = None,
-            workers: int | None = None) -> Comparison:
+            workers: int | None = None, cancelled: Callable[[], bool] | None = None) -> Comparison:
     """Cost the network on every target (see the module docstring). `on_row` is called with each row as
-    it finishes (modelled rows in the order they finish, then the measured ones)."""
+    it finishes (modelled rows in the order they finish, then the measured ones). `cancelled` is asked
+    before each part: once it says True no further part starts (a running part, an engine's search,
+    finishes first) and the comparison returns the rows that ran, marked cancelled."""
     name, macs, n_layers = network_macs(source)
     items = default_targets() if targets is None else list(targets)
     regs = costings()
     rows: list[ComparisonRow | None] = [None] * len(items)
 
-    def part(i: int) -> ComparisonRow:
+    def part(i: int) -> ComparisonRow | None:
+        if cancelled is not None and cancelled():
+            return None
         row = _run_part(source, items[i], regs.get(items[i].value.kind), budgets, macs)
         rows[i] = row
         if on_row is not None:
@@ -211,7 +217,9 @@ def compare(source: str, targets: list[TargetItem] | None = None, budgets: Budge
         part(i)
     done = [r for r in rows if r is not None]
     _mark_best(done)
-    return Comparison(network=name, source=source, macs=macs, layers=n_layers, budgets=budgets, rows=done)
+    stopped = len(done) < len(items)
+    return Comparison(network=name, source=source, macs=macs, layers=n_layers, budgets=budgets, rows=done,
+                      cancelled=stopped)
 
 
 def _run_part(source: str, item: TargetItem, costing: Costing | None, budgets: Budgets, macs: int) -> ComparisonRow:

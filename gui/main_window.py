@@ -40,6 +40,7 @@ from gui.panels.generic import GenericPanel
 from gui.run_adapter import RunAdapter
 from gui.runs_view import RunsView
 from gui.study_panel import StudyPanel
+from gui.targets_panel import TargetsPanel
 
 APP_NAME = "Dataflow Explorer"
 MAX_RECENT = 8
@@ -114,6 +115,12 @@ class MainWindow(QMainWindow):
             self.tabs.setTabToolTip(self.tabs.count() - 1, f"{spec.title}: {spec.summary}")
         if not self.panels:
             self.tabs.addTab(QLabel("No engines are installed."), "Engines")
+        # one network costed on every target of the library (core.comparison, issue 51)
+        self.targets_panel = TargetsPanel(self.project, self)
+        self.targets_panel.setObjectName("targets")
+        self.tabs.addTab(self.targets_panel, "Targets")
+        self.tabs.setTabToolTip(self.tabs.count() - 1, "Targets: one network costed on every target of the "
+                                "library, each total against its limit")
         self.tabs.currentChanged.connect(self._tab_changed)
         self.setCentralWidget(self.tabs)
         # A combo box shows its whole text; only names (the choice bars') and overlong entries are
@@ -755,6 +762,7 @@ class MainWindow(QMainWindow):
             return
         self._save_layout()
         self.shutdown_jobs()
+        self.targets_panel.shutdown()          # a comparison in flight: cancelled, its running part awaited
         event.accept()
 
     def shutdown_jobs(self) -> bool:

@@ -27,7 +27,7 @@ from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFontMetricsF, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsItem, QTableWidget, QTableWidgetItem, QWidget
 
-from core.atomic import atomic_write_text
+from core.atomic import atomic_write_bytes, atomic_write_text
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 # Brighter versions of PALETTE for a dark background (same hues, same order).
@@ -520,9 +520,34 @@ def export_plot(plot: pg.PlotWidget, path: str) -> None:
         plot.redraw()
     item = plot.getPlotItem()
     if path.lower().endswith(".svg"):
-        pyqtgraph.exporters.SVGExporter(item).export(path)
+        try:
+            pyqtgraph.exporters.SVGExporter(item).export(path)
+        except ValueError:          # pyqtgraph 0.14's exporter cannot read this Qt's SVG paths: Qt draws it
+            atomic_write_bytes(Path(path), _widget_svg(plot))
     else:
         pyqtgraph.exporters.ImageExporter(item).export(path)
+
+
+def _widget_svg(widget: pg.PlotWidget) -> bytes:
+    """The plot painted as SVG (vectors: lines, bars and text) by Qt's own SVG generator."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRect
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    gen = QSvgGenerator()
+    gen.setOutputDevice(buf)
+    gen.setSize(widget.size())
+    gen.setViewBox(QRect(0, 0, widget.width(), widget.height()))
+    painter = QPainter(gen)
+    try:
+        widget.render(painter)          # QGraphicsView.render: the scene as on screen
+    finally:
+        painter.end()
+    buf.close()
+    return bytes(data.data())
 
 
 def ask_export_plot(parent: QWidget, plot: pg.PlotWidget, stem: str = "plot") -> str | None:

@@ -1,30 +1,57 @@
 """The Targets panel: one network on every target of the library (core.comparison), a row per target
 with each total against its limit, the best on each metric highlighted, and each target's per-layer
-time as a stacked bar. The comparison runs in a background thread; rows appear as parts finish.
+time as a stacked bar. The comparison runs in a background thread; rows appear as parts finish;
+Cancel stops it between parts. The table exports as CSV (values, limits, % of the limit, measured or
+modelled), the bars as PNG or SVG. The window mounts the panel as its "Targets" tab.
 
-(Issue 51, item 3, first part: the roofline plot, opening a part's run, cancel and exports are not
-here yet; the window mounts the panel once the run controller carries the comparison.)
+(Issue 51, item 3, in part: the roofline plot, opening a part's run and re-using parts are not here yet.)
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from core.atomic import atomic_write_text
 from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, TargetItem, compare
-from core.comparison_cli import HEADS, cell, how_words
+from core.comparison_cli import HEADS, UNITS, cell, how_words
 from core.project import Project
-from gui.plotting import new_plot
+from gui.plotting import ask_export_plot, new_plot
 
 COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How", "MACs run"]
 BEST = QColor(46, 160, 67, 70)
+
+
+def comparison_csv(c: Comparison) -> str:
+    """The comparison as CSV, one row per target: each metric's value, limit (both in SI units, the
+    unit in the header), % of the limit reached and measured/modelled; empty where there is none."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    head = ["target", "kind", "engine"]
+    for k in METRICS:
+        head += [f"{k} ({UNITS[k]})", f"{k} limit ({UNITS[k]})", f"{k} % of limit", f"{k} how"]
+    w.writerow(head + ["best on", "MACs run (%)", "part seconds", "reason"])
+    for r in c.rows:
+        ms = r.metrics()
+        out: list[Any] = [r.target, r.kind, r.engine]
+        for k in METRICS:
+            m = ms.get(k)
+            out += ["", "", "", ""] if m is None else [
+                "" if m.value is None else repr(m.value), "" if m.limit is None else repr(m.limit),
+                "" if m.pct_of_limit is None else f"{m.pct_of_limit:.4g}", m.how]
+        share = f"{100 * r.covered_macs / c.macs:.4g}" if c.macs else ""
+        w.writerow(out + [" ".join(r.best), share, f"{r.seconds:.3g}", r.reason or ""])
+    return buf.getvalue()
 
 
 def network_choices(project: Project) -> list[tuple[str, str]]:
@@ -48,12 +75,13 @@ class TargetsPanel(QWidget):
         self.budgets = Budgets()
         self.comparison: Comparison | None = None
         self._thread: threading.Thread | None = None
+        self._stop = threading.Event()  # Cancel: asked by the comparison before each part
+        self.workers: int | None = None  # parts at once (None: as many as the machine's cores)
         self.bars = 0                   # targets drawn in the bar plot
         self.network = QComboBox()
         self.network.setToolTip("The network costed on every target: a zoo network or one of the library's ONNX "
                                 "CNNs")
-        for label, source in network_choices(project):
-            self.network.addItem(label, source)
+        self._fill_networks()
         start = next((i for i in range(self.network.count())
                       if self.network.itemData(i) in [getattr(e.value, "network", "")
                                                       for e in project.entries("workloads") if e.kind == "cnn"]), 0)
@@ -64,16 +92,34 @@ class TargetsPanel(QWidget):
         self.run_button = QPushButton("Compare")
         self.run_button.setToolTip("Cost the network on every target of the library")
         self.run_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the comparison: no further target starts (one being costed finishes)")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.export_table_button = QPushButton("Export table…")
+        self.export_table_button.setToolTip("Save the table as CSV: per target each value, its limit, the % of "
+                                            "the limit reached, measured or modelled")
+        self.export_table_button.setEnabled(False)
+        self.export_table_button.clicked.connect(self._ask_export_table)
+        self.export_plot_button = QPushButton("Export plot…")
+        self.export_plot_button.setToolTip("Save the per-layer bars as PNG or SVG")
+        self.export_plot_button.setEnabled(False)
+        self.export_plot_button.clicked.connect(self._ask_export_plot)
         self.status = QLabel("")
+        self.status.setWordWrap(True)
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Network:"))
         bar.addWidget(self.network, 1)
         bar.addWidget(self.measure)
         bar.addWidget(self.run_button)
+        bar.addWidget(self.cancel_button)
+        bar.addWidget(self.export_table_button)
+        bar.addWidget(self.export_plot_button)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.resizeColumnsToContents()        # every heading whole before the first row comes
         self.plot = new_plot("Time per layer", "share of the target's latency (%)", "", legend=False)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
@@ -84,6 +130,22 @@ class TargetsPanel(QWidget):
         lay.addWidget(split, 1)
         self.row_ready.connect(self._add_row)
         self.done.connect(self._finish)
+        project.changed.connect(self._project_changed)
+
+    def _fill_networks(self) -> None:
+        """The choices (the library's ONNX CNNs, then the zoo), the current one kept where still there."""
+        keep = self.network.currentData()
+        self.network.blockSignals(True)
+        self.network.clear()
+        for label, source in network_choices(self.project):
+            self.network.addItem(label, source)
+        at = self.network.findData(keep)
+        self.network.setCurrentIndex(max(at, 0))
+        self.network.blockSignals(False)
+
+    def _project_changed(self, ev: Any) -> None:
+        if ev.kind == "reset" or (ev.kind == "library" and ev.lib == "workloads"):
+            self._fill_networks()
 
     # ---------------------------------------------------------------- running
     def targets(self) -> list[TargetItem]:
@@ -106,23 +168,63 @@ class TargetsPanel(QWidget):
         self.table.setRowCount(0)
         self.plot.clear()
         self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.export_table_button.setEnabled(False)
+        self.export_plot_button.setEnabled(False)
         self.status.setText(f"Costing {self.network.currentText()} on {len(targets)} target(s)...")
+        stop = self._stop = threading.Event()
 
         def work() -> None:
             try:
-                result: Any = compare(source, targets, budgets, on_row=self.row_ready.emit)
+                result: Any = compare(source, targets, budgets, on_row=self.row_ready.emit, workers=self.workers,
+                                      cancelled=stop.is_set)
             except Exception as exc:    # an input error or a fault: said in words in the panel
                 result = str(getattr(exc, "message", exc))
-            self.done.emit(result)
+            try:
+                self.done.emit(result)
+            except RuntimeError:        # the panel went (the window closed): nobody to tell
+                pass
 
         self._thread = threading.Thread(target=work, name="targets-comparison", daemon=True)
         self._thread.start()
 
+    def cancel(self) -> None:
+        """Stop the comparison between parts (a part already running finishes: engines are not interrupted)."""
+        if self.running():
+            self._stop.set()
+            self.cancel_button.setEnabled(False)
+            self.status.setText("Cancelling: the targets being costed finish, no other starts...")
+
+    def shutdown(self, wait_s: float = 30.0) -> bool:
+        """Cancel and wait for the part in flight (the window's close); True when nothing runs any more."""
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return True
+        self._stop.set()
+        thread.join(wait_s)
+        return not thread.is_alive()
+
+    def export_csv(self, path: str | Path) -> None:
+        """Write the finished comparison as CSV (whole or not at all)."""
+        if self.comparison is None:
+            raise ValueError("no finished comparison to export")
+        atomic_write_text(Path(path), comparison_csv(self.comparison))
+
+    def _ask_export_table(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export table", "targets.csv", "CSV (*.csv)")
+        if path:
+            self.export_csv(path)
+
+    def _ask_export_plot(self) -> None:
+        ask_export_plot(self, self.plot, "targets-layers")
+
     def _add_row(self, row: ComparisonRow) -> None:
         self._put_row(self.table.rowCount(), row, None)
+        self.table.resizeColumnsToContents()
 
     def _finish(self, result: Any) -> None:
         self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
         if not isinstance(result, Comparison):
             self.status.setText(f"Cannot compare: {result}")
             return
@@ -132,7 +234,10 @@ class TargetsPanel(QWidget):
             self._put_row(i, row, result.macs)
         self.table.resizeColumnsToContents()
         mode = "this machine's CPU measured" if result.budgets.measure else "every CPU modelled"
-        self.status.setText(f"{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
+        stopped = "Cancelled: " if result.cancelled else ""
+        self.export_table_button.setEnabled(True)
+        self.export_plot_button.setEnabled(True)
+        self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
                             f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
                             f"reached); highlighted: the best among the targets that run every layer.")
         self._draw_bars(result)

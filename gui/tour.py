@@ -27,6 +27,9 @@ WINDOW_PARTS: tuple[tuple[str, str], ...] = (
                              "runs and which of its runs is shown; Run (F5) starts it, Esc cancels."),
     ("Runs (bottom)", "Every run of the session, kept: open, re-run, edit and re-run, add a note, export CSV. "
                       "Select two or more and press Compare (Ctrl+D)."),
+    ("Targets (a tab)", "One network (a zoo CNN or the library's ONNX CNN) costed on every target of the "
+                        "library: latency, throughput, energy and off-chip traffic against each target's limit, "
+                        "the best highlighted, the time per layer as bars; export CSV and PNG/SVG."),
     ("Compare runs (a tab)", "The compared runs' settings side by side with the differences first, their "
                              "metrics, and their live plots overlaid."),
     ("Studies (View > Studies)", "Parameter sweeps over an engine's settings, on this machine or a Dask "

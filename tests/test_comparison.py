@@ -144,7 +144,7 @@ def test_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                       capsys)
     assert rc == 0
     d = json.loads(out)
-    assert set(d) == {"network", "source", "macs", "layers", "measure", "rows"}
+    assert set(d) == {"network", "source", "macs", "layers", "measure", "cancelled", "rows"}
     assert d["source"] == "lenet5" and d["macs"] == 2_293_000 and d["measure"] is False
     assert [(r["target"], r["kind"]) for r in d["rows"]][2] == ("fast_accelerator", "dataflow")
     for r in d["rows"]:

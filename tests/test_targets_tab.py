@@ -1,0 +1,144 @@
+"""The Targets tab of the main window (gui/targets_panel.py mounted by gui/main_window.py), offscreen:
+a comparison fills the table, Cancel stops it between parts, the window's close ends it, the table
+exports as CSV and the bars as PNG/SVG."""
+
+from __future__ import annotations
+
+import csv
+import threading
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QFileDialog
+
+from core import comparison
+from core.comparison import METRICS, Costing
+from core.errors import InputError
+
+HANG_MS = 60_000        # only stops a test that hangs
+
+
+@pytest.fixture
+def window(qtbot):
+    """A main window on the starter project less SCAMP-5 (a Cain search takes half a minute)."""
+    from gui.main_window import MainWindow
+
+    w = MainWindow(restore_layout=False)
+    w.interactive = False
+    qtbot.addWidget(w)
+    for e in list(w.project.entries("targets")):
+        if e.kind == "scamp5":
+            w.project.remove("targets", e.id)
+    w.show()
+    yield w
+    w.targets_panel.shutdown()
+
+
+def _click(button) -> None:
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def test_the_targets_tab_follows_the_engine_tabs(window) -> None:
+    i = window.tabs.indexOf(window.targets_panel)
+    assert i == len(window.panels) and window.tabs.tabText(i) == "Targets"
+    window.tabs.setCurrentIndex(i)
+    assert window.current_engine() is None          # not an engine: Run (F5) has nothing to run here
+
+
+def test_a_comparison_fills_the_table_and_exports(window, qtbot, tmp_path, monkeypatch) -> None:
+    panel = window.targets_panel
+    window.tabs.setCurrentWidget(panel)
+    panel.network.setFocus()
+    QTest.keyClicks(panel.network, "LeNet")
+    assert panel.network.currentData() == "lenet5"
+    assert not panel.export_table_button.isEnabled()        # nothing to export yet
+    _click(panel.run_button)
+    qtbot.waitUntil(lambda: panel.comparison is not None, timeout=HANG_MS)
+    c = panel.comparison
+    names = [e.name for e in window.project.entries("targets")]
+    assert not c.cancelled and [r.target for r in c.rows] == names and panel.table.rowCount() == len(names)
+
+    out = tmp_path / "targets.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), "CSV (*.csv)"))
+    _click(panel.export_table_button)
+    rows = list(csv.DictReader(out.open()))
+    assert [r["target"] for r in rows] == names
+    for r, row in zip(rows, c.rows):
+        for k in METRICS:
+            m = row.metrics()[k]
+            assert (float(r[f"{k} ({comparison_units()[k]})"]) if r[f"{k} ({comparison_units()[k]})"] else None) \
+                == m.value
+            assert r[f"{k} how"] == m.how and r[f"{k} how"] in ("measured", "modelled", "mixed")
+            if m.limit is not None:
+                assert float(r[f"{k} limit ({comparison_units()[k]})"]) == m.limit
+                assert r[f"{k} % of limit"] != ""
+        assert float(r["MACs run (%)"]) == pytest.approx(100 * row.covered_macs / c.macs, rel=1e-3)
+
+    for suffix in ("png", "svg"):
+        pic = tmp_path / f"bars.{suffix}"
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, pic=pic, **k: (str(pic), ""))
+        _click(panel.export_plot_button)
+        assert pic.stat().st_size > 0
+    assert "<svg" in (tmp_path / "bars.svg").read_text()
+
+
+def comparison_units() -> dict[str, str]:
+    from core.comparison_cli import UNITS
+
+    return UNITS
+
+
+@pytest.fixture
+def held_parts(monkeypatch):
+    """Every target's costing replaced by one that holds its part until `go` is set, then refuses
+    the network (a row with a reason): parts are counted, nothing is timed."""
+    started, go = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def cost(_source, target, _budgets):
+        calls.append(target.kind)
+        started.set()
+        go.wait(HANG_MS / 1000)
+        raise InputError("held by the test")
+
+    kinds = {"dataflow", "fpga", "cpu", "gpu", "mobile_soc", "scamp5"}
+    monkeypatch.setattr(comparison, "costings", lambda: {k: Costing(k, "held", cost) for k in kinds})
+    yield started, go, calls
+    go.set()
+
+
+def test_cancel_stops_the_comparison_between_parts(window, qtbot, held_parts) -> None:
+    started, go, calls = held_parts
+    panel = window.targets_panel
+    panel.workers = 1                               # one part at a time: the rest wait their turn
+    assert len(panel.targets()) >= 2
+    _click(panel.run_button)
+    qtbot.waitUntil(started.is_set, timeout=HANG_MS)
+    assert panel.cancel_button.isEnabled() and not panel.run_button.isEnabled()
+    _click(panel.cancel_button)
+    go.set()
+    qtbot.waitUntil(lambda: panel.run_button.isEnabled(), timeout=HANG_MS)
+    c = panel.comparison
+    assert c is not None and c.cancelled and len(calls) == 1 and len(c.rows) == 1
+    assert panel.table.rowCount() == 1 and panel.status.text().startswith("Cancelled")
+    assert not panel.cancel_button.isEnabled()
+
+
+def test_closing_the_window_ends_a_comparison(window, qtbot, held_parts) -> None:
+    started, go, calls = held_parts
+    panel = window.targets_panel
+    panel.workers = 1
+    _click(panel.run_button)
+    qtbot.waitUntil(started.is_set, timeout=HANG_MS)
+    assert panel.shutdown(wait_s=0) is False        # the part in flight is still held
+    go.set()
+    window.interactive = True                       # the unsaved-changes question: Discard (conftest)
+    assert window.close()                           # cancels, and waits for that part
+    assert not panel.running() and len(calls) == 1
+
+
+def test_a_comparison_cancelled_before_it_starts_runs_no_part(held_parts) -> None:
+    _started, _go, calls = held_parts
+    c = comparison.compare("lenet5", comparison.default_targets(), cancelled=lambda: True)
+    assert c.cancelled and c.rows == [] and calls == [] and c.to_json()["cancelled"] is True
