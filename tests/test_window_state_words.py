@@ -121,7 +121,7 @@ def test_an_unreachable_target_is_refused_in_the_window_without_a_flag(qtbot, mo
 def test_the_status_bar_names_the_best_length_the_listing_shows(qtbot, monkeypatch):
     """A Cain search's events reach the window in batches (core.worker: what comes within 20 ms goes
     together), so what the engine makes of one search step arrives at once: here each step's events
-    are one batch, each batch's last Progress goes to the status bar, as gui.job_runner does. After
+    are one batch, each batch's last Progress goes to the status bar, as the run controller does. After
     every batch the best length in the status bar is the one the Program tab lists. It said "best 19"
     over a listing of 17 until the search's next node count, seconds later on a busy search."""
     import core.cain.engine as cain_engine
@@ -144,8 +144,12 @@ def test_the_status_bar_names_the_best_length_the_listing_shows(qtbot, monkeypat
     qtbot.addWidget(w)
     w.show()
     w.set_current_engine("cain")
-    run = w.project.start_run("cain")
-    w._running["cain"] = run.id                     # as run_current does, without a worker process
+    from run_fakes import Sent
+
+    w.runner.controller.launcher = Sent()           # the run is recorded and held, no worker process starts
+    job = w.runner.start("cain")
+    w.runner.controller.poll()
+    run = w.project.run(job.run_id)
     w.project.show("cain", run.id)
     panel = w.panels["cain"]
     # a node budget, one worker: the same search whatever the machine's load
@@ -160,10 +164,11 @@ def test_the_status_bar_names_the_best_length_the_listing_shows(qtbot, monkeypat
         batches[-1].append(ev)
     plans = checked = 0
     for batch in batches:
-        w._on_events("cain", batch)
+        w.project.record(run.id, batch)              # as the controller records a batch
+        w._on_events(run.id, batch)
         last = next((e for e in reversed(batch) if isinstance(e, Progress)), None)
         if last is not None:
-            w._on_progress("cain", last)
+            w._on_progress(run.id, last)
         plans += sum(isinstance(e, PartialResult) and e.kind == "plan" for e in batch)
         said = re.search(r"best (\d+)", w.statusBar().currentMessage())
         if said and panel._plan is not None:
