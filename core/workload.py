@@ -17,6 +17,7 @@ from core.errors import InputError
 from core.target_fields import DRAM_PJ, GBUF_PJ, MAC_PJ, RF_PJ, bytes_field, cpu_memory_fields, energy_field, int_field, \
     num_field
 from core.kinds import ItemKind, KindTitles, kind_of, register
+from core.units import format_quantity
 
 MAX_KERNEL_SIZE = 7
 MAX_DENOMINATOR = 2 ** 31 - 1
@@ -697,7 +698,8 @@ for _kind in (
              lambda v: f"{v.board}, {v.bandwidth_gbps:g} GB/s", lambda _v: ("FPGA board", FpgaTarget()),
              starters=lambda: [(20, "ZC706 at 1 GB/s", FpgaTarget())], order=20, auto_name=_fpga_name),
     ItemKind("targets", "dataflow", "Dataflow accelerator", DataflowTarget, DataflowTarget.from_json,
-             lambda v: f"{v.memory_bytes} B on chip, {v.word_bits}-bit words, {v.pe_rows}x{v.pe_cols} PEs",
+             lambda v: (f"{format_quantity(v.memory_bytes, 'B')} on chip, {v.word_bits}-bit words, "
+                        f"{v.pe_rows}x{v.pe_cols} PEs"),
              lambda _v: ("Dataflow accelerator", DataflowTarget()),
              starters=lambda: [(30, "Accelerator, 64 KiB", DataflowTarget())], order=30, auto_name=_dataflow_name),
     ItemKind("targets", "mobile_soc", "Mobile SoC", MobileSocTarget, MobileSocTarget.from_json,
