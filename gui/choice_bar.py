@@ -149,6 +149,8 @@ class ChoiceBar(QWidget):
             self.runs_combo.addItem(f"none shown ({len(runs)} run(s): pick one)", None)
         for r in reversed(runs):
             self.runs_combo.addItem(run_title(r), r.id)
+            self.runs_combo.setItemData(self.runs_combo.count() - 1, run_title(r, named=True),
+                                        Qt.ItemDataRole.ToolTipRole)
         i = self.runs_combo.findData(self.shown_run)
         self.runs_combo.setCurrentIndex(max(0, i))
         self.runs_combo.blockSignals(False)
@@ -212,11 +214,15 @@ class ChoiceBar(QWidget):
         return self.banner_text.text() if not self.banner.isHidden() else ""
 
 
-def run_title(r: Run) -> str:
+def run_title(r: Run, named: bool = False) -> str:
+    """A run in one line for the "Showing" box: its id, how it ended, its headline metric and its
+    workload. A per-item metric (f-CNNx's frames per second per CNN) names its items only when
+    `named` (the item's tooltip): the names make the line wider than any popup."""
     from core.display import lead
 
     head = lead(r.engine, r.headline)
-    metric = f", {head[0].title} {head[0].text(head[1], r.result)}" if head and head[1] is not None else ""
+    value = head[0].text(head[1], r.result if named else None) if head and head[1] is not None else ""
+    metric = f", {head[0].title} {value}" if value else ""
     partial = " (partial)" if r.is_partial else ""
     wl = (r.workload or {}).get("name", "")
     return f"{r.id} · {r.status}{partial}{metric} · {wl}"

@@ -79,6 +79,9 @@ class TargetsPanel(QWidget):
         self.workers: int | None = None  # parts at once (None: as many as the machine's cores)
         self.bars = 0                   # targets drawn in the bar plot
         self.network = QComboBox()
+        # as wide as its room allows, not as its longest network's title (the window fits 1280 px)
+        self.network.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.network.setMinimumContentsLength(18)
         self.network.setToolTip("The network costed on every target: a zoo network or one of the library's ONNX "
                                 "CNNs")
         self._fill_networks()

@@ -152,7 +152,8 @@ def test_fcnnx_leads_with_frames_per_second_per_cnn(window):
     row = next(r for r in window.runs_view.model.rows if r["id"] == "r7")
     assert cell_text(row, "metric") == "Frames per second per CNN"
     assert cell_text(row, "value") == named                   # each CNN by name, with its rate
-    assert f"Frames per second per CNN {named}" in run_title(run)
+    assert f"Frames per second per CNN {named}" in run_title(run, named=True)     # the Showing box's tooltip
+    assert run_title(run).startswith("r7 · finished, Frames per second per CNN ")
     window.compare(["r7", "r5"])
     metrics = table_cells(window.compare_view.metrics_table)
     assert metrics["Frames per second per CNN"][0] == named

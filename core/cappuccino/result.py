@@ -191,6 +191,8 @@ class CappuccinoResult(EngineResult):
                read=lambda r: (r.synthesis.speedups or {}).get(CHOSEN)),
         Metric("speedup_parallel", "Precise speed-up over naive C", "×", "higher",
                read=lambda r: (r.synthesis.speedups or {}).get("parallel")),
+        Metric("timings", "Timings", "", None, "whether other work ran while the programs were timed",
+               read=lambda r: r.timing_reliability()),
     )
 
     def timing_reliability(self) -> str | None:
