@@ -221,8 +221,9 @@ def run_title(r: Run, named: bool = False) -> str:
     from core.display import lead
 
     head = lead(r.engine, r.headline)
-    value = head[0].text(head[1], r.result if named else None) if head and head[1] is not None else ""
-    metric = f", {head[0].title} {value}" if value else ""
+    metric = ""
+    if head is not None and head[1] is not None:
+        metric = f", {head[0].title} {head[0].text(head[1], r.result if named else None)}"
     partial = " (partial)" if r.is_partial else ""
     wl = (r.workload or {}).get("name", "")
     return f"{r.id} · {r.status}{partial}{metric} · {wl}"
