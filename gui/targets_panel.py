@@ -5,7 +5,7 @@ Cancel stops it between parts. The table exports as CSV (values, limits, % of th
 modelled), the plots as PNG or SVG. Under the table, sub-tabs hold each target's per-layer time and
 energy as stacked bars and a roofline: every target's layers as points (MACs per off-chip byte
 against MACs per second attained, core.comparison.roofline_points) under that target's ceilings
-(min(peak MAC rate, intensity x bandwidth)). The window mounts the panel as its "Targets" tab.
+(min(peak MAC rate, intensity x bandwidth)); the plots grow as parts finish. The window mounts the panel as its "Targets" tab.
 
 (Issue 51, item 3, in part: opening a part's run and re-using parts are not here yet.)
 """
@@ -86,6 +86,7 @@ class TargetsPanel(QWidget):
         # the roofline's points per target, as drawn (the targets that run a layer with a finite intensity)
         self.roofline_series: dict[str, list[RooflinePoint]] = {}
         self.roofline_items: dict[str, pg.ScatterPlotItem] = {}
+        self._live: list[ComparisonRow] = []     # the rows come so far, drawn while the comparison runs
         self.network = QComboBox()
         # as wide as its room allows, not as its longest network's title (the window fits 1280 px)
         self.network.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -192,6 +193,7 @@ class TargetsPanel(QWidget):
         for plot in (self.plot, self.energy_plot, self.roofline):
             plot.clear()
         self.roofline_series, self.roofline_items = {}, {}
+        self._live = []
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.export_table_button.setEnabled(False)
@@ -250,6 +252,8 @@ class TargetsPanel(QWidget):
     def _add_row(self, row: ComparisonRow) -> None:
         self._put_row(self.table.rowCount(), row, None)
         self.table.resizeColumnsToContents()
+        self._live.append(row)
+        self._draw_plots(self._live)    # live: the plots grow as parts finish
 
     def _finish(self, result: Any) -> None:
         self.run_button.setEnabled(True)
@@ -266,9 +270,7 @@ class TargetsPanel(QWidget):
         stopped = "Cancelled: " if result.cancelled else ""
         self.export_table_button.setEnabled(True)
         self.export_plot_button.setEnabled(True)
-        self._draw_bars(result)
-        self._draw_energy_bars(result)
-        above = self._draw_roofline(result)
+        above = self._draw_plots(result.rows)
         warn = f" {above} roofline point(s) lie above their target's ceiling: a cost below its limit." if above else ""
         self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
                             f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
@@ -298,21 +300,24 @@ class TargetsPanel(QWidget):
                 item.setToolTip(row.note)
             self.table.setItem(i, j, item)
 
-    def _draw_bars(self, c: Comparison) -> None:
-        """One horizontal bar per target that runs: its layers' times stacked, as shares of its latency."""
-        self.bars = self._stack(self.plot, c, "time_s")
+    def _draw_plots(self, rows: list[ComparisonRow]) -> int:
+        """The time bars (a bar per target that runs: its layers' times stacked as shares of its
+        latency), the energy bars (the same, per target with an energy model) and the roofline; the
+        number of roofline points above their ceiling."""
+        self.bars = self._stack(self.plot, rows, "time_s")
+        self.energy_bars = self._stack(self.energy_plot, rows, "energy_j")
+        self.plots.setTabEnabled(1, self.energy_bars > 0 or not rows)
+        self.plots.setTabToolTip(1, "Targets with an energy model only" if self.energy_bars or not rows
+                                 else "No target here has an energy model")
+        return self._draw_roofline(rows)
 
-    def _draw_energy_bars(self, c: Comparison) -> None:
-        """As the time bars, of energy: one bar per target with an energy model."""
-        self.energy_bars = self._stack(self.energy_plot, c, "energy_j")
-
-    def _stack(self, plot: ThemedPlot, c: Comparison, key: str) -> int:
+    def _stack(self, plot: ThemedPlot, rows: list[ComparisonRow], key: str) -> int:
         """One horizontal bar per target with the figure: its layers' shares of its total, stacked; the
         number of bars drawn."""
         plot.clear()
         ticks = []
         y = 0
-        for row in c.rows:
+        for row in rows:
             if row.record is None or row.reason is not None:
                 continue
             times = np.array([getattr(l, key).value or 0.0 for l in row.record.layers], dtype=float)
@@ -334,12 +339,12 @@ class TargetsPanel(QWidget):
         axis.setWidth(int(room) + 16)   # every target's name beside its bar
         return len(ticks)
 
-    def _draw_roofline(self, c: Comparison) -> int:
+    def _draw_roofline(self, rows_in: list[ComparisonRow]) -> int:
         """Every target's layers as points (log-log: the view holds log10 of both) under its ceiling
         line, one colour a target; the number of points above their ceiling (0 in a sound comparison)."""
         self.roofline.clear()
         self.roofline_series, self.roofline_items = {}, {}
-        rows = [(r, roofline_points(r)) for r in c.rows if r.record is not None and r.reason is None]
+        rows = [(r, roofline_points(r)) for r in rows_in if r.record is not None and r.reason is None]
         rows = [(r, ps) for r, ps in rows if ps]
         if not rows:
             return 0
@@ -352,8 +357,9 @@ class TargetsPanel(QWidget):
             ce = row.record.ceilings
             ridge = ce.peak_macs_per_s / ce.bandwidth_bytes_per_s if ce.bandwidth_bytes_per_s else hi
             line_x = sorted({lo, hi, *([ridge] if lo < ridge < hi else [])})
-            self.roofline.plot(line_x, [ceiling(row, x) for x in line_x], pen=pg.mkPen(colour, width=2),
-                               name=row.target)
+            if ce.bandwidth_bytes_per_s > 0:     # no off-chip path: no ceiling above 0 to draw on a log axis
+                self.roofline.plot(line_x, [ceiling(row, x) for x in line_x], pen=pg.mkPen(colour, width=2),
+                                   name=row.target)
             item = pg.ScatterPlotItem(
                 x=np.log10([p.intensity for p in pts]), y=np.log10([p.rate for p in pts]), data=pts, size=9,
                 pen=pg.mkPen(colour), brush=pg.mkBrush(colour), hoverable=True,

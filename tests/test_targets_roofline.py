@@ -73,3 +73,24 @@ def test_energy_bars_hold_the_targets_with_an_energy_model(panel: TargetsPanel, 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(pic), ""))
     QTest.mouseClick(panel.export_plot_button, Qt.MouseButton.LeftButton)
     assert pic.stat().st_size > 0
+
+
+def test_the_plots_grow_while_parts_finish(panel: TargetsPanel, qtbot) -> None:
+    c = panel.comparison
+    assert c is not None
+    live = TargetsPanel(panel.project)
+    qtbot.addWidget(live)
+    costed = [r for r in c.rows if r.reason is None]
+    no_energy = [r for r in costed if not live_energy(r)]
+    assert no_energy
+    for i, row in enumerate(no_energy, 1):          # as the worker thread emits them
+        live.row_ready.emit(row)
+        assert list(live.roofline_series) == [r.target for r in no_energy[:i]] and live.bars == i
+    assert live.energy_bars == 0 and not live.plots.isTabEnabled(1)
+    assert "no target here has an energy model" in live.plots.tabToolTip(1).lower()
+    live.row_ready.emit(next(r for r in costed if live_energy(r)))
+    assert live.energy_bars == 1 and live.plots.isTabEnabled(1)
+
+
+def live_energy(row) -> bool:
+    return row.record is not None and sum(l.energy_j.value or 0 for l in row.record.layers) > 0
