@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from core.cost import CostRecord, Figure
+from core.cost import REL_TOL, CostRecord, Figure
 from core.errors import InputError
 
 
@@ -143,6 +143,42 @@ class Comparison:
         return {"network": self.network, "source": self.source, "macs": self.macs, "layers": self.layers,
                 "measure": self.budgets.measure, "cancelled": self.cancelled,
                 "rows": [r.to_json() for r in self.rows]}
+
+
+# ---------------------------------------------------------------- the roofline
+@dataclass(frozen=True)
+class RooflinePoint:
+    """One layer on its target's roofline: MACs per off-chip byte against MACs per second attained."""
+
+    layer: str
+    intensity: float                    # MACs / off-chip bytes
+    rate: float                         # MACs / time (MAC/s)
+    how: str                            # the time's: measured or modelled
+
+
+def roofline_points(row: ComparisonRow) -> list[RooflinePoint]:
+    """The row's layers as roofline points; a layer with no time (the target cannot run it), no MACs
+    or no off-chip byte (no finite intensity on a log axis) has no point."""
+    if row.record is None or row.reason is not None:
+        return []
+    return [RooflinePoint(layer=l.name, intensity=l.macs / l.offchip_bytes.value, rate=l.macs / l.time_s.value,
+                          how=l.time_s.how)
+            for l in row.record.layers
+            if l.reason is None and l.macs > 0 and l.time_s.value and l.offchip_bytes.value]
+
+
+def ceiling(row: ComparisonRow, intensity: float) -> float:
+    """The target's attainable MAC rate at this intensity: min(peak MAC rate, intensity x bandwidth)."""
+    if row.record is None:
+        raise ValueError(f"{row.target} has no cost record, so no ceilings")
+    c = row.record.ceilings
+    return min(c.peak_macs_per_s, intensity * c.bandwidth_bytes_per_s)
+
+
+def above_ceiling(row: ComparisonRow) -> list[RooflinePoint]:
+    """The points above their target's ceiling (none in a sound record: a point above it would be a
+    layer faster than the target's peak or its off-chip bandwidth allow)."""
+    return [p for p in roofline_points(row) if p.rate > ceiling(row, p.intensity) * (1 + REL_TOL)]
 
 
 # ---------------------------------------------------------------- running

@@ -2,9 +2,12 @@
 with each total against its limit, the best on each metric highlighted, and each target's per-layer
 time as a stacked bar. The comparison runs in a background thread; rows appear as parts finish;
 Cancel stops it between parts. The table exports as CSV (values, limits, % of the limit, measured or
-modelled), the bars as PNG or SVG. The window mounts the panel as its "Targets" tab.
+modelled), the plots as PNG or SVG. Under the table, sub-tabs hold each target's per-layer time and
+energy as stacked bars and a roofline: every target's layers as points (MACs per off-chip byte
+against MACs per second attained, core.comparison.roofline_points) under that target's ceilings
+(min(peak MAC rate, intensity x bandwidth)); the plots grow as parts finish. The window mounts the panel as its "Targets" tab.
 
-(Issue 51, item 3, in part: the roofline plot, opening a part's run and re-using parts are not here yet.)
+(Issue 51, item 3, in part: opening a part's run and re-using parts are not here yet.)
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from core.atomic import atomic_write_text
-from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, TargetItem, compare
+from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, RooflinePoint, TargetItem, above_ceiling,
+                             ceiling, compare, roofline_points)
 from core.comparison_cli import HEADS, UNITS, cell, how_words
 from core.project import Project
-from gui.plotting import ask_export_plot, new_plot
+from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number, series_colour
 
 COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How", "MACs run"]
 BEST = QColor(46, 160, 67, 70)
@@ -77,7 +81,12 @@ class TargetsPanel(QWidget):
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()  # Cancel: asked by the comparison before each part
         self.workers: int | None = None  # parts at once (None: as many as the machine's cores)
-        self.bars = 0                   # targets drawn in the bar plot
+        self.bars = 0                   # targets drawn in the time bars
+        self.energy_bars = 0            # targets drawn in the energy bars (those with an energy model)
+        # the roofline's points per target, as drawn (the targets that run a layer with a finite intensity)
+        self.roofline_series: dict[str, list[RooflinePoint]] = {}
+        self.roofline_items: dict[str, pg.ScatterPlotItem] = {}
+        self._live: list[ComparisonRow] = []     # the rows come so far, drawn while the comparison runs
         self.network = QComboBox()
         # as wide as its room allows, not as its longest network's title (the window fits 1280 px)
         self.network.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -105,7 +114,7 @@ class TargetsPanel(QWidget):
         self.export_table_button.setEnabled(False)
         self.export_table_button.clicked.connect(self._ask_export_table)
         self.export_plot_button = QPushButton("Export plot…")
-        self.export_plot_button.setToolTip("Save the per-layer bars as PNG or SVG")
+        self.export_plot_button.setToolTip("Save the plot shown (time or energy bars, or the roofline) as PNG or SVG")
         self.export_plot_button.setEnabled(False)
         self.export_plot_button.clicked.connect(self._ask_export_plot)
         self.status = QLabel("")
@@ -124,9 +133,21 @@ class TargetsPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.resizeColumnsToContents()        # every heading whole before the first row comes
         self.plot = new_plot("Time per layer", "share of the target's latency (%)", "", legend=False)
+        self.energy_plot = new_plot("Energy per layer", "share of the target's energy (%)", "", legend=False)
+        self.roofline = new_plot("Roofline: each target's layers under its ceilings",
+                                 "operational intensity (MACs per off-chip byte)", "attained (MAC/s)")
+        self.roofline.setLogMode(x=True, y=True)
+        self.plots = QTabWidget()
+        self.plots.addTab(self.plot, "Time per layer")
+        self.plots.addTab(self.energy_plot, "Energy per layer")
+        self.plots.addTab(self.roofline, "Roofline")
+        self.plots.setTabToolTip(1, "Targets with an energy model only")
+        self.plots.setTabToolTip(2, "Each layer at MACs / off-chip bytes against MACs / time; the lines: each "
+                                    "target's min(peak MAC rate, intensity x off-chip bandwidth). Hover a point "
+                                    "for its target and layer")
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
-        split.addWidget(self.plot)
+        split.addWidget(self.plots)
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
         lay.addWidget(self.status)
@@ -169,7 +190,10 @@ class TargetsPanel(QWidget):
                           scamp5_time_s=self.budgets.scamp5_time_s, fcnnx_max_joint=self.budgets.fcnnx_max_joint)
         self.comparison = None
         self.table.setRowCount(0)
-        self.plot.clear()
+        for plot in (self.plot, self.energy_plot, self.roofline):
+            plot.clear()
+        self.roofline_series, self.roofline_items = {}, {}
+        self._live = []
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.export_table_button.setEnabled(False)
@@ -219,11 +243,17 @@ class TargetsPanel(QWidget):
             self.export_csv(path)
 
     def _ask_export_plot(self) -> None:
-        ask_export_plot(self, self.plot, "targets-layers")
+        plot = self.plots.currentWidget()
+        if isinstance(plot, ThemedPlot):
+            stem = "targets-time" if plot is self.plot else "targets-energy" if plot is self.energy_plot \
+                else "targets-roofline"
+            ask_export_plot(self, plot, stem)
 
     def _add_row(self, row: ComparisonRow) -> None:
         self._put_row(self.table.rowCount(), row, None)
         self.table.resizeColumnsToContents()
+        self._live.append(row)
+        self._draw_plots(self._live)    # live: the plots grow as parts finish
 
     def _finish(self, result: Any) -> None:
         self.run_button.setEnabled(True)
@@ -240,10 +270,11 @@ class TargetsPanel(QWidget):
         stopped = "Cancelled: " if result.cancelled else ""
         self.export_table_button.setEnabled(True)
         self.export_plot_button.setEnabled(True)
+        above = self._draw_plots(result.rows)
+        warn = f" {above} roofline point(s) lie above their target's ceiling: a cost below its limit." if above else ""
         self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
                             f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
-                            f"reached); highlighted: the best among the targets that run every layer.")
-        self._draw_bars(result)
+                            f"reached); highlighted: the best among the targets that run every layer.{warn}")
 
     def _put_row(self, i: int, row: ComparisonRow, macs: int | None) -> None:
         if self.table.rowCount() <= i:
@@ -269,29 +300,75 @@ class TargetsPanel(QWidget):
                 item.setToolTip(row.note)
             self.table.setItem(i, j, item)
 
-    def _draw_bars(self, c: Comparison) -> None:
-        """One horizontal bar per target that runs: its layers' times stacked, as shares of its latency."""
-        self.plot.clear()
+    def _draw_plots(self, rows: list[ComparisonRow]) -> int:
+        """The time bars (a bar per target that runs: its layers' times stacked as shares of its
+        latency), the energy bars (the same, per target with an energy model) and the roofline; the
+        number of roofline points above their ceiling."""
+        self.bars = self._stack(self.plot, rows, "time_s")
+        self.energy_bars = self._stack(self.energy_plot, rows, "energy_j")
+        self.plots.setTabEnabled(1, self.energy_bars > 0 or not rows)
+        self.plots.setTabToolTip(1, "Targets with an energy model only" if self.energy_bars or not rows
+                                 else "No target here has an energy model")
+        return self._draw_roofline(rows)
+
+    def _stack(self, plot: ThemedPlot, rows: list[ComparisonRow], key: str) -> int:
+        """One horizontal bar per target with the figure: its layers' shares of its total, stacked; the
+        number of bars drawn."""
+        plot.clear()
         ticks = []
         y = 0
-        for row in c.rows:
+        for row in rows:
             if row.record is None or row.reason is not None:
                 continue
-            times = np.array([l.time_s.value or 0.0 for l in row.record.layers], dtype=float)
+            times = np.array([getattr(l, key).value or 0.0 for l in row.record.layers], dtype=float)
             total = times.sum()
             if total <= 0:
                 continue
             share = 100 * times / total
             left = np.concatenate([[0.0], np.cumsum(share)[:-1]])
             colours = [pg.mkBrush(pg.intColor(k, hues=9, alpha=200)) for k in range(len(times))]
-            self.plot.addItem(pg.BarGraphItem(x0=left, y0=np.full(len(times), y - 0.4), width=share,
+            plot.addItem(pg.BarGraphItem(x0=left, y0=np.full(len(times), y - 0.4), width=share,
                                               height=np.full(len(times), 0.8), brushes=colours,
                                               pen=pg.mkPen(None)))
             ticks.append((y, row.target))
             y -= 1                      # the table's order, top to bottom
-        axis = self.plot.getAxis("left")
+        axis = plot.getAxis("left")
         axis.setTicks([ticks])
         room = max((QFontMetricsF(axis.style.get("tickFont") or self.font()).horizontalAdvance(t) for _, t in ticks),
                    default=0.0)
         axis.setWidth(int(room) + 16)   # every target's name beside its bar
-        self.bars = len(ticks)
+        return len(ticks)
+
+    def _draw_roofline(self, rows_in: list[ComparisonRow]) -> int:
+        """Every target's layers as points (log-log: the view holds log10 of both) under its ceiling
+        line, one colour a target; the number of points above their ceiling (0 in a sound comparison)."""
+        self.roofline.clear()
+        self.roofline_series, self.roofline_items = {}, {}
+        rows = [(r, roofline_points(r)) for r in rows_in if r.record is not None and r.reason is None]
+        rows = [(r, ps) for r, ps in rows if ps]
+        if not rows:
+            return 0
+        xs = [p.intensity for _, ps in rows for p in ps]
+        lo, hi = min(xs) / 4, max(xs) * 4
+        above = 0
+        for i, (row, pts) in enumerate(rows):
+            colour = series_colour(i)
+            assert row.record is not None
+            ce = row.record.ceilings
+            ridge = ce.peak_macs_per_s / ce.bandwidth_bytes_per_s if ce.bandwidth_bytes_per_s else hi
+            line_x = sorted({lo, hi, *([ridge] if lo < ridge < hi else [])})
+            if ce.bandwidth_bytes_per_s > 0:     # no off-chip path: no ceiling above 0 to draw on a log axis
+                self.roofline.plot(line_x, [ceiling(row, x) for x in line_x], pen=pg.mkPen(colour, width=2),
+                                   name=row.target)
+            item = pg.ScatterPlotItem(
+                x=np.log10([p.intensity for p in pts]), y=np.log10([p.rate for p in pts]), data=pts, size=9,
+                pen=pg.mkPen(colour), brush=pg.mkBrush(colour), hoverable=True,
+                tip=lambda x, y, data, r=row: (
+                    f"{r.target}, {data.layer}: {readable_number(data.rate)} MAC/s at {data.intensity:.3g} MACs per "
+                    f"off-chip byte ({data.how}); ceiling {readable_number(ceiling(r, data.intensity))} MAC/s"))
+            item.setZValue(10)
+            self.roofline.addItem(item)
+            self.roofline_series[row.target] = pts
+            self.roofline_items[row.target] = item
+            above += len(above_ceiling(row))
+        return above
