@@ -8,25 +8,14 @@ from __future__ import annotations
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QApplication, QCheckBox, QHeaderView, QLabel,
+from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QCheckBox, QHeaderView, QLabel,
                                QScrollArea, QWidget)
-from window_helpers import example_window
-
-SIZES = [(1920, 1080), (1366, 768)]
-HANG_MS = 60_000
+from window_helpers import HANG_MS, SIZES, settle, shown_example_window
 
 
 @pytest.fixture
 def window(qtbot):
-    w = example_window(qtbot, SIZES[0])
-    settle()
-    yield w
-    w.shutdown_jobs()
-
-
-def settle() -> None:
-    for _ in range(6):
-        QApplication.processEvents()
+    yield from shown_example_window(qtbot)
 
 
 # ---------------------------------------------------------------- what "clipped" means

@@ -14,10 +14,8 @@ import pytest
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLineEdit, QStyle, QTabBar, QWidget
-from test_gui_space import _scrolls_sideways, clipped, settle, shown_width
-from window_helpers import HANG_MS, example_window
-
-SIZES = [(1920, 1080), (1366, 768)]
+from test_gui_space import _scrolls_sideways, clipped, shown_width
+from window_helpers import HANG_MS, SIZES, settle, shown_example_window
 
 
 def combo_problems(root: QWidget, popups: bool = True) -> list[str]:
@@ -184,10 +182,7 @@ def inspector_problems(window) -> list[str]:
 
 @pytest.fixture
 def window(qtbot):
-    w = example_window(qtbot, SIZES[0])
-    settle()
-    yield w
-    w.shutdown_jobs()
+    yield from shown_example_window(qtbot)
 
 
 def each_page(window):

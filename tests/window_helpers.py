@@ -1,11 +1,12 @@
-"""What several window tests do alike: open the example session in a main window, cancel the demo
-engine part way through a long count."""
+"""What several window tests do alike: open the example session in a main window, let it settle, cancel
+the demo engine part way through a long count."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 HANG_MS = 60_000        # stops a test that hangs; waits end when what they wait for happens
+SIZES = [(1920, 1080), (1366, 768)]     # the screens the layout tests check: full HD and a small laptop
 
 
 def cancel_demo_partway(window, qtbot) -> None:
@@ -34,3 +35,19 @@ def example_window(qtbot, size: tuple[int, int] | None = None):
         w.resize(*size)
     w.show()
     return w
+
+
+def settle() -> None:
+    """Let Qt lay out and paint what is pending (a few rounds: a layout change can queue another)."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(6):
+        QApplication.processEvents()
+
+
+def shown_example_window(qtbot, size: tuple[int, int] = SIZES[0]):
+    """A fixture's body (`yield from`): the example window at `size`, laid out; its jobs stopped after."""
+    w = example_window(qtbot, size)
+    settle()
+    yield w
+    w.shutdown_jobs()
