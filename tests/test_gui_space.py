@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QCheckBox, QHeaderView, QLabel,
                                QScrollArea, QWidget)
-from window_helpers import HANG_MS, SIZES, settle, shown_example_window
+from window_helpers import HANG_MS, SIZES, settle, show_every_view, shown_example_window
 
 
 @pytest.fixture
@@ -82,12 +82,7 @@ def clipped(root: QWidget) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_no_text_is_clipped_on_any_tab(window, qtbot, size):
-    window.resize(*size)
-    window.open_run("r2")                            # the stepper with its program loaded
-    stepper = window.panels["simulate"].stepper
-    qtbot.waitUntil(lambda: stepper.replay is not None, timeout=HANG_MS)
-    window.compare(["r3", "r4"])                     # the Compare tab too
-    settle()
+    show_every_view(window, qtbot, size)             # the stepper with its program loaded, Compare too
     problems = {}
     for i in range(window.tabs.count()):
         window.tabs.setCurrentIndex(i)

@@ -15,7 +15,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLineEdit, QStyle, QTabBar, QWidget
 from test_gui_space import _scrolls_sideways, clipped, shown_width
-from window_helpers import HANG_MS, SIZES, settle, shown_example_window
+from window_helpers import SIZES, settle, show_every_view, shown_example_window
 
 
 def combo_problems(root: QWidget, popups: bool = True) -> list[str]:
@@ -212,12 +212,7 @@ def each_page(window):
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_no_combo_tick_or_number_is_cut_on_any_tab(window, qtbot, size):
-    window.resize(*size)
-    window.open_run("r2")                            # the stepper with its program loaded
-    stepper = window.panels["simulate"].stepper
-    qtbot.waitUntil(lambda: stepper.replay is not None, timeout=HANG_MS)
-    window.compare(["r3", "r4"])
-    settle()
+    stepper = show_every_view(window, qtbot, size)   # the stepper with its program loaded, Compare too
     problems = {}
     for name in each_page(window):
         cut = combo_problems(window) + tick_problems(window) + tab_problems(window) + clipped(window)
