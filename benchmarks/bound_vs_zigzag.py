@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 WORD_BITS = 16
@@ -205,14 +205,36 @@ def zigzag_arguments(ap: argparse.ArgumentParser, cache: str, timeout: float) ->
     ap.add_argument("--zigzag-worker", action="store_true", help=argparse.SUPPRESS)
 
 
+def parse_or_work(ap: argparse.ArgumentParser, cache: str, timeout: float,
+                  worker: Callable[[], None]) -> argparse.Namespace | None:
+    """Add the shared options and read the command line; in worker mode (ZigZag's python running this
+    script) do the one job and give None."""
+    zigzag_arguments(ap, cache, timeout)
+    args = ap.parse_args()
+    if args.zigzag_worker:
+        worker()
+        return None
+    return args
+
+
+def read_cache(path: Path) -> dict[str, Any]:
+    """ZigZag's results kept between runs (each takes minutes), by job key; empty before the first."""
+    return dict(json.loads(path.read_text())) if path.is_file() else {}
+
+
+def write_cache(path: Path, cache: dict[str, Any]) -> None:
+    """Written beside and renamed over, so a run stopped part way never leaves half a cache."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
+    os.replace(tmp, path)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--networks", default="resnet50,mobilenet_v1,googlenet")
     ap.add_argument("--memories", default="64,128,512", help="on-chip memory sizes in KiB (16-bit words)")
-    zigzag_arguments(ap, str(ROOT / "benchmarks" / "bound_vs_zigzag_cache.json"), 900.0)
-    args = ap.parse_args()
-    if args.zigzag_worker:
-        zigzag_worker()
+    args = parse_or_work(ap, str(ROOT / "benchmarks" / "bound_vs_zigzag_cache.json"), 900.0, zigzag_worker)
+    if args is None:
         return 0
 
     sys.path.insert(0, str(ROOT))
@@ -221,7 +243,7 @@ def main() -> int:
     from core.machine_load import LoadMeter, load_json, warn_if_busy
 
     cache_path = Path(args.cache)
-    cache: dict[str, Any] = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
+    cache = read_cache(cache_path)
     t_start = time.perf_counter()
     meter = LoadMeter()         # other work while ours (and ZigZag, per run below) were timed
     rows: list[dict[str, Any]] = []
@@ -252,9 +274,7 @@ def main() -> int:
                 zz_meter = LoadMeter()
                 cache[key] = _run_zigzag(args.zigzag_python, lj, words, args.lpf, args.timeout)
                 cache[key].update(load_json(zz_meter.stop()))
-                tmp = cache_path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
-                os.replace(tmp, cache_path)
+                write_cache(cache_path, cache)
             z = cache.get(key, {})
             row["zigzag"] = z.get("energy")
             row["zigzag_s"] = z.get("seconds")

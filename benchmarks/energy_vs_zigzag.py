@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -164,12 +163,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--networks", default="resnet18,vgg16")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bound_vs_zigzag import zigzag_arguments
+    from bound_vs_zigzag import parse_or_work, read_cache, write_cache
 
-    zigzag_arguments(ap, str(ROOT / "benchmarks" / "energy_vs_zigzag_cache.json"), 600.0)
-    args = ap.parse_args()
-    if args.zigzag_worker:
-        zigzag_worker()
+    args = parse_or_work(ap, str(ROOT / "benchmarks" / "energy_vs_zigzag_cache.json"), 600.0, zigzag_worker)
+    if args is None:
         return 0
 
     sys.path.insert(0, str(ROOT))
@@ -178,7 +175,7 @@ def main() -> int:
     target = DataflowTarget()
     arch = {k: v for k, v in target.to_json().items() if k != "kind"}
     cache_path = Path(args.cache)
-    cache: dict[str, Any] = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
+    cache = read_cache(cache_path)
     only = {v.strip() for v in args.only.split(",") if v.strip()}
     t_start = time.perf_counter()
     rows = _ours([n.strip() for n in args.networks.split(",") if n.strip()], target)
@@ -201,9 +198,7 @@ def main() -> int:
                                   args.timeout)
                 got["ox_unroll"] = ox
             cache[key] = got
-            tmp = cache_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
-            os.replace(tmp, cache_path)
+            write_cache(cache_path, cache)
         z = cache.get(key, {}) if wanted else {}
         row["zigzag_energy_pj"] = z.get("energy_pj")
         row["zigzag_latency_s"] = (z["latency_cycles"] / (target.clock_mhz * 1e6)

@@ -43,3 +43,16 @@ class FakeContext:
 
         run = self.project.start_run(engine)
         return self.project.finish_run(run.id, RunOutcome.from_json({"status": "finished", "result": result}, get_engine(engine)))
+
+
+def open_panel(qtbot, engine: str, context: FakeContext | None = None, size: tuple[int, int] | None = None):
+    """The engine's tab (its PANEL) on a fake window, kept alive by qtbot, resized when `size` is given."""
+    import importlib
+
+    from core.engine import get_engine
+
+    panel = importlib.import_module(f"gui.panels.{engine}").PANEL(get_engine(engine), context or FakeContext())
+    qtbot.addWidget(panel)
+    if size:
+        panel.resize(*size)
+    return panel

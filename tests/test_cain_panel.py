@@ -22,7 +22,7 @@ from core.scamp5.isa import register_names
 from core.scamp5.program import parse_program
 from core.scamp5.program_file import read_program
 from core.workload import FpspFilter, Scamp5Target
-from panel_context import FakeContext
+from panel_context import FakeContext, open_panel
 
 
 def _events(preset: str, max_nodes: int) -> list:
@@ -66,11 +66,7 @@ def ctx():
 
 @pytest.fixture
 def panel(qtbot, ctx):
-    from gui.panels.cain import PANEL
-
-    p = PANEL(get_engine("cain"), ctx)
-    qtbot.addWidget(p)
-    return p
+    return open_panel(qtbot, "cain", ctx)
 
 
 # ------------------------------------------------------------------ settings binding

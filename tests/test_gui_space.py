@@ -8,25 +8,14 @@ from __future__ import annotations
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QApplication, QCheckBox, QHeaderView, QLabel,
+from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QCheckBox, QHeaderView, QLabel,
                                QScrollArea, QWidget)
-from window_helpers import example_window
-
-SIZES = [(1920, 1080), (1366, 768)]
-HANG_MS = 60_000
+from window_helpers import HANG_MS, SIZES, settle, show_every_view, shown_example_window
 
 
 @pytest.fixture
 def window(qtbot):
-    w = example_window(qtbot, SIZES[0])
-    settle()
-    yield w
-    w.shutdown_jobs()
-
-
-def settle() -> None:
-    for _ in range(6):
-        QApplication.processEvents()
+    yield from shown_example_window(qtbot)
 
 
 # ---------------------------------------------------------------- what "clipped" means
@@ -93,12 +82,7 @@ def clipped(root: QWidget) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_no_text_is_clipped_on_any_tab(window, qtbot, size):
-    window.resize(*size)
-    window.open_run("r2")                            # the stepper with its program loaded
-    stepper = window.panels["simulate"].stepper
-    qtbot.waitUntil(lambda: stepper.replay is not None, timeout=HANG_MS)
-    window.compare(["r3", "r4"])                     # the Compare tab too
-    settle()
+    show_every_view(window, qtbot, size)             # the stepper with its program loaded, Compare too
     problems = {}
     for i in range(window.tabs.count()):
         window.tabs.setCurrentIndex(i)

@@ -2,6 +2,7 @@
 nothing; the bound tab's cost objective is chosen with the keyboard and runs."""
 
 import os
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -13,7 +14,7 @@ from core.bound.engine import ENGINE
 from core.kinds import kinds
 from core.workload import CnnNetwork, DataflowTarget
 from gui.library_dock import LibraryBrowser
-from panel_context import FakeContext
+from panel_context import FakeContext, open_panel
 
 
 @pytest.fixture
@@ -34,14 +35,16 @@ def test_every_target_kind_opens_with_every_field_unchanged(browser, kind):
     assert browser.project.entry("targets", tid).value == item
 
 
-def test_cost_objective_by_keyboard(qtbot):
-    from gui.panels.bound import PANEL
-
+def _bound_tab(qtbot) -> tuple[FakeContext, Any]:
+    """The bound tab with LeNet-5 on the default accelerator chosen."""
     ctx = FakeContext()
     ctx.use("bound", "workloads", "LeNet-5", CnnNetwork("lenet5"))
     ctx.use("bound", "targets", "acc", DataflowTarget())
-    panel = PANEL(ENGINE, ctx)
-    qtbot.addWidget(panel)
+    return ctx, open_panel(qtbot, "bound", ctx)
+
+
+def test_cost_objective_by_keyboard(qtbot):
+    ctx, panel = _bound_tab(qtbot)
     box = panel.objective
     assert isinstance(box, QComboBox) and box.currentText() == "least off-chip traffic"
     box.setFocus()
@@ -54,13 +57,8 @@ def test_cost_objective_by_keyboard(qtbot):
 
 def test_the_bound_tab_shows_the_costed_totals(qtbot):
     from core.jobs import CancelToken, FinalResult
-    from gui.panels.bound import PANEL
 
-    ctx = FakeContext()
-    ctx.use("bound", "workloads", "LeNet-5", CnnNetwork("lenet5"))
-    ctx.use("bound", "targets", "acc", DataflowTarget())
-    panel = PANEL(ENGINE, ctx)
-    qtbot.addWidget(panel)
+    ctx, panel = _bound_tab(qtbot)
     events = list(ENGINE.run(ctx.project.request("bound"), CancelToken()))
     assert isinstance(events[-1], FinalResult)
     r = events[-1].data

@@ -12,17 +12,12 @@ from PySide6.QtTest import QTest
 from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken, run_foreground
 from core.workload import MeritTransformWorkload
-from panel_context import FakeContext
+from panel_context import open_panel
 
 
 @pytest.fixture
 def panel(qtbot):
-    from gui.panels.merit import PANEL
-
-    p = PANEL(get_engine("merit"), FakeContext())
-    qtbot.addWidget(p)
-    p.resize(1100, 800)
-    return p
+    return open_panel(qtbot, "merit", size=(1100, 800))
 
 
 def test_typed_network_and_picked_target_are_the_settings(panel):

@@ -13,7 +13,7 @@ from core.merit.result import MeritResult
 from core.jobs import CancelToken, FinalResult
 from core.merit.engine import MAX_ALUS, MAX_SEED
 from core.workload import MeritTransformWorkload
-from panel_context import FakeContext
+from panel_context import FakeContext, open_panel
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +25,7 @@ def events():
 
 @pytest.fixture
 def panel(qtbot):
-    from gui.panels.merit import PANEL
-
-    p = PANEL(get_engine("merit"), FakeContext())
-    qtbot.addWidget(p)
-    p.resize(1100, 800)
-    return p
+    return open_panel(qtbot, "merit", size=(1100, 800))
 
 
 # Every setting away from its default, at the edges of what the engine accepts, with a network that

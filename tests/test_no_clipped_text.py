@@ -14,10 +14,8 @@ import pytest
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLineEdit, QStyle, QTabBar, QWidget
-from test_gui_space import _scrolls_sideways, clipped, settle, shown_width
-from window_helpers import HANG_MS, example_window
-
-SIZES = [(1920, 1080), (1366, 768)]
+from test_gui_space import _scrolls_sideways, clipped, shown_width
+from window_helpers import SIZES, settle, show_every_view, shown_example_window
 
 
 def combo_problems(root: QWidget, popups: bool = True) -> list[str]:
@@ -184,10 +182,7 @@ def inspector_problems(window) -> list[str]:
 
 @pytest.fixture
 def window(qtbot):
-    w = example_window(qtbot, SIZES[0])
-    settle()
-    yield w
-    w.shutdown_jobs()
+    yield from shown_example_window(qtbot)
 
 
 def each_page(window):
@@ -217,12 +212,7 @@ def each_page(window):
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_no_combo_tick_or_number_is_cut_on_any_tab(window, qtbot, size):
-    window.resize(*size)
-    window.open_run("r2")                            # the stepper with its program loaded
-    stepper = window.panels["simulate"].stepper
-    qtbot.waitUntil(lambda: stepper.replay is not None, timeout=HANG_MS)
-    window.compare(["r3", "r4"])
-    settle()
+    stepper = show_every_view(window, qtbot, size)   # the stepper with its program loaded, Compare too
     problems = {}
     for name in each_page(window):
         cut = combo_problems(window) + tick_problems(window) + tab_problems(window) + clipped(window)

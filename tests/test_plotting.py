@@ -9,6 +9,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import math
 
+from window_helpers import dark_palette
+
 # Waits end when what they wait for happens; this only stops a test that hangs.
 HANG_MS = 30_000
 
@@ -160,31 +162,18 @@ def test_the_legend_sits_outside_the_data(qtbot) -> None:
 
 
 def test_plots_follow_a_dark_palette(qtbot) -> None:
-    from PySide6.QtGui import QColor, QPalette
-    from PySide6.QtWidgets import QApplication
-
     from gui.plotting import LivePlot, theme
 
-    app = QApplication.instance()
-    old = app.palette()
     light = LivePlot()
     qtbot.addWidget(light)
     assert light.backgroundBrush().color().name() == "#ffffff" and not theme().dark
-    dark = QPalette()
-    dark.setColor(QPalette.ColorRole.Window, QColor(40, 40, 40))
-    dark.setColor(QPalette.ColorRole.Base, QColor(25, 25, 25))
-    dark.setColor(QPalette.ColorRole.Text, QColor(220, 220, 220))
-    dark.setColor(QPalette.ColorRole.WindowText, QColor(220, 220, 220))
-    app.setPalette(dark)
-    try:
+    with dark_palette():
         plot = LivePlot(title="t", x_label="x")
         qtbot.addWidget(plot)
         assert theme().dark and plot.backgroundBrush().color().lightness() < 60
         assert plot.getAxis("bottom").textPen().color().lightness() > 180
         # a palette change re-themes live plots (waited for, not given 10 ms that a busy machine may not have)
         qtbot.waitUntil(lambda: light.backgroundBrush().color().lightness() < 60, timeout=HANG_MS)
-    finally:
-        app.setPalette(old)
 
 
 def test_grid_lines_are_opaque_blends_drawn_under_the_data(qtbot) -> None:

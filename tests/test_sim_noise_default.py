@@ -21,7 +21,7 @@ from core.simulate import engine as sim
 from core.simulate import replay as replays
 from core.simulate.result import SimulateResult
 from core.workload import Scamp5Target
-from panel_context import FakeContext
+from panel_context import FakeContext, open_panel
 
 TABLE2 = str(Path(__file__).resolve().parents[1] / "assets/programs/analognet2_cain_table2.txt")
 
@@ -36,13 +36,9 @@ def _result(**settings: Any) -> SimulateResult:
 
 @pytest.fixture
 def panel(qtbot):
-    from gui.panels.simulate import PANEL
-
     ctx = FakeContext()
     ctx.use("simulate", "targets", "SCAMP-5 32x32", Scamp5Target(6, 32))
-    p = PANEL(get_engine("simulate"), ctx)
-    qtbot.addWidget(p)
-    return p
+    return open_panel(qtbot, "simulate", ctx)
 
 
 def test_the_window_defaults_to_per_operation_and_labels_the_emulator_an_upper_bound(panel):

@@ -21,7 +21,7 @@ from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken
 from core.project import Run
 from core.workload import FpspFilter, Scamp5Target
-from panel_context import FakeContext
+from panel_context import FakeContext, open_panel
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE2 = str(REPO / "assets/programs/analognet2_cain_table2.txt")
@@ -40,11 +40,7 @@ def ctx():
 
 @pytest.fixture
 def panel(qtbot, ctx):
-    from gui.panels.simulate import PANEL
-
-    p = PANEL(get_engine("simulate"), ctx)
-    qtbot.addWidget(p)
-    return p
+    return open_panel(qtbot, "simulate", ctx)
 
 
 def _events(settings: dict[str, Any], size: int = 32, workload: Any = None):

@@ -18,6 +18,7 @@ from sims.scamp5 import step_effects
 from sims.scamp5.bus import NEWS, expand
 from sims.scamp5.simulator import simulate
 from tests import stepper_fixtures
+from window_helpers import dark_palette
 
 replay = stepper_fixtures.replay        # the fixtures, shared with the other stepper tests
 stepper = stepper_fixtures.stepper
@@ -232,20 +233,9 @@ def test_gif_and_png_strip_exports_are_valid(stepper, tmp_path: Path) -> None:
 
 
 def test_dark_palette_is_honoured(qtbot, replay) -> None:
-    from PySide6.QtGui import QColor, QPalette
-    from PySide6.QtWidgets import QApplication
-
     from gui.panels.simulate.stepper import Scamp5Stepper
 
-    app = QApplication.instance()
-    old = app.palette()
-    dark = QPalette()
-    dark.setColor(QPalette.ColorRole.Window, QColor(40, 40, 40))
-    dark.setColor(QPalette.ColorRole.Base, QColor(30, 30, 30))
-    dark.setColor(QPalette.ColorRole.WindowText, QColor(230, 230, 230))
-    dark.setColor(QPalette.ColorRole.Text, QColor(230, 230, 230))
-    app.setPalette(dark)
-    try:
+    with dark_palette():
         st = Scamp5Stepper()
         qtbot.addWidget(st)
         st.load(replay)
@@ -253,8 +243,6 @@ def test_dark_palette_is_honoured(qtbot, replay) -> None:
         zero = int(st.canvas.tiles["A"].image.lut[128])                 # ARGB of a zero PE
         assert sum((zero >> k) & 0xFF for k in (0, 8, 16)) < 3 * 80      # zero is dark, not white
         assert st.canvas.tiles["B"].image.qimage.pixelColor(0, 0).lightness() < 80   # B is all 0 at step 0
-    finally:
-        app.setPalette(old)
 
 
 def test_open_in_stepper_is_one_click_from_the_window(qtbot) -> None:

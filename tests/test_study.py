@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 import os
 import signal
 import threading
@@ -30,18 +29,11 @@ from core.project import Project
 from core.study import results_file, spec
 from core.study.analysis import pareto_front
 from core.study.runner import StudyRunner, parse_cluster
+from study_helpers import CAIN_STUDY, loopback_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CAIN = {
-    "name": "test", "engine": "cain",
-    "workload": {"generate": "random_kernels", "count": 1, "seed": 1},
-    "target": {"kind": "scamp5", "registers": 6},
-    # a node budget, not a time budget: the same programs however fast or loaded the machine (time_s only guards)
-    "settings": {"time_s": 120.0, "max_nodes": 1000, "workers": 1, "seed_share": 0.0},
-    "axes": [{"param": "workload.seed", "values": [1, 2]}, {"param": "settings.mode", "values": ["cain", "auke"]}],
-    "metrics": ["length", "nodes_explored", {"name": "kernels", "path": "kernel_names[0]"}],
-}
+CAIN = CAIN_STUDY
 
 
 def study(doc: dict[str, Any], tmp_path: Path | None = None) -> spec.Study:
@@ -190,17 +182,8 @@ def test_add_finished_run_checks_the_result_like_any_run():
 # ================================================================ on a Dask cluster
 @pytest.fixture(scope="module")
 def scheduler():
-    """A two-process cluster on loopback, as `dask scheduler` + `dask worker` would give (a dead
-    worker's task is failed at once, as the runner's own local clusters do)."""
-    import dask
-    from distributed import LocalCluster
-
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.worker.daemon": False}):
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, silence_logs=logging.CRITICAL,
-                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
-    yield cluster.scheduler_address
-    cluster.close()
+    """A two-process cluster on loopback."""
+    yield from loopback_cluster(2)
 
 
 @pytest.mark.slow

@@ -8,16 +8,10 @@ import json
 import psutil
 import pytest
 from PySide6.QtWidgets import QMessageBox
+from study_helpers import CAIN_STUDY
 
-STUDY = {
-    "name": "panel test", "engine": "cain",
-    "workload": {"generate": "random_kernels", "count": 1, "seed": 1},
-    "target": {"kind": "scamp5", "registers": 6},
-    # a node budget, not a time budget: every point finds its program however loaded the machine
-    "settings": {"time_s": 120.0, "max_nodes": 1000, "workers": 1, "seed_share": 0.0},
-    "axes": [{"param": "workload.seed", "values": [1, 2]}, {"param": "settings.mode", "values": ["cain", "auke"]}],
-    "metrics": ["length", "nodes_explored"],
-}
+# a node budget, not a time budget: every point finds its program however loaded the machine
+STUDY = {**CAIN_STUDY, "name": "panel test", "metrics": ["length", "nodes_explored"]}
 
 
 @pytest.fixture

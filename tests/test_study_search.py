@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from core.errors import InputError
 from core.study import results_file, search, spec
 from core.study.runner import StudyRunner
+from study_helpers import loopback_cluster
 
 GRID = {"name": "bound search", "engine": "bound",
         "workload": {"kind": "conv_layers", "layers": ["Ci=8,Hi=12,Wi=12,Co=8,Hk=3,pad=1"]},
@@ -77,15 +77,7 @@ def test_the_front_keeps_what_nothing_beats_and_its_hypervolume_counts_it():
 def one_worker():
     """One worker thread: the sampler sees each result before its next proposal, so a seed gives the
     same points every time (with more slots, which point ends first is up to the machine)."""
-    import dask
-    from distributed import LocalCluster
-
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.worker.daemon": False}):
-        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, silence_logs=logging.CRITICAL,
-                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
-    yield cluster.scheduler_address
-    cluster.close()
+    yield from loopback_cluster(1)
 
 
 def _points(path: Path) -> list[dict[str, Any]]:

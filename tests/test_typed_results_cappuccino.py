@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 
 import pytest
 
-from tests.typed_results import assert_plain_json
+from tests.typed_results import assert_reads_back
 
 from core.cappuccino import engine as cappuccino_engine
 from core.cappuccino import synth, synth_run
@@ -38,12 +37,7 @@ def _run(monkeypatch, *argv: str):
 
 
 def _reads_back(r: CappuccinoResult) -> None:
-    stored = r.to_json()
-    assert_plain_json(stored)
-    again = type(r).from_json(stored)
-    assert again.to_json() == stored
-    assert again == r                              # tuples where the type says tuple, as from_json builds
-    assert json.loads(json.dumps(stored)) == stored
+    assert_reads_back(r, same_value=True)
 
 
 def test_uncompiled_run_builds_its_result_and_reads_back(monkeypatch, tmp_path):

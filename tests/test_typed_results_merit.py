@@ -4,12 +4,11 @@ and session boundaries), and the stored JSON stays what it was."""
 from __future__ import annotations
 
 import inspect
-import json
 from typing import Any
 
 import pytest
 
-from tests.typed_results import assert_plain_json
+from tests.typed_results import assert_reads_back
 
 from core.engine import JobRequest, get_engine
 from core.jobs import CancelToken, run_foreground
@@ -42,10 +41,7 @@ def test_the_engine_yields_its_typed_result_and_its_json_reads_back_unchanged(mo
     monkeypatch.undo()
     assert type(r) is MeritResult
     assert (r.codegen is not None) == settings["codegen"]
-    stored = r.to_json()
-    assert_plain_json(stored)
-    assert json.loads(json.dumps(stored, allow_nan=False)) == stored
-    assert type(r).from_json(stored).to_json() == stored
+    stored = assert_reads_back(r)
     assert list(stored) == [f for f in MeritResult.__dataclass_fields__ if f in stored]      # field order kept
 
 

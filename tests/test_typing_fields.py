@@ -263,13 +263,19 @@ def _kernel_size(run, key: str, editor) -> int:
 
 
 # ---------------------------------------------------------------- the issue's two cases, as found
+def _open_target(window, engine: str, tid: str, key: str):
+    """The engine's tab current with target `tid` its choice and open in the library editor; the
+    editor's field for `key`."""
+    window.set_current_engine(engine)
+    window.project.choose(engine, "targets", tid)
+    window.library.select("targets", tid)
+    return window.library.editor.binding.widget(key)
+
+
 def test_256_kib_into_on_chip_memory_is_262144_bytes_and_the_name_follows(window):
     project = window.project
-    window.set_current_engine("bound")
     tid = next(e.id for e in project.targets if e.name == "Accelerator, 64 KiB")
-    project.choose("bound", "targets", tid)
-    window.library.select("targets", tid)
-    field = window.library.editor.binding.widget("memory_bytes")
+    field = _open_target(window, "bound", tid, "memory_bytes")
     type_into(field, "256 KiB")
     QTest.keyClick(field, Qt.Key.Key_Return)
     entry = project.entry("targets", tid)
@@ -294,12 +300,9 @@ def test_256_kib_into_on_chip_memory_is_262144_bytes_and_the_name_follows(window
 
 def test_a_refused_target_bandwidth_blocks_run_until_fixed(window):
     project = window.project
-    window.set_current_engine("fcnnx")
     tid = next(e.id for e in project.targets if e.kind == "fpga")
-    project.choose("fcnnx", "targets", tid)
-    window.library.select("targets", tid)
+    field = _open_target(window, "fcnnx", tid, "bandwidth_gbps")
     editor = window.library.editor
-    field = editor.binding.widget("bandwidth_gbps")
     before = project.entry("targets", tid).value.bandwidth_gbps
     runs = len(project.runs)
     type_into(field, "-5")
