@@ -272,10 +272,10 @@ def test_editor_edit_reaches_project_and_undo_redraws(browser):
     spin.setValue(4096)
     assert p.entry("targets", t.id).value.memory_bytes == 4096
     row = [e.id for e in p.targets].index(t.id)
-    assert _rows(browser, "targets")[row][2].startswith("4096 B")
+    assert _rows(browser, "targets")[row][2].startswith("4 KiB on chip")
     p.undo()
     assert spin.value() == 65536 and p.entry("targets", t.id).value == DataflowTarget()
-    assert _rows(browser, "targets")[row][2].startswith("65536 B")
+    assert _rows(browser, "targets")[row][2].startswith("64 KiB on chip")
 
     k = next(e for e in p.workloads if e.kind == "kernels")
     browser.select("workloads", k.id)
