@@ -1,6 +1,9 @@
 """The Targets panel: one network on every target of the library (core.comparison), a row per target
 with each total against its limit, the best on each metric highlighted, and each target's per-layer
-time as a stacked bar. The comparison runs in a background thread; rows appear as parts finish;
+time as a stacked bar. The comparison runs in a background thread that never touches a Qt object:
+it puts rows and the end into a plain queue that a timer of the panel drains on the UI thread (a
+panel deleted mid-run leaves the thread writing to a queue nobody reads, not to a freed widget);
+rows appear as parts finish;
 Cancel stops it between parts. The table exports as CSV (values, limits, % of the limit, measured or
 modelled), the plots as PNG or SVG. Under the table, sub-tabs hold each target's per-layer time and
 energy as stacked bars and a roofline: every target's layers as points (MACs per off-chip byte
@@ -14,13 +17,14 @@ from __future__ import annotations
 
 import csv
 import io
+import queue
 import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
@@ -70,8 +74,8 @@ def network_choices(project: Project) -> list[tuple[str, str]]:
 class TargetsPanel(QWidget):
     """Compare one network on the library's targets."""
 
-    row_ready = Signal(object)          # a ComparisonRow, from the worker thread
-    done = Signal(object)               # the Comparison, or the error in words
+    row_ready = Signal(object)          # a ComparisonRow, emitted on the UI thread as the inbox drains
+    done = Signal(object)               # the Comparison, or the error in words (UI thread)
 
     def __init__(self, project: Project, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -80,6 +84,14 @@ class TargetsPanel(QWidget):
         self.comparison: Comparison | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()  # Cancel: asked by the comparison before each part
+        # what the worker thread hands over ("row", ComparisonRow) / ("done", result); drained by _drain
+        self._inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._drain_timer = QTimer(self)
+        self._drain_timer.setInterval(50)
+        self._drain_timer.timeout.connect(self._drain)
+        stop_flag = self._stop
+        # a panel deleted with a comparison on its way: no further part starts (the thread sees the flag)
+        self.destroyed.connect(lambda *_: stop_flag.set())
         self.workers: int | None = None  # parts at once (None: as many as the machine's cores)
         self.bars = 0                   # targets drawn in the time bars
         self.energy_bars = 0            # targets drawn in the energy bars (those with an energy model)
@@ -176,7 +188,7 @@ class TargetsPanel(QWidget):
         return [TargetItem(e.name, e.value) for e in self.project.entries("targets")]
 
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return (self._thread is not None and self._thread.is_alive()) or self._drain_timer.isActive()
 
     def start(self) -> None:
         if self.running():
@@ -199,21 +211,35 @@ class TargetsPanel(QWidget):
         self.export_table_button.setEnabled(False)
         self.export_plot_button.setEnabled(False)
         self.status.setText(f"Costing {self.network.currentText()} on {len(targets)} target(s)...")
-        stop = self._stop = threading.Event()
+        stop = self._stop          # the same flag the panel's deletion sets
+        stop.clear()
+        inbox = self._inbox = queue.SimpleQueue()
+        workers = self.workers
 
-        def work() -> None:
+        def work() -> None:     # touches no Qt object: only the queue and the stop flag
             try:
-                result: Any = compare(source, targets, budgets, on_row=self.row_ready.emit, workers=self.workers,
-                                      cancelled=stop.is_set)
+                result: Any = compare(source, targets, budgets, on_row=lambda row: inbox.put(("row", row)),
+                                      workers=workers, cancelled=stop.is_set)
             except Exception as exc:    # an input error or a fault: said in words in the panel
                 result = str(getattr(exc, "message", exc))
-            try:
-                self.done.emit(result)
-            except RuntimeError:        # the panel went (the window closed): nobody to tell
-                pass
+            inbox.put(("done", result))
 
         self._thread = threading.Thread(target=work, name="targets-comparison", daemon=True)
         self._thread.start()
+        self._drain_timer.start()
+
+    def _drain(self) -> None:
+        """Hand the worker's rows and end to the panel, on the UI thread."""
+        while True:
+            try:
+                what, data = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if what == "row":
+                self.row_ready.emit(data)
+            else:
+                self._drain_timer.stop()
+                self.done.emit(data)
 
     def cancel(self) -> None:
         """Stop the comparison between parts (a part already running finishes: engines are not interrupted)."""
@@ -225,11 +251,14 @@ class TargetsPanel(QWidget):
     def shutdown(self, wait_s: float = 30.0) -> bool:
         """Cancel and wait for the part in flight (the window's close); True when nothing runs any more."""
         thread = self._thread
-        if thread is None or not thread.is_alive():
-            return True
-        self._stop.set()
-        thread.join(wait_s)
-        return not thread.is_alive()
+        if thread is not None and thread.is_alive():
+            self._stop.set()
+            thread.join(wait_s)
+            if thread.is_alive():
+                return False
+        self._drain()                   # what the thread left: its last rows and its end
+        self._drain_timer.stop()
+        return True
 
     def export_csv(self, path: str | Path) -> None:
         """Write the finished comparison as CSV (whole or not at all)."""

@@ -142,3 +142,27 @@ def test_a_comparison_cancelled_before_it_starts_runs_no_part(held_parts) -> Non
     _started, _go, calls = held_parts
     c = comparison.compare("lenet5", comparison.default_targets(), cancelled=lambda: True)
     assert c.cancelled and c.rows == [] and calls == [] and c.to_json()["cancelled"] is True
+
+
+def test_a_panel_deleted_mid_comparison_is_never_written_to(qtbot, held_parts) -> None:
+    """The worker thread only fills a plain queue: deleting the panel while a part runs (a test's end,
+    a window torn down) neither crashes the process nor lets further parts start."""
+    import shiboken6
+
+    from core.project import Project
+    from gui.targets_panel import TargetsPanel
+
+    started, go, calls = held_parts
+    panel = TargetsPanel(Project.starter())
+    panel.workers = 1
+    _click(panel.run_button)
+    qtbot.waitUntil(started.is_set, timeout=HANG_MS)
+    thread, inbox = panel._thread, panel._inbox
+    assert thread is not None
+    shiboken6.delete(panel)                         # the C++ side goes now, the thread still holds its part
+    go.set()
+    thread.join(HANG_MS / 1000)
+    assert not thread.is_alive() and len(calls) == 1       # deleting the panel stopped the other parts
+    qtbot.wait(200)                                 # the freed panel's timer is gone with it: nothing drains
+    what = [inbox.get_nowait()[0] for _ in range(inbox.qsize())]
+    assert what[-1] == "done"
