@@ -29,24 +29,141 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.boards import BOARDS, board_resources  # noqa: E402
-from core.fcnnx.dse import explore_cnn, pareto  # noqa: E402
-from core.fcnnx.model import (LUT_ENGINE, EngineDesign, build_subgraphs, engine_resources,  # noqa: E402
-                              feature_blocks, stage_resources, subgraph_cycles)
+from core.boards import BOARDS, Board, board_resources  # noqa: E402
+from core.fcnnx.cost import design_cost  # noqa: E402
+from core.fcnnx.dse import DesignPoint, explore_cnn, pareto  # noqa: E402
+from core.fcnnx.model import (LUT_ENGINE, EngineDesign, alone_time, build_subgraphs,  # noqa: E402
+                              engine_resources, feature_blocks, stage_resources, subgraph_cycles, subgraph_loads)
 from core.nets import zoo  # noqa: E402
 from sims.fcnnx_des import planning_efficiency  # noqa: E402
 
 NETS = ["lenet5", "cifar10_quick", "scenelabel", "zfnet"]
 TOLERANCE = 0.25
-DEFAULT_PEER = "/tmp/scratch/fpgaconvnet-venv/bin/python"
+RESIDUAL = 0.02         # a time difference is explained when what the named terms leave is within 2 %
+PEERS = ("/work/scratch/fpgaconvnet/venv/bin/python", "/tmp/scratch/fpgaconvnet-venv/bin/python")
+DEFAULT_PEER = next((p for p in PEERS if Path(p).exists()), PEERS[0])
 KEYS = (("luts", "LUT"), ("ffs", "FF"), ("dsps", "DSP"), ("bram18k", "BRAM"))
 
-DRIVER = '"""Runs fpgaConvNet\'s layer models (and samo\'s rule-based optimiser) on layer specs from JSON."""\nimport importlib.util, json, sys, types\n\nif importlib.util.find_spec("torch") is None:          # torch is used only by the functional models\n    sys.modules["torch"] = types.ModuleType("torch")\n\nfrom fpgaconvnet.models.layers.hls.ConvolutionLayer import ConvolutionLayer\nfrom fpgaconvnet.models.layers import PoolingLayer\n\n\ndef make(spec):\n    f = spec.get("folding", {})\n    if spec["type"] == "conv":\n        layer = ConvolutionLayer(spec["filters"], spec["rows"], spec["cols"], spec["channels"],\n                                 coarse_in=f.get("coarse_in", 1), coarse_out=f.get("coarse_out", 1),\n                                 kernel_size=spec["k"], stride=spec["stride"], groups=spec["groups"],\n                                 pad=list(spec["pad"]), fine=f.get("fine", 1))\n    else:\n        layer = PoolingLayer(spec["rows"], spec["cols"], spec["channels"], coarse=f.get("coarse", 1),\n                             kernel_size=spec["k"], stride=spec["stride"], pad=list(spec["pad"]))\n    return layer\n\n\ndef conv_breakdown(layer):\n    m = layer.modules\n    ci, co, cg = layer.coarse_in, layer.coarse_out, layer.coarse_group\n    out = {"sliding_window": m["sliding_window"].rsc(), "conv": m["conv"].rsc(), "accum": m["accum"].rsc(),\n           "bias": m["bias"].rsc(), "fork": m["fork"].rsc()}\n    return {k: {r: int(v) for r, v in d.items()} for k, d in out.items()} | {"multiplicity": [ci, co, cg]}\n\n\ndef report(name, layer, spec):\n    r = {k: int(v) for k, v in layer.resource().items()}\n    d = {"name": name, "type": spec["type"], "resources": r, "latency_cycles": float(layer.latency()),\n         "rows_out": int(layer.rows_out()), "cols_out": int(layer.cols_out())}\n    if spec["type"] == "conv":\n        d["folding"] = {"coarse_in": layer.coarse_in, "coarse_out": layer.coarse_out, "fine": layer.fine}\n        d["modules"] = conv_breakdown(layer)\n    else:\n        d["folding"] = {"coarse": layer.coarse_in}\n    return d\n\n\ndef samo_optimum(net, platform, clock_mhz):\n    from samo.model import Network, Partition\n    from samo.backend.fpgaconvnet.node import FPGAConvNetWrapper\n    from samo.optimiser.rule import RuleBased\n    ref = Partition()\n    ref.platform = platform\n    ref.freq = clock_mhz\n    prev = None\n    for spec in net["layers"]:\n        ref.add_node(spec["name"], hw=FPGAConvNetWrapper(make(dict(spec, folding={})), batch_size=1))\n        if prev is not None:\n            ref.add_edge(prev, spec["name"])\n        prev = spec["name"]\n    network = Network(ref)\n    network.batch_size = 1\n    network.enable_reconf = False\n    network.objective = "throughput"\n    for p in network.partitions:\n        p.reset()\n    if not network.check_constraints():\n        return {"feasible": False, "why": "the design with every folding factor 1 does not fit the device"}\n    opt = RuleBased(network)\n    opt.optimise()\n    part = opt.network.partitions[0]\n    layers = [report(n, part.nodes[n]["hw"].layer, s) for n, s in zip(part.nodes, net["layers"])]\n    tot = part.eval_resource()\n    lat = part.eval_latency()\n    return {"feasible": True, "layers": layers, "resources": {k: int(v) for k, v in tot.items()},\n            "latency_cycles": float(lat), "fps": clock_mhz * 1e6 / lat}\n\n\ndef main():\n    req = json.load(open(sys.argv[1]))\n    out = []\n    for net in req["nets"]:\n        res = {"name": net["name"], "matched": None, "optimum": None}\n        if net.get("matched"):\n            layers = [report(s["name"], make(s), s) for s in net["layers"]]\n            tot = {k: sum(l["resources"][k] for l in layers) for k in ("LUT", "FF", "DSP", "BRAM")}\n            lat = max(l["latency_cycles"] for l in layers)\n            res["matched"] = {"layers": layers, "resources": tot, "latency_cycles": lat,\n                              "fps": req["clock_mhz"] * 1e6 / lat}\n        if net.get("optimise"):\n            res["optimum"] = samo_optimum(net, req["platform"], req["clock_mhz"])\n        out.append(res)\n    json.dump(out, sys.stdout)\n\n\nif __name__ == "__main__":\n    main()\n'
+DRIVER = r'''"""Runs fpgaConvNet's layer models (and samo's rule-based optimiser) on layer specs from JSON."""
+import importlib.util, json, sys, types
+
+if importlib.util.find_spec("torch") is None:          # torch is used only by the functional models
+    sys.modules["torch"] = types.ModuleType("torch")
+
+from fpgaconvnet.models.layers.hls.ConvolutionLayer import ConvolutionLayer
+from fpgaconvnet.models.layers import PoolingLayer
+
+
+def make(spec):
+    f = spec.get("folding", {})
+    if spec["type"] == "conv":
+        layer = ConvolutionLayer(spec["filters"], spec["rows"], spec["cols"], spec["channels"],
+                                 coarse_in=f.get("coarse_in", 1), coarse_out=f.get("coarse_out", 1),
+                                 kernel_size=spec["k"], stride=spec["stride"], groups=spec["groups"],
+                                 pad=list(spec["pad"]), fine=f.get("fine", 1))
+    else:
+        layer = PoolingLayer(spec["rows"], spec["cols"], spec["channels"], coarse=f.get("coarse", 1),
+                             kernel_size=spec["k"], stride=spec["stride"], pad=list(spec["pad"]))
+    return layer
+
+
+def conv_breakdown(layer):
+    m = layer.modules
+    ci, co, cg = layer.coarse_in, layer.coarse_out, layer.coarse_group
+    out = {"sliding_window": m["sliding_window"].rsc(), "conv": m["conv"].rsc(), "accum": m["accum"].rsc(),
+           "bias": m["bias"].rsc(), "fork": m["fork"].rsc()}
+    return {k: {r: int(v) for r, v in d.items()} for k, d in out.items()} | {"multiplicity": [ci, co, cg]}
+
+
+def report(name, layer, spec):
+    r = {k: int(v) for k, v in layer.resource().items()}
+    d = {"name": name, "type": spec["type"], "resources": r, "latency_cycles": float(layer.latency()),
+         "pipeline_depth_cycles": float(layer.pipeline_depth()),
+         "rows_out": int(layer.rows_out()), "cols_out": int(layer.cols_out())}
+    if spec["type"] == "conv":
+        d["folding"] = {"coarse_in": layer.coarse_in, "coarse_out": layer.coarse_out, "fine": layer.fine}
+        d["modules"] = conv_breakdown(layer)
+    else:
+        d["folding"] = {"coarse": layer.coarse_in}
+    return d
+
+
+def block_latencies(net, clock_mhz):
+    """samo's latency (Partition.eval_latency) of each block's layers, folded as given, as one partition."""
+    from samo.model import Partition
+    from samo.backend.fpgaconvnet.node import FPGAConvNetWrapper
+    specs = {s["name"]: s for s in net["layers"]}
+    out = []
+    for names in net["blocks"]:
+        part = Partition()
+        part.freq = clock_mhz
+        for i, n in enumerate(names):
+            part.add_node(n, hw=FPGAConvNetWrapper(make(specs[n]), batch_size=1))
+            if i:
+                part.add_edge(names[i - 1], n)
+        out.append({"layers": names, "latency_cycles": float(part.eval_latency())})
+    return out
+
+
+def samo_optimum(net, platform, clock_mhz):
+    from samo.model import Network, Partition
+    from samo.backend.fpgaconvnet.node import FPGAConvNetWrapper
+    from samo.optimiser.rule import RuleBased
+    ref = Partition()
+    ref.platform = platform
+    ref.freq = clock_mhz
+    prev = None
+    for spec in net["layers"]:
+        ref.add_node(spec["name"], hw=FPGAConvNetWrapper(make(dict(spec, folding={})), batch_size=1))
+        if prev is not None:
+            ref.add_edge(prev, spec["name"])
+        prev = spec["name"]
+    network = Network(ref)
+    network.batch_size = 1
+    network.enable_reconf = False
+    network.objective = "throughput"
+    for p in network.partitions:
+        p.reset()
+    if not network.check_constraints():
+        return {"feasible": False, "why": "the design with every folding factor 1 does not fit the device"}
+    opt = RuleBased(network)
+    opt.optimise()
+    part = opt.network.partitions[0]
+    layers = [report(n, part.nodes[n]["hw"].layer, s) for n, s in zip(part.nodes, net["layers"])]
+    tot = part.eval_resource()
+    lat = part.eval_latency()
+    return {"feasible": True, "layers": layers, "resources": {k: int(v) for k, v in tot.items()},
+            "latency_cycles": float(lat), "fps": clock_mhz * 1e6 / lat}
+
+
+def main():
+    req = json.load(open(sys.argv[1]))
+    out = []
+    for net in req["nets"]:
+        res = {"name": net["name"], "matched": None, "optimum": None}
+        if net.get("matched"):
+            layers = [report(s["name"], make(s), s) for s in net["layers"]]
+            tot = {k: sum(l["resources"][k] for l in layers) for k in ("LUT", "FF", "DSP", "BRAM")}
+            lat = max(l["latency_cycles"] for l in layers)
+            res["matched"] = {"layers": layers, "resources": tot, "latency_cycles": lat,
+                              "fps": req["clock_mhz"] * 1e6 / lat}
+            if net.get("blocks"):
+                res["matched"]["blocks"] = block_latencies(net, req["clock_mhz"])
+        if net.get("optimise"):
+            res["optimum"] = samo_optimum(net, req["platform"], req["clock_mhz"])
+        out.append(res)
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
+'''
 
 
 def _fine(k2: int, k: int, n_op: int) -> int:
@@ -103,6 +220,60 @@ def ours_per_layer(d: EngineDesign, clock_hz: float) -> dict[str, Any]:
     return {"layers": layers, "resources": total, "stage_resources": stages, "ii_cycles": ii, "fps": clock_hz / ii}
 
 
+def block_costs(d: EngineDesign, board: Board, bandwidth_bps: float) -> list[dict[str, Any]]:
+    """Our cost record per block (a conv and the pooling after it): each block of the matched design
+    as a design of its own with the same folding (one subgraph, so one row of core.fcnnx.cost's record,
+    its time as the f-CNNx engine reports it), with the terms of that time in cycles."""
+    blocks = feature_blocks(zoo.get(d.cnn))
+    clock = board.clock_mhz * 1e6
+    planning = bandwidth_bps * planning_efficiency()
+    out = []
+    for k in range(len(blocks)):
+        one = EngineDesign(d.cnn, [[k]], None, build_subgraphs(blocks, [[k]], None),
+                           [replace(d.stages[2 * k], position=0), replace(d.stages[2 * k + 1], position=0)])
+        loads = subgraph_loads(one, clock, planning)
+        point = DesignPoint(d.cnn, one, engine_resources(one), 0.0, loads, alone_time(loads, planning), 1,
+                            one.subgraphs[0].ops)
+        (row,) = design_cost(point, board, planning, bandwidth_bps).layers
+        ii_max, depth = subgraph_cycles(one, 0)
+        layers = [{"name": t.name, "ii_cycles": t.ii(sc.n_pe, sc.n_op)}
+                  for sc, tasks in zip(one.stages, one.stage_tasks()) for t in tasks]
+        out.append({"block": row.name, "layers": layers, "time_s": row.time_s.value, "ii_max_cycles": ii_max,
+                    "depth_cycles": depth, "traffic_s": loads[0].traffic_bytes / planning})
+    return out
+
+
+def padded_area_ratio(spec: dict[str, Any]) -> float:
+    """The positions fpgaConvNet's sliding window walks (the padded input) over those of the input."""
+    top, right, bottom, left = spec["pad"]
+    return (spec["rows"] + top + bottom) * (spec["cols"] + left + right) / (spec["rows"] * spec["cols"])
+
+
+def time_terms(ours: dict[str, Any], theirs: dict[str, Any], specs: dict[str, dict[str, Any]],
+               clock_hz: float) -> dict[str, Any]:
+    """Our block time against fpgaConvNet's (samo's partition latency of the block's layers), and the
+    difference as a product of named terms: (1 + diff) = (1 + fill)(1 + traffic)(1 + padded walk)(1 + residual).
+    * fill: our pipeline depth D over II_max (line-buffer fill of each stage, core.fcnnx.model.subgraph_cycles;
+      samo's latency at batch 1 is the slowest layer's interval alone);
+    * traffic: where the block's off-chip traffic at the planning bandwidth is longer than D (our record's
+      time is then the traffic's; fpgaConvNet's layer latency has no off-chip term);
+    * padded walk: our II_max over the slowest of our layers' intervals scaled by fpgaConvNet's padded
+      input positions (its sliding window walks the padded input; ours counts output positions);
+    * residual: what is left, our padded-walk interval against fpgaConvNet's latency."""
+    ours_s = ours["time_s"]
+    theirs_s = theirs["latency_cycles"] / clock_hz
+    ii, depth = ours["ii_max_cycles"], ours["depth_cycles"]
+    padded = max(layer["ii_cycles"] * padded_area_ratio(specs[layer["name"]]) for layer in ours["layers"])
+    terms = {"fill": depth / ii - 1, "traffic": ours_s / (depth / clock_hz) - 1, "padded walk": ii / padded - 1,
+             "residual": padded / theirs["latency_cycles"] - 1}
+    d = diff(ours_s, theirs_s)
+    explained = abs(d) <= TOLERANCE or abs(terms["residual"]) <= RESIDUAL
+    named = [f"{k} {100 * v:+.1f}%" for k, v in terms.items() if abs(v) >= 0.005 and k != "residual"]
+    return {"block": ours["block"], "ours_s": ours_s, "fpgaconvnet_s": theirs_s, "diff": d, "terms": terms,
+            "within": abs(d) <= TOLERANCE, "explained": explained,
+            "why": "; ".join(named) or "-", "residual": terms["residual"]}
+
+
 def run_peer(python: str, request: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, str]:
     if not python or not Path(python).exists():
         return None, f"fpgaConvNet's model is absent (no Python at {python or '(none given)'})"
@@ -120,6 +291,17 @@ def run_peer(python: str, request: dict[str, Any]) -> tuple[list[dict[str, Any]]
             tail = out.stderr.strip().splitlines()[-1:] or ["(no message)"]
             return None, f"fpgaConvNet's model failed (exit {out.returncode}): {tail[0]}"
         return json.loads(out.stdout), "fpgaConvNet's model ran (" + python + ")"
+
+
+def peer_versions(python: str) -> dict[str, str]:
+    """The peer's package versions, read through its own pip metadata (importlib.metadata)."""
+    code = ("import importlib.metadata as m, json; print(json.dumps({p: m.version(p) for p in "
+            "('fpgaconvnet-model', 'samo')}))")
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+        return dict(json.loads(out.stdout)) if out.returncode == 0 else {}
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return {}
 
 
 def diff(ours: float, theirs: float) -> float:
@@ -143,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     request = {"clock_mhz": board.clock_mhz,
                "platform": {"resources": {"LUT": avail["luts"], "FF": avail["ffs"], "DSP": avail["dsps"],
                                           "BRAM": avail["bram18k"]}, "bandwidth": 8 * bw_gbps, "reconf_time": 0.0},
-               "nets": [{"name": f"{n}/{lvl}", "matched": True, "optimise": False, "layers": layer_specs(d, True)}
+               "nets": [{"name": f"{n}/{lvl}", "matched": True, "optimise": False, "layers": layer_specs(d, True),
+                         "blocks": [[b.conv.name, *(p.name for p in b.pools)] for b in feature_blocks(zoo.get(n))]}
                         for (n, lvl), d in matched.items()]
                + [{"name": n, "matched": False, "optimise": True, "layers": layer_specs(matched[(n, "unit")], False)}
                   for n in nets]}
@@ -153,10 +336,26 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"board": board.name, "clock_mhz": board.clock_mhz, "bandwidth_gbps": bw_gbps,
                               "peer": peer_note, "peer_present": peer is not None, "tolerance": TOLERANCE,
                               "matched": [], "optimum": []}
+    report["versions"] = peer_versions(args.fpgaconvnet_python) if peer is not None else None
+    report["times"] = []
     for (n, lvl), d in matched.items():
         ours = ours_per_layer(d, clock)
         row: dict[str, Any] = {"cnn": n, "folding": lvl, "ours": ours}
         theirs = by_name.get(f"{n}/{lvl}", {}).get("matched")
+        blocks = block_costs(d, board, bw_gbps * 1e9)
+        trow: dict[str, Any] = {"cnn": n, "folding": lvl, "ours": blocks}
+        if theirs and "blocks" in theirs:
+            specs = {s["name"]: s for s in layer_specs(d, True)}
+            depth = {layer["name"]: layer["pipeline_depth_cycles"] for layer in theirs["layers"]}
+            trow["rows"] = []
+            for o, t in zip(blocks, theirs["blocks"]):
+                r = time_terms(o, t, specs, clock)
+                r["fpgaconvnet_with_depth_s"] = (t["latency_cycles"] + sum(depth[x] for x in t["layers"])) / clock
+                trow["rows"].append(r)
+            trow["ours_total_s"] = sum(o["time_s"] for o in blocks)
+            trow["fpgaconvnet_total_s"] = sum(t["latency_cycles"] for t in theirs["blocks"]) / clock
+            trow["diff"] = diff(trow["ours_total_s"], trow["fpgaconvnet_total_s"])
+        report["times"].append(trow)
         if theirs:
             row["fpgaconvnet"] = theirs
             row["diff"] = {k: diff(ours["resources"][k], theirs["resources"][f]) for k, f in KEYS}
@@ -209,6 +408,21 @@ def main(argv: list[str] | None = None) -> int:
                 pr = p["resources"]
                 line += f"   |  {pr['LUT']:6d} {pr['FF']:6d} {pr['DSP']:4d} {pr['BRAM']:5d} {p['latency_cycles']:9.0f}"
             print(line)
+    print("\nTime per block (a conv and its pooling) at matched folding: our cost record's row (core.fcnnx.cost; "
+          "the block as a design of its own) against fpgaConvNet's latency of the block's layers (samo's "
+          "Partition.eval_latency), in microseconds; fcn+D adds fpgaConvNet's own pipeline depths. The difference "
+          "is the product of the named terms (fill: our pipeline depth; traffic: off-chip time longer than D; "
+          "padded walk: fpgaConvNet's sliding window walks the padded input) and a residual:")
+    for trow in report["times"]:
+        if "rows" not in trow:
+            continue
+        for r in trow["rows"]:
+            flag = "yes" if r["within"] else ("explained" if r["explained"] else "NO")
+            print(f"  {trow['cnn']:14} {trow['folding']:9} {r['block']:11} {1e6 * r['ours_s']:12.2f} "
+                  f"{1e6 * r['fpgaconvnet_s']:12.2f} {1e6 * r['fpgaconvnet_with_depth_s']:12.2f} "
+                  f"{100 * r['diff']:+6.1f}%  {flag:9}  {r['why']}; residual {100 * r['residual']:+.1f}%")
+        print(f"  {trow['cnn']:14} {trow['folding']:9} {'sum':11} {1e6 * trow['ours_total_s']:12.2f} "
+              f"{1e6 * trow['fpgaconvnet_total_s']:12.2f} {'':12} {100 * trow['diff']:+6.1f}%")
     print("\nEach tool's optimum (ours: fastest f-CNNx DSE point; fpgaConvNet: samo rule-based, one partition):")
     for row in report["optimum"]:
         o = row["ours"]
@@ -231,6 +445,12 @@ def main(argv: list[str] | None = None) -> int:
         ok = all(all(row["within"].values()) for row in report["matched"] if "within" in row)
         print(f"\nresources within {TOLERANCE:.0%} of fpgaConvNet's model on every network and folding: "
               f"{'PASS' if ok else 'FAIL'}")
+        rows = [r for trow in report["times"] for r in trow.get("rows", [])]
+        ok = all(r["explained"] for r in rows)
+        print(f"time per block within {TOLERANCE:.0%} of fpgaConvNet's, or explained by the named terms to within "
+              f"{RESIDUAL:.0%}: {'PASS' if ok else 'FAIL'} ({sum(r['within'] for r in rows)} of {len(rows)} within; "
+              f"fpgaconvnet-model {(report['versions'] or {}).get('fpgaconvnet-model', '?')}, samo "
+              f"{(report['versions'] or {}).get('samo', '?')})")
     return 0
 
 
