@@ -546,8 +546,8 @@ class DataflowTarget(_SchemaTarget):
         "gbuf_read_pj": energy_field("Buffer read", GBUF_PJ, "Energy per word read from the global buffer "
                                      "(default: 6 MACs, Eyeriss's ratio)"),
         "gbuf_write_pj": energy_field("Buffer write", GBUF_PJ, "Energy per word written to the global buffer"),
-        "rf_bytes": bytes_field("Register file", DATAFLOW_RF_BYTES, "Register file per PE (default: Eyeriss's "
-                                "512 B)"),
+        "rf_bytes": bytes_field("Register file", DATAFLOW_RF_BYTES, "Register file per PE: it holds the PE's "
+                                "partial sums, so dataflows needing more are not chosen (default: Eyeriss's 512 B)"),
         "rf_read_pj": energy_field("Register read", RF_PJ, "Energy per word read from a PE's registers "
                                    "(default: 1 MAC, Eyeriss's ratio)"),
         "rf_write_pj": energy_field("Register write", RF_PJ, "Energy per word written to a PE's registers"),
@@ -566,6 +566,11 @@ class DataflowTarget(_SchemaTarget):
     @property
     def pes(self) -> int:
         return self.pe_rows * self.pe_cols
+
+    @property
+    def rf_words(self) -> int:
+        """Words one PE's register file holds: the partial sums the mapping keeps in it (core.bound.onchip)."""
+        return self.rf_bytes * 8 // self.word_bits
 
 
 @dataclass

@@ -210,11 +210,15 @@ def test_the_cost_record_is_kept_in_the_session(tmp_path):
     assert back.target["value"]["clock_mhz"] == 400.0        # the run's target snapshot holds the hardware
 
 
-def test_partial_sums_beyond_the_register_file_are_said():
-    from core.jobs import LogLine
+def test_a_register_file_too_small_for_every_dataflow_is_refused():
+    """Every dataflow of the space keeps at least 2 partial sums (32 output channels over 16 columns) in a
+    PE; a 2 B register file holds one 16-bit word (tests/test_bound_register_file.py: the search)."""
     from core.workload import ConvLayers
 
     req = JobRequest(ConvLayers(["Ci=16,Hi=14,Wi=14,Co=32,kernel=3,pad=1"]), DataflowTarget(rf_bytes=2),
                      {"sweep": False, "fusion": False, "dataflows": []})
-    logs = [e.message for e in ENGINE.run(req, CancelToken()) if isinstance(e, LogLine)]
-    assert any("exceed the 2 B register file in 1 layer(s)" in t for t in logs)
+    with pytest.raises(InputError) as info:
+        list(ENGINE.run(req, CancelToken()))
+    assert info.value.where == "target.rf_bytes"
+    assert "at least 2 partial sums in each PE (4 B of 16-bit words)" in str(info.value)
+    assert "register file holds 2 B" in str(info.value)

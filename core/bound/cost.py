@@ -1,6 +1,12 @@
 """The optimal dataflow's time and energy on the dataflow accelerator, and the network's cost record
 (core.cost) against the accelerator's limits (issue 50; docs/targets.md, "Dataflow accelerator").
 
+Register file. Each PE keeps its bs x ys x xs x zs partial sums in its register file (the LRegs of
+core.bound.onchip), so a split whose partial sums per PE exceed the target's `rf_words` is not used, and
+a tiling with no such split is not a dataflow of the space (core.bound.objective): the costed dataflow
+always fits. A register file too small for every dataflow of a layer is refused (InputError on
+target.rf_bytes) with the least it would need.
+
 Time. The PE array computes one output block per iteration, each PE its own bs x ys x xs x zs partial
 sums one MAC per cycle (core.bound.onchip.map_to_pes; the costs take its fastest split of a block over
 the PE rows, the least-GBuf-traffic split the engine's on-chip table shows may idle most of them), so a block of extents (Lb, Ly, Lx, Lm) takes
@@ -93,17 +99,6 @@ def check_dram(shapes: list[ConvShape], t: "DataflowTarget") -> None:
                              f"target has {t.dram_bytes}", "target.dram_bytes")
 
 
-def rf_overflows(c: "DataflowCosting", t: "DataflowTarget") -> list[str]:
-    """The layers whose partial sums per PE (the mapping keeps them in the PE's registers) exceed its
-    register file, in the costed dataflow."""
-    return [l.name for l in c.layers if psums_per_pe(l.tiling, l.split, t) * t.word_bits / 8 > t.rf_bytes]
-
-
-def psums_per_pe(tiling: Tiling, split: list[int], t: "DataflowTarget") -> int:
-    pb, py, px = split
-    return (-(-tiling.n // pb) * -(-tiling.p // py) * -(-tiling.q // px) * -(-tiling.m // t.pe_cols))
-
-
 def ceilings_of(t: "DataflowTarget") -> Ceilings:
     word_bytes = t.word_bits / 8
     return Ceilings(peak_macs_per_s=t.pes * t.clock_mhz * 1e6, bandwidth_bytes_per_s=t.bandwidth_gbps * 1e9,
@@ -121,9 +116,24 @@ def cost_layer(l: "LayerAnalysis", t: "DataflowTarget", objective: str = "traffi
     from core.bound.objective import search_for
 
     found = search_for(l.shape, t, objective)
-    if found is None:           # the layer fits (the engine checked): the space always holds a tiling
-        raise RuntimeError(f"no dataflow of layer {l.name} fits {t.memory_words} words")
+    if found is None:
+        raise rf_too_small(l, t)
     return cost_tiling(l, found.tiling, t)
+
+
+def rf_too_small(l: "LayerAnalysis", t: "DataflowTarget") -> Exception:
+    """Why no dataflow of the space was found: the register file holds too few partial sums (InputError,
+    naming the field), or, since the engine checked that the layer fits the buffer, a fault here."""
+    from core.bound.objective import least_rf_words
+    from core.errors import InputError
+
+    need = least_rf_words(l.shape, t)
+    if need is None:            # the layer fits (the engine checked): the space always holds a tiling
+        return RuntimeError(f"no dataflow of layer {l.name} fits {t.memory_words} words")
+    return InputError(f"the register file is too small for layer {l.name}: every dataflow of the search's space "
+                      f"keeps at least {need} partial sums in each PE ({need * t.word_bits / 8:g} B of "
+                      f"{t.word_bits}-bit words), and the target's register file holds {t.rf_bytes} B",
+                      "target.rf_bytes")
 
 
 def cost_tiling(l: "LayerAnalysis", tiling: Tiling, t: "DataflowTarget") -> tuple[LayerTimeEnergy, LayerCost]:
@@ -131,7 +141,7 @@ def cost_tiling(l: "LayerAnalysis", tiling: Tiling, t: "DataflowTarget") -> tupl
     tr = traffic_of(l.shape, tiling)
     c = ceilings_of(t)
     word_bytes = t.word_bits / 8
-    oc = map_to_pes(l.shape, tiling, t.pe_rows, t.pe_cols, fastest=True)
+    oc = map_to_pes(l.shape, tiling, t.pe_rows, t.pe_cols, fastest=True, rf_words=t.rf_words)
     cycles = compute_cycles(l.shape, tiling, oc)
     compute_s = cycles / (t.clock_mhz * 1e6)
     transfer_s = tr.total * word_bytes / c.bandwidth_bytes_per_s

@@ -9,7 +9,7 @@ import time
 from typing import Any, Iterator
 
 from core import faults
-from core.bound.cost import check_dram, cost_layer, cost_text, costing_of, rf_overflows
+from core.bound.cost import check_dram, cost_layer, cost_text, costing_of
 from core.bound.objective import OBJECTIVES
 from core.bound.analysis import Machine, analyse_layer, check_fits, network_totals, sweep_machines, sweep_point
 from core.bound.fusion import fusable_links, plan_fusion, plan_text
@@ -257,11 +257,6 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     yield LogLine(f"On the accelerator ({target.clock_mhz:g} MHz, {target.bandwidth_gbps:g} GB/s): "
                   f"{(rec.time_s.value or 0) * 1e3:.4g} ms (limit {(rec.time_s.limit or 0) * 1e3:.4g} ms), "
                   f"{(rec.energy_j.value or 0) * 1e3:.4g} mJ (limit {(rec.energy_j.limit or 0) * 1e3:.4g} mJ)")
-    over = rf_overflows(costing, target)
-    if over:
-        yield LogLine(f"Partial sums per PE exceed the {target.rf_bytes} B register file in {len(over)} layer(s) "
-                      f"({', '.join(over[:5])}{', ...' if len(over) > 5 else ''}): their register energy is "
-                      "counted as if they fitted")
     arch = size_architecture(m.memory_bytes, m.word_bits, m.pe_rows, m.pe_cols,
                              r_max=max(l.bound.R for l in layers))
     yield Progress(1.0, "done")

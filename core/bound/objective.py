@@ -5,7 +5,8 @@ least latency, or the least energy-delay product of each layer.
 The space is the traffic search's (docs/bound.md, "Optimal dataflow"): the same grids of tile sizes,
 loop orders, held tensors, sliding and streaming input tiles, each with its output-channel tile as
 large as fits (then as small as the same trip count allows); every tiling of it is mapped onto the PE
-array by its fastest split (core.bound.onchip.map_to_pes(fastest=True)). Each candidate's time and
+array by its fastest split whose partial sums per PE fit the register file (core.bound.onchip.map_to_pes(
+fastest=True, rf_words=...)); a tiling with no such split is left out. Each candidate's time and
 energy are those of core.bound.cost, computed here for all candidates at once (numpy arrays), so the
 choice is exact over the space; tests compare it with the candidates one by one, and the cycles and
 on-chip counts with the trace simulator. Ties go to the least traffic, then the least memory, then
@@ -31,6 +32,7 @@ from core.bound.shapes import ConvShape
 if TYPE_CHECKING:
     from core.workload import DataflowTarget
 
+NO_SPLIT = np.iinfo(np.int64).max     # fastest_split's work where no split fits the register file
 OBJECTIVES = {"traffic": "least off-chip traffic", "energy": "least energy", "latency": "least latency",
               "edp": "least energy x latency"}
 
@@ -51,12 +53,13 @@ class Hardware(NamedTuple):
     rf_read_pj: float
     rf_write_pj: float
     mac_pj: float
+    rf_words: int                 # one PE's register file, which holds its partial sums
 
     @staticmethod
     def of(t: "DataflowTarget") -> "Hardware":
         return Hardware(t.memory_words, t.word_bits / 8, t.pe_rows, t.pe_cols, t.clock_mhz * 1e6,
                         t.bandwidth_gbps * 1e9, t.dram_read_pj, t.dram_write_pj, t.gbuf_read_pj, t.gbuf_write_pj,
-                        t.rf_read_pj, t.rf_write_pj, t.mac_pj)
+                        t.rf_read_pj, t.rf_write_pj, t.mac_pj, t.rf_words)
 
 
 class Candidates(NamedTuple):
@@ -114,21 +117,23 @@ def extent_table(E: int, R: int) -> np.ndarray:
 
 
 def fastest_split(shape: ConvShape, hw: Hardware, cand: Candidates) -> tuple[np.ndarray, np.ndarray]:
-    """Per candidate, the fastest split of a block over the PE rows (map_to_pes's order: fewest cycles,
-    then fewest input rows sent): (rows of outputs one PE computes along batch x rows x columns, input
-    rows x columns sent). The loop order does not change it."""
+    """Per candidate, the fastest split of a block over the PE rows whose partial sums per PE fit the
+    register file (map_to_pes's order: fewest cycles, then fewest input rows sent): (rows of outputs one
+    PE computes along batch x rows x columns, input rows x columns sent); the work is NO_SPLIT where no
+    split fits. The loop order does not change it."""
     g = shape.group_shape()
     n, p, q = cand.n, cand.p, cand.q
     R = hw.pe_rows
     ay, ax = axes(g)
     ytab, xtab = rows_table(ay, R), rows_table(ax, R)
     eb, ey, ex = extent_table(g.B, R), extent_table(g.Ho, R), extent_table(g.Wo, R)
-    work = np.full(len(n), np.iinfo(np.int64).max, dtype=np.int64)
+    work = np.full(len(n), NO_SPLIT, dtype=np.int64)
     rows = np.zeros(len(n), dtype=np.int64)
+    zs = _ceil(cand.m, hw.pe_cols)
     for pb in range(1, min(int(n.max()), R) + 1):
         for py in range(1, min(int(p.max()), R // pb) + 1):
             px = np.minimum(q, R // (pb * py))
-            valid = (pb <= n) & (py <= p)
+            valid = (pb <= n) & (py <= p) & (_ceil(n, pb) * _ceil(p, py) * _ceil(q, px) * zs <= hw.rf_words)
             w = eb[n, pb] * ey[p, py] * ex[q, px]
             rr = ytab[p, py] * xtab[q, px]
             better = valid & ((w < work) | ((w == work) & (rr < rows)))
@@ -144,9 +149,11 @@ def costs(shape: ConvShape, hw: Hardware, cand: Candidates, order: str,
     the choice). `split`: fastest_split's, when already known."""
     g = shape.group_shape()
     r = evaluate(g, order, cand.n, cand.m, cand.c, cand.p, cand.q, cand.hold, cand.slide, cand.stream)
-    ok = np.asarray(r["ok"], dtype=bool) & np.ones(len(cand.n), dtype=bool)
     n, m, p, q = cand.n, cand.m, cand.p, cand.q
     work, rows = split if split is not None else fastest_split(shape, hw, cand)
+    fits = work < NO_SPLIT                  # some split keeps the partial sums in the register file
+    ok = np.asarray(r["ok"], dtype=bool) & fits
+    work = np.where(fits, work, 0)
     zs = _ceil(m, hw.pe_cols)
     full, rest = np.divmod(g.Co, m)
     column = full * zs + np.minimum(rest, zs)
@@ -212,3 +219,28 @@ def _search_for(shape: ConvShape, hw: Hardware, objective: str) -> SearchResult 
     if t.slide and traffic_of(shape, replace(t, slide=False)) == traffic_of(shape, t):
         t = replace(t, slide=False)          # as the traffic search reports it: sliding only where it saves words
     return SearchResult(t, traffic_of(shape, t), count)
+
+
+def least_rf_words(shape: ConvShape, target: "DataflowTarget") -> int | None:
+    """The fewest register-file words per PE for which the space holds a dataflow of `shape` (the
+    partial sums of its block, split over the PE rows), found by bisection on the register file; None
+    when the space is empty whatever its size. Says why a register file too small is refused."""
+    hw = replace_rf(Hardware.of(target), 2 ** 62)
+    found = _search_for(replace(shape, name=""), hw, "traffic")
+    if found is None:
+        return None
+    from core.bound.onchip import map_to_pes
+
+    hi = map_to_pes(shape, found.tiling, hw.pe_rows, hw.pe_cols, fastest=True).psums_per_pe
+    lo = 0
+    while hi - lo > 1:                      # the space only grows with the register file
+        mid = (lo + hi) // 2
+        if _search_for(replace(shape, name=""), replace_rf(hw, mid), "traffic") is None:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def replace_rf(hw: Hardware, words: int) -> Hardware:
+    return hw._replace(rf_words=words)

@@ -89,10 +89,11 @@ def per_pe_extent(extent: int, tile: int, parts: int) -> int:
 
 
 def map_to_pes(shape: ConvShape, t: Tiling, pe_rows: int, pe_cols: int, group_rows: int = 4,
-               group_cols: int = 4, fastest: bool = False) -> PeMapping:
+               group_cols: int = 4, fastest: bool = False, rf_words: int | None = None) -> PeMapping:
     """The best split of one block over the array, and its on-chip traffic: the least GBuf input
     traffic, or (`fastest`) the fewest compute cycles, ties broken by the least GBuf input traffic
-    (the least-traffic split may leave most PE rows idle)."""
+    (the least-traffic split may leave most PE rows idle). `rf_words`: only splits whose partial sums
+    per PE fit a register file of that many words (ValueError when none does)."""
     g = shape.group_shape()
     ay, ax = axes(g)
     zs = -(-t.m // pe_cols)
@@ -100,12 +101,16 @@ def map_to_pes(shape: ConvShape, t: Tiling, pe_rows: int, pe_cols: int, group_ro
     for pb in range(1, min(t.n, pe_rows) + 1):
         for py in range(1, min(t.p, pe_rows // pb) + 1):
             px = min(t.q, pe_rows // (pb * py))
+            if rf_words is not None and -(-t.n // pb) * -(-t.p // py) * -(-t.q // px) * zs > rf_words:
+                continue
             rows = _patch_rows(ay, t.p, py) * _patch_rows(ax, t.q, px)
             work = (per_pe_extent(g.B, t.n, pb) * per_pe_extent(g.Ho, t.p, py) * per_pe_extent(g.Wo, t.q, px)
                     if fastest else 0)
             if best is None or (work, rows) < best[:2]:
                 best = (work, rows, pb, py, px)
-    assert best is not None
+    if best is None:
+        raise ValueError(f"no split of the {t.n}x{t.m}x{t.p}x{t.q} block keeps its partial sums per PE within "
+                         f"{rf_words} words")
     _, rows_cols, pb, py, px = best
     dram = traffic_of(shape, t)
     tM = -(-g.Co // t.m)
