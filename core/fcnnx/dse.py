@@ -163,7 +163,6 @@ class _Grower:
         self.last: tuple[int, int] | None = None     # (stage, position) of the last step
         self.retry: list[int] = []        # that stage's positions to try if the step does not fit
         self.ii = np.zeros((n_st, n_sg))
-        self.fill = np.zeros((n_st, n_sg))
         self.res = [stage_resources(sc.kind, self.tasks[i], 1, 1) for i, sc in enumerate(design.stages)]
         self.res_streamed = list(self.res)
         for k in range(n_st):
@@ -174,7 +173,6 @@ class _Grower:
         for j, ts in enumerate(self.per[k]):
             iis = [t.ii(sc.n_pe, sc.n_op) for t in ts]
             self.ii[k, j] = max(iis) if iis else 0
-            self.fill[k, j] = sum(t.fill(i) for t, i in zip(ts, iis))
         self.res[k] = stage_resources(sc.kind, self.tasks[k], sc.n_pe, sc.n_op, ON_CHIP)
         self.res_streamed[k] = stage_resources(sc.kind, self.tasks[k], sc.n_pe, sc.n_op, STREAMED)
 

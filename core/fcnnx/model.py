@@ -14,8 +14,10 @@ Modelling assumptions (the paper gives the equations, not the constants):
   (no input-channel parallelism); its initiation interval for a layer is the larger of
   ceil(N_out/n_pe) * ceil(K^2/n_op) * h_out * w_out * (input maps of the tile per group) and
   h_in * w_in * (input maps); a pool stage reads n_pe words per cycle;
-* the pipeline depth D of a subgraph is II_max plus each stage's line-buffer fill
-  (II_k * (K_k - 1) / h_in_k): the time a single frame (B = 1) needs to drain;
+* the pipeline depth D of a subgraph is the time a single frame (B = 1) needs to drain: each stage's
+  first output row comes its line-buffer fill after the previous stage's (K_k - 1 - pad_k input rows,
+  arriving at the slower of its own input stream and the stream before it: filling needs no MACs), its
+  last one II_k later or when the previous stage ends, whichever is later (subgraph_cycles);
 * weights are placed per conv stage: *on chip* (all the weights of every layer the stage executes
   stay in BRAM, loaded once when the design is configured: no traffic per frame) or *streamed*
   (the stage's buffer holds one layer's weights, reloaded from off-chip memory for every
@@ -88,12 +90,18 @@ class LayerTask:
         """Cycles for one frame on a stage with n_pe PEs of n_op operators (folded loops)."""
         inner = self.maps_per_group if self.kind == "conv" else 1
         compute = math.ceil(self.n_out / n_pe) * math.ceil(self.k2 / n_op) * self.out_h * self.out_w * inner
-        # input stream: one word per cycle into a conv stage, one per PE into a pool stage
-        reads = self.in_h * self.in_w * (self.in_maps if self.kind == "conv" else math.ceil(self.in_maps / n_pe))
-        return max(compute, reads)
+        return max(compute, self.reads(n_pe))
 
-    def fill(self, ii: int) -> float:
-        return ii * (self.k_h - 1) / max(self.in_h, 1)
+    def reads(self, n_pe: int) -> int:
+        """Cycles the input stream of one frame takes: one word per cycle into a conv stage, one per PE
+        into a pool stage."""
+        return self.in_h * self.in_w * (self.in_maps if self.kind == "conv" else math.ceil(self.in_maps / n_pe))
+
+    def fill(self, arrival: float) -> float:
+        """Cycles before the stage's first output row: its line buffers take the K - 1 - pad input rows
+        the first window reads (the top padding is made on chip), which arrive at `arrival` cycles a
+        frame (no MACs run meanwhile, so not at the stage's own II)."""
+        return arrival * max(self.k_h - 1 - self.pad, 0) / max(self.in_h, 1)
 
 
 @dataclass
@@ -248,18 +256,21 @@ class EngineDesign:
 
 # ---------------------------------------------------------------- performance model (eqs. 1-2)
 def subgraph_cycles(design: EngineDesign, j: int) -> tuple[int, float]:
-    """(II_max, pipeline depth D) of subgraph j, in cycles."""
+    """(II_max, pipeline depth D) of subgraph j, in cycles. D is when one frame's last output leaves:
+    stage k's first output row comes its line-buffer fill after stage k-1's (LayerTask.fill, its rows
+    arriving at the slower of its own input stream and the stream before it, which runs at the slowest
+    II up to stage k-1; the first stage reads from memory), and its last one its II after its first,
+    or as soon as the stage before it ends, whichever is later: a stage after the bottleneck fills while
+    the bottleneck runs, so only the stages up to the bottleneck add their fill."""
     sub = design.subgraphs[j]
-    iis: list[tuple[int, LayerTask]] = []
+    ii_max, first, last = 0, 0.0, 0.0
     for k, (conv, pools) in enumerate(sub.blocks):
-        sc = design.stages[2 * k]
-        iis.append((conv.ii(sc.n_pe, sc.n_op), conv))
-        sp = design.stages[2 * k + 1]
-        for p in pools:
-            iis.append((p.ii(sp.n_pe, sp.n_op), p))
-    ii_max = max(ii for ii, _ in iis)
-    depth = ii_max + sum(t.fill(ii) for ii, t in iis)
-    return ii_max, depth
+        for t, sc in ((conv, design.stages[2 * k]), *((p, design.stages[2 * k + 1]) for p in pools)):
+            ii = t.ii(sc.n_pe, sc.n_op)
+            first += t.fill(max(t.reads(sc.n_pe), ii_max))
+            last = max(last, first + ii)
+            ii_max = max(ii_max, ii)
+    return ii_max, last
 
 
 def subgraph_time(design: EngineDesign, j: int, clock_hz: float, batch: int = 1) -> float:
