@@ -414,7 +414,9 @@ def main(argv: list[str] | None = None) -> int:
           "is the product of the named terms (fill: our pipeline depth; traffic: off-chip time longer than D; "
           "padded walk: fpgaConvNet's sliding window walks the padded input) and a residual:")
     for trow in report["times"]:
-        if "rows" not in trow:
+        if "rows" not in trow:              # no peer: our side only
+            for o in trow["ours"]:
+                print(f"  {trow['cnn']:14} {trow['folding']:9} {o['block']:11} {1e6 * o['time_s']:12.2f} {'-':>12}")
             continue
         for r in trow["rows"]:
             flag = "yes" if r["within"] else ("explained" if r["explained"] else "NO")
