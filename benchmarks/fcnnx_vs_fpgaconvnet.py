@@ -11,13 +11,19 @@ words, 150 MHz, no ReLU layers: fpgaConvNet's cost a few dozen LUTs each):
   N_PE = coarse_out and N_op = fine (coarse_in = 1, which our engine does not have), each pool
   stage with N_PE = coarse; per layer and per network LUT, FF, DSP, BRAM18 and fps (clock over
   the slowest layer's cycles), and whether ours is within 25 % of fpgaConvNet's per network;
+* time per block (a conv and its pooling; issue 50 item 4): each block of the matched designs as a
+  design of its own, its row of our cost record (core.fcnnx.cost) beside samo's Partition.eval_latency
+  of the same fpgaConvNet layers at the same folding (and that plus fpgaConvNet's pipeline_depth()), the
+  difference split into named terms (fill, traffic, padded walk) and a residual; a block is explained
+  when it is within 25 % or the residual is within 2 % (docs/targets.md, "FPGA board");
 * each tool's optimum: ours the fastest point of the f-CNNx DSE (any partition, weights on chip
   or streamed), fpgaConvNet samo's rule-based optimiser on one partition (all weights on chip;
   fpgaconvnet-model 0.1.4 cannot stream weights, so a CNN whose weights exceed the BRAM has no
   fpgaConvNet design).
 
 Run: .venv/bin/python benchmarks/fcnnx_vs_fpgaconvnet.py [--json]
-         [--fpgaconvnet-python /tmp/scratch/fpgaconvnet-venv/bin/python] [--bandwidth 4.2]
+         [--fpgaconvnet-python /work/scratch/fpgaconvnet/venv/bin/python] [--bandwidth 4.2]
+(the peer: fpgaconvnet-model 0.1.4.2 and samo 0.2.4, installed --no-deps; docs/fcnnx.md)
 """
 
 from __future__ import annotations
