@@ -542,8 +542,13 @@ class StudyPanel(QWidget):
             self.pareto_y.setCurrentIndex(1)
         if len(study.axis_labels) > 1:
             self.plot_by.setCurrentIndex(2)
-        if study.search is not None:        # a search's objectives are its front's axes, in their directions
-            objs = study.search.objectives
+        for combo, box in ((self.pareto_x, self.min_x), (self.pareto_y, self.min_y)):
+            # each metric its declared better way (core.metrics); a path's: lower
+            m = next((m for m in study.metrics if m.name == combo.currentText()), None)
+            box.setChecked(m is None or self._metric(study, m).better != "higher")
+        goal = study.front_spec
+        if goal is not None:        # a search's or a sweep's objectives are its front's axes, in their directions
+            objs = goal.objectives
             for combo, box, o in ((self.pareto_x, self.min_x, objs[0]), (self.pareto_y, self.min_y, objs[-1])):
                 combo.setCurrentIndex(metrics.index(o.metric))
                 box.setChecked(o.minimise)
