@@ -178,3 +178,25 @@ def test_the_studies_dock_draws_the_front_as_points_arrive(qtbot, tmp_path, monk
     finally:
         panel.shutdown()
         w.shutdown_jobs()
+
+
+def test_the_target_cost_tab_lists_each_layer_against_its_limit(qtbot):
+    """A point's run opens in the Target cost tab: one row per layer and the total, each figure
+    beside its limit; its settings are typed fields of the tab."""
+    from core.engine import get_engine
+    from core.study.runner import outcome_of_record
+    from gui.main_window import MainWindow
+
+    study = study_spec.from_json(SWEEP)
+    out = run_point("cost", study.points[0].request_json(), study.metrics)
+    result = outcome_of_record({**out, "status": "finished"}, get_engine("cost")).result
+    w = MainWindow(restore_layout=False)
+    qtbot.addWidget(w)
+    panel = w.panels["cost"]
+    panel.show_result(result)
+    layers = result.record.layers
+    assert panel.table.rowCount() == len(layers) + 1
+    assert [panel.table.item(i, 0).text() for i in range(len(layers) + 1)] == [l.name for l in layers] + ["total"]
+    assert panel.table.item(len(layers), 2).text().endswith("s")
+    assert set(panel.binding.widgets) == {"fcnnx_max_joint", "scamp5_max_nodes", "scamp5_time_s"}
+    w.shutdown_jobs()

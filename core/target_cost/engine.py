@@ -50,6 +50,11 @@ def default_settings() -> dict[str, Any]:
             "scamp5_time_s": b.scamp5_time_s}
 
 
+def checked_settings(request: JobRequest) -> dict[str, Any]:
+    """The request's settings over the defaults, checked against the schema (InputError names the setting)."""
+    return settings_over_defaults(SETTINGS_SCHEMA, default_settings(), request.settings)
+
+
 def workload_problem(workload: Any) -> str | None:
     if isinstance(workload, CnnNetwork):
         if workload.source == "builtin":
@@ -74,7 +79,7 @@ def run(request: JobRequest, token: CancelToken) -> Iterator[Event]:
     from core.comparison import Budgets, costings, network_macs
     from core.kinds import kind_of
 
-    s = settings_over_defaults(SETTINGS_SCHEMA, default_settings(), request.settings)
+    s = checked_settings(request)
     source = _source(request.workload)
     target = request.target
     if target is None:
