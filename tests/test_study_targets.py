@@ -157,6 +157,7 @@ def test_the_studies_dock_draws_the_front_as_points_arrive(qtbot, tmp_path, monk
     qtbot.addWidget(w)
     w.show()
     panel = w.study_panel
+    monkeypatch.setattr(panel, "results_path", lambda _study: tmp_path / "typed.results.jsonl")
     try:
         panel.editor.clear()
         panel.editor.setFocus()
@@ -173,6 +174,7 @@ def test_the_studies_dock_draws_the_front_as_points_arrive(qtbot, tmp_path, monk
         runs = w.project.runs[before:]
         assert len(runs) == 4 and all(r.engine == "cost" and r.status == "finished" for r in runs)
         assert panel.front_indices() == [3]
+        assert (tmp_path / "typed.results.jsonl").exists()
         items = panel.pareto.getPlotItem().listDataItems()
         assert len(items) == 2 and len(items[0].getData()[0]) == 4 and len(items[1].getData()[0]) == 1
     finally:
@@ -200,3 +202,24 @@ def test_the_target_cost_tab_lists_each_layer_against_its_limit(qtbot):
     assert panel.table.item(len(layers), 2).text().endswith("s")
     assert set(panel.binding.widgets) == {"fcnnx_max_joint", "scamp5_max_nodes", "scamp5_time_s"}
     w.shutdown_jobs()
+
+
+@pytest.mark.slow
+def test_a_target_sweep_runs_on_a_dask_cluster(tmp_path):
+    """The same sweep on a local Dask cluster of two worker processes (as `--cluster local:2`): every
+    point finishes with the metrics a point run here gives, and no worker process is left."""
+    import psutil
+
+    from core.study.runner import StudyRunner
+
+    study = study_spec.from_json(SWEEP)
+    before = {c.pid for c in psutil.Process().children(recursive=True)}
+    summary = StudyRunner(study, "local:2", tmp_path / "t.results.jsonl", cache=False).run()
+    assert summary.error is None and summary.counts["finished"] == 4
+    here = {r["key"]: r["metrics"] for r in _records(study)}
+    for r in summary.records:
+        assert r["metrics"] == pytest.approx(here[r["key"]])
+    assert [b["index"] for b in front(study.front_spec, summary.records)] == [3]
+    left = [c for c in psutil.Process().children(recursive=True) if c.pid not in before and c.is_running()
+            and c.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(c.cmdline())]
+    assert left == []
