@@ -508,7 +508,10 @@ class StudyPanel(QWidget):
         units = [self._metric(study, m) for m in study.metrics] + [DURATION]
         for c, v in enumerate(values):
             shown = units[c - first_metric] if first_metric <= c < first_metric + len(units) else None
-            text = "" if v is None else shown.text(v) if shown else format_value(v) if not isinstance(v, str) else v
+            # an axis over a target field with a unit shows it ("8 KiB", "25.6 GB/s")
+            param = study.param_text(study.axis_labels[c - 1], v) if 1 <= c <= len(study.axis_labels) else None
+            text = param if param is not None else "" if v is None else shown.text(v) if shown else \
+                format_value(v) if not isinstance(v, str) else v
             item = self.table.item(i, c)
             if item is None:
                 item = QTableWidgetItem(text)

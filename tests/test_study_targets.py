@@ -127,10 +127,16 @@ def test_the_command_line_refuses_a_bad_field_with_exit_2(tmp_path):
                                              "'bandwith_gbps'; did you mean 'bandwidth_gbps'?"]
 
 
-def test_the_example_study_is_valid():
+def test_the_example_studies_are_valid():
     study = study_spec.load(ROOT / "assets" / "studies" / "dataflow_targets.json")
     assert study.engine == "cost" and len(study.points) == 27
     assert [o.metric for o in study.objectives] == ["energy_j", "latency_s"]
+    assert study.param_text("global buffer", 4096) == "4 KiB" and study.param_text("PE rows", 8) is None
+    soc = study_spec.load(ROOT / "assets" / "studies" / "mobile_soc_targets.json")
+    assert [p.target["clock_mhz"] for p in soc.points[:3]] == [800.0, 1600.0, 2400.0]
+    # the peak MAC rate has no better way of its own: the file says which way it goes
+    assert [(o.metric, o.direction) for o in soc.objectives] == [("peak_macs_per_s", "minimize"),
+                                                                 ("latency_s", "minimize")]
 
 
 def test_the_studies_dock_draws_the_front_as_points_arrive(qtbot, tmp_path, monkeypatch):
@@ -174,6 +180,9 @@ def test_the_studies_dock_draws_the_front_as_points_arrive(qtbot, tmp_path, monk
         runs = w.project.runs[before:]
         assert len(runs) == 4 and all(r.engine == "cost" and r.status == "finished" for r in runs)
         assert panel.front_indices() == [3]
+        # the axes' values with their fields' units, as typed
+        assert [panel.table.item(i, 1).text() for i in range(4)] == ["1 KiB", "1 KiB", "8 KiB", "8 KiB"]
+        assert panel.table.item(1, 2).text() == "25.6 GB/s"
         assert (tmp_path / "typed.results.jsonl").exists()
         items = panel.pareto.getPlotItem().listDataItems()
         assert len(items) == 2 and len(items[0].getData()[0]) == 4 and len(items[1].getData()[0]) == 1

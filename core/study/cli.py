@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace, study: Any) -> int:
         seen[0] += 1
         if args.quiet:
             return
-        params = ", ".join(f"{k}={_short(v)}" for k, v in rec.get("params", {}).items())
+        params = ", ".join(f"{k}={_param_text(study, k, v)}" for k, v in rec.get("params", {}).items())
         if rec.get("status") == "finished":
             what = ", ".join(f"{k}={_short(v)}" for k, v in (rec.get("metrics") or {}).items())
         else:
@@ -191,12 +191,18 @@ def _metric_text(study: Any, m: Any, value: Any) -> str:
     return _short(value)
 
 
+def _param_text(study: Any, label: str, value: Any) -> str:
+    """An axis value in a table: with its unit where the axis is a target field that has one."""
+    shown = study.param_text(label, value)
+    return shown if shown is not None else _short(value)
+
+
 def _table(study: Any, records: list[dict[str, Any]]) -> str:
     cols = ["#"] + study.axis_labels + (["repeat"] if study.repeats > 1 else []) + ["status"] + \
         [m.name for m in study.metrics]
     rows = []
     for r in records:
-        row = [str(r["index"])] + [_short(r.get("params", {}).get(a)) for a in study.axis_labels]
+        row = [str(r["index"])] + [_param_text(study, a, r.get("params", {}).get(a)) for a in study.axis_labels]
         if study.repeats > 1:
             row.append(str(r.get("repeat", 0) + 1))
         row.append(str(r.get("status")))

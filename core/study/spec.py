@@ -27,7 +27,8 @@ from core.workload import TARGET_KINDS, WORKLOAD_KINDS
 from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, read_axes
 from core.study.metrics import StudyMetric, default_direction, read_metrics
 from core.study.search import Front, Objective, SearchSpec, read_objectives, read_search
-from core.target_cost.fields import check_field_name, read_target_value
+from core.target_cost.fields import check_field_name, read_target_value, target_properties
+from core.units import format_quantity, quantity_of
 
 if TYPE_CHECKING:
     from core.project import Project
@@ -74,6 +75,15 @@ class Study:
     search: SearchSpec | None = None        # a search runs the points a sampler picks, not all of them
     cluster: dict[str, Any] = field(default_factory=dict)     # one batch job, for --cluster slurm / pbs
     objectives: list[Objective] = field(default_factory=list)  # a sweep's front (a search has its own)
+    units: dict[str, str] = field(default_factory=dict)         # axis label -> its target field's unit
+
+    def param_text(self, label: str, value: Any) -> str | None:
+        """An axis value as people read it, with its field's unit ("8 KiB", "25.6 GB/s"); None
+        when the axis has no unit."""
+        unit = self.units.get(label)
+        if unit is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return format_quantity(value, unit)
 
     @property
     def front_spec(self) -> SearchSpec | Front | None:
@@ -142,6 +152,20 @@ def load(path: str | Path, project: "Project | None" = None) -> Study:
 
 
 # ================================================================ checking
+def _axis_units(study: Study) -> dict[str, str]:
+    """The unit of each axis over a field of the base target that has one (core.units knows it)."""
+    kind = study.target.get("kind") if isinstance(study.target, dict) else None
+    props = target_properties(kind) if isinstance(kind, str) else None
+    out: dict[str, str] = {}
+    for g in study.axes:
+        for a in g.axes:
+            if props and len(a.steps) == 2 and a.steps[0] == "target" and a.steps[1] in props:
+                unit = props[str(a.steps[1])].get("unit")
+                if quantity_of(unit) is not None:
+                    out[a.label] = str(unit)
+    return out
+
+
 def _target_fields(base: dict[str, Any] | None, raw_axes: Any) -> Any:
     """How an axis over a field of the base target reads its values: text with a unit ("64 KiB",
     "25.6 GB/s") in the field's unit and range, the field's name checked where the axis names it.
@@ -307,6 +331,7 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
             raise InputError("a search picks points of the study's grid, each once: it goes with combine: grid "
                              "and repeats: 1", "study.search")
     study.cluster = read_cluster_section(doc.get("cluster", {}))
+    study.units = _axis_units(study)
     study.points = expand(study)
     directions = {m.name: default_direction(spec.result_type, m.name) for m in metrics if m.path is None}
     if "objectives" in doc:
