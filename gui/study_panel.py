@@ -41,6 +41,7 @@ from gui.run_adapter import RunAdapter
 
 EXAMPLES = ASSETS / "studies"
 REDRAW_MS = 100
+SI_UNITS = ("s", "J", "B", "W", "Hz", "MAC/s", "/s")    # a plot axis in these gets an SI prefix (µs, mJ, kB)
 STATUS_COLOURS = {"finished": "#2ca02c", "failed": "#d62728", "running": "#1f77b4", "pending": "#888888",
                   "not run": "#b36b00"}
 DEFAULT_TEXT = """{
@@ -604,8 +605,8 @@ class StudyPanel(QWidget):
         if legend is not None:
             legend.clear()
         a, b = self.pareto_x.currentText(), self.pareto_y.currentText()
-        self.pareto.setLabel("bottom", a)
-        self.pareto.setLabel("left", b)
+        self._axis_label("bottom", a)
+        self._axis_label("left", b)
         if not a or not b:
             return
         pts = []
@@ -622,6 +623,17 @@ class StudyPanel(QWidget):
         fa = arr[front]
         self.pareto.plot(fa[:, 0], fa[:, 1], pen=pg.mkPen("#d62728", width=2), symbol="o", symbolSize=8,
                          symbolBrush="#d62728", name=f"Pareto front ({len(front)})")
+
+    def _axis_label(self, side: str, name: str) -> None:
+        """A front's axis: the metric's declared title, SI-prefixed in its unit where it has one
+        ("Latency (µs)"), else its name."""
+        study = self.running or self.study
+        m = next((m for m in study.metrics if m.name == name), None) if study is not None else None
+        declared = self._metric(study, m) if study is not None and m is not None else None
+        if declared is not None and declared.unit in SI_UNITS:
+            self.pareto.setLabel(side, declared.title, units=declared.unit)
+        else:
+            self.pareto.setLabel(side, declared.title if declared is not None else name, units=None)
 
     def front_indices(self) -> list[int]:
         """Point indices on the current Pareto front (for tests and exports)."""
