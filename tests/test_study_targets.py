@@ -82,6 +82,19 @@ def test_the_pe_array_trades_energy_for_latency():
     assert len(front(study.front_spec, recs)) == 2
 
 
+def test_a_target_that_runs_part_of_the_network_says_how_much():
+    """On the FPGA board f-CNNx maps the feature extractor only: the totals are of the layers it runs,
+    and the declared metric macs_run says which share of the network's MACs that is."""
+    doc = {**SWEEP, "target": {"kind": "fpga"}, "metrics": ["latency_s", "macs_run"], "objectives": ["latency_s"],
+           "axes": [{"param": "target.bandwidth_gbps", "values": ["1 GB/s", "4 GB/s"]}]}
+    study = study_spec.from_json(doc)
+    recs = _records(study)
+    assert all(r["status"] == "finished" for r in recs)
+    convs = 288_000 + 1_600_000                 # LeNet-5's two convolutions; ip1 and ip2 are not run
+    assert all(r["metrics"]["macs_run"] == pytest.approx(convs / 2_293_000) for r in recs)
+    assert recs[1]["metrics"]["latency_s"] <= recs[0]["metrics"]["latency_s"]
+
+
 @pytest.mark.parametrize("axis, where, words", [
     ({"param": "target.memory_byte", "values": [1024]}, "study.axes[0].param",
      "no field 'memory_byte'; did you mean 'memory_bytes'?"),

@@ -22,6 +22,10 @@ def _of_limit(f: Figure) -> float | None:
     return f.of_limit
 
 
+def _share_run(record: CostRecord, macs: int) -> float | None:
+    return sum(l.macs for l in record.layers if l.reason is None) / macs if macs else None
+
+
 @dataclass(kw_only=True)
 class TargetCostResult(EngineResult):
     VERSION = 1
@@ -42,6 +46,9 @@ class TargetCostResult(EngineResult):
                read=lambda r: _value(r.record.total.offchip_bytes)),
         Metric("throughput_per_s", "Throughput", "/s", "higher", "inferences per second at batch 1 (1 / latency)",
                read=lambda r: 1 / r.record.total.time_s.value if r.record.total.time_s.value else None),
+        Metric("macs_run", "MACs run", "fraction", "higher",
+               "the share of the network's MACs in layers the target runs (the totals leave the others out)",
+               read=lambda r: _share_run(r.record, r.macs)),
         Metric("peak_macs_per_s", "Peak MAC rate", "MAC/s", None,
                "the compute the target is built with (its ceiling): a study weighs it against latency",
                read=lambda r: r.record.ceilings.peak_macs_per_s),
