@@ -115,6 +115,15 @@ def test_a_bad_target_parameter_is_refused_naming_it(axis, where, words):
     assert e.value.where == where and words in e.value.message, (e.value.where, e.value.message)
 
 
+def test_the_base_target_takes_units_too():
+    study = study_spec.from_json({**SWEEP, "target": {"kind": "dataflow", "memory_bytes": "4 KiB", "clock_mhz": "1 GHz"},
+                                  "axes": []})
+    assert study.points[0].target["memory_bytes"] == 4096 and study.points[0].target["clock_mhz"] == 1000.0
+    with pytest.raises(InputError) as e:
+        study_spec.from_json({**SWEEP, "target": {"kind": "dataflow", "clock_mhz": "0 GHz"}, "axes": []})
+    assert e.value.where == "study.target.clock_mhz" and "Clock (clock_mhz) cannot be 0 GHz" in e.value.message
+
+
 def test_a_range_by_times_with_units():
     doc = {**SWEEP, "axes": [{"param": "target.memory_bytes", "range": {"from": "1 KiB", "to": "1 MiB", "times": 4}}]}
     assert [p.params["memory_bytes"] for p in study_spec.from_json(doc).points] == [1024, 4096, 16384, 65536, 262144,

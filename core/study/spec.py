@@ -27,7 +27,7 @@ from core.workload import TARGET_KINDS, WORKLOAD_KINDS
 from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, read_axes
 from core.study.metrics import StudyMetric, default_direction, read_metrics
 from core.study.search import Front, Objective, SearchSpec, read_objectives, read_search
-from core.target_cost.fields import check_field_name, read_target_value, target_properties
+from core.target_cost.fields import check_field_name, read_target_fields, read_target_value, target_properties
 from core.units import format_quantity, quantity_of
 
 if TYPE_CHECKING:
@@ -276,6 +276,8 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
             return e.value.to_json(), e.name
         if "kind" not in value and "generate" not in value:
             raise InputError(f"a {root} has a kind (or is {{\"library\": NAME}})", f"{where}.kind")
+        if root == "target":        # fields written with their units ("64 KiB"), read in each field's unit
+            value = read_target_fields(value, where)
         return copy.deepcopy(value), None
 
     base: dict[str, tuple[dict[str, Any] | None, str]] = {}

@@ -22,7 +22,7 @@ from core.errors import InputError
 from core.files import file_problem
 from core.jobs import CancelToken, Event, FinalResult, LogLine, Progress
 from core.results import EngineResult
-from core.target_cost.fields import read_target_value
+from core.target_cost.fields import read_target_fields, read_target_value
 from core.target_cost.result import TargetCostResult
 from core.workload import CnnNetwork, Target, Workload, target_from_json
 
@@ -148,7 +148,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
             raise InputError(exc.message, "--network") from None
     doc: dict[str, Any]
     if args.target_file:
-        doc = _read_json(args.target_file)
+        doc = read_target_fields(_read_json(args.target_file), "--target-file")
     else:
         doc = {"kind": args.target}
     kind = str(doc.get("kind"))

@@ -50,3 +50,13 @@ def read_target_value(kind: str, name: str, value: Any, where: str, in_range: bo
         return read_field(value, prop)
     except InputError as exc:
         raise InputError(f"{prop.get('title', name)} ({name}) {exc.message}", where) from None
+
+
+def read_target_fields(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    """A target's JSON with its fields' values written with units ("64 KiB") read in each field's
+    unit (a copy); keys the kind does not have are left for the target's reader to refuse."""
+    kind = doc.get("kind")
+    props = target_properties(kind) if isinstance(kind, str) else None
+    if not props:
+        return doc
+    return {k: read_target_value(str(kind), k, v, f"{where}.{k}") if k in props else v for k, v in doc.items()}
