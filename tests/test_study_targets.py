@@ -36,7 +36,22 @@ def _records(study):
              **run_point(study.engine, p.request_json(), study.metrics)} for p in study.points]
 
 
-def test_a_target_sweep_reads_units_and_moves_the_right_way():
+@pytest.fixture(scope="module")
+def sweep_records():
+    """The 2 x 2 sweep's points, each run once in this process (shared by the tests that read them)."""
+    return _records(study_spec.from_json(SWEEP))
+
+
+def _fill_cache(cache, study, recs) -> None:
+    """The cache of finished points holds the sweep's points, as a run of the study would leave it."""
+    from core.engine import get_engine
+    from core.study.cache import content_key
+
+    for p, r in zip(study.points, recs):
+        cache.put(content_key(get_engine("cost"), p.request_json(), p.repeat), r)
+
+
+def test_a_target_sweep_reads_units_and_moves_the_right_way(sweep_records):
     study = study_spec.from_json(json.loads(json.dumps(SWEEP)))
     # the units are read into the fields' own: bytes and GB/s
     assert [p.params for p in study.points] == [
@@ -45,7 +60,8 @@ def test_a_target_sweep_reads_units_and_moves_the_right_way():
     assert study.points[3].target["memory_bytes"] == 8192 and study.points[3].target["bandwidth_gbps"] == 25.6
     # the objectives go the declared metrics' better way (core.metrics): both lower
     assert [(o.metric, o.direction) for o in study.objectives] == [("energy_j", "minimize"), ("latency_s", "minimize")]
-    recs = _records(study)
+    recs = sweep_records
+    assert [r["key"] for r in recs] == [p.key for p in study.points]
     assert all(r["status"] == "finished" for r in recs)
     m = {(r["params"]["buffer"], r["params"]["bandwidth"]): r["metrics"] for r in recs}
     for bw in (3.2, 25.6):      # a larger buffer: less off-chip traffic, so less energy
@@ -161,7 +177,7 @@ def test_the_example_studies_are_valid():
                                                                  ("latency_s", "minimize")]
 
 
-def test_the_studies_dock_draws_the_front_as_points_arrive(qtbot, tmp_path, monkeypatch):
+def test_the_studies_dock_draws_the_front_as_points_arrive(qtbot, tmp_path, monkeypatch, sweep_records):
     """The study is typed into the dock's editor; its points come through the window's run
     controller (from the cache of finished points here, filled in this process, so no cluster
     starts) and each becomes a run of the cost engine; the Pareto tab opens on energy x latency,
@@ -170,16 +186,12 @@ def test_the_studies_dock_draws_the_front_as_points_arrive(qtbot, tmp_path, monk
     from PySide6.QtWidgets import QMessageBox
     from PySide6.QtTest import QTest
 
-    from core.engine import get_engine
-    from core.study.cache import PointCache, content_key
+    from core.study.cache import PointCache
     from gui.main_window import MainWindow
 
     monkeypatch.setenv("DATAFLOW_EXPLORER_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
-    study = study_spec.from_json(SWEEP)
-    cache, spec = PointCache(), get_engine("cost")
-    for p in study.points:
-        cache.put(content_key(spec, p.request_json(), p.repeat), run_point("cost", p.request_json(), study.metrics))
+    _fill_cache(PointCache(), study_spec.from_json(SWEEP), sweep_records)
 
     w = MainWindow(restore_layout=False)
     qtbot.addWidget(w)
@@ -254,3 +266,24 @@ def test_a_target_sweep_runs_on_a_dask_cluster(tmp_path):
     left = [c for c in psutil.Process().children(recursive=True) if c.pid not in before and c.is_running()
             and c.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(c.cmdline())]
     assert left == []
+
+
+def test_the_command_line_prints_the_sweeps_front(tmp_path, sweep_records):
+    """`study run --json` gives the sweep's front over its objectives (the points come from the cache
+    of finished points, filled here, so no cluster starts)."""
+    import os
+
+    from core.study.cache import PointCache
+
+    _fill_cache(PointCache(tmp_path / "cache" / "points"), study_spec.from_json(SWEEP), sweep_records)
+    f = tmp_path / "sweep.json"
+    f.write_text(json.dumps(SWEEP))
+    p = subprocess.run([sys.executable, "main.py", "study", "run", str(f), "--json", "--quiet"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "DATAFLOW_EXPLORER_CACHE": str(tmp_path / "cache")})
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["counts"]["cached"] == 4
+    assert doc["front"]["objectives"] == [{"metric": "energy_j", "direction": "minimize"},
+                                          {"metric": "latency_s", "direction": "minimize"}]
+    assert [q["index"] for q in doc["front"]["points"]] == [3]
