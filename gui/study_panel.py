@@ -41,6 +41,7 @@ from gui.run_adapter import RunAdapter
 
 EXAMPLES = ASSETS / "studies"
 REDRAW_MS = 100
+SI_UNITS = ("s", "J", "B", "W", "Hz", "MAC/s", "/s")    # a plot axis in these gets an SI prefix (µs, mJ, kB)
 STATUS_COLOURS = {"finished": "#2ca02c", "failed": "#d62728", "running": "#1f77b4", "pending": "#888888",
                   "not run": "#b36b00"}
 DEFAULT_TEXT = """{
@@ -508,7 +509,10 @@ class StudyPanel(QWidget):
         units = [self._metric(study, m) for m in study.metrics] + [DURATION]
         for c, v in enumerate(values):
             shown = units[c - first_metric] if first_metric <= c < first_metric + len(units) else None
-            text = "" if v is None else shown.text(v) if shown else format_value(v) if not isinstance(v, str) else v
+            # an axis over a target field with a unit shows it ("8 KiB", "25.6 GB/s")
+            param = study.param_text(study.axis_labels[c - 1], v) if 1 <= c <= len(study.axis_labels) else None
+            text = param if param is not None else "" if v is None else shown.text(v) if shown else \
+                format_value(v) if not isinstance(v, str) else v
             item = self.table.item(i, c)
             if item is None:
                 item = QTableWidgetItem(text)
@@ -542,8 +546,13 @@ class StudyPanel(QWidget):
             self.pareto_y.setCurrentIndex(1)
         if len(study.axis_labels) > 1:
             self.plot_by.setCurrentIndex(2)
-        if study.search is not None:        # a search's objectives are its front's axes, in their directions
-            objs = study.search.objectives
+        for combo, box in ((self.pareto_x, self.min_x), (self.pareto_y, self.min_y)):
+            # each metric its declared better way (core.metrics); a path's: lower
+            m = next((m for m in study.metrics if m.name == combo.currentText()), None)
+            box.setChecked(m is None or self._metric(study, m).better != "higher")
+        goal = study.front_spec
+        if goal is not None:        # a search's or a sweep's objectives are its front's axes, in their directions
+            objs = goal.objectives
             for combo, box, o in ((self.pareto_x, self.min_x, objs[0]), (self.pareto_y, self.min_y, objs[-1])):
                 combo.setCurrentIndex(metrics.index(o.metric))
                 box.setChecked(o.minimise)
@@ -596,8 +605,8 @@ class StudyPanel(QWidget):
         if legend is not None:
             legend.clear()
         a, b = self.pareto_x.currentText(), self.pareto_y.currentText()
-        self.pareto.setLabel("bottom", a)
-        self.pareto.setLabel("left", b)
+        self._axis_label("bottom", a)
+        self._axis_label("left", b)
         if not a or not b:
             return
         pts = []
@@ -614,6 +623,17 @@ class StudyPanel(QWidget):
         fa = arr[front]
         self.pareto.plot(fa[:, 0], fa[:, 1], pen=pg.mkPen("#d62728", width=2), symbol="o", symbolSize=8,
                          symbolBrush="#d62728", name=f"Pareto front ({len(front)})")
+
+    def _axis_label(self, side: str, name: str) -> None:
+        """A front's axis: the metric's declared title, SI-prefixed in its unit where it has one
+        ("Latency (µs)"), else its name."""
+        study = self.running or self.study
+        m = next((m for m in study.metrics if m.name == name), None) if study is not None else None
+        declared = self._metric(study, m) if study is not None and m is not None else None
+        if declared is not None and declared.unit in SI_UNITS:
+            self.pareto.setLabel(side, declared.title, units=declared.unit)
+        else:
+            self.pareto.setLabel(side, declared.title if declared is not None else name, units=None)
 
     def front_indices(self) -> list[int]:
         """Point indices on the current Pareto front (for tests and exports)."""

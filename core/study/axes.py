@@ -158,14 +158,25 @@ def _read_distribution(raw: Any, where: str) -> dict[str, Any]:
     return {kind: arg}
 
 
-def _read_range(raw: Any, where: str) -> list[Any]:
+# How an axis reads the values the file writes for its parameter: (value, where, in_range) -> value,
+# e.g. "64 KiB" -> 65536 for target.memory_bytes (in_range False: a range's step, a difference)
+ValueReader = Callable[..., Any]
+
+
+def _read_range(raw: Any, where: str, read: ValueReader | None = None) -> list[Any]:
     if not isinstance(raw, dict):
-        raise InputError('expected {"from": A, "to": B, "step": S} (both ends included)', where)
+        raise InputError('expected {"from": A, "to": B, "step": S} or {"from": A, "to": B, "times": F} '
+                         '(both ends included)', where)
     for k in raw:
-        if k not in ("from", "to", "step"):
-            raise InputError('unknown field; a range has "from", "to" and "step"', f"{where}.{k}")
-    lo, hi, step = raw.get("from"), raw.get("to"), raw.get("step", 1)
-    for k, v in (("from", lo), ("to", hi), ("step", step)):
+        if k not in ("from", "to", "step", "times"):
+            raise InputError('unknown field; a range has "from", "to" and "step" or "times"', f"{where}.{k}")
+    if "step" in raw and "times" in raw:
+        raise InputError("give step (equal differences) or times (equal ratios), not both", f"{where}.times")
+    lo, hi, step, times = raw.get("from"), raw.get("to"), raw.get("step", 1), raw.get("times")
+    if read is not None:            # quantities with their units ("64 KiB"), read in the field's unit
+        lo, hi = read(lo, f"{where}.from"), read(hi, f"{where}.to")
+        step = read(step, f"{where}.step", False)
+    for k, v in (("from", lo), ("to", hi), ("step", step)) + ((("times", times),) if times is not None else ()):
         if not _number(v):
             raise InputError("missing field" if v is None else f"expected a number, got {v!r}", f"{where}.{k}")
     assert lo is not None and hi is not None
@@ -173,12 +184,28 @@ def _read_range(raw: Any, where: str) -> list[Any]:
         raise InputError(f"must be positive, got {step}", f"{where}.step")
     if hi < lo:
         raise InputError(f"must not be below from ({lo}), got {hi}", f"{where}.to")
+    if times is not None:
+        return _geometric(lo, hi, times, where)
     n = int(math.floor((hi - lo) / step + 1e-9)) + 1
     if n > MAX_POINTS:
         raise InputError(f"{n} values; at most {MAX_POINTS}", where)
     if all(isinstance(v, int) for v in (lo, hi, step)):
         return [lo + i * step for i in range(n)]
     return [round(lo + i * step, 12) for i in range(n)]
+
+
+def _geometric(lo: float, hi: float, times: float, where: str) -> list[Any]:
+    """lo, lo x times, lo x times^2, ... up to hi (integers stay integers)."""
+    if times <= 1:
+        raise InputError(f"must be above 1 (each value that many times the last), got {times}", f"{where}.times")
+    if lo <= 0:
+        raise InputError(f"a range by times starts above 0, got {lo}", f"{where}.from")
+    n = int(math.floor(math.log(hi / lo) / math.log(times) + 1e-9)) + 1
+    if n > MAX_POINTS:
+        raise InputError(f"{n} values; at most {MAX_POINTS}", where)
+    if all(isinstance(v, int) for v in (lo, hi, times)):
+        return [int(lo) * int(times) ** i for i in range(n)]
+    return [round(lo * times ** i, 12) for i in range(n)]
 
 
 def _label(steps: list[str | int], param: str) -> str:
@@ -190,9 +217,11 @@ def _label(steps: list[str | int], param: str) -> str:
 
 def read_axis(raw: Any, where: str, combine: str, rng: random.Random,
               resolve_item: Callable[[str, Any, str], tuple[dict[str, Any], str | None]],
-              setting_keys: set[str]) -> Axis:
+              setting_keys: set[str], fields: Callable[[list[str | int], str], ValueReader | None] | None = None
+              ) -> Axis:
     """One axis object; `resolve_item(root, value, where)` turns a library reference or a JSON value
-    of a whole workload/target into (JSON value, library name or None)."""
+    of a whole workload/target into (JSON value, library name or None); `fields(steps, where)`, where
+    given, checks the parameter's name and says how its values are read (None: as they are)."""
     if not isinstance(raw, dict):
         raise InputError(f"expected an axis object like {{\"param\": \"settings.time_s\", \"values\": [1, 5]}}, "
                          f"got {type(raw).__name__}", where)
@@ -217,6 +246,7 @@ def read_axis(raw: Any, where: str, combine: str, rng: random.Random,
         if steps[1] not in setting_keys:
             raise InputError(f"the engine has no setting {steps[1]!r}; known: {', '.join(sorted(setting_keys))}",
                              f"{where}.param")
+    read = fields(steps, f"{where}.param") if fields is not None else None
     label = raw.get("label", _label(steps, param))
     if not isinstance(label, str) or not label:
         raise InputError(f"expected a column name, got {label!r}", f"{where}.label")
@@ -234,8 +264,10 @@ def read_axis(raw: Any, where: str, combine: str, rng: random.Random,
         if not isinstance(values, list) or not values:
             raise InputError("expected a non-empty list", f"{where}.values")
         values = copy.deepcopy(values)
+        if read is not None:
+            values = [read(v, f"{where}.values[{j}]") for j, v in enumerate(values)]
     elif source == "range":
-        values = _read_range(raw["range"], f"{where}.range")
+        values = _read_range(raw["range"], f"{where}.range", read)
     elif source == "from":
         name = raw["from"]
         if name not in SOURCES:
@@ -264,7 +296,8 @@ def read_axis(raw: Any, where: str, combine: str, rng: random.Random,
 
 def read_axes(raw: Any, where: str, combine: str, seed: int,
               resolve_item: Callable[[str, Any, str], tuple[dict[str, Any], str | None]],
-              setting_keys: set[str]) -> list[AxisGroup]:
+              setting_keys: set[str], fields: Callable[[list[str | int], str], ValueReader | None] | None = None
+              ) -> list[AxisGroup]:
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -279,7 +312,7 @@ def read_axes(raw: Any, where: str, combine: str, seed: int,
             members = item["zip"]
             if not isinstance(members, list) or len(members) < 2:
                 raise InputError("expected a list of two or more axes", f"{w}.zip")
-            axes = [read_axis(a, f"{w}.zip[{j}]", combine, rng, resolve_item, setting_keys)
+            axes = [read_axis(a, f"{w}.zip[{j}]", combine, rng, resolve_item, setting_keys, fields)
                     for j, a in enumerate(members)]
             n = len(axes[0].values)
             for j, a in enumerate(axes):
@@ -288,7 +321,7 @@ def read_axes(raw: Any, where: str, combine: str, seed: int,
                                      f"{n}", f"{w}.zip[{j}]")
             groups.append(AxisGroup(axes, w))
         else:
-            groups.append(AxisGroup([read_axis(item, w, combine, rng, resolve_item, setting_keys)], w))
+            groups.append(AxisGroup([read_axis(item, w, combine, rng, resolve_item, setting_keys, fields)], w))
     seen: dict[str, str] = {}
     for g in groups:
         for a in g.axes:

@@ -99,6 +99,7 @@ def _run(args: argparse.Namespace, study: Any) -> int:
     from core.study.search import front
 
     search = study.search
+    goal = study.front_spec             # a search's objectives, or a sweep's: the front is printed as it grows
     total = search.budget if search is not None else len(study.points)
     seen = [0]
     ended: list[dict[str, Any]] = []
@@ -112,7 +113,7 @@ def _run(args: argparse.Namespace, study: Any) -> int:
         seen[0] += 1
         if args.quiet:
             return
-        params = ", ".join(f"{k}={_short(v)}" for k, v in rec.get("params", {}).items())
+        params = ", ".join(f"{k}={_param_text(study, k, v)}" for k, v in rec.get("params", {}).items())
         if rec.get("status") == "finished":
             what = ", ".join(f"{k}={_short(v)}" for k, v in (rec.get("metrics") or {}).items())
         else:
@@ -121,12 +122,12 @@ def _run(args: argparse.Namespace, study: Any) -> int:
         tag = "resumed" if rec.get("resumed") else "cached" if rec.get("cached") else rec.get("status")
         print(f"[{seen[0]:>{len(str(total))}}/{total}] {tag:8s} #{rec['index']} {params}: {what}{took}",
               file=sys.stderr, flush=True)
-        if search is not None:          # the front as it grows, whenever it changes
+        if goal is not None:            # the front as it grows, whenever it changes
             ended.append(rec)
-            now = front(search, ended)
+            now = front(goal, ended)
             if [r["key"] for r in now] != shown_front[0]:
                 shown_front[0] = [r["key"] for r in now]
-                print(f"  front: {_front_text(search, now)}", file=sys.stderr, flush=True)
+                print(f"  front: {_front_text(goal, now)}", file=sys.stderr, flush=True)
 
     try:
         runner = StudyRunner(study, args.cluster, args.out, args.resume, on_record, on_log,
@@ -136,7 +137,7 @@ def _run(args: argparse.Namespace, study: Any) -> int:
     summary = runner.run()
     counts = summary.counts
     records = summary.records if search is None else [r for r in summary.records if r.get("status") != "not run"]
-    best = front(search, records) if search is not None else []
+    best = front(goal, records) if goal is not None else []
     if args.json:
         doc = {"study": summary.study, "engine": summary.engine, "cluster": summary.cluster,
                "results_file": str(summary.results_path), "counts": counts,
@@ -146,12 +147,19 @@ def _run(args: argparse.Namespace, study: Any) -> int:
             doc["search"] = {"sampler": search.sampler, "budget": search.budget, "grid": len(study.points),
                              "objectives": [{"metric": o.metric, "direction": o.direction} for o in search.objectives],
                              "front": [point_json(r) for r in best]}
+        elif goal is not None:
+            doc["front"] = {"objectives": [{"metric": o.metric, "direction": o.direction} for o in goal.objectives],
+                            "points": [point_json(r) for r in best]}
         print(json.dumps(doc))
     else:
         print(_table(study, records))
         if search is not None:
             print(f"\nsearch ({search.sampler}): {len(records)} of the grid's {len(study.points)} points; "
                   f"front ({', '.join(f'{o.metric} {o.direction}' for o in search.objectives)}):")
+            print(_table(study, best))
+        elif goal is not None:
+            print(f"\nPareto front ({', '.join(f'{o.metric} {o.direction}' for o in goal.objectives)}): "
+                  f"{len(best)} of {len(records)} points")
             print(_table(study, best))
         print(f"{counts['finished']} finished ({counts['resumed']} from an earlier run, {counts['cached']} from the "
               f"cache), {counts['failed']} failed, "
@@ -183,12 +191,18 @@ def _metric_text(study: Any, m: Any, value: Any) -> str:
     return _short(value)
 
 
+def _param_text(study: Any, label: str, value: Any) -> str:
+    """An axis value in a table: with its unit where the axis is a target field that has one."""
+    shown = study.param_text(label, value)
+    return shown if shown is not None else _short(value)
+
+
 def _table(study: Any, records: list[dict[str, Any]]) -> str:
     cols = ["#"] + study.axis_labels + (["repeat"] if study.repeats > 1 else []) + ["status"] + \
         [m.name for m in study.metrics]
     rows = []
     for r in records:
-        row = [str(r["index"])] + [_short(r.get("params", {}).get(a)) for a in study.axis_labels]
+        row = [str(r["index"])] + [_param_text(study, a, r.get("params", {}).get(a)) for a in study.axis_labels]
         if study.repeats > 1:
             row.append(str(r.get("repeat", 0) + 1))
         row.append(str(r.get("status")))

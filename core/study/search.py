@@ -94,13 +94,23 @@ def read_search(raw: Any, metric_names: list[str], grid_size: int, where: str = 
     seed = raw.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 31:
         raise InputError(f"must be an integer 0..{2 ** 31 - 1}, got {seed!r}"[:200], f"{where}.seed")
-    objs = raw.get("objectives")
+    objectives = read_objectives(raw.get("objectives"), metric_names, f"{where}.objectives", directions)
+    polish = raw.get("polish", True)
+    if not isinstance(polish, bool):
+        raise InputError(f"must be true or false, got {str(polish)[:40]!r}", f"{where}.polish")
+    return SearchSpec(sampler, budget, objectives, seed, polish)
+
+
+def read_objectives(objs: Any, metric_names: list[str], where: str,
+                    directions: dict[str, str] | None = None) -> list[Objective]:
+    """A list of objectives (a search's, or a sweep's front): metric names or {"metric", "direction"};
+    a metric without a direction goes its declared better way (`directions`), else minimize."""
     if not isinstance(objs, list) or not objs:
         raise InputError("list the metrics to optimise, e.g. [{\"metric\": \"fps\", \"direction\": \"maximize\"}]",
-                         f"{where}.objectives")
+                         where)
     objectives = []
     for i, o in enumerate(objs):
-        w = f"{where}.objectives[{i}]"
+        w = f"{where}[{i}]"
         if isinstance(o, str):
             o = {"metric": o}
         if not isinstance(o, dict) or set(o) - {"metric", "direction"} or not isinstance(o.get("metric"), str):
@@ -114,14 +124,18 @@ def read_search(raw: Any, metric_names: list[str], grid_size: int, where: str = 
             raise InputError(f"must be minimize or maximize, got {str(direction)[:40]!r}", f"{w}.direction")
         objectives.append(Objective(o["metric"], direction))
     if len({o.metric for o in objectives}) != len(objectives):
-        raise InputError("an objective is listed twice", f"{where}.objectives")
-    polish = raw.get("polish", True)
-    if not isinstance(polish, bool):
-        raise InputError(f"must be true or false, got {str(polish)[:40]!r}", f"{where}.polish")
-    return SearchSpec(sampler, budget, objectives, seed, polish)
+        raise InputError("an objective is listed twice", where)
+    return objectives
 
 
-def objective_values(spec: SearchSpec, rec: dict[str, Any]) -> list[float] | None:
+@dataclass(frozen=True)
+class Front:
+    """What a sweep's Pareto front is drawn over: its "objectives" (a search's are its SearchSpec's)."""
+
+    objectives: list[Objective]
+
+
+def objective_values(spec: SearchSpec | Front, rec: dict[str, Any]) -> list[float] | None:
     """The objectives of a point's record, or None when it failed or lacks one."""
     if rec.get("status") != "finished":
         return None
@@ -129,7 +143,7 @@ def objective_values(spec: SearchSpec, rec: dict[str, Any]) -> list[float] | Non
     return None if any(v is None for v in values) else [float(v) for v in values if v is not None]
 
 
-def front(spec: SearchSpec, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def front(spec: SearchSpec | Front, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records no other finished record beats in every objective (the best one for a single
     objective), in the order of the first objective."""
     scored = [(r, v) for r in records if (v := objective_values(spec, r)) is not None]

@@ -26,7 +26,9 @@ from core.errors import InputError
 from core.workload import TARGET_KINDS, WORKLOAD_KINDS
 from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, read_axes
 from core.study.metrics import StudyMetric, default_direction, read_metrics
-from core.study.search import SearchSpec, read_search
+from core.study.search import Front, Objective, SearchSpec, read_objectives, read_search
+from core.target_cost.fields import check_field_name, read_target_fields, read_target_value, target_properties
+from core.units import format_quantity, quantity_of
 
 if TYPE_CHECKING:
     from core.project import Project
@@ -36,7 +38,7 @@ VERSION = 1
 SUFFIXES = (".json", ".yaml", ".yml")
 MAX_STUDY_BYTES = 16 * 2 ** 20
 FIELDS = ("format", "version", "name", "description", "engine", "workload", "target", "settings", "axes",
-          "combine", "samples", "seed", "repeats", "metrics", "keep_results", "search", "cluster")
+          "combine", "samples", "seed", "repeats", "metrics", "keep_results", "search", "cluster", "objectives")
 # The "cluster" section: one batch job of workers for `--cluster slurm[:JOBS]` / `pbs[:JOBS]`
 # (core.study.runner.batch_cluster); key -> (type, what it is)
 CLUSTER_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
@@ -72,6 +74,23 @@ class Study:
     points: list[Point] = field(default_factory=list)
     search: SearchSpec | None = None        # a search runs the points a sampler picks, not all of them
     cluster: dict[str, Any] = field(default_factory=dict)     # one batch job, for --cluster slurm / pbs
+    objectives: list[Objective] = field(default_factory=list)  # a sweep's front (a search has its own)
+    units: dict[str, str] = field(default_factory=dict)         # axis label -> its target field's unit
+
+    def param_text(self, label: str, value: Any) -> str | None:
+        """An axis value as people read it, with its field's unit ("8 KiB", "25.6 GB/s"); None
+        when the axis has no unit."""
+        unit = self.units.get(label)
+        if unit is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return format_quantity(value, unit)
+
+    @property
+    def front_spec(self) -> SearchSpec | Front | None:
+        """What the study's Pareto front is over: the search's objectives, or the sweep's."""
+        if self.search is not None:
+            return self.search
+        return Front(self.objectives) if self.objectives else None
 
     @property
     def axis_labels(self) -> list[str]:
@@ -133,6 +152,41 @@ def load(path: str | Path, project: "Project | None" = None) -> Study:
 
 
 # ================================================================ checking
+def _axis_units(study: Study) -> dict[str, str]:
+    """The unit of each axis over a field of the base target that has one (core.units knows it)."""
+    kind = study.target.get("kind") if isinstance(study.target, dict) else None
+    props = target_properties(kind) if isinstance(kind, str) else None
+    out: dict[str, str] = {}
+    for g in study.axes:
+        for a in g.axes:
+            if props and len(a.steps) == 2 and a.steps[0] == "target" and a.steps[1] in props:
+                unit = props[str(a.steps[1])].get("unit")
+                if quantity_of(unit) is not None:
+                    out[a.label] = str(unit)
+    return out
+
+
+def _target_fields(base: dict[str, Any] | None, raw_axes: Any) -> Any:
+    """How an axis over a field of the base target reads its values: text with a unit ("64 KiB",
+    "25.6 GB/s") in the field's unit and range, the field's name checked where the axis names it.
+    None when the targets of the points may be of other kinds (an axis over whole targets)."""
+    kind = base.get("kind") if isinstance(base, dict) else None
+    whole = isinstance(raw_axes, list) and any(
+        isinstance(a, dict) and (a.get("param") == "target" or any(
+            isinstance(z, dict) and z.get("param") == "target" for z in a.get("zip", []) or []))
+        for a in raw_axes)
+    if not isinstance(kind, str) or whole:
+        return None
+
+    def reader(steps: list[str | int], where: str) -> Any:
+        if len(steps) != 2 or steps[0] != "target" or not isinstance(steps[1], str):
+            return None
+        name = steps[1]
+        check_field_name(kind, name, where)
+        return lambda value, w, in_range=True: read_target_value(kind, name, value, w, in_range)
+    return reader
+
+
 def read_cluster_section(raw: Any, where: str = "study.cluster") -> dict[str, Any]:
     """The study's batch-job description, checked (types, no unknown keys, positive counts)."""
     if not isinstance(raw, dict):
@@ -222,6 +276,8 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
             return e.value.to_json(), e.name
         if "kind" not in value and "generate" not in value:
             raise InputError(f"a {root} has a kind (or is {{\"library\": NAME}})", f"{where}.kind")
+        if root == "target":        # fields written with their units ("64 KiB"), read in each field's unit
+            value = read_target_fields(value, where)
         return copy.deepcopy(value), None
 
     base: dict[str, tuple[dict[str, Any] | None, str]] = {}
@@ -265,7 +321,8 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
     keep = doc.get("keep_results", True)
     if not isinstance(keep, bool):
         raise InputError(f"expected true or false, got {keep!r}", "study.keep_results")
-    axes = read_axes(doc.get("axes"), "study.axes", combine, seed, resolve_item, setting_keys)
+    axes = read_axes(doc.get("axes"), "study.axes", combine, seed, resolve_item, setting_keys,
+                     _target_fields(base["target"][0], doc.get("axes")))
     metrics = read_metrics(doc.get("metrics"), spec, "study.metrics")
     study = Study(name=name, engine=engine, spec=spec, workload=base["workload"][0], workload_name=base["workload"][1],
                   target=base["target"][0], target_name=base["target"][1], settings=settings, axes=axes,
@@ -276,9 +333,15 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
             raise InputError("a search picks points of the study's grid, each once: it goes with combine: grid "
                              "and repeats: 1", "study.search")
     study.cluster = read_cluster_section(doc.get("cluster", {}))
+    study.units = _axis_units(study)
     study.points = expand(study)
+    directions = {m.name: default_direction(spec.result_type, m.name) for m in metrics if m.path is None}
+    if "objectives" in doc:
+        if "search" in doc:
+            raise InputError("a search's objectives go in search.objectives", "study.objectives")
+        study.objectives = read_objectives(doc["objectives"], [m.name for m in metrics], "study.objectives",
+                                           directions)
     if "search" in doc:
         study.search = read_search(doc["search"], [m.name for m in metrics], len(study.points),
-                                   directions={m.name: default_direction(spec.result_type, m.name)
-                                               for m in metrics if m.path is None})
+                                   directions=directions)
     return study

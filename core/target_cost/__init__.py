@@ -1,0 +1,1 @@
+"""Engine "cost": one network costed on one target by the engine that costs that target's kind."""
