@@ -10,7 +10,7 @@ from core.checks import INT_LIMIT
 from core.errors import InputError, SessionError
 from core.project import starter_targets, starter_workloads
 from core.session.schema import FORMAT, _schema_check
-from core.workload import target_from_json
+from core.workload import Target, Workload, target_from_json
 
 VERSION = 5         # the format version this program writes and reads up to
 
@@ -56,7 +56,8 @@ _V1_SCHEMA: dict[str, Any] = {
 
 
 def _v1_item_name(value: dict[str, Any]) -> str:
-    for name, item in [*starter_workloads(), *starter_targets()]:   # a starter's own name when it is one
+    starters: list[tuple[str, Workload | Target]] = [*starter_workloads(), *starter_targets()]
+    for name, item in starters:                 # a starter's own name when it is one
         if item.to_json() in (value, _with_target_defaults(value)):
             return name
     kind = value.get("kind")
