@@ -103,7 +103,9 @@ class LoadedRuns:
         return runs_schema_error(self.runs, 0)
 
     def meaning(self, known: dict[str, Any]) -> tuple[list[str], list[Run], RunError | None]:
-        return [r["id"] for r in self.runs], *read_runs(self.runs, 0, known)
+        ids = [r["id"] for r in self.runs]
+        repeat = _first_repeat(ids)         # the runs after it are never read: that is the error
+        return ids, *read_runs(self.runs[:repeat], 0, known)
 
 
 def _split(doc: dict[str, Any]) -> tuple[dict[str, Any], LoadedRuns]:
@@ -165,6 +167,16 @@ def read_runs(runs: list[dict[str, Any]], lo: int, known: dict[str, Any]) -> tup
     return out, None
 
 
+def _first_repeat(ids: list[str]) -> int | None:
+    """The index of the first id that an earlier one already is."""
+    seen: set[str] = set()
+    for i, x in enumerate(ids):
+        if x in seen:
+            return i
+        seen.add(x)
+    return None
+
+
 def read_meaning(head: dict[str, Any], runs: RunChecks, known: dict[str, Any]) -> Project:
     """The Project a schema-checked document describes: library and engines, runs, view, in that
     order; a run's id used twice is refused at its second use, before that run is read."""
@@ -176,13 +188,7 @@ def read_meaning(head: dict[str, Any], runs: RunChecks, known: dict[str, Any]) -
     except InputError as exc:
         raise SessionError(exc.message, exc.where) from None
     ids, built, wrong = runs.meaning(known)
-    seen: set[str] = set()
-    dup = None
-    for i, x in enumerate(ids):
-        if x in seen:
-            dup = i
-            break
-        seen.add(x)
+    dup = _first_repeat(ids)
     if dup is not None and (wrong is None or dup <= wrong[0]):
         raise SessionError(f"a second run has id {ids[dup]!r}", f"session.runs[{dup}].id")
     if wrong is not None:
