@@ -20,6 +20,7 @@ sys.path.insert(0, str(REPO))
 
 from core import checks, session  # noqa: E402
 from core.engine import engines  # noqa: E402
+from core.session import document  # noqa: E402
 
 EXAMPLE = REPO / "assets" / "example_session.dfx"
 
@@ -39,11 +40,11 @@ def load_ab(repeat: int) -> dict[str, float]:
     with_check, without = [], []
 
     def unchecked() -> float:
-        session.check_numbers = lambda doc, root: None        # type: ignore[assignment]
+        document.check_numbers = lambda doc, root: None        # type: ignore[assignment]
         try:
             return _ms(lambda: session.load(EXAMPLE), 1)
         finally:
-            session.check_numbers = real                       # type: ignore[assignment]
+            document.check_numbers = real                       # type: ignore[assignment]
 
     for i in range(repeat):                                    # ABBA: neither always goes first
         if i % 2 == 0:

@@ -33,7 +33,7 @@ def file_bytes(project: Project, runs: list[Run] | None = None) -> int:
     """The size of the session file of `project` (with these runs instead of its own)."""
     doc = session.to_json(project)
     if runs is not None:
-        doc["runs"] = [session._run_json(r) for r in runs]
+        doc["runs"] = [session.document._run_json(r) for r in runs]
     return len(session.encode(doc))
 
 

@@ -4,8 +4,8 @@ targets (SCAMP-5, FPGA boards, ...).
 A kind registers itself where its class is defined, with what the rest of the program needs of it:
 its title, its JSON reader, a one-line summary for the library, the items a fresh project starts
 with, and how a new item of the kind is made (with its named variants). Session reading, the starter
-project, the library browser and its "Add" menu look kinds up here, and the GUI registers each kind's
-editor the same way (gui.item_editors), so adding a kind touches no shared file: a package
+project, the library browser and its "Add" menu look kinds up here, and the GUI finds each kind's
+editor from it (gui/editors/<kind>.py), so adding a kind touches no shared file: a package
 `core/<pkg>/` that defines kinds does so in a module `core/<pkg>/item_kinds.py`, which the registry
 imports on first use (as core.engine finds engines). The engines that fit a kind are the engines
 that name it (EngineSpec.workload_kinds / target_kinds).

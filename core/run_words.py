@@ -13,7 +13,7 @@ from typing import Any
 from core.engine import engines
 from core.lifecycle import RunError
 
-# Fields of the workload editors (gui/item_editors.py), by the names engines raise them under.
+# Fields of the workload editors (gui/editors/<kind>.py), by the names engines raise them under.
 WORKLOAD_FIELDS: dict[str, str] = {
     "validation": "Validation set", "validation_path": "Validation set",
     "onnx": "ONNX file", "onnx_path": "ONNX file",

@@ -10,7 +10,7 @@ import copy
 import math
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar, Union
+from typing import Any, ClassVar, Literal, TypeVar
 
 from core.checks import INT_LIMIT, check_name, check_numbers, number_problem
 from core.errors import InputError
@@ -183,8 +183,19 @@ def _matrix_shape(rows: list[Any], where: str, prefix: str) -> tuple[int, int]:
     return h, w
 
 
+class Workload:
+    """Every workload kind's item is one: its kind (core.kinds registers the kinds, so no list of
+    them is kept here) and its JSON form. Engines narrow a workload to their own kinds' classes with
+    isinstance, as they narrow a Target (every target kind's item is a _SchemaTarget)."""
+
+    kind: str
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
 @dataclass
-class KernelSet:
+class KernelSet(Workload):
     """Kernels sharing one denominator, e.g. Cain's 1/16 [[1,2,1],...]."""
 
     name: str
@@ -229,7 +240,7 @@ def _check_batch(batch: Any, path: str) -> None:
 
 
 @dataclass
-class CnnSet:
+class CnnSet(Workload):
     """Several CNNs from the model zoo to map together (f-CNNx), or one network (bounds)."""
 
     cnns: list[str]
@@ -264,7 +275,7 @@ class CnnSet:
 
 
 @dataclass
-class FpspFilter:
+class FpspFilter(Workload):
     """A named filter preset for the focal-plane sensor-processor."""
 
     preset: str
@@ -293,7 +304,7 @@ BUILTIN_DIGITS = "builtin-digits"
 
 
 @dataclass
-class CnnNetwork:
+class CnnNetwork(Workload):
     """One CNN: a zoo network, the built-in digits CNN, or an ONNX file; optionally with a
     validation set attached (a .npz of images x and labels y)."""
 
@@ -328,7 +339,7 @@ class CnnNetwork:
 
 
 @dataclass
-class MeritTransformWorkload:
+class MeritTransformWorkload(Workload):
     """A MERIT tensor transform: one of the engine's built-in workloads, or a user's transform JSON
     (the format of docs/merit.md)."""
 
@@ -361,7 +372,7 @@ class MeritTransformWorkload:
 
 
 @dataclass
-class ConvLayers:
+class ConvLayers(Workload):
     """Convolution layers written as specs (`Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1`), for engines
     that analyse layers one by one."""
 
@@ -383,7 +394,6 @@ class ConvLayers:
         return c
 
 
-Workload = Union[KernelSet, CnnSet, FpspFilter, CnnNetwork, MeritTransformWorkload, ConvLayers]
 # kind -> title of every registered workload kind (core.kinds: kinds register themselves, below and in
 # core/<pkg>/item_kinds.py)
 WORKLOAD_KINDS = KindTitles("workloads")
@@ -594,7 +604,7 @@ class MobileSocTarget(_SchemaTarget):
     }}
 
 
-Target = Union[Scamp5Target, FpgaTarget, DataflowTarget, MobileSocTarget]
+Target = _SchemaTarget          # every target kind's item (core.kinds registers the kinds)
 TARGET_KINDS = KindTitles("targets")
 
 

@@ -3,7 +3,7 @@
 Two lists (name, kind, one-line summary) follow the project's events, so undo and redo show at once;
 the buttons add (a menu of kinds, with the zoo networks, MERIT workloads and filter presets as
 starting points), duplicate, rename, delete and import items, every one an undoable project change.
-Under the lists, the selected item's editor (gui.item_editors) writes its edits to the project.
+Under the lists, the selected item's editor (gui.editors) writes its edits to the project.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from core.errors import InputError
 from core.kinds import generated_name
 from core.library_items import IMPORT_FILTER, import_file, new_target, new_workload, workload_variants
 from core.project import KIND_TITLES, LIBRARIES, Project, ProjectEvent, summary
-from gui.item_editors import ItemEditor, editor_for
+from gui.editors import ItemEditor, editor_for
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 ERROR_STYLE = "color: #b00020"

@@ -1,4 +1,4 @@
-"""Item editors (gui.item_editors): each edit reaches the project as one undoable change, undo
+"""Item editors (gui.editors): each edit reaches the project as one undoable change, undo
 redraws the editor, and an invalid edit shows a message and changes nothing."""
 
 import json
@@ -11,8 +11,13 @@ from core.library_items import layers_from_text, parse_kernel_text
 from core.project import Project
 from core.workload import (BUILTIN_DIGITS, CnnNetwork, CnnSet, ConvLayers, FpgaTarget, FpspFilter, Kernel, KernelSet,
                            MeritTransformWorkload)
-from gui.item_editors import (CnnEditor, CnnSetEditor, ConvLayersEditor, FilterEditor, KernelSetEditor,
-                              MeritTransformEditor, TargetEditor, editor_for)
+from gui.editors import TargetEditor, editor_for
+from gui.editors.cnn import CnnEditor
+from gui.editors.cnn_set import CnnSetEditor
+from gui.editors.conv_layers import ConvLayersEditor
+from gui.editors.fpsp_filter import FilterEditor
+from gui.editors.kernels import KernelSetEditor
+from gui.editors.merit_transform import MeritTransformEditor
 
 IDENTITY = KernelSet("k", 1, [Kernel("k1", [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]])])
 

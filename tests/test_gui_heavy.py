@@ -209,7 +209,7 @@ def _file_bytes(project: Project, runs: list | None = None) -> int:
 
     doc = session.to_json(project)
     if runs is not None:
-        doc["runs"] = [session._run_json(r) for r in runs]
+        doc["runs"] = [session.document._run_json(r) for r in runs]
     return len(session.encode(doc))
 
 

@@ -72,6 +72,7 @@ def test_a_second_kind_of_the_same_name_is_refused(toy_kind):
 
 def test_every_kind_has_an_editor(qtbot):
     from core.kinds import kinds as all_kinds
-    from gui.item_editors import EDITORS
+    from gui.editors import editor_classes
 
-    assert set(all_kinds("workloads")) <= set(EDITORS)      # targets fall back to the schema-built editor
+    assert set(all_kinds("workloads")) <= set(editor_classes("workloads"))
+    assert set(all_kinds("targets")) <= set(editor_classes("targets"))  # the schema-built editor where none of its own

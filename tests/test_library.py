@@ -12,7 +12,7 @@ from core.library_items import import_file, new_target, new_workload, workload_v
 from core.project import KIND_TITLES, summary
 from core.workload import (BUILTIN_DIGITS, TARGET_KINDS, WORKLOAD_KINDS, CnnNetwork, DataflowTarget, KernelSet,
                            MeritTransformWorkload, MobileSocTarget, Scamp5Target)
-from gui.item_editors import TargetEditor
+from gui.editors import TargetEditor
 from gui.library_dock import LibraryBrowser
 from panel_context import FakeContext
 from test_editors import GEMM_TRANSFORM

@@ -81,7 +81,7 @@ def test_error_measure_is_relative_to_the_largest_output():
 
 def test_the_packed_view_of_a_convolution_is_a_gemm_and_others_are_not():
     v = CG.gemm_view(W.conv(8, 10, 10, 16, 3, pad=1))
-    assert v["M"] == ["oc"] and v["N"] == ["y", "x"] and v["K"] == ["ic", "ky", "kx"] and v["batch"] == []
+    assert v.M == ["oc"] and v.N == ["y", "x"] and v.K == ["ic", "ky", "kx"] and v.batch == []
     assert CG.gemm_view(W.WORKLOADS["depthwise"].stages[0]) is None          # M = 1: no register block
     assert CG.gemm_view(W.WORKLOADS["motion"].stages[0]) is None             # l1 is not bilinear
     corr = W.correlation(4, 6, 6, 2)

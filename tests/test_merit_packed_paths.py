@@ -94,13 +94,13 @@ def test_the_paths_are_the_ones_meant(lib):
     assert "stride phases" not in text["pitch_7x7"]
     # N is the output's unit-stride side (the map), even where the channels outnumber its outputs
     v = CG.gemm_view(CASES["many_channels_7x7"])
-    assert v is not None and v["N"] == ["y", "x"] and v["M"] == ["oc"] and v["pitch"] == ("x", 9, 7)
+    assert v is not None and v.N == ["y", "x"] and v.M == ["oc"] and v.pitch == ("x", 9, 7)
     g = CG.gemm_view(CASES["gemm_odd"])
-    assert g is not None and g["N"] == ["n"]
+    assert g is not None and g.N == ["n"]
     assert "collapse(3)" in text["pitch_7x7"]                                # M split across threads
 
 
 def test_narrow_output_side_falls_back_to_the_larger_side():
     # 3 outputs a row is less than a vector: the channels (64) become N
     v = CG.gemm_view(W.conv(8, 3, 3, 64, 1))
-    assert v is not None and v["N"] == ["oc"]
+    assert v is not None and v.N == ["oc"]

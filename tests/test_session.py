@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from core import session as sessions
+from core.session import migrations
 from core.errors import SessionError
 from core.engine import get_engine
 from core.jobs import MetricPoint, PartialResult
@@ -183,9 +184,9 @@ def test_migration_path(tmp_path, demo_engine, monkeypatch):
         return {**d, "version": sessions.VERSION + 1}
 
     monkeypatch.setitem(sessions.MIGRATIONS, sessions.VERSION, up)
-    monkeypatch.setattr(sessions, "VERSION", sessions.VERSION + 1)
+    monkeypatch.setattr(migrations, "VERSION", sessions.VERSION + 1)
     p = sessions.load(_write(tmp_path, doc))
-    assert calls == [sessions.VERSION - 1] and p.choice("demo").settings == {"steps": 7}
+    assert calls == [migrations.VERSION - 1] and p.choice("demo").settings == {"steps": 7}
 
 
 @pytest.mark.parametrize("path", V1_FILES, ids=lambda p: p.name)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from core import session as sessions
+from core.session import validate
 from core.errors import SessionError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "assets" / "example_session.dfx"
@@ -69,7 +70,7 @@ def test_the_index_round_trips_and_points_at_each_run(tmp_path):
     assert list(back)[-1] == "index" and {k: v for k, v in back.items() if k != "index"} == doc
     for (a, b), run in zip(back["index"]["runs"], doc["runs"]):
         assert json.loads(text[a:b]) == run
-    split = sessions._split_runs(text)
+    split = validate._split_runs(text)
     assert split is not None and split[1] == [tuple(s) for s in back["index"]["runs"]]
     assert sessions.encode(doc) == sessions.encode(doc)          # the same bytes each time (mtime 0)
     assert gzip.decompress(sessions.encode(doc)).decode() == text
@@ -79,7 +80,7 @@ def test_a_saved_session_validates_in_parallel_and_reads_back(tmp_path):
     doc = _runs_doc(9)
     path = tmp_path / "a.dfx"
     path.write_bytes(sessions.encode(doc))
-    assert sessions._split_runs(sessions.decode_raw(path.read_bytes(), str(path))) is not None
+    assert validate._split_runs(sessions.decode_raw(path.read_bytes(), str(path))) is not None
     seq, par = _outcome(path, 1), _outcome(path, 2)
     assert isinstance(par, sessions.Summary) and par == seq and sum(par.runs.values()) == 9
     assert len(sessions.load(path).runs) == 9
@@ -97,7 +98,7 @@ def test_a_wrong_index_falls_back_to_the_sequential_check(tmp_path, damage):
     text = damage(sessions.encode_text(_runs_doc(6)))
     seq, par = _both(tmp_path, text)
     assert seq == par
-    assert sessions._split_runs(text) is None or isinstance(par, sessions.Summary)
+    assert validate._split_runs(text) is None or isinstance(par, sessions.Summary)
 
 
 def test_an_index_into_a_nested_array_is_not_trusted(tmp_path):
@@ -114,7 +115,7 @@ def test_an_index_into_a_nested_array_is_not_trusted(tmp_path):
         pos += len(_dump(run)) + 1
     text += ',"index":' + _dump({"runs": spans}) + "}"
     assert json.loads(text[spans[1][0]:spans[1][1]]) == inner[1]
-    assert sessions._split_runs(text) is None
+    assert validate._split_runs(text) is None
     seq, par = _both(tmp_path, text)
     assert seq == par
 
@@ -148,7 +149,7 @@ def test_the_corpus_of_bad_sessions_says_the_same_in_parallel(tmp_path):
         seq, par = _both(tmp_path, text)
         assert isinstance(seq, tuple), name
         assert par == seq, name
-        parallel += sessions._split_runs(text) is not None
+        parallel += validate._split_runs(text) is not None
     assert parallel >= 8            # the cases with runs went the parallel way
 
 
@@ -188,12 +189,12 @@ SEVERAL = {     # errors in several runs (and elsewhere): the first one the sequ
 @pytest.mark.parametrize("name", sorted(SEVERAL))
 def test_several_errors_give_the_same_first_error_both_ways(tmp_path, name, fast_decoder, monkeypatch):
     if not fast_decoder:
-        monkeypatch.setattr(sessions, "orjson", None)
+        monkeypatch.setattr(validate, "orjson", None)
     doc = _runs_doc(12)
     for path, value in SEVERAL[name]:
         _set(doc, path, value)
     text = _indexed(doc)
-    assert sessions._split_runs(text) is not None
+    assert validate._split_runs(text) is not None
     seq, par = _both(tmp_path, text)
     assert isinstance(seq, tuple) and par == seq
 

@@ -31,8 +31,8 @@ prints the times as JSON; codegen_run compiles and runs it and compares with num
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -201,7 +201,7 @@ class CProgram:
     inputs: list[OperandAddress]
     out_size: int
     tile: dict[str, int] = field(default_factory=dict)
-    packed: dict[str, Any] | None = None
+    packed: PackedPlan | None = None
     tile_note: str = ""                # how the tile was fitted to this CPU (core.merit.device)
 
 
@@ -519,7 +519,49 @@ def tiled_kernel(t: MeritTransform, tile: dict[str, int], name: str) -> Kernel:
 
 
 # ---------------------------------------------------------------- packed GEMM-like micro-kernel
-def gemm_view(t: MeritTransform) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class StridePhases:
+    """B split once per call into its stride phases (_split): phase (h % sy, w % sx) of the padded
+    extents hp x wp, each hq x wq, `lead` planes; the strides of N's and the batch's indices in the
+    copy, its size in floats and B's base offset."""
+
+    sy: int
+    sx: int
+    hp: int
+    wp: int
+    hq: int
+    wq: int
+    lead: int
+    strides: dict[str, int]
+    size: int
+    base: int
+
+
+class RowPitch(NamedTuple):
+    """N's innermost index over B's whole row pitch (_pitch): `pitch` columns a row, `width` stored."""
+
+    name: str                       # N's innermost index
+    pitch: int
+    width: int
+
+
+@dataclass(frozen=True)
+class GemmView:
+    """A bilinear transform as a batch of GEMMs (gemm_view): which operand is A (`left`, moving with
+    M) and B (`right`, moving with N), the index names of M, N, batch and K and their sizes."""
+
+    left: int
+    right: int
+    M: list[str]
+    N: list[str]
+    batch: list[str]
+    K: list[str]
+    sizes: dict[str, int]
+    split: StridePhases | None = None
+    pitch: RowPitch | None = None
+
+
+def gemm_view(t: MeritTransform) -> GemmView | None:
     """How a bilinear transform is a batch of GEMMs C[b, m, n] = sum_k A[b, m, k] B[b, k, n]:
     M = parallel indices only operand A moves with, N = only B, batch = both; None if it is not
     one (another strategy, a parallel index neither moves with, or M too small for the kernel)."""
@@ -552,18 +594,16 @@ def gemm_view(t: MeritTransform) -> dict[str, Any] | None:
         left, right = ("1", "0") if own == "0" else ("0", "1")
     else:
         left, right = ("0", "1") if count(groups["0"]) <= count(groups["1"]) else ("1", "0")
-    view: dict[str, Any] = {"left": int(left), "right": int(right), "M": groups[left], "N": groups[right],
-            "batch": groups["batch"], "K": [n for n, _ in t.accumulate],
-            "sizes": {"M": count(groups[left]), "N": count(groups[right]), "batch": count(groups["batch"]),
-                      "K": count([n for n, _ in t.accumulate])}}
-    if view["sizes"]["M"] < PACKED_MIN_M:
+    view = GemmView(int(left), int(right), groups[left], groups[right], groups["batch"], [n for n, _ in t.accumulate],
+                    {"M": count(groups[left]), "N": count(groups[right]), "batch": count(groups["batch"]),
+                     "K": count([n for n, _ in t.accumulate])})
+    if view.sizes["M"] < PACKED_MIN_M:
         return None
-    view["split"] = _split(t, view)
-    view["pitch"] = _pitch(t, view)
-    return view
+    view = replace(view, split=_split(t, view))
+    return replace(view, pitch=_pitch(t, view))
 
 
-def _split(t: MeritTransform, view: dict[str, Any]) -> dict[str, Any] | None:
+def _split(t: MeritTransform, view: GemmView) -> StridePhases | None:
     """Where N moves B's last two axes (a map's rows and columns) with a stride s > 1, B is split once
     per call into its stride phases: element (.., h, w) of the padded operand goes to phase
     (h % sy, w % sx), position (h // sy, w // sx). N's strided rows are then unit-stride runs of the
@@ -571,7 +611,7 @@ def _split(t: MeritTransform, view: dict[str, Any]) -> dict[str, Any] | None:
     instead of once per K step and M block). Returns the phases, the padded and split extents, and
     the strides of N's and the batch's indices in the copy; None where nothing is strided or where a
     stride is not a multiple of the phase count."""
-    op = t.operands[view["right"]]
+    op = t.operands[view.right]
     ad = operand_address(t, op)
     nd = len(ad.padded_shape)
     if nd < 2:
@@ -579,45 +619,44 @@ def _split(t: MeritTransform, view: dict[str, Any]) -> dict[str, Any] | None:
     ah, aw = nd - 2, nd - 1
     hp, wp = ad.padded_shape[ah], ad.padded_shape[aw]
     st = {ah: 1, aw: 1}
-    for n in view["N"]:
+    for n in view.N:
         m = op.maps.get(n)
         if m is not None and m.axis in st and m.stride > 1:
             st[m.axis] = max(st[m.axis], m.stride)
     sy, sx = st[ah], st[aw]
     if sx == 1:                     # the rows stay unit-stride: nothing to gain
         return None
-    for n in view["N"] + view["batch"]:
+    for n in view.N + view.batch:
         m = op.maps.get(n)
-        if m is not None and m.axis in st and (n in view["batch"] or m.stride <= 0 or m.stride % st[m.axis]):
+        if m is not None and m.axis in st and (n in view.batch or m.stride <= 0 or m.stride % st[m.axis]):
             return None
     hq, wq = -(-hp // sy), -(-wp // sx)
     plane, new_plane = hp * wp, sy * sx * hq * wq
     eff: dict[str, int] = {}
-    for n in view["N"] + view["batch"]:
+    for n in view.N + view.batch:
         m = op.maps.get(n)
         eff[n] = (0 if m is None else m.stride // sx if m.axis == aw else m.stride // sy * wq if m.axis == ah
                   else ad.strides[n] // plane * new_plane)
     lead = ad.size // plane
-    return {"sy": sy, "sx": sx, "hp": hp, "wp": wp, "hq": hq, "wq": wq, "lead": lead, "strides": eff,
-            "size": lead * new_plane, "base": ad.base}
+    return StridePhases(sy, sx, hp, wp, hq, wq, lead, eff, lead * new_plane, ad.base)
 
 
-def _pitch(t: MeritTransform, view: dict[str, Any]) -> tuple[str, int, int] | None:
+def _pitch(t: MeritTransform, view: GemmView) -> RowPitch | None:
     """(x, P, W) where N's innermost index x (W outputs a row, unit stride in the output and in M(B))
     can run over the whole row pitch P of B instead (W < P <= PITCH_MAX_WASTE x W: a padded map,
     P = W + 2 for a 3x3 window): then every NR-wide panel of N is one unit-stride run of B, read in
     place or copied as vectors however narrow the map, at the price of P - W columns a row computed
     and dropped (the "row-aligned panel" of the transform: eq. 5's x and y strides fuse into one)."""
-    names = view["N"]
+    names = view.N
     if len(names) < 2:
         return None
     x, y = names[-1], names[-2]
-    b = view["split"]["strides"] if view.get("split") else operand_address(t, t.operands[view["right"]]).strides
+    b = view.split.strides if view.split else operand_address(t, t.operands[view.right]).strides
     o = output_strides(t)
     w = dict(t.indices)[x]
     if b[x] != 1 or o[x] != 1 or o[y] != w or not (w < b[y] <= PITCH_MAX_WASTE * w):
         return None
-    return x, b[y], w
+    return RowPitch(x, b[y], w)
 
 
 PACKED_PRELUDE = r"""
@@ -763,33 +802,86 @@ static inline void merit_micro_direct(long kc, const float *restrict a, const fl
 """
 
 
-def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]] | None:
+@dataclass(frozen=True)
+class OffsetTable:
+    """One table of offsets the packed kernel builds at run time (merit_offsets): the offset of each
+    combination of some indices (sizes, strides; the first index outermost)."""
+
+    var: str
+    sizes: list[int]
+    strides: list[int]
+
+
+@dataclass(frozen=True)
+class PackedPlan:
+    """Everything the packed kernel's C is written from, worked out before any C is: the GEMM view,
+    the offset tables, the operands PostLoop reads once per output (`once`: operand -> base), the
+    strategy's PostLoop expression, A's and B's bases, the floats of B from its base, the columns
+    of the last row dropped unread (a row pitch), and the work (p x a steps) that decides threads."""
+
+    view: GemmView
+    left_name: str
+    right_name: str
+    tables: list[OffsetTable]
+    once: dict[int, int]
+    post: str
+    a_base: int
+    b_base: int
+    b_extent: int
+    drop: int
+    work: int
+
+
+def packed_plan(t: MeritTransform) -> PackedPlan | None:
+    """The packed kernel's plan for a GEMM-like transform; None where gemm_view finds none."""
     view = gemm_view(t)
     if view is None:
         return None
-    cs = c_strategy(t)
     addr = [operand_address(t, op) for op in t.operands]
     _, once_ops = _roles(t)
     ostr = output_strides(t)
-    sizes = dict(t.indices)
-    li, ri = view["left"], view["right"]
+    vsizes = dict(t.indices)
+    if view.pitch:                          # N's innermost index over B's whole row pitch
+        vsizes[view.pitch.name] = view.pitch.pitch
+    li, ri = view.left, view.right
+    bstr = view.split.strides if view.split else addr[ri].strides
+    tabs = [("am", view.M, addr[li].strides), ("ak", view.K, addr[li].strides),
+            ("ab", view.batch, addr[li].strides), ("bn", view.N, bstr),
+            ("bk", view.K, addr[ri].strides), ("bb", view.batch, bstr),
+            ("cm", view.M, ostr), ("cn", view.N, ostr), ("cb", view.batch, ostr)]
+    for i in once_ops:
+        tabs += [(f"o{i}m", view.M, addr[i].strides), (f"o{i}n", view.N, addr[i].strides),
+                 (f"o{i}b", view.batch, addr[i].strides)]
+    tables = [OffsetTable(var, [vsizes[n] for n in names], [strides[n] for n in names]) for var, names, strides in tabs]
+    return PackedPlan(view, t.operands[li].name, t.operands[ri].name, tables, {i: addr[i].base for i in once_ops},
+                      c_strategy(t).post, addr[li].base, addr[ri].base,
+                      view.split.size if view.split else addr[ri].size - addr[ri].base,
+                      view.pitch.pitch - view.pitch.width if view.pitch else 0, t.p_count * t.a_count)
 
-    pitch = view["pitch"]
-    vsizes = dict(sizes)
-    if pitch:                               # N's innermost index over B's whole row pitch
-        vsizes[pitch[0]] = pitch[1]
 
-    def table(var: str, names: list[str], strides: dict[str, int]) -> list[str]:
-        sz = ", ".join(f"{vsizes[n]}L" for n in names) or "1L"
-        st = ", ".join(f"{strides[n]}L" for n in names) or "0L"
-        k = max(1, len(names))
+def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, PackedPlan] | None:
+    """The packed GEMM-like micro-kernel (packed_plan, then packed_c), with its plan."""
+    plan = packed_plan(t)
+    return None if plan is None else (packed_c(plan, _signature(t, name), name), plan)
+
+
+def packed_c(plan: PackedPlan, signature: str, name: str) -> Kernel:
+    """The packed kernel's C, written from its plan."""
+    view, split, pitch = plan.view, plan.view.split, plan.view.pitch
+    li, ri = view.left, view.right
+
+    def table(tab: OffsetTable) -> list[str]:
+        var = tab.var
+        sz = ", ".join(f"{n}L" for n in tab.sizes) or "1L"
+        st = ", ".join(f"{n}L" for n in tab.strides) or "0L"
+        k = max(1, len(tab.sizes))
         return [f"    const long {var}_size[] = {{{sz}}}, {var}_stride[] = {{{st}}};",
                 f"    long {var}_n; long *{var} = merit_offsets({k}, {var}_size, {var}_stride, &{var}_n);"]
 
     # the block's rows added and stored run by run (orun: the panel's output columns as unit-stride runs
     # of Vec(C), dropped and overlapped columns left out) as vectors, with PostLoop inline, where it
     # reads no other operand (the scalar path below looks every element's offset up)
-    vec_store = "" if once_ops else "\n".join([
+    vec_store = "" if plan.once else "\n".join([
         "                            if (MERIT_FAST) {",
         "                                const long nr = onrun[pp];",
         "                                const long *rp = orun + 4 * pp * MERIT_NR;",
@@ -803,47 +895,38 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
         "                                        #pragma omp simd",
         "                                        for (long j = 0; j < len; ++j) {",
         "                                            float acc = cr[j] + (first ? 0.0f : orow[j]);",
-        f"                                            if (last) acc = {cs.post};",
+        f"                                            if (last) acc = {plan.post};",
         "                                            orow[j] = acc;",
         "                                        }",
         "                                    }",
         "                                }",
         "                                continue;",
         "                            }"])
-    L = [_signature(t, name), "{"]
-    split = view["split"]
-    bstr = split["strides"] if split else addr[ri].strides
-    tabs = [("am", view["M"], addr[li].strides), ("ak", view["K"], addr[li].strides),
-            ("ab", view["batch"], addr[li].strides), ("bn", view["N"], bstr),
-            ("bk", view["K"], addr[ri].strides), ("bb", view["batch"], bstr),
-            ("cm", view["M"], ostr), ("cn", view["N"], ostr), ("cb", view["batch"], ostr)]
-    for i in once_ops:
-        tabs += [(f"o{i}m", view["M"], addr[i].strides), (f"o{i}n", view["N"], addr[i].strides),
-                 (f"o{i}b", view["batch"], addr[i].strides)]
-    for var, names, strides in tabs:
-        L += table(var, names, strides)
+    L = [signature, "{"]
+    for tab in plan.tables:
+        L += table(tab)
     if split:
         sp = split
-        work = t.p_count * t.a_count
+        work = plan.work
         L += ["    /* B split once per call into its stride phases (sy, sx) = "
-              f"({sp['sy']}, {sp['sx']}): element (.., h, w) of the padded operand to phase",
+              f"({sp.sy}, {sp.sx}): element (.., h, w) of the padded operand to phase",
               "       (h % sy, w % sx), position (h / sy, w / sx); N's strided rows become unit-stride runs.",
               "       Only the phases some K step reads are copied. The copy is kept between calls (one caller at a time). */",
-              f"    const long SY = {sp['sy']}L, SX = {sp['sx']}L, HP = {sp['hp']}L, WP = {sp['wp']}L, "
-              f"HQ = {sp['hq']}L, WQ = {sp['wq']}L, LEAD = {sp['lead']}L;",
+              f"    const long SY = {sp.sy}L, SX = {sp.sx}L, HP = {sp.hp}L, WP = {sp.wp}L, "
+              f"HQ = {sp.hq}L, WQ = {sp.wq}L, LEAD = {sp.lead}L;",
               "    const long PLANE = SY * SX * HQ * WQ;",
-              f"    char used[{sp['sy'] * sp['sx']}] = {{0}};",
+              f"    char used[{sp.sy * sp.sx}] = {{0}};",
               "    for (long k = 0; k < bk_n; ++k) {",
-              f"        const long a = {sp['base']}L + bk[k], l = a / (HP * WP), h = a / WP % HP, w = a % WP;",
+              f"        const long a = {sp.base}L + bk[k], l = a / (HP * WP), h = a / WP % HP, w = a % WP;",
               "        used[(h % SY) * SX + w % SX] = 1;",
               "        bk[k] = l * PLANE + ((h % SY) * SX + w % SX) * HQ * WQ + (h / SY) * WQ + w / SX;",
               "    }",
               "    static float *bsplit = 0;",
               "    static long bsplit_cap = 0;",
-              f"    if (bsplit_cap < {sp['size']}L) {{",
+              f"    if (bsplit_cap < {sp.size}L) {{",
               "        free(bsplit);",
-              f"        bsplit = (float *)aligned_alloc(64, sizeof(float) * (size_t)(({sp['size']}L + 15) / 16 * 16));",
-              f"        bsplit_cap = {sp['size']}L;",
+              f"        bsplit = (float *)aligned_alloc(64, sizeof(float) * (size_t)(({sp.size}L + 15) / 16 * 16));",
+              f"        bsplit_cap = {sp.size}L;",
               "    }",
               f"    #pragma omp parallel for collapse(2) schedule(static) if({work}L >= {PARALLEL_MIN_WORK}L)",
               "    for (long l = 0; l < LEAD; ++l)",
@@ -857,19 +940,18 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
               "                for (long q = nq; q < WQ; ++q) dst[q] = 0.0f;",
               "            }"]
     if pitch:
-        L += [f"    /* N over the row pitch: columns {pitch[2]}..{pitch[1] - 1} of a row are computed and dropped */",
-              f"    for (long n = 0; n < cn_n; ++n) if (n % {pitch[1]}L >= {pitch[2]}L) cn[n] = -1;"]
-    L += [f"    const long bext = {split['size'] if split else addr[ri].size - addr[ri].base}L;   /* floats of B from its base */",
+        L += [f"    /* N over the row pitch: columns {pitch.width}..{pitch.pitch - 1} of a row are computed and dropped */",
+              f"    for (long n = 0; n < cn_n; ++n) if (n % {pitch.pitch}L >= {pitch.width}L) cn[n] = -1;"]
+    L += [f"    const long bext = {plan.b_extent}L;   /* floats of B from its base */",
           "    long bkmax = 0, bbmax = 0;",
           "    for (long k = 0; k < bk_n; ++k) if (bk[k] > bkmax) bkmax = bk[k];",
           "    for (long k = 0; k < bb_n; ++k) if (bb[k] > bbmax) bbmax = bb[k];"]
-    drop = pitch[1] - pitch[2] if pitch else 0       # the last row's dropped columns: not even read
-    L += [f"    const long M = am_n, N = bn_n - {drop}L, K = ak_n, NB = ab_n;",
+    L += [f"    const long M = am_n, N = bn_n - {plan.drop}L, K = ak_n, NB = ab_n;",
           "    /* A's rows a constant lda apart (one weight row per M index): read in place on a short N side */",
           "    long alda = M > 1 ? am[1] - am[0] : 0;",
           "    for (long m = 2; alda > 0 && m < M; ++m) if (am[m] - am[m - 1] != alda) alda = 0;",
-          f"    const float *A = in{li} + {addr[li].base}L, *B = "
-          + ("bsplit;" if split else f"in{ri} + {addr[ri].base}L;"),
+          f"    const float *A = in{li} + {plan.a_base}L, *B = "
+          + ("bsplit;" if split else f"in{ri} + {plan.b_base}L;"),
           f"    const int threads = M * N * K * NB >= {PARALLEL_MIN_WORK}L ? omp_get_max_threads() : 1;",
           "    /* N blocks per batch element: several per thread, so that a thread the OS holds back leaves",
           "       its share to the others (dynamic schedule) instead of keeping everyone waiting",
@@ -1058,10 +1140,10 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "                                    const long o = cb[bt] + cm[mm] + cn[nn];",
           "                                    float acc = ct[i * MERIT_NR + j] + (first ? 0.0f : out[o]);",
           "                                    if (last) {"]
-    for i in once_ops:
-        L.append(f"                                        const float o{i} = in{i}[{addr[i].base}L + o{i}b[bt] "
+    for i, base in plan.once.items():
+        L.append(f"                                        const float o{i} = in{i}[{base}L + o{i}b[bt] "
                  f"+ o{i}m[mm] + o{i}n[nn]];")
-    L += [f"                                        acc = {cs.post};",
+    L += [f"                                        acc = {plan.post};",
           "                                    }",
           "                                    out[o] = acc;",
           "                                }",
@@ -1070,14 +1152,12 @@ def packed_kernel(t: MeritTransform, name: str) -> tuple[Kernel, dict[str, Any]]
           "            }",
           "        }",
           "    }"]
-    L += [f"    free({var});" for var, _, _ in tabs] + ["    free(bcont);", "    free(brun);", "    free(bnrun);", "    free(orun);", "    free(onrun);", "    free(pst);", "    free(pskip);"]
+    L += [f"    free({tab.var});" for tab in plan.tables] + ["    free(bcont);", "    free(brun);", "    free(bnrun);", "    free(orun);", "    free(onrun);", "    free(pst);", "    free(pskip);"]
     L.append("}")
-    info = {"M": view["M"], "N": view["N"], "batch": view["batch"], "K": view["K"], "sizes": view["sizes"],
-            "left": t.operands[li].name, "right": t.operands[ri].name}
-    note = (f"GEMM view: M = ({', '.join(view['M'])}) of {t.operands[li].name}, N = ({', '.join(view['N'])}) "
-            f"of {t.operands[ri].name}, batch = ({', '.join(view['batch']) or '-'}), K = "
-            f"({', '.join(view['K']) or '-'}); packed panels, MR x NR register micro-kernel")
-    return Kernel(name, "packed", "\n".join(L), note), info
+    note = (f"GEMM view: M = ({', '.join(view.M)}) of {plan.left_name}, N = ({', '.join(view.N)}) "
+            f"of {plan.right_name}, batch = ({', '.join(view.batch) or '-'}), K = "
+            f"({', '.join(view.K) or '-'}); packed panels, MR x NR register micro-kernel")
+    return Kernel(name, "packed", "\n".join(L), note)
 
 
 # ---------------------------------------------------------------- the program
