@@ -95,7 +95,7 @@ class Setting:
             out["type"] = self.types[0] if len(self.types) == 1 else list(self.types)
         for key, attr in _KEYS.items():
             value = getattr(self, attr)
-            if value is None or value is _NO_DEFAULT:
+            if value is _NO_DEFAULT or (value is None and attr != "default"):
                 continue
             if attr == "enum":
                 value = list(value)
@@ -202,3 +202,17 @@ def parse(cls: type[T], raw: Mapping[str, Any] | None, where: str = "settings",
         typed = check(typed) or typed
     check_settings(schema, merged, where)
     return typed
+
+
+def declared(schema: Mapping[str, Any]) -> dict[str, Setting]:
+    """Each property of a JSON schema (an engine's, made from its dataclass, or a target's, written
+    as a dict) as its typed view, in order; none for a schema without properties."""
+    props = schema.get("properties") or {}
+    return {key: Setting.from_schema(prop) for key, prop in props.items()}
+
+
+def held(cls: type[T], raw: Mapping[str, Any]) -> T:
+    """Settings as a project holds them, typed over the defaults but not checked (keys the class does
+    not declare left out): what a panel reads to grey out widgets that do nothing; a run parses them."""
+    plain: type = cls
+    return cls(**{**defaults_of(plain), **{k: v for k, v in raw.items() if k in declarations(plain)}})
