@@ -19,7 +19,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
-from core.checks import check_settings, check_types
+from core.checks import check_settings, check_types, field_path
 from core.errors import InputError
 
 T = TypeVar("T")
@@ -186,18 +186,24 @@ def as_dict(settings: Any) -> dict[str, Any]:
 
 
 def parse(cls: type[T], raw: Mapping[str, Any] | None, where: str = "settings",
-          check: Callable[[T], T | None] | None = None) -> T:
-    """The request's settings over the defaults, as `cls`: JSON types first (so `check` may rely on
-    them), then the engine's own checks (`check`, which may return a normalised instance), then the
-    schema's ranges and choices, and unknown keys; InputError names the first wrong field."""
+          check: Callable[[T], T | None] | None = None, retired: Mapping[str, str] | None = None) -> T:
+    """The request's settings over the defaults, as `cls`: unknown keys first (`retired`: why a key
+    that once was a setting is none now), then the JSON types (so `check` may rely on them), then the
+    engine's own checks (`check`, which may return a normalised instance), then the schema's ranges
+    and choices; InputError names the first wrong field."""
     if raw is not None and not isinstance(raw, Mapping):
         raise InputError(f"settings are an object, got {type(raw).__name__}", where)
     plain: type = cls                         # the caches key on the class
+    names = declarations(plain)
+    for key in raw or {}:
+        if key not in names:
+            hint = f" ({retired[key]})" if retired and key in retired else ""
+            raise InputError(f"unknown setting {str(key)[:40]!r}{hint}; known: {', '.join(names)}",
+                             field_path(where, key))
     merged = {**defaults_of(plain), **(raw or {})}
     schema = schema_of(plain)
     check_types(schema, merged, where)
-    names = declarations(plain)
-    typed = cls(**{k: v for k, v in merged.items() if k in names})
+    typed = cls(**merged)
     if check is not None:
         typed = check(typed) or typed
     check_settings(schema, merged, where)

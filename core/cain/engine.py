@@ -23,7 +23,7 @@ from core.cain.result import Improvement as FoundProgram
 from core.cain.solver import TRAVERSALS, Improvement, Proven, Stats, solve
 from core.checks import read_json_file
 from core.results import EngineResult
-from core.settings import declarations, defaults_of, parse, schema_of, setting
+from core.settings import defaults_of, parse, schema_of, setting
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.filters import PRESETS, preset
@@ -107,10 +107,6 @@ def registers_of(target: Any) -> int:
 def _settings(raw: dict[str, Any], target: Any) -> CainSettings:
     """The request's settings over the defaults, typed, checked with the target's register count
     (InputError names the setting)."""
-    unknown = set(raw) - set(declarations(CainSettings))
-    if unknown:
-        raise InputError(f"unknown setting(s): {', '.join(sorted(unknown))}", "settings")
-
     def check(s: CainSettings) -> CainSettings:
         if s.isa == "auke":
             s = replace(s, mode="auke")

@@ -35,7 +35,7 @@ from core.cappuccino.synth_program import Plan
 from core.cappuccino.result import (CappuccinoResult, CompiledProgram, LayerRow, LayoutChecks, ModelInfo, Synthesis,
                                     TargetInfo)
 from core.cappuccino.settings import MAX_BUDGET_PP, CappuccinoSettings
-from core.settings import declarations, defaults_of, parse, schema_of
+from core.settings import defaults_of, parse, schema_of
 from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
@@ -78,13 +78,8 @@ def _check(s: CappuccinoSettings) -> None:
 
 def _settings(raw: dict[str, Any]) -> CappuccinoSettings:
     """The request's settings over the defaults, typed (InputError names the setting)."""
-    known = declarations(CappuccinoSettings)
-    unknown = [k for k in (raw or {}) if k not in known]
-    if unknown:
-        hint = (" (the network is the tab's CNN workload now, not a setting)"
-                if unknown[0] in ("model", "onnx_path", "validation_path") else "")
-        raise InputError(f"unknown setting {unknown[0]!r}{hint}; known: {', '.join(known)}", f"settings.{unknown[0]}")
-    return parse(CappuccinoSettings, raw, check=_check)
+    return parse(CappuccinoSettings, raw, check=_check, retired=dict.fromkeys(
+        ("model", "onnx_path", "validation_path"), "the network is the tab's CNN workload now, not a setting"))
 
 
 def _target(target: Any) -> tuple[int, int]:

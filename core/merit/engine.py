@@ -169,13 +169,8 @@ def _check(s: MeritSettings) -> MeritSettings:
 
 def check_settings(raw: dict[str, Any]) -> MeritSettings:
     """The request's settings over the defaults, typed (InputError names the setting)."""
-    known = declarations(MeritSettings)
-    unknown = [k for k in (raw or {}) if k not in known]
-    if unknown:
-        hint = (" (the workload is the tab's library item now, not a setting)"
-                if unknown[0] in ("workload", "transform") else "")
-        raise InputError(f"unknown setting {unknown[0]!r}{hint}; known: {', '.join(known)}", f"settings.{unknown[0]}")
-    return parse(MeritSettings, raw, check=_check)
+    return parse(MeritSettings, raw, check=_check, retired=dict.fromkeys(
+        ("workload", "transform"), "the workload is the tab's library item now, not a setting"))
 
 
 def cost_network(text: str, where: str = "settings.cost_network") -> str:

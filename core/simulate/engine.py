@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from core.settings import as_dict, declarations, defaults_of, parse, schema_of, setting
+from core.settings import as_dict, defaults_of, parse, schema_of, setting
 from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
@@ -146,9 +146,6 @@ def _check(s: SimulateSettings) -> None:
 def checked_settings(raw: dict[str, Any]) -> SimulateSettings:
     """The settings over the defaults, checked and typed (InputError names the setting): the run's
     and the stepper's replay's one reading of them."""
-    unknown = set(raw) - set(declarations(SimulateSettings))
-    if unknown:
-        raise InputError(f"unknown setting(s): {', '.join(sorted(unknown))}", "settings")
     return parse(SimulateSettings, raw, check=_check)
 
 
