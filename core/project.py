@@ -90,9 +90,12 @@ class Run:
         """A run that ended without its final result (failed or cancelled) but produced something."""
         return self.result is None and bool(self.partial or self.series)
 
+    def workload_name(self, none: str = "no workload") -> str:
+        """The name of the workload the run was set up with (its snapshot's), or `none`."""
+        return str((self.workload or {}).get("name", none))
+
     def label(self) -> str:
-        wl = (self.workload or {}).get("name", "no workload")
-        return f"{self.id} {self.engine} · {wl}"
+        return f"{self.id} {self.engine} · {self.workload_name()}"
 
 
 @dataclass

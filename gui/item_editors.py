@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDia
 
 from core.errors import InputError
 from core.filters import PRESETS
+from core.settings import declared
 from core.library_items import (check_onnx_file, check_validation_file, layers_from_text, load_transform,
                                 parse_kernel_text, workload_variants)
 from core.project import Project, ProjectEvent
@@ -823,9 +824,9 @@ class ConvLayersEditor(ItemEditor):
 def _display_schema(cls: Any) -> dict[str, Any]:
     """The target's schema with item labels for its enums (board names, units)."""
     schema = copy.deepcopy(cls.SCHEMA)
-    for key, prop in schema["properties"].items():
-        if "enum" in prop and "x-labels" not in prop and prop.get("unit"):
-            prop["x-labels"] = {str(v): f"{v} {prop['unit']}" for v in prop["enum"]}
+    for key, decl in declared(schema).items():
+        if decl.enum is not None and decl.labels is None and decl.unit:
+            schema["properties"][key]["x-labels"] = {str(v): f"{v} {decl.unit}" for v in decl.enum}
     if cls is FpgaTarget:
         from core.boards import BOARDS
 
