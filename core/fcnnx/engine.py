@@ -237,12 +237,11 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     s = _settings(request)
     cnns = len(request.workload.cnns) + len(request.workload.onnx) if isinstance(request.workload, CnnSet) else 1
     plan = work_plan(s, cnns)
-    yield from plan.remap(_run(request, cancel, plan))
+    yield from plan.remap(_run(request, s, cancel, plan))
 
 
-def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[Event]:
+def _run(request: JobRequest, s: FcnnxSettings, cancel: CancelToken, plan: WorkPlan) -> Iterator[Event]:
     t0 = time.perf_counter()
-    s = _settings(request)
     nets = load_networks(request.workload)
     plan.set_units("dse", len(nets) * DSE_S)
     names = [n.name for n in nets]

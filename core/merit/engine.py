@@ -329,13 +329,12 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
 
         stages.append(Stage("cost", hi, 1.0, estimate_seconds(s.cost_network, cost_target(request, s))))
     plan = WorkPlan(stages)
-    yield from plan.remap(_run(request, cancel))
+    yield from plan.remap(_run(request, s, cancel))
 
 
-def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+def _run(request: JobRequest, s: MeritSettings, cancel: CancelToken) -> Iterator[Event]:
     from sims import meritz as Z
 
-    s = check_settings(request.settings)
     wl = resolve_workload(request.workload)
     yield Progress(0.02, f"workload {wl.name}")
     for st in wl.stages:
