@@ -90,9 +90,12 @@ class Run:
         """A run that ended without its final result (failed or cancelled) but produced something."""
         return self.result is None and bool(self.partial or self.series)
 
+    def workload_name(self, none: str = "no workload") -> str:
+        """The name of the workload the run was set up with (its snapshot's), or `none`."""
+        return str((self.workload or {}).get("name", none))
+
     def label(self) -> str:
-        wl = (self.workload or {}).get("name", "no workload")
-        return f"{self.id} {self.engine} · {wl}"
+        return f"{self.id} {self.engine} · {self.workload_name()}"
 
 
 @dataclass
@@ -116,6 +119,14 @@ def _fresh_id(prefix: str, taken: Iterator[str]) -> str:
     while f"{prefix}{n}" in used:
         n += 1
     return f"{prefix}{n}"
+
+
+@dataclass(frozen=True)
+class ComparedRuns:
+    """The Compare tab as the session keeps it: the runs compared, and whether it was on show."""
+
+    runs: list[str]
+    on_show: bool = True
 
 
 class Project:
@@ -501,9 +512,32 @@ class Project:
             self.changed.emit(ProjectEvent("record", id=run.id, engine=run.engine, events=list(events)))
 
     # ================================================================ view state
+    # `view` is the JSON object a session keeps; the window reads it through these, typed.
+    def current_engine(self) -> str | None:
+        """The engine whose tab was current (when saved, or last shown)."""
+        name = self.view.get("current_engine")
+        return name if isinstance(name, str) else None
+
+    def compared(self) -> ComparedRuns | None:
+        """The Compare tab open with the session (None: closed)."""
+        c = self.view.get("compare")
+        return ComparedRuns(list(c.get("runs") or []), bool(c.get("on_show"))) if isinstance(c, dict) else None
+
+    def set_compared(self, compared: ComparedRuns | None) -> None:
+        """Open (or close, None) the Compare tab in the view state kept with the session."""
+        if compared is None:
+            self.view.pop("compare", None)
+        else:
+            self.view["compare"] = {"runs": list(compared.runs), "on_show": compared.on_show}
+
+    def shown_id(self, engine: str) -> str | None:
+        """The id of the run the engine's tab shows, even when that run was just deleted."""
+        run_id = (self.view.get("shown") or {}).get(engine)
+        return run_id if isinstance(run_id, str) else None
+
     def shown(self, engine: str) -> Run | None:
         """The run the engine's tab shows (None: none, or it was deleted)."""
-        run_id = (self.view.get("shown") or {}).get(engine)
+        run_id = self.shown_id(engine)
         try:
             return self.run(run_id) if run_id else None
         except KeyError:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSp
 
 from core.errors import InputError
 from core.project import Project, ProjectEvent
+from core.settings import Setting, declared
 from core.units import format_quantity, quantity_of, read_field
 
 W = TypeVar("W", bound=QWidget)
@@ -29,48 +30,24 @@ INT_MAX = 2 ** 31 - 1
 ERROR_STYLE = "border: 1px solid #d62728;"
 
 
-def _types(prop: dict[str, Any]) -> list[str]:
-    t = prop.get("type", [])
-    return [t] if isinstance(t, str) else list(t)
-
-
-def nullable(prop: dict[str, Any]) -> bool:
-    return "null" in _types(prop) or None in prop.get("enum", [])
-
-
-def _main_type(prop: dict[str, Any]) -> str:
-    ts = [t for t in _types(prop) if t != "null"]
-    if ts:
-        return ts[0]
-    enum = [v for v in prop.get("enum", []) if v is not None]
-    if enum and all(isinstance(v, bool) for v in enum):
-        return "boolean"
-    if enum and all(isinstance(v, int) and not isinstance(v, bool) for v in enum):
-        return "integer"
-    if enum and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in enum):
-        return "number"
-    return "string"
-
-
-def _text_of(value: Any, prop: dict[str, Any]) -> str:
-    labels = prop.get("x-labels", {})
-    return str(labels.get(str(value), value))
+def nullable(prop: Setting) -> bool:
+    return prop.nullable
 
 
 class Adapter:
     """How one widget kind shows a value: `read` raises InputError for text it cannot parse."""
 
-    def configure(self, w: Any, prop: dict[str, Any]) -> None: ...
-    def read(self, w: Any, prop: dict[str, Any]) -> Any: ...
-    def write(self, w: Any, value: Any, prop: dict[str, Any]) -> None: ...
+    def configure(self, w: Any, prop: Setting) -> None: ...
+    def read(self, w: Any, prop: Setting) -> Any: ...
+    def write(self, w: Any, value: Any, prop: Setting) -> None: ...
     def signal(self, w: Any) -> Any: ...
 
 
 class CheckAdapter(Adapter):
-    def read(self, w: QCheckBox, prop: dict[str, Any]) -> Any:
+    def read(self, w: QCheckBox, prop: Setting) -> Any:
         return w.isChecked()
 
-    def write(self, w: QCheckBox, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: QCheckBox, value: Any, prop: Setting) -> None:
         w.setChecked(bool(value))
 
     def signal(self, w: QCheckBox) -> Any:
@@ -127,22 +104,22 @@ class RefusingDoubleSpinBox(QDoubleSpinBox):
         return _refuse_out_of_range(self, *super().validate(text, pos))
 
 
-def refusal_text(typed: str, prop: dict[str, Any]) -> str:
+def refusal_text(typed: str, prop: Setting) -> str:
     """Why a typed number is refused, in the field's unit: 'cannot be -5 GB/s: must be more than 0 GB/s'."""
     from core.display import format_number
 
-    unit = f" {prop['unit']}" if prop.get("unit") else ""
+    unit = f" {prop.unit}" if prop.unit else ""
     shown = f"{typed}{unit}" if typed != "-" else "negative"
     try:
         v = float(typed.replace(",", ""))
     except ValueError:
         v = -math.inf
-    hi = prop.get("maximum")
+    hi = prop.maximum
     if hi is not None and v > hi:
         return f"cannot be {shown}: must be at most {format_number(hi)}{unit}"
-    if "exclusiveMinimum" in prop:
-        return f"cannot be {shown}: must be more than {format_number(prop['exclusiveMinimum'])}{unit}"
-    lo = prop.get("minimum", 0)
+    if prop.exclusive_minimum is not None:
+        return f"cannot be {shown}: must be more than {format_number(prop.exclusive_minimum)}{unit}"
+    lo = prop.minimum or 0
     return f"cannot be {shown}: must be at least {format_number(lo)}{unit}"
 
 
@@ -150,35 +127,35 @@ class SpinAdapter(Adapter):
     """QSpinBox / QDoubleSpinBox; a nullable setting shows null as the value below the minimum,
     with the schema's "x-null-text" (e.g. 'auto') as its special text."""
 
-    def _range(self, w: QAbstractSpinBox, prop: dict[str, Any]) -> tuple[float, float]:
+    def _range(self, w: QAbstractSpinBox, prop: Setting) -> tuple[float, float]:
         integer = isinstance(w, QSpinBox)
-        lo = prop.get("minimum", -INT_MAX if integer else -1e12)
-        if "exclusiveMinimum" in prop:
+        lo: float = prop.minimum if prop.minimum is not None else (-INT_MAX if integer else -1e12)
+        if prop.exclusive_minimum is not None:
             step = 1 if integer else 10 ** -w.decimals()       # type: ignore[attr-defined]
-            lo = prop["exclusiveMinimum"] + step
-        hi = prop.get("maximum", INT_MAX if integer else 1e12)
+            lo = prop.exclusive_minimum + step
+        hi: float = prop.maximum if prop.maximum is not None else (INT_MAX if integer else 1e12)
         if integer:
             lo, hi = max(int(lo), -INT_MAX), min(int(hi), INT_MAX)
         return lo, hi
 
-    def configure(self, w: QAbstractSpinBox, prop: dict[str, Any]) -> None:
+    def configure(self, w: QAbstractSpinBox, prop: Setting) -> None:
         lo, hi = self._range(w, prop)
-        if nullable(prop):
+        if prop.nullable:
             lo = lo - (1 if isinstance(w, QSpinBox) else w.singleStep())     # type: ignore[attr-defined]
-            w.setSpecialValueText(prop.get("x-null-text", "auto"))
-        elif isinstance(w, QSpinBox) and str(lo) in prop.get("x-labels", {}):
-            w.setSpecialValueText(prop["x-labels"][str(lo)])        # the minimum's meaning: "all" for 0 images
+            w.setSpecialValueText(prop.null_text or "auto")
+        elif isinstance(w, QSpinBox) and str(lo) in (prop.labels or {}):
+            w.setSpecialValueText(prop.label_of(lo))                # the minimum's meaning: "all" for 0 images
         w.setRange(lo, hi)                                                  # type: ignore[attr-defined]
-        if prop.get("unit"):
-            w.setSuffix(f" {prop['unit']}")                                 # type: ignore[attr-defined]
+        if prop.unit:
+            w.setSuffix(f" {prop.unit}")                                    # type: ignore[attr-defined]
 
-    def read(self, w: QAbstractSpinBox, prop: dict[str, Any]) -> Any:
+    def read(self, w: QAbstractSpinBox, prop: Setting) -> Any:
         v = w.value()                                                       # type: ignore[attr-defined]
-        if nullable(prop) and v == w.minimum():                             # type: ignore[attr-defined]
+        if prop.nullable and v == w.minimum():                              # type: ignore[attr-defined]
             return None
         return int(v) if isinstance(w, QSpinBox) else float(v)
 
-    def write(self, w: QAbstractSpinBox, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: QAbstractSpinBox, value: Any, prop: Setting) -> None:
         if value is None:
             w.setValue(w.minimum())                                         # type: ignore[attr-defined]
             return
@@ -204,20 +181,21 @@ class QuantityEdit(QLineEdit):
 
     edited = Signal()           # the user typed, or setValue was called
 
-    def __init__(self, prop: dict[str, Any], parent: QWidget | None = None) -> None:
+    def __init__(self, prop: Setting, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.prop = prop
-        self.unit = str(prop["unit"])
+        self.schema = prop.to_schema()          # what core.units.read_field checks a typed quantity against
+        self.unit = str(prop.unit)
         self.quantity = quantity_of(self.unit)
         example = f"e.g. {self.quantity.example}" if self.quantity else ""
-        self.setPlaceholderText(prop.get("x-null-text", "auto") if nullable(prop) else example)
+        self.setPlaceholderText((prop.null_text or "auto") if prop.nullable else example)
         self.textEdited.connect(lambda _t: self.edited.emit())
 
     def value(self) -> int | float | None:
         """The value the text says, in the field's unit (InputError if it does not read)."""
-        if nullable(self.prop) and not self.text().strip():
+        if self.prop.nullable and not self.text().strip():
             return None
-        return read_field(self.text(), self.prop)
+        return read_field(self.text(), self.schema)
 
     def setValue(self, value: float | int | None) -> None:         # noqa: N802 (as QSpinBox's)
         """Show a value (as a user would have typed it): the binding takes it."""
@@ -245,41 +223,39 @@ class QuantityEdit(QLineEdit):
             stepped = float(Decimal(repr(float(value))) + Decimal(repr(step)) * (1 if up else -1))
         stepped = int(stepped) if isinstance(value, int) and float(stepped).is_integer() else stepped
         try:
-            read_field(format_quantity(stepped, self.unit), self.prop)
+            read_field(format_quantity(stepped, self.unit), self.schema)
         except InputError:
             return                          # at the end of the field's range
         self.setValue(stepped)
 
 
 class QuantityAdapter(Adapter):
-    def read(self, w: QuantityEdit, prop: dict[str, Any]) -> Any:
+    def read(self, w: QuantityEdit, prop: Setting) -> Any:
         return w.value()
 
-    def write(self, w: QuantityEdit, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: QuantityEdit, value: Any, prop: Setting) -> None:
         w.setText(format_quantity(value, w.unit))
 
     def signal(self, w: QuantityEdit) -> Any:
         return w.edited
 
 
-def quantity_field(prop: dict[str, Any]) -> bool:
+def quantity_field(prop: Setting) -> bool:
     """Whether a schema field holds a quantity typed with units (see QuantityEdit): a number or an
     integer whose "unit" core.units knows (B, KiB, GB/s, MHz, ns, pJ, ...), with no list of choices."""
-    return (_main_type(prop) in ("integer", "number") and "enum" not in prop
-            and quantity_of(prop.get("unit")) is not None)
+    return prop.main_type in ("integer", "number") and prop.enum is None and quantity_of(prop.unit) is not None
 
 
 class ComboAdapter(Adapter):
     """An enum as items (data = value); a stored value missing from the items is added, not lost.
     An editable combo over a string setting reads its text."""
 
-    def configure(self, w: QComboBox, prop: dict[str, Any]) -> None:
+    def configure(self, w: QComboBox, prop: Setting) -> None:
         if w.count() == 0:
-            for v in prop.get("enum", []):
-                w.addItem(_text_of("auto" if v is None else v, prop) if v is not None
-                          else prop.get("x-null-text", "auto"), v)
+            for v in prop.enum or ():
+                w.addItem(prop.label_of(v) if v is not None else prop.null_text or "auto", v)
 
-    def read(self, w: QComboBox, prop: dict[str, Any]) -> Any:
+    def read(self, w: QComboBox, prop: Setting) -> Any:
         if w.isEditable():
             text = w.currentText().strip()
             i = w.findText(text)
@@ -287,13 +263,13 @@ class ComboAdapter(Adapter):
             return data if data is not None else text
         return w.currentData()
 
-    def write(self, w: QComboBox, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: QComboBox, value: Any, prop: Setting) -> None:
         i = next((k for k in range(w.count()) if w.itemData(k) == value and type(w.itemData(k)) is type(value)), -1)
         if i < 0 and w.isEditable() and isinstance(value, str):
             w.setCurrentText(value)
             return
         if i < 0:
-            w.addItem(_text_of(value, prop), value)
+            w.addItem(prop.label_of(value), value)
             i = w.count() - 1
         w.setCurrentIndex(i)
 
@@ -304,21 +280,21 @@ class ComboAdapter(Adapter):
 class LineAdapter(Adapter):
     """A string, or a list of strings / numbers written comma-separated."""
 
-    def read(self, w: QLineEdit, prop: dict[str, Any]) -> Any:
+    def read(self, w: QLineEdit, prop: Setting) -> Any:
         text = w.text()
-        if _main_type(prop) != "array":
-            if not text.strip() and nullable(prop):
+        if prop.main_type != "array":
+            if not text.strip() and prop.nullable:
                 return None
-            if _main_type(prop) in ("integer", "number"):
-                return _number(text.strip(), _main_type(prop), "")
+            if prop.main_type in ("integer", "number"):
+                return _number(text.strip(), prop.main_type, "")
             return text
         items = [t.strip() for t in text.replace(";", ",").split(",") if t.strip()]
-        kind = _main_type(prop.get("items", {}))
+        kind = prop.items.main_type if prop.items is not None else "string"
         if kind in ("integer", "number"):
             return [_number(t, kind, f" (entry {i + 1})") for i, t in enumerate(items)]
         return items
 
-    def write(self, w: QLineEdit, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: QLineEdit, value: Any, prop: Setting) -> None:
         if isinstance(value, list):
             w.setText(",".join(_exact(v) for v in value))
         else:
@@ -348,10 +324,10 @@ def _number(text: str, kind: str, where: str) -> float | int:
 
 
 class PlainTextAdapter(Adapter):
-    def read(self, w: QPlainTextEdit, prop: dict[str, Any]) -> Any:
+    def read(self, w: QPlainTextEdit, prop: Setting) -> Any:
         return w.toPlainText()
 
-    def write(self, w: QPlainTextEdit, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: QPlainTextEdit, value: Any, prop: Setting) -> None:
         w.setPlainText(str(value or ""))
 
     def signal(self, w: QPlainTextEdit) -> Any:
@@ -381,7 +357,7 @@ class FieldBinding(QObject):
     def __init__(self, schema: dict[str, Any], read_all: Callable[[], dict[str, Any]],
                  write_field: Callable[[str, Any], None], parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.props: dict[str, dict[str, Any]] = dict(schema.get("properties", {}))
+        self.props: dict[str, Setting] = declared(schema)         # each field's typed view, read once
         self._read_all, self._write_field = read_all, write_field
         self.widgets: dict[str, tuple[QWidget, Adapter]] = {}
         self.errors: dict[str, str] = {}        # key -> why the widget's text was not taken
@@ -394,8 +370,8 @@ class FieldBinding(QObject):
         adapter = adapter or adapter_for(widget)
         prop = self.props[key]
         adapter.configure(widget, prop)
-        if prop.get("description") and not widget.toolTip():
-            widget.setToolTip(prop["description"])
+        if prop.description and not widget.toolTip():
+            widget.setToolTip(prop.description)
         widget.setObjectName(widget.objectName() or f"setting:{key}")
         self.widgets[key] = (widget, adapter)
         adapter.signal(widget).connect(lambda *_a, k=key: self._edited(k))
@@ -418,33 +394,33 @@ class FieldBinding(QObject):
         """A widget made from the schema: check box, spin box, combo box or line edit. `kind` is the
         class the caller uses it as (a TypeError if the schema makes another)."""
         prop = self.props[key]
-        main = _main_type(prop)
+        main = prop.main_type
         w: QWidget
-        if "enum" in prop:
+        if prop.enum is not None:
             w = QComboBox()
         elif quantity_field(prop):
             w = QuantityEdit(prop)
         elif main == "boolean":
-            w = QCheckBox(prop.get("title", key))
+            w = QCheckBox(prop.title_or(key))
         elif main == "integer":
             w = RefusingSpinBox()
         elif main == "number":
             w = RefusingDoubleSpinBox()
-            w.setDecimals(int(prop.get("x-decimals", 2)))
-            w.setSingleStep(float(prop.get("x-step", 0.1)))
+            w.setDecimals(int(prop.decimals if prop.decimals is not None else 2))
+            w.setSingleStep(float(prop.step if prop.step is not None else 0.1))
         else:
             w = QLineEdit()
-            if prop.get("x-placeholder"):
-                w.setPlaceholderText(prop["x-placeholder"])
+            if prop.placeholder:
+                w.setPlaceholderText(prop.placeholder)
         if not isinstance(w, kind):
             raise TypeError(f"setting {key!r} makes a {type(w).__name__}, not a {kind.__name__}")
         return self.bind(key, w)
 
     def label(self, key: str) -> QLabel:
         prop = self.props[key]
-        lab = QLabel(f"{prop.get('title', key)}:")
-        if prop.get("description"):
-            lab.setToolTip(prop["description"])
+        lab = QLabel(f"{prop.title_or(key)}:")
+        if prop.description:
+            lab.setToolTip(prop.description)
         return lab
 
     def build_into(self, layout: Any, keys: list[str]) -> dict[str, QWidget]:
@@ -463,7 +439,8 @@ class FieldBinding(QObject):
 
     def title(self, key: str) -> str:
         """The setting's name in the window's words (its widget's label)."""
-        return str(self.props.get(key, {}).get("title", key))
+        prop = self.props.get(key)
+        return prop.title_or(key) if prop is not None else key
 
     def error_texts(self) -> list[str]:
         """One line per field whose text was not taken, named by its label: 'Tile: cannot read ...'."""
@@ -566,7 +543,7 @@ class FieldBinding(QObject):
         elif key in self.errors:
             del self.errors[key]
             widget.setStyleSheet("")
-            widget.setToolTip(self.props[key].get("description", ""))
+            widget.setToolTip(self.props[key].description or "")
             self.errors_changed.emit()
 
 

@@ -13,6 +13,7 @@ import gc
 import platform
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from core.engine import EngineSpec, engines
 from core.errors import InputError
 from core.jobs import LogLine, Progress, eta_text
 from core.lifecycle import RunOutcome
-from core.project import Project, ProjectEvent, Run
+from core.project import ComparedRuns, Project, ProjectEvent, Run
 from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
 from gui.combo_fit import ELIDE, ComboElider, fit_combos
@@ -310,9 +311,9 @@ class MainWindow(QMainWindow):
         if spec is not None:
             self.project.view["current_engine"] = spec.name    # view state: not an edit, not undone
             self.panels[spec.name].catch_up()                   # on show now: draw what it missed
-        compared = self.project.view.get("compare")
-        if isinstance(compared, dict):                          # saved with the session: on show or behind
-            compared["on_show"] = self.tabs.currentWidget() is self.compare_view
+        compared = self.project.compared()
+        if compared is not None:                                # saved with the session: on show or behind
+            self.project.set_compared(replace(compared, on_show=self.tabs.currentWidget() is self.compare_view))
         self._mark_in_use()
         self._update_run_actions()
 
@@ -343,12 +344,12 @@ class MainWindow(QMainWindow):
             if self.project.shown(name) is None:
                 runs = self.project.runs_of(name)
                 self.project.show(name, runs[-1].id if runs else None)
-        current = self.project.view.get("current_engine")
-        compared = self.project.view.get("compare")
+        current = self.project.current_engine()
+        compared = self.project.compared()
         self.close_compare()                            # the last session's comparison is not this one's
-        if isinstance(compared, dict) and compared.get("runs"):
-            self.compare(list(compared["runs"]))        # a Compare tab open at save time comes back
-            if not compared.get("on_show") and current in self.panels:
+        if compared is not None and compared.runs:
+            self.compare(compared.runs)                 # a Compare tab open at save time comes back
+            if not compared.on_show and current in self.panels:
                 self.set_current_engine(current)
         elif current in self.panels:
             self.set_current_engine(current)
@@ -356,7 +357,7 @@ class MainWindow(QMainWindow):
 
     def _run_changed(self, run_id: str, engine: str | None) -> None:
         """A run was deleted (or restored by undo): a tab showing a deleted run falls back."""
-        if engine in self.panels and (self.project.view.get("shown") or {}).get(engine) == run_id \
+        if engine in self.panels and self.project.shown_id(engine) == run_id \
                 and self.project.shown(engine) is None:
             runs = self.project.runs_of(engine)
             self.project.show(engine, runs[-1].id if runs else None)
@@ -375,7 +376,7 @@ class MainWindow(QMainWindow):
     def compare(self, run_ids: list[str]) -> None:
         """Open (or refill) the Compare tab on these runs and show it (view state, saved with the session)."""
         self.compare_view.set_runs(list(run_ids))
-        self.project.view["compare"] = {"runs": self.compare_view.run_ids(), "on_show": True}
+        self.project.set_compared(ComparedRuns(self.compare_view.run_ids()))
         index = self.tabs.indexOf(self.compare_view)
         if index < 0:
             index = self.tabs.addTab(self.compare_view, "Compare runs")
@@ -389,7 +390,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(index)
 
     def close_compare(self) -> None:
-        self.project.view.pop("compare", None)
+        self.project.set_compared(None)
         index = self.tabs.indexOf(self.compare_view)
         if index >= 0:
             self.tabs.removeTab(index)          # the view is kept (and follows the project) for next time

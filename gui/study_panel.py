@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol
 
 import numpy as np
 import pyqtgraph as pg
@@ -53,6 +54,28 @@ DEFAULT_TEXT = """{
   "metrics": ["optimal_traffic", "ratio_reference"]
 }
 """
+
+
+@dataclass(frozen=True)
+class PointRow:
+    """A point of the running study as its table row and plots read it: its record (core.study.runner)
+    read once, when it arrives. A resumed point's record comes from a results file, which may be older
+    and lack the optional fields."""
+
+    index: int
+    params: Mapping[str, Any]
+    repeat: int = 0
+    status: str = "pending"
+    resumed: bool = False
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    duration_s: float | None = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, rec: Mapping[str, Any]) -> "PointRow":
+        optional = {k: rec[k] for k in ("repeat", "resumed", "metrics", "duration_s", "error") if rec.get(k) is not None}
+        return cls(index=int(rec["index"]), params=rec["params"], status=str(rec["status"]),
+                   **{**optional, "error": None if "error" not in optional else str(optional["error"])})
 
 
 def _plot_widget() -> pg.PlotWidget:
@@ -95,7 +118,7 @@ class StudyPanel(QWidget):
         self.runner: StudyRunner | None = None          # the study's runner while it runs
         self._study_id: str | None = None                # its id in the run controller
         self.summary: StudySummary | None = None
-        self.records: dict[int, dict[str, Any]] = {}     # point index -> its record
+        self.records: dict[int, PointRow] = {}           # point index -> its record, typed
         self.run_ids: dict[int, str] = {}                # point index -> the project's run
         self._started = 0.0
         self._checked: tuple[str, int] | None = None      # (text, library version) of self.study
@@ -421,11 +444,12 @@ class StudyPanel(QWidget):
         study = self.running
         if study is None or study_id != self._study_id:
             return
-        i = int(rec["index"])
-        self.records[i] = rec
+        row = PointRow.of(rec)
+        i = row.index
+        self.records[i] = row
         if run_id:
             self.run_ids[i] = run_id
-        self._fill_row(i, rec)
+        self._fill_row(i, row)
         if not self._redraw.isActive():
             self._redraw.start()
 
@@ -463,8 +487,8 @@ class StudyPanel(QWidget):
 
     def _show_state(self) -> None:
         n = len(self.running.points) if self.running else 0
-        fin = sum(r.get("status") == "finished" for r in self.records.values())
-        bad = sum(r.get("status") == "failed" for r in self.records.values())
+        fin = sum(r.status == "finished" for r in self.records.values())
+        bad = sum(r.status == "failed" for r in self.records.values())
         if self.is_running():
             self.state.setText(f"{fin + bad} of {n} point(s) done ({bad} failed), "
                                f"{time.monotonic() - self._started:.1f} s")
@@ -491,21 +515,20 @@ class StudyPanel(QWidget):
         self.table.setHorizontalHeaderLabels(cols)
         self.table.setRowCount(len(study.points))
         for p in study.points:
-            self._fill_row(p.index, {"index": p.index, "params": p.params, "repeat": p.repeat, "status": "pending"})
+            self._fill_row(p.index, PointRow(p.index, p.params, p.repeat))
         self.table.resizeColumnsToContents()
 
-    def _fill_row(self, i: int, rec: dict[str, Any]) -> None:
+    def _fill_row(self, i: int, rec: PointRow) -> None:
         study = self.running
         if study is None or i >= self.table.rowCount():
             return
-        values: list[Any] = [i] + [rec.get("params", {}).get(a) for a in study.axis_labels]
+        values: list[Any] = [i] + [rec.params.get(a) for a in study.axis_labels]
         if study.repeats > 1:
-            values.append(int(rec.get("repeat", 0)) + 1)
-        status = "resumed" if rec.get("resumed") else str(rec.get("status"))
-        values.append(status)
+            values.append(int(rec.repeat) + 1)
+        values.append("resumed" if rec.resumed else rec.status)
         first_metric = len(values)
-        values += [(rec.get("metrics") or {}).get(m.name) for m in study.metrics]
-        values += [rec.get("duration_s"), self.run_ids.get(i, "")]
+        values += [rec.metrics.get(m.name) for m in study.metrics]
+        values += [rec.duration_s, self.run_ids.get(i, "")]
         units = [self._metric(study, m) for m in study.metrics] + [DURATION]
         for c, v in enumerate(values):
             shown = units[c - first_metric] if first_metric <= c < first_metric + len(units) else None
@@ -520,9 +543,9 @@ class StudyPanel(QWidget):
             elif item.text() != text:
                 item.setText(text)
             if c == len(values) - 3 - len(study.metrics):
-                item.setForeground(QColor(STATUS_COLOURS.get(str(rec.get("status")), "#000000")))
-                if rec.get("error"):
-                    item.setToolTip(str(rec["error"]))
+                item.setForeground(QColor(STATUS_COLOURS.get(rec.status, "#000000")))
+                if rec.error:
+                    item.setToolTip(rec.error)
 
     def _open_row(self, row: int, _col: int) -> None:
         run_id = self.run_ids.get(row)
@@ -559,8 +582,8 @@ class StudyPanel(QWidget):
             if len(objs) > 1:
                 self.tabs.setCurrentIndex(self.tabs.indexOf(self.pareto.parentWidget()))
 
-    def finished_records(self) -> list[dict[str, Any]]:
-        return [r for _i, r in sorted(self.records.items()) if r.get("status") == "finished"]
+    def finished_records(self) -> list[PointRow]:
+        return [r for _i, r in sorted(self.records.items()) if r.status == "finished"]
 
     def redraw(self) -> None:
         self._draw_metric()
@@ -577,7 +600,7 @@ class StudyPanel(QWidget):
         if not y_key or not x_key:
             return
         recs = self.finished_records()
-        xs_raw = [r["params"].get(x_key) for r in recs]
+        xs_raw = [r.params.get(x_key) for r in recs]
         categorical = any(number(v) is None for v in xs_raw)
         cats = sorted({str(v) for v in xs_raw}) if categorical else []
         axis = self.plot.getAxis("bottom")
@@ -585,10 +608,10 @@ class StudyPanel(QWidget):
         groups: dict[str, list[tuple[float, float]]] = {}
         for r, xv in zip(recs, xs_raw):
             x = float(cats.index(str(xv))) if categorical else number(xv)
-            y = number((r.get("metrics") or {}).get(y_key))
+            y = number(r.metrics.get(y_key))
             if x is None or y is None:
                 continue
-            g = str(r["params"].get(by)) if by and by != "(none)" and by != x_key else y_key
+            g = str(r.params.get(by)) if by and by != "(none)" and by != x_key else y_key
             groups.setdefault(g, []).append((x, y))
         for k, (name, pts) in enumerate(sorted(groups.items())):
             color = PALETTE[k % len(PALETTE)]
@@ -611,7 +634,7 @@ class StudyPanel(QWidget):
             return
         pts = []
         for r in self.finished_records():
-            x, y = number((r.get("metrics") or {}).get(a)), number((r.get("metrics") or {}).get(b))
+            x, y = number(r.metrics.get(a)), number(r.metrics.get(b))
             if x is not None and y is not None:
                 pts.append((x, y))
         if not pts:
@@ -640,9 +663,9 @@ class StudyPanel(QWidget):
         a, b = self.pareto_x.currentText(), self.pareto_y.currentText()
         recs, pts = [], []
         for r in self.finished_records():
-            x, y = number((r.get("metrics") or {}).get(a)), number((r.get("metrics") or {}).get(b))
+            x, y = number(r.metrics.get(a)), number(r.metrics.get(b))
             if x is not None and y is not None:
                 recs.append(r)
                 pts.append((x, y))
-        return [int(recs[i]["index"]) for i in pareto_front(pts, (self.min_x.isChecked(), self.min_y.isChecked()))]
+        return [recs[i].index for i in pareto_front(pts, (self.min_x.isChecked(), self.min_y.isChecked()))]
 

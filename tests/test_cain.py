@@ -246,14 +246,14 @@ def test_multi_channel_kernel_and_more_registers():
 
 
 def test_a_search_that_finds_nothing_gives_a_typed_result_without_a_program():
-    from core.cain.engine import _final, _settings
+    from core.cain.engine import _final, _settings, registers_of
     from core.cain.lower_bound import problem_bound
 
     k = preset("gauss3")
     s = _settings({}, None)
-    a = approximate(k, max_kernels=s["registers"])
-    bound = problem_bound(a.goals, a.d, a.channels, instruction_set(s["isa"]))
-    r = _final(k, a, s, None, None, [], 10, 0.5, bound, bound.value)
+    a = approximate(k, max_kernels=registers_of(None))
+    bound = problem_bound(a.goals, a.d, a.channels, instruction_set(s.isa))
+    r = _final(k, a, s, registers_of(None), None, None, [], 10, 0.5, bound, bound.value)
     assert not r.found and r.length is None and r.program == [] and r.goal_bags == [] and r.gap is None
     assert r.bound == bound.value and r.nodes_per_s == 20.0
     assert "gap" not in r.to_json() and "method" not in r.to_json()

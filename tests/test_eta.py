@@ -109,12 +109,12 @@ def test_cappuccino_plans_most_of_a_small_networks_work_for_compiling_and_timing
     monkeypatch.setattr(capp.synth, "find_compiler_noting", lambda: ("/usr/bin/cc", ""))
     model = capp.load_model(capp.CnnNetwork(capp.BUILTIN_DIGITS), 0)
     plan = capp.work_plan()
-    capp.plan_work(plan, model, capp.default_settings(), onnx=False)
+    capp.plan_work(plan, model, capp.CappuccinoSettings(), onnx=False)
     units = {st.name: st.units for st in plan.stages}
     assert units["compile"] == pytest.approx(capp.PROGRAMS * capp.COMPILE_S + capp.COMPILE_BASELINE_S)
     assert units["timing"] > units["search"] and plan.share(0.63) < 0.2
     plan_off = capp.work_plan()
-    capp.plan_work(plan_off, model, {**capp.default_settings(), "compile": False}, onnx=False)
+    capp.plan_work(plan_off, model, capp.CappuccinoSettings(compile=False), onnx=False)
     assert {st.name: st.units for st in plan_off.stages}["compile"] == 0.0
 
 
@@ -131,9 +131,9 @@ def test_fcnnx_plans_its_scheduling_by_joint_points():
     from core.fcnnx import engine as fc
 
     s = fc.default_settings()
-    plan = fc.work_plan(s, 3)
+    plan = fc.work_plan(fc.FcnnxSettings(), 3)
     units = {st.name: st.units for st in plan.stages}
     assert units["scheduling"] == pytest.approx(fc.EXPECTED_VISITS * s["ps_budget"] * fc.PS_EVAL_S)
     assert units["dse"] == pytest.approx(3 * fc.DSE_S)
-    no_sim = {st.name: st.units for st in fc.work_plan({**s, "simulate": False}, 3).stages}
+    no_sim = {st.name: st.units for st in fc.work_plan(fc.FcnnxSettings(simulate=False), 3).stages}
     assert no_sim["simulation"] == 0

@@ -205,8 +205,11 @@ def test_a_study_reads_the_declared_metrics(window):
     assert "Optimal traffic" in cols and "Traffic / proven bound" in cols and "memory" in cols
     panel.running = study
     panel._fill_table(study)
-    panel._fill_row(0, {"params": {"target.memory_bytes": 2048}, "status": "finished", "duration_s": 0.25,
-                        "metrics": {"optimal_traffic": 2_500_000, "ratio_reference": 1.25, "memory": 2048}})
+    from gui.study_panel import PointRow
+
+    panel._fill_row(0, PointRow.of({"index": 0, "params": {"target.memory_bytes": 2048}, "status": "finished",
+                                    "duration_s": 0.25,
+                                    "metrics": {"optimal_traffic": 2_500_000, "ratio_reference": 1.25, "memory": 2048}}))
     row = [panel.table.item(0, c).text() for c in range(panel.table.columnCount())]
     assert "2.5 million words" in row and "1.25×" in row and "250 ms" in row
 

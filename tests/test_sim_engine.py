@@ -149,7 +149,7 @@ def test_settings_from_a_session_are_checked() -> None:
     from core.engine import JobRequest
 
     for bad, where in [({"noise": -1}, "settings.noise"), ({"program_source": "x"}, "settings.program_source"),
-                       ({"bogus": 1}, "settings"), ({"noise_mode": "loud"}, "settings.noise_mode")]:
+                       ({"bogus": 1}, "settings.bogus"), ({"noise_mode": "loud"}, "settings.noise_mode")]:
         with pytest.raises(InputError) as err:
             list(spec.run(JobRequest(None, None, bad), CancelToken()))
         assert err.value.where == where

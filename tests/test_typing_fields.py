@@ -155,7 +155,7 @@ def exercise(window, engine: str | None, binding: FieldBinding, run_value: Calla
         typed += 1
         label = name(key)
         for case in CASES:
-            text = typed_text(w, binding.props[key], binding._read_all().get(key), case)
+            text = typed_text(w, binding.props[key].to_schema(), binding._read_all().get(key), case)
             type_into(w, text)
             where = f"{engine}: {label} typed {text!r} ({case})"
             check(window, engine, label, lambda w=w, k=key: shown_value(w, binding, k),

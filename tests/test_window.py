@@ -307,7 +307,7 @@ def test_every_engines_settings_survive_save_open_and_undo(window, tmp_path):
     changed = {}
     for name, panel in window.panels.items():
         for key in panel.binding.widgets:
-            new = _another_value(panel.binding.props[key], project.settings(name).get(key))
+            new = _another_value(panel.binding.props[key].to_schema(), project.settings(name).get(key))
             if new is not None:
                 project.undo_stack.seal()
                 project.set_setting(name, key, new)

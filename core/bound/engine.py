@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from dataclasses import dataclass
 import re
 import time
 from typing import Any, Iterator
@@ -17,8 +18,8 @@ from core.bound.loopnest import BASELINES, Tiling
 from core.bound.onchip import size_architecture
 from core.bound.result import BoundResult, Source, SweepRow, Timing
 from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
-from core.checks import settings_over_defaults
 from core.results import EngineResult
+from core.settings import declarations, defaults_of, parse, schema_of, setting
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.files import file_problem
@@ -28,45 +29,45 @@ from core.units import parse_bandwidth, parse_bytes
 from core.workload import CnnNetwork, ConvLayers, DataflowTarget, Target, Workload, target_from_json
 
 
+@dataclass(frozen=True)
+class BoundSettings:
+    """The settings, declared once: their types, defaults and widgets' words (SETTINGS_SCHEMA is made
+    from them). The memory S and the word size are the dataflow target's (their one home); the layers
+    themselves are the workload."""
+
+    batch: int = setting(0, "Batch", "Batch size (0: the CNN workload's, or each layer spec's batch=, default 1)",
+                         minimum=0, maximum=1_000_000, labels={"0": "from workload"})
+    dataflows: list[str] = setting(
+        list(BASELINES), "Baselines",
+        "Baseline dataflows searched under the same memory and compared with the communication-optimal one: "
+        + "; ".join(f"{k.upper()}: {b.title}" for k, b in BASELINES.items()),
+        items={"enum": list(BASELINES)}, schema={"uniqueItems": True})
+    objective: str = setting(
+        "traffic", "Cost objective",
+        "What the costed dataflow minimises on the accelerator, layer by layer, over the optimal dataflow's "
+        "space: off-chip traffic (its ties to the least latency), energy, latency, or energy x latency",
+        enum=list(OBJECTIVES), labels=dict(OBJECTIVES))
+    sweep: bool = setting(True, "memory sweep",
+                          "Also analyse the whole network at other on-chip memory sizes (traffic against memory)")
+    fusion: bool = setting(True, "fusion plan",
+                           "Also find the fusion plan: which chains of two or three consecutive layers to run fused "
+                           "(intermediate maps kept on chip) for the least total traffic, with each chain's proven "
+                           "lower bound")
+
+
+# The settings' types and ranges, checked before a run and read by the GUI's binding for its widgets
+# (labels, tooltips, ranges): made from BoundSettings.
+SETTINGS_SCHEMA: dict[str, Any] = schema_of(BoundSettings)
+
+
 def default_settings() -> dict[str, Any]:
-    """The memory S and the word size are the dataflow target's (their one home); batch 0 means the CNN
-    workload's (or each layer spec's batch=). The layers themselves are the workload."""
-    return {"batch": 0, "dataflows": list(BASELINES), "sweep": True, "fusion": True, "objective": "traffic"}
+    """Batch 0 means the CNN workload's (or each layer spec's batch=)."""
+    return defaults_of(BoundSettings)
 
 
-# The settings' types and ranges, checked by `_settings` before a run and read by the GUI's binding
-# for its widgets (labels, tooltips, ranges): one description for both.
-SETTINGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "batch": {"type": "integer", "minimum": 0, "maximum": 1_000_000, "title": "Batch",
-                  "x-labels": {"0": "from workload"},
-                  "description": "Batch size (0: the CNN workload's, or each layer spec's batch=, default 1)"},
-        "dataflows": {"type": "array", "items": {"enum": list(BASELINES)}, "uniqueItems": True,
-                      "title": "Baselines",
-                      "description": "Baseline dataflows searched under the same memory and compared with the "
-                                     "communication-optimal one: " + "; ".join(f"{k.upper()}: {b.title}"
-                                                                              for k, b in BASELINES.items())},
-        "objective": {"type": "string", "enum": list(OBJECTIVES), "title": "Cost objective",
-                      "x-labels": dict(OBJECTIVES),
-                      "description": "What the costed dataflow minimises on the accelerator, layer by layer, over "
-                                     "the optimal dataflow's space: off-chip traffic (its ties to the least "
-                                     "latency), energy, latency, or energy x latency"},
-        "sweep": {"type": "boolean", "title": "memory sweep",
-                  "description": "Also analyse the whole network at other on-chip memory sizes (traffic against "
-                                 "memory)"},
-        "fusion": {"type": "boolean", "title": "fusion plan",
-                   "description": "Also find the fusion plan: which chains of two or three consecutive layers to "
-                                  "run fused (intermediate maps kept on chip) for the least total traffic, with "
-                                  "each chain's proven lower bound"},
-    },
-}
-
-
-def _settings(request: JobRequest) -> dict[str, Any]:
-    """The request's settings over the defaults, checked against SETTINGS_SCHEMA (InputError names
-    the setting)."""
-    return settings_over_defaults(SETTINGS_SCHEMA, default_settings(), request.settings)
+def _settings(request: JobRequest) -> BoundSettings:
+    """The request's settings over the defaults, typed (InputError names the setting)."""
+    return parse(BoundSettings, request.settings)
 
 
 def workload_problem(workload: Any) -> str | None:
@@ -133,14 +134,14 @@ def _machine(target: Any) -> Machine:
     return m
 
 
-def load_shapes(s: dict[str, Any], workload: Any) -> tuple[dict[str, Any], list[ConvShape], list[str]]:
+def load_shapes(s: BoundSettings, workload: Any) -> tuple[dict[str, Any], list[ConvShape], list[str]]:
     """The workload's layers to analyse: (source description, conv shapes, pass-through layer names)."""
-    batch = s["batch"] or (workload.batch if isinstance(workload, CnnNetwork) else 1)
+    batch = s.batch or (workload.batch if isinstance(workload, CnnNetwork) else 1)
     if isinstance(workload, ConvLayers):
         if not workload.layers:
             raise InputError("no layer given: add a spec like Ci=64,Hi=56,Wi=56,Co=128,Hk=3,Wk=3,stride=1,pad=1",
                              "workload.layers")
-        shapes = [parse_layer_spec(t, batch if s["batch"] else None, f"workload.layers[{i}]")
+        shapes = [parse_layer_spec(t, batch if s.batch else None, f"workload.layers[{i}]")
                   for i, t in enumerate(workload.layers)]
         names = [sh.name for sh in shapes]
         if len(set(names)) != len(names):
@@ -211,7 +212,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     m = _machine(request.target)
     target = request.target if isinstance(request.target, DataflowTarget) else DataflowTarget()
     desc, shapes, passthrough = load_shapes(s, request.workload)
-    dataflows = tuple(s["dataflows"])
+    dataflows = tuple(s.dataflows)
     check_fits(shapes, m.words, "target.memory_bytes")
     check_dram(shapes, target)
     yield LogLine(f"{desc['name']}: {len(shapes)} conv/fc layers, S = {m.words} words "
@@ -220,10 +221,10 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     costed = []
     for i, shape in enumerate(shapes):
         cancel.check()
-        yield Progress(i / len(shapes) * (0.5 if s["sweep"] else 1.0), f"layer {shape.name}")
+        yield Progress(i / len(shapes) * (0.5 if s.sweep else 1.0), f"layer {shape.name}")
         res = analyse_layer(shape, m, dataflows)
         layers.append(res)
-        costed.append(cost_layer(res, target, s["objective"]))
+        costed.append(cost_layer(res, target, s.objective))
         if res.optimal.ratio_reference is not None:         # None: a bound of 0 gives no ratio
             yield MetricPoint("optimal / reference", i, res.optimal.ratio_reference, "layers")
         for key in dataflows:
@@ -231,14 +232,14 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             if b is not None and b.ratio_reference is not None:
                 yield MetricPoint(f"{key} / reference", i, b.ratio_reference, "layers")
     fusion = None
-    if s["fusion"]:
+    if s.fusion:
         cancel.check()
-        yield Progress(0.5 if s["sweep"] else 0.95, "fusion plan")
+        yield Progress(0.5 if s.sweep else 0.95, "fusion plan")
         fusion = plan_fusion(shapes, fusable_links(shapes, load_graph(request.workload)), m.words,
                              [l.optimal.traffic.total for l in layers])
     analysis_s = time.perf_counter() - t0
     sweep: list[SweepRow] = []
-    if s["sweep"]:
+    if s.sweep:
         machines = sweep_machines(m, shapes)
         for j, mm in enumerate(machines):
             cancel.check()
@@ -252,7 +253,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
                 if value is not None:
                     yield MetricPoint(key, mm.memory_bytes / 1024, value, "sweep")
     totals = network_totals(layers, dataflows)
-    costing = costing_of(costed, target, s["objective"])
+    costing = costing_of(costed, target, s.objective)
     rec = costing.record.total
     yield LogLine(f"On the accelerator ({target.clock_mhz:g} MHz, {target.bandwidth_gbps:g} GB/s): "
                   f"{(rec.time_s.value or 0) * 1e3:.4g} ms (limit {(rec.time_s.limit or 0) * 1e3:.4g} ms), "
@@ -307,7 +308,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
     if not 1 <= args.word_bits <= 64:
         raise InputError(f"must be 1..64, got {args.word_bits}", "--word-bits")
     hardware = _clock_bandwidth(args)
-    max_batch = SETTINGS_SCHEMA["properties"]["batch"]["maximum"]
+    max_batch = int(declarations(BoundSettings)["batch"].maximum or 0)
     if args.batch is not None and not 1 <= args.batch <= max_batch:     # 0 is the settings' "from workload"
         raise InputError(f"must be 1..{max_batch}, got {args.batch}", "--batch")
     text = args.dataflows.strip().lower()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Iterator
 
@@ -21,8 +21,9 @@ from core.cain.plans import cpp_text, make_plan
 from core.cain.result import CainResult, GoalMatrix
 from core.cain.result import Improvement as FoundProgram
 from core.cain.solver import TRAVERSALS, Improvement, Proven, Stats, solve
-from core.checks import check_settings, check_types, read_json_file
+from core.checks import read_json_file
 from core.results import EngineResult
+from core.settings import defaults_of, parse, schema_of, setting
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.filters import PRESETS, preset
@@ -35,61 +36,46 @@ from core.workload import KernelSet, Scamp5Target, kernels_of
 
 
 
-def default_settings() -> dict[str, Any]:
-    return {
-        "isa": "all",            # all | basic | auke (AUKE's set; implies the one-by-one baseline)
-        "mode": "cain",          # cain (simultaneous) | auke (one kernel at a time)
-        "time_s": 10.0,
-        "max_nodes": None,
-        "workers": 2,
-        "traversal": "portfolio",
-        "d": None,               # None = smallest d within the tolerance
-        "tolerance": 1e-9,
-        "seed_share": 0.25,      # several kernels: this share of the time builds a one-by-one program first
-        "seed": 0,               # random seed of the workers (same seed and node budget: same program length)
-    }
-
-
 MAX_TIME_S = 24 * 3600          # core.cain.api.check_options
 MAX_WORKERS = 64
 
-SETTINGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "isa": {"enum": list(INSTRUCTION_SETS), "title": "Set",
-                "description": "Instruction set: all / basic (Cain's Table 1) or auke (AUKE's set, which also "
-                               "searches one kernel at a time)",
-                "x-labels": {"auke": "auke (AUKE's set)"}},
-        "mode": {"enum": list(MODES), "title": "Mode",
-                 "description": "simultaneous (Cain: all kernels in one search, sharing work) or one kernel "
-                                "at a time, programs concatenated (the AUKE baseline)",
-                 "x-labels": {"cain": "simultaneous", "auke": "one by one"}},
-        "time_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIME_S, "title": "Time", "unit": "s",
-                   "x-decimals": 1, "x-step": 1.0, "description": "Search time budget (at most a day)"},
-        "max_nodes": {"type": ["integer", "null"], "minimum": 1, "title": "Max nodes", "x-null-text": "no limit",
-                      "description": "Stop after exploring this many search nodes; 'no limit' stops on time only"},
-        "workers": {"type": "integer", "minimum": 1, "maximum": MAX_WORKERS, "title": "Workers",
-                    "description": "Search worker processes"},
-        "traversal": {"enum": list(TRAVERSALS), "title": "Traversal",
-                      "description": "portfolio (every worker its own strategy: CGDS, beam search, a wider "
-                                     "CGDS, best-first), or one strategy for every worker: cgds (Cain's Algorithm 1), "
-                                     "beam (anytime, widening), best-first, dfs, or random (CGDS in a random "
-                                     "child order)"},
-        "d": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_D, "title": "d", "x-null-text": "auto",
-              "description": "Coefficients become multiples of 1/2^d; 'auto' picks the smallest d within the "
-                             "tolerance"},
-        "tolerance": {"type": "number", "minimum": 0, "title": "Tolerance", "x-placeholder": "1e-9",
-                      "description": "With d = auto: the largest error allowed per coefficient (e.g. 0.01); "
-                                     "1e-9 asks for an exact approximation"},
-        "seed_share": {"type": "number", "minimum": 0, "maximum": 0.9, "title": "Seed share", "x-decimals": 2,
-                       "x-step": 0.05,
-                       "description": "Several kernels: this share of the time first builds a one-by-one "
-                                      "program, the length the simultaneous search must beat (0 = off)"},
-        "seed": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Random seed",
-                 "description": "Seed of the search workers' random choices: with the same seed and a node "
-                                "limit a run gives the same length every time"},
-    },
-}
+
+@dataclass(frozen=True)
+class CainSettings:
+    """The search's settings, declared once (SETTINGS_SCHEMA is made from them). The registers are
+    the SCAMP-5 target's."""
+
+    isa: str = setting("all", "Set", "Instruction set: all / basic (Cain's Table 1) or auke (AUKE's set, which also "
+                       "searches one kernel at a time)", enum=list(INSTRUCTION_SETS),
+                       labels={"auke": "auke (AUKE's set)"})
+    mode: str = setting("cain", "Mode", "simultaneous (Cain: all kernels in one search, sharing work) or one kernel "
+                        "at a time, programs concatenated (the AUKE baseline)", enum=list(MODES),
+                        labels={"cain": "simultaneous", "auke": "one by one"})
+    time_s: float = setting(10.0, "Time", "Search time budget (at most a day)", exclusive_minimum=0,
+                            maximum=MAX_TIME_S, unit="s", decimals=1, step=1.0)
+    max_nodes: int | None = setting(None, "Max nodes", "Stop after exploring this many search nodes; 'no limit' "
+                                    "stops on time only", minimum=1, null_text="no limit")
+    workers: int = setting(2, "Workers", "Search worker processes", minimum=1, maximum=MAX_WORKERS)
+    traversal: str = setting(
+        "portfolio", "Traversal", "portfolio (every worker its own strategy: CGDS, beam search, a wider CGDS, "
+        "best-first), or one strategy for every worker: cgds (Cain's Algorithm 1), beam (anytime, widening), "
+        "best-first, dfs, or random (CGDS in a random child order)", enum=list(TRAVERSALS))
+    d: int | None = setting(None, "d", "Coefficients become multiples of 1/2^d; 'auto' picks the smallest d within "
+                            "the tolerance", minimum=0, maximum=MAX_D, null_text="auto")
+    tolerance: float = setting(1e-9, "Tolerance", "With d = auto: the largest error allowed per coefficient (e.g. "
+                               "0.01); 1e-9 asks for an exact approximation", minimum=0, placeholder="1e-9")
+    seed_share: float = setting(0.25, "Seed share", "Several kernels: this share of the time first builds a "
+                                "one-by-one program, the length the simultaneous search must beat (0 = off)",
+                                minimum=0, maximum=0.9, decimals=2, step=0.05)
+    seed: int = setting(0, "Random seed", "Seed of the search workers' random choices: with the same seed and a node "
+                        "limit a run gives the same length every time", minimum=0, maximum=2 ** 31 - 1)
+
+
+SETTINGS_SCHEMA: dict[str, Any] = schema_of(CainSettings)
+
+
+def default_settings() -> dict[str, Any]:
+    return defaults_of(CainSettings)
 
 
 def workload_problem(workload: Any) -> str | None:
@@ -113,31 +99,30 @@ def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Any, 
     return s, None, Scamp5Target(registers=registers)
 
 
-def _settings(raw: dict[str, Any], target: Any) -> dict[str, Any]:
-    s = default_settings()
-    unknown = set(raw) - set(s)
-    if unknown:
-        raise InputError(f"unknown setting(s): {', '.join(sorted(unknown))}", "settings")
-    check_types(SETTINGS_SCHEMA, raw)             # types and numbers first (core.checks)
-    s.update(raw)
-    # the search uses the target's registers (SCAMP-5: six, A-F)
-    s["registers"] = target.registers if isinstance(target, Scamp5Target) else 6
-    if s["isa"] == "auke":
-        s["mode"] = "auke"
-    share = s["seed_share"]
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 0.9:
-        raise InputError(f"must be a number in 0..0.9, got {share!r}", "settings.seed_share")
-    tol = s["tolerance"]
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (tol >= 0 and math.isfinite(tol)):
-        raise InputError(f"must be a number >= 0, got {tol!r}", "settings.tolerance")
-    try:
-        check_options(s["isa"], s["registers"], s["time_s"], s["max_nodes"], s["workers"], s["traversal"],
-                      s["mode"])
-    except InputError as exc:
-        where = "target.registers" if exc.where == "registers" else f"settings.{exc.where}"
-        raise InputError(exc.message, where) from None
-    check_settings(SETTINGS_SCHEMA, raw)          # then what the checks above left to the schema
-    return s
+def registers_of(target: Any) -> int:
+    """The registers the search may use: the target's (SCAMP-5: six, A-F)."""
+    return target.registers if isinstance(target, Scamp5Target) else 6
+
+
+def _settings(raw: dict[str, Any], target: Any) -> CainSettings:
+    """The request's settings over the defaults, typed, checked with the target's register count
+    (InputError names the setting)."""
+    def check(s: CainSettings) -> CainSettings:
+        if s.isa == "auke":
+            s = replace(s, mode="auke")
+        share = s.seed_share
+        if not 0 <= share <= 0.9:
+            raise InputError(f"must be a number in 0..0.9, got {share!r}", "settings.seed_share")
+        tol = s.tolerance
+        if not (tol >= 0 and math.isfinite(tol)):
+            raise InputError(f"must be a number >= 0, got {tol!r}", "settings.tolerance")
+        try:
+            check_options(s.isa, registers_of(target), s.time_s, s.max_nodes, s.workers, s.traversal, s.mode)
+        except InputError as exc:
+            where = "target.registers" if exc.where == "registers" else f"settings.{exc.where}"
+            raise InputError(exc.message, where) from None
+        return s
+    return parse(CainSettings, raw, check=check)
 
 
 def _metric_points(nodes: int, elapsed: float, length: int) -> list[MetricPoint]:
@@ -159,11 +144,11 @@ def _improvement(imp: Improvement) -> dict[str, Any]:
             "input_registers": {str(c): r for c, r in imp.input_registers.items()}}
 
 
-def _search_fields(ks: KernelSet, approx: Any, s: dict[str, Any]) -> dict[str, Any]:
+def _search_fields(ks: KernelSet, approx: Any, s: CainSettings, registers: int) -> dict[str, Any]:
     """What every plan of this search shares (core.cain.plans.SEARCH_KEYS)."""
     return {"filter": ks.name, "kernel_names": list(approx.names), "d": approx.d, "denominator": 2 ** approx.d,
-            "approximated_kernels": dict(zip(approx.names, approx.approximated)), "isa": s["isa"],
-            "registers": s["registers"]}
+            "approximated_kernels": dict(zip(approx.names, approx.approximated)), "isa": s.isa,
+            "registers": registers}
 
 
 # the least share of its budget a search gets, however long its process took to start (a 1 s budget
@@ -186,26 +171,27 @@ def _budget(cancel: CancelToken, time_s: float) -> tuple[float, float]:
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     ks = kernels_of(request.workload)
     s = _settings(request.settings, request.target)
-    approx = approximate(ks, d=s["d"], tolerance=s["tolerance"], max_kernels=s["registers"])
-    isa = instruction_set(s["isa"])
-    regs = register_names(s["registers"])
+    registers = registers_of(request.target)
+    approx = approximate(ks, d=s.d, tolerance=s.tolerance, max_kernels=registers)
+    isa = instruction_set(s.isa)
+    regs = register_names(registers)
     bound = problem_bound(approx.goals, approx.d, approx.channels, isa)
     yield LogLine(f"{ks.name}: {len(approx.goals)} kernel(s), d = {approx.d}, max coefficient error "
-                  f"{approx.max_abs_error:g}; {s['mode']} search with the '{s['isa']}' set, {len(regs)} registers, "
-                  f"{s['traversal']}, {s['workers']} worker(s), {s['time_s']:g} s; proven lower bound "
+                  f"{approx.max_abs_error:g}; {s.mode} search with the '{s.isa}' set, {len(regs)} registers, "
+                  f"{s.traversal}, {s.workers} worker(s), {s.time_s:g} s; proven lower bound "
                   f"{bound.value} instructions")
     for w in _kernel_warnings(approx, {}):
         yield LogLine(w.message, "warning")
-    start, search_s = _budget(cancel, float(s["time_s"]))
+    start, search_s = _budget(cancel, float(s.time_s))
     proven = bound.value            # the bound, raised by the exact prover as it refutes lengths
     best: Improvement | None = None
     first_t: float | None = None
     improvements: list[dict[str, Any]] = []
     nodes = 0
     last_points = 0.0
-    for ev in solve(approx, isa, s["registers"], search_s, s["max_nodes"], s["workers"],
-                    s["traversal"], s["mode"], cancel, seed_share=float(s["seed_share"]), stop_at=bound.value,
-                    seed=int(s["seed"])):
+    for ev in solve(approx, isa, registers, search_s, s.max_nodes, s.workers,
+                    s.traversal, s.mode, cancel, seed_share=float(s.seed_share), stop_at=bound.value,
+                    seed=int(s.seed)):
         cancel.check()
         elapsed = time.monotonic() - start
         if isinstance(ev, Proven):
@@ -228,7 +214,7 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         improvements.append(_improvement(ev))
         yield from _metric_points(ev.nodes, ev.elapsed, ev.length)
         # a self-contained plan (core.cain.plans): a cancelled run keeps the last one as its partial result
-        yield PartialResult("plan", make_plan(improvements[-1], _search_fields(ks, approx, s),
+        yield PartialResult("plan", make_plan(improvements[-1], _search_fields(ks, approx, s, registers),
                                               {"goal_bags": ev.bags, "register_goals": ev.registers}))
         # the status line names the best length the listing now shows, not the one before (issue 49)
         yield _progress(nodes, elapsed, best, proven, s)
@@ -237,14 +223,14 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     elapsed = time.monotonic() - start
     if best is not None:
         yield from _metric_points(nodes, elapsed, best.length)
-    yield FinalResult(_final(ks, approx, s, best, first_t, improvements, nodes, elapsed, bound, proven))
+    yield FinalResult(_final(ks, approx, s, registers, best, first_t, improvements, nodes, elapsed, bound, proven))
 
 
-def _progress(nodes: int, elapsed: float, best: Improvement | None, proven: int, s: dict[str, Any]) -> Progress:
+def _progress(nodes: int, elapsed: float, best: Improvement | None, proven: int, s: CainSettings) -> Progress:
     """How far the search is (its time or node budget, whichever is nearer its end) and what it has."""
-    frac = min(1.0, elapsed / s["time_s"])
-    if s["max_nodes"]:
-        frac = max(frac, min(1.0, nodes / s["max_nodes"]))
+    frac = min(1.0, elapsed / s.time_s)
+    if s.max_nodes:
+        frac = max(frac, min(1.0, nodes / s.max_nodes))
     return Progress(frac, f"{nodes} nodes" + (f", best {best.length}" if best else ", no program yet")
                     + f", lower bound {proven}")
 
@@ -264,14 +250,14 @@ def _analogue_warnings(approx: Any, outputs: dict[str, str], program: list[str],
     return _kernel_warnings(approx, outputs) + register_warnings(states, program)
 
 
-def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | None, first_t: float | None,
+def _final(ks: KernelSet, approx: Any, s: CainSettings, registers: int, best: Improvement | None, first_t: float | None,
            improvements: list[dict[str, Any]], nodes: int, elapsed: float, bound: LowerBound,
            proven: int) -> CainResult:
     lower = bound.raised(proven)        # the exact prover refuted every length below `proven`
     nothing = CainResult(
-        filter=ks.name, kernel_names=list(approx.names), isa=s["isa"], mode=s["mode"],
-        registers=s["registers"], traversal=s["traversal"], workers=s["workers"],
-        time_budget_s=s["time_s"], max_nodes=s["max_nodes"],
+        filter=ks.name, kernel_names=list(approx.names), isa=s.isa, mode=s.mode,
+        registers=registers, traversal=s.traversal, workers=s.workers,
+        time_budget_s=s.time_s, max_nodes=s.max_nodes,
         d=approx.d, denominator=2 ** approx.d,
         approximated_kernels=dict(zip(approx.names, approx.approximated)),
         coefficient_errors=dict(zip(approx.names, approx.errors)),
@@ -296,7 +282,7 @@ def _final(ks: KernelSet, approx: Any, s: dict[str, Any], best: Improvement | No
         input_registers={str(c): r for c, r in best.input_registers.items()},
         time_to_first_s=round(first_t or best.elapsed, 4), time_to_best_s=round(best.elapsed, 4),
         verified=best.verified, verification=best.check,
-        cpp=cpp_text(make_plan(improvements[-1], _search_fields(ks, approx, s))),
+        cpp=cpp_text(make_plan(improvements[-1], _search_fields(ks, approx, s, registers))),
         bus_steps=sum(OP_TABLE[i.spec.key].bus_steps for i in best.program),
         goal_bags=[[GoalMatrix(**g) for g in bag] for bag in best.bags], register_goals=best.registers,
         gap=best.length - lower.value, optimal=best.length <= lower.value,

@@ -34,7 +34,8 @@ from core.cappuccino.progress import CalibratedPlan, Clock
 from core.cappuccino.synth_program import Plan
 from core.cappuccino.result import (CappuccinoResult, CompiledProgram, LayerRow, LayoutChecks, ModelInfo, Synthesis,
                                     TargetInfo)
-from core.checks import check_settings, check_types
+from core.cappuccino.settings import MAX_BUDGET_PP, CappuccinoSettings
+from core.settings import defaults_of, parse, schema_of
 from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
@@ -55,81 +56,30 @@ EQUATIONS = {
 }
 
 
+SETTINGS_SCHEMA: dict[str, Any] = schema_of(CappuccinoSettings)
+
+
 def default_settings() -> dict[str, Any]:
-    return {"accuracy_budget": 0.5, "prefer": RELAXED, "emit_dir": "", "compile": True, "min_seconds": 0.3,
-            "repeats": 3, "limit": 0, "search_sample": 0, "int8": False, "measure_split": True}
+    return defaults_of(CappuccinoSettings)
 
 
-MAX_BUDGET_PP = 100.0
-
-SETTINGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "accuracy_budget": {"type": "number", "minimum": 0, "maximum": MAX_BUDGET_PP, "title": "Accuracy budget",
-                            "unit": "pp", "x-decimals": 2, "x-step": 0.1,
-                            "description": "Allowed drop of validation accuracy, in percentage points, for "
-                                           "choosing inexact layers"},
-        "prefer": {"type": "string", "enum": [RELAXED, IMPRECISE], "title": "Prefer",
-                   "x-labels": {RELAXED: "prefer relaxed", IMPRECISE: "prefer imprecise"},
-                   "description": "Inexact mode preferred when both keep the same number of layers inexact"},
-        "int8": {"type": "boolean", "title": "Try int8 layers",
-                 "description": "Also try 8-bit integer layers (u8 activations x s8 weights, AVX-512 VNNI where the "
-                                "CPU has it) in the inexact-mode search, preferred when within the budget"},
-        "measure_split": {"type": "boolean", "title": "Measure thread split",
-                          "description": "Share each layer between the threads only where that measured faster on "
-                                         "this machine (profiles the chosen program shared and on one thread; "
-                                         "off: the size rule decides)"},
-        "emit_dir": {"type": "string", "title": "Output folder", "x-placeholder": "emit folder (optional)",
-                     "description": "Folder for the C programs and the validation data (empty: not kept)"},
-        "compile": {"type": "boolean", "title": "Compile and time",
-                    "description": "Build and run the programs with the C compiler found here (gcc, cc, clang)"},
-        "min_seconds": {"type": "number", "minimum": 0, "maximum": 600, "title": "Min. time per run", "unit": "s", "x-decimals": 2,
-                        "x-step": 0.1, "description": "Timing: each run repeats passes over the images for at "
-                                                      "least this long"},
-        "repeats": {"type": "integer", "minimum": 1, "maximum": 1000, "title": "Runs",
-                    "description": "Timing: runs per program, interleaved; the fastest counts"},
-        "limit": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Images", "x-labels": {"0": "all"},
-                  "description": "Use only the first N validation images (0: all)"},
-        "search_sample": {"type": "integer", "minimum": 0, "maximum": 2 ** 31 - 1, "title": "Search images",
-                          "x-labels": {"0": "auto"},
-                          "description": "Validation images the inexact-mode search and the layout checks measure: "
-                                         "a seeded sample of N (0: automatic, every image while images x GMACs "
-                                         f"<= {SEARCH_GMAC_IMAGES:g})"},
-    },
-}
-
-
-def _settings(raw: dict[str, Any]) -> dict[str, Any]:
-    s = default_settings()
-    unknown = [k for k in (raw or {}) if k not in s]
-    if unknown:
-        hint = (" (the network is the tab's CNN workload now, not a setting)"
-                if unknown[0] in ("model", "onnx_path", "validation_path") else "")
-        raise InputError(f"unknown setting {unknown[0]!r}{hint}; known: {', '.join(s)}", f"settings.{unknown[0]}")
-    check_types(SETTINGS_SCHEMA, raw or {})       # types and numbers first (core.checks)
-    s.update(raw or {})
-    for key in ("emit_dir", "prefer"):
-        if not isinstance(s[key], str):
-            raise InputError(f"expected a string, got {s[key]!r}"[:200], f"settings.{key}")
-    for key in ("compile", "int8", "measure_split"):
-        if not isinstance(s[key], bool):
-            raise InputError(f"expected true or false, got {s[key]!r}", f"settings.{key}")
-    b = s["accuracy_budget"]
-    if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b) or not 0 <= b <= MAX_BUDGET_PP:
-        raise InputError(f"accuracy budget must be 0..{MAX_BUDGET_PP:g} percentage points, got {b!r}",
+def _check(s: CappuccinoSettings) -> None:
+    """The ranges in the engine's words (the schema's types are checked before)."""
+    if not 0 <= s.accuracy_budget <= MAX_BUDGET_PP:
+        raise InputError(f"accuracy budget must be 0..{MAX_BUDGET_PP:g} percentage points, got {s.accuracy_budget!r}",
                          "settings.accuracy_budget")
-    if s["prefer"] not in (RELAXED, IMPRECISE):
-        raise InputError(f"prefer must be 'relaxed' or 'imprecise', got {s['prefer']!r}", "settings.prefer")
+    if s.prefer not in (RELAXED, IMPRECISE):
+        raise InputError(f"prefer must be 'relaxed' or 'imprecise', got {s.prefer!r}", "settings.prefer")
     for key, lo in (("min_seconds", 0.0), ("repeats", 1), ("limit", 0), ("search_sample", 0)):
-        v = s[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo or not math.isfinite(v):
+        v = getattr(s, key)
+        if v < lo:
             raise InputError(f"must be a number >= {lo}, got {v!r}", f"settings.{key}")
-        if key != "min_seconds" and v != int(v):
-            raise InputError(f"must be a whole number, got {v!r}", f"settings.{key}")
-    s["repeats"], s["limit"], s["search_sample"] = int(s["repeats"]), int(s["limit"]), int(s["search_sample"])
-    check_settings(SETTINGS_SCHEMA, raw or {})    # then what the checks above left to the schema
-    return s
+
+
+def _settings(raw: dict[str, Any]) -> CappuccinoSettings:
+    """The request's settings over the defaults, typed (InputError names the setting)."""
+    return parse(CappuccinoSettings, raw, check=_check, retired=dict.fromkeys(
+        ("model", "onnx_path", "validation_path"), "the network is the tab's CNN workload now, not a setting"))
 
 
 def _target(target: Any) -> tuple[int, int]:
@@ -307,14 +257,14 @@ def load_units(network: CnnNetwork, limit: int) -> float:
     return max(1.0, zoo.get(network.network).macs * (limit or DEFAULT_IMAGES) / LOAD_MACS_PER_S)
 
 
-def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, threads: int = 1,
+def plan_work(plan: WorkPlan, model: CnnModel, s: CappuccinoSettings, onnx: bool, threads: int = 1,
               numpy_macs_per_s: float = NUMPY_MACS_PER_S) -> None:
     """Each stage's work in seconds on the build machine: forward passes for the layout check and the
     mode search (configurations x images x MACs), one compilation per program, and the timed runs."""
     macs = float(model.network.macs) or 1e6
     weights = sum(op.weight.size for op in model.conv_ops)          # float32 words
     images = max(1, len(model.y_val))
-    rows = sample_rows(images, macs / 1e9, int(s.get("search_sample", 0)))
+    rows = sample_rows(images, macs / 1e9, s.search_sample)
     forward = macs * images / numpy_macs_per_s
     sample = forward if rows is None else forward * len(rows) / images
     # the layout checks compute the sample twice (row-major and map-major); the search starts from the
@@ -322,10 +272,10 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, th
     # from the layer it changes on (inexact.search_work), and the chosen modes' layout check costs 2 more
     plan.set_units("layouts", 2 * sample)
     plan.set_units("search", (forward if model.precise_outputs is None else 0.0)
-                   + search_work(model, bool(s.get("int8")), str(s.get("prefer", RELAXED))) / macs * sample)
+                   + search_work(model, s.int8, s.prefer) / macs * sample)
     plan.set_units("check", 2 * sample)
     plan.set_units("synthesis", 0.02 * (PROGRAMS + 1))
-    compiling = bool(s["compile"] and synth.find_compiler_noting()[0])
+    compiling = bool(s.compile and synth.find_compiler_noting()[0])
     baseline = synth.baseline_problem(model) is None
     plan.set_units("compile", (PROGRAMS * COMPILE_S + baseline * COMPILE_BASELINE_S) if compiling else 0.0)
     # the measured thread split (synth_run._measure_split): 12 short runs of the built program, when
@@ -336,12 +286,12 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: dict[str, Any], onnx: bool, th
     # wall-clock wait no load stretches while a pass is shorter (plan.fixed), computing otherwise
     one_pass = macs * images / C_MACS_PER_S
     start = RUN_START_S + 4 * weights / WEIGHT_READ_BYTES_PER_S + one_pass
-    split_s = min(float(s["min_seconds"]), 0.3)
-    splitting = compiling and shareable and s["measure_split"]
+    split_s = min(float(s.min_seconds), 0.3)
+    splitting = compiling and shareable and s.measure_split
     plan.set_units("split", start + 6 * (max(split_s, one_pass) + one_pass) if splitting else 0.0)
-    runs = s["repeats"] * (PROGRAMS + baseline + (1 if onnx else 0)) if compiling else 0
-    min_s = float(s["min_seconds"])
-    ort = s["repeats"] * ORT_START_S if compiling and onnx else 0.0
+    runs = s.repeats * (PROGRAMS + baseline + (1 if onnx else 0)) if compiling else 0
+    min_s = float(s.min_seconds)
+    ort = s.repeats * ORT_START_S if compiling and onnx else 0.0
     plan.set_units("timing", runs * (start + max(min_s, one_pass)) + ort)
     if isinstance(plan, CalibratedPlan):
         plan.fixed["split"] = 6 * split_s if splitting and one_pass < split_s else 0.0
@@ -363,10 +313,10 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
     s = _settings(request.settings)
     threads, V = _target(request.target)
     network = _network(request.workload)
-    plan.set_units("load", load_units(network, s["limit"]))        # before it runs: it may be most of a run
+    plan.set_units("load", load_units(network, s.limit))        # before it runs: it may be most of a run
     yield Progress(0.0, "loading model")
     t0 = time.monotonic()
-    model = load_model(network, s["limit"])
+    model = load_model(network, s.limit)
     loaded_s = time.monotonic() - t0
     cancel.check()
     # a zoo network's load is its numpy reference pass over every image: this machine's numpy speed on
@@ -382,7 +332,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
                      validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)
     yield PartialResult("allocation", {"layers": [a.to_json() for a in alloc]})
-    rows = sample_rows(len(model.y_val), model.network.macs / 1e9, s["search_sample"])
+    rows = sample_rows(len(model.y_val), model.network.macs / 1e9, s.search_sample)
     x_check = model.x_val if rows is None else model.x_val[rows]
     if rows is not None:
         yield LogLine(f"the inexact-mode search and the layout checks measure a seeded sample of {len(rows)} of the "
@@ -396,10 +346,10 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
     choice: ModeChoice | None = None
     # progress by the MACs computed against those expected (configurations differ a hundredfold: one
     # that changes the first layer recomputes the whole network, one that changes the last almost nothing)
-    expected = max(1.0, search_work(model, bool(s["int8"]), s["prefer"]) * len(x_check))
+    expected = max(1.0, search_work(model, bool(s.int8), s.prefer) * len(x_check))
     work0 = cache.work.macs
-    for item in search_modes(model, float(s["accuracy_budget"]), s["prefer"], cancel.check, cache, rows,
-                             int8=bool(s["int8"])):
+    for item in search_modes(model, float(s.accuracy_budget), s.prefer, cancel.check, cache, rows,
+                             int8=bool(s.int8)):
         if isinstance(item, Configuration):
             yield MetricPoint("accuracy", item.index, item.accuracy, plot="accuracy")
             yield Progress(0.1 + 0.4 * min(SEARCH_SHARE_CAP, (cache.work.macs - work0) / expected),
@@ -515,7 +465,7 @@ def _activation_cache(model: CnnModel, rows: np.ndarray | None,
     return ActivationCache(model, x, outs, check=cancel.check), False
 
 
-def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: dict[str, Any],
+def _synthesise(model: CnnModel, choice: ModeChoice, V: int, threads: int, s: CappuccinoSettings,
                 cancel: CancelToken, onnx_path: str | None = None,
                 reference: Callable[[dict[str, str]], np.ndarray] | None = None,
                 on_profile: synth_run.OnProfile | None = None) -> Generator[Event, None, Synthesis]:

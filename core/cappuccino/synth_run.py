@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generator
+from typing import Callable, Generator
 
 import numpy as np
 
@@ -26,11 +26,15 @@ from core.cappuccino import ort_peer, sharing, synth, synth_program
 from core.cappuccino.forward import forward_reference
 from core.cappuccino.model import CnnModel
 from core.cappuccino.numerics import IMPRECISE, INT8, PRECISE, RELAXED
+from core.cappuccino.settings import CappuccinoSettings
 from core.cappuccino.result import CompiledProgram, OnnxRuntimeRun, ProgramSize, Synthesis
 from core.errors import InputError
 from core.files import output_folder
 from core.jobs import CancelToken, Event, LogLine, MetricPoint, Progress
 from core.machine_load import LoadMeter, LoadRecord
+
+# The precise programs keep fused multiply-adds (synth_program.synthesise); a benchmark builds them without.
+PRECISE_FMA = True
 
 ORT = "onnxruntime"
 Reference = Callable[[dict[str, str]], np.ndarray]
@@ -77,7 +81,7 @@ def weight_file_name(fname: str) -> str:
     return fname.replace(".c", "_weights.bin")
 
 
-def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, threads: int, s: dict[str, Any],
+def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, threads: int, s: CappuccinoSettings,
                          cancel: CancelToken, onnx_path: str | None,
                          reference: Reference | None = None,
                          on_profile: OnProfile | None = None) -> Generator[Event, None, Synthesis]:
@@ -87,8 +91,8 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
     forward.ActivationCache); forward_reference when None. `on_profile`: after the timed runs, the
     kept program is run once more with its per-op clock (`--profile`, a run of its own, so the
     timings above are untouched) and the profile handed to it."""
-    sources, no_baseline = yield from _sources(model, chosen, V, threads, bool(s.get("precise_fma", True)), cancel)
-    emit = s["emit_dir"]
+    sources, no_baseline = yield from _sources(model, chosen, V, threads, PRECISE_FMA, cancel)
+    emit = s.emit_dir
     tmp = Path(tempfile.mkdtemp(prefix="cappuccino-"))
     out = Synthesis(emitted=[], modes=dict(chosen), compiler=None, message="")
     if no_baseline:
@@ -120,7 +124,7 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
         out.program_sizes = {k: ProgramSize(source_lines=src.lines, source_bytes=len(src.text.encode()),
                                             weight_file_bytes=len(src.weights) if src.weights is not None else 0)
                              for k, src in sources.items()}
-        cc, cc_note = synth.find_compiler_noting() if s["compile"] else (None, "")
+        cc, cc_note = synth.find_compiler_noting() if s.compile else (None, "")
         out.compiler = cc
         if cc_note:
             out.compiler_note = cc_note
@@ -128,7 +132,7 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
         if cc is None:
             kept = f"the programs were written to {Path(emit).resolve()}" if emit else (
                 "the programs were generated but not kept (give an output folder to keep them)")
-            out.message = ((f"compilation skipped by setting; {kept}" if not s["compile"] else
+            out.message = ((f"compilation skipped by setting; {kept}" if not s.compile else
                             f"no C compiler found (gcc/cc/clang): {kept}, not compiled or run, "
                             f"so no speedup is reported; {faults.compiler_hint()}") + (f" ({cc_note})" if cc_note else ""))
             yield LogLine(out.message, "warning")
@@ -141,13 +145,13 @@ def synthesise_and_check(model: CnnModel, chosen: dict[str, str], V: int, thread
 
 
 def _measure_split(model: CnnModel, sources: dict[str, Source], exes: dict[str, Path], build: dict[str, float],
-                   work: Path, images: Path, cc: str, threads: int, s: dict[str, Any], cancel: CancelToken,
+                   work: Path, images: Path, cc: str, threads: int, s: CappuccinoSettings, cancel: CancelToken,
                    out: Synthesis) -> Generator[Event, None, None]:
     """The chosen program's thread split from measured per-op time (core.cappuccino.sharing), on the
     program just built; a kept split is written into its source and weight file and built again."""
     src = sources["parallel_inexact"]
     assert src.plan is not None
-    if not s.get("measure_split", True):
+    if not s.measure_split:
         out.thread_split_note = "not measured (setting off): the size rule shares the layers"
         return
     if threads < 2:
@@ -158,12 +162,12 @@ def _measure_split(model: CnnModel, sources: dict[str, Source], exes: dict[str, 
         return
     yield Progress(0.71, "measuring the thread split (profiling the chosen program shared and on one worker)")
     choice = sharing.measure_program(src.plan, exes["parallel_inexact"], work / weight_file_name(src.fname), images,
-                                     len(model.x_val), min(float(s["min_seconds"]), 0.3), cancel.check)
+                                     len(model.x_val), min(float(s.min_seconds), 0.3), cancel.check)
     out.thread_split = choice
     yield LogLine(choice.summary(), "info")
     if choice.shared is None:
         return
-    prog = synth.synthesise_program(model, src.modes, src.plan.V, threads, bool(s.get("precise_fma", True)),
+    prog = synth.synthesise_program(model, src.modes, src.plan.V, threads, PRECISE_FMA,
                                     shared=choice.shared)
     sources["parallel_inexact"] = Source(src.key, src.fname, prog.source, prog.weights, src.modes, prog.source_lines,
                                          prog.plan)
@@ -180,7 +184,7 @@ def _measure_split(model: CnnModel, sources: dict[str, Source], exes: dict[str, 
 
 
 def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tmp: Path, images: Path, cc: str,
-                     cc_note: str, threads: int, s: dict[str, Any], cancel: CancelToken, onnx_path: str | None,
+                     cc_note: str, threads: int, s: CappuccinoSettings, cancel: CancelToken, onnx_path: str | None,
                      out: Synthesis, reference: Reference | None = None,
                      on_profile: OnProfile | None = None) -> Generator[Event, None, None]:
     exes: dict[str, Path] = {}
@@ -206,19 +210,19 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
     # medians count, and the machine's other work over the rounds is recorded beside them
     keys = list(sources) + ([ORT] if ort_version else [])
     runs: dict[str, list[synth.RunResult]] = {k: [] for k in keys}
-    total = s["repeats"] * len(keys)
+    total = s.repeats * len(keys)
     meter = LoadMeter()
-    for rep in range(s["repeats"]):
+    for rep in range(s.repeats):
         for n, key in enumerate(keys if rep % 2 == 0 else keys[::-1]):
-            yield Progress(0.72 + 0.26 * (rep * len(keys) + n) / total, f"running {key} ({rep + 1}/{s['repeats']})")
+            yield Progress(0.72 + 0.26 * (rep * len(keys) + n) / total, f"running {key} ({rep + 1}/{s.repeats})")
             if key == ORT:
                 assert onnx_path is not None
-                runs[key].append(synth.run_command(ort_peer.command(Path(onnx_path), images, count, s["min_seconds"],
+                runs[key].append(synth.run_command(ort_peer.command(Path(onnx_path), images, count, s.min_seconds,
                                                                     threads), count, cancel.check, ORT))
             else:
                 src = sources[key]
                 wpath = work / weight_file_name(src.fname) if src.weights is not None else None
-                runs[key].append(synth.run_program(exes[key], images, count, s["min_seconds"], cancel.check,
+                runs[key].append(synth.run_program(exes[key], images, count, s.min_seconds, cancel.check,
                                                    weights=wpath, threads=threads if wpath else None))
     out.load = meter.stop()
     if out.load.busy:
@@ -250,7 +254,7 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
         assert src.plan is not None
         yield Progress(0.98, f"timing each layer of {src.fname} (--profile)")
         meter = LoadMeter()
-        prof = synth.run_program(exes[key], images, count, s["min_seconds"], cancel.check,
+        prof = synth.run_program(exes[key], images, count, s.min_seconds, cancel.check,
                                  weights=work / weight_file_name(src.fname), threads=threads, profile=True)
         load = meter.stop()
         if prof.op_list is not None:
@@ -264,7 +268,7 @@ def _build_run_check(model: CnnModel, sources: dict[str, Source], work: Path, tm
                                          ratios={k: p.median_microseconds_per_image / median
                                                  for k, p in programs.items() if k != "baseline"})
     note = f" ({cc_note})" if cc_note else ""
-    msg = [f"compiled with {cc}{note}; median of {s['repeats']} alternating runs of >= {s['min_seconds']} s each"]
+    msg = [f"compiled with {cc}{note}; median of {s.repeats} alternating runs of >= {s.min_seconds} s each"]
     if out.load is not None and out.load.busy:
         msg.append(f"TIMINGS UNRELIABLE: {out.load.warning()}")
     if kept:

@@ -8,14 +8,14 @@ import argparse
 import json
 import math
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 
 from core.boards import BOARDS, board_resources
-from core.checks import settings_over_defaults
 from core.results import EngineResult
+from core.settings import declarations, defaults_of, parse, schema_of, setting
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.files import file_problem
@@ -38,71 +38,65 @@ from sims.fcnnx_des import SimTask, planning_efficiency, replay_matches, replay_
 DEFAULT_TARGET_FPS = 25.0
 
 
+@dataclass(frozen=True)
+class FcnnxSettings:
+    """The engine's own choices, declared once (SETTINGS_SCHEMA is made from them); the CNNs (with
+    their batch) come from the CNN-set workload and the board and bandwidth from the FPGA target."""
+
+    targets: list[float] = setting(
+        [], "Target fps", "Target frame rate per CNN, in the workload's order, comma-separated (empty: 25 fps each). "
+        "FPSobj measures the distance to these targets",
+        items={"type": "number", "exclusiveMinimum": 0}, placeholder="25 each")
+    objective: str = setting(
+        "fps", "Objective", "FPSobj: reach each CNN's target frame rate (eq. 5); MaxThrpt: the highest throughput "
+        "relative to each CNN alone (eq. 6)",
+        enum=list(OBJECTIVES), labels={"fps": "FPSobj (eq. 5)", "throughput": "MaxThrpt (eq. 6)"})
+    scheduler: str = setting(
+        "rcls", "Scheduler", "How each joint point's bandwidth is scheduled: the RCLS heuristic with pattern search, "
+        f"or the exact CP-SAT model (up to {ILP_MAX_TASKS} subgraphs per cycle)",
+        enum=list(SCHEDULERS), labels={"rcls": "RCLS + pattern search", "ilp": "exact (CP-SAT)"})
+    strict_targets: bool | None = setting(
+        None, "Unreachable targets", "What happens to a target no design reaches: refused, or lowered to the best "
+        "attainable frame rate as eq. 5 does (default: typed targets are refused, the implicit 25 fps lowered)",
+        enum=[None, True, False], null_text="refuse typed targets",
+        labels={"True": "refuse", "False": "lower to the attainable fps (eq. 5)"})
+    front_size: int = setting(
+        6, "Front points", "Pareto points per CNN that enter the joint enumeration (of those a joint design can "
+        "hold: the two around the target, the ends, the rest evenly in resource use; evenly in frame time for the "
+        "throughput objective)", minimum=1, maximum=30)
+    max_joint: int = setting(60, "Max joint points", "The most joint design points the memory-aware search schedules",
+                             minimum=1, maximum=100_000)
+    ps_budget: int = setting(200, "Pattern-search budget",
+                             "Schedule evaluations of the pattern search per repetition vector",
+                             minimum=1, maximum=1_000_000)
+    ilp_time_limit: float = setting(30.0, "CP-SAT time limit", "Time limit of the exact scheduler per joint point",
+                                    exclusive_minimum=0, maximum=86_400, unit="s", decimals=1, step=5.0)
+    simulate: bool = setting(True, "simulate", "Check the best predicted designs and the contention-unaware baseline "
+                             "in the discrete-event simulation of the MCNN-HS")
+    verify_top: int = setting(3, "Designs simulated", "How many of the best predicted designs are simulated; the best "
+                              "measured one is kept", minimum=1, maximum=20)
+    export_table: str = setting(
+        "", "Export table to", "Folder to write the MCNN-HS configuration table of the chosen design to, as "
+        "mcnn_hs_table.json and the C header mcnn_hs_table.h (empty: not written; the panel's Export button writes "
+        "it too)", placeholder="folder (none)")
+    prune: bool = setting(True, "Stop at the bound", "Stop the search when no unscheduled joint point can beat the "
+                          "best one (off: schedule every joint point up to the limit, the full memory-aware cloud of "
+                          "Fig. 4, slower)")
+
+
+# The settings' types and ranges, checked before a run and read by the GUI's binding for its widgets
+# (labels, tooltips, ranges): made from FcnnxSettings.
+SETTINGS_SCHEMA: dict[str, Any] = schema_of(FcnnxSettings)
+
+
 def default_settings() -> dict[str, Any]:
-    """The engine's own choices; the CNNs (with their batch) come from the CNN-set workload and the
-    board and bandwidth from the FPGA target."""
-    return {"targets": [], "objective": "fps", "scheduler": "rcls", "front_size": 6, "max_joint": 60,
-            "ps_budget": 200, "ilp_time_limit": 30.0, "simulate": True, "verify_top": 3, "strict_targets": None,
-            "prune": True, "export_table": ""}
-
-
-# The settings' types and ranges, checked by `_settings` before a run and read by the GUI's binding
-# for its widgets (labels, tooltips, ranges): one description for both.
-SETTINGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "targets": {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}, "title": "Target fps",
-                    "x-placeholder": "25 each",
-                    "description": "Target frame rate per CNN, in the workload's order, comma-separated (empty: "
-                                   "25 fps each). FPSobj measures the distance to these targets"},
-        "objective": {"enum": list(OBJECTIVES), "title": "Objective",
-                      "x-labels": {"fps": "FPSobj (eq. 5)", "throughput": "MaxThrpt (eq. 6)"},
-                      "description": "FPSobj: reach each CNN's target frame rate (eq. 5); MaxThrpt: the highest "
-                                     "throughput relative to each CNN alone (eq. 6)"},
-        "scheduler": {"enum": list(SCHEDULERS), "title": "Scheduler",
-                      "x-labels": {"rcls": "RCLS + pattern search", "ilp": "exact (CP-SAT)"},
-                      "description": "How each joint point's bandwidth is scheduled: the RCLS heuristic with pattern "
-                                    f"search, or the exact CP-SAT model (up to {ILP_MAX_TASKS} subgraphs per cycle)"},
-        "strict_targets": {"type": ["boolean", "null"], "enum": [None, True, False], "title": "Unreachable targets",
-                           "x-null-text": "refuse typed targets",
-                           "x-labels": {"True": "refuse", "False": "lower to the attainable fps (eq. 5)"},
-                           "description": "What happens to a target no design reaches: refused, or lowered to the "
-                                          "best attainable frame rate as eq. 5 does (default: typed targets are "
-                                          "refused, the implicit 25 fps lowered)"},
-        "front_size": {"type": "integer", "minimum": 1, "maximum": 30, "title": "Front points",
-                       "description": "Pareto points per CNN that enter the joint enumeration (of those a joint "
-                                      "design can hold: the two around the target, the ends, the rest evenly in "
-                                      "resource use; evenly in frame time for the throughput objective)"},
-        "max_joint": {"type": "integer", "minimum": 1, "maximum": 100_000, "title": "Max joint points",
-                      "description": "The most joint design points the memory-aware search schedules"},
-        "ps_budget": {"type": "integer", "minimum": 1, "maximum": 1_000_000, "title": "Pattern-search budget",
-                      "description": "Schedule evaluations of the pattern search per repetition vector"},
-        "ilp_time_limit": {"type": "number", "exclusiveMinimum": 0, "maximum": 86_400, "unit": "s",
-                           "x-decimals": 1, "x-step": 5.0, "title": "CP-SAT time limit",
-                           "description": "Time limit of the exact scheduler per joint point"},
-        "simulate": {"type": "boolean", "title": "simulate",
-                     "description": "Check the best predicted designs and the contention-unaware baseline in the "
-                                    "discrete-event simulation of the MCNN-HS"},
-        "verify_top": {"type": "integer", "minimum": 1, "maximum": 20, "title": "Designs simulated",
-                       "description": "How many of the best predicted designs are simulated; the best measured one "
-                                      "is kept"},
-        "export_table": {"type": "string", "title": "Export table to", "x-placeholder": "folder (none)",
-                         "description": "Folder to write the MCNN-HS configuration table of the chosen design to, as "
-                                        "mcnn_hs_table.json and the C header mcnn_hs_table.h (empty: not written; "
-                                        "the panel's Export button writes it too)"},
-        "prune": {"type": "boolean", "title": "Stop at the bound",
-                  "description": "Stop the search when no unscheduled joint point can beat the best one (off: "
-                                 "schedule every joint point up to the limit, the full memory-aware cloud of "
-                                 "Fig. 4, slower)"},
-    },
-}
+    return defaults_of(FcnnxSettings)
 
 
 # ---------------------------------------------------------------- inputs
-def _settings(request: JobRequest) -> dict[str, Any]:
-    """The request's settings over the defaults, checked against SETTINGS_SCHEMA (InputError names
-    the setting)."""
-    return settings_over_defaults(SETTINGS_SCHEMA, default_settings(), request.settings)
+def _settings(request: JobRequest) -> FcnnxSettings:
+    """The request's settings over the defaults, typed (InputError names the setting)."""
+    return parse(FcnnxSettings, request.settings)
 
 
 def workload_problem(workload: Any) -> str | None:
@@ -184,8 +178,8 @@ def _choice_words(key: str, value: Any) -> str:
     """A setting and one of its choices in the words the window shows (the schema's title and label),
     never a command-line flag: the same message reaches the window and the command line (issue 49);
     `--help` names the flag beside the same words."""
-    prop = SETTINGS_SCHEMA["properties"][key]
-    return f"“{prop['title']}” to “{prop.get('x-labels', {}).get(str(value), value)}”"
+    decl = declarations(FcnnxSettings)[key]
+    return f"“{decl.title}” to “{decl.label_of(value)}”"
 
 
 def _no_fit_message(net: Network, board: str, avail: dict[str, int]) -> str:
@@ -223,18 +217,18 @@ TABLE_S = 0.8
 EXPECTED_VISITS = 4     # joint points scheduled before the bound prunes the rest (the starter run: 4)
 
 
-def work_plan(s: dict[str, Any], cnns: int) -> WorkPlan:
+def work_plan(s: FcnnxSettings, cnns: int) -> WorkPlan:
     """The run's stages in the fraction bands its code reports in, with their estimated work; the
     scheduling stage's is revised as the pruning bound tells how many joint points are left."""
     return WorkPlan([Stage("dse", 0.0, 0.3, cnns * DSE_S),
-                     Stage("scheduling", 0.3, 0.8, min(EXPECTED_VISITS, s["max_joint"]) * point_cost(s)),
-                     Stage("simulation", 0.8, 0.93, (s["verify_top"] * SIM_S + BASELINE_S) if s["simulate"] else 0),
+                     Stage("scheduling", 0.3, 0.8, min(EXPECTED_VISITS, s.max_joint) * point_cost(s)),
+                     Stage("simulation", 0.8, 0.93, (s.verify_top * SIM_S + BASELINE_S) if s.simulate else 0),
                      Stage("table", 0.93, 1.0, TABLE_S)])
 
 
-def point_cost(s: dict[str, Any]) -> float:
+def point_cost(s: FcnnxSettings) -> float:
     """Seconds to schedule one joint point: its pattern search's budget, or the exact solver's limit."""
-    return s["ps_budget"] * PS_EVAL_S if s["scheduler"] == "rcls" else float(s["ilp_time_limit"])
+    return s.ps_budget * PS_EVAL_S if s.scheduler == "rcls" else float(s.ilp_time_limit)
 
 
 # ---------------------------------------------------------------- run
@@ -243,12 +237,11 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     s = _settings(request)
     cnns = len(request.workload.cnns) + len(request.workload.onnx) if isinstance(request.workload, CnnSet) else 1
     plan = work_plan(s, cnns)
-    yield from plan.remap(_run(request, cancel, plan))
+    yield from plan.remap(_run(request, s, cancel, plan))
 
 
-def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[Event]:
+def _run(request: JobRequest, s: FcnnxSettings, cancel: CancelToken, plan: WorkPlan) -> Iterator[Event]:
     t0 = time.perf_counter()
-    s = _settings(request)
     nets = load_networks(request.workload)
     plan.set_units("dse", len(nets) * DSE_S)
     names = [n.name for n in nets]
@@ -259,7 +252,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     clock = board.clock_mhz * 1e6
     bw_raw = bw_gbps * 1e9
     bw_eff = bw_raw * planning_efficiency()
-    user_targets = list(s["targets"]) or [DEFAULT_TARGET_FPS] * len(nets)
+    user_targets = list(s.targets) or [DEFAULT_TARGET_FPS] * len(nets)
     if len(user_targets) != len(nets):
         raise InputError(f"{len(user_targets)} targets for {len(nets)} CNNs ({', '.join(names)})", "settings.targets")
     yield LogLine(f"{len(nets)} CNNs on {board.name} ({board.device}, {board.clock_mhz:g} MHz) at {bw_gbps:g} GB/s "
@@ -298,7 +291,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     unreachable = [(n, u, m) for n, u, m in zip(names, user_targets, fps_max) if u > m]
     # targets the user typed are a requirement: refuse those no design reaches; the implicit
     # 25 fps defaults are lowered as eq. 5 does (unless told otherwise either way)
-    strict = bool(s["targets"]) if s["strict_targets"] is None else s["strict_targets"]
+    strict = bool(s.targets) if s.strict_targets is None else s.strict_targets
     if unreachable and strict:
         raise InputError("targets no design can reach: " + "; ".join(
             f"{n} asks {u:g} fps, at most {m:.2f} fps on this device at {bw_gbps:g} GB/s" for n, u, m in unreachable)
@@ -307,12 +300,12 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     for n, u, m in unreachable:
         yield LogLine(f"{n}: target {u:g} fps is above the attainable {m:.2f} fps; using {m:.2f} (eq. 5)", "warning")
     targets = [min(u, m) for u, m in zip(user_targets, fps_max)]
-    objective = Objective(s["objective"], tuple(targets if s["objective"] == "fps" else gops_max), tuple(ops))
-    limit = targets if s["objective"] == "fps" else [None] * len(nets)
+    objective = Objective(s.objective, tuple(targets if s.objective == "fps" else gops_max), tuple(ops))
+    limit = targets if s.objective == "fps" else [None] * len(nets)
     limit_batches = [l / batch if l else None for l in limit]     # the simulator counts batches
 
     # 3. joint design points
-    fronts = joint_fronts(fronts_all, avail, s["front_size"], limit)
+    fronts = joint_fronts(fronts_all, avail, s.front_size, limit)
     joints = joint_points(fronts, avail)
     # each joint point names its designs by their index on the CNN's full front (result "pareto_fronts")
     front_index = [[next(j for j, q in enumerate(full) if q is p) for p, full in zip(combo, fronts_all)]
@@ -333,7 +326,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
         yield MetricPoint("peak", util, peak, "joint")
         yield MetricPoint("contention-unaware (est.)", util, red, "joint")
 
-    if s["scheduler"] == "ilp":
+    if s.scheduler == "ilp":
         fewest = min(sum(len(p.loads) for p in c) for c in joints)
         if fewest > ILP_MAX_TASKS:
             raise InputError(f"the exact scheduler handles up to {ILP_MAX_TASKS} subgraphs per cycle; the smallest joint "
@@ -345,15 +338,15 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     scheduled: list[PointResult] = []
     joint_of: dict[int, int] = {}          # id(PointResult) -> its joint point
     visited = 0
-    candidates = order[:s["max_joint"]]
+    candidates = order[:s.max_joint]
     bounds = [lower_bound(joints[k], objective) for k in candidates]      # ascending, as `order`
     for rank, k in enumerate(candidates):
         cancel.check()
-        if s["prune"] and best is not None and bounds[rank] >= best.value:
+        if s.prune and best is not None and bounds[rank] >= best.value:
             yield LogLine(f"stopped after {visited} joint points: no other point can beat {best.value:.4f}")
             break
         # work left: the points the bound cannot prune yet (all of them before a first schedule)
-        if not s["prune"]:
+        if not s.prune:
             left = len(candidates) - rank
         elif best is None:
             left = max(1, min(EXPECTED_VISITS, len(candidates)) - rank)
@@ -361,7 +354,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
             left = sum(1 for b in bounds[rank:] if b < best.value)
         plan.set_units("scheduling", (visited + left) * point_cost(s))
         yield Progress(plan.within("scheduling", visited, visited + left), f"scheduling joint point {rank + 1}")
-        res = schedule_point(joints[k], objective, bw_eff, s["scheduler"], s["ps_budget"], s["ilp_time_limit"],
+        res = schedule_point(joints[k], objective, bw_eff, s.scheduler, s.ps_budget, s.ilp_time_limit,
                              check=cancel.check, cancelled=lambda: cancel.cancelled)
         visited += 1
         if res is None:
@@ -389,8 +382,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     # is kept (the prediction's cyclic frame is pessimistic about data-driven engines)
     sim_ma = sim_base = None
     verification: list[Verified] = []
-    if s["simulate"]:
-        top = sorted(scheduled, key=lambda r: r.value)[:s["verify_top"]]
+    if s.simulate:
+        top = sorted(scheduled, key=lambda r: r.value)[:s.verify_top]
         measured = []
         for j, cand in enumerate(top):
             yield Progress(0.82 + 0.1 * j / len(top), f"simulating memory-aware design {j + 1}/{len(top)}")
@@ -407,8 +400,8 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
         sim_base.fps = [f * batch for f in sim_base.fps]
     yield Progress(0.97, "replaying the MCNN-HS table in the simulator")
     hardware = _hardware_table(best, names, bw_raw, batch, cancel.check)
-    if s["export_table"].strip():
-        hardware.exported = export_table(hardware.table, s["export_table"].strip(), "settings.export_table")
+    if s.export_table.strip():
+        hardware.exported = export_table(hardware.table, s.export_table.strip(), "settings.export_table")
     yield Progress(1.0, "done")
 
     def figures(fps: list[float], value: float | None = None) -> Figures:
@@ -436,7 +429,7 @@ def _run(request: JobRequest, cancel: CancelToken, plan: WorkPlan) -> Iterator[E
     yield FinalResult(FcnnxResult(
         engine="fcnnx", cnns=names, board=board_key, board_name=board.name, device=board.device,
         clock_mhz=board.clock_mhz, bandwidth_gbps=bw_gbps, effective_bandwidth_gbps=bw_eff / 1e9,
-        batch=batch, objective=s["objective"], scheduler=s["scheduler"],
+        batch=batch, objective=s.objective, scheduler=s.scheduler,
         user_targets_fps=user_targets, targets_fps=targets, fps_max=fps_max, gops_max=gops_max,
         ops_per_inference=ops, available=Resources.of(avail),
         pareto_fronts={n: [DesignSummary.of(p) for p in f] for n, f in zip(names, fronts_all)},
@@ -559,7 +552,8 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         if len(targets) != len(cnns) + len(args.onnx):
             raise InputError(f"{len(targets)} targets for {len(cnns) + len(args.onnx)} CNNs", "--targets")
     for key, name, v in (("--front-size", "front_size", args.front_size), ("--max-joint", "max_joint", args.max_joint)):
-        lo, hi = SETTINGS_SCHEMA["properties"][name]["minimum"], SETTINGS_SCHEMA["properties"][name]["maximum"]
+        decl = declarations(FcnnxSettings)[name]
+        lo, hi = int(decl.minimum or 0), int(decl.maximum or 0)
         if not lo <= v <= hi:
             raise InputError(f"must be {lo}..{hi}, got {v}", key)
     settings = default_settings()

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 
-from core.checks import check_types
 from core.machine_load import LoadRecord
 from core.results import EngineResult, to_plain
+from core.settings import declarations, defaults_of, parse, schema_of, setting
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
@@ -43,24 +44,9 @@ ALUS_PER_TAU = 32
 MAX_ALUS = 65536
 MAX_SEED = 2 ** 31 - 1
 WORKLOAD_KINDS = ("merit_transform", "kernels")
-# The MERIT-z model's assumptions as settings (sims.meritz.MeritzConfig); the defaults are the model as
-# first written. The panel builds their widgets from SETTINGS_SCHEMA.
-MERITZ_ASSUMPTION_DEFAULTS: dict[str, Any] = {"psum_kib": 5, "broadcast": False, "dram_model": "flat",
-                                              "lane_padding": "pad"}
-MAX_PSUM_KIB = 1024
-# A network costed layer by layer on a CPU or GPU target (core.merit.cost); none by default: measuring a
-# network's C here takes tens of seconds.
-COST_DEFAULTS: dict[str, Any] = {"cost_network": "", "cost_target": "cpu"}
 COST_FROM = 0.9                     # the share of the nominal progress before the costing (when there is one)
 COST_TARGETS = {"cpu": "this machine (C measured)", "gpu": "GPU (H100, modelled)"}
-
-
-def default_settings() -> dict[str, Any]:
-    # The zoo networks and Table IX take most of a run's time (tens of seconds): explicit choices, off
-    # by default, so a default run answers in a second or two.
-    return {"banks": 8, "alus": 128, "bandwidth_gbps": 3.2, "networks": [], "table_ix": False,
-            "curve_alus": list(CURVE_ALUS), "seed": 0, "tile": {}, "codegen": True, "emit_dir": "",
-            **MERITZ_ASSUMPTION_DEFAULTS, **COST_DEFAULTS}
+MAX_PSUM_KIB = 1024
 
 
 def _zoo_names() -> list[str]:
@@ -71,70 +57,70 @@ def _zoo_names() -> list[str]:
 
 _ALU_COUNT = {"type": "integer", "minimum": ALUS_PER_TAU, "maximum": MAX_ALUS, "multipleOf": ALUS_PER_TAU}
 
-SETTINGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "banks": {"type": "integer", "enum": BANK_COUNTS, "title": "Banks",
-                  "description": "Shared-memory banks = lanes per warp access; a power of two (the butterfly "
-                                 "network's width), 2 to 64"},
-        "alus": {**_ALU_COUNT, "title": "ALUs", "x-step": ALUS_PER_TAU,
-                 "description": f"ALUs of the MERIT-z model: a multiple of {ALUS_PER_TAU} (one TAU), "
-                                f"{ALUS_PER_TAU} to {MAX_ALUS}"},
-        "bandwidth_gbps": {"type": "number", "exclusiveMinimum": 0, "title": "DRAM", "unit": "GB/s",
-                           "x-decimals": 2, "x-step": 0.1,
-                           "description": "DRAM bandwidth of the MERIT-z model (the paper's DDR3-1600: 3.2 GB/s)"},
-        "networks": {"type": "array", "items": {"type": "string", "enum": _zoo_names()}, "uniqueItems": True,
-                     "title": "Networks",
-                     "description": "Zoo networks timed on MERIT-z at batch 32 (Table VIII: AlexNet, VGG-16); "
-                                    "none by default: each adds seconds to tens of seconds to a run"},
-        "table_ix": {"type": "boolean", "title": "Table IX",
-                     "description": "Also time the six Table IX workloads on MERIT-z (off by default: it adds "
-                                    "seconds to a run)"},
-        "curve_alus": {"type": "array", "items": _ALU_COUNT, "title": "Curve ALUs",
-                       "description": f"ALU counts of the utilisation curve (Fig. 15), comma-separated; "
-                                      f"multiples of {ALUS_PER_TAU}"},
-        "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED, "title": "Seed",
-                 "description": "Seed of the random operand data the transform is verified on"},
-        "tile": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}, "title": "Tile",
-                 "x-placeholder": "default",
-                 "description": "Tile extents overriding the workload's, as index=size pairs, e.g. y=16,x=8 "
-                                "(indices left out keep the workload's tile)"},
-        "psum_kib": {"type": "integer", "minimum": 1, "maximum": MAX_PSUM_KIB, "default": 5, "unit": "KB",
-                     "title": "Partial sums",
-                     "description": "MERIT-z partial-sum (Compute Pipeline) SRAM per TAU; it caps the outputs of a "
-                                    "tile (paper: 5 KB)"},
-        "broadcast": {"type": "boolean", "default": False, "title": "Broadcast shared tiles",
-                      "description": "MERIT-z: one DRAM transfer of a tile feeds every TAU of the same round that "
-                                     "needs it (e.g. a weight tile shared by spatial tiles); off: each TAU loads "
-                                     "its own copy"},
-        "dram_model": {"type": "string", "enum": ["flat", "ddr3-1600"], "default": "flat", "title": "DRAM model",
-                       "x-labels": {"flat": "flat rate", "ddr3-1600": "DDR3-1600 rows/bursts"},
-                       "description": "MERIT-z DRAM: a flat rate at the bandwidth (footprint bytes), or DDR3-1600 "
-                                      "timing at the same peak: 64 B bursts and row-buffer misses (tRP + tRCD = "
-                                      "27.5 ns, JEDEC JESD79-3)"},
-        "lane_padding": {"type": "string", "enum": ["pad", "fold"], "default": "pad", "title": "Lanes",
-                         "x-labels": {"pad": "padded to 32", "fold": "folded (Fig. 10)"},
-                         "description": "MERIT-z SIMD lanes: 'pad' runs ceil(outputs/32) lane groups per "
-                                        "accumulation step (idle lanes count); 'fold' packs all of a tile's "
-                                        "Loop() calls 32 per instruction (the paper's folding, Fig. 10)"},
-        "codegen": {"type": "boolean", "title": "Generate and check code",
-                    "description": "Generate C (naive, tiled, packed) and CUDA from the transform; compile and run "
-                                   "the C and compare it with numpy, run the CUDA where nvcc and a GPU are present "
-                                   "and its CPU emulation otherwise"},
-        "cost_network": {"type": "string", "title": "Cost network", "x-placeholder": "zoo name or .onnx (optional)",
-                         "description": "A network (a zoo name such as resnet18, or an ONNX file) whose every "
-                                        "convolution is costed as a MERIT transform on the cost target: time and "
-                                        "off-chip bytes per layer against their limits (empty: none)"},
-        "cost_target": {"type": "string", "enum": list(COST_TARGETS), "title": "Cost target",
-                        "x-labels": COST_TARGETS,
-                        "description": "Where the network is costed: this machine (each layer's generated C "
-                                       "measured here) or an H100 GPU (roofline model from its data sheet)"},
-        "emit_dir": {"type": "string", "title": "Write code to", "x-placeholder": "folder (optional)",
-                     "description": "Folder for the generated sources, a Makefile and the check's inputs "
-                                    "(empty: kept in the result only)"},
-    },
-}
+
+@dataclass(frozen=True)
+class MeritSettings:
+    """The mapping's settings, declared once (SETTINGS_SCHEMA is made from them). The zoo networks and
+    Table IX take most of a run's time (tens of seconds): explicit choices, off by default, so a default
+    run answers in a second or two. A network costed layer by layer on a CPU or GPU target
+    (core.merit.cost): none by default, measuring a network's C here takes tens of seconds."""
+
+    banks: int = setting(8, "Banks", "Shared-memory banks = lanes per warp access; a power of two (the butterfly "
+                         "network's width), 2 to 64", enum=BANK_COUNTS)
+    alus: int = setting(128, "ALUs", f"ALUs of the MERIT-z model: a multiple of {ALUS_PER_TAU} (one TAU), "
+                        f"{ALUS_PER_TAU} to {MAX_ALUS}", minimum=ALUS_PER_TAU, maximum=MAX_ALUS,
+                        multiple_of=ALUS_PER_TAU, step=ALUS_PER_TAU)
+    bandwidth_gbps: float = setting(3.2, "DRAM", "DRAM bandwidth of the MERIT-z model (the paper's DDR3-1600: "
+                                    "3.2 GB/s)", exclusive_minimum=0, unit="GB/s", decimals=2, step=0.1)
+    networks: list[str] = setting([], "Networks", "Zoo networks timed on MERIT-z at batch 32 (Table VIII: AlexNet, "
+                                  "VGG-16); none by default: each adds seconds to tens of seconds to a run",
+                                  items={"type": "string", "enum": _zoo_names()}, schema={"uniqueItems": True})
+    table_ix: bool = setting(False, "Table IX", "Also time the six Table IX workloads on MERIT-z (off by default: "
+                             "it adds seconds to a run)")
+    curve_alus: list[int] = setting(list(CURVE_ALUS), "Curve ALUs", "ALU counts of the utilisation curve (Fig. 15), "
+                                    f"comma-separated; multiples of {ALUS_PER_TAU}", items=_ALU_COUNT)
+    seed: int = setting(0, "Seed", "Seed of the random operand data the transform is verified on", minimum=0,
+                        maximum=MAX_SEED)
+    tile: dict[str, int] = setting({}, "Tile", "Tile extents overriding the workload's, as index=size pairs, e.g. "
+                                   "y=16,x=8 (indices left out keep the workload's tile)", placeholder="default",
+                                   schema={"additionalProperties": {"type": "integer", "minimum": 1}})
+    # The MERIT-z model's assumptions (sims.meritz.MeritzConfig); the defaults are the model as first written.
+    psum_kib: int = setting(5, "Partial sums", "MERIT-z partial-sum (Compute Pipeline) SRAM per TAU; it caps the "
+                            "outputs of a tile (paper: 5 KB)", minimum=1, maximum=MAX_PSUM_KIB, unit="KB")
+    broadcast: bool = setting(False, "Broadcast shared tiles", "MERIT-z: one DRAM transfer of a tile feeds every TAU "
+                              "of the same round that needs it (e.g. a weight tile shared by spatial tiles); off: "
+                              "each TAU loads its own copy")
+    dram_model: str = setting(
+        "flat", "DRAM model", "MERIT-z DRAM: a flat rate at the bandwidth (footprint bytes), or DDR3-1600 timing at "
+        "the same peak: 64 B bursts and row-buffer misses (tRP + tRCD = 27.5 ns, JEDEC JESD79-3)",
+        enum=["flat", "ddr3-1600"], labels={"flat": "flat rate", "ddr3-1600": "DDR3-1600 rows/bursts"})
+    lane_padding: str = setting(
+        "pad", "Lanes", "MERIT-z SIMD lanes: 'pad' runs ceil(outputs/32) lane groups per accumulation step (idle "
+        "lanes count); 'fold' packs all of a tile's Loop() calls 32 per instruction (the paper's folding, Fig. 10)",
+        enum=["pad", "fold"], labels={"pad": "padded to 32", "fold": "folded (Fig. 10)"})
+    codegen: bool = setting(True, "Generate and check code", "Generate C (naive, tiled, packed) and CUDA from the "
+                            "transform; compile and run the C and compare it with numpy, run the CUDA where nvcc "
+                            "and a GPU are present and its CPU emulation otherwise")
+    cost_network: str = setting("", "Cost network", "A network (a zoo name such as resnet18, or an ONNX file) whose "
+                                "every convolution is costed as a MERIT transform on the cost target: time and "
+                                "off-chip bytes per layer against their limits (empty: none)",
+                                placeholder="zoo name or .onnx (optional)")
+    cost_target: str = setting("cpu", "Cost target", "Where the network is costed: this machine (each layer's "
+                               "generated C measured here) or an H100 GPU (roofline model from its data sheet)",
+                               enum=list(COST_TARGETS), labels=COST_TARGETS)
+    emit_dir: str = setting("", "Write code to", "Folder for the generated sources, a Makefile and the check's "
+                            "inputs (empty: kept in the result only)", placeholder="folder (optional)")
+
+
+# The settings' types and ranges: the panel builds its widgets from them.
+SETTINGS_SCHEMA: dict[str, Any] = schema_of(MeritSettings)
+# The MERIT-z model's assumptions as settings, at their defaults (the panel groups their widgets).
+MERITZ_ASSUMPTION_DEFAULTS: dict[str, Any] = {k: getattr(MeritSettings(), k)
+                                              for k in ("psum_kib", "broadcast", "dram_model", "lane_padding")}
+
+
+def default_settings() -> dict[str, Any]:
+    return defaults_of(MeritSettings)
 
 
 # ---------------------------------------------------------------- settings
@@ -144,66 +130,47 @@ def _alu_count(a: Any, where: str, what: str) -> None:
                          f"{MAX_ALUS}, got {a!r}", where)
 
 
-def check_settings(raw: dict[str, Any]) -> dict[str, Any]:
-    s = default_settings()
-    unknown = [k for k in (raw or {}) if k not in s]
-    if unknown:
-        hint = (" (the workload is the tab's library item now, not a setting)"
-                if unknown[0] in ("workload", "transform") else "")
-        raise InputError(f"unknown setting {unknown[0]!r}{hint}; known: {', '.join(s)}", f"settings.{unknown[0]}")
-    s.update(raw or {})
-    check_types(SETTINGS_SCHEMA, s)               # types and numbers first (core.checks)
-    BF.log2_exact(s["banks"], "settings.banks")
-    if s["banks"] not in BANK_COUNTS:
-        raise InputError(f"at most {BANK_COUNTS[-1]} banks (the bank analysis grows steeply), got {s['banks']}",
+def _check(s: MeritSettings) -> MeritSettings:
+    """What the schema's types leave, in the engine's words; the cost network stripped."""
+    BF.log2_exact(s.banks, "settings.banks")
+    if s.banks not in BANK_COUNTS:
+        raise InputError(f"at most {BANK_COUNTS[-1]} banks (the bank analysis grows steeply), got {s.banks}",
                          "settings.banks")
-    _alu_count(s["alus"], "settings.alus", "ALU count")
-    bw = s["bandwidth_gbps"]
-    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not math.isfinite(bw) or not bw > 0:
-        raise InputError(f"bandwidth must be a positive number of GB/s, got {bw!r}", "settings.bandwidth_gbps")
-    for key in ("networks", "curve_alus"):
-        if not isinstance(s[key], list):
-            raise InputError(f"expected a list, got {type(s[key]).__name__}", f"settings.{key}")
-    seed = s["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise InputError(f"seed must be an integer 0..{MAX_SEED}, got {seed!r}", "settings.seed")
-    if not isinstance(s["table_ix"], bool):
-        raise InputError(f"expected true or false, got {s['table_ix']!r}", "settings.table_ix")
-    psum = s["psum_kib"]
-    if isinstance(psum, bool) or not isinstance(psum, int) or not 1 <= psum <= MAX_PSUM_KIB:
-        raise InputError(f"partial-sum SRAM must be an integer number of KB from 1 to {MAX_PSUM_KIB}, got {psum!r}",
-                         "settings.psum_kib")
-    if not isinstance(s["broadcast"], bool):
-        raise InputError(f"expected true or false, got {s['broadcast']!r}", "settings.broadcast")
+    _alu_count(s.alus, "settings.alus", "ALU count")
+    if not s.bandwidth_gbps > 0:
+        raise InputError(f"bandwidth must be a positive number of GB/s, got {s.bandwidth_gbps!r}",
+                         "settings.bandwidth_gbps")
+    if not 0 <= s.seed <= MAX_SEED:
+        raise InputError(f"seed must be an integer 0..{MAX_SEED}, got {s.seed!r}", "settings.seed")
+    if not 1 <= s.psum_kib <= MAX_PSUM_KIB:
+        raise InputError(f"partial-sum SRAM must be an integer number of KB from 1 to {MAX_PSUM_KIB}, got "
+                         f"{s.psum_kib!r}", "settings.psum_kib")
     for key in ("dram_model", "lane_padding"):
-        allowed = SETTINGS_SCHEMA["properties"][key]["enum"]
-        if s[key] not in allowed:
-            raise InputError(f"expected one of {', '.join(allowed)}, got {s[key]!r}", f"settings.{key}")
-    if not isinstance(s["codegen"], bool):
-        raise InputError(f"expected true or false, got {s['codegen']!r}", "settings.codegen")
-    if not isinstance(s["emit_dir"], str):
-        raise InputError(f"expected a folder name, got {s['emit_dir']!r}"[:200], "settings.emit_dir")
-    if not isinstance(s["cost_network"], str):
-        raise InputError(f"expected a network name or an ONNX file, got {s['cost_network']!r}"[:200],
-                         "settings.cost_network")
-    s["cost_network"] = cost_network(s["cost_network"])
-    if s["cost_target"] not in COST_TARGETS:
-        raise InputError(f"expected one of {', '.join(COST_TARGETS)}, got {s['cost_target']!r}"[:200],
+        allowed = declarations(MeritSettings)[key].enum or ()
+        if getattr(s, key) not in allowed:
+            raise InputError(f"expected one of {', '.join(allowed)}, got {getattr(s, key)!r}", f"settings.{key}")
+    s = replace(s, cost_network=cost_network(s.cost_network))
+    if s.cost_target not in COST_TARGETS:
+        raise InputError(f"expected one of {', '.join(COST_TARGETS)}, got {s.cost_target!r}"[:200],
                          "settings.cost_target")
-    if not isinstance(s["tile"], dict):
-        raise InputError("tile must map index names to sizes", "settings.tile")
-    for name, v in s["tile"].items():
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+    for name, v in s.tile.items():
+        if v <= 0:
             raise InputError(f"tile size must be a positive integer, got {v!r}", f"settings.tile.{name}")
-    for i, a in enumerate(s["curve_alus"]):
+    for i, a in enumerate(s.curve_alus):
         _alu_count(a, f"settings.curve_alus[{i}]", "curve ALU counts")
     known = _zoo_names()
-    for i, n in enumerate(s["networks"]):
+    for i, n in enumerate(s.networks):
         if n not in known:
             raise InputError(f"unknown network {n!r}; known: {', '.join(known)}", f"settings.networks[{i}]")
-        if n in s["networks"][:i]:
+        if n in s.networks[:i]:
             raise InputError(f"{n!r} is listed twice", f"settings.networks[{i}]")
     return s
+
+
+def check_settings(raw: dict[str, Any]) -> MeritSettings:
+    """The request's settings over the defaults, typed (InputError names the setting)."""
+    return parse(MeritSettings, raw, check=_check, retired=dict.fromkeys(
+        ("workload", "transform"), "the workload is the tab's library item now, not a setting"))
 
 
 def cost_network(text: str, where: str = "settings.cost_network") -> str:
@@ -313,12 +280,12 @@ def _meritz_layer(t: Any, r: Any) -> MeritzLayer:
                                       for i, op in enumerate(t.operands)})
 
 
-def meritz_config(s: dict[str, Any]) -> Any:
+def meritz_config(s: MeritSettings) -> Any:
     """The MERIT-z model configured by checked settings (ALUs, bandwidth and the assumptions)."""
     from sims import meritz as Z
 
-    return Z.MeritzConfig(alus=s["alus"], dram_gbps=float(s["bandwidth_gbps"]), cp_bytes=s["psum_kib"] * 1024,
-                          broadcast=s["broadcast"], dram_model=s["dram_model"], lane_padding=s["lane_padding"])
+    return Z.MeritzConfig(alus=s.alus, dram_gbps=float(s.bandwidth_gbps), cp_bytes=s.psum_kib * 1024,
+                          broadcast=s.broadcast, dram_model=s.dram_model, lane_padding=s.lane_padding)
 
 
 # Progress in work units (core.work_units), seconds on the build machine from benchmarks/eta_error.py's
@@ -333,15 +300,15 @@ def suite_cost(layers: list[tuple[str, Any]]) -> float:
     return MERITZ_S_PER_SQRT_MAC * sum(math.sqrt(math.prod(t.p_sizes) * math.prod(t.a_sizes)) for _, t in layers)
 
 
-def meritz_suites(s: dict[str, Any], wl: Any) -> list[tuple[str, list[tuple[str, Any]], float | None]]:
+def meritz_suites(s: MeritSettings, wl: Any) -> list[tuple[str, list[tuple[str, Any]], float | None]]:
     """What MERIT-z times: the zoo networks chosen (Table VIII), Table IX when chosen, and the workload."""
     from core.nets import zoo
     from sims import meritz as Z
 
     suites: list[tuple[str, list[tuple[str, Any]], float | None]] = []
-    for n in s["networks"]:
+    for n in s.networks:
         suites.append((n, Z.network_transforms(zoo.get(n)), Z.PAPER_TABLE_VIII.get(n)))
-    if s["table_ix"]:
+    if s.table_ix:
         for name, tr, _size in Z.table_ix_transforms():
             suites.append((name, [(name, tr)], Z.PAPER_TABLE_IX.get(name)))
     suites.append((f"this workload ({wl.name})", [(st.name, st) for st in wl.stages], None))
@@ -353,32 +320,31 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     known before the first report, so the share never has to be taken back."""
     s = check_settings(request.settings)
     suites = meritz_suites(s, resolve_workload(request.workload))
-    evaluations = 1 + len(s["curve_alus"])
-    hi = COST_FROM if s["cost_network"] else 1.0
-    stages = [Stage("setup", 0.0, 0.3, CODEGEN_S if s["codegen"] or s["emit_dir"] else 0.05),
+    evaluations = 1 + len(s.curve_alus)
+    hi = COST_FROM if s.cost_network else 1.0
+    stages = [Stage("setup", 0.0, 0.3, CODEGEN_S if s.codegen or s.emit_dir else 0.05),
               Stage("meritz", 0.3, hi, evaluations * sum(suite_cost(layers) + 1e-3 for _, layers, _ in suites))]
-    if s["cost_network"]:
+    if s.cost_network:
         from core.merit.cost import estimate_seconds
 
-        stages.append(Stage("cost", hi, 1.0, estimate_seconds(s["cost_network"], cost_target(request, s))))
+        stages.append(Stage("cost", hi, 1.0, estimate_seconds(s.cost_network, cost_target(request, s))))
     plan = WorkPlan(stages)
-    yield from plan.remap(_run(request, cancel))
+    yield from plan.remap(_run(request, s, cancel))
 
 
-def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+def _run(request: JobRequest, s: MeritSettings, cancel: CancelToken) -> Iterator[Event]:
     from sims import meritz as Z
 
-    s = check_settings(request.settings)
     wl = resolve_workload(request.workload)
     yield Progress(0.02, f"workload {wl.name}")
     for st in wl.stages:
         st.validate(f"transform[{st.name}]")
-    rng = np.random.default_rng(int(s["seed"]))
+    rng = np.random.default_rng(int(s.seed))
     data = wl.make_data(rng)
     bank_stage = next(st for st in wl.stages if any(op.name == wl.bank_operand for op in st.operands))
     tile = dict(wl.tile)
-    tile.update(s["tile"])
-    tile_sizes(bank_stage, s["tile"], "settings.tile")          # names and sizes checked
+    tile.update(s.tile)
+    tile_sizes(bank_stage, s.tile, "settings.tile")          # names and sizes checked
     # the tile each stage's code runs with, fitted to the CUDA device (core.merit.device): the given
     # one where it fits, else adjusted; chosen where the workload gives none (a transform file)
     from core.merit.codegen_run import stage_tile
@@ -393,7 +359,7 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         cancel.check()
         if st is final and needs_sampling(st):
             # a large transform: exact values of a sample of outputs only, M() gathered for them alone
-            drawn = choose_sample(st, fits[st.name].ext, int(s["seed"]))
+            drawn = choose_sample(st, fits[st.name].ext, int(s.seed))
             samples[st.name] = drawn
             final_vals = evaluate_rows(st, data, drawn.rows, cancel.check)
             pick = np.unique(np.concatenate([drawn.rows[:1], drawn.rows[-1:],
@@ -439,17 +405,17 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     tiling.tile_note = fit.note
     grids = [m_grid(bank_stage, op) for op in bank_stage.operands]
     cancel.check()
-    bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), fit.ext, s["banks"], cancel.check)
+    bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), fit.ext, s.banks, cancel.check)
     yield PartialResult("banks", to_plain(bank))
     cancel.check()
     reuse_rep = reuse.report()
     codegen: Codegen | None = None
-    if s["codegen"] or s["emit_dir"]:
+    if s.codegen or s.emit_dir:
         yield Progress(0.2, "generating C and CUDA, compiling and checking")
         from core.merit.codegen_run import generate
 
-        codegen = generate(wl.stages, data, tile, wl.reference, bank, wl.bank_operand, s["emit_dir"],
-                           cancel=cancel.check, samples=samples, seed=int(s["seed"]))
+        codegen = generate(wl.stages, data, tile, wl.reference, bank, wl.bank_operand, s.emit_dir,
+                           cancel=cancel.check, samples=samples, seed=int(s.seed))
         for line in codegen_lines(codegen):
             yield LogLine(line)
         yield PartialResult("codegen", {part: {k: v for k, v in to_plain(getattr(codegen, part)).items()
@@ -461,11 +427,11 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     suites = meritz_suites(s, wl)
     assumptions = MeritzAssumptions(**cfg.assumptions())
     meritz = Meritz(config=MeritzConfig.of(cfg), suites=[],
-                    curve=UtilisationCurve(alus=list(s["curve_alus"]), series={}), assumptions=assumptions)
+                    curve=UtilisationCurve(alus=list(s.curve_alus), series={}), assumptions=assumptions)
     yield LogLine(f"MERIT-z assumptions: {assumptions.summary}")
     costs = [suite_cost(layers) + 1e-3 for _, layers, _ in suites]       # one evaluation of each suite
-    total = sum(costs) * (1 + len(s["curve_alus"]))
-    hi = COST_FROM if s["cost_network"] else 1.0
+    total = sum(costs) * (1 + len(s.curve_alus))
+    hi = COST_FROM if s.cost_network else 1.0
     done = 0.0
     for (name, layers, paper), cost in zip(suites, costs):
         u, results = Z.run_layers(layers, cfg, cancel.check)
@@ -474,7 +440,7 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         yield LogLine(f"MERIT-z {cfg.alus} ALUs, {name}: utilisation {u:.3f}" + (f" (paper {paper})" if paper else ""))
         done += cost
         series = []
-        for a in s["curve_alus"]:
+        for a in s.curve_alus:
             cancel.check()
             ua = u if a == cfg.alus else Z.run_layers(layers, Z.replace(cfg, alus=a), cancel.check)[0]
             series.append(round(ua, 4))
@@ -484,11 +450,11 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         meritz.curve.series[name] = series
 
     net_cost = None
-    if s["cost_network"]:
+    if s.cost_network:
         from core.merit.cost import cost_steps
 
         target = cost_target(request, s)
-        steps = cost_steps(s["cost_network"], target, seed=int(s["seed"]), cancel=cancel.check)
+        steps = cost_steps(s.cost_network, target, seed=int(s.seed), cancel=cancel.check)
         while True:
             try:
                 i, n, name = next(steps)
@@ -505,14 +471,14 @@ def _run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         butterfly_examples=_butterfly_examples(), reuse=reuse_rep, meritz=meritz, codegen=codegen, cost=net_cost))
 
 
-def cost_target(request: JobRequest, s: dict[str, Any]) -> Any:
+def cost_target(request: JobRequest, s: MeritSettings) -> Any:
     """The target the network is costed on: the request's CPU or GPU target (the command line's
     --target-file), else the settings' choice (this machine, or the default GPU)."""
     from core.hardware.targets import GpuTarget, this_machine
 
     if getattr(request.target, "kind", None) in ("cpu", "gpu"):
         return request.target
-    return this_machine() if s["cost_target"] == "cpu" else GpuTarget()
+    return this_machine() if s.cost_target == "cpu" else GpuTarget()
 
 
 def cost_lines(c: Any) -> list[str]:
@@ -587,36 +553,28 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         if name not in W.WORKLOADS:
             raise InputError(f"unknown workload {name!r}; known: {', '.join(W.names())}", "--workload")
         workload = MeritTransformWorkload(builtin=name)
-    s["banks"] = args.banks
-    s["alus"] = args.alus
-    s["bandwidth_gbps"] = parse_bandwidth(args.bandwidth, "--bandwidth")
-    s["networks"] = [n for n in args.networks.split(",") if n.strip()]
-    s["table_ix"] = bool(args.table_ix)
-    s["curve_alus"] = parse_alu_list(args.curve, "--curve")
-    s["seed"] = args.seed
-    s["tile"] = parse_tile(args.tile)
-    s["psum_kib"] = args.psum_kib
-    s["broadcast"] = args.broadcast
-    s["dram_model"] = args.dram_model
-    s["lane_padding"] = args.lane_padding
-    s["emit_dir"] = args.emit
-    s["codegen"] = bool(args.emit) if args.codegen is None else args.codegen
     if args.emit and args.codegen is False:
         raise InputError("--emit writes the generated code, which --no-codegen turns off", "--emit")
-    s["cost_network"] = getattr(args, "network", "") or getattr(args, "onnx", "") or ""
-    s["cost_target"] = getattr(args, "cost_target", "cpu")
+    network = getattr(args, "network", "") or getattr(args, "onnx", "") or ""
+    s.update(banks=args.banks, alus=args.alus, bandwidth_gbps=parse_bandwidth(args.bandwidth, "--bandwidth"),
+             networks=[n for n in args.networks.split(",") if n.strip()], table_ix=bool(args.table_ix),
+             curve_alus=parse_alu_list(args.curve, "--curve"), seed=args.seed, tile=parse_tile(args.tile),
+             psum_kib=args.psum_kib, broadcast=args.broadcast, dram_model=args.dram_model,
+             lane_padding=args.lane_padding, emit_dir=args.emit,
+             codegen=bool(args.emit) if args.codegen is None else args.codegen,
+             cost_network=network, cost_target=getattr(args, "cost_target", "cpu"))
     target = _target_file(args.target_file) if getattr(args, "target_file", None) else None
-    if target is not None and not s["cost_network"]:
+    if target is not None and not network:
         raise InputError("a target costs a network: give --network or --onnx too", "--target-file")
     try:
-        check_settings(s)
+        typed = check_settings(s)
     except InputError as exc:
         flag = {"settings.cost_network": "--onnx" if getattr(args, "onnx", "") else "--network"}.get(exc.where)
         raise InputError(exc.message, flag or exc.where) from None
-    if s["cost_network"]:
+    if typed.cost_network:
         from core.nets.source import network_layers
 
-        network_layers(s["cost_network"], "--onnx" if getattr(args, "onnx", "") else "--network")
+        network_layers(typed.cost_network, "--onnx" if getattr(args, "onnx", "") else "--network")
     return JobRequest(workload=workload, target=target, settings=s)
 
 

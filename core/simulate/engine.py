@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 
-from core.checks import check_settings, check_types
+from core.settings import as_dict, defaults_of, parse, schema_of, setting
 from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
@@ -49,138 +48,105 @@ MAX_SEARCH_S = 24 * 3600              # core.cain.api.check_options
 MAX_SEED = 2 ** 31 - 1
 
 
+@dataclass(frozen=True)
+class SimulateSettings:
+    """The simulation's settings, declared once (SETTINGS_SCHEMA is made from them); the array and its
+    registers are the SCAMP-5 target's, the kernels the workload's."""
+
+    program_source: str = setting(
+        "file", "Program", "Where the program comes from: a file, the pasted text, or a short Cain code search on the "
+        "tab's workload", enum=list(SOURCES),
+        labels={"file": "Program file", "text": "Pasted text", "search": "Code search (workload)"})
+    program_file: str = setting(
+        DEFAULT_PROGRAM, "File", "Macro program file; its '# input:' and '# outputs:' lines name the registers "
+        "(relative paths are also tried in the repository)", placeholder="program file")
+    program_text: str = setting("", "Program text", "A pasted program, one macro per line, with optional "
+                                "'# input:' and '# outputs:' lines")
+    search_time_s: float = setting(3.0, "Search time", "Budget of the code search (program 'Code search' and "
+                                   "compare 'auke')", exclusive_minimum=0, maximum=MAX_SEARCH_S, unit="s",
+                                   decimals=1, step=1.0)
+    isa: str = setting("all", "Search set", "Instruction set of the code search", enum=list(INSTRUCTION_SETS))
+    mode: str = setting("cain", "Search mode", "Code search: all kernels at once (Cain) or one at a time (the AUKE "
+                        "baseline)", enum=list(MODES), labels={"cain": "simultaneous", "auke": "one by one"})
+    reference: str = setting(
+        "none", "Check against", "What a file or pasted program's outputs are compared with: nothing but the Goals "
+        "the program computes, the tab's workload (one kernel per output register, in order), or the kernels that "
+        "came with a pasted code-search program. A code search is always checked against its own approximation.",
+        enum=list(REFERENCES), labels={"none": "the program's own Goals", "workload": "the workload's kernels",
+                                       "expected": "the kernels given with the program"})
+    # {"denominator": N, "kernels": [matrix per output], "source": str}, or None
+    expected: dict[str, Any] | None = setting(None, "Expected kernels", "Kernels given with a pasted code-search "
+                                              "program ('Check against: the kernels given with the program')")
+    input_register: str = setting("", "Input", "Input register; empty: the program's '# input:' line, else A",
+                                  placeholder="from file")
+    output_registers: list[str] = setting(
+        [], "Outputs", "Output registers, comma separated; empty: the program's '# outputs:' line, the search's, or "
+        "every register the program writes", items={"type": "string"}, placeholder="from file")
+    image: str = setting("sample", "Image", "'sample', pattern:NAME, or an image file path")
+    noise: float = setting(0.0, "Noise", "Write-noise factor per bus operation (0 = exact; Cain's emulator: 0.005)",
+                           minimum=0, decimals=4, step=0.001)
+    seed: int = setting(1, "Seed", "Seed of the random noise and of random image patterns", minimum=0,
+                        maximum=MAX_SEED)
+    noise_mode: str = setting(
+        DEFAULT_NOISE_MODE, "Noise mode", "per operation (the default): noise drawn at every bus operation and "
+        "carried through the arithmetic, the physical estimate; emulator's upper bound: the published Cain "
+        "emulator's linear sum of each register's noise std, drawn on read-out, which counts noise the arithmetic "
+        "cancels (errors many times too large: an upper bound, not an estimate)",
+        enum=list(NOISE_MODES), labels=dict(NOISE_MODE_LABELS))
+    fixed_pattern: float | None = setting(None, "Fixed pattern", "Std of the per-PE fixed-pattern offset when noise "
+                                          "is on; 'default': the documented default", minimum=0, decimals=4,
+                                          step=0.001, null_text="default")
+    saturation: float | None = setting(None, "Saturation", "|value| limit when noise is on (0 = none); 'default': "
+                                       "the documented default", minimum=0, decimals=2, step=0.1,
+                                       null_text="default")
+    compare: str = setting("", "Compare", "Also run and compare: 'auke' (an AUKE-style search on the workload) or a "
+                           "second program file")
+    export: str = setting("", "Export", "Write every step's register planes as an animated GIF, or as numbered PNGs "
+                          "into a folder", placeholder="FILE.gif or FOLDER")
+
+
+SETTINGS_SCHEMA: dict[str, Any] = schema_of(SimulateSettings)
+
+
 def default_settings() -> dict[str, Any]:
-    return {
-        "program_source": "file",        # file | text | search (the code search on the tab's workload)
-        "program_file": DEFAULT_PROGRAM,
-        "program_text": "",
-        "search_time_s": 3.0,
-        "isa": "all",
-        "mode": "cain",
-        "reference": "none",             # what a file/text program's outputs are checked against
-        "expected": None,                # or {"denominator": N, "kernels": [matrix per output], "source": str}
-        "input_register": "",            # '' = from the program's '# input:' line, else A
-        "output_registers": [],          # [] = from '# outputs:' / the search / auto
-        "image": "sample",               # sample | pattern:<name> | an image file
-        "noise": 0.0,                    # write-noise factor; 0 = exact simulation
-        "seed": 1,
-        "noise_mode": DEFAULT_NOISE_MODE,  # per-op (physical) | emulator (Cain's upper bound: std summed, drawn on read)
-        "fixed_pattern": None,           # None = documented default when noise is on
-        "saturation": None,
-        "compare": "",                   # '' | 'auke' | a second program file: error growth of both
-        "export": "",                    # '' | FILE.gif | FOLDER | NAME.png: every step as pictures
-    }
-
-
-SETTINGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "program_source": {"enum": list(SOURCES), "title": "Program",
-                           "description": "Where the program comes from: a file, the pasted text, or a short Cain "
-                                          "code search on the tab's workload",
-                           "x-labels": {"file": "Program file", "text": "Pasted text",
-                                        "search": "Code search (workload)"}},
-        "program_file": {"type": "string", "title": "File", "x-placeholder": "program file",
-                         "description": "Macro program file; its '# input:' and '# outputs:' lines name the "
-                                        "registers (relative paths are also tried in the repository)"},
-        "program_text": {"type": "string", "title": "Program text",
-                         "description": "A pasted program, one macro per line, with optional '# input:' and "
-                                        "'# outputs:' lines"},
-        "search_time_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SEARCH_S, "title": "Search time",
-                          "unit": "s", "x-decimals": 1, "x-step": 1.0,
-                          "description": "Budget of the code search (program 'Code search' and compare 'auke')"},
-        "isa": {"enum": list(INSTRUCTION_SETS), "title": "Search set",
-                "description": "Instruction set of the code search"},
-        "mode": {"enum": list(MODES), "title": "Search mode", "x-labels": {"cain": "simultaneous",
-                                                                           "auke": "one by one"},
-                 "description": "Code search: all kernels at once (Cain) or one at a time (the AUKE baseline)"},
-        "reference": {"enum": list(REFERENCES), "title": "Check against",
-                      "x-labels": {"none": "the program's own Goals", "workload": "the workload's kernels",
-                                   "expected": "the kernels given with the program"},
-                      "description": "What a file or pasted program's outputs are compared with: nothing but the "
-                                     "Goals the program computes, the tab's workload (one kernel per output "
-                                     "register, in order), or the kernels that came with a pasted code-search "
-                                     "program. A code search is always checked against its own approximation."},
-        "expected": {"type": ["object", "null"], "title": "Expected kernels",
-                     "description": "Kernels given with a pasted code-search program ('Check against: the "
-                                    "kernels given with the program')"},
-        "input_register": {"type": "string", "title": "Input", "x-placeholder": "from file",
-                           "description": "Input register; empty: the program's '# input:' line, else A"},
-        "output_registers": {"type": "array", "items": {"type": "string"}, "title": "Outputs",
-                             "x-placeholder": "from file",
-                             "description": "Output registers, comma separated; empty: the program's '# outputs:' "
-                                            "line, the search's, or every register the program writes"},
-        "image": {"type": "string", "title": "Image",
-                  "description": "'sample', pattern:NAME, or an image file path"},
-        "noise": {"type": "number", "minimum": 0, "title": "Noise", "x-decimals": 4, "x-step": 0.001,
-                  "description": "Write-noise factor per bus operation (0 = exact; Cain's emulator: 0.005)"},
-        "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED, "title": "Seed",
-                 "description": "Seed of the random noise and of random image patterns"},
-        "noise_mode": {"enum": list(NOISE_MODES), "title": "Noise mode", "x-labels": dict(NOISE_MODE_LABELS),
-                       "description": "per operation (the default): noise drawn at every bus operation and carried "
-                                      "through the arithmetic, the physical estimate; emulator's upper bound: the "
-                                      "published Cain emulator's linear sum of each register's noise std, drawn on "
-                                      "read-out, which counts noise the arithmetic cancels (errors many times too "
-                                      "large: an upper bound, not an estimate)"},
-        "fixed_pattern": {"type": ["number", "null"], "minimum": 0, "title": "Fixed pattern", "x-decimals": 4,
-                          "x-step": 0.001, "x-null-text": "default",
-                          "description": "Std of the per-PE fixed-pattern offset when noise is on; 'default': "
-                                         "the documented default"},
-        "saturation": {"type": ["number", "null"], "minimum": 0, "title": "Saturation", "x-decimals": 2,
-                       "x-step": 0.1, "x-null-text": "default",
-                       "description": "|value| limit when noise is on (0 = none); 'default': the documented "
-                                      "default"},
-        "compare": {"type": "string", "title": "Compare",
-                    "description": "Also run and compare: 'auke' (an AUKE-style search on the workload) or a "
-                                   "second program file"},
-        "export": {"type": "string", "title": "Export", "x-placeholder": "FILE.gif or FOLDER",
-                   "description": "Write every step's register planes as an animated GIF, or as numbered PNGs "
-                                  "into a folder"},
-    },
-}
+    return defaults_of(SimulateSettings)
 
 
 # ------------------------------------------------------------------ settings
-def checked_settings(raw: dict[str, Any]) -> dict[str, Any]:
-    """The settings over the defaults, checked (InputError names the setting): the run's and the
-    stepper's replay's one reading of them."""
-    s = default_settings()
-    unknown = set(raw) - set(s)
-    if unknown:
-        raise InputError(f"unknown setting(s): {', '.join(sorted(unknown))}", "settings")
-    check_types(SETTINGS_SCHEMA, raw)             # types and numbers first (core.checks)
-    s.update(raw)
+def _check(s: SimulateSettings) -> None:
+    """What the schema's types leave, in the engine's words."""
     for key, allowed in (("program_source", SOURCES), ("mode", MODES), ("reference", REFERENCES),
                          ("noise_mode", NOISE_MODES)):
-        if s[key] not in allowed:
-            raise InputError(f"must be one of {', '.join(allowed)}, got {s[key]!r}", f"settings.{key}")
-    if s["isa"] not in INSTRUCTION_SETS:
-        raise InputError(f"unknown instruction set {s['isa']!r}; known: {', '.join(INSTRUCTION_SETS)}", "settings.isa")
-    v = s["noise"]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
-        raise InputError(f"must be a number >= 0, got {v!r}", "settings.noise")
-    v = s["search_time_s"]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= MAX_SEARCH_S:
-        raise InputError(f"must be a number of seconds > 0 (at most a day), got {v!r}", "settings.search_time_s")
+        if getattr(s, key) not in allowed:
+            raise InputError(f"must be one of {', '.join(allowed)}, got {getattr(s, key)!r}", f"settings.{key}")
+    if s.isa not in INSTRUCTION_SETS:
+        raise InputError(f"unknown instruction set {s.isa!r}; known: {', '.join(INSTRUCTION_SETS)}", "settings.isa")
+    if not s.noise >= 0:
+        raise InputError(f"must be a number >= 0, got {s.noise!r}", "settings.noise")
+    if not 0 < s.search_time_s <= MAX_SEARCH_S:
+        raise InputError(f"must be a number of seconds > 0 (at most a day), got {s.search_time_s!r}",
+                         "settings.search_time_s")
     for key in ("fixed_pattern", "saturation"):
-        v = s[key]
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0):
+        v = getattr(s, key)
+        if v is not None and not v >= 0:
             raise InputError(f"must be a number >= 0 or null, got {v!r}", f"settings.{key}")
-    if isinstance(s["seed"], bool) or not isinstance(s["seed"], int) or not 0 <= s["seed"] <= MAX_SEED:
-        raise InputError(f"must be an integer in 0..{MAX_SEED}, got {s['seed']!r}", "settings.seed")
-    exp = s["expected"]
-    if exp is not None:
-        if (not isinstance(exp, dict) or not isinstance(exp.get("kernels"), list)
-                or isinstance(exp.get("denominator"), bool) or not isinstance(exp.get("denominator"), (int, float))
-                or exp["denominator"] <= 0):
+    if not 0 <= s.seed <= MAX_SEED:
+        raise InputError(f"must be an integer in 0..{MAX_SEED}, got {s.seed!r}", "settings.seed")
+    exp = s.expected
+    if exp is not None:         # kernels that came with a pasted program: JSON as the program gave them
+        denominator = exp.get("denominator")
+        if (not isinstance(exp.get("kernels"), list) or isinstance(denominator, bool)
+                or not isinstance(denominator, (int, float)) or denominator <= 0):
             raise InputError("expected {'denominator': positive number, 'kernels': [matrix, ...]}", "settings.expected")
-    if s["reference"] == "expected" and exp is None:
+    if s.reference == "expected" and exp is None:
         raise InputError("no kernels came with the program: check against the workload or nothing",
                          "settings.reference")
-    if not isinstance(s["output_registers"], list):
-        raise InputError("must be a list of register names", "settings.output_registers")
-    check_settings(SETTINGS_SCHEMA, raw)          # then what the checks above left to the schema
-    return s
+
+
+def checked_settings(raw: dict[str, Any]) -> SimulateSettings:
+    """The settings over the defaults, checked and typed (InputError names the setting): the run's
+    and the stepper's replay's one reading of them."""
+    return parse(SimulateSettings, raw, check=_check)
 
 
 def migrate_v1_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], Workload | None, Target | None]:
@@ -266,28 +232,29 @@ def _workload_kernels(workload: Workload | None, why: str) -> KernelSet:
     return kernels_of(workload)
 
 
-def resolve_program(s: dict[str, Any], workload: Workload | None, regs: tuple[str, ...],
+def resolve_program(s: SimulateSettings, workload: Workload | None, regs: tuple[str, ...],
                     cancel: CancelToken | None = None, mode: str | None = None) -> ResolvedProgram:
     """The program the settings name, with its input/output registers and expected kernels."""
-    inp = s["input_register"].upper() or None
-    outs = [str(r).upper() for r in s["output_registers"]] or None
-    src = s["program_source"]
+    inp = s.input_register.upper() or None
+    outs = [str(r).upper() for r in s.output_registers] or None
+    src = s.program_source
     if src == "search" or mode is not None:
         ks = _workload_kernels(workload, "the code search")
-        return sources.from_search(ks, regs, s["isa"], mode or s["mode"], float(s["search_time_s"]), cancel)
+        return sources.from_search(ks, regs, s.isa, mode or s.mode, float(s.search_time_s), cancel)
     if src == "text":
-        if not s["program_text"].strip():
+        if not s.program_text.strip():
             raise InputError("no program text: paste a program or pick a file", "settings.program_text")
-        res = sources.from_text(s["program_text"], regs, "pasted program", inp, outs)
+        res = sources.from_text(s.program_text, regs, "pasted program", inp, outs)
     else:
-        if not s["program_file"]:
+        if not s.program_file:
             raise InputError("no program file given", "settings.program_file")
-        res = sources.from_file(resolve_path(s["program_file"]), regs, inp, outs)
-    if s["reference"] == "expected":
+        res = sources.from_file(resolve_path(s.program_file), regs, inp, outs)
+    if s.reference == "expected":
         if src != "text":
             raise InputError("the expected kernels came with a pasted program; check a file against the "
                              "workload or nothing", "settings.reference")
-        exp = s["expected"]
+        exp = s.expected
+        assert exp is not None          # checked_settings refuses "expected" without kernels
         if len(exp["kernels"]) != len(res.output_registers):
             raise InputError(f"{len(exp['kernels'])} expected kernels but {len(res.output_registers)} output "
                              "registers", "settings.expected")
@@ -295,7 +262,7 @@ def resolve_program(s: dict[str, Any], workload: Workload | None, regs: tuple[st
             res.expected[reg] = sources.kernel_of(k, exp["denominator"], f"settings.expected.kernels[{i}]")
             res.requested[reg] = res.expected[reg]
         res.label += f", checked against {exp.get('source', 'the expected kernels')}"
-    elif s["reference"] == "workload":
+    elif s.reference == "workload":
         ks = _workload_kernels(workload, "checking against the workload")
         if not res.output_registers:
             raise InputError("name the output registers (one per kernel) to compare with the workload",
@@ -488,25 +455,25 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     t_start = time.perf_counter()
     s = checked_settings(request.settings)
     size, regs = array_shape(request.target)
-    if s["export"].strip():     # where the pictures go is checked before the run, not after it
-        _check_export(s["export"].strip())
+    if s.export.strip():     # where the pictures go is checked before the run, not after it
+        _check_export(s.export.strip())
     yield Progress(0.0, "loading the image")
-    image_spec = s["image"]
+    image_spec = s.image
     if image_spec not in ("sample",) and not image_spec.startswith("pattern:"):
         image_spec = resolve_path(image_spec) if Path(resolve_path(image_spec)).exists() else image_spec
-    levels, image_desc = load_input(image_spec, size, int(s["seed"]))
-    if s["program_source"] == "search":
-        yield Progress(None, f"code search ({s['mode']}, {s['search_time_s']:g} s)")
+    levels, image_desc = load_input(image_spec, size, int(s.seed))
+    if s.program_source == "search":
+        yield Progress(None, f"code search ({s.mode}, {s.search_time_s:g} s)")
     res = resolve_program(s, request.workload, regs, cancel)
     cancel.check()
-    noise = NoiseModel.analogue(float(s["noise"]), int(s["seed"]), s["fixed_pattern"], s["saturation"],
-                                  mode=s["noise_mode"])
+    noise = NoiseModel.analogue(float(s.noise), int(s.seed), s.fixed_pattern, s.saturation,
+                                  mode=s.noise_mode)
     programs: list[tuple[str, ResolvedProgram]] = [("program", res)]
-    compare = s["compare"].strip()
+    compare = s.compare.strip()
     if compare:
         if compare == "auke":
-            yield Progress(None, f"AUKE-style code search ({s['search_time_s']:g} s)")
-            sub = dict(s, isa="auke", program_source="search")
+            yield Progress(None, f"AUKE-style code search ({s.search_time_s:g} s)")
+            sub = replace(s, isa="auke", program_source="search")
             other = resolve_program(sub, request.workload, regs, cancel, mode="auke")
             programs.append(("AUKE-style", other))
         else:
@@ -529,15 +496,15 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     if not main.exact and not noise.enabled:
         yield LogLine("noise is off but the outputs differ from the ideal kernels; see 'outputs'", "warning")
     exported: list[str] | None = None
-    if s["export"].strip():
+    if s.export.strip():
         from sims.scamp5.render import export_frames
 
         yield Progress(None, "exporting the run as pictures")
         run0 = main.run
         try:
-            files = export_frames(run0, s["export"].strip(), list(run0.registers) + ["NEWS"])
+            files = export_frames(run0, s.export.strip(), list(run0.registers) + ["NEWS"])
         except OSError as exc:
-            raise InputError(f"cannot write the pictures: {exc}", s["export"]) from None
+            raise InputError(f"cannot write the pictures: {exc}", s.export) from None
         exported = [str(f) for f in files]
     n = main.program_length
     timings = Timings(simulate_s=main.simulate_s, with_analysis_s=main.with_analysis_s,
@@ -552,10 +519,10 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         interpreter_registers=main.interpreter_registers, error_growth=main.error_growth,
         output_error_growth=main.output_error_growth, timings=timings, info=main.info,
         array=ArrayShape(size=size, registers=list(regs)),
-        image=ImageInfo(source=s["image"], description=image_desc,
+        image=ImageInfo(source=s.image, description=image_desc,
                         sha256=hashlib.sha256(levels.tobytes()).hexdigest()[:16]),
         noise=NoiseInfo(**noise.to_json(), enabled=noise.enabled, note=mode_note(noise.mode) if noise.enabled else None),
-        settings=s,
+        settings=as_dict(s),
         # a program file (core.scamp5.program_file): the stored run names its own registers
         program_text=write_program(res.program, ProgramHeader(input_registers=[res.input_register],
                                                               output_registers=list(main.output_registers))),
@@ -611,7 +578,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
              output_registers=outs, isa=args.isa, mode=args.mode, search_time_s=args.time,
              noise_mode=args.noise_mode, export=args.export, compare=args.compare,
              fixed_pattern=args.fixed_pattern, saturation=args.saturation)
-    s = checked_settings(s)
+    s = as_dict(checked_settings(s))
     target = Scamp5Target(registers=args.registers, array_size=args.size)
     array_shape(target)
     return JobRequest(workload=FpspFilter(name) if name else None, target=target, settings=s)

@@ -65,22 +65,22 @@ def build(settings: dict[str, Any], target: Any = None, workload: Any = None,
     s = engine.checked_settings(settings)
     n, regs = engine.array_shape(target)
     if program is None:
-        if s["program_source"] == "search":
+        if s.program_source == "search":
             raise InputError("run the engine to do the code search first; the stepper then replays its program")
         program = engine.resolve_program(s, workload, regs)
     steps, planes = len(program.program) + 1, len(regs) + 1
-    need = steps * planes * n * n * 8 * (2 if float(s["noise"]) > 0 else 1)
+    need = steps * planes * n * n * 8 * (2 if float(s.noise) > 0 else 1)
     if need > REPLAY_MAX_BYTES:
         raise InputError(f"the stepper keeps every step's registers: {steps} steps on a {n}x{n} array need about "
                          f"{need / 2 ** 30:.1f} GiB (at most {REPLAY_MAX_BYTES // 2 ** 30} GiB); choose a target with "
                          f"a smaller array to step through it (a run of the engine keeps no steps and still works)",
                          "target.array_size")
-    image = s["image"]
+    image = s.image
     if image != "sample" and not image.startswith("pattern:"):
         image = engine.resolve_path(image)
-    levels, desc = load_input(image, n, int(s["seed"]))
-    noise = NoiseModel.analogue(float(s["noise"]), int(s["seed"]), s["fixed_pattern"], s["saturation"],
-                                mode=s["noise_mode"])
+    levels, desc = load_input(image, n, int(s.seed))
+    noise = NoiseModel.analogue(float(s.noise), int(s.seed), s.fixed_pattern, s.saturation,
+                                mode=s.noise_mode)
     run = simulate(program.program, to_values(levels), regs, program.input_register, noise)
     goals = run_symbolic(program.program, registers=regs, input_register=program.input_register)
     return Replay(run, goals, program, levels, desc)

@@ -13,46 +13,49 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Iterator
 
-from core.checks import settings_over_defaults
 from core.cost import CostRecord
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.files import file_problem
 from core.jobs import CancelToken, Event, FinalResult, LogLine, Progress
 from core.results import EngineResult
+from core.settings import defaults_of, parse, schema_of, setting
+from core.comparison import Budgets
 from core.target_cost.fields import read_target_fields, read_target_value
 from core.target_cost.result import TargetCostResult
 from core.workload import CnnNetwork, Target, Workload, target_from_json
 
 COSTED_KINDS = ("dataflow", "mobile_soc", "fpga", "cpu", "gpu", "scamp5")
+_BUDGETS = Budgets()
 
-SETTINGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "fcnnx_max_joint": {"type": "integer", "minimum": 1, "maximum": 100_000, "title": "f-CNNx design points",
-                            "description": "Design points f-CNNx weighs on an FPGA board (more: a better design, "
-                                           "slower)"},
-        "scamp5_max_nodes": {"type": "integer", "minimum": 1, "maximum": 100_000_000, "title": "Cain node budget",
-                             "description": "Search nodes per pass of Cain on SCAMP-5's first layer"},
-        "scamp5_time_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "unit": "s",
-                          "title": "Cain time budget", "description": "Seconds per pass of Cain on SCAMP-5"},
-    },
-}
+@dataclass(frozen=True)
+class CostSettings:
+    """The budgets a costing may spend, declared once (SETTINGS_SCHEMA is made from them); their
+    defaults are the comparison's (core.comparison.Budgets), so a study point costs as a comparison's part."""
+
+    fcnnx_max_joint: int = setting(_BUDGETS.fcnnx_max_joint, "f-CNNx design points",
+                                   "Design points f-CNNx weighs on an FPGA board (more: a better design, slower)",
+                                   minimum=1, maximum=100_000)
+    scamp5_max_nodes: int = setting(_BUDGETS.scamp5_max_nodes, "Cain node budget",
+                                    "Search nodes per pass of Cain on SCAMP-5's first layer",
+                                    minimum=1, maximum=100_000_000)
+    scamp5_time_s: float = setting(_BUDGETS.scamp5_time_s, "Cain time budget", "Seconds per pass of Cain on SCAMP-5",
+                                   unit="s", exclusive_minimum=0, maximum=3600)
+
+
+SETTINGS_SCHEMA: dict[str, Any] = schema_of(CostSettings)
 
 
 def default_settings() -> dict[str, Any]:
-    from core.comparison import Budgets
-
-    b = Budgets()
-    return {"fcnnx_max_joint": b.fcnnx_max_joint, "scamp5_max_nodes": b.scamp5_max_nodes,
-            "scamp5_time_s": b.scamp5_time_s}
+    return defaults_of(CostSettings)
 
 
-def checked_settings(request: JobRequest) -> dict[str, Any]:
-    """The request's settings over the defaults, checked against the schema (InputError names the setting)."""
-    return settings_over_defaults(SETTINGS_SCHEMA, default_settings(), request.settings)
+def checked_settings(request: JobRequest) -> CostSettings:
+    """The request's settings over the defaults, typed (InputError names the setting)."""
+    return parse(CostSettings, request.settings)
 
 
 def workload_problem(workload: Any) -> str | None:
@@ -76,7 +79,7 @@ def _source(workload: Workload | None) -> str:
 
 
 def run(request: JobRequest, token: CancelToken) -> Iterator[Event]:
-    from core.comparison import Budgets, costings, network_macs
+    from core.comparison import costings, network_macs
     from core.kinds import kind_of
 
     s = checked_settings(request)
@@ -91,8 +94,8 @@ def run(request: JobRequest, token: CancelToken) -> Iterator[Event]:
     name, macs, _n = network_macs(source)
     token.check()
     yield Progress(0.0, f"costing {name} with {costing.engine}")
-    budgets = Budgets(measure=False, scamp5_max_nodes=s["scamp5_max_nodes"], scamp5_time_s=s["scamp5_time_s"],
-                      fcnnx_max_joint=s["fcnnx_max_joint"])
+    budgets = Budgets(measure=False, scamp5_max_nodes=s.scamp5_max_nodes, scamp5_time_s=s.scamp5_time_s,
+                      fcnnx_max_joint=s.fcnnx_max_joint)
     got = costing.cost(source, target, budgets)
     record = got.record.check("result.record")
     total = sum(l.macs for l in record.layers)

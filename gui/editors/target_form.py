@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtWidgets import (QCheckBox, QFormLayout, QWidget)
 
 from core.project import Project
+from core.settings import declared
 from core.kinds import kind_of
 from core.workload import (FpgaTarget)
 from gui.editors.base import ItemEditor
@@ -16,9 +17,9 @@ from gui.editors.base import ItemEditor
 def _display_schema(cls: Any) -> dict[str, Any]:
     """The target's schema with item labels for its enums (board names, units)."""
     schema = copy.deepcopy(cls.SCHEMA)
-    for key, prop in schema["properties"].items():
-        if "enum" in prop and "x-labels" not in prop and prop.get("unit"):
-            prop["x-labels"] = {str(v): f"{v} {prop['unit']}" for v in prop["enum"]}
+    for key, decl in declared(schema).items():
+        if decl.enum is not None and decl.labels is None and decl.unit:
+            schema["properties"][key]["x-labels"] = {str(v): f"{v} {decl.unit}" for v in decl.enum}
     if cls is FpgaTarget:
         from core.boards import BOARDS
 

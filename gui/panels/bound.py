@@ -14,6 +14,7 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from core.settings import Setting
 from core.atomic import atomic_write_text
 from core.bound.analysis import curves_csv
 from core.bound.cost import cost_words
@@ -161,10 +162,10 @@ class FlagBoxes(QWidget):
 
 
 class FlagsAdapter(Adapter):
-    def read(self, w: FlagBoxes, prop: dict[str, Any]) -> Any:
+    def read(self, w: FlagBoxes, prop: Setting) -> Any:
         return [v for v, box in w.boxes.items() if box.isChecked()]
 
-    def write(self, w: FlagBoxes, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: FlagBoxes, value: Any, prop: Setting) -> None:
         for v, box in w.boxes.items():
             box.setChecked(v in value)
 

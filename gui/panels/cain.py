@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPla
 from core.results import EngineResult
 from core.atomic import atomic_write_text
 from core.cain import plans
-from core.cain.engine import bound_text
+from core.cain.engine import CainSettings, bound_text
 from core.cain.lower_bound import verdict
 from core.cain.result import CainResult
 from core.engine import EngineSpec
@@ -24,6 +24,7 @@ from core.errors import InputError
 from core.simulate.sources import settings_from_cain_result
 from core.jobs import Event, MetricPoint, PartialResult
 from core.project import ProjectEvent, Run
+from core.settings import held
 from core.workload import kernels_of, workload_from_json
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
@@ -168,7 +169,7 @@ class CainPanel(GenericPanel):
 
     def _sync_enabled(self) -> None:
         """The tolerance only applies when d is chosen automatically."""
-        self.tolerance.setEnabled(self.project.choice(self.engine.name).settings.get("d") is None)
+        self.tolerance.setEnabled(held(CainSettings, self.project.choice(self.engine.name).settings).d is None)
 
     # ------------------------------------------------------------------ live events
     def job_started(self) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QScrollArea,
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from core.settings import Setting
 from core.engine import EngineSpec
 from core.fcnnx.hwtable import write_table
 from core.fcnnx.joint_view import JointView, ScheduleView, chosen_view, joint_view, joints_using
@@ -42,10 +43,10 @@ NO_SCHEDULE_TEXT = "Run the engine, then click a joint design point to see its s
 class NotCheckAdapter(CheckAdapter):
     """A check box that shows the negation of a boolean setting ("all joint points" = not prune)."""
 
-    def read(self, w: QCheckBox, prop: dict[str, Any]) -> Any:
+    def read(self, w: QCheckBox, prop: Setting) -> Any:
         return not w.isChecked()
 
-    def write(self, w: QCheckBox, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: QCheckBox, value: Any, prop: Setting) -> None:
         w.setChecked(not value)
 
 

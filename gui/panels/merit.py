@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
                                QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
+from core.settings import Setting
 from core.display import format_number
 from core.engine import EngineSpec
 from core.merit.engine import (ALUS_PER_TAU, MERITZ_ASSUMPTION_DEFAULTS, NETWORKS, cost_network, format_tile,
@@ -259,10 +260,10 @@ class TileAdapter(LineAdapter):
     """The tile as text (y=16,x=8), read by core's parse_tile: text it cannot read is marked on the
     widget with the reason, and the project keeps the last tile that could be read."""
 
-    def read(self, w: QLineEdit, prop: dict[str, Any]) -> Any:
+    def read(self, w: QLineEdit, prop: Setting) -> Any:
         return parse_tile(w.text(), "tile")
 
-    def write(self, w: QLineEdit, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: QLineEdit, value: Any, prop: Setting) -> None:
         w.setText(format_tile(value or {}))
 
 
@@ -270,17 +271,17 @@ class NetworkAdapter(LineAdapter):
     """The network to cost, as typed: a zoo name or an .onnx file (core's cost_network); a name that is
     neither is marked on the widget with the reason, and the project keeps the last one taken."""
 
-    def read(self, w: QLineEdit, prop: dict[str, Any]) -> Any:
+    def read(self, w: QLineEdit, prop: Setting) -> Any:
         return cost_network(w.text(), "cost_network")
 
 
 class AluListAdapter(LineAdapter):
     """ALU counts as comma-separated text, read by core's parse_alu_list (multiples of a TAU)."""
 
-    def read(self, w: QLineEdit, prop: dict[str, Any]) -> Any:
+    def read(self, w: QLineEdit, prop: Setting) -> Any:
         return parse_alu_list(w.text(), "curve_alus")
 
-    def write(self, w: QLineEdit, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: QLineEdit, value: Any, prop: Setting) -> None:
         w.setText(",".join(str(a) for a in value or []))
 
 
@@ -310,12 +311,12 @@ class CheckListAdapter(Adapter):
     """A list of names as check boxes; a stored name without a box gets one (never dropped), and the
     stored order is kept."""
 
-    def read(self, w: CheckList, prop: dict[str, Any]) -> Any:
+    def read(self, w: CheckList, prop: Setting) -> Any:
         checked = [n for n, b in w.boxes.items() if b.isChecked()]
         kept = [n for n in w.order if n in checked]
         return kept + [n for n in checked if n not in kept]
 
-    def write(self, w: CheckList, value: Any, prop: dict[str, Any]) -> None:
+    def write(self, w: CheckList, value: Any, prop: Setting) -> None:
         for n in value:
             if n not in w.boxes:
                 w.add_item(n)

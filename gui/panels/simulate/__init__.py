@@ -17,8 +17,10 @@ from core.engine import EngineSpec
 from core.errors import InputError
 from core.simulate import replay as replays
 from core.simulate import sources
+from core.simulate.engine import SimulateSettings
 from core.simulate.result import SimulateResult
 from core.project import ProjectEvent
+from core.settings import held
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.panels.simulate.outputs import OutputsView
@@ -109,11 +111,11 @@ class SimulatePanel(GenericPanel):
 
     def _sync_enabled(self) -> None:
         """Widgets that do nothing for the current program source are greyed out."""
-        s = self.project.choice(self.engine.name).settings
-        src = s.get("program_source")
+        s = held(SimulateSettings, self.project.choice(self.engine.name).settings)
+        src = s.program_source
         self.file_edit.setEnabled(src == "file")
         self.browse.setEnabled(src == "file")
-        searching = src == "search" or str(s.get("compare", "")).strip() == "auke"
+        searching = src == "search" or str(s.compare).strip() == "auke"
         for key in SEARCH_KEYS:
             self.binding.widget(key).setEnabled(searching)
         for key in ("reference", "input_register", "output_registers"):
