@@ -13,7 +13,10 @@ Printed (medians of `--repeats` runs, the machine's other work beside them, core
   the latter a system call): a step's fixed cost, in wall time (`phase_ns_*`: with other work on
   the machine a deschedule is in it) and in worker 0's CPU time (`phase_cpu_ns_*`);
 * `sqrt_ns`, `div_ns`: one vector square root / division of V lanes, independent (throughput);
-* `expf_ns`: one scalar expf (the softmax kernel's).
+* `expf_ns`: one scalar expf (the softmax kernel's);
+* `read_gbps_1`, `read_gbps_2`: DRAM read bandwidth, a 256 MiB array summed in V-lane vectors on 1
+  and 2 workers (each half of it), over the slowest worker's CPU time: the stream an fc layer's
+  weights are (the targets' bandwidth default is a copy, read and write, benchmarks/host_bandwidth.py).
 core/cappuccino/cost.py records the figures measured here (MACHINE_RATES) and docs/cappuccino.md
 names this benchmark as their source. Nothing here runs a network.
 """
@@ -91,6 +94,29 @@ static double phases(int threads, long n, double *cpu_ns) {
   }
   return (now() - t0) / n * 1e9 + 0 * sink;
 }
+/* GB/s of reading `nf` floats (V-lane loads into 8 sums) on `threads` workers, each taking its half,
+   over the slowest worker's CPU time (a deschedule not counted); best of 3 passes */
+static double read_stream(int threads, const float *x, long nf) {
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    double slowest = 0, sink = 0;
+    #pragma omp parallel num_threads(threads) reduction(max:slowest) reduction(+:sink)
+    {
+      const int w = omp_get_thread_num(), nt = omp_get_num_threads();
+      const long v0 = nf / V * w / nt, v1 = nf / V * (w + 1) / nt;
+      const vf *xv = (const vf *)x;
+      vf acc[8] = {0};
+      const double c0 = cpu();
+      for (long i = v0; i + 8 <= v1; i += 8)
+        for (int k = 0; k < 8; ++k) acc[k] += xv[i + k];
+      slowest = cpu() - c0;
+      for (int k = 0; k < 8; ++k) sink += acc[k][0];
+    }
+    const double gbps = 4.0 * nf / slowest / 1e9 + 0 * sink;
+    if (gbps > best) best = gbps;
+  }
+  return best;
+}
 int main(int argc, char **argv) {
   const long n = argc > 1 ? atol(argv[1]) : 20000000;
   vf a[16], b, s[8];
@@ -129,6 +155,11 @@ int main(int argc, char **argv) {
   double c1, c2;
   const double w1 = phases(1, n / 1000, &c1), w2 = phases(2, n / 1000, &c2);
   printf("phase_ns_1 %.3f\nphase_cpu_ns_1 %.3f\nphase_ns_2 %.3f\nphase_cpu_ns_2 %.3f\n", w1, c1, w2, c2);
+  const long nf = 64L << 20;                               /* 256 MiB: 8 x this machine's L3 */
+  float *x = aligned_alloc(64, 4 * nf);
+  for (long i = 0; i < nf; ++i) x[i] = (float)(i & 255);
+  printf("read_gbps_1 %.3f\nread_gbps_2 %.3f\n", read_stream(1, x, nf), read_stream(2, x, nf));
+  free(x);
   printf("check %g\n", (double)chk);
   return 0;
 }
@@ -161,7 +192,7 @@ def main() -> int:
         runs.append(measure(a.vector_width, a.n))
         loads.append(meter.stop().other_cores)
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    best = {k: (max if k == "fma_per_ns" else min)(r[k] for r in runs) for k in runs[0]}
+    best = {k: (max if k == "fma_per_ns" or k.startswith("read") else min)(r[k] for r in runs) for k in runs[0]}
     clock_ghz = host_cpu().clock_mhz / 1e3
     out = {"vector_width": a.vector_width, "clock_mhz": host_cpu().clock_mhz, "median": med, "best": best,
            "fma_per_cycle_at_stated_clock": med["fma_per_ns"] / clock_ghz,

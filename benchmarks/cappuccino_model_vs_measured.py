@@ -2,13 +2,14 @@
 (issue 50, item 4): target within 25 % per network.
 
 Run: python benchmarks/cappuccino_model_vs_measured.py [--networks builtin-digits,resnet18,alexnet] [--threads 2]
-     [--vector-width 16] [--images 8] [--min-seconds 0.5] [--repeats 3] [--clock-mhz MHZ] [--roofline] [--json]
+     [--vector-width 16] [--images 8] [--min-seconds 0.5] [--repeats 3] [--clock-mhz MHZ] [--bandwidth-gbps GBPS] [--roofline]
+     [--json]
 
 Per network the precise Cappuccino program (every layer float32) is synthesised for the target that
-describes this machine (its DRAM bandwidth and caches; `--threads` cores, `--vector-width` lanes; the
-FMA issue per cycle of its microarchitecture at that width, core.host_machine.host_fma; the clock its
-cores run vector code at, measured by benchmarks/cappuccino_machine_rates.py's FMA loop unless
-`--clock-mhz` is given), built, and run `--repeats` times with its per-op clock (`--profile`) on
+describes this machine (its caches; `--threads` cores, `--vector-width` lanes; the FMA issue per
+cycle of its microarchitecture at that width, core.host_machine.host_fma; the clock its cores run
+vector code at and the DRAM read bandwidth of `--threads` workers, measured by
+benchmarks/cappuccino_machine_rates.py unless `--clock-mhz` / `--bandwidth-gbps` are given), built, and run `--repeats` times with its per-op clock (`--profile`) on
 `--images` validation images for at least `--min-seconds`; per step the median of the runs. The
 model is core.cappuccino.time_model (each term from the program's plan, a published figure or a
 micro-benchmark, fitted to no network); `--roofline` prints the old roofline beside it
@@ -46,14 +47,16 @@ def _adjusted(c: Any) -> float | None:
     return c.modelled_total_us * c.load.cpus / (c.load.cpus - c.load.other_cores) / c.measured_total_us - 1.0
 
 
-def measured_clock_mhz(vector_width: int) -> float:
-    """The clock this machine's cores run vector code at: the FMA loop's vector FMAs per ns over the
-    microarchitecture's published FMA issue per cycle (benchmarks/cappuccino_machine_rates.py)."""
+def measured_machine(vector_width: int, threads: int) -> tuple[float, float]:
+    """(MHz, GB/s): the clock this machine's cores run vector code at (the FMA loop's vector FMAs per
+    ns over the microarchitecture's published FMA issue per cycle) and the DRAM read bandwidth of
+    `threads` workers (1 or 2), best of three runs of benchmarks/cappuccino_machine_rates.py."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from cappuccino_machine_rates import measure
 
-    rates = [measure(vector_width, 5_000_000)["fma_per_ns"] for _ in range(3)]
-    return 1e3 * max(rates) / host_fma().issue_per_cycle(vector_width)
+    runs = [measure(vector_width, 5_000_000) for _ in range(3)]
+    clock = 1e3 * max(r["fma_per_ns"] for r in runs) / host_fma().issue_per_cycle(vector_width)
+    return clock, max(r[f"read_gbps_{min(threads, 2)}"] for r in runs)
 
 
 def _median(xs: list[float | None]) -> float | None:
@@ -100,12 +103,17 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--clock-mhz", type=float, default=None,
                     help="the cores' clock under vector work (default: measured here by an FMA loop)")
+    ap.add_argument("--bandwidth-gbps", type=float, default=None,
+                    help="DRAM bandwidth (default: the read bandwidth of --threads workers measured here)")
     ap.add_argument("--roofline", action="store_true", help="print the roofline (the limit) beside each step")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    clock = a.clock_mhz or measured_clock_mhz(a.vector_width)
+    clock, bandwidth = (a.clock_mhz, a.bandwidth_gbps) if a.clock_mhz and a.bandwidth_gbps else \
+        measured_machine(a.vector_width, a.threads)
+    clock, bandwidth = a.clock_mhz or clock, a.bandwidth_gbps or bandwidth
     target = MobileSocTarget(cores=a.threads, vector_width=a.vector_width,
-                             fma_per_cycle=host_fma().issue_per_cycle(a.vector_width), clock_mhz=clock)
+                             fma_per_cycle=host_fma().issue_per_cycle(a.vector_width), clock_mhz=clock,
+                             bandwidth_gbps=bandwidth)
     rows: list[dict[str, Any]] = []
     for name in a.networks.split(","):
         t0 = time.monotonic()
@@ -114,10 +122,12 @@ def main() -> int:
                 for _ in range(a.repeats)]
         rows.append(_row(runs, load_start, time.monotonic() - t0))
     if a.json:
-        print(json.dumps({"target_error": TARGET_ERROR, "clock_mhz": clock, "fma_source": host_fma().source,
+        print(json.dumps({"target_error": TARGET_ERROR, "clock_mhz": clock, "bandwidth_gbps": bandwidth,
+                          "fma_source": host_fma().source,
                           "networks": rows}, indent=1))
         return 0
-    print(f"clock {clock:.0f} MHz ({'given' if a.clock_mhz else 'measured by the FMA loop'}); FMA issue "
+    print(f"clock {clock:.0f} MHz ({'given' if a.clock_mhz else 'measured by the FMA loop'}), DRAM {bandwidth:.1f} GB/s "
+          f"({'given' if a.bandwidth_gbps else 'read stream measured here'}); FMA issue "
           f"{target.fma_per_cycle} a cycle at {a.vector_width} lanes ({host_fma().source})")
     for r in rows:
         print(f"{r['network']} on the {r['target']} ({r['seconds']:.0f} s, median of {r['runs']} runs)")
