@@ -14,10 +14,11 @@ wrote, or a fused pooling, is no step of its own). Per step:
   `clock_gettime` around each op on worker 0, summed over the timed passes, printed per image), the
   whole-program timing untouched (it is a separate, unprofiled run). A step whose measured time is
   below its off-chip limit (its data stayed in the caches between passes, which a cold run would
-  not see) takes the limit, *modelled*, and its note says so. For another SoC, *modelled*:
-  roofline from the target's fields, max(MACs / (workers x V x FMA x clock), bytes / bandwidth),
-  workers being the cores the program shares the step over (1 for a step it runs on one worker).
-  Nothing in the model is fitted to a measurement.
+  not see) takes the limit, *modelled*, and its note says so. For another SoC, *modelled*: the time
+  model of core.cappuccino.time_model, max(compute cycles per worker / clock, bytes / bandwidth) +
+  the step's fixed cost, the cycles counted from the program's plan (the vector FMAs its register
+  blocks issue, at the target's FMA issue per cycle, its other kernels' loads and divides), never
+  below the step's limit. Nothing in the model is fitted to a network's measured time.
 
 Limits: peak MAC rate = cores x vector width x FMA per cycle x clock, with FMA per cycle the
 target's `fma_per_cycle` where it has one, else `FMA_PER_CYCLE` (two: x86-64 cores since Haswell /
@@ -317,5 +318,6 @@ def cost_lines(c: CappuccinoCost) -> list[str]:
         lines.append(f"  model / measured - 1 over the steps: {100 * err:+.0f} %"
                      + (f"; {c.load.warning()}" if c.load is not None and c.load.busy else ""))
     lines.append("  bytes: the compulsory traffic (inputs read, weights, outputs once; modelled). Limit: max(MACs / "
-                 "peak, bytes / bandwidth), peak = cores x V x FMA x clock (docs/cappuccino.md, 'Cost').")
+                 "peak, bytes / bandwidth), peak = cores x V x FMA x clock; model: the program's cycles per step "
+                 "(docs/cappuccino.md, 'Cost').")
     return lines
