@@ -132,19 +132,22 @@ def main() -> int:
     for r in rows:
         print(f"{r['network']} on the {r['target']} ({r['seconds']:.0f} s, median of {r['runs']} runs)")
         print(f"  {'step':28} {'kind':8} {'MACs':>11} {'wk':>2} {'meas us':>9} {'cpu us':>9} {'model us':>9} "
-              f"{'compute':>8} {'memory':>8}" + (f" {'roofline':>8}" if a.roofline else "") + f" {'model/meas':>10}")
+              f"{'compute':>8} {'memory':>8}" + (f" {'roofline':>8}" if a.roofline else "") + f" {'model/meas':>10}"
+              f" {'model/cpu':>9}")
         for s in r["steps"]:
             m = s["measured_us"]
             ratio = s["modelled_us"] / m if m else float("nan")
             cpu = s["measured_cpu_us"]
             print(f"  {s['name'][:28]:28} {s['kind']:8} {s['macs']:11d} {s['workers']:2d} {m or 0:9.1f} "
                   f"{'-' if cpu is None else f'{cpu:.1f}':>9} {s['modelled_us']:9.1f} {s['compute_us']:8.1f} "
-                  f"{s['memory_us']:8.1f}" + (f" {s['roofline_us']:8.1f}" if a.roofline else "") + f" {ratio:10.2f}")
+                  f"{s['memory_us']:8.1f}" + (f" {s['roofline_us']:8.1f}" if a.roofline else "") + f" {ratio:10.2f}"
+                  f" {s['modelled_us'] / cpu if cpu else float('nan'):9.2f}")
         load = r["load"] or {}
         print(f"  network: measured {r['measured_us']:.1f} us/image wall (whole pass {r['whole_program_us']:.1f}), "
               f"{_num(r['measured_cpu_us'])} worker-0 CPU; modelled {r['modelled_us']:.1f} (roofline "
               f"{r['roofline_us']:.1f}): {_pct(r['model_error'])} against wall, {_pct(r['model_error_cpu'])} against "
-              f"CPU -> {'within' if r['within_target'] else 'NOT within'} {100 * TARGET_ERROR:.0f} % (wall); other "
+              f"CPU -> {'within' if r['within_target'] else 'NOT within'} {100 * TARGET_ERROR:.0f} % (wall), "
+              f"{'within' if r['within_target_cpu'] else 'NOT within'} (CPU); other "
               f"work {load.get('other_cores_min', float('nan')):.1f}-{load.get('other_cores_max', float('nan')):.1f} "
               f"of {load.get('cpus', '?')} cores, load average {load.get('load_average_start', float('nan')):.1f}")
     return 0
