@@ -14,7 +14,7 @@ from core.cappuccino import cost as C
 from core.cappuccino import engine as capp
 from core.cappuccino import synth
 from core.cappuccino import time_model as T
-from core.cappuccino.numerics import PRECISE
+from core.cappuccino.numerics import INT8, PRECISE
 from core.errors import InputError
 from core.host_machine import FmaDatapath, fma_datapath
 from core.workload import BUILTIN_DIGITS, CnnNetwork, MobileSocTarget, target_from_json
@@ -173,3 +173,17 @@ def test_the_profiles_cpu_column_is_read_beside_the_wall_times():
     old = synth.parse_output("pred 1 2\npasses 3 seconds 0.5\nop conv1 conv 4.500 us wall\n", 2, "p")
     assert old.op_list == [4.5] and old.op_cpu_list is None
     assert np.isfinite(T.SQRT_CYCLES_PER_LANE + T.DIV_CYCLES_PER_LANE + T.EXPF_CYCLES)
+
+
+def test_an_int8_conv_sums_four_maps_a_step_and_pays_its_quantisation(digits):
+    plan = _plan(digits, 16)
+    i = _convs(plan)[1]                                   # conv2: 16 input maps, 3x3
+    p = plan.ops[i]
+    blocks, steps = T.conv_fmas(plan, p)
+    fp32 = T.step_cycles(plan, i, 1)
+    plan.ops[i] = dataclasses.replace(p, mode=INT8)
+    int8 = T.step_cycles(plan, i, 1)
+    pool = T._pool_cycles(plan, plan.ops[p.pool]) if p.pool >= 0 else 0.0
+    step = max(p.rq * p.rp, T.FMA_LATENCY, T.load_cycles(p.rq + p.rp, p.rq, 16)) + T.INT8_QUANT_CYCLES / 4 * p.rp
+    assert int8 == pytest.approx(blocks * (steps // 4 * step + T.EPILOGUE * p.rq * p.rp + T.BLOCK_SETUP) + pool)
+    assert int8 < fp32

@@ -233,14 +233,6 @@ def cost_of_plan(model: CnnModel, plan: Plan, target: Any, modes: dict[str, str]
                           load=load, record=record)
 
 
-def profile_program(exe: Path, weights: Path, images: Path, count: int, threads: int, check: Callable[[], None],
-                    min_seconds: float = MIN_SECONDS) -> tuple[list[float], float]:
-    """One profiled run of a built program: per-op µs per image (plan order) and the pass's µs per image."""
-    r = profiled_run(exe, weights, images, count, threads, check, min_seconds)
-    assert r.op_list is not None
-    return r.op_list, 1e6 * r.seconds_per_pass / count
-
-
 def profiled_run(exe: Path, weights: Path, images: Path, count: int, threads: int, check: Callable[[], None],
                  min_seconds: float = MIN_SECONDS) -> synth.RunResult:
     """One profiled run of a built program, its per-op wall (and worker 0's CPU) µs per image."""

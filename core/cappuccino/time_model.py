@@ -16,7 +16,10 @@ fitted to a network's measured time (docs/cappuccino.md, "Cost on a mobile SoC",
   rq weight vectors + rp broadcasts at the load ports; then per output vector the epilogue and per
   block its set-up (synth_program's EPILOGUE, BLOCK_SETUP). A max pooling fused into it adds the
   pooling's work. A conv whose input frame exceeds the last-level cache reads it again from DRAM
-  for every group of rq output stacks after the first.
+  for every group of rq output stacks after the first. An int8 convolution (issue 35) sums 4 input
+  maps a step (one vpdpbusd) and quantises each pixel's maps once a step (synth_program's
+  INT8_QUANT_CYCLES; the VNNI kernel at V = 16, the plain-C fallback elsewhere is not modelled); the
+  other modes cost as float32.
 * **Depthwise** (`dw`): per output vector kh x kw FMAs at the issue rate (independent blocks).
 * **Pooling, add, global average, copy**: per output vector its vector loads at the load ports (or,
   global average, its dependent chain of adds) plus the epilogue.
@@ -35,7 +38,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from core.cappuccino.synth_program import BLOCK_SETUP, EPILOGUE, LOADS_PER_CYCLE, Plan, ProgOp
+from core.cappuccino.numerics import INT8
+from core.cappuccino.synth_program import (BLOCK_SETUP, EPILOGUE, INT8_QUANT_CYCLES, LOADS_PER_CYCLE, Plan,
+                                             ProgOp)
 
 # ---- published figures of the core (x86-64 since Skylake / Zen 2, Arm Cortex-A76 alike)
 FMA_LATENCY = 4          # cycles from one FMA to the next on its accumulator: AMD Software Optimization Guide
@@ -108,6 +113,8 @@ def step_cycles(plan: Plan, i: int, fma_per_cycle: int) -> float:
         blocks, steps = conv_fmas(plan, p)
         block = p.rq * p.rp
         step = max(block / fma_per_cycle, FMA_LATENCY, load_cycles(p.rq + p.rp, p.rq, V))
+        if p.mode == INT8:      # one vpdpbusd sums 4 input maps; each pixel's maps quantised once per 4-map step
+            steps, step = -(-steps // 4), step + INT8_QUANT_CYCLES / 4 * p.rp
         cycles = blocks * (steps * step + EPILOGUE * block + BLOCK_SETUP)
         return cycles + (_pool_cycles(plan, plan.ops[p.pool]) if p.pool >= 0 else 0.0)
     if p.kind == "dw":
