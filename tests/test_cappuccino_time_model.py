@@ -187,3 +187,20 @@ def test_an_int8_conv_sums_four_maps_a_step_and_pays_its_quantisation(digits):
     step = max(p.rq * p.rp, T.FMA_LATENCY, T.load_cycles(p.rq + p.rp, p.rq, 16)) + T.INT8_QUANT_CYCLES / 4 * p.rp
     assert int8 == pytest.approx(blocks * (steps // 4 * step + T.EPILOGUE * p.rq * p.rp + T.BLOCK_SETUP) + pool)
     assert int8 < fp32
+
+
+def test_the_steps_terms_and_cpu_times_go_through_json_and_an_older_step_reads(digits):
+    from core.results import read_value, to_plain
+
+    model, modes = digits
+    plan = _plan(digits, 4)
+    c = C.cost_of_plan(model, plan, MobileSocTarget(), modes, [3.0] * len(plan.ops), True, "precise",
+                       op_cpu_us=[2.0] * len(plan.ops))
+    assert c.measured_cpu_total_us == 2.0 * len(c.steps)
+    js = to_plain(c)
+    assert read_value(C.CappuccinoCost, js, "cost") == c
+    for step in js["steps"]:                    # a result written before the time model
+        for key in ("compute_us", "memory_us", "fixed_us", "measured_cpu_us"):
+            del step[key]
+    old = read_value(C.CappuccinoCost, js, "cost")
+    assert old.measured_cpu_total_us is None and old.steps[0].compute_us == 0.0

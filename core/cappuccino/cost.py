@@ -44,6 +44,7 @@ from core.cappuccino.time_model import step_time
 from core.cost import Ceilings, CostRecord, How, LayerCost, layer_cost
 from core.errors import InputError
 from core.machine_load import LoadMeter, LoadRecord
+from core.results import optional_key
 
 FMA_PER_CYCLE = 2
 ACT_BYTES = 4                       # the program's frames are float32 (binary16 frames are an option it is not run with)
@@ -64,7 +65,7 @@ class StepNote:
     compute_us: float = 0.0         # the model's terms, per image: compute cycles per worker / clock,
     memory_us: float = 0.0          # bytes / bandwidth, and the phase's fixed cost
     fixed_us: float = 0.0
-    measured_cpu_us: float | None = None    # worker 0's CPU time in the step (a deschedule not counted)
+    measured_cpu_us: float | None = optional_key()    # worker 0's CPU time in the step (a deschedule not counted)
 
 
 @dataclass(kw_only=True)
