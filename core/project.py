@@ -20,7 +20,7 @@ from core.checks import check_name
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
 from core.events import Signal
-from core.jobs import Event, MetricPoint, PartialResult, add_metric_point
+from core.jobs import Event, MetricPoint, PartialData, PartialResult, add_metric_point
 from core.lifecycle import MAX_SERIES_POINTS, RunOutcome
 from core.results import EngineResult
 from core.run_words import error_words
@@ -52,8 +52,41 @@ class Entry:
     def kind(self) -> str:
         return str(self.value.kind)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> "Snapshot":
+        """The item as a run uses it: a frozen copy, so later edits leave the run's setup as it was."""
+        return Snapshot(self.id, self.name, copy.deepcopy(self.value))
+
+    def to_json(self) -> dict[str, Any]:
+        """The item's session form (its value's JSON form; written only into session files)."""
         return {"id": self.id, "name": self.name, "value": self.value.to_json()}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A library item as a run used it: its id and name then, and its own copy of the value (a
+    Workload or Target object, never the library's, and never changed). A run keeps its setup typed;
+    its JSON form is written only into session files (and read back from them or a study's records)."""
+
+    id: str
+    name: str
+    value: Any              # Workload or Target
+
+    @property
+    def kind(self) -> str:
+        return str(self.value.kind)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "value": self.value.to_json()}
+
+    @classmethod
+    def from_json(cls, lib: str, d: dict[str, Any], where: str = "") -> "Snapshot":
+        """A snapshot's session form read back (`lib`: "workloads" or "targets"); InputError naming
+        the field when its value does not read."""
+        from core.workload import target_from_json, workload_from_json
+
+        read = workload_from_json if lib == "workloads" else target_from_json
+        value = read(d["value"], f"{where}.value") if where else read(d["value"])
+        return cls(str(d.get("id", "")), str(d.get("name", "")), value)
 
 
 @dataclass
@@ -72,14 +105,14 @@ class Run:
     id: str
     engine: str
     settings: dict[str, Any]
-    workload: dict[str, Any] | None          # snapshot {"id", "name", "value"}
-    target: dict[str, Any] | None
+    workload: Snapshot | None                # the workload as it was when the run started
+    target: Snapshot | None
     status: str = "running"
     started_at: str = field(default_factory=now_iso)
     finished_at: str | None = None
     duration_s: float | None = None
     result: EngineResult | None = None       # the final result, typed (JSON only in session files)
-    partial: dict[str, dict[str, Any]] = field(default_factory=dict)    # last PartialResult per kind
+    partial: dict[str, PartialData] = field(default_factory=dict)    # last PartialResult per kind, typed
     series: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)   # plot -> series -> [x, y]
     error: str | None = None
     headline: dict[str, Any] = field(default_factory=dict)
@@ -91,7 +124,7 @@ class Run:
         return self.result is None and bool(self.partial or self.series)
 
     def label(self) -> str:
-        wl = (self.workload or {}).get("name", "no workload")
+        wl = self.workload.name if self.workload else "no workload"
         return f"{self.id} {self.engine} · {wl}"
 
 
@@ -421,12 +454,16 @@ class Project:
             return spec.workload_problem(e.value)
         return None
 
-    def request(self, engine: str) -> JobRequest:
-        """What a run of the engine gets; InputError (naming workload or target) when it cannot run."""
+    def check_runnable(self, engine: str) -> None:
+        """InputError (naming the workload or target) when the engine cannot run on its choice."""
         for lib, where in (("workloads", "workload"), ("targets", "target")):
             why = self.problem(engine, lib)
             if why:
                 raise InputError(why, where)
+
+    def request(self, engine: str) -> JobRequest:
+        """What a run of the engine gets; InputError (naming workload or target) when it cannot run."""
+        self.check_runnable(engine)
         w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
         return JobRequest(copy.deepcopy(w.value) if w else None, copy.deepcopy(t.value) if t else None,
                           self.settings(engine))
@@ -449,21 +486,21 @@ class Project:
 
     def start_run(self, engine: str) -> Run:
         """Record a run about to start, with a snapshot of its setup; InputError if it cannot run."""
-        self.request(engine)
+        self.check_runnable(engine)
         w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
         return self.begin_run(engine, w.snapshot() if w else None, t.snapshot() if t else None,
                               self.settings(engine))
 
-    def begin_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
+    def begin_run(self, engine: str, workload: Snapshot | None, target: Snapshot | None,
                   settings: dict[str, Any], note: str = "", clock: bool = True, announce: bool = True) -> Run:
-        """Record a run about to start with a given setup (snapshots {"id", "name", "value"} and
-        settings): a study's point, a part of a comparison, a retry (core.run_controller). With
+        """Record a run about to start with a given setup (its workload's and target's snapshots, which
+        it keeps as they are: they are never changed, and settings): a study's point, a part of a comparison, a retry (core.run_controller). With
         `clock`, its duration is measured here; without, the outcome's (a point on a Dask worker).
         Without `announce` (the caller finishes it at once), finishing it is its one event."""
         numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
         self._run_serial = max([self._run_serial, *numbers]) + 1
         run = Run(id=f"r{self._run_serial}", engine=engine, settings=copy.deepcopy(settings),
-                  workload=copy.deepcopy(workload), target=copy.deepcopy(target), note=note)
+                  workload=workload, target=target, note=note)
         self.runs.append(run)
         if clock:
             self._run_clock[run.id] = time.monotonic()
@@ -472,9 +509,9 @@ class Project:
             self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
         return run
 
-    def add_finished_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
+    def add_finished_run(self, engine: str, workload: Snapshot | None, target: Snapshot | None,
                          settings: dict[str, Any], outcome: RunOutcome, note: str = "") -> Run:
-        """Record a run that ran elsewhere: its setup snapshots ({"id", "name", "value"}) and its
+        """Record a run that ran elsewhere: its setup snapshots and its
         outcome, with what it streamed, recorded as any run's."""
         run = self.begin_run(engine, workload, target, settings, note, clock=False, announce=False)
         run.partial.update(copy.deepcopy(outcome.partial))
@@ -482,11 +519,10 @@ class Project:
         return self.finish_run(run.id, outcome)
 
     def request_of(self, run: Run) -> JobRequest:
-        """The request a run was started with (rebuilt from its snapshot)."""
-        from core.workload import target_from_json, workload_from_json
-
-        return JobRequest(workload_from_json(run.workload["value"]) if run.workload else None,
-                          target_from_json(run.target["value"]) if run.target else None, copy.deepcopy(run.settings))
+        """The request a run was started with: copies of its snapshots' values (no JSON: the request's
+        one JSON form is made where it crosses to a worker process)."""
+        return JobRequest(copy.deepcopy(run.workload.value) if run.workload else None,
+                          copy.deepcopy(run.target.value) if run.target else None, copy.deepcopy(run.settings))
 
     def record(self, run_id: str, events: list[Event]) -> None:
         """Keep what a running job streams (the last partial result of each kind and the plotted
@@ -572,29 +608,24 @@ class Project:
                     self.choose(run.engine, lib, self.adopt(lib, snap, run.id))
             self.replace_settings(run.engine, run.settings)
 
-    def adopt(self, lib: str, snap: dict[str, Any], origin: str) -> str:
+    def adopt(self, lib: str, snap: Snapshot, origin: str) -> str:
         """The library id of an item holding a snapshot's value: its own item when unchanged, else an
         equal item, else a new item named "<name> (<origin>)" (undoable, inside the caller's macro)."""
-        from core.workload import target_from_json, workload_from_json
-
-        value = (workload_from_json if lib == "workloads" else target_from_json)(snap["value"])
-        e = self.entry(lib, snap.get("id"))
+        value = snap.value
+        e = self.entry(lib, snap.id)
         if e is not None and e.value == value:
             return e.id
         same = next((o for o in self.entries(lib) if o.value == value), None)
-        return same.id if same else self.add(lib, f"{snap['name']} ({origin})", value)
+        return same.id if same else self.add(lib, f"{snap.name} ({origin})", copy.deepcopy(value))
 
-    def open_program(self, engine: str, settings: dict[str, Any], workload: dict[str, Any] | None,
+    def open_program(self, engine: str, settings: dict[str, Any], workload: Snapshot | None,
                      origin: str, text: str) -> None:
         """Hand a program over to another engine (Cain's "Open in stepper"): its settings, and the
         workload it was made for (a snapshot) as that engine's chosen library item, in one undo step,
         so that a run there is recorded under the workload it really computes (issue 30)."""
         with self.macro(text):
-            if workload is not None and workload["value"].get("kind") in engines()[engine].workload_kinds:
-                try:
-                    self.choose(engine, "workloads", self.adopt("workloads", workload, origin))
-                except InputError:      # a snapshot this version cannot read: the program still goes over
-                    pass
+            if workload is not None and workload.kind in engines()[engine].workload_kinds:
+                self.choose(engine, "workloads", self.adopt("workloads", workload, origin))
             self.replace_settings(engine, {**self.settings(engine), **settings}, text)
 
 

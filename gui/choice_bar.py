@@ -225,5 +225,5 @@ def run_title(r: Run, named: bool = False) -> str:
     if head is not None and head[1] is not None:
         metric = f", {head[0].title} {head[0].text(head[1], r.result if named else None)}"
     partial = " (partial)" if r.is_partial else ""
-    wl = (r.workload or {}).get("name", "")
+    wl = r.workload.name if r.workload else ""
     return f"{r.id} · {r.status}{partial}{metric} · {wl}"

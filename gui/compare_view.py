@@ -148,7 +148,7 @@ class CompareView(QWidget):
             return
         lines = []
         for i, r in enumerate(runs):
-            wl = (r.workload or {}).get("name", "no workload")
+            wl = r.workload.name if r.workload else "no workload"
             lines.append(f"<span style='color:{run_colour(i)}'>■</span> <b>{r.id}</b> · {engine_title(r.engine)} · "
                          f"{_escape(wl)} · {status_text(r)}")
         self.header.setText("<br>".join(lines))
