@@ -2,8 +2,10 @@
 
 A project holds a library of named workloads and named targets, each engine's choice of workload,
 target and settings, and every run ever made (its setup, status, live series and result). Widgets
-read it and change it only through the methods below; each change is announced on `changed` (as
-napari's layers announce theirs) and, when a user made it, recorded on the undo stack. Runs finishing
+read it and change it only through the methods below; each change is announced on the signal of its
+kind (`events.library`, `events.run`, ...: one per kind, as napari's layers have one per attribute, so
+a widget hears only what it shows), then on `changed` (every change), and, when a user made it,
+recorded on the undo stack. Runs finishing
 are not undoable, deleting one is.
 """
 
@@ -14,7 +16,7 @@ import datetime as _dt
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from core.checks import check_name
 from core.engine import EngineSpec, JobRequest, engines
@@ -143,6 +145,40 @@ class ProjectEvent:
     events: list[Event] | None = field(default=None, compare=False, repr=False)
 
 
+EVENT_KINDS = ("library", "choice", "settings", "run", "record", "shown", "reset")
+
+
+class ProjectSignals:
+    """One signal per kind of change (ProjectEvent.kind), as napari's layers have one event per
+    attribute: a widget connects to the kinds it shows (the choice bar to library, choice, run, shown
+    and reset; a settings binding to settings and reset) and is not called for the rest, above all
+    not for the batches a running run records many times a second ("record"), which only the views
+    that draw them hear."""
+
+    def __init__(self) -> None:
+        self.library = Signal()     # an item added, renamed, edited or removed (lib, id)
+        self.choice = Signal()      # an engine's chosen workload or target (engine)
+        self.settings = Signal()    # an engine's settings (engine, key; no key: all of them)
+        self.run = Signal()         # a run started, ended, deleted or its note changed (id, engine)
+        self.record = Signal()      # a running run's batch of events (id, engine, events)
+        self.shown = Signal()       # the run an engine's tab shows (id, engine)
+        self.reset = Signal()       # the whole project replaced (a session opened)
+
+    def of(self, kind: str) -> Signal:
+        signal: Signal = getattr(self, kind)
+        return signal
+
+    def connect(self, slot: Callable[[ProjectEvent], Any], *kinds: str) -> Callable[[], None]:
+        """Connect `slot` to the signals of `kinds`; returns what disconnects it from them all."""
+        for kind in kinds:
+            self.of(kind).connect(slot)
+
+        def disconnect() -> None:
+            for kind in kinds:
+                self.of(kind).disconnect(slot)
+        return disconnect
+
+
 def _fresh_id(prefix: str, taken: Iterator[str]) -> str:
     used = set(taken)
     n = 1
@@ -158,12 +194,17 @@ class Project:
         self.engines: dict[str, EngineChoice] = {}
         self.runs: list[Run] = []
         self.view: dict[str, Any] = {"current_engine": None}
-        self.changed = Signal()                 # emits ProjectEvent
+        self.events = ProjectSignals()          # one signal per kind of change: widgets connect to what they show
+        self.changed = Signal()                 # every ProjectEvent, after its kind's signal (tests, logs)
         self.undo_stack = UndoStack()
         self._runs_dirty = False
         self._macro: list[Command] | None = None
         self._run_clock: dict[str, float] = {}
         self._run_serial = 0        # run ids only grow: a deleted run's id is never given again
+
+    def _announce(self, ev: ProjectEvent) -> None:
+        self.events.of(ev.kind).emit(ev)
+        self.changed.emit(ev)
 
     # ================================================================ construction
     @classmethod
@@ -186,7 +227,7 @@ class Project:
         self.engines, self.runs, self.view = other.engines, other.runs, other.view
         self._runs_dirty = False
         self.undo_stack.clear()
-        self.changed.emit(ProjectEvent("reset"))
+        self._announce(ProjectEvent("reset"))
 
     # ================================================================ undo plumbing
     def _push(self, text: str, do: Any, undo: Any, merge_key: Any = None) -> None:
@@ -262,11 +303,11 @@ class Project:
 
         def do() -> None:
             entries.insert(pos, entry)
-            self.changed.emit(ProjectEvent("library", lib, entry.id))
+            self._announce(ProjectEvent("library", lib, entry.id))
 
         def undo() -> None:
             entries.remove(entry)
-            self.changed.emit(ProjectEvent("library", lib, entry.id))
+            self._announce(ProjectEvent("library", lib, entry.id))
         self._push(f"Add {entry.name}", do, undo)
         return entry.id
 
@@ -289,7 +330,7 @@ class Project:
         def setter(v: str, auto: bool) -> Any:
             def f() -> None:
                 e.name, e.auto_name = v, auto
-                self.changed.emit(ProjectEvent("library", lib, e.id))
+                self._announce(ProjectEvent("library", lib, e.id))
             return f
         self._push(f"Rename {old} to {name}", setter(name, is_generated_name(lib, name, e.value)),
                    setter(old, old_auto))
@@ -306,17 +347,17 @@ class Project:
             entries.remove(e)
             for n in users:
                 setattr(self.engines[n], attr, None)
-            self.changed.emit(ProjectEvent("library", lib, e.id))
+            self._announce(ProjectEvent("library", lib, e.id))
             for n in users:
-                self.changed.emit(ProjectEvent("choice", engine=n))
+                self._announce(ProjectEvent("choice", engine=n))
 
         def undo() -> None:
             entries.insert(pos, e)
             for n in users:
                 setattr(self.engines[n], attr, e.id)
-            self.changed.emit(ProjectEvent("library", lib, e.id))
+            self._announce(ProjectEvent("library", lib, e.id))
             for n in users:
-                self.changed.emit(ProjectEvent("choice", engine=n))
+                self._announce(ProjectEvent("choice", engine=n))
         self._push(f"Delete {e.name}", do, undo)
 
     def set_value(self, lib: str, entry_id: str, value: Any, text: str = "") -> None:
@@ -332,7 +373,7 @@ class Project:
         def setter(v: Any, n: str) -> Any:
             def f() -> None:
                 e.value, e.name = v, n
-                self.changed.emit(ProjectEvent("library", lib, e.id))
+                self._announce(ProjectEvent("library", lib, e.id))
             return f
         self._push(text or f"Edit {e.name}", setter(copy.deepcopy(value), name), setter(old, old_name),
                    ("value", lib, entry_id))
@@ -375,14 +416,14 @@ class Project:
 
         def do() -> None:
             c.settings[key] = value
-            self.changed.emit(ProjectEvent("settings", engine=engine, key=key))
+            self._announce(ProjectEvent("settings", engine=engine, key=key))
 
         def undo() -> None:
             if missing:
                 c.settings.pop(key, None)
             else:
                 c.settings[key] = old
-            self.changed.emit(ProjectEvent("settings", engine=engine, key=key))
+            self._announce(ProjectEvent("settings", engine=engine, key=key))
         from core.display import setting_label      # the widget's label, never the key (issue 30)
 
         self._push(f"Change {setting_label(engine, key)}", do, undo, ("setting", engine, key))
@@ -396,7 +437,7 @@ class Project:
         def setter(v: dict[str, Any]) -> Any:
             def f() -> None:
                 c.settings = v
-                self.changed.emit(ProjectEvent("settings", engine=engine))
+                self._announce(ProjectEvent("settings", engine=engine))
             return f
         self._push(text, setter(new), setter(old))
 
@@ -412,7 +453,7 @@ class Project:
         def setter(v: str | None) -> Any:
             def f() -> None:
                 setattr(c, attr, v)
-                self.changed.emit(ProjectEvent("choice", engine=engine))
+                self._announce(ProjectEvent("choice", engine=engine))
             return f
         name = self._entry(lib, entry_id).name if entry_id else "nothing"
         self._push(f"Use {name}", setter(entry_id), setter(old))
@@ -493,8 +534,9 @@ class Project:
 
     def begin_run(self, engine: str, workload: Snapshot | None, target: Snapshot | None,
                   settings: dict[str, Any], note: str = "", clock: bool = True, announce: bool = True) -> Run:
-        """Record a run about to start with a given setup (its workload's and target's snapshots, which
-        it keeps as they are: they are never changed, and settings): a study's point, a part of a comparison, a retry (core.run_controller). With
+        """Record a run about to start with a given setup (its workload's and target's snapshots, kept
+        as they are, and settings): a study's point, a part of a comparison, a retry
+        (core.run_controller). With
         `clock`, its duration is measured here; without, the outcome's (a point on a Dask worker).
         Without `announce` (the caller finishes it at once), finishing it is its one event."""
         numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
@@ -506,7 +548,7 @@ class Project:
             self._run_clock[run.id] = time.monotonic()
         self._runs_dirty = True
         if announce:
-            self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
+            self._announce(ProjectEvent("run", id=run.id, engine=engine))
         return run
 
     def add_finished_run(self, engine: str, workload: Snapshot | None, target: Snapshot | None,
@@ -534,7 +576,7 @@ class Project:
             elif isinstance(ev, MetricPoint):
                 add_metric_point(run.series, ev, MAX_SERIES_POINTS)
         if events:
-            self.changed.emit(ProjectEvent("record", id=run.id, engine=run.engine, events=list(events)))
+            self._announce(ProjectEvent("record", id=run.id, engine=run.engine, events=list(events)))
 
     # ================================================================ view state
     def shown(self, engine: str) -> Run | None:
@@ -553,7 +595,7 @@ class Project:
         if shown.get(engine) == run_id and run_id is not None:
             return
         shown[engine] = run_id
-        self.changed.emit(ProjectEvent("shown", id=run_id, engine=engine))
+        self._announce(ProjectEvent("shown", id=run_id, engine=engine))
 
     def finish_run(self, run_id: str, outcome: RunOutcome) -> Run:
         """Close a run with its outcome (core.lifecycle decided its status and error text): finished
@@ -571,7 +613,7 @@ class Project:
             run.result = outcome.result
             run.headline = outcome.headline()
         self._runs_dirty = True
-        self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+        self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
         return run
 
     def delete_run(self, run_id: str) -> None:
@@ -580,11 +622,11 @@ class Project:
 
         def do() -> None:
             self.runs.remove(run)
-            self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+            self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
 
         def undo() -> None:
             self.runs.insert(pos, run)
-            self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+            self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
         self._push(f"Delete run {run.id}", do, undo)
 
     def set_note(self, run_id: str, note: str) -> None:
@@ -594,7 +636,7 @@ class Project:
         def setter(v: str) -> Any:
             def f() -> None:
                 run.note = v
-                self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+                self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
             return f
         self._push(f"Note on {run.id}", setter(note), setter(old), ("note", run_id))
 

@@ -84,7 +84,8 @@ class MainWindow(QMainWindow):
         self.resize(*DEFAULT_SIZE)
         self.path: Path | None = None
         self.project = Project.starter()
-        self.project.changed.connect(self._project_changed)
+        # edits mark the window modified; no run's batches (record) or tab's shown run (view state) do
+        self.project.events.connect(self._project_changed, "library", "choice", "settings", "run", "reset")
         self.project.undo_stack.changed.connect(self._update_undo_actions)
         # every run (a tab's, a study's points) goes through the one run controller, polled here
         self.runner = RunAdapter(self.project, parent=self)

@@ -281,8 +281,8 @@ class RunsView(QWidget):
         self._fill_engines()
         self.table.resizeColumnsToContents()
         self._update_actions()
-        project.changed.connect(self._project_changed)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(self._project_changed))
+        undo = project.events.connect(self._project_changed, "run", "reset")
+        self.destroyed.connect(lambda *_: undo())
 
     def _action(self, bar: QToolBar, text: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)

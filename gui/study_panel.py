@@ -100,7 +100,8 @@ class StudyPanel(QWidget):
         self._checked: tuple[str, int] | None = None      # (text, library version) of self.study
         self._library_version = 0
         self._dock: QDockWidget | None = None
-        context.project.changed.connect(self._project_changed)
+        undo = context.project.events.connect(self._project_changed, "library", "reset")
+        self.destroyed.connect(lambda *_: undo())
         self._build()
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)

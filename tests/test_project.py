@@ -16,8 +16,8 @@ from tests.demo_engine import DemoBest
 @pytest.fixture
 def project():
     p = Project.starter()
-    p.events = []
-    p.changed.connect(p.events.append)
+    p.heard = []
+    p.changed.connect(p.heard.append)
     return p
 
 
@@ -60,7 +60,7 @@ def test_settings_edits_merge_and_undo(project, monkeypatch):
     assert project.settings("cain") == before
     project.redo()
     assert project.settings("cain")["time_s"] == 3.0
-    assert ProjectEvent("settings", engine="cain", key="time_s") in project.events
+    assert ProjectEvent("settings", engine="cain", key="time_s") in project.heard
 
 
 def test_library_add_rename_delete_and_undo(project):

@@ -53,9 +53,9 @@ class EnginePanel(QWidget):
             f"{engine.title}: {self.binding.title(key)}: {msg} (Run waits until it reads)")
         self.run: Run | None = None          # the run on show (None: nothing yet)
         self._stale = False                  # the model changed while this panel was not on show
-        project, on_change = self.project, self._model_changed
-        project.changed.connect(on_change)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(on_change))
+        # the run on show: its batches as they come, which run it is, its end, a new project
+        undo = self.project.events.connect(self._model_changed, "record", "shown", "run", "reset")
+        self.destroyed.connect(lambda *_: undo())
 
     # ------------------------------------------------------------ model -> views
     def on_show(self) -> bool:

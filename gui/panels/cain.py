@@ -74,9 +74,8 @@ class CainPanel(GenericPanel):
         b.build_into(self.controls, ["seed_share", "seed"])
         self.controls.addStretch(1)
         self._build_views()
-        project, on_change = self.project, self._project_changed
-        project.changed.connect(on_change)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(on_change))
+        undo = self.project.events.connect(self._project_changed, "settings", "reset")
+        self.destroyed.connect(lambda *_: undo())
         self._sync_enabled()
 
     # ------------------------------------------------------------------ views
