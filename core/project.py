@@ -5,8 +5,7 @@ target and settings, and every run ever made (its setup, status, live series and
 read it and change it only through the methods below; each change is announced on the signal of its
 kind (`events.library`, `events.run`, ...: one per kind, as napari's layers have one per attribute, so
 a widget hears only what it shows), then on `changed` (every change), and, when a user made it,
-recorded on the undo stack. Runs finishing
-are not undoable, deleting one is.
+recorded on the undo stack. Runs finishing are not undoable, deleting one is.
 """
 
 from __future__ import annotations
@@ -612,6 +611,9 @@ class Project:
         if outcome.status == "finished" and outcome.result is not None:
             run.result = outcome.result
             run.headline = outcome.headline()
+            # what it streamed on its way is in its result (Cain's plans are its improvements): a
+            # finished run's views read the result, so the partial results are neither kept nor saved
+            run.partial.clear()
         self._runs_dirty = True
         self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
         return run

@@ -385,10 +385,12 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
         if not is_metric_value(value):
             raise SessionError(f"expected a number, yes/no, a text, a list of numbers or null, got {type(value).__name__}",
                                f"{where}.headline.{key}")
+    # read (and so checked) whatever the status; a finished run's are in its result (Project.finish_run)
+    partial = read_partials(spec, r.get("partial"), f"{where}.partial")
     return Run(id=r["id"], engine=r["engine"], settings=dict(r["settings"]), workload=snaps["workload"],
                target=snaps["target"], status=r["status"], started_at=r["started_at"],
                finished_at=r.get("finished_at"), duration_s=r.get("duration_s"), result=result,
-               partial=read_partials(spec, r.get("partial"), f"{where}.partial"), series=dict(r.get("series") or {}),
+               partial={} if result is not None else partial, series=dict(r.get("series") or {}),
                error=r.get("error"), headline=headline, note=r.get("note", ""))
 
 

@@ -17,6 +17,7 @@ import pytest
 from core import engine as engine_module
 from core.cain.plans import ProgramPlan
 from core.engine import JobRequest
+from core.jobs import PartialResult
 from core.lifecycle import RunOutcome, UncheckedResult
 from core.project import Project, Snapshot
 from core.results import EngineResult
@@ -69,6 +70,14 @@ def project(monkeypatch: pytest.MonkeyPatch) -> Project:
     return p
 
 
+def _streamed(project: Project) -> dict[str, Any]:
+    """The last partial result of each kind the project records, as the views get them."""
+    last: dict[str, Any] = {}
+    project.events.record.connect(lambda ev: last.update((e.kind, e.data) for e in ev.events
+                                                         if isinstance(e, PartialResult)))
+    return last
+
+
 def _run_to_its_end(controller: RunController, engine: str) -> Any:
     job = controller.start(engine)
     deadline = time.monotonic() + 60          # a bound for a broken run, not a timing
@@ -87,9 +96,11 @@ def test_a_run_in_this_process_and_its_view_convert_nothing(project, monkeypatch
 
     panel = GenericPanel(DEMO_ON_KERNELS, FakeContext(project=project))
     qtbot.addWidget(panel)
+    streamed = _streamed(project)
     calls = count_conversions(monkeypatch)
     run = _run_to_its_end(RunController(project, thread_launcher), "demo")
-    assert run.status == "finished" and run.result.sum == 10 and run.partial["best"] == DemoBest(sum=10, step=4)
+    assert run.status == "finished" and run.result.sum == 10 and streamed["best"] == DemoBest(sum=10, step=4)
+    assert not run.partial                  # a finished run's partial results are in its result
     assert run.workload.name == "mine" and run.workload.value == project.chosen("demo", "workloads").value
     assert run.workload.value is not project.chosen("demo", "workloads").value      # a frozen copy
     panel.show_run(run)
@@ -101,10 +112,12 @@ def test_a_run_in_its_worker_process_converts_at_the_process_edge_only(project, 
     """The window's side of a run in a worker process: the request's JSON form made once as it is
     sent, the outcome's read once as it comes back (the worker reads the one and writes the other:
     core.worker.main). Four in all, none inside the model."""
+    streamed = _streamed(project)
     calls = count_conversions(monkeypatch)
     run = _run_to_its_end(RunController(project, process_launcher), "demo")
     assert run.status == "finished" and run.result.sum == 10, run.error
-    assert run.partial["process"].workload == "kernels"     # the worker got the workload it was sent
+    assert streamed["process"].workload == "kernels"       # the worker got the workload it was sent
+    assert streamed["best"] == DemoBest(sum=10, step=4)     # typed partial results cross pickled, not as JSON
     assert calls == ["JobRequest.to_json", "RunOutcome.from_json"]
 
 
