@@ -294,8 +294,7 @@ class RunsView(QWidget):
 
     # ------------------------------------------------------------ following the project
     def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind not in ("run", "reset"):
-            return
+        """A run (or the whole project) changed: the one kind of change the table shows."""
         keep = self.selected_ids() if ev.kind == "reset" else []
         self.model.sync(ev)
         if keep:

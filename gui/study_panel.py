@@ -349,8 +349,7 @@ class StudyPanel(QWidget):
         return s
 
     def _project_changed(self, ev: Any) -> None:
-        if ev.kind in ("library", "reset"):     # names in the study may mean other items now
-            self._library_version += 1
+        self._library_version += 1      # the library changed: names in the study may mean other items now
 
     # ================================================================ running
     def is_running(self) -> bool:
