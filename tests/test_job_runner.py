@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from core.engine import JobRequest
-from core.jobs import FinalResult, MetricPoint, Progress
+from core.jobs import FinalResult, MetricPoint, PartialResult, Progress
 from core.worker import ProcessJob, exit_description
 from tests import demo_engine as demo_module
 
@@ -73,9 +73,11 @@ def test_the_demo_engine_refuses_the_gui_process(monkeypatch):
 
 
 def test_no_engine_code_runs_in_the_gui_process(window, qtbot):
+    seen = []
+    window.runner.events.connect(lambda name, events: seen.extend(events))
     run = _wait_done(window, qtbot, _start(window, steps=20))
     assert run.status == "finished" and run.result.to_json() == {"steps": 20, "sum": 190}
-    worker_pid = run.partial["process"].pid
+    worker_pid = next(e.data.pid for e in seen if isinstance(e, PartialResult) and e.kind == "process")
     assert worker_pid != os.getpid()
     assert not window.runner.running() and not _alive(worker_pid)
 
@@ -86,7 +88,7 @@ def test_events_arrive_in_order_and_the_result_is_recorded(window, qtbot):
     run = _wait_done(window, qtbot, _start(window, steps=400))
     assert [e.x for e in seen if isinstance(e, MetricPoint)] == list(range(400))
     assert [round(e.fraction * 400) for e in seen if isinstance(e, Progress)] == list(range(1, 401))
-    assert isinstance(seen[-1], FinalResult) and seen[-1].data == {"steps": 400, "sum": 79800}
+    assert isinstance(seen[-1], FinalResult) and seen[-1].data.to_json() == {"steps": 400, "sum": 79800}
     assert run.status == "finished" and run.result.to_json() == {"steps": 400, "sum": 79800}
     assert run.series["main"]["sum"][-1] == [399.0, 79800.0] and not run.partial      # in its result now
 
