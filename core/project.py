@@ -2,9 +2,10 @@
 
 A project holds a library of named workloads and named targets, each engine's choice of workload,
 target and settings, and every run ever made (its setup, status, live series and result). Widgets
-read it and change it only through the methods below; each change is announced on `changed` (as
-napari's layers announce theirs) and, when a user made it, recorded on the undo stack. Runs finishing
-are not undoable, deleting one is.
+read it and change it only through the methods below; each change is announced on the signal of its
+kind (`events.library`, `events.run`, ...: one per kind, as napari's layers have one per attribute, so
+a widget hears only what it shows), then on `changed` (every change), and, when a user made it,
+recorded on the undo stack. Runs finishing are not undoable, deleting one is.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import datetime as _dt
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from core.checks import check_name
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
 from core.events import Signal
-from core.jobs import Event, MetricPoint, PartialResult, add_metric_point
+from core.jobs import Event, MetricPoint, PartialData, PartialResult, add_metric_point
 from core.lifecycle import MAX_SERIES_POINTS, RunOutcome
 from core.results import EngineResult
 from core.run_words import error_words
@@ -52,8 +53,41 @@ class Entry:
     def kind(self) -> str:
         return str(self.value.kind)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> "Snapshot":
+        """The item as a run uses it: a frozen copy, so later edits leave the run's setup as it was."""
+        return Snapshot(self.id, self.name, copy.deepcopy(self.value))
+
+    def to_json(self) -> dict[str, Any]:
+        """The item's session form (its value's JSON form; written only into session files)."""
         return {"id": self.id, "name": self.name, "value": self.value.to_json()}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A library item as a run used it: its id and name then, and its own copy of the value (a
+    Workload or Target object, never the library's, and never changed). A run keeps its setup typed;
+    its JSON form is written only into session files (and read back from them or a study's records)."""
+
+    id: str
+    name: str
+    value: Any              # Workload or Target
+
+    @property
+    def kind(self) -> str:
+        return str(self.value.kind)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "value": self.value.to_json()}
+
+    @classmethod
+    def from_json(cls, lib: str, d: dict[str, Any], where: str = "") -> "Snapshot":
+        """A snapshot's session form read back (`lib`: "workloads" or "targets"); InputError naming
+        the field when its value does not read."""
+        from core.workload import target_from_json, workload_from_json
+
+        read = workload_from_json if lib == "workloads" else target_from_json
+        value = read(d["value"], f"{where}.value") if where else read(d["value"])
+        return cls(str(d.get("id", "")), str(d.get("name", "")), value)
 
 
 @dataclass
@@ -72,14 +106,14 @@ class Run:
     id: str
     engine: str
     settings: dict[str, Any]
-    workload: dict[str, Any] | None          # snapshot {"id", "name", "value"}
-    target: dict[str, Any] | None
+    workload: Snapshot | None                # the workload as it was when the run started
+    target: Snapshot | None
     status: str = "running"
     started_at: str = field(default_factory=now_iso)
     finished_at: str | None = None
     duration_s: float | None = None
     result: EngineResult | None = None       # the final result, typed (JSON only in session files)
-    partial: dict[str, dict[str, Any]] = field(default_factory=dict)    # last PartialResult per kind
+    partial: dict[str, PartialData] = field(default_factory=dict)    # last PartialResult per kind, typed
     series: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)   # plot -> series -> [x, y]
     error: str | None = None
     headline: dict[str, Any] = field(default_factory=dict)
@@ -92,7 +126,7 @@ class Run:
 
     def workload_name(self, none: str = "no workload") -> str:
         """The name of the workload the run was set up with (its snapshot's), or `none`."""
-        return str((self.workload or {}).get("name", none))
+        return self.workload.name if self.workload is not None else none
 
     def label(self) -> str:
         return f"{self.id} {self.engine} · {self.workload_name()}"
@@ -111,6 +145,40 @@ class ProjectEvent:
     engine: str | None = None
     key: str | None = None
     events: list[Event] | None = field(default=None, compare=False, repr=False)
+
+
+EVENT_KINDS = ("library", "choice", "settings", "run", "record", "shown", "reset")
+
+
+class ProjectSignals:
+    """One signal per kind of change (ProjectEvent.kind), as napari's layers have one event per
+    attribute: a widget connects to the kinds it shows (the choice bar to library, choice, run, shown
+    and reset; a settings binding to settings and reset) and is not called for the rest, above all
+    not for the batches a running run records many times a second ("record"), which only the views
+    that draw them hear."""
+
+    def __init__(self) -> None:
+        self.library = Signal()     # an item added, renamed, edited or removed (lib, id)
+        self.choice = Signal()      # an engine's chosen workload or target (engine)
+        self.settings = Signal()    # an engine's settings (engine, key; no key: all of them)
+        self.run = Signal()         # a run started, ended, deleted or its note changed (id, engine)
+        self.record = Signal()      # a running run's batch of events (id, engine, events)
+        self.shown = Signal()       # the run an engine's tab shows (id, engine)
+        self.reset = Signal()       # the whole project replaced (a session opened)
+
+    def of(self, kind: str) -> Signal:
+        signal: Signal = getattr(self, kind)
+        return signal
+
+    def connect(self, slot: Callable[[ProjectEvent], Any], *kinds: str) -> Callable[[], None]:
+        """Connect `slot` to the signals of `kinds`; returns what disconnects it from them all."""
+        for kind in kinds:
+            self.of(kind).connect(slot)
+
+        def disconnect() -> None:
+            for kind in kinds:
+                self.of(kind).disconnect(slot)
+        return disconnect
 
 
 def _fresh_id(prefix: str, taken: Iterator[str]) -> str:
@@ -136,12 +204,17 @@ class Project:
         self.engines: dict[str, EngineChoice] = {}
         self.runs: list[Run] = []
         self.view: dict[str, Any] = {"current_engine": None}
-        self.changed = Signal()                 # emits ProjectEvent
+        self.events = ProjectSignals()          # one signal per kind of change: widgets connect to what they show
+        self.changed = Signal()                 # every ProjectEvent, after its kind's signal (tests, logs)
         self.undo_stack = UndoStack()
         self._runs_dirty = False
         self._macro: list[Command] | None = None
         self._run_clock: dict[str, float] = {}
         self._run_serial = 0        # run ids only grow: a deleted run's id is never given again
+
+    def _announce(self, ev: ProjectEvent) -> None:
+        self.events.of(ev.kind).emit(ev)
+        self.changed.emit(ev)
 
     # ================================================================ construction
     @classmethod
@@ -164,7 +237,7 @@ class Project:
         self.engines, self.runs, self.view = other.engines, other.runs, other.view
         self._runs_dirty = False
         self.undo_stack.clear()
-        self.changed.emit(ProjectEvent("reset"))
+        self._announce(ProjectEvent("reset"))
 
     # ================================================================ undo plumbing
     def _push(self, text: str, do: Any, undo: Any, merge_key: Any = None) -> None:
@@ -240,11 +313,11 @@ class Project:
 
         def do() -> None:
             entries.insert(pos, entry)
-            self.changed.emit(ProjectEvent("library", lib, entry.id))
+            self._announce(ProjectEvent("library", lib, entry.id))
 
         def undo() -> None:
             entries.remove(entry)
-            self.changed.emit(ProjectEvent("library", lib, entry.id))
+            self._announce(ProjectEvent("library", lib, entry.id))
         self._push(f"Add {entry.name}", do, undo)
         return entry.id
 
@@ -267,7 +340,7 @@ class Project:
         def setter(v: str, auto: bool) -> Any:
             def f() -> None:
                 e.name, e.auto_name = v, auto
-                self.changed.emit(ProjectEvent("library", lib, e.id))
+                self._announce(ProjectEvent("library", lib, e.id))
             return f
         self._push(f"Rename {old} to {name}", setter(name, is_generated_name(lib, name, e.value)),
                    setter(old, old_auto))
@@ -284,17 +357,17 @@ class Project:
             entries.remove(e)
             for n in users:
                 setattr(self.engines[n], attr, None)
-            self.changed.emit(ProjectEvent("library", lib, e.id))
+            self._announce(ProjectEvent("library", lib, e.id))
             for n in users:
-                self.changed.emit(ProjectEvent("choice", engine=n))
+                self._announce(ProjectEvent("choice", engine=n))
 
         def undo() -> None:
             entries.insert(pos, e)
             for n in users:
                 setattr(self.engines[n], attr, e.id)
-            self.changed.emit(ProjectEvent("library", lib, e.id))
+            self._announce(ProjectEvent("library", lib, e.id))
             for n in users:
-                self.changed.emit(ProjectEvent("choice", engine=n))
+                self._announce(ProjectEvent("choice", engine=n))
         self._push(f"Delete {e.name}", do, undo)
 
     def set_value(self, lib: str, entry_id: str, value: Any, text: str = "") -> None:
@@ -310,7 +383,7 @@ class Project:
         def setter(v: Any, n: str) -> Any:
             def f() -> None:
                 e.value, e.name = v, n
-                self.changed.emit(ProjectEvent("library", lib, e.id))
+                self._announce(ProjectEvent("library", lib, e.id))
             return f
         self._push(text or f"Edit {e.name}", setter(copy.deepcopy(value), name), setter(old, old_name),
                    ("value", lib, entry_id))
@@ -353,14 +426,14 @@ class Project:
 
         def do() -> None:
             c.settings[key] = value
-            self.changed.emit(ProjectEvent("settings", engine=engine, key=key))
+            self._announce(ProjectEvent("settings", engine=engine, key=key))
 
         def undo() -> None:
             if missing:
                 c.settings.pop(key, None)
             else:
                 c.settings[key] = old
-            self.changed.emit(ProjectEvent("settings", engine=engine, key=key))
+            self._announce(ProjectEvent("settings", engine=engine, key=key))
         from core.display import setting_label      # the widget's label, never the key (issue 30)
 
         self._push(f"Change {setting_label(engine, key)}", do, undo, ("setting", engine, key))
@@ -374,7 +447,7 @@ class Project:
         def setter(v: dict[str, Any]) -> Any:
             def f() -> None:
                 c.settings = v
-                self.changed.emit(ProjectEvent("settings", engine=engine))
+                self._announce(ProjectEvent("settings", engine=engine))
             return f
         self._push(text, setter(new), setter(old))
 
@@ -390,7 +463,7 @@ class Project:
         def setter(v: str | None) -> Any:
             def f() -> None:
                 setattr(c, attr, v)
-                self.changed.emit(ProjectEvent("choice", engine=engine))
+                self._announce(ProjectEvent("choice", engine=engine))
             return f
         name = self._entry(lib, entry_id).name if entry_id else "nothing"
         self._push(f"Use {name}", setter(entry_id), setter(old))
@@ -432,12 +505,16 @@ class Project:
             return spec.workload_problem(e.value)
         return None
 
-    def request(self, engine: str) -> JobRequest:
-        """What a run of the engine gets; InputError (naming workload or target) when it cannot run."""
+    def check_runnable(self, engine: str) -> None:
+        """InputError (naming the workload or target) when the engine cannot run on its choice."""
         for lib, where in (("workloads", "workload"), ("targets", "target")):
             why = self.problem(engine, lib)
             if why:
                 raise InputError(why, where)
+
+    def request(self, engine: str) -> JobRequest:
+        """What a run of the engine gets; InputError (naming workload or target) when it cannot run."""
+        self.check_runnable(engine)
         w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
         return JobRequest(copy.deepcopy(w.value) if w else None, copy.deepcopy(t.value) if t else None,
                           self.settings(engine))
@@ -460,32 +537,33 @@ class Project:
 
     def start_run(self, engine: str) -> Run:
         """Record a run about to start, with a snapshot of its setup; InputError if it cannot run."""
-        self.request(engine)
+        self.check_runnable(engine)
         w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
         return self.begin_run(engine, w.snapshot() if w else None, t.snapshot() if t else None,
                               self.settings(engine))
 
-    def begin_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
+    def begin_run(self, engine: str, workload: Snapshot | None, target: Snapshot | None,
                   settings: dict[str, Any], note: str = "", clock: bool = True, announce: bool = True) -> Run:
-        """Record a run about to start with a given setup (snapshots {"id", "name", "value"} and
-        settings): a study's point, a part of a comparison, a retry (core.run_controller). With
+        """Record a run about to start with a given setup (its workload's and target's snapshots, kept
+        as they are, and settings): a study's point, a part of a comparison, a retry
+        (core.run_controller). With
         `clock`, its duration is measured here; without, the outcome's (a point on a Dask worker).
         Without `announce` (the caller finishes it at once), finishing it is its one event."""
         numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
         self._run_serial = max([self._run_serial, *numbers]) + 1
         run = Run(id=f"r{self._run_serial}", engine=engine, settings=copy.deepcopy(settings),
-                  workload=copy.deepcopy(workload), target=copy.deepcopy(target), note=note)
+                  workload=workload, target=target, note=note)
         self.runs.append(run)
         if clock:
             self._run_clock[run.id] = time.monotonic()
         self._runs_dirty = True
         if announce:
-            self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
+            self._announce(ProjectEvent("run", id=run.id, engine=engine))
         return run
 
-    def add_finished_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
+    def add_finished_run(self, engine: str, workload: Snapshot | None, target: Snapshot | None,
                          settings: dict[str, Any], outcome: RunOutcome, note: str = "") -> Run:
-        """Record a run that ran elsewhere: its setup snapshots ({"id", "name", "value"}) and its
+        """Record a run that ran elsewhere: its setup snapshots and its
         outcome, with what it streamed, recorded as any run's."""
         run = self.begin_run(engine, workload, target, settings, note, clock=False, announce=False)
         run.partial.update(copy.deepcopy(outcome.partial))
@@ -493,11 +571,10 @@ class Project:
         return self.finish_run(run.id, outcome)
 
     def request_of(self, run: Run) -> JobRequest:
-        """The request a run was started with (rebuilt from its snapshot)."""
-        from core.workload import target_from_json, workload_from_json
-
-        return JobRequest(workload_from_json(run.workload["value"]) if run.workload else None,
-                          target_from_json(run.target["value"]) if run.target else None, copy.deepcopy(run.settings))
+        """The request a run was started with: copies of its snapshots' values (no JSON: the request's
+        one JSON form is made where it crosses to a worker process)."""
+        return JobRequest(copy.deepcopy(run.workload.value) if run.workload else None,
+                          copy.deepcopy(run.target.value) if run.target else None, copy.deepcopy(run.settings))
 
     def record(self, run_id: str, events: list[Event]) -> None:
         """Keep what a running job streams (the last partial result of each kind and the plotted
@@ -509,7 +586,7 @@ class Project:
             elif isinstance(ev, MetricPoint):
                 add_metric_point(run.series, ev, MAX_SERIES_POINTS)
         if events:
-            self.changed.emit(ProjectEvent("record", id=run.id, engine=run.engine, events=list(events)))
+            self._announce(ProjectEvent("record", id=run.id, engine=run.engine, events=list(events)))
 
     # ================================================================ view state
     # `view` is the JSON object a session keeps; the window reads it through these, typed.
@@ -551,7 +628,7 @@ class Project:
         if shown.get(engine) == run_id and run_id is not None:
             return
         shown[engine] = run_id
-        self.changed.emit(ProjectEvent("shown", id=run_id, engine=engine))
+        self._announce(ProjectEvent("shown", id=run_id, engine=engine))
 
     def finish_run(self, run_id: str, outcome: RunOutcome) -> Run:
         """Close a run with its outcome (core.lifecycle decided its status and error text): finished
@@ -568,8 +645,11 @@ class Project:
         if outcome.status == "finished" and outcome.result is not None:
             run.result = outcome.result
             run.headline = outcome.headline()
+            # what it streamed on its way is in its result (Cain's plans are its improvements): a
+            # finished run's views read the result, so the partial results are neither kept nor saved
+            run.partial.clear()
         self._runs_dirty = True
-        self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+        self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
         return run
 
     def delete_run(self, run_id: str) -> None:
@@ -578,11 +658,11 @@ class Project:
 
         def do() -> None:
             self.runs.remove(run)
-            self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+            self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
 
         def undo() -> None:
             self.runs.insert(pos, run)
-            self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+            self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
         self._push(f"Delete run {run.id}", do, undo)
 
     def set_note(self, run_id: str, note: str) -> None:
@@ -592,7 +672,7 @@ class Project:
         def setter(v: str) -> Any:
             def f() -> None:
                 run.note = v
-                self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+                self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
             return f
         self._push(f"Note on {run.id}", setter(note), setter(old), ("note", run_id))
 
@@ -606,29 +686,24 @@ class Project:
                     self.choose(run.engine, lib, self.adopt(lib, snap, run.id))
             self.replace_settings(run.engine, run.settings)
 
-    def adopt(self, lib: str, snap: dict[str, Any], origin: str) -> str:
+    def adopt(self, lib: str, snap: Snapshot, origin: str) -> str:
         """The library id of an item holding a snapshot's value: its own item when unchanged, else an
         equal item, else a new item named "<name> (<origin>)" (undoable, inside the caller's macro)."""
-        from core.workload import target_from_json, workload_from_json
-
-        value = (workload_from_json if lib == "workloads" else target_from_json)(snap["value"])
-        e = self.entry(lib, snap.get("id"))
+        value = snap.value
+        e = self.entry(lib, snap.id)
         if e is not None and e.value == value:
             return e.id
         same = next((o for o in self.entries(lib) if o.value == value), None)
-        return same.id if same else self.add(lib, f"{snap['name']} ({origin})", value)
+        return same.id if same else self.add(lib, f"{snap.name} ({origin})", copy.deepcopy(value))
 
-    def open_program(self, engine: str, settings: dict[str, Any], workload: dict[str, Any] | None,
+    def open_program(self, engine: str, settings: dict[str, Any], workload: Snapshot | None,
                      origin: str, text: str) -> None:
         """Hand a program over to another engine (Cain's "Open in stepper"): its settings, and the
         workload it was made for (a snapshot) as that engine's chosen library item, in one undo step,
         so that a run there is recorded under the workload it really computes (issue 30)."""
         with self.macro(text):
-            if workload is not None and workload["value"].get("kind") in engines()[engine].workload_kinds:
-                try:
-                    self.choose(engine, "workloads", self.adopt("workloads", workload, origin))
-                except InputError:      # a snapshot this version cannot read: the program still goes over
-                    pass
+            if workload is not None and workload.kind in engines()[engine].workload_kinds:
+                self.choose(engine, "workloads", self.adopt("workloads", workload, origin))
             self.replace_settings(engine, {**self.settings(engine), **settings}, text)
 
 

@@ -554,8 +554,8 @@ class SettingsBinding(FieldBinding):
         super().__init__(schema, lambda: project.choice(engine).settings,
                          lambda k, v: project.set_setting(engine, k, v), parent)
         self.project, self.engine = project, engine
-        project.changed.connect(self._project_changed)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(self._project_changed))
+        undo = project.events.connect(self._project_changed, "settings", "reset")
+        self.destroyed.connect(lambda *_: undo())
 
     def _project_changed(self, ev: ProjectEvent) -> None:
         if ev.kind == "reset" or (ev.kind == "settings" and ev.engine == self.engine):

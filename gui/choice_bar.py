@@ -80,7 +80,8 @@ class ChoiceBar(QWidget):
         self.run_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         outer.addWidget(self.run_state)
         self.run_state.hide()
-        project.changed.connect(self._project_changed)
+        undo = project.events.connect(self._project_changed, "library", "choice", "run", "shown", "reset")
+        self.destroyed.connect(lambda *_: undo())
         self.refresh()
 
     # ------------------------------------------------------------ model -> widgets

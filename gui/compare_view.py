@@ -101,8 +101,8 @@ class CompareView(QWidget):
         layout.addWidget(split, 1)
 
         self.refresh()
-        project.changed.connect(self._project_changed)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(self._project_changed))
+        undo = project.events.connect(self._project_changed, "run", "reset")
+        self.destroyed.connect(lambda *_: undo())
 
     @staticmethod
     def _table() -> QTableWidget:

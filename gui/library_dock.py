@@ -122,9 +122,8 @@ class LibraryBrowser(QWidget):
         self.splitter.setSizes([230, 150, 380])      # room for the lists: ~8 workloads and 5 targets
         outer.addWidget(self.splitter, 1)
 
-        slot = self._project_changed
-        project.changed.connect(slot)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(slot))
+        undo = project.events.connect(self._project_changed, "library", "reset")
+        self.destroyed.connect(lambda *_: undo())
         for lib in LIBRARIES:
             self._fill(lib)
         first = next((lib for lib in LIBRARIES if project.entries(lib)), None)

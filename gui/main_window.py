@@ -29,7 +29,7 @@ from core.engine import EngineSpec, engines
 from core.errors import InputError
 from core.jobs import LogLine, Progress, eta_text
 from core.lifecycle import RunOutcome
-from core.project import ComparedRuns, Project, ProjectEvent, Run
+from core.project import ComparedRuns, Project, ProjectEvent, Run, Snapshot
 from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
 from gui.combo_fit import ELIDE, ComboElider, fit_combos
@@ -85,7 +85,8 @@ class MainWindow(QMainWindow):
         self.resize(*DEFAULT_SIZE)
         self.path: Path | None = None
         self.project = Project.starter()
-        self.project.changed.connect(self._project_changed)
+        # edits mark the window modified; no run's batches (record) or tab's shown run (view state) do
+        self.project.events.connect(self._project_changed, "library", "choice", "settings", "run", "reset")
         self.project.undo_stack.changed.connect(self._update_undo_actions)
         # every run (a tab's, a study's points) goes through the one run controller, polled here
         self.runner = RunAdapter(self.project, parent=self)
@@ -402,7 +403,7 @@ class MainWindow(QMainWindow):
             return
         self.compare(ids)
 
-    def open_in_simulator(self, update: dict[str, Any], workload: dict[str, Any] | None = None,
+    def open_in_simulator(self, update: dict[str, Any], workload: Snapshot | None = None,
                           origin: str = "") -> None:
         """Linked view: put a program into the simulator's settings, and the workload it was made for
         (a run's snapshot) into its choice bar, and step through it there. The tab shows no earlier
@@ -498,7 +499,7 @@ class MainWindow(QMainWindow):
         except KeyError:                # deleted as it started
             return
         self.project.show(engine, run_id)                   # the tab clears its live views (a model event)
-        self.log(f"{engines()[engine].title}: {run_id} started on {(run.workload or {}).get('name', 'no workload')}")
+        self.log(f"{engines()[engine].title}: {run_id} started on {run.workload.name if run.workload else 'no workload'}")
 
     def cancel_current(self) -> None:
         spec = self.current_engine()

@@ -281,8 +281,8 @@ class RunsView(QWidget):
         self._fill_engines()
         self.table.resizeColumnsToContents()
         self._update_actions()
-        project.changed.connect(self._project_changed)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(self._project_changed))
+        undo = project.events.connect(self._project_changed, "run", "reset")
+        self.destroyed.connect(lambda *_: undo())
 
     def _action(self, bar: QToolBar, text: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)
@@ -294,8 +294,7 @@ class RunsView(QWidget):
 
     # ------------------------------------------------------------ following the project
     def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind not in ("run", "reset"):
-            return
+        """A run (or the whole project) changed: the one kind of change the table shows."""
         keep = self.selected_ids() if ev.kind == "reset" else []
         self.model.sync(ev)
         if keep:

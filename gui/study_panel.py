@@ -124,7 +124,8 @@ class StudyPanel(QWidget):
         self._checked: tuple[str, int] | None = None      # (text, library version) of self.study
         self._library_version = 0
         self._dock: QDockWidget | None = None
-        context.project.changed.connect(self._project_changed)
+        undo = context.project.events.connect(self._project_changed, "library", "reset")
+        self.destroyed.connect(lambda *_: undo())
         self._build()
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)
@@ -372,8 +373,7 @@ class StudyPanel(QWidget):
         return s
 
     def _project_changed(self, ev: Any) -> None:
-        if ev.kind in ("library", "reset"):     # names in the study may mean other items now
-            self._library_version += 1
+        self._library_version += 1      # the library changed: names in the study may mean other items now
 
     # ================================================================ running
     def is_running(self) -> bool:

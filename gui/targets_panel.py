@@ -166,7 +166,8 @@ class TargetsPanel(QWidget):
         lay.addWidget(split, 1)
         self.row_ready.connect(self._add_row)
         self.done.connect(self._finish)
-        project.changed.connect(self._project_changed)
+        undo = project.events.connect(self._project_changed, "library", "reset")
+        self.destroyed.connect(lambda *_: undo())
 
     def _fill_networks(self) -> None:
         """The choices (the library's ONNX CNNs, then the zoo), the current one kept where still there."""

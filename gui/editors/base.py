@@ -46,9 +46,8 @@ class ItemEditor(QWidget):
         self._bindings: list[FieldBinding] = []
         self._problems: dict[str, str] = {}        # a field's label -> why its text was not taken
         self._message: str | None = None            # the last edit's refusal (a message, not a field)
-        slot = self._project_changed
-        project.changed.connect(slot)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(slot))
+        self._unfollow = project.events.connect(self._project_changed, "library", "reset")
+        self.destroyed.connect(lambda *_: self._unfollow())
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
         self.error = QLabel("")
@@ -60,7 +59,7 @@ class ItemEditor(QWidget):
     def detach(self) -> None:
         """Stop following the project (the item is gone or another one is shown)."""
         self._attached = False
-        self.project.changed.disconnect(self._project_changed)
+        self._unfollow()
 
     def _project_changed(self, ev: ProjectEvent) -> None:
         if not self._attached or not (ev.kind == "reset" or (ev.kind == "library" and ev.lib == self.lib

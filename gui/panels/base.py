@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QWidget
 
 from core.engine import EngineSpec
 from core.jobs import Event
-from core.project import Project, ProjectEvent, Run
+from core.project import Project, ProjectEvent, Run, Snapshot
 from core.results import EngineResult
 from core.workload import Target, Workload
 from gui.binding import SettingsBinding
@@ -33,7 +33,7 @@ class PanelContext(Protocol):
     def open_run(self, run_id: str, **focus: Any) -> None:
         """Show a run in its engine's tab; `focus` names what to select there (e.g. step=12)."""
         ...
-    def open_in_simulator(self, update: dict[str, Any], workload: dict[str, Any] | None = None,
+    def open_in_simulator(self, update: dict[str, Any], workload: Snapshot | None = None,
                           origin: str = "") -> None:
         """Merge `update` into the simulate settings and make `workload` (a run's snapshot, from run
         `origin`) its chosen workload (one undo step), switch to its tab and step through."""
@@ -53,9 +53,9 @@ class EnginePanel(QWidget):
             f"{engine.title}: {self.binding.title(key)}: {msg} (Run waits until it reads)")
         self.run: Run | None = None          # the run on show (None: nothing yet)
         self._stale = False                  # the model changed while this panel was not on show
-        project, on_change = self.project, self._model_changed
-        project.changed.connect(on_change)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(on_change))
+        # the run on show: its batches as they come, which run it is, its end, a new project
+        undo = self.project.events.connect(self._model_changed, "record", "shown", "run", "reset")
+        self.destroyed.connect(lambda *_: undo())
 
     # ------------------------------------------------------------ model -> views
     def on_show(self) -> bool:

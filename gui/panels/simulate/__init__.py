@@ -99,9 +99,8 @@ class SimulatePanel(GenericPanel):
         self.show_settings(True)
         # a user's switch to pasted text shows the text (not an undo: binding updates emit nothing)
         self.source.currentIndexChanged.connect(self._source_picked)
-        project, on_change = self.project, self._project_changed
-        project.changed.connect(on_change)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(on_change))
+        undo = self.project.events.connect(self._project_changed, "settings", "reset")
+        self.destroyed.connect(lambda *_: undo())
         self._sync_enabled()
 
     # ------------------------------------------------------------------ settings
