@@ -15,7 +15,8 @@ duration (signed: positive when the estimate says the run ends later than it doe
 Run: .venv/bin/python benchmarks/eta_error.py [--engines cappuccino,merit+zoo,fcnnx] [--json] [--trace FILE]
      [--replay FILE [--as-recorded]]
 ("merit+zoo": MERIT with AlexNet and VGG-16 of Table VIII and Table IX, its heavy explicit choices;
-"cappuccino+resnet18", "cappuccino+vgg16": Cappuccino on those zoo networks, issue 49's runs).
+"cappuccino+resnet18", "cappuccino+vgg16": Cappuccino on those zoo networks, issue 49's runs;
+"cappuccino+alexnet" one the estimate was not shaped on).
 `--replay FILE`: summarise the stamps a previous --trace wrote instead of running the engines; where
 the trace holds the estimator's raw inputs (Cappuccino's plan journal: work counts, nominal fractions,
 messages, load), this checkout's estimator is run on them again (`--as-recorded`: the estimates the
@@ -59,7 +60,7 @@ DEFAULT_ENGINES = ("cappuccino", "merit", "merit+zoo", "fcnnx", "bound", "simula
 SETTINGS: dict[str, dict[str, Any]] = {"cain": {"time_s": 5.0},
                                        "merit+zoo": {"networks": ["alexnet", "vgg16"], "table_ix": True}}
 # Workloads other than the tab's starter one, by variant name
-WORKLOADS: dict[str, Any] = {"cappuccino+resnet18": CnnNetwork("resnet18"), "cappuccino+vgg16": CnnNetwork("vgg16")}
+WORKLOADS: dict[str, Any] = {f"cappuccino+{name}": CnnNetwork(name) for name in ("resnet18", "vgg16", "alexnet")}
 
 
 Stamp = tuple[Any, ...]     # (time, fraction[, the engine's seconds left or None[, its stage's part or None]])
