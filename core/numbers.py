@@ -10,6 +10,7 @@ It imports nothing of the project, so the results' metric declarations (core.met
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any
 
 DIGITS = 4                  # significant digits of a measured or computed number
@@ -93,3 +94,26 @@ def format_number(value: Any, unit: str = "", digits: int = DIGITS) -> str:
         if math.isfinite(value) and 1e6 <= abs(value) < 1e15:
             text = next(f"{_digits(value / s, digits)} {w}" for s, w in _BIG if abs(value) >= s)
     return f"{text} {unit}" if unit else text
+
+
+def editable_text(value: Any) -> str:
+    """Text for a field a person edits: it reads back as exactly `value` (float() of it is the same
+    number) and reads as a person writes it: 25 not 25.0, 0.1, 1e9 not 1000000000.0, 1234567 in full.
+    The plain decimal below a million (down to 0.001); beyond, the shorter of plain and 1e9-style."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) and (abs(value) < 1e6 or abs(value) > 2 ** 53):
+        return str(value)                   # exact as it is (past 2**53 a float would not be)
+    if not math.isfinite(value):
+        return repr(float(value))
+    d = Decimal(repr(float(value))).normalize()     # repr: the shortest text that reads back exactly
+    if d == 0:
+        return "0"
+    sign, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)
+    plain = format(d, "f")
+    mant = "".join(map(str, digits))
+    sci = f"{'-' if sign else ''}{mant[0]}{'.' + mant[1:] if len(mant) > 1 else ''}e{exp + len(mant) - 1}"
+    if 1e-3 <= abs(value) < 1e6:
+        return plain
+    return sci if len(sci) < len(plain) else plain

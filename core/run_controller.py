@@ -530,7 +530,7 @@ class RunController:
         last = next((e for e in reversed(batch) if isinstance(e, Progress)), None)
         if last is not None:
             job.progress = last
-            job.eta.update(last.fraction, seconds_left=last.seconds_left)
+            job.eta.update(last.fraction, seconds_left=last.seconds_left, stage_seconds_left=last.stage_seconds_left)
             notices.append(Notice("progress", job.run_id, job.engine, last, job.parent))
 
     def _finish(self, job: Job, notices: list[Notice]) -> None:
