@@ -1,7 +1,9 @@
 """`main.py targets --network NAME|FILE.onnx [--targets KIND,...] [--target-file F ...] [--measure] [--json]`:
 one network on many targets (core.comparison), one row per target.
 
-Same conventions as the engine subcommands: progress on stderr, the table (or with `--json` one JSON
+Each target is a part: a target_cost run through a run controller of the command's own
+(core.comparison_run.compare), each in a worker process, modelled parts side by side and a measured
+one alone. Same conventions as the engine subcommands: progress on stderr, the table (or with `--json` one JSON
 object) on stdout, a bad input one line and exit 2; a part whose costing failed is a row saying so,
 and the exit is then 1.
 """
@@ -83,7 +85,9 @@ def targets_from_args(args: argparse.Namespace) -> list[TargetItem] | None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from core.comparison import compare, network_macs
+    from core.comparison import network_macs
+    from core.comparison_run import compare
+    from core.run_controller import process_launcher
 
     try:
         targets = targets_from_args(args)
@@ -100,7 +104,8 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"{what}: {row.target} ({row.engine or 'no engine'}) in {row.seconds:.1f} s", file=sys.stderr)
 
     try:
-        c = compare(args.network, targets, Budgets(measure=args.measure), on_row=progress)
+        # each part a run of its own controller, in a worker process (modelled parts side by side)
+        c = compare(args.network, targets, Budgets(measure=args.measure), on_row=progress, launcher=process_launcher)
     except InputError as exc:
         return _fail(f"{exc.where}: {exc.message}" if exc.where else exc.message)
     print(json.dumps(c.to_json()) if args.json else format_table(c))

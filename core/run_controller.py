@@ -507,6 +507,7 @@ class RunController:
     def _launch(self, job: Job, notices: list[Notice]) -> None:
         s = job.setup
         run = self.project.begin_run(s.engine, s.workload, s.target, s.settings, job.note)
+        run.parent = job.parent             # the part's link to its comparison (saved with the session)
         job.run_id, job.state, job.started = run.id, "running", time.monotonic()
         try:
             request = self.project.request_of(run)

@@ -86,6 +86,8 @@ _SCHEMA: dict[str, Any] = {
                     "type": "object", "additionalProperties": _POINTS}},
                 "error": {"type": ["string", "null"]},
                 "headline": {"type": "object"}, "note": {"type": "string"},
+                # the run of runs it is a part of (a comparison's id; optional, none when absent)
+                "parent": {"type": "string", "minLength": 1},
             }}},
         # where each run's text lies (encode_text): a hint for check_file, ignored by readers
         "index": {"type": "object"},
@@ -123,7 +125,8 @@ def _run_json(r: Run) -> dict[str, Any]:
             "target": r.target, "started_at": r.started_at, "finished_at": r.finished_at,
             "duration_s": r.duration_s, "result": None if r.result is None else r.result.to_json(),
             "result_version": None if r.result is None else type(r.result).VERSION,
-            "partial": r.partial, "series": r.series, "error": r.error, "headline": r.headline, "note": r.note}
+            "partial": r.partial, "series": r.series, "error": r.error, "headline": r.headline, "note": r.note,
+            **({"parent": r.parent} if r.parent else {})}
 
 
 class SessionChanged(SessionError):
@@ -386,7 +389,7 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
                target=r.get("target"), status=r["status"], started_at=r["started_at"],
                finished_at=r.get("finished_at"), duration_s=r.get("duration_s"), result=result,
                partial=dict(r.get("partial") or {}), series=dict(r.get("series") or {}),
-               error=r.get("error"), headline=headline, note=r.get("note", ""))
+               error=r.get("error"), headline=headline, note=r.get("note", ""), parent=r.get("parent"))
 
 
 def load(path: str | Path) -> Project:
