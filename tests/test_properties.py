@@ -221,12 +221,13 @@ def _engine_checks() -> dict[str, Any]:
     from core.fcnnx.engine import _settings as fcnnx_settings
     from core.simulate.engine import checked_settings as simulate_settings
     from core.merit.engine import check_settings as merit_settings
+    from core.target_cost.engine import check_settings as target_cost_settings
     from core.workload import Scamp5Target
 
     return {"cain": lambda s: cain_settings(s, Scamp5Target()), "simulate": simulate_settings,
             "merit": merit_settings, "cappuccino": cappuccino_settings,
             "bound": lambda s: bound_settings(JobRequest(None, None, s)),
-            "fcnnx": lambda s: fcnnx_settings(JobRequest(None, None, s))}
+            "fcnnx": lambda s: fcnnx_settings(JobRequest(None, None, s)), "target_cost": target_cost_settings}
 
 
 ENGINE_CHECKS = _engine_checks()

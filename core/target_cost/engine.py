@@ -42,7 +42,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
         "scamp5_max_nodes": {"type": "integer", "minimum": 1, "maximum": MAX_NODES, "title": "Cain node budget",
                              "description": "SCAMP-5: Cain's search nodes per pass of the first layer"},
         "scamp5_time_s": {"type": "number", "minimum": 0.1, "maximum": MAX_TIME_S, "title": "Cain time budget",
-                          "x-unit": "s", "description": "SCAMP-5: Cain's seconds per pass of the first layer"},
+                          "x-decimals": 1, "description": "SCAMP-5: Cain's seconds per pass of the first layer (s)"},
         "fcnnx_max_joint": {"type": "integer", "minimum": 1, "maximum": MAX_JOINT, "title": "f-CNNx design points",
                             "description": "FPGA: f-CNNx's joint design points explored"},
     },
@@ -55,6 +55,14 @@ def default_settings() -> dict[str, Any]:
     return dataclasses.asdict(Budgets())
 
 
+def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings checked against the schema (InputError naming the field), defaults filled in."""
+    from core.checks import check_settings as check
+
+    check(SETTINGS_SCHEMA, settings)
+    return {**default_settings(), **settings}
+
+
 def network_source(workload: Any) -> str:
     """The network a CNN workload names (its ONNX file, else its zoo name); InputError otherwise."""
     if not isinstance(workload, CnnNetwork):
@@ -63,13 +71,12 @@ def network_source(workload: Any) -> str:
 
 
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
-    from core.comparison import Budgets, TargetItem, budgets_of, cost_part, network_macs
+    from core.comparison import TargetItem, budgets_of, cost_part, network_macs
 
+    budgets = budgets_of(check_settings(request.settings))
     source = network_source(request.workload)
     if request.target is None or request.target.kind not in TARGET_KINDS:
         raise InputError(f"choose a target of kind {', '.join(TARGET_KINDS)}", "target")
-    settings = {**dataclasses.asdict(Budgets()), **request.settings}
-    budgets = budgets_of(settings)
     name = _kind_title(request.target.kind)     # the comparison names the row by the target's library name
     title, macs, _ = network_macs(source)
     yield Progress(0.0, f"costing {title} on {name}")
