@@ -17,7 +17,8 @@ project's view state (`project.view["comparisons"][id]`: network, budgets, each 
 saved with the session; each part's run keeps its parent (Run.parent). `compare()` runs one to its
 end on a controller of its own (the command line: worker processes; a script or test: threads).
 The window's Targets tab drives one on the window's controller (gui.run_adapter), never a thread of
-its own.
+its own, and shows the last one recorded when a session opens (`last_recorded`, rebuilt from the
+record and its parts' runs).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ class ComparisonRun:
             part = Part(item, None)
             self.parts.append(part)
             if regs.get(item.value.kind) is None:
-                part.row, part.ended = _uncosted(item), True
+                part.row, part.ended = _uncosted(item.name, item.value.kind), True
         # modelled parts first, then the measured ones: an exclusive job waiting holds back what follows it
         order = sorted((i for i, p in enumerate(self.parts) if not p.ended),
                        key=lambda i: is_measured(self.parts[i].item.value, budgets))
@@ -144,27 +145,13 @@ class ComparisonRun:
 
     # ------------------------------------------------------------ internals
     def _row_of(self, p: Part) -> ComparisonRow | None:
-        from core.target_cost.result import TargetCostResult
-
         job = p.job
         assert job is not None
         if job.run_id is None:              # cancelled before it started
             return None
-        try:
-            run = self.project.run(job.run_id)
-        except KeyError:                    # deleted meanwhile
-            return None
-        costing = costings().get(p.item.value.kind)
-        words = costing.engine if costing is not None else ""
-        if run.status == "finished" and isinstance(run.result, TargetCostResult):
-            row: ComparisonRow = run.result.row()
-            row.target = p.item.name
-        elif run.status == "cancelled":
-            return None
-        else:                               # a crash, a costing that failed its check: a row saying so
-            row = ComparisonRow(target=p.item.name, kind=p.item.value.kind, engine=words, failed=True,
-                                reason=run.error or "the part ended without a result")
-        row.run_id, row.reused = run.id, job.reused
+        row = row_of_run(self.project, job.run_id, p.item.name)
+        if row is not None:
+            row.reused = job.reused
         return row
 
     def _record(self) -> None:
@@ -172,16 +159,78 @@ class ComparisonRun:
         book = self.project.view.get("comparisons")
         if not isinstance(book, dict):
             book = self.project.view["comparisons"] = {}
-        book[self.id] = {"network": self.network, "source": self.source, "budgets": {
+        book[self.id] = {"network": self.network, "source": self.source, "macs": self.macs, "layers": self.layers,
+                         "budgets": {
             k: getattr(self.budgets, k) for k in ("measure", "scamp5_max_nodes", "scamp5_time_s", "fcnnx_max_joint")},
-            "targets": [p.item.name for p in self.parts], "runs": self.run_ids(), "reused": self.reused,
+            "targets": [p.item.name for p in self.parts], "kinds": [p.item.value.kind for p in self.parts],
+            "runs": self.run_ids(), "reused": self.reused,
             "cancelled": self.cancelled, "done": self.done}
 
 
-def _uncosted(item: TargetItem) -> ComparisonRow:
-    k = kind_of("targets", item.value.kind)
-    title = k.title if k is not None else item.value.kind
-    return ComparisonRow(target=item.name, kind=item.value.kind, engine="",
+def row_of_run(project: Project, run_id: str, name: str) -> ComparisonRow | None:
+    """The row of a part's run, named as the comparison names its target (None: the run was
+    cancelled or deleted)."""
+    from core.target_cost.result import TargetCostResult
+
+    try:
+        run = project.run(run_id)
+    except KeyError:
+        return None
+    kind = str(((run.target or {}).get("value") or {}).get("kind", ""))
+    if run.status == "finished" and isinstance(run.result, TargetCostResult):
+        row: ComparisonRow = run.result.row()
+        row.target = name
+    elif run.status in ("failed",):         # a crash, a costing that failed its check: a row saying so
+        costing = costings().get(kind)
+        row = ComparisonRow(target=name, kind=kind, engine=costing.engine if costing is not None else "",
+                            failed=True, reason=run.error or "the part ended without a result")
+    else:                                   # cancelled, or still running
+        return None
+    row.run_id = run.id
+    return row
+
+
+def recorded(project: Project, cid: str) -> Comparison | None:
+    """A comparison the project recorded, rebuilt from its record and its parts' runs (a session
+    opened again): None when there is no such record or it is not one this version wrote."""
+    book = project.view.get("comparisons")
+    entry = book.get(cid) if isinstance(book, dict) else None
+    try:
+        assert isinstance(entry, dict)
+        budgets = Budgets(**entry["budgets"])
+        rows: list[ComparisonRow] = []
+        for name, kind, rid in zip(entry["targets"], entry["kinds"], entry["runs"]):
+            if isinstance(rid, str):
+                row = row_of_run(project, rid, str(name))
+            else:                   # no engine costs its kind: no run, the row says so
+                row = None if costings().get(str(kind)) is not None else _uncosted(str(name), str(kind))
+            if row is not None:
+                rows.append(row)
+        mark_best(rows)
+        return Comparison(network=str(entry["network"]), source=str(entry["source"]), macs=int(entry["macs"]),
+                          layers=int(entry["layers"]), budgets=budgets, rows=rows, id=cid,
+                          cancelled=bool(entry["cancelled"]), reused=int(entry["reused"]))
+    except (AssertionError, KeyError, TypeError, ValueError):
+        return None
+
+
+def last_recorded(project: Project) -> Comparison | None:
+    """The newest comparison the project recorded that ended (None: none)."""
+    book = project.view.get("comparisons")
+    if not isinstance(book, dict):
+        return None
+    done = [cid for cid, e in book.items() if isinstance(e, dict) and e.get("done")]
+    for cid in sorted(done, key=lambda c: (len(c), c), reverse=True):
+        c = recorded(project, cid)
+        if c is not None:
+            return c
+    return None
+
+
+def _uncosted(name: str, kind: str) -> ComparisonRow:
+    k = kind_of("targets", kind)
+    title = k.title if k is not None else kind
+    return ComparisonRow(target=name, kind=kind, engine="",
                          reason=f"not costed yet: no engine produces a cost record on a {title} yet")
 
 

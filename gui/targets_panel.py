@@ -9,7 +9,8 @@ cost record. The panel owns no thread: the adapter's QTimer polls the controller
 and each part that ends becomes a row (rows and plots grow live). A part whose setup has not changed
 since a finished run is that run (re-used, and the status says how many). Cancel cancels every part;
 a panel deleted mid-comparison cancels its parts and is never written to. Double-clicking a row, or
-clicking a roofline point or a bar, opens that part's run in its engine's tab (`run_requested`).
+clicking a roofline point or a bar, opens that part's run in its engine's tab (`run_requested`). A
+session opened shows its last comparison again (rebuilt from its record and its parts' runs).
 
 The table exports as CSV (values, limits, % of the limit, measured or modelled), the plots as PNG or
 SVG. Under the table, sub-tabs hold each target's per-layer time and energy as stacked bars and a
@@ -37,7 +38,7 @@ from core.atomic import atomic_write_text
 from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, RooflinePoint, TargetItem, above_ceiling,
                              ceiling, roofline_points)
 from core.comparison_cli import HEADS, UNITS, cell, how_words
-from core.comparison_run import ComparisonRun
+from core.comparison_run import ComparisonRun, last_recorded
 from core.errors import InputError
 from core.project import Project
 from core.run_controller import thread_launcher
@@ -197,6 +198,27 @@ class TargetsPanel(QWidget):
     def _project_changed(self, ev: Any) -> None:
         if ev.kind == "reset" or (ev.kind == "library" and ev.lib == "workloads"):
             self._fill_networks()
+        if ev.kind == "reset" and not self.running():      # a session opened: its last comparison, as it ended
+            self.show_comparison(last_recorded(self.project))
+
+    def show_comparison(self, c: Comparison | None) -> None:
+        """Show a comparison that has ended (None: an empty table)."""
+        self.current = None
+        self._live, self._rows = [], []
+        self.table.setRowCount(0)
+        for plot in (self.plot, self.energy_plot, self.roofline):
+            plot.clear()
+        self.roofline_series, self.roofline_items = {}, {}
+        if c is None:
+            self.comparison = None
+            self.status.setText("")
+            self.export_table_button.setEnabled(False)
+            self.export_plot_button.setEnabled(False)
+            return
+        at = self.network.findData(c.source)
+        if at >= 0:
+            self.network.setCurrentIndex(at)
+        self._finish(c)
 
     # ---------------------------------------------------------------- running
     def targets(self) -> list[TargetItem]:

@@ -255,3 +255,22 @@ def test_the_tab_runs_its_parts_through_the_windows_controller_and_opens_them(wi
     qtbot.waitUntil(lambda: panel.comparison is not None and panel.comparison.id != c.id, timeout=int(HANG_S * 1000))
     assert panel.comparison.reused == len(c.rows) and len(window.project.runs) == n
     assert f"{len(c.rows)} part(s) re-used" in panel.status.text()
+
+
+def test_a_session_opened_shows_its_last_comparison_again(qtbot, fakes: Fakes) -> None:
+    from gui.targets_panel import TargetsPanel
+
+    fakes.refuse = {"scamp5"}
+    project = Project()
+    compare("lenet5", targets_of_kinds(["gpu"]), project=project)
+    c = compare("lenet5", targets_of_kinds(KINDS), Budgets(scamp5_max_nodes=99), project=project)
+    opened = Project()
+    panel = TargetsPanel(opened)
+    qtbot.addWidget(panel)
+    opened.replace_with(session.from_json(session.to_json(project)))     # what opening the session does
+    shown = panel.comparison
+    assert shown is not None and shown.id == c.id and shown.reused == c.reused == 1 and not shown.cancelled
+    assert [(r.target, r.run_id, r.reason, r.best) for r in shown.rows] == \
+        [(r.target, r.run_id, r.reason, r.best) for r in c.rows]
+    assert shown.budgets.scamp5_max_nodes == 99 and panel.table.rowCount() == len(KINDS)
+    assert panel.network.currentData() == "lenet5" and panel.export_table_button.isEnabled()
