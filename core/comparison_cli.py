@@ -2,8 +2,9 @@
 one network on many targets (core.comparison), one row per target.
 
 Each target is a part: a target_cost run through a run controller of the command's own
-(core.comparison_run.compare), each in a worker process, modelled parts side by side and a measured
-one alone. Same conventions as the engine subcommands: progress on stderr, the table (or with `--json` one JSON
+(core.comparison_run.compare), each in a worker process (with --measure: on threads of this process,
+so a timing is taken at the command's priority, not a worker's lower one), modelled parts side by side
+and a measured one alone. Same conventions as the engine subcommands: progress on stderr, the table (or with `--json` one JSON
 object) on stdout, a bad input one line and exit 2; a part whose costing failed is a row saying so,
 and the exit is then 1.
 """
@@ -87,7 +88,7 @@ def targets_from_args(args: argparse.Namespace) -> list[TargetItem] | None:
 def run_command(args: argparse.Namespace) -> int:
     from core.comparison import network_macs
     from core.comparison_run import compare
-    from core.run_controller import process_launcher
+    from core.run_controller import process_launcher, thread_launcher
 
     try:
         targets = targets_from_args(args)
@@ -104,8 +105,11 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"{what}: {row.target} ({row.engine or 'no engine'}) in {row.seconds:.1f} s", file=sys.stderr)
 
     try:
-        # each part a run of its own controller, in a worker process (modelled parts side by side)
-        c = compare(args.network, targets, Budgets(measure=args.measure), on_row=progress, launcher=process_launcher)
+        # each part a run of a controller of its own, in a worker process (modelled parts side by side);
+        # with --measure on threads of this process instead: a worker runs at a lower priority, and a
+        # timing is taken at the command's own (the measured part runs alone either way)
+        launcher = thread_launcher if args.measure else process_launcher
+        c = compare(args.network, targets, Budgets(measure=args.measure), on_row=progress, launcher=launcher)
     except InputError as exc:
         return _fail(f"{exc.where}: {exc.message}" if exc.where else exc.message)
     print(json.dumps(c.to_json()) if args.json else format_table(c))
