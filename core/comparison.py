@@ -227,16 +227,15 @@ def network_macs(source: str) -> tuple[str, int, int]:
 
 
 def part_settings(target: Any, budgets: Budgets) -> dict[str, Any]:
-    """The budgets a part on this target reads (its run's settings): only these make two parts'
-    setups differ, so changing SCAMP-5's node budget re-runs the SCAMP-5 part alone, and `measure`
-    counts only where the part would time code here."""
+    """A part's run settings: every budget, those its target's costing does not read at their
+    defaults. So only what it reads makes two parts' setups differ (changing SCAMP-5's node budget
+    re-runs the SCAMP-5 part alone; `measure` counts only where the part would time code here), and
+    the settings are whole (a part's setup restored in its tab holds every field)."""
     c = costings().get(target.kind)
-    if c is None:
-        return {}
-    keys = set(c.budget_keys) - {"measure"}
-    if c.measured(target, budgets):
+    keys = set(c.budget_keys) - {"measure"} if c is not None else set()
+    if c is not None and c.measured(target, budgets):
         keys.add("measure")
-    return {k: getattr(budgets, k) for k in sorted(keys)}
+    return {**dataclasses.asdict(Budgets()), **{k: getattr(budgets, k) for k in keys}}
 
 
 def budgets_of(settings: dict[str, Any]) -> Budgets:

@@ -7,6 +7,7 @@ process, each ended before its test ends."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any
 
@@ -139,7 +140,8 @@ def test_a_rerun_reuses_the_unchanged_parts_and_reruns_a_changed_one(fakes: Fake
     assert changed.reused == len(KINDS) - 2
     fresh = {r.kind for r in changed.rows if not r.reused}
     assert fresh == {"dataflow", "scamp5"} and len(project.runs) == n_runs + 2
-    assert project.run(next(r.run_id for r in changed.rows if r.kind == "scamp5")).settings == {"scamp5_max_nodes": 123}
+    settings = project.run(next(r.run_id for r in changed.rows if r.kind == "scamp5")).settings
+    assert settings == {**dataclasses.asdict(Budgets()), "scamp5_max_nodes": 123}     # whole, the budget it reads set
     # measuring matters only where a part would time code here: none of these
     assert compare("lenet5", items, Budgets(scamp5_max_nodes=123, measure=True), project=project).reused == len(KINDS)
     assert compare("lenet5", items, project=project, reuse=False).reused == 0
@@ -274,3 +276,15 @@ def test_a_session_opened_shows_its_last_comparison_again(qtbot, fakes: Fakes) -
         [(r.target, r.run_id, r.reason, r.best) for r in c.rows]
     assert shown.budgets.scamp5_max_nodes == 99 and panel.table.rowCount() == len(KINDS)
     assert panel.network.currentData() == "lenet5" and panel.export_table_button.isEnabled()
+
+
+def test_a_parts_setup_comes_back_in_its_tab_and_runs_again(fakes: Fakes) -> None:
+    project = Project.starter()
+    (row,) = compare("lenet5", targets_of_kinds(["gpu"]), project=project).rows
+    project.restore_setup(row.run_id)               # the Runs table's "Edit setup"
+    request = project.request("target_cost")
+    assert request.workload.network == "lenet5" and request.target.kind == "gpu"
+    assert project.settings("target_cost") == project.run(row.run_id).settings
+    controller = RunController(project, thread_launcher)
+    job = controller.start("target_cost", reuse=True)        # the same setup: its run is the answer
+    assert job.reused and job.run_id == row.run_id and not controller.busy()
