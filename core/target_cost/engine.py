@@ -117,9 +117,17 @@ def format_text(r: EngineResult) -> str:
     head = f"{r.network} on {r.target} ({r.engine or 'no engine'}):"
     if r.reason is not None or r.record is None:
         return f"{head} not run: {r.reason}"
+    from core.display import format_number
+
     t = r.record.total
-    return "\n".join([head, f"latency {t.time_s.value} s, energy {t.energy_j.value} J, off-chip "
-                            f"{t.offchip_bytes.value} B; {100 * r.covered_macs / max(1, r.macs):.4g}% of the MACs run",
+
+    def fig(f: Any, unit: str) -> str:
+        if f.value is None:
+            return "no model"
+        limit = f" (limit {format_number(f.limit, unit)})" if f.limit is not None else ""
+        return format_number(f.value, unit) + limit
+    return "\n".join([head, f"latency {fig(t.time_s, 's')}, energy {fig(t.energy_j, 'J')}, off-chip "
+                            f"{fig(t.offchip_bytes, 'B')}; {100 * r.covered_macs / max(1, r.macs):.4g}% of the MACs run",
                       r.note])
 
 
