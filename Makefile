@@ -29,12 +29,15 @@ run: $(STAMP) native
 	$(PY) main.py $(ARGS)
 
 # One test process per core; a file's tests stay in one process (its module fixtures, e.g. compiled programs, are built once).
+# Byte-code caches are written even where PYTHONDONTWRITEBYTECODE is set: without them each test process
+# compiles and assertion-rewrites every module again (about 10 s of CPU per process).
+TEST_ENV = QT_QPA_PLATFORM=offscreen PYTHONDONTWRITEBYTECODE=
 test: $(STAMP) native
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist loadfile
+	$(TEST_ENV) $(PY) -m pytest -q -n auto --dist loadfile
 
 # The suite without the tests marked slow (pytest.ini): installs, Dask clusters, C compilation, process corpora.
 test-fast: $(STAMP) native
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist loadfile -m "not slow"
+	$(TEST_ENV) $(PY) -m pytest -q -n auto --dist loadfile -m "not slow"
 
 # Style (ruff), types of core/, sims/ and gui/ (mypy), import layering (import-linter); settings in pyproject.toml.
 lint: $(STAMP)

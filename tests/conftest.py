@@ -12,6 +12,24 @@ from core import engine as engine_module
 from tests.demo_engine import DEMO, demo_run  # noqa: F401  (demo_run: re-exported for the tests)
 
 
+SLOW_MODULE = "pytestmark = pytest.mark.slow"
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under `-m "not slow"` (make test-fast) a test file whose every test is slow (a module-level
+    `pytestmark = pytest.mark.slow` line) is not even imported: some build their cases at import
+    (test_bad_inputs: about 2.5 s), and each xdist worker would pay that again."""
+    if config.getoption("markexpr", "") != "not slow" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    try:
+        text = collection_path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return True if any(line.startswith(SLOW_MODULE) for line in text.splitlines()) else None
+
+
 @pytest.fixture
 def demo_engine(monkeypatch):
     """Registers the demo engine next to the real ones for one test."""

@@ -614,6 +614,7 @@ def test_kept_example_session_migrates_its_bound_network():
     assert set(p.settings("bound")) == set(ENGINE.default_settings())
 
 
+@pytest.mark.slow
 def test_command_line_keeps_its_flags_and_output():
     import subprocess
     import sys

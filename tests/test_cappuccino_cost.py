@@ -87,6 +87,7 @@ def test_a_record_below_its_limit_is_refused_naming_the_figure(digits):
     assert e.value.where == "result.cost.record.layers[1].time_s.value"
 
 
+@pytest.mark.slow
 def test_cost_network_builds_and_profiles_the_digits_program_here():
     if synth.find_compiler_noting()[0] is None:
         pytest.skip("no C compiler")

@@ -55,6 +55,7 @@ def _one_line(stderr: str) -> str:
 
 
 # ================================================================ no C compiler
+@pytest.mark.slow
 def test_cain_without_a_compiler_says_so_in_one_line_and_exits_1(tmp_path):
     """Main 6105d8f: a traceback ending in `RuntimeError: search worker 0 failed: CompiledUnavailable`."""
     empty = tmp_path / "bin"
@@ -98,6 +99,7 @@ def test_cappuccino_cli_without_a_compiler_finishes_with_the_note(tmp_path):
 
 
 # ================================================================ the build folder
+@pytest.mark.slow
 def test_a_build_folder_that_is_a_file_is_named_with_what_moves_it(tmp_path):
     """Main 6105d8f: the same traceback as without a compiler."""
     blocker = tmp_path / "build"
@@ -196,6 +198,7 @@ def _onnx(path: Path, channels: int = 4, opset: int = 13, input_type: int = 1) -
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmSize from /proc")
 def test_an_onnx_model_too_large_for_the_memory_left_is_not_called_unreadable(tmp_path):
     """Main 6105d8f: under ulimit -v, `cappuccino --model vgg16` said the cached file "is not a
@@ -266,6 +269,7 @@ def test_a_worker_killed_mid_run_is_recorded_failed_with_the_likely_cause(demo_e
 
 
 # ================================================================ no display
+@pytest.mark.slow
 def test_the_window_without_a_display_says_what_to_do_and_exits_1():
     """Main 6105d8f: Qt aborted (exit 134, "could not connect to display") without a word from the app."""
     if not sys.platform.startswith("linux"):
@@ -329,6 +333,7 @@ def test_a_non_float_input_is_refused_naming_it(tmp_path, reader):
     assert "input 'x' holds int64 values" in info.value.message and "input 'x'" in info.value.where
 
 
+@pytest.mark.slow
 def test_a_kernel_name_with_a_control_character_never_reaches_the_code(tmp_path):
     kernels = tmp_path / "k.json"
     kernels.write_text(json.dumps({"name": "blur", "denominator": 16,
@@ -366,6 +371,7 @@ def test_a_session_with_a_control_character_in_a_name_is_refused(tmp_path):
     assert info.value.where == "session.library.targets[0].name"
 
 
+@pytest.mark.slow
 def test_a_format_1_cain_register_count_that_is_text_is_refused_naming_it(tmp_path):
     """Main 6105d8f: "registers": "six" validated and opened without a word (the setting was dropped)."""
     path = tmp_path / "old.dfx"
@@ -405,6 +411,7 @@ def test_an_output_folder_is_proven_to_hold_files(tmp_path, monkeypatch):
 
 
 # ================================================================ timings that say when they are unreliable
+@pytest.mark.slow
 @pytest.mark.skipif(__import__("core.ccompiler").ccompiler.find_compiler() is None, reason="no C compiler here")
 def test_a_busy_machine_marks_merits_measured_c(monkeypatch):
     """MERIT times its generated C against numpy: the load is kept beside the figures, with a warning

@@ -275,6 +275,7 @@ def test_a_version_2_result_loads_and_upgrades():
         FcnnxResult.check(upgraded, version=FcnnxResult.VERSION + 1)
 
 
+@pytest.mark.slow
 def test_command_line_exports_the_table_and_the_result_carries_its_replay(tmp_path):
     import sys
 

@@ -206,6 +206,7 @@ def test_a_study_completes_with_its_points_and_metrics(scheduler, tmp_path):
     assert all("series" not in r and r["result"]["mode"] == r["params"]["mode"] for r in lines[1:])
 
 
+@pytest.mark.slow
 def test_a_killed_worker_gets_its_point_again(scheduler, tmp_path, monkeypatch):
     """The points are the demo engine's: each says which worker process runs it, then waits for the
     test's go-ahead, so the worker is killed in the middle of its point however fast or loaded the
@@ -298,6 +299,7 @@ def test_cancel_leaves_no_worker_process(tmp_path):
     assert [r for r in results_file.read(tmp_path / "study.results.jsonl") if r["type"] == "point"] == []
 
 
+@pytest.mark.slow
 def test_cli_json_and_exit_codes(scheduler, tmp_path, capsys):
     from main import main
 

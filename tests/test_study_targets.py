@@ -155,6 +155,7 @@ def test_objectives_are_metrics_of_the_study():
     assert e.value.where == "study.objectives"
 
 
+@pytest.mark.slow
 def test_the_command_line_refuses_a_bad_field_with_exit_2(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**SWEEP, "axes": [{"param": "target.bandwith_gbps", "values": [1.0]}]}))
@@ -268,6 +269,7 @@ def test_a_target_sweep_runs_on_a_dask_cluster(tmp_path):
     assert left == []
 
 
+@pytest.mark.slow
 def test_the_command_line_prints_the_sweeps_front(tmp_path, sweep_records):
     """`study run --json` gives the sweep's front over its objectives (the points come from the cache
     of finished points, filled here, so no cluster starts)."""
