@@ -2,8 +2,9 @@
 
 A project holds a library of named workloads and named targets, each engine's choice of workload,
 target and settings, and every run ever made (its setup, status, live series and result). Widgets
-read it and change it only through the methods below; each change is announced on `changed` (as
-napari's layers announce theirs) and, when a user made it, recorded on the undo stack. Runs finishing
+read it and change it only through the methods below; each change is announced on the signal of
+its kind, `project.events.<kind>` with a typed payload (core.project_events; as napari's layers
+announce each attribute) and, when a user made it, recorded on the undo stack. Runs finishing
 are not undoable, deleting one is.
 """
 
@@ -19,9 +20,10 @@ from typing import Any, Iterator
 from core.checks import check_name
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
-from core.events import Signal
 from core.jobs import Event, MetricPoint, PartialResult, add_metric_point
 from core.lifecycle import MAX_SERIES_POINTS, RunOutcome
+from core.project_events import (ChoiceChanged, LibraryChanged, ModifiedChanged, ProjectEvents, Reset, RunChanged,
+                                 RunRecorded, SettingsChanged, ShownChanged)
 from core.results import EngineResult
 from core.run_words import error_words
 from core.undo import Command, UndoStack
@@ -98,21 +100,6 @@ class Run:
         return f"{self.id} {self.engine} · {self.workload_name()}"
 
 
-@dataclass
-class ProjectEvent:
-    """What changed: kind is library | choice | settings | run | record | shown | reset.
-
-    "record": a running run recorded a batch of its events (`events`, in order): views of that run
-    draw them. "shown": the run an engine's tab shows changed (view state, saved with the session)."""
-
-    kind: str
-    lib: str | None = None
-    id: str | None = None
-    engine: str | None = None
-    key: str | None = None
-    events: list[Event] | None = field(default=None, compare=False, repr=False)
-
-
 def _fresh_id(prefix: str, taken: Iterator[str]) -> str:
     used = set(taken)
     n = 1
@@ -136,9 +123,11 @@ class Project:
         self.engines: dict[str, EngineChoice] = {}
         self.runs: list[Run] = []
         self.view: dict[str, Any] = {"current_engine": None}
-        self.changed = Signal()                 # emits ProjectEvent
+        self.events = ProjectEvents()           # one signal per kind of change (core.project_events)
         self.undo_stack = UndoStack()
         self._runs_dirty = False
+        self._was_modified = False              # what events.modified last said
+        self.undo_stack.changed.connect(self._note_modified)
         self._macro: list[Command] | None = None
         self._run_clock: dict[str, float] = {}
         self._run_serial = 0        # run ids only grow: a deleted run's id is never given again
@@ -164,7 +153,8 @@ class Project:
         self.engines, self.runs, self.view = other.engines, other.runs, other.view
         self._runs_dirty = False
         self.undo_stack.clear()
-        self.changed.emit(ProjectEvent("reset"))
+        self.events.reset.emit(Reset())
+        self._note_modified()
 
     # ================================================================ undo plumbing
     def _push(self, text: str, do: Any, undo: Any, merge_key: Any = None) -> None:
@@ -209,6 +199,14 @@ class Project:
     def mark_saved(self) -> None:
         self._runs_dirty = False
         self.undo_stack.set_clean()
+        self._note_modified()
+
+    def _note_modified(self) -> None:
+        """Announce `modified` on events.modified when it flips (an edit, its undo, a run, a save)."""
+        now = self.modified
+        if now != self._was_modified:
+            self._was_modified = now
+            self.events.modified.emit(ModifiedChanged(now))
 
     # ================================================================ library
     def entries(self, lib: str) -> list[Entry]:
@@ -240,11 +238,11 @@ class Project:
 
         def do() -> None:
             entries.insert(pos, entry)
-            self.changed.emit(ProjectEvent("library", lib, entry.id))
+            self.events.library(lib).emit(LibraryChanged(lib, entry.id))
 
         def undo() -> None:
             entries.remove(entry)
-            self.changed.emit(ProjectEvent("library", lib, entry.id))
+            self.events.library(lib).emit(LibraryChanged(lib, entry.id))
         self._push(f"Add {entry.name}", do, undo)
         return entry.id
 
@@ -267,7 +265,7 @@ class Project:
         def setter(v: str, auto: bool) -> Any:
             def f() -> None:
                 e.name, e.auto_name = v, auto
-                self.changed.emit(ProjectEvent("library", lib, e.id))
+                self.events.library(lib).emit(LibraryChanged(lib, e.id))
             return f
         self._push(f"Rename {old} to {name}", setter(name, is_generated_name(lib, name, e.value)),
                    setter(old, old_auto))
@@ -284,17 +282,17 @@ class Project:
             entries.remove(e)
             for n in users:
                 setattr(self.engines[n], attr, None)
-            self.changed.emit(ProjectEvent("library", lib, e.id))
+            self.events.library(lib).emit(LibraryChanged(lib, e.id))
             for n in users:
-                self.changed.emit(ProjectEvent("choice", engine=n))
+                self.events.choice.emit(ChoiceChanged(n))
 
         def undo() -> None:
             entries.insert(pos, e)
             for n in users:
                 setattr(self.engines[n], attr, e.id)
-            self.changed.emit(ProjectEvent("library", lib, e.id))
+            self.events.library(lib).emit(LibraryChanged(lib, e.id))
             for n in users:
-                self.changed.emit(ProjectEvent("choice", engine=n))
+                self.events.choice.emit(ChoiceChanged(n))
         self._push(f"Delete {e.name}", do, undo)
 
     def set_value(self, lib: str, entry_id: str, value: Any, text: str = "") -> None:
@@ -310,7 +308,7 @@ class Project:
         def setter(v: Any, n: str) -> Any:
             def f() -> None:
                 e.value, e.name = v, n
-                self.changed.emit(ProjectEvent("library", lib, e.id))
+                self.events.library(lib).emit(LibraryChanged(lib, e.id))
             return f
         self._push(text or f"Edit {e.name}", setter(copy.deepcopy(value), name), setter(old, old_name),
                    ("value", lib, entry_id))
@@ -353,14 +351,14 @@ class Project:
 
         def do() -> None:
             c.settings[key] = value
-            self.changed.emit(ProjectEvent("settings", engine=engine, key=key))
+            self.events.settings.emit(SettingsChanged(engine, key))
 
         def undo() -> None:
             if missing:
                 c.settings.pop(key, None)
             else:
                 c.settings[key] = old
-            self.changed.emit(ProjectEvent("settings", engine=engine, key=key))
+            self.events.settings.emit(SettingsChanged(engine, key))
         from core.display import setting_label      # the widget's label, never the key (issue 30)
 
         self._push(f"Change {setting_label(engine, key)}", do, undo, ("setting", engine, key))
@@ -374,7 +372,7 @@ class Project:
         def setter(v: dict[str, Any]) -> Any:
             def f() -> None:
                 c.settings = v
-                self.changed.emit(ProjectEvent("settings", engine=engine))
+                self.events.settings.emit(SettingsChanged(engine))
             return f
         self._push(text, setter(new), setter(old))
 
@@ -390,7 +388,7 @@ class Project:
         def setter(v: str | None) -> Any:
             def f() -> None:
                 setattr(c, attr, v)
-                self.changed.emit(ProjectEvent("choice", engine=engine))
+                self.events.choice.emit(ChoiceChanged(engine))
             return f
         name = self._entry(lib, entry_id).name if entry_id else "nothing"
         self._push(f"Use {name}", setter(entry_id), setter(old))
@@ -479,8 +477,9 @@ class Project:
         if clock:
             self._run_clock[run.id] = time.monotonic()
         self._runs_dirty = True
+        self._note_modified()
         if announce:
-            self.changed.emit(ProjectEvent("run", id=run.id, engine=engine))
+            self.events.runs.emit(RunChanged(engine, run.id))
         return run
 
     def add_finished_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
@@ -509,7 +508,7 @@ class Project:
             elif isinstance(ev, MetricPoint):
                 add_metric_point(run.series, ev, MAX_SERIES_POINTS)
         if events:
-            self.changed.emit(ProjectEvent("record", id=run.id, engine=run.engine, events=list(events)))
+            self.events.record.emit(RunRecorded(run.engine, run.id, list(events)))
 
     # ================================================================ view state
     # `view` is the JSON object a session keeps; the window reads it through these, typed.
@@ -551,7 +550,7 @@ class Project:
         if shown.get(engine) == run_id and run_id is not None:
             return
         shown[engine] = run_id
-        self.changed.emit(ProjectEvent("shown", id=run_id, engine=engine))
+        self.events.shown.emit(ShownChanged(engine, run_id))
 
     def finish_run(self, run_id: str, outcome: RunOutcome) -> Run:
         """Close a run with its outcome (core.lifecycle decided its status and error text): finished
@@ -569,7 +568,8 @@ class Project:
             run.result = outcome.result
             run.headline = outcome.headline()
         self._runs_dirty = True
-        self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+        self._note_modified()
+        self.events.runs.emit(RunChanged(run.engine, run.id))
         return run
 
     def delete_run(self, run_id: str) -> None:
@@ -578,11 +578,11 @@ class Project:
 
         def do() -> None:
             self.runs.remove(run)
-            self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+            self.events.runs.emit(RunChanged(run.engine, run.id))
 
         def undo() -> None:
             self.runs.insert(pos, run)
-            self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+            self.events.runs.emit(RunChanged(run.engine, run.id))
         self._push(f"Delete run {run.id}", do, undo)
 
     def set_note(self, run_id: str, note: str) -> None:
@@ -592,7 +592,7 @@ class Project:
         def setter(v: str) -> Any:
             def f() -> None:
                 run.note = v
-                self.changed.emit(ProjectEvent("run", id=run.id, engine=run.engine))
+                self.events.runs.emit(RunChanged(run.engine, run.id))
             return f
         self._push(f"Note on {run.id}", setter(note), setter(old), ("note", run_id))
 

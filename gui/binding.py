@@ -20,9 +20,11 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSp
                                QPlainTextEdit, QSpinBox, QWidget)
 
 from core.errors import InputError
-from core.project import Project, ProjectEvent
+from core.project import Project
+from core.project_events import SettingsChanged
 from core.settings import Setting, declared
 from core.units import format_quantity, quantity_of, read_field
+from gui.follow import follow
 
 W = TypeVar("W", bound=QWidget)
 
@@ -554,9 +556,9 @@ class SettingsBinding(FieldBinding):
         super().__init__(schema, lambda: project.choice(engine).settings,
                          lambda k, v: project.set_setting(engine, k, v), parent)
         self.project, self.engine = project, engine
-        project.changed.connect(self._project_changed)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(self._project_changed))
+        follow(self, self._settings_changed, project.events.settings)
+        follow(self, lambda _ev: self.refresh(None), project.events.reset)
 
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind == "reset" or (ev.kind == "settings" and ev.engine == self.engine):
-            self.refresh(ev.key if ev.kind == "settings" else None)
+    def _settings_changed(self, ev: SettingsChanged) -> None:
+        if ev.engine == self.engine:
+            self.refresh(ev.key)

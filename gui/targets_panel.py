@@ -34,6 +34,7 @@ from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, Roofli
                              ceiling, compare, roofline_points)
 from core.comparison_cli import HEADS, UNITS, cell, how_words
 from core.project import Project
+from gui.follow import follow
 from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number, series_colour
 
 COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How", "MACs run"]
@@ -166,7 +167,7 @@ class TargetsPanel(QWidget):
         lay.addWidget(split, 1)
         self.row_ready.connect(self._add_row)
         self.done.connect(self._finish)
-        project.changed.connect(self._project_changed)
+        follow(self, lambda _ev: self._fill_networks(), project.events.workloads, project.events.reset)
 
     def _fill_networks(self) -> None:
         """The choices (the library's ONNX CNNs, then the zoo), the current one kept where still there."""
@@ -178,10 +179,6 @@ class TargetsPanel(QWidget):
         at = self.network.findData(keep)
         self.network.setCurrentIndex(max(at, 0))
         self.network.blockSignals(False)
-
-    def _project_changed(self, ev: Any) -> None:
-        if ev.kind == "reset" or (ev.kind == "library" and ev.lib == "workloads"):
-            self._fill_networks()
 
     # ---------------------------------------------------------------- running
     def targets(self) -> list[TargetItem]:

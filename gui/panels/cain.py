@@ -23,7 +23,7 @@ from core.engine import EngineSpec
 from core.errors import InputError
 from core.simulate.sources import settings_from_cain_result
 from core.jobs import Event, MetricPoint, PartialResult
-from core.project import ProjectEvent, Run
+from core.project import Run
 from core.settings import held
 from core.workload import kernels_of, workload_from_json
 from gui.panels.base import PanelContext
@@ -74,9 +74,6 @@ class CainPanel(GenericPanel):
         b.build_into(self.controls, ["seed_share", "seed"])
         self.controls.addStretch(1)
         self._build_views()
-        project, on_change = self.project, self._project_changed
-        project.changed.connect(on_change)
-        self.destroyed.connect(lambda *_: project.changed.disconnect(on_change))
         self._sync_enabled()
 
     # ------------------------------------------------------------------ views
@@ -163,9 +160,8 @@ class CainPanel(GenericPanel):
         self.tabs.insertTab(3, self.cpp_view, "C++")
 
     # ------------------------------------------------------------------ settings
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind == "reset" or (ev.kind == "settings" and ev.engine == self.engine.name):
-            self._sync_enabled()
+    def settings_changed(self) -> None:
+        self._sync_enabled()
 
     def _sync_enabled(self) -> None:
         """The tolerance only applies when d is chosen automatically."""
