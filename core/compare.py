@@ -15,7 +15,7 @@ from typing import Any
 from core.display import format_number, format_setting, lead, metric_of, setting_label
 from core.engine import engines
 from core.metrics import DURATION, Metric
-from core.project import Run, summary
+from core.project import Run, Snapshot, summary
 
 SETTINGS_TEXT_MAX = 60
 
@@ -105,8 +105,8 @@ def run_row(run: Run) -> dict[str, Any]:
         "id": run.id,
         "engine": run.engine,
         "engine_title": engine_title(run.engine),
-        "workload": (run.workload or {}).get("name", ""),
-        "target": (run.target or {}).get("name", ""),
+        "workload": run.workload.name if run.workload else "",
+        "target": run.target.name if run.target else "",
         "settings": settings_text(run),
         "settings_full": settings_text(run, limit=10 ** 9),
         "status": status_text(run),
@@ -157,25 +157,15 @@ def _union(dicts: list[dict[str, Any]]) -> list[str]:
     return list(keys)
 
 
-def _item_row(key: str, snaps: list[dict[str, Any] | None]) -> DiffRow:
+def _item_row(key: str, snaps: list[Snapshot | None]) -> DiffRow:
     """A workload or target row: its name per run, differing when the snapshot values differ (an item
     edited between two runs keeps its name, so then its summary is shown too)."""
-    present = [(s is not None, (s or {}).get("value")) for s in snaps]
-    row = _row(key, present)
-    names = [None if s is None else s.get("name", "") for s in snaps]
+    row = _row(key, [(s is not None, None if s is None else s.value) for s in snaps])
+    names = [None if s is None else s.name for s in snaps]
     if row.differs and len({n for n in names if n is not None}) < sum(n is not None for n in names):
-        names = [None if s is None else f"{s.get('name', '')}: {_summary(key, s.get('value'))}" for s in snaps]
+        names = [None if s is None else f"{s.name}: {summary(s.value)}" for s in snaps]
     row.values = names
     return row
-
-
-def _summary(key: str, value: Any) -> str:
-    from core.workload import target_from_json, workload_from_json
-
-    try:
-        return summary((workload_from_json if key == "workload" else target_from_json)(value))
-    except Exception:       # a snapshot this version cannot read: still comparable, just not summed up
-        return "unreadable"
 
 
 def settings_diff(runs: list[Run]) -> list[DiffRow]:

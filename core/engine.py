@@ -57,6 +57,9 @@ class EngineSpec:
     # window switches to a fitting kind when the user opens the engine's tab.
     workload_kinds: tuple[str, ...] = ()
     target_kinds: tuple[str, ...] = ()
+    # The typed partial results the engine streams, by kind (Cain: {"plan": ProgramPlan}): classes with
+    # `from_json(data, where)`, through which a session's or a study record's partial results are read.
+    partial_types: dict[str, Any] = field(default_factory=dict)
     # JSON schema of the settings (validated on load). Its "properties" carry each setting's type and
     # range ("minimum"/"maximum"), a "title" (widget label) and a "description" (tooltip): the GUI's
     # binding builds its widgets' ranges from it, so a value core accepts is never clamped.

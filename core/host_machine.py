@@ -87,6 +87,68 @@ def parse_cpuinfo(text: str) -> dict[str, object]:
     return out
 
 
+@dataclass(frozen=True)
+class FmaDatapath:
+    """A core's vector FMA pipes: how many, how wide, and the published source that says so."""
+
+    pipes: int
+    pipe_bytes: int
+    source: str
+
+    def issue_per_cycle(self, vector_width: int) -> int:
+        """Vector FMAs of `vector_width` float32 lanes a core starts per cycle: every pipe one, a
+        vector wider than a pipe taking several pipes (Zen 4 runs a 512-bit FMA on two 256-bit
+        pipes); at least 1."""
+        per = max(1, -(-4 * vector_width // self.pipe_bytes))          # pipes one vector FMA occupies
+        return max(1, self.pipes // per)
+
+
+# Published FMA throughput per microarchitecture (docs/targets.md, "Mobile SoC"):
+# AMD: Software Optimization Guide for family 17h (Zen, Zen+: two 128-bit FMA pipes; Zen 2, family
+# 17h model 30h and later: two 256-bit), family 19h (Zen 3 and Zen 4: two 256-bit FMA pipes, Zen 4
+# executing an AVX-512 instruction as two 256-bit halves) and family 1Ah (Zen 5: two 512-bit);
+# Intel 64 and IA-32 Optimization Reference Manual (two FMA ports since Haswell, 512-bit on the
+# AVX-512 server cores); Arm Cortex-A76 / Neoverse N1 Software Optimization Guides (two 128-bit
+# FP/ASIMD pipes, both FMA). A CPU with no FMA flag: one multiply-add a cycle (separate mul and add).
+def fma_datapath(cpuinfo: str, machine: str = "") -> FmaDatapath:
+    """This CPU's FMA pipes from /proc/cpuinfo's vendor, family, model and flags (`machine`:
+    platform.machine(), for Arm whose cpuinfo names no vendor this way)."""
+    if machine.lower() in ("aarch64", "arm64"):
+        return FmaDatapath(2, 16, "Arm Cortex-A76 / Neoverse N1: two 128-bit FMA pipes")
+
+    def field(key: str) -> str:
+        m = re.search(rf"^{key}\s*:\s*(.+)$", cpuinfo, re.M)
+        return m.group(1).strip() if m else ""
+
+    flags = set(field("flags").split())
+    if "fma" not in flags:
+        return FmaDatapath(1, 16, "no FMA flag: one multiply-add a cycle assumed")
+    vendor, family = field("vendor_id"), int(field("cpu family") or 0)
+    model = int(field("model") or 0)
+    if vendor == "AuthenticAMD" or (not vendor and family in (0x17, 0x19, 0x1A)):
+        if family == 0x17 and model < 0x30:
+            return FmaDatapath(2, 16, "AMD Zen / Zen+ (family 17h): two 128-bit FMA pipes")
+        if family in (0x17, 0x19):
+            zen4 = "avx512f" in flags
+            return FmaDatapath(2, 32, f"AMD {'Zen 4' if zen4 else 'Zen 2 / Zen 3'} (family {family:x}h model "
+                                      f"{model:x}h): two 256-bit FMA pipes" + (", AVX-512 in two halves" if zen4 else ""))
+        return FmaDatapath(2, 64, f"AMD Zen 5 or later (family {family:x}h): two 512-bit FMA pipes")
+    width = 64 if "avx512f" in flags else 32
+    return FmaDatapath(2, width, f"Intel (FMA3{', AVX-512' if width == 64 else ''}): two {8 * width}-bit FMA ports")
+
+
+@lru_cache(maxsize=1)
+def host_fma() -> FmaDatapath:
+    """This machine's FMA pipes (read once per process)."""
+    import platform
+
+    try:
+        text = CPUINFO.read_text(errors="replace")
+    except OSError:
+        text = ""
+    return fma_datapath(text, platform.machine())
+
+
 @lru_cache(maxsize=1)
 def host_cpu() -> HostCpu:
     """This machine's CPU (read once per process)."""

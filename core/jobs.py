@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, TextIO, Union
+from typing import Any, Callable, Iterable, Iterator, Protocol, TextIO, Union
 
 
 class Cancelled(Exception):
@@ -79,12 +79,22 @@ def add_metric_point(series: dict[str, dict[str, list[list[float]]]], ev: Metric
             pts.append(keep)
 
 
+class PartialData(Protocol):
+    """A typed partial result: a dataclass of its engine's (Cain's core.cain.plans.ProgramPlan), read
+    by the engine's panel as it is. Its JSON form is made only for a session file or a study's record;
+    the class's `from_json(data, where)` reads it back, found by kind in EngineSpec.partial_types."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class PartialResult:
-    """An intermediate result (e.g. a new best program); JSON-able payload."""
+    """An intermediate result (e.g. a new best program), typed: what a view shows while the run goes
+    on, and what a cancelled or failed run keeps (the last one of each kind). An engine streams only
+    what a view reads."""
 
     kind: str
-    data: dict[str, Any]
+    data: PartialData
 
 
 @dataclass(frozen=True)

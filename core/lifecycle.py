@@ -9,7 +9,7 @@ study runner); the project records it as it is.
 
 Statuses: "finished" (a result that reads back through its type), "failed" (an error, a crash, no
 result, or a result that does not match its type: the unchecked result is then kept as the partial
-result "result", so nothing the engine made is lost) and "cancelled".
+result "result", an UncheckedResult, so nothing the engine made is lost) and "cancelled".
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from typing import Any, Callable, Literal
 from core import faults
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
-from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, add_metric_point, drive
+from core.jobs import (CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialData, PartialResult, add_metric_point,
+                       drive)
 from core.results import EngineResult
 
 MAX_SERIES_POINTS = 4000        # per series of a run; older points are thinned, the newest kept
@@ -82,6 +83,38 @@ class RunError:
                    str(d.get("where", "")), str(d.get("type", "")), str(d.get("detail", "")))
 
 
+@dataclass(frozen=True)
+class UncheckedResult:
+    """A final result that did not read through its engine's type, kept as the engine made it (the
+    partial result "result" of a failed run): JSON data by nature, so its JSON form is itself."""
+
+    data: Any
+
+    def to_json(self) -> Any:
+        return self.data
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "") -> "UncheckedResult":
+        return cls(data)
+
+
+def partials_json(partial: dict[str, PartialData]) -> dict[str, Any]:
+    """The JSON form of a run's last partial results (a session file, a study's record)."""
+    return {kind: data.to_json() for kind, data in partial.items()}
+
+
+def read_partials(spec: EngineSpec, data: Any, where: str = "partial") -> dict[str, PartialData]:
+    """A run's partial results read back through the engine's declared types (EngineSpec.partial_types);
+    InputError naming the field that does not read. A kind this version no longer streams (MERIT's
+    "verification", "banks" and "codegen", Cappuccino's "allocation": no view read them) is left out."""
+    out: dict[str, PartialData] = {}
+    for kind, value in (data or {}).items():
+        cls = UncheckedResult if kind == "result" else spec.partial_types.get(kind)
+        if cls is not None:
+            out[kind] = cls.from_json(value, f"{where}.{kind}")
+    return out
+
+
 @dataclass
 class RunOutcome:
     """What one run produced, however and wherever it ran."""
@@ -91,7 +124,7 @@ class RunOutcome:
     error: RunError | None = None
     duration_s: float | None = None
     events: int = 0
-    partial: dict[str, dict[str, Any]] = field(default_factory=dict)
+    partial: dict[str, PartialData] = field(default_factory=dict)
     series: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
 
@@ -124,7 +157,8 @@ class RunOutcome:
                 "error": None if self.error is None else self.error.to_json(),
                 "duration_s": self.duration_s, "events": self.events,
                 # a result that did not read back is kept as the partial "result": it was never streamed
-                "partial": self.partial if stream else {k: v for k, v in self.partial.items() if k == "result"},
+                "partial": partials_json(self.partial if stream else
+                                         {k: v for k, v in self.partial.items() if k == "result"}),
                 "series": self.series if stream else {},
                 "log": list(self.log)}
 
@@ -136,7 +170,8 @@ class RunOutcome:
         out = cls(status if status in STATUSES else "failed",
                   error=None if d.get("error") is None else RunError.from_json(d["error"]),
                   duration_s=d.get("duration_s"), events=int(d.get("events") or 0),
-                  partial=dict(d.get("partial") or {}), series=dict(d.get("series") or {}), log=list(d.get("log") or []))
+                  partial=read_partials(spec, d.get("partial")), series=dict(d.get("series") or {}),
+                  log=list(d.get("log") or []))
         if d.get("result") is not None:
             _take_result(out, spec, d["result"], d.get("result_version"))
         elif out.status == "finished":
@@ -154,7 +189,7 @@ def _take_result(out: RunOutcome, spec: EngineSpec, data: Any, version: int | No
     except InputError as exc:
         out.status, out.result = "failed", None
         out.error = RunError("other", f"the result does not match its type: {exc}")
-        out.partial["result"] = data
+        out.partial["result"] = UncheckedResult(data)
 
 
 class Recorder:
@@ -163,7 +198,7 @@ class Recorder:
 
     def __init__(self, series_limit: int = MAX_SERIES_POINTS, log_limit: int = MAX_LOG_LINES,
                  forward: Callable[[Event], None] | None = None) -> None:
-        self.partial: dict[str, dict[str, Any]] = {}
+        self.partial: dict[str, PartialData] = {}
         self.series: dict[str, dict[str, list[list[float]]]] = {}
         self.log: list[str] = []
         self.final: Any = None

@@ -2,10 +2,10 @@
 
 A project holds a library of named workloads and named targets, each engine's choice of workload,
 target and settings, and every run ever made (its setup, status, live series and result). Widgets
-read it and change it only through the methods below; each change is announced on the signal of
-its kind, `project.events.<kind>` with a typed payload (core.project_events; as napari's layers
-announce each attribute) and, when a user made it, recorded on the undo stack. Runs finishing
-are not undoable, deleting one is.
+read it and change it only through the methods below; each change is announced on the signal of its
+kind, `project.events.<kind>`, with a typed payload (core.project_events: one signal per kind, as
+napari's layers have one per attribute, so a widget hears only what it shows) and, when a user made
+it, recorded on the undo stack. Runs finishing are not undoable, deleting one is.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from core.checks import check_name
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
-from core.jobs import Event, MetricPoint, PartialResult, add_metric_point
+from core.jobs import Event, MetricPoint, PartialData, PartialResult, add_metric_point
 from core.lifecycle import MAX_SERIES_POINTS, RunOutcome
 from core.project_events import (ChoiceChanged, LibraryChanged, ModifiedChanged, ProjectEvents, Reset, RunChanged,
                                  RunRecorded, SettingsChanged, ShownChanged)
@@ -54,8 +54,41 @@ class Entry:
     def kind(self) -> str:
         return str(self.value.kind)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> "Snapshot":
+        """The item as a run uses it: a frozen copy, so later edits leave the run's setup as it was."""
+        return Snapshot(self.id, self.name, copy.deepcopy(self.value))
+
+    def to_json(self) -> dict[str, Any]:
+        """The item's session form (its value's JSON form; written only into session files)."""
         return {"id": self.id, "name": self.name, "value": self.value.to_json()}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A library item as a run used it: its id and name then, and its own copy of the value (a
+    Workload or Target object, never the library's, and never changed). A run keeps its setup typed;
+    its JSON form is written only into session files (and read back from them or a study's records)."""
+
+    id: str
+    name: str
+    value: Any              # Workload or Target
+
+    @property
+    def kind(self) -> str:
+        return str(self.value.kind)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "value": self.value.to_json()}
+
+    @classmethod
+    def from_json(cls, lib: str, d: dict[str, Any], where: str = "") -> "Snapshot":
+        """A snapshot's session form read back (`lib`: "workloads" or "targets"); InputError naming
+        the field when its value does not read."""
+        from core.workload import target_from_json, workload_from_json
+
+        read = workload_from_json if lib == "workloads" else target_from_json
+        value = read(d["value"], f"{where}.value") if where else read(d["value"])
+        return cls(str(d.get("id", "")), str(d.get("name", "")), value)
 
 
 @dataclass
@@ -74,14 +107,14 @@ class Run:
     id: str
     engine: str
     settings: dict[str, Any]
-    workload: dict[str, Any] | None          # snapshot {"id", "name", "value"}
-    target: dict[str, Any] | None
+    workload: Snapshot | None                # the workload as it was when the run started
+    target: Snapshot | None
     status: str = "running"
     started_at: str = field(default_factory=now_iso)
     finished_at: str | None = None
     duration_s: float | None = None
     result: EngineResult | None = None       # the final result, typed (JSON only in session files)
-    partial: dict[str, dict[str, Any]] = field(default_factory=dict)    # last PartialResult per kind
+    partial: dict[str, PartialData] = field(default_factory=dict)    # last PartialResult per kind, typed
     series: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)   # plot -> series -> [x, y]
     error: str | None = None
     headline: dict[str, Any] = field(default_factory=dict)
@@ -94,7 +127,7 @@ class Run:
 
     def workload_name(self, none: str = "no workload") -> str:
         """The name of the workload the run was set up with (its snapshot's), or `none`."""
-        return str((self.workload or {}).get("name", none))
+        return self.workload.name if self.workload is not None else none
 
     def label(self) -> str:
         return f"{self.id} {self.engine} · {self.workload_name()}"
@@ -430,12 +463,16 @@ class Project:
             return spec.workload_problem(e.value)
         return None
 
-    def request(self, engine: str) -> JobRequest:
-        """What a run of the engine gets; InputError (naming workload or target) when it cannot run."""
+    def check_runnable(self, engine: str) -> None:
+        """InputError (naming the workload or target) when the engine cannot run on its choice."""
         for lib, where in (("workloads", "workload"), ("targets", "target")):
             why = self.problem(engine, lib)
             if why:
                 raise InputError(why, where)
+
+    def request(self, engine: str) -> JobRequest:
+        """What a run of the engine gets; InputError (naming workload or target) when it cannot run."""
+        self.check_runnable(engine)
         w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
         return JobRequest(copy.deepcopy(w.value) if w else None, copy.deepcopy(t.value) if t else None,
                           self.settings(engine))
@@ -458,33 +495,34 @@ class Project:
 
     def start_run(self, engine: str) -> Run:
         """Record a run about to start, with a snapshot of its setup; InputError if it cannot run."""
-        self.request(engine)
+        self.check_runnable(engine)
         w, t = self.chosen(engine, "workloads"), self.chosen(engine, "targets")
         return self.begin_run(engine, w.snapshot() if w else None, t.snapshot() if t else None,
                               self.settings(engine))
 
-    def begin_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
+    def begin_run(self, engine: str, workload: Snapshot | None, target: Snapshot | None,
                   settings: dict[str, Any], note: str = "", clock: bool = True, announce: bool = True) -> Run:
-        """Record a run about to start with a given setup (snapshots {"id", "name", "value"} and
-        settings): a study's point, a part of a comparison, a retry (core.run_controller). With
+        """Record a run about to start with a given setup (its workload's and target's snapshots, kept
+        as they are, and settings): a study's point, a part of a comparison, a retry
+        (core.run_controller). With
         `clock`, its duration is measured here; without, the outcome's (a point on a Dask worker).
         Without `announce` (the caller finishes it at once), finishing it is its one event."""
         numbers = [int(r.id[1:]) for r in self.runs if r.id[:1] == "r" and r.id[1:].isdigit()]
         self._run_serial = max([self._run_serial, *numbers]) + 1
         run = Run(id=f"r{self._run_serial}", engine=engine, settings=copy.deepcopy(settings),
-                  workload=copy.deepcopy(workload), target=copy.deepcopy(target), note=note)
+                  workload=workload, target=target, note=note)
         self.runs.append(run)
         if clock:
             self._run_clock[run.id] = time.monotonic()
         self._runs_dirty = True
         self._note_modified()
         if announce:
-            self.events.runs.emit(RunChanged(engine, run.id))
+            self.events.run.emit(RunChanged(engine, run.id))
         return run
 
-    def add_finished_run(self, engine: str, workload: dict[str, Any] | None, target: dict[str, Any] | None,
+    def add_finished_run(self, engine: str, workload: Snapshot | None, target: Snapshot | None,
                          settings: dict[str, Any], outcome: RunOutcome, note: str = "") -> Run:
-        """Record a run that ran elsewhere: its setup snapshots ({"id", "name", "value"}) and its
+        """Record a run that ran elsewhere: its setup snapshots and its
         outcome, with what it streamed, recorded as any run's."""
         run = self.begin_run(engine, workload, target, settings, note, clock=False, announce=False)
         run.partial.update(copy.deepcopy(outcome.partial))
@@ -492,11 +530,10 @@ class Project:
         return self.finish_run(run.id, outcome)
 
     def request_of(self, run: Run) -> JobRequest:
-        """The request a run was started with (rebuilt from its snapshot)."""
-        from core.workload import target_from_json, workload_from_json
-
-        return JobRequest(workload_from_json(run.workload["value"]) if run.workload else None,
-                          target_from_json(run.target["value"]) if run.target else None, copy.deepcopy(run.settings))
+        """The request a run was started with: copies of its snapshots' values (no JSON: the request's
+        one JSON form is made where it crosses to a worker process)."""
+        return JobRequest(copy.deepcopy(run.workload.value) if run.workload else None,
+                          copy.deepcopy(run.target.value) if run.target else None, copy.deepcopy(run.settings))
 
     def record(self, run_id: str, events: list[Event]) -> None:
         """Keep what a running job streams (the last partial result of each kind and the plotted
@@ -567,9 +604,12 @@ class Project:
         if outcome.status == "finished" and outcome.result is not None:
             run.result = outcome.result
             run.headline = outcome.headline()
+            # what it streamed on its way is in its result (Cain's plans are its improvements): a
+            # finished run's views read the result, so the partial results are neither kept nor saved
+            run.partial.clear()
         self._runs_dirty = True
         self._note_modified()
-        self.events.runs.emit(RunChanged(run.engine, run.id))
+        self.events.run.emit(RunChanged(run.engine, run.id))
         return run
 
     def delete_run(self, run_id: str) -> None:
@@ -578,11 +618,11 @@ class Project:
 
         def do() -> None:
             self.runs.remove(run)
-            self.events.runs.emit(RunChanged(run.engine, run.id))
+            self.events.run.emit(RunChanged(run.engine, run.id))
 
         def undo() -> None:
             self.runs.insert(pos, run)
-            self.events.runs.emit(RunChanged(run.engine, run.id))
+            self.events.run.emit(RunChanged(run.engine, run.id))
         self._push(f"Delete run {run.id}", do, undo)
 
     def set_note(self, run_id: str, note: str) -> None:
@@ -592,7 +632,7 @@ class Project:
         def setter(v: str) -> Any:
             def f() -> None:
                 run.note = v
-                self.events.runs.emit(RunChanged(run.engine, run.id))
+                self.events.run.emit(RunChanged(run.engine, run.id))
             return f
         self._push(f"Note on {run.id}", setter(note), setter(old), ("note", run_id))
 
@@ -606,29 +646,24 @@ class Project:
                     self.choose(run.engine, lib, self.adopt(lib, snap, run.id))
             self.replace_settings(run.engine, run.settings)
 
-    def adopt(self, lib: str, snap: dict[str, Any], origin: str) -> str:
+    def adopt(self, lib: str, snap: Snapshot, origin: str) -> str:
         """The library id of an item holding a snapshot's value: its own item when unchanged, else an
         equal item, else a new item named "<name> (<origin>)" (undoable, inside the caller's macro)."""
-        from core.workload import target_from_json, workload_from_json
-
-        value = (workload_from_json if lib == "workloads" else target_from_json)(snap["value"])
-        e = self.entry(lib, snap.get("id"))
+        value = snap.value
+        e = self.entry(lib, snap.id)
         if e is not None and e.value == value:
             return e.id
         same = next((o for o in self.entries(lib) if o.value == value), None)
-        return same.id if same else self.add(lib, f"{snap['name']} ({origin})", value)
+        return same.id if same else self.add(lib, f"{snap.name} ({origin})", copy.deepcopy(value))
 
-    def open_program(self, engine: str, settings: dict[str, Any], workload: dict[str, Any] | None,
+    def open_program(self, engine: str, settings: dict[str, Any], workload: Snapshot | None,
                      origin: str, text: str) -> None:
         """Hand a program over to another engine (Cain's "Open in stepper"): its settings, and the
         workload it was made for (a snapshot) as that engine's chosen library item, in one undo step,
         so that a run there is recorded under the workload it really computes (issue 30)."""
         with self.macro(text):
-            if workload is not None and workload["value"].get("kind") in engines()[engine].workload_kinds:
-                try:
-                    self.choose(engine, "workloads", self.adopt("workloads", workload, origin))
-                except InputError:      # a snapshot this version cannot read: the program still goes over
-                    pass
+            if workload is not None and workload.kind in engines()[engine].workload_kinds:
+                self.choose(engine, "workloads", self.adopt("workloads", workload, origin))
             self.replace_settings(engine, {**self.settings(engine), **settings}, text)
 
 

@@ -83,7 +83,7 @@ class ProjectEvents:
         self.targets = Signal()         # LibraryChanged, lib "targets"
         self.choice = Signal()          # ChoiceChanged
         self.settings = Signal()        # SettingsChanged
-        self.runs = Signal()            # RunChanged
+        self.run = Signal()             # RunChanged
         self.record = Signal()          # RunRecorded (a running job's stream: frequent)
         self.shown = Signal()           # ShownChanged
         self.modified = Signal()        # ModifiedChanged, only when the flag flips

@@ -573,6 +573,29 @@ def to_plain(value: Any) -> Any:
     return value
 
 
+def plain_parts(value: Any) -> Any:
+    """One level of `value`'s plain form, its parts left as they are: a dataclass as a dict of its
+    fields named as to_plain names them (absent optional keys left out, extra keys in place), a
+    domain class with a JSON form of its own as that form; anything else as it is. For a view that
+    unfolds a large result a level at a time (the panels' Result tree) without converting all of it."""
+    kind = type(value)
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return value
+    own = getattr(kind, "json_form", None)
+    if own is not None:
+        return own(value)
+    out: dict[str, Any] = {}
+    for name, extras, omit in _plain_fields(kind):
+        v = getattr(value, name)
+        if extras:
+            out.update(v)
+        elif not (v is None and omit):
+            out[name] = v
+    for name in getattr(kind, "JSON_DERIVED", ()):
+        out[name] = getattr(value, name)
+    return out
+
+
 _PLAIN_FIELDS: dict[type, tuple[tuple[str, bool, bool], ...]] = {}
 
 

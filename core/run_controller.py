@@ -38,7 +38,7 @@ from typing import Any, Callable, Literal, Protocol
 from core.engine import JobRequest, engines
 from core.jobs import CancelToken, Eta, Event, Progress
 from core.lifecycle import RunError, RunOutcome, record_run
-from core.project import Project, Run
+from core.project import Project, Run, Snapshot
 
 NoticeKind = Literal["started", "events", "progress", "finished", "reused", "log",
                      "study_record", "study_done"]
@@ -218,28 +218,32 @@ def setup_key(engine: str, workload: Any, target: Any, settings: dict[str, Any])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
+def _value(snap: Snapshot | None) -> Any:
+    return None if snap is None else snap.value
+
+
 def run_key(run: Run) -> str:
     """The setup key of a recorded run, from its snapshots."""
-    return setup_key(run.engine, (run.workload or {}).get("value"), (run.target or {}).get("value"), run.settings)
+    return setup_key(run.engine, _value(run.workload), _value(run.target), run.settings)
 
 
 @dataclass(frozen=True)
 class Setup:
-    """A run's setup as the project records it: snapshots {"id", "name", "value"} and settings."""
+    """A run's setup as the project records it: its workload's and target's snapshots (frozen
+    copies, shared with the run: never changed) and settings."""
 
     engine: str
-    workload: dict[str, Any] | None
-    target: dict[str, Any] | None
+    workload: Snapshot | None
+    target: Snapshot | None
     settings: dict[str, Any]
 
     @property
     def key(self) -> str:
-        return setup_key(self.engine, (self.workload or {}).get("value"), (self.target or {}).get("value"),
-                         self.settings)
+        return setup_key(self.engine, _value(self.workload), _value(self.target), self.settings)
 
     @classmethod
     def of_run(cls, run: Run) -> "Setup":
-        return cls(run.engine, copy.deepcopy(run.workload), copy.deepcopy(run.target), copy.deepcopy(run.settings))
+        return cls(run.engine, run.workload, run.target, copy.deepcopy(run.settings))
 
 
 @dataclass
@@ -316,7 +320,7 @@ class RunController:
               note: str = "") -> Job:
         """Run the engine on what the project chooses for it (its tab's choice); InputError, naming
         the workload or target, when it cannot run."""
-        self.project.request(engine)
+        self.project.check_runnable(engine)
         w, t = self.project.chosen(engine, "workloads"), self.project.chosen(engine, "targets")
         setup = Setup(engine, w.snapshot() if w else None, t.snapshot() if t else None,
                       self.project.settings(engine))

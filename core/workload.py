@@ -453,6 +453,9 @@ DATAFLOW_BANDWIDTH_GBPS = 3200e6 * 32 / 8 / 1e9     # LPDDR4-3200 (JEDEC JESD209
 DATAFLOW_DRAM_BYTES = 1024 ** 3             # a choice (1 GiB), read only by the check that a layer fits
 DATAFLOW_RF_BYTES = 512                     # Eyeriss (ISCA 2016), the analysis framework's 512 B register file per PE
 _SOC = cpu_memory_fields("SoC's CPU")
+# Two vector FMA a cycle at the SoC's default 4 lanes (128 bits): two FMA pipes on Arm Cortex-A76 and
+# later (Cortex-A76 Software Optimization Guide) and x86-64 since Haswell / Zen (docs/targets.md)
+SOC_FMA_PER_CYCLE = 2
 
 _TargetT = TypeVar("_TargetT", bound="_SchemaTarget")
 
@@ -589,6 +592,7 @@ class MobileSocTarget(_SchemaTarget):
 
     cores: int = 2
     vector_width: int = 4
+    fma_per_cycle: int = SOC_FMA_PER_CYCLE
     clock_mhz: float = _SOC["clock_mhz"]["default"]
     bandwidth_gbps: float = _SOC["bandwidth_gbps"]["default"]
     l1d_bytes: int = _SOC["l1d_bytes"]["default"]
@@ -600,6 +604,11 @@ class MobileSocTarget(_SchemaTarget):
         "cores": _int_field("Cores", 2, 1, 256, "CPU cores (one worker thread each)"),
         "vector_width": {"type": "integer", "title": "Vector width", "default": 4, "enum": [1, 2, 4, 8, 16, 32, 64],
                          "unit": "lanes", "description": "SIMD width in float32 lanes (a power of two)"},
+        "fma_per_cycle": _int_field("FMA issue", SOC_FMA_PER_CYCLE, 1, 16,
+                                    "Vector fused multiply-adds of the width above a core starts per cycle: two "
+                                    "128-bit FMA pipes on Arm Cortex-A76 and later and on x86-64 since Haswell / "
+                                    "Zen; a vector wider than a pipe takes several (this machine, AMD Zen 4: 2 at "
+                                    "4 or 8 lanes, 1 at 16). docs/targets.md names the sources", "/cycle"),
         **_SOC,
     }}
 

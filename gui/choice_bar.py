@@ -84,7 +84,7 @@ class ChoiceBar(QWidget):
         self.run_state.hide()
         ev = project.events
         follow(self, lambda _ev: self.refresh(), ev.workloads, ev.targets, ev.reset)
-        follow(self, self._engine_changed, ev.choice, ev.runs, ev.shown)
+        follow(self, self._engine_changed, ev.choice, ev.run, ev.shown)
         self.refresh()
 
     # ------------------------------------------------------------ model -> widgets

@@ -103,7 +103,7 @@ class CompareView(QWidget):
         layout.addWidget(split, 1)
 
         self.refresh()
-        follow(self, self._run_changed, project.events.runs)
+        follow(self, self._run_changed, project.events.run)
         follow(self, lambda _ev: self.refresh(), project.events.reset)
 
     @staticmethod

@@ -29,7 +29,7 @@ from core.engine import EngineSpec, engines
 from core.errors import InputError
 from core.jobs import LogLine, Progress, eta_text
 from core.lifecycle import RunOutcome
-from core.project import ComparedRuns, Project, Run
+from core.project import ComparedRuns, Project, Run, Snapshot
 from core.project_events import ChoiceChanged, LibraryChanged, Reset, RunChanged
 from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
@@ -91,7 +91,7 @@ class MainWindow(QMainWindow):
         follow(self, lambda m: self.setWindowModified(m.modified), ev.modified)
         follow(self, self._library_changed, ev.workloads, ev.targets, ev.reset)
         follow(self, self._choice_changed, ev.choice)
-        follow(self, self._run_changed, ev.runs)
+        follow(self, self._run_changed, ev.run)
         self.project.undo_stack.changed.connect(self._update_undo_actions)
         # every run (a tab's, a study's points) goes through the one run controller, polled here
         self.runner = RunAdapter(self.project, parent=self)
@@ -409,7 +409,7 @@ class MainWindow(QMainWindow):
             return
         self.compare(ids)
 
-    def open_in_simulator(self, update: dict[str, Any], workload: dict[str, Any] | None = None,
+    def open_in_simulator(self, update: dict[str, Any], workload: Snapshot | None = None,
                           origin: str = "") -> None:
         """Linked view: put a program into the simulator's settings, and the workload it was made for
         (a run's snapshot) into its choice bar, and step through it there. The tab shows no earlier
@@ -505,7 +505,7 @@ class MainWindow(QMainWindow):
         except KeyError:                # deleted as it started
             return
         self.project.show(engine, run_id)                   # the tab clears its live views (a model event)
-        self.log(f"{engines()[engine].title}: {run_id} started on {(run.workload or {}).get('name', 'no workload')}")
+        self.log(f"{engines()[engine].title}: {run_id} started on {run.workload.name if run.workload else 'no workload'}")
 
     def cancel_current(self) -> None:
         spec = self.current_engine()

@@ -282,7 +282,7 @@ class RunsView(QWidget):
         self._fill_engines()
         self.table.resizeColumnsToContents()
         self._update_actions()
-        follow(self, self._run_changed, project.events.runs)
+        follow(self, self._run_changed, project.events.run)
         follow(self, self._project_reset, project.events.reset)
 
     def _action(self, bar: QToolBar, text: str, slot: Any, tip: str) -> QAction:

@@ -16,7 +16,7 @@ from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
 from core.metrics import Metric
-from core.results import EngineResult, optional_key
+from core.results import EngineResult, optional_key, read_value, to_plain
 
 # Set by GUI tests to the test process's pid: the engine then refuses to run in that process, so a
 # job that ran engine code in the GUI process fails loudly.
@@ -34,6 +34,37 @@ def _crash(how: str) -> None:
         os._exit(3)
 
 
+class _Partial:
+    """The demo's partial results are typed, as every engine's are; their JSON form for sessions."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(to_plain(self))
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "partial") -> Any:
+        return read_value(cls, data, where)
+
+
+@dataclass(frozen=True)
+class DemoProcess(_Partial):
+    """Which process ran the demo (tests look for engine code in the GUI's process), and the kind of
+    its workload."""
+
+    pid: int
+    workload: str | None
+
+
+@dataclass(frozen=True)
+class DemoChildren(_Partial):
+    pids: list[int]
+
+
+@dataclass(frozen=True)
+class DemoBest(_Partial):
+    sum: int
+    step: int
+
+
 def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     """Counts to `steps`, one metric point per step; fails on request (for error handling tests)."""
     if GUI_PID is not None and os.getpid() == GUI_PID:
@@ -43,12 +74,12 @@ def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
     if steps < 0:
         raise InputError("steps must be >= 0", "settings.steps")
     yield LogLine("demo started")
-    yield PartialResult("process", {"pid": os.getpid(), "workload": request.workload.to_json()
-                                    if request.workload is not None else None})
+    yield PartialResult("process", DemoProcess(pid=os.getpid(), workload=request.workload.kind
+                                               if request.workload is not None else None))
     children = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
                 for _ in range(int(request.settings.get("children", 0)))]
     if children:
-        yield PartialResult("children", {"pids": [p.pid for p in children]})
+        yield PartialResult("children", DemoChildren(pids=[p.pid for p in children]))
     started = request.settings.get("started")
     if started:             # a folder: a file named after this process says the engine is counting here
         open(os.path.join(str(started), str(os.getpid())), "w").close()
@@ -69,11 +100,14 @@ def demo_run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
             _crash(str(request.settings.get("crash", "segv")))
         total += i
         yield MetricPoint("sum", i, total)
-        yield PartialResult("best", {"sum": total, "step": i})
+        yield PartialResult("best", DemoBest(sum=total, step=i))
         yield Progress((i + 1) / steps, f"step {i + 1}")
         if delay:
             time.sleep(delay)
-    yield FinalResult({"steps": steps, "sum": total, **({"bad": True} if request.settings.get("bad_result") else {})})
+    if request.settings.get("bad_result"):         # its JSON form with a field the type lacks
+        yield FinalResult({"steps": steps, "sum": total, "bad": True})
+    else:
+        yield FinalResult(DemoResult(steps=steps, sum=total))
 
 
 @dataclass(kw_only=True)
@@ -99,6 +133,7 @@ DEMO = EngineSpec(
     request_from_cli=lambda args: JobRequest(None, None, {"steps": args.steps}),
     format_text=lambda r: f"sum={r.sum}" if isinstance(r, DemoResult) else "?",
     result_type=DemoResult,
+    partial_types={"process": DemoProcess, "children": DemoChildren, "best": DemoBest},
     # every setting the demo reads is declared: settings refuse unknown keys (core.checks.check_settings)
     settings_schema={"type": "object", "properties": {
         "steps": {"type": "integer"}, "delay": {"type": "number"}, "children": {"type": "integer"},
@@ -113,3 +148,8 @@ DEMO = EngineSpec(
 # engine declares, so this one declares the gate settings ("started", "wait_for") too.
 STUDY_DEMO = replace(DEMO, settings_schema={"type": "object", "properties": {
     "steps": {"type": "integer"}, "started": {"type": "string"}, "wait_for": {"type": "string"}}})
+
+
+# The demo engine on kernels and a SCAMP-5 target (tests/test_json_edges.py: a run's setup has
+# snapshots to carry); bound to a name here so that a worker process finds it (core.worker.engine_ref).
+DEMO_ON_KERNELS = replace(DEMO, workload_kinds=("kernels",), target_kinds=("scamp5",))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.project import Project
+from core.project import Project, Snapshot
 
 
 @dataclass
@@ -25,7 +25,7 @@ class FakeContext:
     def open_run(self, run_id: str, **focus: Any) -> None:
         self.opened.append((run_id, focus))
 
-    def open_in_simulator(self, update: dict[str, Any], workload: dict[str, Any] | None = None,
+    def open_in_simulator(self, update: dict[str, Any], workload: Snapshot | None = None,
                           origin: str = "") -> None:
         self.simulator_updates.append(update)
 

@@ -690,8 +690,8 @@ def test_format_2_memory_overrides_move_into_the_target():
     assert chosen.id != "t1" and chosen.name == "Accelerator (Communication bounds settings)"
     assert (chosen.value.memory_bytes, chosen.value.word_bits) == (131072, 8)
     run = p.runs[0]
-    assert run.settings == base and run.target["value"]["memory_bytes"] == 4096
-    assert run.target["value"]["word_bits"] == 16 and run.target["name"] == "Accelerator"
+    assert run.settings == base and run.target.value.memory_bytes == 4096
+    assert run.target.value.word_bits == 16 and run.target.name == "Accelerator"
     assert to_json(p)["version"] == SESSION_VERSION >= 3              # written in the current format
     # no override (0): nothing moves, no new target
     q = from_json(_v2({**base, "memory_bytes": 0, "word_bits": 0}, dict(base)))

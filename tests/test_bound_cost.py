@@ -207,7 +207,7 @@ def test_the_cost_record_is_kept_in_the_session(tmp_path):
     assert back.status == "finished" and c.objective == "energy" and c.clock_mhz == 400.0
     assert c.energy_pj["mac"] == 0.5 and c.record.problems() == []
     assert c == p.runs[-1].result.costing
-    assert back.target["value"]["clock_mhz"] == 400.0        # the run's target snapshot holds the hardware
+    assert back.target.value.clock_mhz == 400.0        # the run's target snapshot holds the hardware
 
 
 def test_a_register_file_too_small_for_every_dataflow_is_refused():

@@ -197,7 +197,7 @@ def test_gauss3_all_reaches_the_table1_length_within_a_node_budget():
     assert r.nodes_explored <= 1500 + 40
     check_program_independently(r)
     plans = [e for e in events if isinstance(e, PartialResult) and e.kind == "plan"]
-    lengths = [p.data["length"] for p in plans]
+    lengths = [p.data.length for p in plans]
     assert lengths == sorted(lengths, reverse=True) and len(set(lengths)) == len(lengths)
     assert lengths[-1] == r.length
     assert {m.plot for m in events if isinstance(m, MetricPoint)} == {"nodes", "time"}
@@ -213,9 +213,9 @@ def test_every_reported_plan_is_verified_analognet2():
     plans = [e.data for e in events if isinstance(e, PartialResult) and e.kind == "plan"]
     assert plans and r.verified
     for p in plans:
-        check_program_independently(replace(r, program=p["program"], outputs=p["outputs"]))
+        check_program_independently(replace(r, program=p.program, outputs=p.outputs))
     # the result keeps every improvement's program, the same ones the plans streamed
-    assert [i.program for i in r.improvements] == [p["program"] for p in plans]
+    assert [i.program for i in r.improvements] == [p.program for p in plans]
     assert r.length is not None and r.length < 49       # AUKE's 13 + 21 + 15
 
 
@@ -331,9 +331,9 @@ def test_bad_settings_name_the_field():
 def test_one_by_one_seed_is_reported_first_and_must_be_beaten():
     events, r = _run({"workers": 1, "time_s": 120, "max_nodes": 1200, "seed_share": 0.5}, name="sobel")
     plans = [e.data for e in events if isinstance(e, PartialResult) and e.kind == "plan"]
-    assert plans[0]["method"] == "one-by-one"
-    assert all(p["method"] == "simultaneous" for p in plans[1:])
-    assert [p["length"] for p in plans] == sorted({p["length"] for p in plans}, reverse=True)
+    assert plans[0].method == "one-by-one"
+    assert all(p.method == "simultaneous" for p in plans[1:])
+    assert [p.length for p in plans] == sorted({p.length for p in plans}, reverse=True)
     assert r.verified and r.improvements[0].method == "one-by-one"
     assert r.length is not None and len(r.register_goals) == r.length + 1
     check_program_independently(r)

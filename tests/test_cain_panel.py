@@ -11,7 +11,6 @@ import json
 
 import pytest
 
-from core.cain import plans
 from core.cain.result import CainResult
 from core.engine import JobRequest, get_engine
 from core.simulate import sources
@@ -224,15 +223,15 @@ def test_a_cancelled_run_keeps_and_shows_its_best_program(panel, ctx, an2_events
     cut = [i for i, e in enumerate(streamed) if isinstance(e, PartialResult)][1] + 1   # after the 2nd program
     ctx.project.record(run.id, streamed[:cut])
     run = ctx.project.finish_run(run.id, RunOutcome.cancelled())
-    assert run.status == "cancelled" and run.partial["plan"]["program"]
+    assert run.status == "cancelled" and run.partial["plan"].program
     second = [e.data for e in streamed[:cut] if isinstance(e, PartialResult)][-1]
     panel.show_run(run)
-    assert panel.program_view.toPlainText().count(";") == second["length"]
+    assert panel.program_view.toPlainText().count(";") == second.length
     assert panel.plan_label.text().startswith("Run cancelled.")
-    assert panel.nodes_plot.series()["best length"][1][-1] == second["length"]
+    assert panel.nodes_plot.series()["best length"][1][-1] == second.length
     panel.stepper_button.click()
     assert [str(i) for i in read_program(ctx.simulator_updates[-1]["program_text"], register_names(6))[0]] == \
-        second["program"]
+        second.program
 
 
 def test_show_run_focus_selects_a_program(panel, ctx, an2_events):
@@ -248,7 +247,7 @@ def test_a_stored_result_without_programs_per_improvement(panel, ctx, events):
     """Results stored before improvements kept their programs: only the best point shows one."""
     stored = json.loads(json.dumps(_final(events).to_json()))
     for imp in stored["improvements"]:
-        for key in plans.PROGRAM_KEYS:
+        for key in ("program", "outputs", "input_registers"):
             imp.pop(key, None)
     final = CainResult.from_json(stored)
     assert all(i.program is None for i in final.improvements)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from core.compare import RUN_COLUMNS, common_plots, headline_rows, plots_reason, run_row, settings_diff, settings_text
-from core.project import Run
+from core.project import Run, Snapshot
 from core.workload import FpspFilter, Scamp5Target
 
 
-def snap(entry_id: str, name: str, value) -> dict:
-    return {"id": entry_id, "name": name, "value": value.to_json()}
+def snap(entry_id: str, name: str, value) -> Snapshot:
+    return Snapshot(entry_id, name, value)
 
 
 def make_run(run_id: str, engine: str = "demo", settings: dict | None = None, **kw) -> Run:

@@ -262,7 +262,7 @@ def test_a_worker_killed_mid_run_is_recorded_failed_with_the_likely_cause(demo_e
     assert done.status == "failed" and job.outcome.error is not None and job.outcome.error.kind == "crash"
     assert done.error.startswith("the engine's process ended with signal SIGKILL")
     assert "out-of-memory killer" in done.error and "kept" in done.error
-    assert done.partial["process"]["pid"] == job.pid                # streamed before the kill: kept
+    assert done.partial["process"].pid == job.pid                # streamed before the kill: kept
 
 
 # ================================================================ no display

@@ -52,8 +52,8 @@ def sent(window, monkeypatch):
 
 def _setup_json(run) -> str:
     """A stored run's inputs as the one JSON form a request is sent in."""
-    return json.dumps({"workload": run.workload and run.workload["value"], "target": run.target and run.target["value"],
-                       "settings": run.settings}, sort_keys=True)
+    return json.dumps({"workload": run.workload and run.workload.value.to_json(),
+                       "target": run.target and run.target.value.to_json(), "settings": run.settings}, sort_keys=True)
 
 
 # ---------------------------------------------------------------- Run ignores an invalid field
@@ -117,19 +117,19 @@ def test_open_in_stepper_makes_the_programs_kernels_the_simulators_workload(wind
     run it then made was recorded as AnalogNet2."""
     assert window.open_path(EXAMPLE, ask=False)
     p = window.project
-    cain_run = next(r for r in p.runs if r.engine == "cain" and r.workload["name"] != "AnalogNet2")
+    cain_run = next(r for r in p.runs if r.engine == "cain" and r.workload.name != "AnalogNet2")
     assert p.chosen("simulate", "workloads").name == "AnalogNet2"
     window.open_run(cain_run.id)
     assert window.panels["cain"].open_in_stepper()
     assert window.current_engine().name == "simulate"
     chosen = p.chosen("simulate", "workloads")
-    assert chosen.value.to_json() == cain_run.workload["value"]
+    assert chosen.value == cain_run.workload.value
     assert window.bars["simulate"].combos["workloads"].currentData() == chosen.id      # chosen and shown
     assert window.bars["simulate"].shown_run is None           # no earlier run claims what the stepper shows
     window.run_current()
     run = p.runs[-1]
-    assert run.engine == "simulate" and run.workload["name"] == cain_run.workload["name"]
-    assert run.workload["value"] == cain_run.workload["value"]
+    assert run.engine == "simulate" and run.workload.name == cain_run.workload.name
+    assert run.workload.value == cain_run.workload.value
     assert json.dumps(sent[-1][1].to_json(), sort_keys=True) == _setup_json(run)
     p.undo()                                   # one undo step takes back the hand-over, workload included
     assert p.chosen("simulate", "workloads").name == "AnalogNet2"
@@ -153,7 +153,7 @@ def test_rerunning_a_stored_run_sends_exactly_its_inputs(window, sent, session):
         assert name == run.engine and again.id != run.id and again.engine == run.engine
         assert json.dumps(request.to_json(), sort_keys=True) == _setup_json(run), run.id
         assert _setup_json(again) == _setup_json(run)
-        assert again.workload == (None if run.workload is None else {**run.workload, "id": again.workload["id"]})
+        assert again.workload == run.workload            # the same frozen snapshot, id included
         window.runner.controller.abandon(again.id)       # the held run is no longer followed
 
 
@@ -247,7 +247,7 @@ def test_the_cain_panel_describes_the_shown_runs_kernels_not_the_tabs_choice(win
     """A run without a result (here: failed) names the kernels it ran on, whatever the tab now holds."""
     assert window.open_path(EXAMPLE, ask=False)
     p = window.project
-    gauss = next(r for r in p.runs if r.engine == "cain" and r.workload["name"] != "AnalogNet2")
+    gauss = next(r for r in p.runs if r.engine == "cain" and r.workload.name != "AnalogNet2")
     window.rerun(gauss.id)
     run_id = p.shown("cain").id
     sent.handles[-1].end(RunOutcome.failed("stopped"))
@@ -257,7 +257,7 @@ def test_the_cain_panel_describes_the_shown_runs_kernels_not_the_tabs_choice(win
     window.open_run(gauss.id)
     window.open_run(run_id)
     text = window.panels["cain"].kernels_label.text()
-    assert "AnalogNet2" not in text and gauss.workload["name"].split()[0] in text, text
+    assert "AnalogNet2" not in text and gauss.workload.name.split()[0] in text, text
 
 
 # ---------------------------------------------------------------- Cain's Tolerance has a label and no box

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from core.engine import JobRequest
-from core.jobs import FinalResult, MetricPoint, Progress
+from core.jobs import FinalResult, MetricPoint, PartialResult, Progress
 from core.worker import ProcessJob, exit_description
 from tests import demo_engine as demo_module
 
@@ -73,9 +73,11 @@ def test_the_demo_engine_refuses_the_gui_process(monkeypatch):
 
 
 def test_no_engine_code_runs_in_the_gui_process(window, qtbot):
+    seen = []
+    window.runner.events.connect(lambda name, events: seen.extend(events))
     run = _wait_done(window, qtbot, _start(window, steps=20))
     assert run.status == "finished" and run.result.to_json() == {"steps": 20, "sum": 190}
-    worker_pid = run.partial["process"]["pid"]
+    worker_pid = next(e.data.pid for e in seen if isinstance(e, PartialResult) and e.kind == "process")
     assert worker_pid != os.getpid()
     assert not window.runner.running() and not _alive(worker_pid)
 
@@ -86,9 +88,9 @@ def test_events_arrive_in_order_and_the_result_is_recorded(window, qtbot):
     run = _wait_done(window, qtbot, _start(window, steps=400))
     assert [e.x for e in seen if isinstance(e, MetricPoint)] == list(range(400))
     assert [round(e.fraction * 400) for e in seen if isinstance(e, Progress)] == list(range(1, 401))
-    assert isinstance(seen[-1], FinalResult) and seen[-1].data == {"steps": 400, "sum": 79800}
+    assert isinstance(seen[-1], FinalResult) and seen[-1].data.to_json() == {"steps": 400, "sum": 79800}
     assert run.status == "finished" and run.result.to_json() == {"steps": 400, "sum": 79800}
-    assert run.series["main"]["sum"][-1] == [399.0, 79800.0] and run.partial["best"]["step"] == 399
+    assert run.series["main"]["sum"][-1] == [399.0, 79800.0] and not run.partial      # in its result now
 
 
 def test_hidden_tab_draws_what_it_missed_when_shown(window, qtbot):
@@ -97,7 +99,7 @@ def test_hidden_tab_draws_what_it_missed_when_shown(window, qtbot):
     _wait_done(window, qtbot, run)
     panel = window.panels["demo"]
     window.set_current_engine("demo")
-    assert panel._result == {"steps": 200, "sum": 19900}
+    assert panel._result.to_json() == {"steps": 200, "sum": 19900}
     assert len(panel.plot.series()["sum"][0]) == 200
 
 
@@ -110,21 +112,21 @@ def test_cancel_ends_the_job_and_every_process_it_started_within_half_a_second(w
 
     assert CANCEL_GRACE_S + KILL_GRACE_S < 0.5
     run = _start(window, steps=100, delay=0.01, children=2, hang_at=5, hang=600)
-    qtbot.waitUntil(lambda: "children" in run.partial and run.partial.get("best", {}).get("step") == 4,
+    qtbot.waitUntil(lambda: "children" in run.partial and getattr(run.partial.get("best"), "step", None) == 4,
                     timeout=HANG_MS)
-    pids = [window.runner.pid("demo"), *run.partial["children"]["pids"]]
+    pids = [window.runner.pid("demo"), *run.partial["children"].pids]
     assert all(_alive(p) for p in pids)
     window.cancel_current()
     qtbot.waitUntil(lambda: not any(_alive(p) for p in pids), timeout=HANG_MS)
     _wait_done(window, qtbot, run)
-    assert run.status == "cancelled" and run.partial["best"]["step"] == 4
+    assert run.status == "cancelled" and run.partial["best"].step == 4
     assert not _left_behind(window)
 
 
 def test_closing_the_window_leaves_no_process(window, qtbot):
     run = _start(window, steps=100, delay=0.01, children=2, hang_at=3, hang=60)
     qtbot.waitUntil(lambda: "children" in run.partial, timeout=HANG_MS)
-    pids = [window.runner.pid("demo"), *run.partial["children"]["pids"]]
+    pids = [window.runner.pid("demo"), *run.partial["children"].pids]
     window.close()
     assert not any(_alive(p) for p in pids)
     assert not _left_behind(window) and not window.runner.running()
@@ -139,7 +141,7 @@ def test_closing_the_window_leaves_no_process(window, qtbot):
 def test_a_crashing_engine_becomes_a_failed_run_with_its_partial_results(window, qtbot, how, said):
     run = _wait_done(window, qtbot, _start(window, steps=10, delay=0.05, crash_at=4, crash=how))
     assert run.status == "failed" and run.error.startswith(said)
-    assert run.is_partial and run.partial["best"]["step"] == 3        # what it streamed is kept
+    assert run.is_partial and run.partial["best"].step == 3        # what it streamed is kept
     assert said in window.warnings[-1] and window.act_run.isEnabled()
     if how == "segv":       # the fault handler's traceback of the worker is in the log
         assert "Fatal Python error: Segmentation fault" in window.log_view.toPlainText()
@@ -235,7 +237,7 @@ def test_engine_processes_run_below_the_window(window, qtbot):
 
     run = _start(window, steps=100, delay=0.01, children=2, hang_at=3, hang=60)
     qtbot.waitUntil(lambda: "children" in run.partial, timeout=HANG_MS)
-    pids = [window.runner.pid("demo"), *run.partial["children"]["pids"]]
+    pids = [window.runner.pid("demo"), *run.partial["children"].pids]
     assert all(os.getpriority(os.PRIO_PROCESS, p) >= NICENESS for p in pids)
     assert all(os.getsid(p) == os.getsid(0) for p in pids)
     assert all(os.getpgid(p) == pids[0] for p in pids)                 # one group, cancelled as one

@@ -14,7 +14,7 @@ from tests.conftest import demo_run
 def test_drive_collects_result_and_events():
     seen = []
     out = drive(demo_run(JobRequest(None, None, {"steps": 5}), CancelToken()), seen.append, CancelToken())
-    assert out.result == {"steps": 5, "sum": 10}
+    assert out.result.to_json() == {"steps": 5, "sum": 10}
     assert [e.y for e in seen if isinstance(e, MetricPoint)] == [0, 1, 3, 6, 10]
     assert isinstance(seen[-1], FinalResult)
 
@@ -62,7 +62,7 @@ def test_token_check_raises():
 
 def test_run_foreground_reports_progress_on_stderr(capsys):
     out = run_foreground(demo_run(JobRequest(None, None, {"steps": 3}), CancelToken()))
-    assert out.result["sum"] == 3
+    assert out.result.sum == 3
     assert "demo started" in capsys.readouterr().err
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from core.engine import JobRequest
 from core.jobs import CancelToken, MetricPoint
-from core.lifecycle import RunError, RunOutcome, record_run
+from core.lifecycle import RunError, RunOutcome, UncheckedResult, record_run
 from tests.demo_engine import DEMO, DemoResult
 
 
@@ -25,7 +25,7 @@ def test_a_finished_run_has_its_typed_result_and_what_it_streamed():
     assert isinstance(out.result, DemoResult) and (out.result.steps, out.result.sum) == (4, 6)
     assert out.headline() == {"sum": 6, "steps": 4}
     assert out.series == {"main": {"sum": [[0.0, 0.0], [1.0, 1.0], [2.0, 3.0], [3.0, 6.0]]}}
-    assert out.partial["best"] == {"sum": 6, "step": 3} and out.log == ["info: demo started"]
+    assert out.partial["best"].to_json() == {"sum": 6, "step": 3} and out.log == ["info: demo started"]
     assert out.duration_s == 1.0 and out.events == len(seen) and any(isinstance(e, MetricPoint) for e in seen)
 
 
@@ -44,9 +44,9 @@ def test_every_failure_has_one_status_and_one_line(settings, kind, text):
 
 def test_a_result_that_does_not_read_back_is_kept_and_survives_the_process_boundary():
     out = _run(steps=2, bad_result=True)
-    assert out.partial["result"] == {"steps": 2, "sum": 1, "bad": True}
+    assert out.partial["result"].data == {"steps": 2, "sum": 1, "bad": True}
     back = RunOutcome.from_json(json.loads(json.dumps(out.to_json(stream=False))), DEMO)
-    assert back.status == "failed" and back.partial == {"result": {"steps": 2, "sum": 1, "bad": True}}
+    assert back.status == "failed" and back.partial == {"result": UncheckedResult({"steps": 2, "sum": 1, "bad": True})}
 
 
 def test_cancel_is_a_status_not_an_error():

@@ -11,6 +11,7 @@ from core.project import MAX_SERIES_POINTS, Project, summary
 from core.project_events import RunRecorded, SettingsChanged, ShownChanged
 from core.undo import UndoStack
 from core.workload import CnnSet, FpspFilter, MobileSocTarget, Scamp5Target
+from tests.demo_engine import DemoBest
 
 
 @pytest.fixture
@@ -103,11 +104,11 @@ def test_every_run_is_kept_and_failures_keep_partial_results(demo_engine):
     ok = _run(p, "demo", done, [MetricPoint("sum", 1, 1)])
     p.set_setting("demo", "steps", 5)
     failed = _run(p, "demo", RunOutcome.failed(RuntimeError("boom")),
-                  [MetricPoint("sum", 1, 1), PartialResult("plan", {"best": 7})])
+                  [MetricPoint("sum", 1, 1), PartialResult("best", DemoBest(sum=7, step=1))])
     cancelled = _run(p, "demo", RunOutcome.cancelled())
     assert [r.status for r in p.runs] == ["finished", "failed", "cancelled"]
     assert (ok.result.steps, ok.result.sum) == (3, 3) and ok.settings == {"steps": 10}
-    assert failed.is_partial and failed.partial == {"plan": {"best": 7}} and failed.settings == {"steps": 5}
+    assert failed.is_partial and failed.partial == {"best": DemoBest(sum=7, step=1)} and failed.settings == {"steps": 5}
     assert not cancelled.is_partial and p.latest("demo") is ok
     assert p.modified
     p.delete_run(ok.id)
@@ -185,7 +186,7 @@ def test_recording_announces_the_batch_and_the_shown_run_is_view_state(demo_engi
         signal.connect(seen.append)
     steps = len(p.undo_stack._commands)
     p.show("demo", run.id)
-    batch = [MetricPoint("sum", 0, 0), PartialResult("best", {"sum": 0})]
+    batch = [MetricPoint("sum", 0, 0), PartialResult("best", DemoBest(sum=0, step=0))]
     p.record(run.id, batch)
     assert seen[0] == ShownChanged("demo", run.id)
     assert isinstance(seen[1], RunRecorded) and seen[1].events == batch and seen[1].id == run.id

@@ -57,7 +57,7 @@ def test_each_change_announces_its_kind_once(project):
     assert heard.take() == [("settings", SettingsChanged("demo", None))]
 
     run = p.start_run("demo")
-    assert heard.take() == [("runs", RunChanged("demo", run.id))]
+    assert heard.take() == [("run", RunChanged("demo", run.id))]
     batch = [MetricPoint("sum", 0, 1.0)]
     p.record(run.id, batch)
     got = heard.take()
@@ -67,11 +67,11 @@ def test_each_change_announces_its_kind_once(project):
     p.show("demo", run.id)                              # already shown: nothing changed, nothing said
     assert heard.take() == []
     p.finish_run(run.id, RunOutcome.cancelled())
-    assert heard.take() == [("runs", RunChanged("demo", run.id))]
+    assert heard.take() == [("run", RunChanged("demo", run.id))]
     p.set_note(run.id, "first try")
-    assert heard.take() == [("runs", RunChanged("demo", run.id))]
+    assert heard.take() == [("run", RunChanged("demo", run.id))]
     p.delete_run(run.id)
-    assert heard.take() == [("runs", RunChanged("demo", run.id))]
+    assert heard.take() == [("run", RunChanged("demo", run.id))]
 
     users = _users(p, wid)
     assert users == ["cain"]
@@ -91,14 +91,14 @@ def test_a_subscriber_of_one_kind_hears_nothing_of_another(project):
     assert {n: c for n, c in calls.items() if c} == {"settings": 2, "modified": 1}
     p.add("targets", "Another", p.targets[0].value)
     assert calls["targets"] == 1 and calls["workloads"] == 0 and calls["settings"] == 2
-    assert calls["runs"] == calls["record"] == calls["shown"] == calls["choice"] == calls["reset"] == 0
+    assert calls["run"] == calls["record"] == calls["shown"] == calls["choice"] == calls["reset"] == 0
 
 
 def test_the_library_signal_is_per_library(project):
     assert project.events.library("workloads") is project.events.workloads
     assert project.events.library("targets") is project.events.targets
     with pytest.raises(KeyError):
-        project.events.library("runs")
+        project.events.library("run")
 
 
 def _undo_redo(p: Project, heard: Heard) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
@@ -147,9 +147,9 @@ def test_undo_of_a_deleted_run_and_of_a_restored_setup(project):
     p.finish_run(run.id, RunOutcome.cancelled())
     heard = Heard(p)
     p.delete_run(run.id)
-    assert heard.take() == [("runs", RunChanged("demo", run.id))]
+    assert heard.take() == [("run", RunChanged("demo", run.id))]
     undone, redone = _undo_redo(p, heard)
-    assert undone == redone == [("runs", RunChanged("demo", run.id))]
+    assert undone == redone == [("run", RunChanged("demo", run.id))]
     p.undo()                                            # the run is back: put its setup back after a change
     p.set_setting("demo", "steps", 8)
     heard.take()
@@ -232,3 +232,27 @@ def test_real_views_leave_no_subscription_behind(qtbot, demo_engine):
     p.finish_run(run.id, RunOutcome.cancelled())        # would reach a deleted view if still connected
     p.add("workloads", "Sobel", FpspFilter("sobel"))
     p.replace_with(Project.starter())
+
+
+@pytest.fixture
+def window(qtbot):
+    from tests.window_helpers import example_window
+
+    w = example_window(qtbot)
+    yield w
+    w.shutdown_jobs()
+
+
+def test_a_running_runs_batches_reach_only_the_views_that_draw_them(window):
+    """Many batches a second: only the engine tabs hear them (and draw the one they show); the
+    choice bars, runs view, library, bindings and the window itself do not."""
+    from gui.panels.base import EnginePanel
+
+    def owners(signal: Any) -> list[Any]:
+        return [getattr(s, "__self__", None) for s in signal._slots]
+
+    record = owners(window.project.events.record)
+    assert record and all(isinstance(o, EnginePanel) for o in record) and len(record) == len(window.panels)
+    # a setting's change reaches the bindings and the tabs, not the choice bars, the runs view or the window
+    names = {type(o).__name__ for o in owners(window.project.events.settings)}
+    assert names and not names & {"ChoiceBar", "RunsView", "MainWindow", "LibraryBrowser"}

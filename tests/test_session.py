@@ -15,6 +15,7 @@ from core.jobs import MetricPoint, PartialResult
 from core.lifecycle import RunOutcome
 from core.project import Project
 from core.workload import CnnSet, DataflowTarget, Kernel, KernelSet, Scamp5Target
+from tests.demo_engine import DemoBest
 
 V1_FILES = sorted((Path(__file__).parent / "data" / "sessions_v1").glob("*.dfx"))
 
@@ -28,7 +29,7 @@ def _sample(demo: bool = True) -> Project:
     if demo:
         p.set_setting("demo", "steps", 7)
         run = p.start_run("demo")
-        p.record(run.id, [MetricPoint("sum", 1, 1), PartialResult("plan", {"a": [1, 2.5]})])
+        p.record(run.id, [MetricPoint("sum", 1, 1), PartialResult("best", DemoBest(sum=1, step=1))])
         result = {"steps": 7, "sum": 21, "nested": {"a": [1, 2.5]}}
         p.finish_run(run.id, RunOutcome.from_json({"status": "finished", "result": result}, get_engine("demo")))
         failed = p.start_run("demo")
@@ -210,7 +211,7 @@ def test_kept_v1_files_open(path):
 def test_example_session_migrates_to_its_runs():
     p = sessions.load(Path(__file__).parent / "data" / "sessions_v1" / "example_session.dfx")
     cain = p.runs_of("cain")[0]
-    assert cain.workload["name"] == "AnalogNet2" and cain.result.length == len(cain.result.program)
+    assert cain.workload.name == "AnalogNet2" and cain.result.length == len(cain.result.program)
     assert cain.headline and next(iter(cain.headline))      # computed from the typed result
     again = sessions.from_json(json.loads(json.dumps(sessions.to_json(p))))
     assert _state(again) == _state(p)

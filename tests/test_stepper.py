@@ -248,16 +248,17 @@ def test_dark_palette_is_honoured(qtbot, replay) -> None:
 def test_open_in_stepper_is_one_click_from_the_window(qtbot) -> None:
     """The Cain tab's "Open in stepper" calls the window's open_in_simulator: the simulate tab shows the
     program in the stepper at once, its settings folded away to give the planes room."""
+    from core.cain.plans import ProgramPlan
     from core.simulate.sources import settings_from_cain_result
     from gui.main_window import MainWindow
 
     w = MainWindow(restore_layout=False)
     qtbot.addWidget(w)
     # the program the Cain panel shows: a plan (core.cain.plans)
-    plan = {"filter": "demo", "program": ["movx(B, A, east)", "add(C, A, B)"], "output_registers": ["C"],
-            "outputs": {"k": "C"}, "input_register": "A", "input_registers": {"0": "A"}, "kernel_names": ["k"],
-            "denominator": 2, "approximated_kernels": {"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]},
-            "length": 2, "nodes": 5, "time_s": 0.1, "method": "simultaneous"}
+    plan = ProgramPlan(filter="demo", program=["movx(B, A, east)", "add(C, A, B)"], output_registers=["C"],
+                       outputs={"k": "C"}, input_register="A", input_registers={"0": "A"}, kernel_names=["k"],
+                       d=1, denominator=2, approximated_kernels={"k": [[0, 0, 0], [0, 2, 2], [0, 0, 0]]},
+                       isa="all", registers=6, length=2, nodes=5, time_s=0.1, method="simultaneous")
     w.open_in_simulator(settings_from_cain_result(plan))
     panel = w.panels["simulate"]
     st = panel.stepper

@@ -25,7 +25,7 @@ import pytest
 from core.errors import InputError
 from core.engine import get_engine
 from core.lifecycle import RunError, RunOutcome
-from core.project import Project
+from core.project import Project, Snapshot
 from core.study import results_file, spec
 from core.study.analysis import pareto_front
 from core.study.runner import StudyRunner, parse_cluster
@@ -169,7 +169,8 @@ def test_pareto_front():
 def test_add_finished_run_checks_the_result_like_any_run():
     p = Project.starter()
     n = len(p.runs)
-    snap = {"id": "study", "name": "random x1", "value": {"kind": "fpsp_filter", "preset": "gauss3"}}
+    snap = Snapshot.from_json("workloads", {"id": "study", "name": "random x1",
+                                             "value": {"kind": "fpsp_filter", "preset": "gauss3"}})
     bad = p.add_finished_run("cain", snap, None, {"time_s": 1.0},
                              RunOutcome.from_json({"status": "finished", "result": {"length": 3}, "duration_s": 1.5},
                                                   get_engine("cain")), "note")

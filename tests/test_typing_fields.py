@@ -201,7 +201,7 @@ def test_every_library_field_runs_what_it_shows(window, lib, kind):
 
     def run_value(run, key: str) -> Any:
         snap = run.workload if lib == "workloads" else run.target
-        return editor_value(snap["value"], key)
+        return editor_value(snap.value.to_json(), key)
 
     def editor_value(value_json: dict[str, Any], key: str) -> Any:
         return value_json.get(key, value_json.get({"rows": "kernels", "cols": "kernels"}.get(key, key)))
@@ -221,7 +221,7 @@ def test_every_library_field_runs_what_it_shows(window, lib, kind):
             type_into(w, text)
             shown = w.toPlainText() if isinstance(w, QPlainTextEdit) else w.text()
             check(window, engine, label, lambda s=shown: reads(s), lambda: held(editor.value()),
-                  lambda run: held(window.project.entry(lib, entry_id).value.from_json(run.workload["value"])),
+                  lambda run: held(run.workload.value),
                   f"{kind}: {label} typed {text!r} ({case})")
         editor.refresh()
     assert item                         # named, so the refusals below name it
@@ -258,7 +258,7 @@ TEXT_FIELDS: dict[str, list[tuple[str, str, Callable[[Any], Any], Callable[[str]
 
 
 def _kernel_size(run, key: str, editor) -> int:
-    m = run.workload["value"]["kernels"][editor._row]["values"]
+    m = run.workload.value.to_json()["kernels"][editor._row]["values"]
     return len(m) if key == "rows" else len(m[0])
 
 
@@ -285,7 +285,7 @@ def test_256_kib_into_on_chip_memory_is_262144_bytes_and_the_name_follows(window
     assert window.run_blocker("bound") is None
     window.run_current()
     run = project.runs[-1]
-    assert run.target["value"]["memory_bytes"] == 262144 and run.target["name"] == "Accelerator, 256 KiB"
+    assert run.target.value.memory_bytes == 262144 and run.target.name == "Accelerator, 256 KiB"
     project.runs.remove(run)
     window.runner.controller.abandon(run.id)
     # a name the user chose stays

@@ -105,7 +105,7 @@ def test_streaming_job_fills_live_plot_and_cancels_fast(window, qtbot):
     window.cancel_current()
     qtbot.waitUntil(lambda: not window.runner.is_running("demo"), timeout=HANG_MS)
     run = window.project.runs[-1]
-    assert run.status == "cancelled" and run.is_partial and 20 < run.partial["best"]["step"] < 999_999
+    assert run.status == "cancelled" and run.is_partial and 20 < run.partial["best"].step < 999_999
     assert not _job_threads() and window.act_run.isEnabled()
 
 
@@ -114,11 +114,11 @@ def test_every_run_is_kept_and_a_failure_erases_nothing(window, qtbot):
     assert ok.status == "finished" and ok.result.to_json() == {"steps": 10, "sum": 45}
     assert window.panels["demo"].tree.topLevelItemCount() == 2 and window.isWindowModified()
     failed = _run(window, qtbot, steps=5, fail_at=3)
-    assert failed.status == "failed" and failed.is_partial and failed.partial["best"]["step"] == 2
+    assert failed.status == "failed" and failed.is_partial and failed.partial["best"].step == 2
     assert window.bars["demo"].shown_run == failed.id       # its partial result is on show
     assert [r.id for r in window.project.runs_of("demo")] == [ok.id, failed.id]
     window.open_run(ok.id)                                   # the earlier run is still there, whole
-    assert window.bars["demo"].shown_run == ok.id and window.panels["demo"]._result == {"steps": 10, "sum": 45}
+    assert window.bars["demo"].shown_run == ok.id and window.panels["demo"]._result.to_json() == {"steps": 10, "sum": 45}
     assert window.runs_view.model.rowCount() == 2
 
 

@@ -172,7 +172,7 @@ def test_the_status_bar_names_the_best_length_the_listing_shows(qtbot, monkeypat
         plans += sum(isinstance(e, PartialResult) and e.kind == "plan" for e in batch)
         said = re.search(r"best (\d+)", w.statusBar().currentMessage())
         if said and panel._plan is not None:
-            listed = len(panel._plan["program"])
+            listed = len(panel._plan.program)
             assert int(said.group(1)) == listed, (w.statusBar().currentMessage(), panel.plan_label.text())
             checked += 1
     assert plans >= 2 and checked > 0

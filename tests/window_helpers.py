@@ -17,7 +17,7 @@ def cancel_demo_partway(window, qtbot) -> None:
     window.set_current_engine("demo")
     window.project.replace_settings("demo", {"steps": 100_000, "delay": 0.002})
     window.run_current()
-    qtbot.waitUntil(lambda: window.project.runs[-1].partial.get("best", {}).get("step", 0) > 5, timeout=HANG_MS)
+    qtbot.waitUntil(lambda: getattr(window.project.runs[-1].partial.get("best"), "step", 0) > 5, timeout=HANG_MS)
     window.cancel_current()
     qtbot.waitUntil(lambda: not window.runner.is_running("demo"), timeout=HANG_MS)
 

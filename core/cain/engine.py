@@ -17,7 +17,7 @@ from typing import Any, Iterator
 from core.cain.api import MODES, check_options
 from core.cain.approx import MAX_D, approximate, check_kernels
 from core.cain.lower_bound import LowerBound, problem_bound, verdict
-from core.cain.plans import cpp_text, make_plan
+from core.cain.plans import ProgramPlan, cpp_text, make_plan
 from core.cain.result import CainResult, GoalMatrix
 from core.cain.result import Improvement as FoundProgram
 from core.cain.solver import TRAVERSALS, Improvement, Proven, Stats, solve
@@ -214,8 +214,8 @@ def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
         improvements.append(_improvement(ev))
         yield from _metric_points(ev.nodes, ev.elapsed, ev.length)
         # a self-contained plan (core.cain.plans): a cancelled run keeps the last one as its partial result
-        yield PartialResult("plan", make_plan(improvements[-1], _search_fields(ks, approx, s, registers),
-                                              {"goal_bags": ev.bags, "register_goals": ev.registers}))
+        yield PartialResult("plan", make_plan(FoundProgram(**improvements[-1]), _search_fields(ks, approx, s, registers),
+                                              [[GoalMatrix(**g) for g in bag] for bag in ev.bags], ev.registers))
         # the status line names the best length the listing now shows, not the one before (issue 49)
         yield _progress(nodes, elapsed, best, proven, s)
         yield LogLine(f"verified program of length {ev.length} after {ev.nodes} nodes, {ev.elapsed:.2f} s"
@@ -282,7 +282,7 @@ def _final(ks: KernelSet, approx: Any, s: CainSettings, registers: int, best: Im
         input_registers={str(c): r for c, r in best.input_registers.items()},
         time_to_first_s=round(first_t or best.elapsed, 4), time_to_best_s=round(best.elapsed, 4),
         verified=best.verified, verification=best.check,
-        cpp=cpp_text(make_plan(improvements[-1], _search_fields(ks, approx, s, registers))),
+        cpp=cpp_text(make_plan(FoundProgram(**improvements[-1]), _search_fields(ks, approx, s, registers))),
         bus_steps=sum(OP_TABLE[i.spec.key].bus_steps for i in best.program),
         goal_bags=[[GoalMatrix(**g) for g in bag] for bag in best.bags], register_goals=best.registers,
         gap=best.length - lower.value, optimal=best.length <= lower.value,
@@ -391,6 +391,7 @@ ENGINE = EngineSpec(
     format_text=format_text,
     workload_kinds=("fpsp_filter", "kernels"),
     target_kinds=("scamp5",),
+    partial_types={"plan": ProgramPlan},
     settings_schema=SETTINGS_SCHEMA,
     workload_problem=workload_problem,
     migrate_v1_settings=migrate_v1_settings,

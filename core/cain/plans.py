@@ -1,70 +1,104 @@
-"""The programs a code search found, each as a self-contained "plan" dict, and its program file.
+"""The programs a code search found, each as a self-contained, typed plan, and its program file.
 
-The engine streams a plan as a PartialResult("plan") whenever it finds a shorter program, and the
-final result keeps every improvement's program (they are few). A plan carries what it takes to show,
-export or simulate that one program without the rest of the result:
-
-    length, program ([macro text]), outputs ({kernel: register}), output_registers ([register per
-    kernel]), input_register, input_registers ({channel: register}), nodes, time_s, method, strategy
-    (the portfolio member that found it, since result version 3),
-    filter, kernel_names, d, denominator, approximated_kernels ({kernel: numerators over 2^d}),
-    isa, registers, and for the best program goal_bags and register_goals.
+The engine streams a plan as a PartialResult("plan") whenever it finds a shorter program (a cancelled
+run keeps the last one), and the final result keeps every improvement's program (they are few). A
+`ProgramPlan` carries what it takes to show, export or simulate that one program without the rest of
+the result: when it was found (length, nodes, time_s, method, strategy), the program and its
+registers, what the search shares (filter, kernel_names, d, denominator, approximated_kernels, isa,
+registers) and, for the best program, its Goal-Bags and register Goals.
 
 The panel's plots, its Program tab, its export and the simulator's hand-over all read plans from
-here, so none of them rebuilds one from a result by hand. A plan is a plain dict (it is streamed as
-a partial result); plans_of and best_plan make them from the typed final result (a CainResult).
+here, so none of them rebuilds one from a result by hand. plans_of and best_plan make them from the
+typed final result (a CainResult) with no JSON; a plan's JSON form (to_json / from_json, the keys a
+session's partial result "plan" has always had) is made only where a session is saved or read.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.cain.codegen import cpp_kernel
-from core.cain.result import CainResult
-from core.results import to_plain
+from core.cain.result import CainResult, GoalMatrix, Improvement, IntKernel, IntMatrix
+from core.results import optional_key, read_value, to_plain
 from core.scamp5.isa import register_names
 from core.scamp5.program import parse_program
 from core.scamp5.program_file import ProgramHeader, write_program
 
 # what every plan of one search shares (the result's fields of the same names)
 SEARCH_KEYS = ("filter", "kernel_names", "d", "denominator", "approximated_kernels", "isa", "registers")
-PROGRAM_KEYS = ("program", "outputs", "input_registers")
 
 
-def make_plan(entry: dict[str, Any], search: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A plan from an improvement entry (length, nodes, time_s, method, program, outputs,
-    input_registers) and the search's shared fields (SEARCH_KEYS)."""
-    outputs: dict[str, str] = dict(entry.get("outputs") or {})
+@dataclass(kw_only=True)
+class ProgramPlan:
+    """One verified program a search found, and what it takes to show, export or simulate it."""
+
+    length: int
+    nodes: int
+    time_s: float
+    method: str                                 # "simultaneous" | "one-by-one"
+    strategy: str | None = optional_key()       # the portfolio member that found it
+    program: list[str]
+    outputs: dict[str, str]                     # kernel name -> register
+    output_registers: list[str]                 # in kernel order
+    input_register: str
+    input_registers: dict[str, str]             # channel ("0", ...) -> register
+    filter: str
+    kernel_names: list[str]
+    d: int
+    denominator: int
+    approximated_kernels: dict[str, IntKernel]
+    isa: str
+    registers: int
+    goal_bags: list[list[GoalMatrix]] | None = optional_key()          # the best program's only
+    register_goals: list[dict[str, IntMatrix | None]] | None = optional_key()
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan's JSON form (a session's partial result "plan")."""
+        return dict(to_plain(self))
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "plan") -> "ProgramPlan":
+        """A plan read back from its JSON form; InputError naming the field that does not read."""
+        plan: ProgramPlan = read_value(cls, data, where)
+        return plan
+
+
+def make_plan(found: Improvement, search: dict[str, Any], goal_bags: list[list[GoalMatrix]] | None = None,
+              register_goals: list[dict[str, IntMatrix | None]] | None = None) -> ProgramPlan:
+    """A plan from an improvement (when it was found, its program) and the search's shared fields
+    (SEARCH_KEYS)."""
+    outputs = dict(found.outputs or {})
     names = list(search.get("kernel_names") or outputs)
-    inputs: dict[str, str] = dict(entry.get("input_registers") or {"0": "A"})
-    plan = {**entry, **{k: search.get(k) for k in SEARCH_KEYS}, "outputs": outputs,
-            "output_registers": [outputs[n] for n in names if n in outputs], "input_registers": inputs,
-            "input_register": inputs.get("0", next(iter(inputs.values()), "A"))}
-    plan.update(extra or {})
-    return plan
+    inputs = dict(found.input_registers or {"0": "A"})
+    return ProgramPlan(
+        length=found.length, nodes=found.nodes, time_s=found.time_s, method=found.method, strategy=found.strategy,
+        program=list(found.program or []), outputs=outputs, output_registers=[outputs[n] for n in names if n in outputs],
+        input_register=inputs.get("0", next(iter(inputs.values()), "A")), input_registers=inputs,
+        filter=search["filter"], kernel_names=names, d=search["d"], denominator=search["denominator"],
+        approximated_kernels=dict(search["approximated_kernels"]), isa=search["isa"], registers=search["registers"],
+        goal_bags=goal_bags, register_goals=register_goals)
 
 
-def plans_of(result: CainResult) -> list[dict[str, Any] | None]:
+def plans_of(result: CainResult) -> list[ProgramPlan | None]:
     """One plan per improvement of a final result, in the order found; None where the result does
     not keep that program (results stored before programs were kept hold only the best one)."""
     search = {k: getattr(result, k) for k in SEARCH_KEYS}
     imps = result.improvements
-    out: list[dict[str, Any] | None] = []
+    out: list[ProgramPlan | None] = []
     for i, imp in enumerate(imps):
-        entry: dict[str, Any] = to_plain(imp)           # the improvement's stored keys, as streamed
-        extra = None
         if i == len(imps) - 1 and result.found:
             # the last improvement is the best program: the result's own fields describe it fully
-            entry.update({k: getattr(result, k) for k in PROGRAM_KEYS})
-            extra = {"goal_bags": to_plain(result.goal_bags), "register_goals": result.register_goals}
-        elif not entry.get("program"):
+            best = replace(imp, program=result.program, outputs=result.outputs, input_registers=result.input_registers)
+            out.append(make_plan(best, search, result.goal_bags, result.register_goals))
+        elif not imp.program:
             out.append(None)
-            continue
-        out.append(make_plan(entry, search, extra))
+        else:
+            out.append(make_plan(imp, search))
     return out
 
 
-def best_plan(result: CainResult) -> dict[str, Any] | None:
+def best_plan(result: CainResult) -> ProgramPlan | None:
     """The best program of a final result as a plan; None when nothing was found."""
     if not result.found:
         return None
@@ -72,28 +106,25 @@ def best_plan(result: CainResult) -> dict[str, Any] | None:
     return plans[-1] if plans else None
 
 
-def program_text(plan: dict[str, Any]) -> str:
+def program_text(plan: ProgramPlan) -> str:
     """The plan as a program file (core.scamp5.program_file): title, input, outputs, kernel names."""
-    prog = [str(p) for p in plan.get("program") or []]
-    inputs = plan.get("input_registers") or {"0": plan.get("input_register") or "A"}
-    outs = [str(r) for r in plan.get("output_registers") or []]
-    names = [str(n) for n in plan.get("kernel_names") or []]
-    comments = [f"Cain code search: {plan.get('filter') or 'kernels'}, {len(prog)} macros"]
-    if plan.get("nodes") is not None:
-        comments.append(f"found after {plan.get('nodes')} nodes, {plan.get('time_s')} s"
-                        + (f" ({plan['method']})" if plan.get("method") else "")
-                        + (f"; coefficients over {plan['denominator']}" if plan.get("denominator") else ""))
+    prog = list(plan.program)
+    inputs = plan.input_registers or {"0": plan.input_register or "A"}
+    outs, names = list(plan.output_registers), list(plan.kernel_names)
+    comments = [f"Cain code search: {plan.filter or 'kernels'}, {len(prog)} macros",
+                f"found after {plan.nodes} nodes, {plan.time_s} s" + (f" ({plan.method})" if plan.method else "")
+                + (f"; coefficients over {plan.denominator}" if plan.denominator else "")]
     header = ProgramHeader(input_registers=[str(inputs[k]) for k in sorted(inputs, key=int)],
                            output_registers=outs, kernel_names=names if len(names) == len(outs) else [],
                            comments=comments)
     return write_program(prog, header)
 
 
-def cpp_text(plan: dict[str, Any]) -> str:
+def cpp_text(plan: ProgramPlan) -> str:
     """The plan as a C++ kernel body for the SCAMP-5 host API (core.cain.codegen)."""
-    regs = register_names(int(plan.get("registers") or 6))
-    program = parse_program("\n".join(str(p) for p in plan.get("program") or []), regs)
-    title = (f"{plan.get('filter') or 'kernels'}: {len(program)} SCAMP-5 macro instructions (Cain, "
-             f"'{plan.get('isa')}' set, d = {plan.get('d')}, verified by the exact interpreter)")
-    inputs = {int(c): str(r) for c, r in (plan.get("input_registers") or {"0": "A"}).items()}
-    return cpp_kernel(program, title, inputs, dict(plan.get("outputs") or {}), regs)
+    regs = register_names(int(plan.registers or 6))
+    program = parse_program("\n".join(plan.program), regs)
+    title = (f"{plan.filter or 'kernels'}: {len(program)} SCAMP-5 macro instructions (Cain, "
+             f"'{plan.isa}' set, d = {plan.d}, verified by the exact interpreter)")
+    inputs = {int(c): str(r) for c, r in (plan.input_registers or {"0": "A"}).items()}
+    return cpp_kernel(program, title, inputs, dict(plan.outputs), regs)

@@ -14,10 +14,11 @@ wrote, or a fused pooling, is no step of its own). Per step:
   `clock_gettime` around each op on worker 0, summed over the timed passes, printed per image), the
   whole-program timing untouched (it is a separate, unprofiled run). A step whose measured time is
   below its off-chip limit (its data stayed in the caches between passes, which a cold run would
-  not see) takes the limit, *modelled*, and its note says so. For another SoC, *modelled*:
-  roofline from the target's fields, max(MACs / (workers x V x FMA x clock), bytes / bandwidth),
-  workers being the cores the program shares the step over (1 for a step it runs on one worker).
-  Nothing in the model is fitted to a measurement.
+  not see) takes the limit, *modelled*, and its note says so. For another SoC, *modelled*: the time
+  model of core.cappuccino.time_model, max(compute cycles per worker / clock, bytes / bandwidth) +
+  the step's fixed cost, the cycles counted from the program's plan (the vector FMAs its register
+  blocks issue, at the target's FMA issue per cycle, its other kernels' loads and divides), never
+  below the step's limit. Nothing in the model is fitted to a network's measured time.
 
 Limits: peak MAC rate = cores x vector width x FMA per cycle x clock, with FMA per cycle the
 target's `fma_per_cycle` where it has one, else `FMA_PER_CYCLE` (two: x86-64 cores since Haswell /
@@ -39,9 +40,11 @@ from core.cappuccino import synth
 from core.cappuccino.model import CnnModel, ConvOp, Op, op_in_shapes
 from core.cappuccino.numerics import IMPRECISE, INT8, PRECISE
 from core.cappuccino.synth_program import Plan
+from core.cappuccino.time_model import step_time
 from core.cost import Ceilings, CostRecord, How, LayerCost, layer_cost
 from core.errors import InputError
 from core.machine_load import LoadMeter, LoadRecord
+from core.results import optional_key
 
 FMA_PER_CYCLE = 2
 ACT_BYTES = 4                       # the program's frames are float32 (binary16 frames are an option it is not run with)
@@ -57,8 +60,12 @@ class StepNote:
     kind: str                       # the program's kernel (conv, maxpool, add, ...)
     workers: int                    # cores the program shares it over
     measured_us: float | None       # per image, the program's --profile (None: not measured)
-    modelled_us: float              # per image, the roofline from the target's fields
+    modelled_us: float              # per image, the time model (time_model.step_time) from the target's fields
     how: str                        # where the record's time comes from, in words
+    compute_us: float = 0.0         # the model's terms, per image: compute cycles per worker / clock,
+    memory_us: float = 0.0          # bytes / bandwidth, and the phase's fixed cost
+    fixed_us: float = 0.0
+    measured_cpu_us: float | None = optional_key()    # worker 0's CPU time in the step (a deschedule not counted)
 
 
 @dataclass(kw_only=True)
@@ -75,6 +82,13 @@ class CappuccinoCost:
     modelled_total_us: float
     load: LoadRecord | None         # the machine's other work while the program was profiled
     record: CostRecord
+
+    @property
+    def measured_cpu_total_us(self) -> float | None:
+        """Sum of worker 0's CPU time in the steps (None: the program did not print it)."""
+        if not self.steps or any(n.measured_cpu_us is None for n in self.steps):
+            return None
+        return math.fsum(n.measured_cpu_us or 0.0 for n in self.steps)
 
     @property
     def model_error(self) -> float | None:
@@ -176,22 +190,23 @@ def step_bytes(ops: list[Op], modes: dict[str, str], plan_op: Any = None, model:
 
 def cost_of_plan(model: CnnModel, plan: Plan, target: Any, modes: dict[str, str], op_us: Sequence[float] | None,
                  measured_here: bool, program: str, whole_us: float | None = None,
-                 load: LoadRecord | None = None) -> CappuccinoCost:
+                 load: LoadRecord | None = None, op_cpu_us: Sequence[float] | None = None) -> CappuccinoCost:
     """The record of the program `plan` on `target`; `op_us` the profiled per-op µs per image (plan
     order), used as the times when `measured_here`, else only beside the model's."""
     c = ceilings_of(target)
-    per_core = target.vector_width * fma_of(target) * target.clock_mhz * 1e6
     costs: list[LayerCost] = []
     notes: list[StepNote] = []
     for i, ops in _steps(model, plan):
         p = plan.ops[i]
         macs = sum(op.macs for op in ops if isinstance(op, ConvOp))
         nbytes = float(step_bytes(ops, modes, p, model))
-        workers = min(target.cores, p.chunks) if p.chunks > 1 else 1
+        st = step_time(plan, i, target, fma_of(target), nbytes)
+        workers = st.workers
         stream = nbytes / c.bandwidth_bytes_per_s
-        modelled = max(macs / (workers * per_core), stream)
+        modelled = max(st.total_s, c.time_limit(macs, nbytes))        # never below the roofline
         measured = None if op_us is None else float(op_us[i]) * 1e-6
-        time_s, how, words = modelled, "modelled", "roofline: max(MACs / (workers x V x FMA x clock), bytes / bandwidth)"
+        time_s, how, words = modelled, "modelled", ("time model: max(compute cycles per worker / clock, bytes / "
+                                                    "bandwidth) + the step's fixed cost")
         if measured_here and measured is not None:
             if measured >= c.time_limit(macs, nbytes):
                 time_s, how, words = measured, "measured", "measured here: the program's per-op clock (--profile)"
@@ -204,7 +219,9 @@ def cost_of_plan(model: CnnModel, plan: Plan, target: Any, modes: dict[str, str]
                                 time_how=hw))
         notes.append(StepNote(name=p.name, ops=[op.name for op in ops], kind=p.kind, workers=workers,
                               measured_us=None if measured is None else measured * 1e6, modelled_us=modelled * 1e6,
-                              how=words))
+                              how=words, compute_us=st.compute_s * 1e6, memory_us=st.memory_s * 1e6,
+                              fixed_us=st.fixed_s * 1e6,
+                              measured_cpu_us=None if op_cpu_us is None else float(op_cpu_us[i])))
     record = CostRecord.of(target_words(target), c, costs)
     bad = record.problems()
     if bad:         # the record breaks a limit it must meet by construction: a fault here
@@ -217,13 +234,13 @@ def cost_of_plan(model: CnnModel, plan: Plan, target: Any, modes: dict[str, str]
                           load=load, record=record)
 
 
-def profile_program(exe: Path, weights: Path, images: Path, count: int, threads: int, check: Callable[[], None],
-                    min_seconds: float = MIN_SECONDS) -> tuple[list[float], float]:
-    """One profiled run of a built program: per-op µs per image (plan order) and the pass's µs per image."""
+def profiled_run(exe: Path, weights: Path, images: Path, count: int, threads: int, check: Callable[[], None],
+                 min_seconds: float = MIN_SECONDS) -> synth.RunResult:
+    """One profiled run of a built program, its per-op wall (and worker 0's CPU) µs per image."""
     r = synth.run_program(exe, images, count, min_seconds, check, weights=weights, threads=threads, profile=True)
     if r.op_list is None:
         raise RuntimeError(f"{exe.name} printed no per-op times with --profile")
-    return r.op_list, 1e6 * r.seconds_per_pass / count
+    return r
 
 
 def cost_network(network: Any, target: Any, *, measure: bool | None = None, images: int = 8,
@@ -269,9 +286,10 @@ def network_cost(network: Any, target: Any, *, measure: bool | None = None, imag
         synth.write_images(d / "x.f32", x)
         synth.compile_c(cc, d / "p.c", d / "p", True, check)
         meter = LoadMeter()
-        op_us, whole = profile_program(d / "p", d / "w.bin", d / "x.f32", len(x), target.cores, check, min_seconds)
+        r = profiled_run(d / "p", d / "w.bin", d / "x.f32", len(x), target.cores, check, min_seconds)
         load = meter.stop()
-    return cost_of_plan(model, prog.plan, target, modes, op_us, here, "precise", whole, load)
+    return cost_of_plan(model, prog.plan, target, modes, r.op_list, here, "precise",
+                        1e6 * r.seconds_per_pass / len(x), load, r.op_cpu_list)
 
 
 def cost_lines(c: CappuccinoCost) -> list[str]:
@@ -293,5 +311,6 @@ def cost_lines(c: CappuccinoCost) -> list[str]:
         lines.append(f"  model / measured - 1 over the steps: {100 * err:+.0f} %"
                      + (f"; {c.load.warning()}" if c.load is not None and c.load.busy else ""))
     lines.append("  bytes: the compulsory traffic (inputs read, weights, outputs once; modelled). Limit: max(MACs / "
-                 "peak, bytes / bandwidth), peak = cores x V x FMA x clock (docs/cappuccino.md, 'Cost').")
+                 "peak, bytes / bandwidth), peak = cores x V x FMA x clock; model: the program's cycles per step "
+                 "(docs/cappuccino.md, 'Cost').")
     return lines

@@ -41,7 +41,7 @@ from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.files import file_problem
 from core.machine_load import LoadRecord, load_average
-from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
+from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.nets import zoo
 from core.work_units import Stage, WorkPlan
 from core.workload import BUILTIN_DIGITS, CnnNetwork, MobileSocTarget, Target, Workload
@@ -331,7 +331,6 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
     info = ModelInfo(name=model.name, title=model.network.title, input_shape=list(model.input_shape),
                      validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)
-    yield PartialResult("allocation", {"layers": [a.to_json() for a in alloc]})
     rows = sample_rows(len(model.y_val), model.network.macs / 1e9, s.search_sample)
     x_check = model.x_val if rows is None else model.x_val[rows]
     if rows is not None:

@@ -204,6 +204,7 @@ class RunResult:
     peak_rss_kb: int | None = None      # the program's own peak resident memory (VmHWM), when it says
     cpu_seconds: float | None = None    # CPU time of all its threads during the timed passes
     op_list: list[float] | None = None  # with profile: wall µs per image of every op, in the program's order
+    op_cpu_list: list[float] | None = None  # with profile: worker 0's CPU µs per image of every op, the same order
 
     @property
     def seconds_per_pass(self) -> float:
@@ -255,6 +256,7 @@ def parse_output(out: str, count: int, name: str) -> RunResult:
     logits = []
     ops: dict[str, float] = {}
     op_list: list[float] = []
+    op_cpu: list[float] = []
     for line in out.splitlines():
         parts = line.split()
         if parts and parts[0] == "pred":
@@ -266,6 +268,8 @@ def parse_output(out: str, count: int, name: str) -> RunResult:
         elif parts and parts[0] == "op" and len(parts) >= 5:
             ops[parts[1]] = float(parts[3])
             op_list.append(float(parts[3]))
+            if len(parts) >= 9 and parts[8] == "cpu":
+                op_cpu.append(float(parts[6]))
         elif parts and parts[0] == "peak_rss_kb" and len(parts) == 2:
             rss = int(parts[1])
         elif parts and parts[0] == "cpu_seconds" and len(parts) == 2:
@@ -274,7 +278,8 @@ def parse_output(out: str, count: int, name: str) -> RunResult:
         raise RuntimeError(f"{name} printed unexpected output: {out[:300]!r}")
     assert seconds is not None      # read on the "passes" line with `passes`
     return RunResult(pred, passes, seconds, np.asarray(logits, np.float64) if len(logits) == count else None,
-                     ops or None, rss, cpu, op_list or None)
+                     ops or None, rss, cpu, op_list or None,
+                     op_cpu if op_list and len(op_cpu) == len(op_list) else None)
 
 
 def run_checked(cmd: list[str], check: Callable[[], None], what: str) -> str:

@@ -16,11 +16,11 @@ from typing import Any, Iterator
 import numpy as np
 
 from core.machine_load import LoadRecord
-from core.results import EngineResult, to_plain
+from core.results import EngineResult
 from core.settings import declarations, defaults_of, parse, schema_of, setting
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
-from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
+from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.work_units import Stage, WorkPlan
 from core.merit import banks as B
 from core.merit import butterfly as BF
@@ -397,7 +397,6 @@ def _run(request: JobRequest, s: MeritSettings, cancel: CancelToken) -> Iterator
             ok=naive_diff <= 1e-9, sample=sample_text, outputs_checked=checked)
     yield LogLine(f"verification ({sample_text}): max |R(M(A),M(B)) - direct| = {verification.max_abs_diff}, "
                   f"eq. 5 walk {naive_diff:.3g}")
-    yield PartialResult("verification", to_plain(verification))
     yield Progress(0.15, "tiling and bank conflicts")
 
     fit = fits[bank_stage.name]
@@ -406,7 +405,6 @@ def _run(request: JobRequest, s: MeritSettings, cancel: CancelToken) -> Iterator
     grids = [m_grid(bank_stage, op) for op in bank_stage.operands]
     cancel.check()
     bank = B.report(bank_stage, bank_stage.operand(wl.bank_operand), fit.ext, s.banks, cancel.check)
-    yield PartialResult("banks", to_plain(bank))
     cancel.check()
     reuse_rep = reuse.report()
     codegen: Codegen | None = None
@@ -418,9 +416,6 @@ def _run(request: JobRequest, s: MeritSettings, cancel: CancelToken) -> Iterator
                            cancel=cancel.check, samples=samples, seed=int(s.seed))
         for line in codegen_lines(codegen):
             yield LogLine(line)
-        yield PartialResult("codegen", {part: {k: v for k, v in to_plain(getattr(codegen, part)).items()
-                                               if k != "sources"}
-                                        for part in ("c", "cuda")})      # the sources come with the result
     yield Progress(0.3, "MERIT-z model")
 
     cfg = meritz_config(s)

@@ -21,7 +21,8 @@ from core import __version__
 from core.checks import check_name, check_numbers, check_settings, schema_errors
 from core.errors import InputError, SessionError
 from core.metrics import is_metric_value
-from core.project import EngineChoice, Entry, Project, Run, is_generated_name
+from core.lifecycle import partials_json, read_partials
+from core.project import EngineChoice, Entry, Project, Run, Snapshot, is_generated_name
 from core.session.migrations import VERSION, _check_version, _migrate
 from core.session.schema import _SCHEMA, FORMAT, _json_path
 from core.workload import target_from_json, workload_from_json
@@ -34,7 +35,7 @@ def to_json(project: Project) -> dict[str, Any]:
         "version": VERSION,
         "app_version": __version__,
         "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "library": {lib: [{**e.snapshot(), "auto_name": e.auto_name} for e in project.entries(lib)]
+        "library": {lib: [{**e.to_json(), "auto_name": e.auto_name} for e in project.entries(lib)]
                     for lib in ("workloads", "targets")},
         "engines": {name: {"settings": c.settings, "workload": c.workload, "target": c.target}
                     for name, c in project.engines.items()},
@@ -44,11 +45,14 @@ def to_json(project: Project) -> dict[str, Any]:
 
 
 def _run_json(r: Run) -> dict[str, Any]:
-    return {"id": r.id, "engine": r.engine, "status": r.status, "settings": r.settings, "workload": r.workload,
-            "target": r.target, "started_at": r.started_at, "finished_at": r.finished_at,
-            "duration_s": r.duration_s, "result": None if r.result is None else r.result.to_json(),
+    return {"id": r.id, "engine": r.engine, "status": r.status, "settings": r.settings,
+            "workload": None if r.workload is None else r.workload.to_json(),
+            "target": None if r.target is None else r.target.to_json(), "started_at": r.started_at,
+            "finished_at": r.finished_at, "duration_s": r.duration_s,
+            "result": None if r.result is None else r.result.to_json(),
             "result_version": None if r.result is None else type(r.result).VERSION,
-            "partial": r.partial, "series": r.series, "error": r.error, "headline": r.headline, "note": r.note}
+            "partial": partials_json(r.partial), "series": r.series, "error": r.error, "headline": r.headline,
+            "note": r.note}
 
 
 # ================================================================ reading
@@ -261,10 +265,11 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
         if isinstance(r.get(key), dict):
             check_name(r[key]["name"], f"{where}.{key}.name")
     _settings_check(spec.settings_schema, r["settings"], f"{where}.settings")
-    for key, reader, kinds in (("workload", workload_from_json, spec.workload_kinds),
-                               ("target", target_from_json, spec.target_kinds)):
+    snaps: dict[str, Snapshot | None] = {"workload": None, "target": None}
+    for key, lib, kinds in (("workload", "workloads", spec.workload_kinds), ("target", "targets", spec.target_kinds)):
         if r.get(key) is not None:
-            value = reader(r[key]["value"], f"{where}.{key}.value")
+            snap = snaps[key] = Snapshot.from_json(lib, r[key], f"{where}.{key}")
+            value = snap.value
             if value.kind not in kinds:         # a snapshot the engine could never have run on
                 raise SessionError(f"a {spec.name} run's {key} is of kind {value.kind!r}; the engine reads "
                                    f"{' or '.join(repr(k) for k in kinds) or f'no {key}'}",
@@ -280,8 +285,10 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
         if not is_metric_value(value):
             raise SessionError(f"expected a number, yes/no, a text, a list of numbers or null, got {type(value).__name__}",
                                f"{where}.headline.{key}")
-    return Run(id=r["id"], engine=r["engine"], settings=dict(r["settings"]), workload=r.get("workload"),
-               target=r.get("target"), status=r["status"], started_at=r["started_at"],
+    # read (and so checked) whatever the status; a finished run's are in its result (Project.finish_run)
+    partial = read_partials(spec, r.get("partial"), f"{where}.partial")
+    return Run(id=r["id"], engine=r["engine"], settings=dict(r["settings"]), workload=snaps["workload"],
+               target=snaps["target"], status=r["status"], started_at=r["started_at"],
                finished_at=r.get("finished_at"), duration_s=r.get("duration_s"), result=result,
-               partial=dict(r.get("partial") or {}), series=dict(r.get("series") or {}),
+               partial={} if result is not None else partial, series=dict(r.get("series") or {}),
                error=r.get("error"), headline=headline, note=r.get("note", ""))

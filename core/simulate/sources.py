@@ -22,6 +22,7 @@ from core.workload import KernelSet
 
 if TYPE_CHECKING:
     from core.cain.result import CainResult
+    from core.cain.plans import ProgramPlan
 
 # Bounds on a program given as a file or text: SCAMP-5 programs are tens to hundreds of
 # instructions; a simulation of 10,000 already takes minutes, and parsing a million lines did too.
@@ -111,23 +112,22 @@ def from_search(kernels: KernelSet, regs: tuple[str, ...], isa: str, mode: str, 
     return res
 
 
-def settings_from_cain_result(found: CainResult | dict[str, Any]) -> dict[str, Any]:
+def settings_from_cain_result(found: CainResult | ProgramPlan | None) -> dict[str, Any]:
     """Simulator settings that replay a code-search program: a final result (its best program) or
-    one plan (core.cain.plans, a dict) goes in as a program file text, and its approximated kernels
+    one plan (core.cain.plans) goes in as a program file text, and its approximated kernels
     become the expected results. What the Cain panel's "Open in stepper" and the simulator's "Use
     code-search result" both apply."""
     from core.cain import plans
     from core.cain.result import CainResult
 
     plan = plans.best_plan(found) if isinstance(found, CainResult) else found
-    if not plan or not plan.get("program"):
+    if plan is None or not plan.program:
         raise InputError("the code-search result holds no program", "cain.program")
     out: dict[str, Any] = {"program_source": "text", "program_text": plans.program_text(plan),
                            "input_register": "", "output_registers": [], "reference": "none", "expected": None}
-    approx, names = plan.get("approximated_kernels"), plan.get("kernel_names")
-    if (isinstance(approx, dict) and isinstance(names, list) and len(names) == len(plan.get("output_registers") or [])
-            and plan.get("denominator") and all(n in approx for n in names)):
+    approx, names = plan.approximated_kernels, plan.kernel_names
+    if names and len(names) == len(plan.output_registers) and plan.denominator and all(n in approx for n in names):
         out["reference"] = "expected"
-        out["expected"] = {"denominator": plan["denominator"], "kernels": [approx[n] for n in names],
-                           "source": f"the code search's approximated kernels ({plan.get('filter') or '?'})"}
+        out["expected"] = {"denominator": plan.denominator, "kernels": [approx[n] for n in names],
+                           "source": f"the code search's approximated kernels ({plan.filter or '?'})"}
     return out

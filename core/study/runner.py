@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator
 from core import faults
 from core.errors import InputError
 from core.lifecycle import RunError, RunOutcome
-from core.project import now_iso
+from core.project import Snapshot, now_iso
 from core.study import results_file
 from core.study.axes import Point
 from core.study.point import run_point, warm_up
@@ -499,12 +499,13 @@ class StudyRunner:
                 "series": out.get("series", {}), "log": out.get("log", [])}
 
 
-def setup_of_record(rec: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any]]:
-    """A point's setup as a run of the project records it: workload and target snapshots and settings."""
+def setup_of_record(rec: dict[str, Any]) -> tuple[Snapshot | None, Snapshot | None, dict[str, Any]]:
+    """A point's setup as a run of the project records it: workload and target snapshots (read from the
+    record's JSON, the study's edge) and settings."""
     req = rec.get("request") or {}
     snaps = [None if req.get(name) is None else
-             {"id": "study", "name": str(req.get(f"{name}_name") or name), "value": req[name]}
-             for name in ("workload", "target")]
+             Snapshot.from_json(lib, {"id": "study", "name": str(req.get(f"{name}_name") or name), "value": req[name]})
+             for name, lib in (("workload", "workloads"), ("target", "targets"))]
     return snaps[0], snaps[1], dict(req.get("settings") or {})
 
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QWidget
 
 from core.engine import EngineSpec
 from core.jobs import Event
-from core.project import Project, Run
+from core.project import Project, Run, Snapshot
 from core.project_events import Reset, RunChanged, RunRecorded, SettingsChanged, ShownChanged
 from core.results import EngineResult
 from core.workload import Target, Workload
@@ -35,7 +35,7 @@ class PanelContext(Protocol):
     def open_run(self, run_id: str, **focus: Any) -> None:
         """Show a run in its engine's tab; `focus` names what to select there (e.g. step=12)."""
         ...
-    def open_in_simulator(self, update: dict[str, Any], workload: dict[str, Any] | None = None,
+    def open_in_simulator(self, update: dict[str, Any], workload: Snapshot | None = None,
                           origin: str = "") -> None:
         """Merge `update` into the simulate settings and make `workload` (a run's snapshot, from run
         `origin`) its chosen workload (one undo step), switch to its tab and step through."""
@@ -58,7 +58,7 @@ class EnginePanel(QWidget):
         ev = self.project.events
         follow(self, self._recorded, ev.record)
         follow(self, self._shown_changed, ev.shown)
-        follow(self, self._run_changed, ev.runs)
+        follow(self, self._run_changed, ev.run)
         follow(self, self._settings_changed, ev.settings)
         follow(self, self._project_reset, ev.reset)
 

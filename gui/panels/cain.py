@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPla
 from core.results import EngineResult
 from core.atomic import atomic_write_text
 from core.cain import plans
+from core.cain.plans import ProgramPlan
 from core.cain.engine import CainSettings, bound_text
 from core.cain.lower_bound import verdict
 from core.cain.result import CainResult
@@ -25,7 +26,7 @@ from core.simulate.sources import settings_from_cain_result
 from core.jobs import Event, MetricPoint, PartialResult
 from core.project import Run
 from core.settings import held
-from core.workload import kernels_of, workload_from_json
+from core.workload import kernels_of
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import LIVE_REDRAW_S, LivePlot
@@ -61,8 +62,8 @@ class CainPanel(GenericPanel):
 
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
-        self._plan: dict[str, Any] | None = None          # the program on show
-        self._plans: list[dict[str, Any] | None] = []     # one per point of the plots, in the order found
+        self._plan: ProgramPlan | None = None             # the program on show
+        self._plans: list[ProgramPlan | None] = []        # one per point of the plots, in the order found
         self._shown: int | None = None                    # index of the shown plan in _plans
         self._bound: int | None = None                    # the result's proven lower bound (version 2)
         b = self.binding
@@ -182,7 +183,7 @@ class CainPanel(GenericPanel):
         """The kernels of the run on show (its snapshot: what it ran with), else of the tab's choice."""
         try:
             if self.run is not None and self.run.workload is not None:
-                ks = kernels_of(workload_from_json(self.run.workload["value"]))
+                ks = kernels_of(self.run.workload.value)
             else:
                 ks = kernels_of(self.workload())
         except InputError:
@@ -210,10 +211,10 @@ class CainPanel(GenericPanel):
             self.select_program(len(self._plans) - 1)
 
     def handle_partial(self, event: PartialResult) -> None:
-        if event.kind == "plan":
+        if isinstance(event.data, ProgramPlan):
             plan = event.data
             self._plans.append(plan)
-            self._add_point(plan["length"], plan["nodes"], plan["time_s"])
+            self._add_point(plan.length, plan.nodes, plan.time_s)
 
     # ------------------------------------------------------------------ the programs found
     def _clear_points(self) -> None:
@@ -253,31 +254,28 @@ class CainPanel(GenericPanel):
         return self._shown is not None and self._shown == len(self._plans) - 1
 
     # ------------------------------------------------------------------ drawing
-    def _plan_title(self, plan: dict[str, Any]) -> str:
+    def _plan_title(self, plan: ProgramPlan) -> str:
         if self._shown is None:
             which = "Program"
         else:
             which = "Best program" if self.shown_is_best else f"Program {self._shown + 1} of {len(self._plans)}"
-        n = len(plan.get("program", []))
+        n = len(plan.program)
         bound = "" if self._bound is None else f", {verdict(n, self._bound)}"
-        by = plan.get("strategy")
-        by = f" by the {by} search" if by else ""
-        return (f"{which}: {n} instructions{bound} (found{by} after {plan.get('nodes', '?')} "
-                f"nodes, {plan.get('time_s', '?')} s, {plan.get('method', '?')}; verified by the exact interpreter)")
+        by = f" by the {plan.strategy} search" if plan.strategy else ""
+        return (f"{which}: {n} instructions{bound} (found{by} after {plan.nodes} "
+                f"nodes, {plan.time_s} s, {plan.method}; verified by the exact interpreter)")
 
-    def _show_plan(self, plan: dict[str, Any]) -> None:
+    def _show_plan(self, plan: ProgramPlan) -> None:
         self._plan = plan
-        prog = plan.get("program", [])
+        prog = plan.program
         self.plan_label.setText(self._plan_title(plan))
         self.program_view.setPlainText("\n".join(f"{i + 1:3d}  {p};" for i, p in enumerate(prog)))
-        outs = plan.get("outputs") or {}
-        inputs = plan.get("input_registers") or {}
-        rows = [(f"input (channel {c})", r) for c, r in inputs.items()] + list(outs.items())
+        rows = [(f"input (channel {c})", r) for c, r in plan.input_registers.items()] + list(plan.outputs.items())
         self.alloc_table.setRowCount(len(rows))
         for i, (k, r) in enumerate(rows):
             self.alloc_table.setItem(i, 0, QTableWidgetItem(str(k)))
             self.alloc_table.setItem(i, 1, QTableWidgetItem(str(r)))
-        n = max(len(plan.get("goal_bags") or []), len(plan.get("register_goals") or []))
+        n = max(len(plan.goal_bags or []), len(plan.register_goals or []))
         self.step_slider.setRange(0, max(0, n - 1))
         self.step_slider.setValue(max(0, n - 1))
         self._show_step(self.step_slider.value())
@@ -301,10 +299,10 @@ class CainPanel(GenericPanel):
             w.setEnabled(False)
 
     def _show_step(self, i: int) -> None:
-        plan = self._plan or {}
-        bags = plan.get("goal_bags") or []
-        regs = plan.get("register_goals") or []
-        prog = plan.get("program", [])
+        plan = self._plan
+        bags = (plan.goal_bags if plan else None) or []
+        regs = (plan.register_goals if plan else None) or []
+        prog = plan.program if plan else []
         n = max(len(bags), len(regs))
         if not n or i >= n:
             self.step_label.setText("step 0")
@@ -316,7 +314,7 @@ class CainPanel(GenericPanel):
         if i < len(bags):
             text = [f"Goal-Bag ({len(bags[i])} Goals, Atom counts):"]
             for k, g in enumerate(bags[i]):
-                text.append(f"G{k + 1}: {g['atoms']} Atoms\n{matrix_text(g['matrix'])}\n")
+                text.append(f"G{k + 1}: {g.atoms} Atoms\n{matrix_text(g.matrix)}\n")
         else:
             text = ["(a one-by-one program: no simultaneous Goal-Bags; registers on the right)"]
         self.bag_view.setPlainText("\n".join(text))
@@ -385,7 +383,7 @@ class CainPanel(GenericPanel):
 
     def program_text(self) -> str:
         """The shown program as a program file (core.scamp5.program_file), as the simulator reads it."""
-        return plans.program_text(self._plan or {})
+        return "" if self._plan is None else plans.program_text(self._plan)
 
     def export_program(self) -> None:
         if not self._plan:

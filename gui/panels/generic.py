@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QTabWidget, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from core.results import EngineResult
+from core.results import EngineResult, plain_parts
 from core.atomic import atomic_write_text
 from core.engine import EngineSpec
 from core.jobs import Event, MetricPoint, PartialResult
@@ -28,18 +28,21 @@ class _TreeItem(QTreeWidgetItem):
 
 
 def fill_tree(parent: QTreeWidgetItem | QTreeWidget, value: Any, key: str = "", depth: int = 1) -> None:
-    """Show nested JSON data as tree rows (long lists are cut to keep the widget fast). Rows below
-    `depth` levels are made only when their parent is first expanded (`expand_pending`): a large
-    result (f-CNNx's is about 0.8 MB) is shown at once instead of blocking the window."""
+    """Show a result as tree rows: its typed parts (dataclasses, read a level at a time with
+    core.results.plain_parts, so nothing is converted to JSON to be shown) or nested JSON data (long
+    lists are cut to keep the widget fast). Rows below `depth` levels are made only when their parent
+    is first expanded (`expand_pending`): a large result (f-CNNx's is about 0.8 MB as JSON) is shown at
+    once instead of blocking the window."""
+    value = plain_parts(value)
     if isinstance(value, dict):
         node = _TreeItem([key, "{…}" if value else "{}"])
-    elif isinstance(value, list):
+    elif isinstance(value, (list, tuple)):
         node = _TreeItem([key, f"[{len(value)}]"])
-        if all(not isinstance(v, (dict, list)) for v in value) and len(value) <= 32:
-            node.setText(1, json.dumps(value))
+        if all(isinstance(v, _SCALARS) for v in value) and len(value) <= 32:
+            node.setText(1, json.dumps(list(value)))
             value = None
     else:
-        node = _TreeItem([key, json.dumps(value) if not isinstance(value, str) else value])
+        node = _TreeItem([key, value if isinstance(value, str) else json.dumps(value, default=str)])
         value = None
     if value:
         if depth > 0:
@@ -53,7 +56,10 @@ def fill_tree(parent: QTreeWidgetItem | QTreeWidget, value: Any, key: str = "", 
         parent.addChild(node)
 
 
-def _fill_children(node: QTreeWidgetItem, value: dict[str, Any] | list[Any], depth: int) -> None:
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _fill_children(node: QTreeWidgetItem, value: dict[str, Any] | list[Any] | tuple[Any, ...], depth: int) -> None:
     if isinstance(value, dict):
         for k, v in value.items():
             fill_tree(node, v, str(k), depth)
@@ -88,7 +94,7 @@ MAX_WARNING_LINES = 4          # a result's warnings above the views; the rest i
 class GenericPanel(EnginePanel):
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
-        self._result: dict[str, Any] | None = None
+        self._result: EngineResult | None = None      # the result on show; its JSON form only on export
         layout = QVBoxLayout(self)
         self.summary = QLabel(engine.summary)
         self.summary.setWordWrap(True)
@@ -144,12 +150,13 @@ class GenericPanel(EnginePanel):
         """Subclasses show intermediate results (e.g. the current best program)."""
 
     def tree_data(self, result: EngineResult) -> dict[str, Any]:
-        """What the Result tab's tree lists: the result's JSON form (a panel may shorten it)."""
-        return result.to_json()
+        """What the Result tab's tree lists: the result's fields, typed, unfolded a level at a time as
+        rows are expanded (a panel may shorten it)."""
+        return dict(plain_parts(result))
 
     def show_result(self, result: EngineResult | None) -> None:
-        """The Result tab: the result as a tree, and its JSON form for the export button."""
-        self._result = None if result is None else result.to_json()
+        """The Result tab: the result as a tree; the export button writes its JSON form (made then)."""
+        self._result = result
         self.show_warnings(result)
         self.tree.clear()
         self.export_json_button.setEnabled(result is not None)
@@ -186,4 +193,4 @@ class GenericPanel(EnginePanel):
             return
         path, _ = QFileDialog.getSaveFileName(self, "Export result", f"{self.engine.name}-result.json", "JSON (*.json)")
         if path:
-            atomic_write_text(Path(path), json.dumps(self._result, indent=2))
+            atomic_write_text(Path(path), json.dumps(self._result.to_json(), indent=2))

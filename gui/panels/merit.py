@@ -25,7 +25,7 @@ from core.engine import EngineSpec
 from core.merit.engine import (ALUS_PER_TAU, MERITZ_ASSUMPTION_DEFAULTS, NETWORKS, cost_network, format_tile,
                                parse_alu_list, parse_tile)
 from core.merit.result import BankLayout, Butterfly, Codegen, Meritz, MeritResult, MGrid, Reuse
-from core.results import EngineResult
+from core.results import EngineResult, plain_parts
 from gui.binding import Adapter, LineAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
@@ -355,19 +355,19 @@ def _fill(table: QTableWidget, rows: list[list[Any]]) -> None:
     table.resizeColumnsToContents()
 
 
-def _tree_view(result: dict[str, Any]) -> dict[str, Any]:
-    out = dict(result)
-    out["m_grids"] = [{k: v for k, v in g.items() if k in ("operand", "shape", "rows", "cols")}
-                      for g in result.get("m_grids", [])]
-    banks = dict(result.get("banks", {}))
-    banks["layouts"] = [{k: v for k, v in L.items() if k not in ("bank_grid", "shown_access")}
-                        for L in banks.get("layouts", [])]
-    out["banks"] = banks
-    if result.get("codegen"):                   # the sources are in the Code tab
-        cg = {k: dict(v) if isinstance(v, dict) else v for k, v in result["codegen"].items()}
+def _tree_view(result: MeritResult) -> dict[str, Any]:
+    """The result's fields for the Result tree, typed, with what other tabs draw left out (the index
+    and bank grids, the generated sources): tens of thousands of rows make the tree slow."""
+    out = dict(plain_parts(result))
+    out["m_grids"] = [{"operand": g.operand, "shape": g.shape, "rows": g.rows, "cols": g.cols} for g in result.m_grids]
+    out["banks"] = {**plain_parts(result.banks),
+                    "layouts": [{k: v for k, v in plain_parts(L).items() if k not in ("bank_grid", "shown_access")}
+                                for L in result.banks.layouts]}
+    if result.codegen is not None:              # the sources are in the Code tab
+        cg = dict(plain_parts(result.codegen))
         for part in ("c", "cuda"):
-            if isinstance(cg.get(part), dict):
-                cg[part]["sources"] = {name: f"{len(text)} characters" for name, text in cg[part]["sources"].items()}
+            cg[part] = {**plain_parts(cg[part]),
+                        "sources": {name: f"{len(text)} characters" for name, text in cg[part].sources.items()}}
         out["codegen"] = cg
     return out
 
@@ -681,7 +681,8 @@ class MeritPanel(GenericPanel):
     def tree_data(self, result: EngineResult) -> dict[str, Any]:
         # The result tree gets a summary: the index and bank grids are drawn in their own tabs, and
         # tens of thousands of tree rows make the tree slow (and crashed PySide in a test run).
-        return _tree_view(result.to_json())
+        assert isinstance(result, MeritResult)
+        return _tree_view(result)
 
     def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)           # export writes the full result
