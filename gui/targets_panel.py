@@ -34,6 +34,7 @@ from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, Roofli
                              ceiling, compare, roofline_points)
 from core.comparison_cli import HEADS, UNITS, cell, how_words
 from core.project import Project
+from core.project_events import Reset
 from gui.follow import follow
 from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number, series_colour
 
@@ -167,7 +168,8 @@ class TargetsPanel(QWidget):
         lay.addWidget(split, 1)
         self.row_ready.connect(self._add_row)
         self.done.connect(self._finish)
-        follow(self, lambda _ev: self._fill_networks(), project.events.workloads, project.events.reset)
+        follow(self, lambda _ev: self._fill_networks(), project.events.workloads)
+        follow(self, self._project_reset, project.events.reset)
 
     def _fill_networks(self) -> None:
         """The choices (the library's ONNX CNNs, then the zoo), the current one kept where still there."""
@@ -179,6 +181,9 @@ class TargetsPanel(QWidget):
         at = self.network.findData(keep)
         self.network.setCurrentIndex(max(at, 0))
         self.network.blockSignals(False)
+
+    def _project_reset(self, _ev: Reset) -> None:
+        self._fill_networks()
 
     # ---------------------------------------------------------------- running
     def targets(self) -> list[TargetItem]:
