@@ -9,6 +9,7 @@ run the same code as the change itself, so they announce the same kinds. Qt-free
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.events import Signal
 from core.jobs import Event
@@ -78,22 +79,22 @@ class ProjectEvents:
     """The project's signals, one per kind of change; each emits its payload type above."""
 
     def __init__(self) -> None:
-        self.reset = Signal()           # Reset
-        self.workloads = Signal()       # LibraryChanged, lib "workloads"
-        self.targets = Signal()         # LibraryChanged, lib "targets"
-        self.choice = Signal()          # ChoiceChanged
-        self.settings = Signal()        # SettingsChanged
-        self.run = Signal()             # RunChanged
-        self.record = Signal()          # RunRecorded (a running job's stream: frequent)
-        self.shown = Signal()           # ShownChanged
-        self.modified = Signal()        # ModifiedChanged, only when the flag flips
+        self.reset: Signal[[Reset]] = Signal()
+        self.workloads: Signal[[LibraryChanged]] = Signal()        # lib "workloads"
+        self.targets: Signal[[LibraryChanged]] = Signal()          # lib "targets"
+        self.choice: Signal[[ChoiceChanged]] = Signal()
+        self.settings: Signal[[SettingsChanged]] = Signal()
+        self.run: Signal[[RunChanged]] = Signal()
+        self.record: Signal[[RunRecorded]] = Signal()              # a running job's stream: frequent
+        self.shown: Signal[[ShownChanged]] = Signal()
+        self.modified: Signal[[ModifiedChanged]] = Signal()        # only when the flag flips
 
-    def library(self, lib: str) -> Signal:
+    def library(self, lib: str) -> Signal[[LibraryChanged]]:
         """The signal of one library ("workloads" or "targets")."""
         if lib not in ("workloads", "targets"):
             raise KeyError(f"no library {lib!r}")
         return self.workloads if lib == "workloads" else self.targets
 
-    def all(self) -> dict[str, Signal]:
+    def all(self) -> dict[str, Signal[Any]]:
         """Every signal by name (a test or a debugging hook that wants to see everything)."""
         return {name: s for name, s in vars(self).items() if isinstance(s, Signal)}

@@ -556,8 +556,8 @@ class SettingsBinding(FieldBinding):
         super().__init__(schema, lambda: project.choice(engine).settings,
                          lambda k, v: project.set_setting(engine, k, v), parent)
         self.project, self.engine = project, engine
-        follow(self, self._settings_changed, project.events.settings)
-        follow(self, lambda _ev: self.refresh(None), project.events.reset)
+        follow(self, project.events.settings, self._settings_changed)
+        follow(self, project.events.reset, lambda _ev: self.refresh(None))
 
     def _settings_changed(self, ev: SettingsChanged) -> None:
         if ev.engine == self.engine:

@@ -83,8 +83,12 @@ class ChoiceBar(QWidget):
         outer.addWidget(self.run_state)
         self.run_state.hide()
         ev = project.events
-        follow(self, lambda _ev: self.refresh(), ev.workloads, ev.targets, ev.reset)
-        follow(self, self._engine_changed, ev.choice, ev.run, ev.shown)
+        follow(self, ev.workloads, lambda _ev: self.refresh())
+        follow(self, ev.targets, lambda _ev: self.refresh())
+        follow(self, ev.reset, lambda _ev: self.refresh())
+        follow(self, ev.choice, self._engine_changed)
+        follow(self, ev.run, self._engine_changed)
+        follow(self, ev.shown, self._engine_changed)
         self.refresh()
 
     # ------------------------------------------------------------ model -> widgets

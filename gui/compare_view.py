@@ -103,8 +103,8 @@ class CompareView(QWidget):
         layout.addWidget(split, 1)
 
         self.refresh()
-        follow(self, self._run_changed, project.events.run)
-        follow(self, lambda _ev: self.refresh(), project.events.reset)
+        follow(self, project.events.run, self._run_changed)
+        follow(self, project.events.reset, lambda _ev: self.refresh())
 
     @staticmethod
     def _table() -> QTableWidget:

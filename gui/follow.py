@@ -7,25 +7,22 @@ it is dropped when the widget is destroyed, so a deleted widget is never called 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, ParamSpec
 
 from PySide6.QtCore import QObject
 
 from core.events import Signal
 
-
-def follow(owner: QObject, slot: Callable[[Any], None], *signals: Signal) -> None:
-    """Connect `slot` to each signal until `owner` is destroyed."""
-    for signal in signals:
-        signal.connect(slot)
-
-    def drop(*_: object) -> None:
-        for signal in signals:
-            signal.disconnect(slot)
-    owner.destroyed.connect(drop)
+P = ParamSpec("P")
 
 
-def unfollow(slot: Callable[[Any], None], *signals: Signal) -> None:
+def follow(owner: QObject, signal: Signal[P], slot: Callable[P, Any]) -> None:
+    """Connect `slot` to `signal` until `owner` is destroyed (mypy checks the slot against what the
+    signal emits)."""
+    signal.connect(slot)
+    owner.destroyed.connect(lambda *_: signal.disconnect(slot))
+
+
+def unfollow(signal: Signal[P], slot: Callable[P, Any]) -> None:
     """Stop following before the owner goes (an editor whose item is gone)."""
-    for signal in signals:
-        signal.disconnect(slot)
+    signal.disconnect(slot)

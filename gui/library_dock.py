@@ -124,8 +124,9 @@ class LibraryBrowser(QWidget):
         self.splitter.setSizes([230, 150, 380])      # room for the lists: ~8 workloads and 5 targets
         outer.addWidget(self.splitter, 1)
 
-        follow(self, self._library_changed, project.events.workloads, project.events.targets)
-        follow(self, self._project_reset, project.events.reset)
+        follow(self, project.events.workloads, self._library_changed)
+        follow(self, project.events.targets, self._library_changed)
+        follow(self, project.events.reset, self._project_reset)
         for lib in LIBRARIES:
             self._fill(lib)
         first = next((lib for lib in LIBRARIES if project.entries(lib)), None)

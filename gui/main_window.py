@@ -88,10 +88,12 @@ class MainWindow(QMainWindow):
         self.path: Path | None = None
         self.project = Project.starter()
         ev = self.project.events
-        follow(self, lambda m: self.setWindowModified(m.modified), ev.modified)
-        follow(self, self._library_changed, ev.workloads, ev.targets, ev.reset)
-        follow(self, self._choice_changed, ev.choice)
-        follow(self, self._run_changed, ev.run)
+        follow(self, ev.modified, lambda m: self.setWindowModified(m.modified))
+        follow(self, ev.workloads, self._library_changed)
+        follow(self, ev.targets, self._library_changed)
+        follow(self, ev.reset, self._library_changed)
+        follow(self, ev.choice, self._choice_changed)
+        follow(self, ev.run, self._run_changed)
         self.project.undo_stack.changed.connect(self._update_undo_actions)
         # every run (a tab's, a study's points) goes through the one run controller, polled here
         self.runner = RunAdapter(self.project, parent=self)

@@ -282,8 +282,8 @@ class RunsView(QWidget):
         self._fill_engines()
         self.table.resizeColumnsToContents()
         self._update_actions()
-        follow(self, self._run_changed, project.events.run)
-        follow(self, self._project_reset, project.events.reset)
+        follow(self, project.events.run, self._run_changed)
+        follow(self, project.events.reset, self._project_reset)
 
     def _action(self, bar: QToolBar, text: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)

@@ -126,7 +126,9 @@ class StudyPanel(QWidget):
         self._library_version = 0
         self._dock: QDockWidget | None = None
         ev = context.project.events
-        follow(self, self._library_changed, ev.workloads, ev.targets, ev.reset)
+        follow(self, ev.workloads, self._library_changed)
+        follow(self, ev.targets, self._library_changed)
+        follow(self, ev.reset, self._library_changed)
         self._build()
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)

@@ -168,8 +168,8 @@ class TargetsPanel(QWidget):
         lay.addWidget(split, 1)
         self.row_ready.connect(self._add_row)
         self.done.connect(self._finish)
-        follow(self, lambda _ev: self._fill_networks(), project.events.workloads)
-        follow(self, self._project_reset, project.events.reset)
+        follow(self, project.events.workloads, lambda _ev: self._fill_networks())
+        follow(self, project.events.reset, self._project_reset)
 
     def _fill_networks(self) -> None:
         """The choices (the library's ONNX CNNs, then the zoo), the current one kept where still there."""

@@ -202,7 +202,8 @@ def test_a_deleted_widget_is_not_called_again(qtbot):
     parent = QWidget()
     child = QWidget(parent)
     calls: list[Any] = []
-    follow(child, calls.append, p.events.workloads, p.events.reset)
+    follow(child, p.events.workloads, calls.append)
+    follow(child, p.events.reset, calls.append)
     assert _connected(p) == before + 2
     p.add("workloads", "Sobel", FpspFilter("sobel"))
     assert len(calls) == 1

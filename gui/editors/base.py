@@ -48,8 +48,8 @@ class ItemEditor(QWidget):
         self._bindings: list[FieldBinding] = []
         self._problems: dict[str, str] = {}        # a field's label -> why its text was not taken
         self._message: str | None = None            # the last edit's refusal (a message, not a field)
-        follow(self, self._item_changed, project.events.library(lib))
-        follow(self, self._project_reset, project.events.reset)
+        follow(self, project.events.library(lib), self._item_changed)
+        follow(self, project.events.reset, self._project_reset)
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
         self.error = QLabel("")
@@ -61,8 +61,8 @@ class ItemEditor(QWidget):
     def detach(self) -> None:
         """Stop following the project (the item is gone or another one is shown)."""
         self._attached = False
-        unfollow(self._item_changed, self.project.events.library(self.lib))
-        unfollow(self._project_reset, self.project.events.reset)
+        unfollow(self.project.events.library(self.lib), self._item_changed)
+        unfollow(self.project.events.reset, self._project_reset)
 
     def _item_changed(self, ev: LibraryChanged) -> None:
         if ev.id == self.entry_id:

@@ -56,11 +56,11 @@ class EnginePanel(QWidget):
         self.run: Run | None = None          # the run on show (None: nothing yet)
         self._stale = False                  # the model changed while this panel was not on show
         ev = self.project.events
-        follow(self, self._recorded, ev.record)
-        follow(self, self._shown_changed, ev.shown)
-        follow(self, self._run_changed, ev.run)
-        follow(self, self._settings_changed, ev.settings)
-        follow(self, self._project_reset, ev.reset)
+        follow(self, ev.record, self._recorded)
+        follow(self, ev.shown, self._shown_changed)
+        follow(self, ev.run, self._run_changed)
+        follow(self, ev.settings, self._settings_changed)
+        follow(self, ev.reset, self._project_reset)
 
     # ------------------------------------------------------------ model -> views
     def on_show(self) -> bool:
