@@ -29,42 +29,43 @@ class LibraryChanged:
 
 
 @dataclass(frozen=True)
-class ChoiceChanged:
-    """An engine's tab now runs another workload or target (or none)."""
+class EngineEvent:
+    """A change to one engine's tab: what it runs, its settings, its runs, the run it shows (a
+    choice bar follows them all with one slot, and a tab keeps those of its own engine)."""
 
     engine: str
 
 
 @dataclass(frozen=True)
-class SettingsChanged:
+class ChoiceChanged(EngineEvent):
+    """An engine's tab now runs another workload or target (or none)."""
+
+
+@dataclass(frozen=True)
+class SettingsChanged(EngineEvent):
     """One setting of an engine changed (`key`), or all of them at once (`key` None)."""
 
-    engine: str
     key: str | None = None
 
 
 @dataclass(frozen=True)
-class RunChanged:
+class RunChanged(EngineEvent):
     """A run started, finished, was deleted (or restored by undo), or its note changed."""
 
-    engine: str
     id: str
 
 
 @dataclass(frozen=True)
-class RunRecorded:
+class RunRecorded(RunChanged):
     """A running run recorded a batch of what its job streams (`events`, in order)."""
 
-    engine: str
-    id: str
     events: list[Event] = field(default_factory=list, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
-class ShownChanged:
+class ShownChanged(EngineEvent):
     """The run an engine's tab shows changed (view state, saved with the session, not an edit)."""
 
-    engine: str
     id: str | None
 
 

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 
 from core.engine import EngineSpec
 from core.project import KIND_TITLES, LIBRARIES, Project, Run, starter_targets, starter_workloads
-from core.project_events import ChoiceChanged, RunChanged, ShownChanged
+from core.project_events import EngineEvent
 from gui.follow import follow
 
 MAX_FIX_BUTTONS = 3
@@ -92,7 +92,7 @@ class ChoiceBar(QWidget):
         self.refresh()
 
     # ------------------------------------------------------------ model -> widgets
-    def _engine_changed(self, ev: ChoiceChanged | RunChanged | ShownChanged) -> None:
+    def _engine_changed(self, ev: EngineEvent) -> None:
         if ev.engine == self.spec.name:        # its choice, one of its runs, or the run it shows
             self.refresh()
 
