@@ -5,20 +5,20 @@ A *costing* turns (network, target) into a cost record (core.cost) and a note of
 is registered per target kind (`register_costing`), so a new engine's costing is one registration.
 A kind with none gives a row that says so in words.
 
-Parts that model run together in a thread pool; a part that times code on this machine (MERIT's
-generated C on "this machine" with `measure`) runs after them, alone, so nothing else of the
-comparison runs beside the timing (as the benchmarks do). A part that fails is a row with the reason,
-never the end of the comparison. Every record is checked by the comparison itself: it is sound
-(`CostRecord.problems`) and its layers' MACs, the layers a target cannot run included, add up to the
-network's.
+This module holds what one part does (`cost_part`: a network on one target, checked) and what the
+rows, the best marks and the roofline are. A part is a run of the project: the cost engine
+(core.target_cost) runs `cost_part`, and core.comparison_run submits one such run per target through
+the one run controller (modelled parts in parallel, a measured part alone), re-using a finished run of
+an unchanged setup. A part that fails is a row with the reason, never the end of the comparison.
+Every record is checked by the comparison itself: it is sound (`CostRecord.problems`), its layers'
+MACs, the layers a target cannot run included, add up to the network's, and every layer lies on or
+under its target's roofline (its cost at or above its limit).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -50,6 +50,7 @@ class Costing:
     engine: str                                                 # in words, e.g. "bound (optimal dataflow)"
     cost: Callable[[str, Any, Budgets], Costed]                 # (network source, target, budgets)
     measured: Callable[[Any, Budgets], bool] = lambda _t, _b: False     # does it time code here (runs alone)?
+    budget_keys: tuple[str, ...] = ()                            # the Budgets fields it reads (its part's settings)
 
 
 _COSTINGS: dict[str, Costing] = {}
@@ -92,6 +93,8 @@ class ComparisonRow:
     seconds: float = 0.0                # how long the part took
     covered_macs: int = 0               # MACs of the layers the target runs
     best: list[str] = field(default_factory=list)     # the metrics this row is best on
+    run_id: str | None = None           # the part's run in the project (core.comparison_run)
+    reused: bool = False                # a finished run of the same setup, not run again
 
     @property
     def whole(self) -> bool:
@@ -116,6 +119,7 @@ class ComparisonRow:
         return {"target": self.target, "kind": self.kind, "engine": self.engine, "reason": self.reason,
                 "failed": self.failed, "note": self.note, "measured": self.measured, "seconds": self.seconds,
                 "covered_macs": self.covered_macs, "whole_network": self.whole, "best": list(self.best),
+                "run": self.run_id, "reused": self.reused,
                 "metrics": {k: dataclasses.asdict(m) for k, m in self.metrics().items()},
                 "record": self.record.to_json() if self.record is not None else None}
 
@@ -137,11 +141,14 @@ class Comparison:
     layers: int
     budgets: Budgets
     rows: list[ComparisonRow]
-    cancelled: bool = False             # stopped between parts: the rows are the parts that ran
+    cancelled: bool = False             # stopped: the rows are the parts that ended
+    id: str = ""                        # the comparison's id, its parts' runs' parent (core.comparison_run)
+    reused: int = 0                     # parts whose finished run of the same setup was re-used
 
     def to_json(self) -> dict[str, Any]:
-        return {"network": self.network, "source": self.source, "macs": self.macs, "layers": self.layers,
-                "measure": self.budgets.measure, "cancelled": self.cancelled,
+        return {"id": self.id, "network": self.network, "source": self.source, "macs": self.macs,
+                "layers": self.layers, "measure": self.budgets.measure, "cancelled": self.cancelled,
+                "reused": self.reused,
                 "rows": [r.to_json() for r in self.rows]}
 
 
@@ -219,43 +226,37 @@ def network_macs(source: str) -> tuple[str, int, int]:
     return title, sum(c.macs for c in convs), len(convs)
 
 
-def compare(source: str, targets: list[TargetItem] | None = None, budgets: Budgets = Budgets(), *,
-            on_row: Callable[[ComparisonRow], None] | None = None,
-            workers: int | None = None, cancelled: Callable[[], bool] | None = None) -> Comparison:
-    """Cost the network on every target (see the module docstring). `on_row` is called with each row as
-    it finishes (modelled rows in the order they finish, then the measured ones). `cancelled` is asked
-    before each part: once it says True no further part starts (a running part, an engine's search,
-    finishes first) and the comparison returns the rows that ran, marked cancelled."""
-    name, macs, n_layers = network_macs(source)
-    items = default_targets() if targets is None else list(targets)
-    regs = costings()
-    rows: list[ComparisonRow | None] = [None] * len(items)
+def part_settings(target: Any, budgets: Budgets) -> dict[str, Any]:
+    """A part's run settings: every budget, those its target's costing does not read at their
+    defaults. So only what it reads makes two parts' setups differ (changing SCAMP-5's node budget
+    re-runs the SCAMP-5 part alone; `measure` counts only where the part would time code here), and
+    the settings are whole (a part's setup restored in its tab holds every field)."""
+    c = costings().get(target.kind)
+    keys = set(c.budget_keys) - {"measure"} if c is not None else set()
+    if c is not None and c.measured(target, budgets):
+        keys.add("measure")
+    return {**dataclasses.asdict(Budgets()), **{k: getattr(budgets, k) for k in keys}}
 
-    def part(i: int) -> ComparisonRow | None:
-        if cancelled is not None and cancelled():
-            return None
-        row = _run_part(source, items[i], regs.get(items[i].value.kind), budgets, macs)
-        rows[i] = row
-        if on_row is not None:
-            on_row(row)
-        return row
 
-    def timed(i: int) -> bool:
-        c = regs.get(items[i].value.kind)
-        return c is not None and c.measured(items[i].value, budgets)
+def budgets_of(settings: dict[str, Any]) -> Budgets:
+    """A part's settings back as Budgets (the keys it does not hold at their defaults)."""
+    names = {f.name for f in dataclasses.fields(Budgets)}
+    return Budgets(**{k: v for k, v in settings.items() if k in names})
 
-    modelled = [i for i in range(len(items)) if not timed(i)]
-    measured = [i for i in range(len(items)) if timed(i)]
-    n = workers or max(1, min(len(modelled), os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=n) as pool:
-        list(pool.map(part, modelled))
-    for i in measured:                  # alone: nothing else of the comparison runs beside a timing
-        part(i)
-    done = [r for r in rows if r is not None]
-    _mark_best(done)
-    stopped = len(done) < len(items)
-    return Comparison(network=name, source=source, macs=macs, layers=n_layers, budgets=budgets, rows=done,
-                      cancelled=stopped)
+
+def is_measured(target: Any, budgets: Budgets) -> bool:
+    """Does the part on this target time code on this machine (so it runs alone)?"""
+    c = costings().get(target.kind)
+    return c is not None and c.measured(target, budgets)
+
+
+def cost_part(source: str, item: TargetItem, budgets: Budgets) -> ComparisonRow:
+    """One part of a comparison: the network on one target by the costing of its kind, checked
+    (see the module docstring). Never raises for what the costing does: a refusal or a fault is the
+    row's reason. The cost engine runs this as a run of the project."""
+    _, macs, _ = network_macs(source)
+    kind = item.value.kind
+    return _run_part(source, item, costings().get(kind), budgets, macs)
 
 
 def _run_part(source: str, item: TargetItem, costing: Costing | None, budgets: Budgets, macs: int) -> ComparisonRow:
@@ -299,10 +300,16 @@ def _problem(record: CostRecord, macs: int) -> str | None:
     got = sum(l.macs for l in record.layers)
     if got != macs:
         return f"its layers hold {got} MACs, the network {macs}"
+    above = above_ceiling(ComparisonRow(target="", kind="", engine="", record=record))
+    if above:
+        p = above[0]
+        return (f"{len(above)} layer(s) above the target's roofline, {p.layer} first: {p.rate:.4g} MAC/s at "
+                f"{p.intensity:.4g} MACs per off-chip byte, the ceiling there "
+                f"{min(record.ceilings.peak_macs_per_s, p.intensity * record.ceilings.bandwidth_bytes_per_s):.4g}")
     return None
 
 
-def _mark_best(rows: list[ComparisonRow]) -> None:
+def mark_best(rows: list[ComparisonRow]) -> None:
     """Mark, per metric, the best row among those that run the whole network."""
     for key in METRICS:
         vals = [(m.value, r) for r in rows if r.whole and r.reason is None
@@ -428,9 +435,9 @@ def _builtin() -> None:
         return
     _BUILTIN_DONE = True
     for c in (Costing("dataflow", "bound (optimal dataflow)", _bound),
-              Costing("fpga", "f-CNNx", _fcnnx),
+              Costing("fpga", "f-CNNx", _fcnnx, budget_keys=("fcnnx_max_joint",)),
               Costing("cpu", "MERIT", _merit, _timed_here),
               Costing("gpu", "MERIT", _merit),
               Costing("mobile_soc", "Cappuccino", _mobile_soc, _soc_timed_here),
-              Costing("scamp5", "Cain (first layer)", _scamp5)):
+              Costing("scamp5", "Cain (first layer)", _scamp5, budget_keys=("scamp5_max_nodes", "scamp5_time_s"))):
         _COSTINGS.setdefault(c.kind, c)         # one registered before (e.g. Cappuccino's) stays

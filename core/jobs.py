@@ -49,11 +49,13 @@ class CancelToken:
 class Progress:
     """Fraction done in [0, 1] (or None when unknown) and a short message; `seconds_left`, when the
     engine knows better than an extrapolation of the fraction (it measured its own stages' speeds),
-    is the time-left estimate Eta then shows."""
+    is the time-left estimate Eta then shows; `stage_seconds_left`, the part of it the stage in
+    progress takes (Eta: a stage that outlasts it without a new report is late, see Eta.remaining)."""
 
     fraction: float | None
     message: str = ""
     seconds_left: float | None = None
+    stage_seconds_left: float | None = None
 
 
 @dataclass(frozen=True)
@@ -166,15 +168,19 @@ class Eta:
     def __init__(self) -> None:
         self._first: tuple[float, float] | None = None
         self._last: tuple[float, float] | None = None
-        self._told: tuple[float, float] | None = None
+        self._told: tuple[float, float, float | None] | None = None     # (when, seconds left, the stage's part)
 
-    def update(self, fraction: float | None, now: float | None = None, seconds_left: float | None = None) -> None:
+    def update(self, fraction: float | None, now: float | None = None, seconds_left: float | None = None,
+               stage_seconds_left: float | None = None) -> None:
         """`seconds_left`: the engine's own estimate at `now` (Progress.seconds_left), counted down
-        until the next update; without one the fraction's growth is extrapolated."""
+        until the next update; without one the fraction's growth is extrapolated.
+        `stage_seconds_left`: the part of it the stage in progress takes (Progress.stage_seconds_left)."""
         if fraction is None:
             return
         now = time.monotonic() if now is None else now
-        self._told = None if seconds_left is None else (now, max(0.0, float(seconds_left)))
+        left = None if seconds_left is None else max(0.0, float(seconds_left))
+        stage = None if left is None or stage_seconds_left is None else min(left, max(0.0, float(stage_seconds_left)))
+        self._told = None if left is None else (now, left, stage)
         fraction = max(0.0, min(1.0, float(fraction)))
         if self._first is None or fraction < self._first[1]:     # a fraction that went back starts over
             self._first = (now, fraction)
@@ -189,7 +195,13 @@ class Eta:
         if f1 >= 1.0:
             return 0.0
         if self._told is not None:
-            return max(0.0, self._told[1] - (now - self._told[0]))
+            # counted down; a stage that outlasts its part without a new report is late, and is taken
+            # to overrun by as much again as it has so far (nothing tells how far it is)
+            told_at, left, stage = self._told
+            waited = now - told_at
+            if stage is None:
+                return max(0.0, left - waited)
+            return left - stage + abs(stage - waited)
         if f1 <= f0 or t1 - t0 < self.MIN_SPAN_S:
             return None
         return max(0.0, (1.0 - f1) * (t1 - t0) / (f1 - f0) - (now - t1))
@@ -227,7 +239,7 @@ class ProgressDisplay:
             return
         now = time.monotonic()
         if isinstance(event, Progress):
-            self.eta.update(event.fraction, now, event.seconds_left)
+            self.eta.update(event.fraction, now, event.seconds_left, event.stage_seconds_left)
             if now - self.last < (0.1 if self.tty else 2.0):
                 return
             self.last = now

@@ -10,6 +10,7 @@ It imports nothing of the project, so the results' metric declarations (core.met
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any
 
 DIGITS = 4                  # significant digits of a measured or computed number
@@ -20,6 +21,9 @@ SI_UNITS = frozenset({"B", "B/s", "b/s", "Ops", "Op/s", "FLOPs", "FLOP/s", "Hz",
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 _BIG = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
 _SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))          # times below a second: 1.2 ms, 850 µs
+# energies and powers below one: 6.5 µJ, 3.7 pJ, 250 mW (a MAC's energy is picojoules)
+_SMALL_SI = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
+_SMALL_UNITS = frozenset({"J", "W"})
 _PLAIN_UNITS = frozenset({"fraction", "%", "×", "s"})      # units format_number writes its own way
 
 def humanise(key: str) -> str:
@@ -57,7 +61,8 @@ def format_number(value: Any, unit: str = "", digits: int = DIGITS) -> str:
     words); floats get `digits` significant digits; SI units get a prefix (3.2e9 B/s -> 3.2 GB/s);
     "fraction" shows as a percentage and "%" is one already (so a percentage is never scaled twice),
     "×" as a factor, times below a second in ms, µs or ns; a list of numbers (one per CNN, say) as
-    its items with the unit once. None is "—", booleans are yes/no."""
+    its items with the unit once; energies and powers below one get m, µ, n or p (6.5 µJ). None is
+    "—", booleans are yes/no."""
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -78,6 +83,9 @@ def format_number(value: Any, unit: str = "", digits: int = DIGITS) -> str:
         return f"{_digits(value / scale, digits)} {prefix}s"
     if unit == "×":
         return f"{_digits(float(value), digits)}×"
+    if unit in _SMALL_UNITS and math.isfinite(value) and 0 < abs(value) < 1:
+        scale, prefix = next((sc, p) for sc, p in _SMALL_SI if abs(value) >= sc or sc == _SMALL_SI[-1][0])
+        return f"{_digits(value / scale, digits)} {prefix}{unit}"
     if unit in SI_UNITS and math.isfinite(value):
         for scale, prefix in _SI:
             if abs(value) >= scale:
@@ -93,3 +101,26 @@ def format_number(value: Any, unit: str = "", digits: int = DIGITS) -> str:
         if math.isfinite(value) and 1e6 <= abs(value) < 1e15:
             text = next(f"{_digits(value / s, digits)} {w}" for s, w in _BIG if abs(value) >= s)
     return f"{text} {unit}" if unit else text
+
+
+def editable_text(value: Any) -> str:
+    """Text for a field a person edits: it reads back as exactly `value` (float() of it is the same
+    number) and reads as a person writes it: 25 not 25.0, 0.1, 1e9 not 1000000000.0, 1234567 in full.
+    The plain decimal below a million (down to 0.001); beyond, the shorter of plain and 1e9-style."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) and (abs(value) < 1e6 or abs(value) > 2 ** 53):
+        return str(value)                   # exact as it is (past 2**53 a float would not be)
+    if not math.isfinite(value):
+        return repr(float(value))
+    d = Decimal(repr(float(value))).normalize()     # repr: the shortest text that reads back exactly
+    if d == 0:
+        return "0"
+    sign, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)
+    plain = format(d, "f")
+    mant = "".join(map(str, digits))
+    sci = f"{'-' if sign else ''}{mant[0]}{'.' + mant[1:] if len(mant) > 1 else ''}e{exp + len(mant) - 1}"
+    if 1e-3 <= abs(value) < 1e6:
+        return plain
+    return sci if len(sci) < len(plain) else plain

@@ -119,6 +119,7 @@ class Run:
     error: str | None = None
     headline: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    parent: str | None = None                # the run of runs it is a part of (a comparison's id), if any
 
     @property
     def is_partial(self) -> bool:

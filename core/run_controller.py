@@ -1,7 +1,7 @@
 """One run controller: starts, records, cancels, retries and finishes every run of a project.
 
-The window's Run button, a study's points and (later) a comparison's parts all go through one
-`RunController`. It is Qt-free: a front end calls `poll()` now and then (the window's adapter,
+The window's Run button, a study's points and a comparison's parts (core.comparison_run) all go
+through one `RunController`. It is Qt-free: a front end calls `poll()` now and then (the window's adapter,
 gui.run_adapter, on a QTimer; a test or a script in a loop) and gets back what happened as `Notice`s.
 The controller owns the map of running runs and keeps the project up to date itself:
 
@@ -17,7 +17,7 @@ cluster (core.study.runner.StudyRunner on a thread): each point becomes a run of
 is sent out (shown as running) and is finished with its record; see `start_study`.
 
 For runs made of runs (a comparison: several engines on several targets) a job may name a `parent`
-(any id: the parts of one comparison share it), the controller runs at most `limit` jobs at once (and
+(any id: the parts of one comparison share it; the run it starts keeps it as `Run.parent`), the controller runs at most `limit` jobs at once (and
 at most `group_limit(parent)` of one parent), an `exclusive` job (a measured, timed part) runs alone:
 it starts only once nothing else of the controller runs, and nothing starts beside it. A job asked
 for with `reuse=True` whose setup (`setup_key`: engine, workload and target values, settings) equals
@@ -511,6 +511,7 @@ class RunController:
     def _launch(self, job: Job, notices: list[Notice]) -> None:
         s = job.setup
         run = self.project.begin_run(s.engine, s.workload, s.target, s.settings, job.note)
+        run.parent = job.parent             # the part's link to its comparison (saved with the session)
         job.run_id, job.state, job.started = run.id, "running", time.monotonic()
         try:
             request = self.project.request_of(run)
@@ -530,7 +531,7 @@ class RunController:
         last = next((e for e in reversed(batch) if isinstance(e, Progress)), None)
         if last is not None:
             job.progress = last
-            job.eta.update(last.fraction, seconds_left=last.seconds_left)
+            job.eta.update(last.fraction, seconds_left=last.seconds_left, stage_seconds_left=last.stage_seconds_left)
             notices.append(Notice("progress", job.run_id, job.engine, last, job.parent))
 
     def _finish(self, job: Job, notices: list[Notice]) -> None:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSp
                                QPlainTextEdit, QSpinBox, QWidget)
 
 from core.errors import InputError
+from core.numbers import editable_text
 from core.project import Project
 from core.project_events import SettingsChanged
 from core.settings import Setting, declared
@@ -307,8 +308,8 @@ class LineAdapter(Adapter):
 
 
 def _exact(v: Any) -> str:
-    """Text that reads back as the same value (repr is Python's shortest exact float text)."""
-    return repr(v) if isinstance(v, float) else str(v)
+    """Text that reads back as the same value, as a person writes it (1e9, not 1000000000.0)."""
+    return editable_text(v)
 
 
 def _number(text: str, kind: str, where: str) -> float | int:

@@ -125,7 +125,9 @@ class MainWindow(QMainWindow):
         if not self.panels:
             self.tabs.addTab(QLabel("No engines are installed."), "Engines")
         # one network costed on every target of the library (core.comparison, issue 51)
-        self.targets_panel = TargetsPanel(self.project, self)
+        # its parts are runs of the window's one controller; a row or a point opens its part's run
+        self.targets_panel = TargetsPanel(self.project, self, runner=self.runner)
+        self.targets_panel.run_requested.connect(self.open_run)
         self.targets_panel.setObjectName("targets")
         self.tabs.addTab(self.targets_panel, "Targets")
         self.tabs.setTabToolTip(self.tabs.count() - 1, "Targets: one network costed on every target of the "

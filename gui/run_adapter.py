@@ -1,7 +1,7 @@
 """The window's one way to the run controller (core.run_controller): a QObject that polls it.
 
 Every run the window makes goes through one `RunController`: an engine tab's Run, a study's points
-(gui.study_panel), later a comparison's parts. The controller is Qt-free and records into the project
+(gui.study_panel), a comparison's parts (gui.targets_panel through core.comparison_run). The controller is Qt-free and records into the project
 itself; this adapter only calls its `poll()` on a QTimer (every 50 ms while anything is on its way,
 so a chatty engine cannot flood the event loop and plots redraw once per tick, not once per point)
 and re-emits its notices as signals on the UI thread. No engine code runs in the window's process:
@@ -59,6 +59,11 @@ class RunAdapter(QObject):
         job = self.controller.submit(setup, **options)
         self._timer.start()
         return job
+
+    def watch(self) -> None:
+        """Poll now on: for runs asked of the controller directly (a comparison's parts,
+        core.comparison_run submits them itself)."""
+        self._timer.start()
 
     def retry(self, run_id: str) -> Job:
         """Run a recorded run's setup again, as a new run."""

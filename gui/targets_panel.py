@@ -1,41 +1,50 @@
 """The Targets panel: one network on every target of the library (core.comparison), a row per target
 with each total against its limit, the best on each metric highlighted, and each target's per-layer
-time as a stacked bar. The comparison runs in a background thread that never touches a Qt object:
-it puts rows and the end into a plain queue that a timer of the panel drains on the UI thread (a
-panel deleted mid-run leaves the thread writing to a queue nobody reads, not to a freed widget);
-rows appear as parts finish;
-Cancel stops it between parts. The table exports as CSV (values, limits, % of the limit, measured or
-modelled), the plots as PNG or SVG. Under the table, sub-tabs hold each target's per-layer time and
-energy as stacked bars and a roofline: every target's layers as points (MACs per off-chip byte
-against MACs per second attained, core.comparison.roofline_points) under that target's ceilings
-(min(peak MAC rate, intensity x bandwidth)); the plots grow as parts finish. The window mounts the panel as its "Targets" tab.
+time as a stacked bar.
 
-(Issue 51, item 3, in part: opening a part's run and re-using parts are not here yet.)
+A comparison is a run of runs (core.comparison_run): each target is a part, a "cost" run
+submitted through the window's one run controller (the RunAdapter the window hands over; a panel on
+its own polls one of its own), so each part shows as running in the Runs table and is kept with its
+cost record. The panel owns no thread: the adapter's QTimer polls the controller on the UI thread,
+and each part that ends becomes a row (rows and plots grow live). A part whose setup has not changed
+since a finished run is that run (re-used, and the status says how many). Cancel cancels every part;
+a panel deleted mid-comparison cancels its parts and is never written to. Double-clicking a row, or
+clicking a roofline point or a bar, opens that part's run in its engine's tab (`run_requested`). A
+session opened shows its last comparison again (rebuilt from its record and its parts' runs).
+
+The table exports as CSV (values, limits, % of the limit, measured or modelled), the plots as PNG or
+SVG. Under the table, sub-tabs hold each target's per-layer time and energy as stacked bars and a
+roofline: every target's layers as points (MACs per off-chip byte against MACs per second attained,
+core.comparison.roofline_points) under that target's ceilings (min(peak MAC rate, intensity x
+bandwidth)). The window mounts the panel as its "Targets" tab.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import queue
-import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from core.atomic import atomic_write_text
 from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, RooflinePoint, TargetItem, above_ceiling,
-                             ceiling, compare, roofline_points)
+                             ceiling, roofline_points)
 from core.comparison_cli import HEADS, UNITS, cell, how_words
+from core.comparison_run import ComparisonRun, last_recorded
+from core.errors import InputError
 from core.project import Project
 from core.project_events import Reset
+from core.run_controller import thread_launcher
 from gui.follow import follow
+from gui.run_adapter import RunAdapter
 from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number, series_colour
 
 COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How", "MACs run"]
@@ -76,24 +85,25 @@ def network_choices(project: Project) -> list[tuple[str, str]]:
 class TargetsPanel(QWidget):
     """Compare one network on the library's targets."""
 
-    row_ready = Signal(object)          # a ComparisonRow, emitted on the UI thread as the inbox drains
-    done = Signal(object)               # the Comparison, or the error in words (UI thread)
+    row_ready = Signal(object)          # a ComparisonRow, as its part ends
+    done = Signal(object)               # the Comparison
+    run_requested = Signal(str)         # a part's run to open in its engine's tab (the window opens it)
 
-    def __init__(self, project: Project, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, parent: QWidget | None = None, runner: RunAdapter | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.budgets = Budgets()
         self.comparison: Comparison | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()  # Cancel: asked by the comparison before each part
-        # what the worker thread hands over ("row", ComparisonRow) / ("done", result); drained by _drain
-        self._inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        self._drain_timer = QTimer(self)
-        self._drain_timer.setInterval(50)
-        self._drain_timer.timeout.connect(self._drain)
-        stop_flag = self._stop
-        # a panel deleted with a comparison on its way: no further part starts (the thread sees the flag)
-        self.destroyed.connect(lambda *_: stop_flag.set())
+        # the window's run adapter (its one controller); a panel on its own (a test, a script) polls one of
+        # its own that runs the parts on threads of this process
+        self.runner = runner if runner is not None else RunAdapter(project, thread_launcher, parent=self)
+        self.current: ComparisonRun | None = None      # the comparison on its way (or the last one)
+        self.runner.finished.connect(self._part_ended)
+        controller = self.runner.controller
+        group: list[str] = [""]         # the comparison on its way's id
+        self._group = group
+        # a panel deleted with a comparison on its way: its parts are cancelled (the closure holds no panel)
+        self.destroyed.connect(lambda *_: controller.cancel_group(group[0]) if group[0] else None)
         self.workers: int | None = None  # parts at once (None: as many as the machine's cores)
         self.bars = 0                   # targets drawn in the time bars
         self.energy_bars = 0            # targets drawn in the energy bars (those with an energy model)
@@ -146,11 +156,17 @@ class TargetsPanel(QWidget):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         self.table.resizeColumnsToContents()        # every heading whole before the first row comes
+        self.table.setToolTip("Double-click a target to open its part's run in the Target cost tab")
+        self.table.cellDoubleClicked.connect(lambda i, _j: self._open(self._rows[i] if i < len(self._rows) else None))
+        self._rows: list[ComparisonRow] = []      # the table's rows, top to bottom
+        self._bar_rows: dict[int, list[ComparisonRow]] = {}     # id(plot) -> its bars' rows, top to bottom
         self.plot = new_plot("Time per layer", "share of the target's latency (%)", "", legend=False)
         self.energy_plot = new_plot("Energy per layer", "share of the target's energy (%)", "", legend=False)
         self.roofline = new_plot("Roofline: each target's layers under its ceilings",
                                  "operational intensity (MACs per off-chip byte)", "attained (MAC/s)")
         self.roofline.setLogMode(x=True, y=True)
+        for bars in (self.plot, self.energy_plot):
+            bars.scene().sigMouseClicked.connect(lambda ev, b=bars: self._bar_clicked(b, ev))
         self.plots = QTabWidget()
         self.plots.addTab(self.plot, "Time per layer")
         self.plots.addTab(self.energy_plot, "Energy per layer")
@@ -184,20 +200,41 @@ class TargetsPanel(QWidget):
 
     def _project_reset(self, _ev: Reset) -> None:
         self._fill_networks()
+        if not self.running():      # a session opened: its last comparison, as it ended
+            self.show_comparison(last_recorded(self.project))
+
+    def show_comparison(self, c: Comparison | None) -> None:
+        """Show a comparison that has ended (None: an empty table)."""
+        self.current = None
+        self._live, self._rows = [], []
+        self.table.setRowCount(0)
+        for plot in (self.plot, self.energy_plot, self.roofline):
+            plot.clear()
+        self.roofline_series, self.roofline_items = {}, {}
+        if c is None:
+            self.comparison = None
+            self.status.setText("")
+            self.export_table_button.setEnabled(False)
+            self.export_plot_button.setEnabled(False)
+            return
+        at = self.network.findData(c.source)
+        if at >= 0:
+            self.network.setCurrentIndex(at)
+        self._finish(c)
 
     # ---------------------------------------------------------------- running
     def targets(self) -> list[TargetItem]:
         return [TargetItem(e.name, e.value) for e in self.project.entries("targets")]
 
     def running(self) -> bool:
-        return (self._thread is not None and self._thread.is_alive()) or self._drain_timer.isActive()
+        return self.current is not None and not self.current.done
 
     def start(self) -> None:
         if self.running():
             return
         source = str(self.network.currentData())
-        targets = self.targets()
-        if not targets:
+        entries = self.project.entries("targets")
+        if not entries:
             self.status.setText("The library holds no target: add one to compare.")
             return
         budgets = Budgets(measure=self.measure.isChecked(), scamp5_max_nodes=self.budgets.scamp5_max_nodes,
@@ -207,60 +244,61 @@ class TargetsPanel(QWidget):
         for plot in (self.plot, self.energy_plot, self.roofline):
             plot.clear()
         self.roofline_series, self.roofline_items = {}, {}
-        self._live = []
+        self._live, self._rows = [], []
+        try:        # each target a part: a run of the project, through the window's run controller
+            self.current = ComparisonRun(self.runner.controller, source, self.targets(), budgets,
+                                         workers=self.workers, target_ids=[e.id for e in entries])
+        except InputError as exc:   # the network: said in words in the panel
+            self.current = None
+            self.status.setText(f"Cannot compare: {exc.message}")
+            return
+        self._group[0] = self.current.id
+        self.runner.watch()
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.export_table_button.setEnabled(False)
         self.export_plot_button.setEnabled(False)
-        self.status.setText(f"Costing {self.network.currentText()} on {len(targets)} target(s)...")
-        stop = self._stop          # the same flag the panel's deletion sets
-        stop.clear()
-        inbox = self._inbox = queue.SimpleQueue()
-        workers = self.workers
+        reused = self.current.reused
+        again = f" ({reused} re-used: their setup has not changed)" if reused else ""
+        self.status.setText(f"Costing {self.network.currentText()} on {len(entries)} target(s){again}...")
+        self._collect()
 
-        def work() -> None:     # touches no Qt object: only the queue and the stop flag
-            try:
-                result: Any = compare(source, targets, budgets, on_row=lambda row: inbox.put(("row", row)),
-                                      workers=workers, cancelled=stop.is_set)
-            except Exception as exc:    # an input error or a fault: said in words in the panel
-                result = str(getattr(exc, "message", exc))
-            inbox.put(("done", result))
+    def _part_ended(self, *_: Any) -> None:
+        """A run ended (the adapter's signal, on the UI thread): the comparison's parts that ended become rows."""
+        if self.running():
+            self._collect()
 
-        self._thread = threading.Thread(target=work, name="targets-comparison", daemon=True)
-        self._thread.start()
-        self._drain_timer.start()
-
-    def _drain(self) -> None:
-        """Hand the worker's rows and end to the panel, on the UI thread."""
-        while True:
-            try:
-                what, data = self._inbox.get_nowait()
-            except queue.Empty:
-                return
-            if what == "row":
-                self.row_ready.emit(data)
-            else:
-                self._drain_timer.stop()
-                self.done.emit(data)
+    def _collect(self) -> None:
+        current = self.current
+        if current is None:
+            return
+        for row in current.update():
+            self.row_ready.emit(row)
+        if current.done:
+            self.done.emit(current.result())
 
     def cancel(self) -> None:
-        """Stop the comparison between parts (a part already running finishes: engines are not interrupted)."""
+        """Cancel every part: the queued ones never start, the running ones are stopped (recorded as cancelled)."""
         if self.running():
-            self._stop.set()
+            assert self.current is not None
+            self.current.cancel()
             self.cancel_button.setEnabled(False)
-            self.status.setText("Cancelling: the targets being costed finish, no other starts...")
+            self.status.setText("Cancelling: every part of the comparison is stopped...")
+            self._collect()
 
     def shutdown(self, wait_s: float = 30.0) -> bool:
-        """Cancel and wait for the part in flight (the window's close); True when nothing runs any more."""
-        thread = self._thread
-        if thread is not None and thread.is_alive():
-            self._stop.set()
-            thread.join(wait_s)
-            if thread.is_alive():
-                return False
-        self._drain()                   # what the thread left: its last rows and its end
-        self._drain_timer.stop()
-        return True
+        """Cancel and wait for the parts in flight (the window's close); True when nothing runs any more."""
+        current = self.current
+        if current is None or current.done:
+            return True
+        current.cancel()
+        deadline = time.monotonic() + wait_s
+        for job in self.runner.controller.running(current.id):
+            if job.handle is not None:
+                job.handle.wait(max(0.0, deadline - time.monotonic()))
+        self.runner.poll()              # their ends recorded, the rows taken (_part_ended)
+        self._collect()
+        return current.done
 
     def export_csv(self, path: str | Path) -> None:
         """Write the finished comparison as CSV (whole or not at all)."""
@@ -280,20 +318,32 @@ class TargetsPanel(QWidget):
                 else "targets-roofline"
             ask_export_plot(self, plot, stem)
 
+    def _open(self, row: ComparisonRow | None) -> None:
+        """Open a part's run in its engine's tab (a target with no run, one not costed, opens nothing)."""
+        if row is not None and row.run_id is not None:
+            self.run_requested.emit(row.run_id)
+
+    def _bar_clicked(self, plot: ThemedPlot, ev: Any) -> None:
+        """A click on a bar (a target's layers, stacked) opens that target's part."""
+        rows = self._bar_rows.get(id(plot), [])
+        y = plot.getViewBox().mapSceneToView(ev.scenePos()).y()
+        i = int(round(-y))
+        if 0 <= i < len(rows) and abs(-y - i) <= 0.4 and plot.getViewBox().sceneBoundingRect().contains(ev.scenePos()):
+            self._open(rows[i])
+
     def _add_row(self, row: ComparisonRow) -> None:
+        self._rows.append(row)
         self._put_row(self.table.rowCount(), row, None)
         self.table.resizeColumnsToContents()
         self._live.append(row)
         self._draw_plots(self._live)    # live: the plots grow as parts finish
 
-    def _finish(self, result: Any) -> None:
+    def _finish(self, result: Comparison) -> None:
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
-        if not isinstance(result, Comparison):
-            self.status.setText(f"Cannot compare: {result}")
-            return
         self.comparison = result
         self.table.setRowCount(0)
+        self._rows = list(result.rows)
         for i, row in enumerate(result.rows):
             self._put_row(i, row, result.macs)
         self.table.resizeColumnsToContents()
@@ -303,9 +353,11 @@ class TargetsPanel(QWidget):
         self.export_plot_button.setEnabled(True)
         above = self._draw_plots(result.rows)
         warn = f" {above} roofline point(s) lie above their target's ceiling: a cost below its limit." if above else ""
+        again = f" {result.reused} part(s) re-used: their setup had not changed." if result.reused else ""
         self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
                             f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
-                            f"reached); highlighted: the best among the targets that run every layer.{warn}")
+                            f"reached); highlighted: the best among the targets that run every layer. "
+                            f"Double-click a row or click a point or bar to open its part's run.{again}{warn}")
 
     def _put_row(self, i: int, row: ComparisonRow, macs: int | None) -> None:
         if self.table.rowCount() <= i:
@@ -347,6 +399,8 @@ class TargetsPanel(QWidget):
         number of bars drawn."""
         plot.clear()
         ticks = []
+        drawn: list[ComparisonRow] = []
+        self._bar_rows[id(plot)] = drawn
         y = 0
         for row in rows:
             if row.record is None or row.reason is not None:
@@ -362,6 +416,7 @@ class TargetsPanel(QWidget):
                                               height=np.full(len(times), 0.8), brushes=colours,
                                               pen=pg.mkPen(None)))
             ticks.append((y, row.target))
+            drawn.append(row)
             y -= 1                      # the table's order, top to bottom
         axis = plot.getAxis("left")
         axis.setTicks([ticks])
@@ -398,6 +453,7 @@ class TargetsPanel(QWidget):
                     f"{r.target}, {data.layer}: {readable_number(data.rate)} MAC/s at {data.intensity:.3g} MACs per "
                     f"off-chip byte ({data.how}); ceiling {readable_number(ceiling(r, data.intensity))} MAC/s"))
             item.setZValue(10)
+            item.sigClicked.connect(lambda _item, _points, _ev=None, r=row: self._open(r))
             self.roofline.addItem(item)
             self.roofline_series[row.target] = pts
             self.roofline_items[row.target] = item

@@ -17,9 +17,8 @@ from core.cappuccino.forward import forward_reference
 from core.cappuccino.numerics import PRECISE, RELAXED
 from core.cappuccino.result import CappuccinoResult
 from core.engine import JobRequest
-from core.jobs import CancelToken, Eta, FinalResult, LogLine
+from core.jobs import CancelToken, FinalResult, LogLine
 from core.machine_load import LoadRecord
-from core.work_units import WorkPlan
 from core.workload import BUILTIN_DIGITS, CnnNetwork, MobileSocTarget
 
 IMAGES = 60
@@ -117,122 +116,7 @@ def test_a_version_2_result_reads_without_a_load_record(monkeypatch):
     assert again.synthesis.load is None and again.headline()["timings"] is None
 
 
-# ------------------------------------------------------------------ the time-left estimate
-# A synthetic schedule: the engine's own plan for a zoo network (seconds on the build machine per
-# stage) on two threads, run on a 2-core machine with a load average of 3.4, where each kind of work
-# is slower by its own factor (about what ResNet-18 showed under a load of 2-3: builds 1.7x, program
-# runs 2.3x; the numpy stages' rate comes from the load), every stage reporting its nominal fraction
-# at the start of each of its steps.
-UNITS = {"load": 2.0, "layouts": 2.0, "search": 10.0, "check": 2.0, "synthesis": 0.5, "compile": 9.2,
-         "split": 3.0, "timing": 12.0, "end": 4.0}
-SLOW = {"load": 1.5, "numpy": 1.05, "other": 1.2, "compile": 1.7, "split": 3.0, "run": 2.3}
-LOAD_AVERAGE = 3.4
-STEPS = {"search": 40, "compile": 4, "timing": 15}
-
-
-def _schedule(plan: WorkPlan, clock: list[float]) -> tuple[float, list[tuple[float, float, float | None]]]:
-    """Replays the schedule through the plan; [(time, fraction, seconds left)] as the window gets them."""
-    stamps = []
-    for st in plan.stages:
-        seconds = UNITS[st.name] * SLOW[capp.STAGE_KINDS[st.name]]
-        steps = STEPS.get(st.name, 1)
-        for i in range(steps):
-            ev = plan.progress(st.lo + (st.hi - st.lo) * i / steps)
-            stamps.append((clock[0], ev.fraction or 0.0, ev.seconds_left))
-            clock[0] += seconds / steps
-    ev = plan.progress(1.0)
-    stamps.append((clock[0], ev.fraction or 0.0, ev.seconds_left))
-    return clock[0], stamps
-
-
-def _worst_error(duration: float, stamps: list[tuple[float, float, float | None]], start: float = 0.2) -> float:
-    worst = 0.0
-    for k in range(100):
-        t = duration * (start + (1 - start) * k / 100)
-        eta = Eta()
-        for when, fraction, told in stamps:
-            if when <= t:
-                eta.update(fraction, when, told)
-        left = eta.remaining(t)
-        assert left is not None
-        worst = max(worst, abs(t + left - duration) / duration)
-    return worst
-
-
-def _plan(calibrated: bool, clock: list[float]) -> WorkPlan:
-    plan = capp.work_plan(lambda: clock[0])
-    plan.slowdown = lambda: LOAD_AVERAGE / 2           # a 2-core machine
-    plan.barrier_kinds = {"run", "split"}
-    if not calibrated:
-        plan = WorkPlan(plan.stages)
-    for name, units in UNITS.items():
-        plan.set_units(name, units)
-    return plan
-
-
-def test_time_left_within_30_percent_after_a_fifth_of_a_schedule_the_plan_misjudged():
-    clock = [0.0]
-    duration, stamps = _schedule(_plan(True, clock), clock)
-    assert duration == pytest.approx(sum(u * SLOW[capp.STAGE_KINDS[n]] for n, u in UNITS.items()))
-    calibrated = _worst_error(duration, stamps)
-    assert calibrated <= 0.30
-    # the plain work units (the estimate before) are off by more than twice as much on the same schedule
-    clock = [0.0]
-    duration, stamps = _schedule(_plan(False, clock), clock)
-    assert _worst_error(duration, stamps) > 2 * calibrated
-
-
-def test_eta_shows_the_engines_own_time_left_counting_down():
-    eta = Eta()
-    eta.update(0.0, 100.0)
-    eta.update(0.6, 110.0, seconds_left=40.0)      # the fraction alone would say 6.7 s
-    assert eta.remaining(110.0) == pytest.approx(40.0) and eta.remaining(125.0) == pytest.approx(25.0)
-    eta.update(0.7, 130.0)                          # an update without one extrapolates again
-    assert eta.remaining(130.0) == pytest.approx(0.3 * 30 / 0.7)
-
-
-def test_the_fraction_never_goes_back_while_the_time_left_grows():
-    """Was: a stage slower than planned after a faster one held the fraction (73 %) and the estimate
-    fell (19 s -> 3 s) while 61 s -> 30 s remained."""
-    clock = [0.0]
-    plan = _plan(True, clock)
-    plan.progress(0.0)
-    clock[0] = 3.0
-    plan.progress(0.05)
-    clock[0] = 4.0
-    first = plan.progress(0.1)                      # the layouts ran twice as fast as planned
-    clock[0] = 30.0
-    later = plan.progress(0.3)                      # then the search ran five times slower
-    assert later.fraction is not None and first.fraction is not None and later.fraction >= first.fraction
-    assert later.seconds_left is not None and first.seconds_left is not None
-    assert later.seconds_left > first.seconds_left
-
-
-def test_calibrated_plan_learns_a_kinds_speed_from_its_finished_stage():
-    clock = [0.0]
-    plan = _plan(True, clock)
-    assert plan.progress(0.0).fraction == 0.0
-    clock[0] = 3.0
-    plan.progress(0.05)                  # layouts begin: the load took 3 s of 2 planned
-    clock[0] = 5.2
-    plan.progress(0.1)                   # the search begins: layouts took 2.2 s of 2 planned
-    assert isinstance(plan, capp.CalibratedPlan)
-    assert plan.factor("numpy") == pytest.approx(1.1)
-    assert plan.factor("compile") == pytest.approx(1.7)     # not measured yet: the load average per core
-    assert plan.factor("run") == pytest.approx(1.7 * 1.7)   # runs on two threads pay it twice
-    left = plan.remaining(0.1, 5.2)
-    assert left == pytest.approx(1.1 * (10 + 2 + 4) + 1.7 * (0.5 + 9.2) + 1.7 * 1.7 * (3 + 12))
-    clock[0] = 20.0
-    plan.progress(0.63)                  # the builds begin
-    clock[0] = 26.0
-    plan.progress(0.71)                  # the split begins: the builds took 6 s of 9.2 planned
-    assert plan.factor("compile") == pytest.approx(6 / 9.2)
-    assert plan.factor("other") == pytest.approx(6 / 9.2)   # a faster machine than the load said ...
-    assert plan.factor("run") == pytest.approx(1.7 * 1.7)   # ... but two threads keep the load's, the larger
-    fresh = _plan(True, [0.0])
-    assert isinstance(fresh, capp.CalibratedPlan)
-    fresh.slowdown = lambda: 0.3                            # an idle machine is not taken for a faster one
-    assert fresh.factor("compile") == 1.0
+# the time-left estimate: tests/test_cappuccino_eta.py
 
 
 def test_the_programs_tab_says_when_other_work_made_the_timings_unreliable(monkeypatch, qtbot):

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from core import comparison
-from core.comparison import Budgets, Costed, Costing, compare, network_macs, targets_of_kinds
+from core.comparison import Budgets, Costed, Costing, network_macs, targets_of_kinds
+from core.comparison_run import compare
 from core.cost import Ceilings, CostRecord, layer_cost
 
 MODELLED_KINDS = ["dataflow", "mobile_soc", "fpga", "cpu", "gpu"]
@@ -144,7 +145,7 @@ def test_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                       capsys)
     assert rc == 0
     d = json.loads(out)
-    assert set(d) == {"network", "source", "macs", "layers", "measure", "cancelled", "rows"}
+    assert set(d) == {"id", "network", "source", "macs", "layers", "measure", "cancelled", "reused", "rows"}
     assert d["source"] == "lenet5" and d["macs"] == 2_293_000 and d["measure"] is False
     assert [(r["target"], r["kind"]) for r in d["rows"]][2] == ("fast_accelerator", "dataflow")
     for r in d["rows"]:

@@ -222,3 +222,14 @@ def test_the_study_command_lines_table_writes_metrics_with_their_units():
            "metrics": {"optimal_traffic": 2_500_000, "ratio_reference": 1.25, "memory": 2048}}
     table = cli._table(study, [rec])
     assert "2.5 million words" in table and "1.25×" in table and "2048" in table
+
+
+def test_energies_and_powers_below_one_take_small_prefixes():
+    """A layer's energy reads 6.5 µJ, a MAC's 3.7 pJ, never 6.5e-6 J (issue 49, numbers that read right)."""
+    from core.numbers import format_number
+
+    assert format_number(6.5e-6, "J") == "6.5 µJ"
+    assert format_number(3.7e-12, "J") == "3.7 pJ"
+    assert format_number(0.02, "J") == "20 mJ"
+    assert format_number(0.25, "W") == "250 mW"
+    assert format_number(2.5, "J") == "2.5 J" and format_number(4.2e3, "J") == "4.2 kJ"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from core import comparison
-from core.comparison import ComparisonRow, above_ceiling, ceiling, compare, roofline_points, targets_of_kinds
+from core.comparison import ComparisonRow, above_ceiling, ceiling, roofline_points, targets_of_kinds
+from core.comparison_run import compare
 from core.cost import Ceilings, CostRecord, layer_cost, not_applicable
 
 

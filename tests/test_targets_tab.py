@@ -1,6 +1,7 @@
 """The Targets tab of the main window (gui/targets_panel.py mounted by gui/main_window.py), offscreen:
-a comparison fills the table, Cancel stops it between parts, the window's close ends it, the table
-exports as CSV and the bars as PNG/SVG."""
+a comparison fills the table, Cancel stops its parts, the window's close ends it, the table exports
+as CSV and the bars as PNG/SVG. The parts run on threads of the test's process (the window's
+controller given the thread launcher), so the held parts below see the test's costings."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from PySide6.QtWidgets import QFileDialog
 
 from core import comparison
 from core.comparison import METRICS, Costing
+from core.comparison_run import compare
 from core.errors import InputError
+from core.run_controller import thread_launcher
 
 HANG_MS = 60_000        # only stops a test that hangs
 
@@ -26,6 +29,7 @@ def window(qtbot):
 
     w = MainWindow(restore_layout=False)
     w.interactive = False
+    w.runner.controller.launcher = thread_launcher
     qtbot.addWidget(w)
     for e in list(w.project.entries("targets")):
         if e.kind == "scamp5":
@@ -33,6 +37,7 @@ def window(qtbot):
     w.show()
     yield w
     w.targets_panel.shutdown()
+    w.runner.shutdown()
 
 
 def _click(button) -> None:
@@ -108,20 +113,27 @@ def held_parts(monkeypatch):
     go.set()
 
 
-def test_cancel_stops_the_comparison_between_parts(window, qtbot, held_parts) -> None:
+def test_cancel_stops_every_part(window, qtbot, held_parts) -> None:
     started, go, calls = held_parts
     panel = window.targets_panel
     panel.workers = 1                               # one part at a time: the rest wait their turn
-    assert len(panel.targets()) >= 2
+    n = len(panel.targets())
+    assert n >= 2
     _click(panel.run_button)
     qtbot.waitUntil(started.is_set, timeout=HANG_MS)
     assert panel.cancel_button.isEnabled() and not panel.run_button.isEnabled()
+    cid = panel.current.id
+    parts = [r for r in window.project.runs if r.parent == cid]
+    assert [r.status for r in parts] == ["running"]         # the one part started: running in the Runs table
     _click(panel.cancel_button)
     go.set()
     qtbot.waitUntil(lambda: panel.run_button.isEnabled(), timeout=HANG_MS)
     c = panel.comparison
-    assert c is not None and c.cancelled and len(calls) == 1 and len(c.rows) == 1
-    assert panel.table.rowCount() == 1 and panel.status.text().startswith("Cancelled")
+    assert c is not None and c.cancelled and len(calls) == 1 and c.rows == []
+    # the running part was stopped (kept, as cancelled), the queued ones never ran
+    assert [r.status for r in window.project.runs if r.parent == cid] == ["cancelled"]
+    assert not window.runner.controller.busy() and window.runner.controller.group_progress(cid) == (n, n)
+    assert panel.table.rowCount() == 0 and panel.status.text().startswith("Cancelled")
     assert not panel.cancel_button.isEnabled()
 
 
@@ -135,34 +147,37 @@ def test_closing_the_window_ends_a_comparison(window, qtbot, held_parts) -> None
     go.set()
     window.interactive = True                       # the unsaved-changes question: Discard (conftest)
     assert window.close()                           # cancels, and waits for that part
-    assert not panel.running() and len(calls) == 1
+    assert not panel.running() and len(calls) == 1 and not window.runner.controller.busy()
 
 
 def test_a_comparison_cancelled_before_it_starts_runs_no_part(held_parts) -> None:
     _started, _go, calls = held_parts
-    c = comparison.compare("lenet5", comparison.default_targets(), cancelled=lambda: True)
+    c = compare("lenet5", comparison.default_targets(), cancelled=lambda: True)
     assert c.cancelled and c.rows == [] and calls == [] and c.to_json()["cancelled"] is True
 
 
 def test_a_panel_deleted_mid_comparison_is_never_written_to(qtbot, held_parts) -> None:
-    """The worker thread only fills a plain queue: deleting the panel while a part runs (a test's end,
-    a window torn down) neither crashes the process nor lets further parts start."""
+    """The panel owns no thread: a part runs on its controller's handle, which only fills a queue;
+    deleting the panel while a part runs (a test's end, a window torn down) cancels its parts,
+    neither crashes the process nor lets a further part start."""
     import shiboken6
 
     from core.project import Project
     from gui.targets_panel import TargetsPanel
 
     started, go, calls = held_parts
-    panel = TargetsPanel(Project.starter())
+    project = Project.starter()
+    panel = TargetsPanel(project)
     panel.workers = 1
+    controller = panel.runner.controller
     _click(panel.run_button)
     qtbot.waitUntil(started.is_set, timeout=HANG_MS)
-    thread, inbox = panel._thread, panel._inbox
-    assert thread is not None
-    shiboken6.delete(panel)                         # the C++ side goes now, the thread still holds its part
+    (job,) = controller.running()
+    shiboken6.delete(panel)                         # the C++ side goes now (its adapter and timer with it)
+    assert controller.queued() == []                # deleting the panel cancelled the parts still waiting
     go.set()
-    thread.join(HANG_MS / 1000)
-    assert not thread.is_alive() and len(calls) == 1       # deleting the panel stopped the other parts
-    qtbot.wait(200)                                 # the freed panel's timer is gone with it: nothing drains
-    what = [inbox.get_nowait()[0] for _ in range(inbox.qsize())]
-    assert what[-1] == "done"
+    assert job.handle is not None and job.handle.wait(HANG_MS / 1000)
+    qtbot.wait(200)                                 # nothing polls a freed panel's controller
+    assert len(calls) == 1
+    controller.shutdown()                           # recorded now: the part that ran, cancelled
+    assert not controller.busy() and project.run(job.run_id).status == "cancelled"

@@ -230,10 +230,12 @@ PROGRAMS = 4                    # parallel precise, relaxed, imprecise and the c
 
 
 # the kind of work of each stage: each kind's speed on this machine is learnt as the run measures it
-# (core.cappuccino.progress); the thread split's profiling runs are a kind of their own (ResNet-18's
-# took 37x their plan where its timed runs took 6x)
+# (core.cappuccino.progress); the thread split's profiling runs are a kind of their own (per-op clocks
+# in every pass: ResNet-18's took 37x their plan where its timed runs took 6x), the split's second
+# comparison is the same work as its first and its rebuild a build
 STAGE_KINDS = {"load": "load", "layouts": "numpy", "search": "numpy", "check": "numpy", "synthesis": "other",
-               "compile": "compile", "split": "split", "timing": "run", "end": "numpy"}
+               "compile": "compile", "split": "split", "split_check": "split", "split_build": "compile",
+               "timing": "run", "end": "numpy"}
 
 
 def work_plan(clock: Clock = time.monotonic) -> CalibratedPlan:
@@ -242,7 +244,9 @@ def work_plan(clock: Clock = time.monotonic) -> CalibratedPlan:
     return CalibratedPlan([Stage("load", 0.0, 0.05, 1.0), Stage("layouts", 0.05, 0.1, 0.0),
                            Stage("search", 0.1, 0.5, 0.0), Stage("check", 0.5, 0.55, 0.0),
                            Stage("synthesis", 0.55, 0.63, 0.0),
-                           Stage("compile", 0.63, 0.71, 0.0), Stage("split", 0.71, 0.72, 0.0),
+                           Stage("compile", 0.63, 0.71, 0.0), Stage("split", 0.71, synth_run.SPLIT_CHECK_AT, 0.0),
+                           Stage("split_check", synth_run.SPLIT_CHECK_AT, synth_run.SPLIT_BUILD_AT, 0.0),
+                           Stage("split_build", synth_run.SPLIT_BUILD_AT, 0.72, 0.0),
                            Stage("timing", 0.72, 0.98, 0.0),
                            Stage("end", 0.98, 1.0, 0.0)], STAGE_KINDS, clock)
 
@@ -288,15 +292,27 @@ def plan_work(plan: WorkPlan, model: CnnModel, s: CappuccinoSettings, onnx: bool
     start = RUN_START_S + 4 * weights / WEIGHT_READ_BYTES_PER_S + one_pass
     split_s = min(float(s.min_seconds), 0.3)
     splitting = compiling and shareable and s.measure_split
-    plan.set_units("split", start + 6 * (max(split_s, one_pass) + one_pass) if splitting else 0.0)
+    # one comparison: a process that profiles two splits for three rounds each; a second one only when
+    # the per-op choice differs from the rule, and a build only when its split is kept
+    compare = start + 6 * (max(split_s, one_pass) + one_pass) if splitting else 0.0
+    plan.set_units("split", compare)
+    plan.set_units("split_check", compare)
+    plan.set_units("split_build", COMPILE_S if splitting else 0.0)
     runs = s.repeats * (PROGRAMS + baseline + (1 if onnx else 0)) if compiling else 0
     min_s = float(s.min_seconds)
     ort = s.repeats * ORT_START_S if compiling and onnx else 0.0
     plan.set_units("timing", runs * (start + max(min_s, one_pass)) + ort)
     if isinstance(plan, CalibratedPlan):
-        plan.fixed["split"] = 6 * split_s if splitting and one_pass < split_s else 0.0
-        plan.fixed["timing"] = runs * min_s if one_pass < min_s else 0.0
-        plan.barrier_kinds = {"run", "split"} if threads > 1 else set()
+        # the work counted, and what follows for the estimate: the waits no load stretches and the threads
+        plan.set_shape({"macs": macs, "images": images, "sample_images": images if rows is None else len(rows),
+                        "search_macs_per_image": search_work(model, bool(s.int8), str(s.prefer)),
+                        "precise_pass": float(model.precise_outputs is None), "weight_bytes": 4.0 * weights,
+                        "compiling": float(compiling), "programs": float(PROGRAMS), "baseline": float(baseline),
+                        "splitting": float(bool(splitting)), "runs": float(runs), "repeats": float(s.repeats),
+                        "onnx": float(bool(onnx)), "min_seconds": min_s, "threads": float(threads),
+                        "numpy_macs_per_s": numpy_macs_per_s, "cores": float(max(1, os.cpu_count() or 1)),
+                        "split_wait_s": 6 * split_s if splitting and one_pass < split_s else 0.0,
+                        "timing_wait_s": runs * min_s if one_pass < min_s else 0.0})
     # the checks: the numpy reference of the programs' other modes over every image (imprecise, chosen)
     plan.set_units("end", 0.05 + (2 * forward if compiling else 0.0))
 

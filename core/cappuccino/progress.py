@@ -1,40 +1,45 @@
-"""A Cappuccino run's progress as the share of its expected time, calibrated by what it measured (issue 49).
+"""A Cappuccino run's time left, from its own structure and the rates it measured (issue 49).
 
-core.work_units.WorkPlan counts a run's work in units fixed on the build machine: numpy MACs at
-its numpy speed, gcc builds of 2.3 s, program runs of their min_seconds plus start-up. On another
-machine, or this one under load, those kinds of work slow down unevenly (a loaded 2-core machine
-built programs 1.7-5x slower and ran them 2-14x slower, while the numpy search kept pace), so the
-share of the units done drifted from the share of the time, and the window's time-left said
-19 s -> 3 s while 61 s -> 30 s remained.
+core.work_units.WorkPlan counts a run's work per stage (core.cappuccino.engine.plan_work): forward
+passes in MACs, C builds, timed program runs of their min_seconds and passes, each turned into
+seconds on the build machine by that machine's rate for the kind (numpy MACs/s, a build's
+seconds, the C programs' MACs/s). Each stage has a kind of work (load, numpy, compile, split, run,
+other) and runs on some threads (the programs on the target's, the rest on one).
 
-Here every stage's units are seconds on the build machine and each stage has a kind of work
-(numpy, compile, run, other). As the run goes, each kind's factor (seconds measured / seconds
-planned) is learnt from its finished stages and from the stage in progress. A kind not measured
-yet takes the machine's slowdown for one busy thread (`slowdown`: the 1-minute load average per
-core, at least 1; ResNet-18's builds ran 1.7x, 3.1x and 4.8x slower at loads of about 2, 5 and 8),
-or the builds' factor once builds were measured; program runs on more than one thread (the timed
-runs, the thread split's profile) take the larger of the two, squared: each thread gets less CPU
-time and every barrier waits for the thread the others' work descheduled (ResNet-18's runs, less
-their min_seconds, were 6x slower at a load of 4 where its builds were 1.2x, and 4-18x at loads of
-3-7). Numpy work takes the factor of all work measured so far. The time left is the current stage's rest (its own measured
-rate blended with the plan, by how far it is) plus the later stages' units times their kinds'
-factors (plus the wall-clock waits no load stretches: the timed runs' min_seconds). Each Progress
-carries that time left (`seconds_left`, which core.jobs.Eta shows as it is) and the fraction
-elapsed / (elapsed + left), which never goes back (a progress bar).
+Another machine, or this one under other work, slows each kind by its own factor, and the load may
+change during a run. So the estimate separates the two:
 
-The clock and the slowdown are injectable, so tests replay a known schedule without the wall clock.
+* the machine's share: a thread among the `load` runnable ones on `cores` cores gets cores / load
+  of a core (fair share, at least a whole one), and a program adds its threads - 1 to the load its
+  own sampling thread is counted in; `share_slowdown` = max(1, (load + threads - 1) / cores),
+  read from the 1-minute load average as the run goes;
+* each kind's speed on this machine against the build machine, with that share taken out: its
+  measured seconds over its planned seconds times the share slowdown over the time it ran; a kind
+  not measured yet has the build machine's (1): the plan's rates are that machine's, from MACs.
+
+A later stage is then expected to take units x its kind's speed x the share slowdown now, plus the
+wall-clock waits no load stretches (`fixed`: the timed runs' min_seconds). The stage in progress
+blends its own rate (its steps are alike: builds, rounds of runs, the search's MACs) with that
+expectation by how far it is; a stage that reports no step inside (the thread split's profile, a
+network's load) and has outrun its expectation is taken as half done: with no signal of how far it
+is, the time left is at least the time it has taken. No constant here is fitted to a network.
+
+Each Progress carries the time left (`seconds_left`, which core.jobs.Eta shows as it is) and the
+fraction elapsed / (elapsed + left), which never goes back (a progress bar). Every input is kept in
+`journal`, so a recorded run replays through another estimator (benchmarks/eta_error.py --replay).
+The clock and the load are injectable: tests replay a made-up schedule without the wall clock.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from core.jobs import Progress
 from core.work_units import Stage, WorkPlan
 
 Clock = Callable[[], float]
-MIN_MEASURED_S = 0.2        # a kind's factor is learnt once this much of its work was timed
+MIN_MEASURED_S = 0.2        # a kind's speed is learnt once this much of its work was timed
 BLEND = 0.25                # the stage in progress: its own rate weighs (share done) ** BLEND
 
 
@@ -46,15 +51,42 @@ class CalibratedPlan(WorkPlan):
         self._start: float | None = None
         self._index = -1                    # the stage in progress
         self._stage_start = 0.0
-        self._done_s: dict[str, float] = {}  # kind -> measured seconds of finished stages
-        self._done_u: dict[str, float] = {}  # kind -> their planned seconds (units)
-        self.slowdown: Callable[[], float] = lambda: 1.0   # this machine's slowdown for one busy thread
-        # kinds of work whose threads meet at barriers (program runs on more than one thread)
-        self.barrier_kinds: set[str] = set()
+        self._shared_s = 0.0                # ∫ share slowdown dt over the stage in progress
+        self._seen = 0.0                    # when the share was last sampled
+        self._done_s: dict[str, float] = {}  # kind -> measured seconds of finished stages (less their waits)
+        self._done_u: dict[str, float] = {}  # kind -> their planned seconds x the share slowdown they ran at
+        # the load average per core (os.getloadavg()[0] / cores), sampled at every report
+        self.slowdown: Callable[[], float] = lambda: 0.0
+        self.cores = 1
+        self.threads: dict[str, int] = {}   # kind -> the threads its work runs on (default 1)
         self.fixed: dict[str, float] = {}   # stage -> the part of its units that is wall-clock waiting no load stretches
+        self._load = 0.0
+        # the estimator's inputs as they came, [time, what, ...], so a recorded run can be replayed
+        # through another estimator (benchmarks/eta_error.py --trace / --replay)
+        self.journal: list[list[Any]] = []
+        self.shape: dict[str, float] = {}
+
+    def set_units(self, name: str, units: float) -> None:
+        super().set_units(name, units)
+        self.journal.append([self.clock(), "units", name, float(units)])
+
+    def set_shape(self, shape: dict[str, float]) -> None:
+        """The run's work counted in units of each kind (the engine's plan_work), and the waits and
+        threads that follow from it."""
+        self.shape = dict(shape)
+        self.journal.append([self.clock(), "shape", dict(shape)])
+        self.cores = max(1, int(shape.get("cores", self.cores)))
+        threads = max(1, int(shape.get("threads", 1)))
+        self.threads = {"run": threads, "split": threads}
+        self.fixed["timing"] = float(shape.get("timing_wait_s", 0.0))
+        self.fixed["split"] = self.fixed["split_check"] = float(shape.get("split_wait_s", 0.0))
 
     def _kind(self, st: Stage) -> str:
         return self.kinds.get(st.name, "other")
+
+    def share_slowdown(self, kind: str) -> float:
+        """How much slower than alone a thread of this kind of work runs at the load now (fair share)."""
+        return max(1.0, self._load + (self.threads.get(kind, 1) - 1) / self.cores)
 
     def _locate(self, nominal: float) -> tuple[int, float]:
         """The stage the nominal fraction falls in and how far into it (0..1)."""
@@ -63,6 +95,19 @@ class CalibratedPlan(WorkPlan):
                 width = st.hi - st.lo
                 return i, 0.0 if width <= 0 else max(0.0, min(1.0, (nominal - st.lo) / width))
         return len(self.stages) - 1, 1.0
+
+    def _sample(self, now: float) -> None:
+        """The share slowdown of the stage in progress, integrated over the time since the last sample."""
+        if self._index >= 0:
+            self._shared_s += max(0.0, now - self._seen) * self.share_slowdown(self._kind(self.stages[self._index]))
+        self._seen = now
+
+    def _mean_share(self, now: float) -> float:
+        """The stage in progress's share slowdown, averaged over its time so far."""
+        elapsed = now - self._stage_start
+        if self._index < 0:
+            return 1.0
+        return self._shared_s / elapsed if elapsed > 0 else self.share_slowdown(self._kind(self.stages[self._index]))
 
     def _advance(self, index: int, now: float) -> None:
         """Stages before `index` are finished: the one in progress gets the time since it began."""
@@ -73,62 +118,73 @@ class CalibratedPlan(WorkPlan):
             k = self._kind(st)
             fixed = self.fixed.get(st.name, 0.0)
             self._done_s[k] = self._done_s.get(k, 0.0) + max(0.0, now - self._stage_start - fixed)
-            self._done_u[k] = self._done_u.get(k, 0.0) + max(0.0, st.units - fixed)
-        self._index, self._stage_start = index, now
+            self._done_u[k] = self._done_u.get(k, 0.0) + max(0.0, st.units - fixed) * self._mean_share(now)
+        self._index, self._stage_start, self._shared_s, self._seen = index, now, 0.0, now
 
-    def factor(self, kind: str, extra_s: float = 0.0, extra_u: float = 0.0) -> float:
-        """Measured / planned seconds for a kind of work (with the stage in progress's part, when of
-        that kind); where it was not measured yet, the prior the module docstring describes."""
+    def speed(self, kind: str, extra_s: float = 0.0, extra_u: float = 0.0) -> float:
+        """Seconds here per planned second of this kind with the machine's share taken out (with the
+        stage in progress's part, when of that kind); 1, the build machine's, until measured (kinds
+        differ too much to stand in for each other: numpy kept pace on a loaded machine where the
+        two-thread programs slowed tenfold)."""
         s, u = self._done_s.get(kind, 0.0) + extra_s, self._done_u.get(kind, 0.0) + extra_u
         if s >= MIN_MEASURED_S and u > 0:
             return s / u
-        if kind == "numpy":
-            s = sum(v for k, v in self._done_s.items() if k != "load")
-            u = sum(v for k, v in self._done_u.items() if k != "load")
-            return s / u if s >= MIN_MEASURED_S and u > 0 else 1.0
-        f = max(1.0, self.slowdown())
-        s, u = self._done_s.get("compile", 0.0), self._done_u.get("compile", 0.0)
-        if s >= MIN_MEASURED_S and u > 0:
-            f = max(f, s / u) if kind in self.barrier_kinds else s / u
-        return f * f if kind in self.barrier_kinds else f
+        return 1.0
+
+    def factor(self, kind: str) -> float:
+        """Seconds here per planned second of this kind at the load now."""
+        return self.speed(kind) * self.share_slowdown(kind)
 
     def remaining(self, nominal: float, now: float) -> float:
         """Seconds left when the code reports `nominal` at `now` (stages before it finished)."""
+        return sum(self._left(nominal, now))
+
+    def _left(self, nominal: float, now: float) -> tuple[float, float]:
+        """(the stage in progress's seconds left, the later stages')."""
         index, p = self._locate(nominal)
+        self._sample(now)
         self._advance(index, now)
         cur = self.stages[index]
         elapsed = now - self._stage_start
         kind = self._kind(cur)
         fixed = self.fixed.get(cur.name, 0.0)
         scaled = max(0.0, cur.units - fixed)
-        f_cur = self.factor(kind, max(0.0, elapsed - p * fixed), scaled * p) if p > 0 else self.factor(kind)
-        planned = (1.0 - p) * (scaled * f_cur + fixed)
-        measured = elapsed * (1.0 - p) / p if p > 0 else planned
-        # the stage's own rate counts more as it goes (its steps are alike: compilations, rounds of runs)
-        w = p ** BLEND
-        left = w * measured + (1.0 - w) * planned
+        if p > 0:
+            own = self.speed(kind, max(0.0, elapsed - p * fixed), scaled * p * self._mean_share(now))
+            planned = (1.0 - p) * (scaled * own * self.share_slowdown(kind) + fixed)
+            # the stage's own rate counts more as it goes (its steps are alike)
+            w = p ** BLEND
+            left = w * elapsed * (1.0 - p) / p + (1.0 - w) * planned
+        else:
+            # no step reported inside yet: the expectation; once outrun, late by as much again
+            left = abs(scaled * self.factor(kind) + fixed - elapsed)
+        later = 0.0
         for st in self.stages[index + 1:]:
             fixed = self.fixed.get(st.name, 0.0)
-            left += max(0.0, st.units - fixed) * self.factor(self._kind(st)) + fixed
-        return max(0.0, left)
+            later += max(0.0, st.units - fixed) * self.factor(self._kind(st)) + fixed
+        return max(0.0, left), later
 
-    def time_share(self, nominal: float, now: float | None = None) -> tuple[float, float]:
-        """(the share of the expected time, the seconds left) when the code reports `nominal`."""
+    def time_share(self, nominal: float, now: float | None = None) -> tuple[float, float, float]:
+        """(the share of the expected time, the seconds left, the stage in progress's part of them)
+        when the code reports `nominal`."""
         now = self.clock() if now is None else now
         if self._start is None:
             self._start = now
         nominal = max(0.0, min(1.0, nominal))
         if nominal >= 1.0:
-            return 1.0, 0.0
+            return 1.0, 0.0, 0.0
         elapsed = now - self._start
-        left = self.remaining(nominal, now)
+        stage, later = self._left(nominal, now)
+        left = stage + later
         if elapsed <= 0:
-            return 0.0, left
-        return (min(1.0, elapsed / (elapsed + left)) if elapsed + left > 0 else 1.0), left
+            return 0.0, left, stage
+        return (min(1.0, elapsed / (elapsed + left)) if elapsed + left > 0 else 1.0), left, stage
 
     def progress(self, nominal: float, message: str = "") -> Progress:
         """The fraction never goes back (a progress bar); the time left is the plan's own, which the
         fraction alone could not carry once a stage ran slower than planned after a faster one."""
-        share, left = self.time_share(nominal)
+        self._load = max(0.0, float(self.slowdown()))
+        self.journal.append([self.clock(), "progress", float(nominal), message, self._load])
+        share, left, stage = self.time_share(nominal)
         self._last = max(self._last, share)
-        return Progress(self._last, message, seconds_left=left)
+        return Progress(self._last, message, seconds_left=left, stage_seconds_left=stage)

@@ -23,7 +23,7 @@ made-up times; the timing is the caller's `run` (a real program, or a fake in te
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -101,6 +101,22 @@ def measure(names: Sequence[str], kinds: Sequence[str], rule_chunks: Sequence[in
     """Profile the program as built (the rule) and with every shared op alone, `rounds` alternating
     runs each; then, if the per-op choice differs from the rule, time the program with that split
     against the rule's whole program, alternating."""
+    return finish(measure_steps(names, kinds, rule_chunks, run, rounds, threads))
+
+
+def finish(steps: Generator[str, None, SharingChoice]) -> SharingChoice:
+    """The choice of `measure_steps`, its steps passed over."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def measure_steps(names: Sequence[str], kinds: Sequence[str], rule_chunks: Sequence[int], run: Runner,
+                  rounds: int = 3, threads: int = 2) -> Generator[str, None, SharingChoice]:
+    """`measure`, saying before its second comparison (the measured split against the rule) that it
+    makes one: the caller's progress then knows the step's work (core.cappuccino.progress)."""
     n = len(names)
     everything = tuple(i for i in range(n) if rule_chunks[i] > 1)
     as_built, alone = _checked(run([(), everything], rounds), n, rounds)
@@ -112,6 +128,7 @@ def measure(names: Sequence[str], kinds: Sequence[str], rule_chunks: Sequence[in
     if flags == [c > 1 for c in rule_chunks]:
         return SharingChoice(threads, ops, statistics.median(t for t, _ in as_built), None, RULE)
     moved = tuple(i for i in range(n) if rule_chunks[i] > 1 and not flags[i])
+    yield "timing the measured split against the rule's"
     rule_runs, moved_runs = _checked(run([(), moved], rounds), n, rounds)
     rule_t, moved_t = [t for t, _ in rule_runs], [t for t, _ in moved_runs]
     return SharingChoice(threads, ops, statistics.median(rule_t), statistics.median(moved_t), keep(rule_t, moved_t))
@@ -152,6 +169,12 @@ def parse_splits(out: str, splits: int, rounds: int) -> list[list[tuple[float, l
 
 def measure_program(p: synth_program.Plan, exe: Path, weights: Path, images: Path, count: int, min_seconds: float,
                     check: Callable[[], None], rounds: int = 3) -> SharingChoice:
+    return finish(measure_program_steps(p, exe, weights, images, count, min_seconds, check, rounds))
+
+
+def measure_program_steps(p: synth_program.Plan, exe: Path, weights: Path, images: Path, count: int,
+                          min_seconds: float, check: Callable[[], None],
+                          rounds: int = 3) -> Generator[str, None, SharingChoice]:
     """`measure` on the compiled program `exe` of plan `p` (its weight file `weights`), each timed
     stretch computing the `count` images of `images` for at least `min_seconds`; one process per
     comparison (`--splits`), so the weight file is read once for all its rounds."""
@@ -161,5 +184,5 @@ def measure_program(p: synth_program.Plan, exe: Path, weights: Path, images: Pat
                                  "--splits", arg, "--rounds", str(rounds_)], check, f"timing {exe.name}")
         return [[(t / count, list(ops)) for t, ops in per] for per in parse_splits(out, len(splits), rounds_)]
 
-    return measure([o.name for o in p.ops], [o.kind for o in p.ops], [o.chunks for o in p.ops], run, rounds,
-                   p.threads)
+    return (yield from measure_steps([o.name for o in p.ops], [o.kind for o in p.ops], [o.chunks for o in p.ops], run,
+                                     rounds, p.threads))

@@ -42,6 +42,10 @@ Reference = Callable[[dict[str, str]], np.ndarray]
 # the profiled pass's µs per image, the machine's other work meanwhile)
 OnProfile = Callable[[synth_program.Plan, dict[str, str], list[float], float, LoadRecord | None], None]
 COMPILE_BASELINE_SHARE = 0.1       # building the plain baseline takes about a tenth of a synthesised program
+# the thread split's steps in the progress fractions (each a stage of core.cappuccino.engine.work_plan):
+# the profile of the rule's split against every op on one worker from 0.71, the measured split timed
+# against the rule's (when it differs), the program built again with it (when kept)
+SPLIT_CHECK_AT, SPLIT_BUILD_AT = 0.714, 0.718
 
 
 @dataclass
@@ -161,8 +165,14 @@ def _measure_split(model: CnnModel, sources: dict[str, Source], exes: dict[str, 
         out.thread_split_note = "not measured: no layer is large enough to share (the program runs on one worker)"
         return
     yield Progress(0.71, "measuring the thread split (profiling the chosen program shared and on one worker)")
-    choice = sharing.measure_program(src.plan, exes["parallel_inexact"], work / weight_file_name(src.fname), images,
-                                     len(model.x_val), min(float(s.min_seconds), 0.3), cancel.check)
+    steps = sharing.measure_program_steps(src.plan, exes["parallel_inexact"], work / weight_file_name(src.fname), images,
+                                          len(model.x_val), min(float(s.min_seconds), 0.3), cancel.check)
+    while True:         # each step its own stage of the progress (core.cappuccino.engine.work_plan)
+        try:
+            yield Progress(SPLIT_CHECK_AT, f"measuring the thread split: {next(steps)}")
+        except StopIteration as done:
+            choice = done.value
+            break
     out.thread_split = choice
     yield LogLine(choice.summary(), "info")
     if choice.shared is None:
@@ -171,6 +181,7 @@ def _measure_split(model: CnnModel, sources: dict[str, Source], exes: dict[str, 
                                     shared=choice.shared)
     sources["parallel_inexact"] = Source(src.key, src.fname, prog.source, prog.weights, src.modes, prog.source_lines,
                                          prog.plan)
+    yield Progress(SPLIT_BUILD_AT, f"building {src.fname} with the measured split")
     atomic_write_text(work / src.fname, prog.source)
     atomic_write_bytes(work / weight_file_name(src.fname), prog.weights)
     if out.program_sizes is not None:

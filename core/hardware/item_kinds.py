@@ -1,6 +1,7 @@
-"""The GPU and CPU target kinds (core.kinds discovers this module). Neither is among a fresh project's
-starter items yet: no engine reads them until the cost records of issue 50 reach MERIT; the library's
-Add menu offers both (a GPU by its preset, the CPU as this machine)."""
+"""The GPU and CPU target kinds (core.kinds discovers this module). A fresh project's library starts with
+one of each, this machine's CPU and the default GPU preset, so the Targets tab compares every kind of
+target out of the box (issue 51); the library's Add menu offers both (a GPU by its preset, the CPU as
+this machine)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,10 @@ def _this_machine_name() -> str:
 
 for _kind in (
     ItemKind("targets", "gpu", "GPU", GpuTarget, GpuTarget.from_json, _gpu_summary,
-             lambda v: (_gpu_variants()[v or DEFAULT_GPU], gpu_preset(v or DEFAULT_GPU)), _gpu_variants, order=50),
+             lambda v: (_gpu_variants()[v or DEFAULT_GPU], gpu_preset(v or DEFAULT_GPU)), _gpu_variants, order=50,
+             starters=lambda: [(60, _gpu_variants()[DEFAULT_GPU], gpu_preset(DEFAULT_GPU))]),
     ItemKind("targets", "cpu", "CPU", CpuTarget, CpuTarget.from_json, _cpu_summary,
-             lambda _v: (_this_machine_name(), this_machine()), order=45),
+             lambda _v: (_this_machine_name(), this_machine()), order=45,
+             starters=lambda: [(50, _this_machine_name(), this_machine())]),
 ):
     register(_kind)

@@ -52,7 +52,7 @@ def _run_json(r: Run) -> dict[str, Any]:
             "result": None if r.result is None else r.result.to_json(),
             "result_version": None if r.result is None else type(r.result).VERSION,
             "partial": partials_json(r.partial), "series": r.series, "error": r.error, "headline": r.headline,
-            "note": r.note}
+            "note": r.note, **({"parent": r.parent} if r.parent else {})}
 
 
 # ================================================================ reading
@@ -291,4 +291,5 @@ def _run_from_json(r: dict[str, Any], where: str, known: dict[str, Any]) -> Run:
                target=snaps["target"], status=r["status"], started_at=r["started_at"],
                finished_at=r.get("finished_at"), duration_s=r.get("duration_s"), result=result,
                partial={} if result is not None else partial, series=dict(r.get("series") or {}),
-               error=r.get("error"), headline=headline, note=r.get("note", ""))
+               error=r.get("error"), headline=headline, note=r.get("note", ""),
+               parent=r.get("parent"))

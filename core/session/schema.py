@@ -50,6 +50,8 @@ _SCHEMA: dict[str, Any] = {
                     "type": "object", "additionalProperties": _POINTS}},
                 "error": {"type": ["string", "null"]},
                 "headline": {"type": "object"}, "note": {"type": "string"},
+                # the run of runs it is a part of (a comparison's id; optional, none when absent)
+                "parent": {"type": "string", "minLength": 1},
             }}},
         # where each run's text lies (encode_text): a hint for check_file, ignored by readers
         "index": {"type": "object"},

@@ -1,21 +1,28 @@
 """Engine "cost": one network costed on one target by the engine that costs that target's kind (the
 comparison's costings, core.comparison: the bound's optimal dataflow on the dataflow accelerator,
-Cappuccino's modelled program on a mobile SoC, f-CNNx on an FPGA board, MERIT's roofline on a CPU or
-GPU, Cain on SCAMP-5), modelled, never timed, so a study can sweep a target's fields quickly.
+Cappuccino's program on a mobile SoC, f-CNNx on an FPGA board, MERIT on a CPU or GPU, Cain on
+SCAMP-5), checked by the comparison's own check (a sound record, MACs that add up, every layer under
+its roofline).
 
-Its result is the cost record with the metrics a study optimises (latency, energy, off-chip traffic),
-declared by core.target_cost.result. The record is checked here: sound (every figure at or above its
-limit, totals the sums of the layers) and its layers' MACs the network's.
+Two things run it:
+* a comparison's parts (core.comparison_run submits one run per target through the run controller),
+  so each part is a run of the project: shown running in the Runs table, kept with its cost record,
+  re-used when its setup is unchanged, opened in this engine's tab ("Target cost");
+* a study over target parameters: each point a run of this engine on the target the point's values
+  make (modelled, never timed, so a sweep is quick).
+A target that cannot run the network is a finished run whose result says why; a costing that crashed
+or failed its check is a failed run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 
+from core.comparison import Budgets
 from core.cost import CostRecord
 from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
@@ -23,27 +30,32 @@ from core.files import file_problem
 from core.jobs import CancelToken, Event, FinalResult, LogLine, Progress
 from core.results import EngineResult
 from core.settings import defaults_of, parse, schema_of, setting
-from core.comparison import Budgets
 from core.target_cost.fields import read_target_fields, read_target_value
 from core.target_cost.result import TargetCostResult
-from core.workload import CnnNetwork, Target, Workload, target_from_json
+from core.workload import CnnNetwork, Target, target_from_json
 
-COSTED_KINDS = ("dataflow", "mobile_soc", "fpga", "cpu", "gpu", "scamp5")
+NAME = "cost"
+COSTED_KINDS = ("dataflow", "fpga", "cpu", "gpu", "mobile_soc", "scamp5")
 _BUDGETS = Budgets()
+
 
 @dataclass(frozen=True)
 class CostSettings:
-    """The budgets a costing may spend, declared once (SETTINGS_SCHEMA is made from them); their
-    defaults are the comparison's (core.comparison.Budgets), so a study point costs as a comparison's part."""
+    """The budgets a costing may spend, declared once (SETTINGS_SCHEMA is made from them); the
+    defaults are the comparison's (core.comparison.Budgets), so a study point costs as a part does."""
 
-    fcnnx_max_joint: int = setting(_BUDGETS.fcnnx_max_joint, "f-CNNx design points",
-                                   "Design points f-CNNx weighs on an FPGA board (more: a better design, slower)",
-                                   minimum=1, maximum=100_000)
+    measure: bool = setting(_BUDGETS.measure, "Time this machine",
+                            "On a CPU or mobile SoC target that is this machine: time the generated code here (the "
+                            "part then runs alone) instead of modelling it")
     scamp5_max_nodes: int = setting(_BUDGETS.scamp5_max_nodes, "Cain node budget",
-                                    "Search nodes per pass of Cain on SCAMP-5's first layer",
+                                    "SCAMP-5: Cain's search nodes per pass of the first layer",
                                     minimum=1, maximum=100_000_000)
-    scamp5_time_s: float = setting(_BUDGETS.scamp5_time_s, "Cain time budget", "Seconds per pass of Cain on SCAMP-5",
+    scamp5_time_s: float = setting(_BUDGETS.scamp5_time_s, "Cain time budget",
+                                   "SCAMP-5: Cain's seconds per pass of the first layer",
                                    unit="s", exclusive_minimum=0, maximum=3600)
+    fcnnx_max_joint: int = setting(_BUDGETS.fcnnx_max_joint, "f-CNNx design points",
+                                   "FPGA: the design points f-CNNx weighs (more: a better design, slower)",
+                                   minimum=1, maximum=100_000)
 
 
 SETTINGS_SCHEMA: dict[str, Any] = schema_of(CostSettings)
@@ -58,16 +70,24 @@ def checked_settings(request: JobRequest) -> CostSettings:
     return parse(CostSettings, request.settings)
 
 
+def budgets_of_settings(s: CostSettings) -> Budgets:
+    return Budgets(measure=s.measure, scamp5_max_nodes=s.scamp5_max_nodes, scamp5_time_s=s.scamp5_time_s,
+                   fcnnx_max_joint=s.fcnnx_max_joint)
+
+
 def workload_problem(workload: Any) -> str | None:
+    from core.workload import BUILTIN_DIGITS
+
     if isinstance(workload, CnnNetwork):
-        if workload.source == "builtin":
+        if not workload.onnx_path and workload.network == BUILTIN_DIGITS:
             return "the built-in digits CNN has no layer table here: cost a zoo network or an ONNX file"
-        if workload.source == "onnx" and file_problem(workload.onnx_path):
+        if workload.onnx_path and file_problem(workload.onnx_path):
             return f"ONNX file {file_problem(workload.onnx_path)}: {workload.onnx_path}"
     return None
 
 
-def _source(workload: Workload | None) -> str:
+def network_source(workload: Any) -> str:
+    """The network a CNN workload names (its ONNX file, else its zoo name); InputError otherwise."""
     if not isinstance(workload, CnnNetwork):
         kind = getattr(workload, "kind", None)
         raise InputError(f"a target is costed for a CNN (a zoo network or an ONNX file), not {kind or 'nothing'}",
@@ -78,36 +98,38 @@ def _source(workload: Workload | None) -> str:
     return workload.onnx_path or workload.network
 
 
-def run(request: JobRequest, token: CancelToken) -> Iterator[Event]:
-    from core.comparison import costings, network_macs
+def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
+    from core.comparison import TargetItem, cost_part, network_macs
+
+    budgets = budgets_of_settings(checked_settings(request))
+    source = network_source(request.workload)
+    if request.target is None or request.target.kind not in COSTED_KINDS:
+        raise InputError(f"choose a target of kind {', '.join(COSTED_KINDS)}", "target")
+    name = _kind_title(request.target.kind)     # the comparison names the row by the target's library name
+    title, macs, _ = network_macs(source)
+    yield Progress(0.0, f"costing {title} on {name}")
+    cancel.check()
+    row = cost_part(source, TargetItem(name, request.target), budgets)
+    cancel.check()
+    if row.failed:                      # a fault of the costing, not the target's limit: a failed run
+        raise RuntimeError(row.reason)
+    if row.reason is not None:
+        yield LogLine(f"{name} cannot run {title}: {row.reason}")
+    elif row.covered_macs < macs:
+        yield LogLine(f"{macs - row.covered_macs} of {macs} MACs are in layers the target cannot run; the totals "
+                      "leave them out", "warning")
+    yield Progress(1.0, "costed")
+    yield FinalResult(TargetCostResult(network=title, source=source, macs=macs, target=name, kind=row.kind,
+                                       engine=row.engine, note=row.note, measured=row.measured,
+                                       seconds=round(row.seconds, 4), covered_macs=row.covered_macs,
+                                       reason=row.reason, record=row.record))
+
+
+def _kind_title(kind: str) -> str:
     from core.kinds import kind_of
 
-    s = checked_settings(request)
-    source = _source(request.workload)
-    target = request.target
-    if target is None:
-        raise InputError("no target to cost the network on", "target")
-    costing = costings().get(target.kind)
-    if costing is None:
-        k = kind_of("targets", target.kind)
-        raise InputError(f"no engine costs a {k.title if k else target.kind} yet", "target.kind")
-    name, macs, _n = network_macs(source)
-    token.check()
-    yield Progress(0.0, f"costing {name} with {costing.engine}")
-    budgets = Budgets(measure=False, scamp5_max_nodes=s.scamp5_max_nodes, scamp5_time_s=s.scamp5_time_s,
-                      fcnnx_max_joint=s.fcnnx_max_joint)
-    got = costing.cost(source, target, budgets)
-    record = got.record.check("result.record")
-    total = sum(l.macs for l in record.layers)
-    if total != macs:
-        raise RuntimeError(f"the cost record's layers hold {total} MACs, the network {macs}")
-    covered = sum(l.macs for l in record.layers if l.reason is None)
-    if covered < macs:
-        yield LogLine(f"{macs - covered} of {macs} MACs are in layers the target cannot run; the totals leave "
-                      "them out", "warning")
-    yield Progress(1.0, "costed")
-    yield FinalResult(TargetCostResult(network=name, source=source, macs=macs, kind=target.kind,
-                                       engine=costing.engine, note=got.note, record=record))
+    k = kind_of("targets", kind)
+    return k.title if k is not None else kind
 
 
 def format_text(result: EngineResult) -> str:
@@ -115,6 +137,8 @@ def format_text(result: EngineResult) -> str:
 
     assert isinstance(result, TargetCostResult)
     r = result
+    if r.reason is not None or r.record is None:
+        return f"{r.network} on {r.target} ({r.engine or 'no engine'}): not run: {r.reason}"
     lines = [f"{r.network} on {r.record.target}", f"costed by {r.engine}: {r.note}", ""]
     head = f"{'layer':14s} {'MACs':>12s} {'time':>12s} {'/limit':>7s} {'energy':>12s} {'off-chip':>12s}"
     lines += [head, "-" * len(head)]
@@ -139,6 +163,8 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="a field of the target, with its unit where it has one: memory_bytes=\"256 KiB\", "
                         "bandwidth_gbps=\"25.6 GB/s\", clock_mhz=\"1.2 GHz\" (repeat for several)")
+    p.add_argument("--measure", action="store_true",
+                   help="time this machine's CPU or mobile SoC (the part then runs alone) instead of modelling it")
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
@@ -162,7 +188,7 @@ def request_from_cli(args: argparse.Namespace) -> JobRequest:
         key = key.strip()
         doc[key] = read_target_value(kind, key, _number_or_text(value.strip()), f"--set {key}")
     target: Target = target_from_json(doc, "--target-file" if args.target_file else "--target")
-    return JobRequest(workload=workload, target=target, settings=default_settings())
+    return JobRequest(workload=workload, target=target, settings={**default_settings(), "measure": bool(args.measure)})
 
 
 def _number_or_text(text: str) -> Any:
@@ -187,12 +213,13 @@ def _read_json(path: str) -> dict[str, Any]:
 
 
 ENGINE = EngineSpec(
-    name="cost",
+    name=NAME,
     title="Target cost",
     summary="One network costed on one target by the engine that costs the target's kind (the bound's optimal "
             "dataflow on the dataflow accelerator, Cappuccino's program on a mobile SoC, f-CNNx on an FPGA board, "
-            "MERIT's roofline on a CPU or GPU, Cain on SCAMP-5), modelled: latency, energy and off-chip traffic per "
-            "layer and in total, each against its limit on the target. Studies sweep a target's fields with it.",
+            "MERIT on a CPU or GPU, Cain on SCAMP-5): latency, energy and off-chip traffic per layer and in total, "
+            "each against its limit on the target. Each part of the Targets tab's comparison is a run of it, and "
+            "studies sweep a target's fields with it.",
     run=run,
     default_settings=default_settings,
     add_cli_arguments=add_cli_arguments,

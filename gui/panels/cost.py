@@ -1,57 +1,82 @@
-"""The Target cost tab: one network costed on the target chosen in the bar (engine "cost"), layer by
-layer, each figure beside its limit on the target; the settings are the budgets of the engines some
-kinds are costed by (f-CNNx on an FPGA board, Cain on SCAMP-5)."""
+"""The Target cost tab (engine "cost", core.target_cost): one network costed on one target, layer by layer.
+
+Each part of the Targets tab's comparison is a run of this engine, so a click on a target there opens
+its run here, as does a study point over target parameters: the summary (how it was costed, or why
+the target cannot run the network) above a table of the record's layers and their total, each figure
+with its limit and the percentage of the limit reached.
+The settings are the comparison's budgets (the Cain and f-CNNx budgets, timing this machine).
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QWidget
+from typing import Any
 
-from core.cost import Figure, LayerCost
+from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from core.comparison_cli import si
+from core.cost import Figure
 from core.engine import EngineSpec
-from core.numbers import format_number
 from core.results import EngineResult
 from core.target_cost.result import TargetCostResult
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 
-COLUMNS = ("layer", "MACs", "time", "time limit", "energy", "energy limit", "off-chip", "off-chip limit", "how")
+SETTING_WIDGETS = ["measure", "scamp5_max_nodes", "scamp5_time_s", "fcnnx_max_joint"]
+COLUMNS = ["Layer", "MACs", "Time (limit, % of it)", "Energy (limit, % of it)", "Off-chip (limit, % of it)", "How"]
 
 
-def _cells(layer: LayerCost) -> list[str]:
-    if layer.reason is not None:
-        return [layer.name, format_number(layer.macs, ""), f"not run: {layer.reason}"] + [""] * 6
+def figure_text(f: Figure, unit: str) -> str:
+    if f.value is None:
+        return "-"
+    text = si(f.value, unit)
+    if f.limit is not None and f.value:
+        text += f" ({si(f.limit, unit)}, {100 * f.limit / f.value:.3g}%)"
+    return text
 
-    def pair(f: Figure, unit: str) -> list[str]:
-        return [format_number(f.value, unit), format_number(f.limit, unit)]
-    return [layer.name, format_number(layer.macs, ""), *pair(layer.time_s, "s"), *pair(layer.energy_j, "J"),
-            *pair(layer.offchip_bytes, "B"), layer.time_s.how]
 
-
-class CostPanel(GenericPanel):
+class TargetCostPanel(GenericPanel):
     engine_name = "cost"
 
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
-        self.binding.build_into(self.controls, list(engine.settings_schema["properties"]))
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setToolTip("Each layer's cost beside its limit on the target: the least any schedule could reach")
-        self.tabs.insertTab(0, self.table, "Cost")
+        self.binding.build_into(self.controls, SETTING_WIDGETS)
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        self.headline = QLabel("Run to cost the chosen network on the chosen target.")
+        self.headline.setWordWrap(True)
+        self.layers = QTableWidget(0, len(COLUMNS))
+        self.layers.setHorizontalHeaderLabels(COLUMNS)
+        self.layers.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.layers.verticalHeader().setVisible(False)
+        self.layers.resizeColumnsToContents()       # every heading whole before the first run
+        lay.addWidget(self.headline)
+        lay.addWidget(self.layers, 1)
+        self.tabs.insertTab(0, page, "Layers")
         self.tabs.setCurrentIndex(0)
 
     def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)
-        self.table.setRowCount(0)
+        self.layers.setRowCount(0)
         if not isinstance(result, TargetCostResult):
+            self.headline.setText("Run to cost the chosen network on the chosen target.")
             return
-        rows = [*result.record.layers, result.record.total]
-        self.table.setRowCount(len(rows))
-        for i, layer in enumerate(rows):
-            for j, text in enumerate(_cells(layer)):
-                self.table.setItem(i, j, QTableWidgetItem(text))
-        self.table.resizeColumnsToContents()
+        run = getattr(self, "run", None)         # the target by its library name where the run is at hand
+        name = run.target.name if run is not None and run.result is result and run.target is not None else None
+        head = f"{result.network} on {name or result.target} ({result.engine or 'no engine'}): "
+        if result.reason is not None:
+            head += f"not run there: {result.reason}"
+        else:
+            head += f"{100 * result.covered_macs / max(1, result.macs):.4g}% of the MACs run. {result.note}"
+        self.headline.setText(head)
+        self.headline.setToolTip(result.record.target if result.record is not None else "")
+        layers = [*result.record.layers, result.record.total] if result.record is not None else []
+        self.layers.setRowCount(len(layers))
+        for i, l in enumerate(layers):
+            cells: list[Any] = [l.name, f"{l.macs:,}", figure_text(l.time_s, "s"), figure_text(l.energy_j, "J"),
+                                figure_text(l.offchip_bytes, "B"), l.reason or l.time_s.how]
+            for j, text in enumerate(cells):
+                self.layers.setItem(i, j, QTableWidgetItem(str(text)))
+        self.layers.resizeColumnsToContents()
 
 
-PANEL = CostPanel
+PANEL = TargetCostPanel
