@@ -220,17 +220,23 @@ def test_real_views_leave_no_subscription_behind(qtbot, demo_engine):
     from core.engine import get_engine
     from gui.choice_bar import ChoiceBar
     from gui.compare_view import CompareView
+    from gui.panels.generic import GenericPanel
     from gui.runs_view import RunsView
+    from tests.panel_context import FakeContext
 
     p = Project.starter()
     before = _connected(p)
-    views = [ChoiceBar(p, get_engine("demo"), lambda _id: None), CompareView(p), RunsView(p, None)]  # type: ignore[arg-type]
+    views = [ChoiceBar(p, get_engine("demo"), lambda _id: None), CompareView(p), RunsView(p, None),  # type: ignore[arg-type]
+             GenericPanel(get_engine("demo"), FakeContext(project=p))]        # its settings binding too
     assert _connected(p) > before
     run = p.start_run("demo")
+    p.show("demo", run.id)
     for view in views:
         shiboken6.delete(view)
     assert _connected(p) == before
-    p.finish_run(run.id, RunOutcome.cancelled())        # would reach a deleted view if still connected
+    p.record(run.id, [MetricPoint("sum", 0, 1.0)])      # would reach a deleted view if still connected
+    p.finish_run(run.id, RunOutcome.cancelled())
+    p.set_setting("demo", "steps", 2)
     p.add("workloads", "Sobel", FpspFilter("sobel"))
     p.replace_with(Project.starter())
 
