@@ -3,9 +3,9 @@
 A project holds a library of named workloads and named targets, each engine's choice of workload,
 target and settings, and every run ever made (its setup, status, live series and result). Widgets
 read it and change it only through the methods below; each change is announced on the signal of its
-kind (`events.library`, `events.run`, ...: one per kind, as napari's layers have one per attribute, so
-a widget hears only what it shows), then on `changed` (every change), and, when a user made it,
-recorded on the undo stack. Runs finishing are not undoable, deleting one is.
+kind, `project.events.<kind>`, with a typed payload (core.project_events: one signal per kind, as
+napari's layers have one per attribute, so a widget hears only what it shows) and, when a user made
+it, recorded on the undo stack. Runs finishing are not undoable, deleting one is.
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ import datetime as _dt
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from core.checks import check_name
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
-from core.events import Signal
 from core.jobs import Event, MetricPoint, PartialData, PartialResult, add_metric_point
 from core.lifecycle import MAX_SERIES_POINTS, RunOutcome
+from core.project_events import (ChoiceChanged, LibraryChanged, ModifiedChanged, ProjectEvents, Reset, RunChanged,
+                                 RunRecorded, SettingsChanged, ShownChanged)
 from core.results import EngineResult
 from core.run_words import error_words
 from core.undo import Command, UndoStack
@@ -133,55 +134,6 @@ class Run:
         return f"{self.id} {self.engine} · {self.workload_name()}"
 
 
-@dataclass
-class ProjectEvent:
-    """What changed: kind is library | choice | settings | run | record | shown | reset.
-
-    "record": a running run recorded a batch of its events (`events`, in order): views of that run
-    draw them. "shown": the run an engine's tab shows changed (view state, saved with the session)."""
-
-    kind: str
-    lib: str | None = None
-    id: str | None = None
-    engine: str | None = None
-    key: str | None = None
-    events: list[Event] | None = field(default=None, compare=False, repr=False)
-
-
-EVENT_KINDS = ("library", "choice", "settings", "run", "record", "shown", "reset")
-
-
-class ProjectSignals:
-    """One signal per kind of change (ProjectEvent.kind), as napari's layers have one event per
-    attribute: a widget connects to the kinds it shows (the choice bar to library, choice, run, shown
-    and reset; a settings binding to settings and reset) and is not called for the rest, above all
-    not for the batches a running run records many times a second ("record"), which only the views
-    that draw them hear."""
-
-    def __init__(self) -> None:
-        self.library = Signal()     # an item added, renamed, edited or removed (lib, id)
-        self.choice = Signal()      # an engine's chosen workload or target (engine)
-        self.settings = Signal()    # an engine's settings (engine, key; no key: all of them)
-        self.run = Signal()         # a run started, ended, deleted or its note changed (id, engine)
-        self.record = Signal()      # a running run's batch of events (id, engine, events)
-        self.shown = Signal()       # the run an engine's tab shows (id, engine)
-        self.reset = Signal()       # the whole project replaced (a session opened)
-
-    def of(self, kind: str) -> Signal:
-        signal: Signal = getattr(self, kind)
-        return signal
-
-    def connect(self, slot: Callable[[ProjectEvent], Any], *kinds: str) -> Callable[[], None]:
-        """Connect `slot` to the signals of `kinds`; returns what disconnects it from them all."""
-        for kind in kinds:
-            self.of(kind).connect(slot)
-
-        def disconnect() -> None:
-            for kind in kinds:
-                self.of(kind).disconnect(slot)
-        return disconnect
-
-
 def _fresh_id(prefix: str, taken: Iterator[str]) -> str:
     used = set(taken)
     n = 1
@@ -205,17 +157,14 @@ class Project:
         self.engines: dict[str, EngineChoice] = {}
         self.runs: list[Run] = []
         self.view: dict[str, Any] = {"current_engine": None}
-        self.events = ProjectSignals()          # one signal per kind of change: widgets connect to what they show
-        self.changed = Signal()                 # every ProjectEvent, after its kind's signal (tests, logs)
+        self.events = ProjectEvents()           # one signal per kind of change (core.project_events)
         self.undo_stack = UndoStack()
         self._runs_dirty = False
+        self._was_modified = False              # what events.modified last said
+        self.undo_stack.changed.connect(self._note_modified)
         self._macro: list[Command] | None = None
         self._run_clock: dict[str, float] = {}
         self._run_serial = 0        # run ids only grow: a deleted run's id is never given again
-
-    def _announce(self, ev: ProjectEvent) -> None:
-        self.events.of(ev.kind).emit(ev)
-        self.changed.emit(ev)
 
     # ================================================================ construction
     @classmethod
@@ -238,7 +187,8 @@ class Project:
         self.engines, self.runs, self.view = other.engines, other.runs, other.view
         self._runs_dirty = False
         self.undo_stack.clear()
-        self._announce(ProjectEvent("reset"))
+        self.events.reset.emit(Reset())
+        self._note_modified()
 
     # ================================================================ undo plumbing
     def _push(self, text: str, do: Any, undo: Any, merge_key: Any = None) -> None:
@@ -283,6 +233,14 @@ class Project:
     def mark_saved(self) -> None:
         self._runs_dirty = False
         self.undo_stack.set_clean()
+        self._note_modified()
+
+    def _note_modified(self) -> None:
+        """Announce `modified` on events.modified when it flips (an edit, its undo, a run, a save)."""
+        now = self.modified
+        if now != self._was_modified:
+            self._was_modified = now
+            self.events.modified.emit(ModifiedChanged(now))
 
     # ================================================================ library
     def entries(self, lib: str) -> list[Entry]:
@@ -314,11 +272,11 @@ class Project:
 
         def do() -> None:
             entries.insert(pos, entry)
-            self._announce(ProjectEvent("library", lib, entry.id))
+            self.events.library(lib).emit(LibraryChanged(lib, entry.id))
 
         def undo() -> None:
             entries.remove(entry)
-            self._announce(ProjectEvent("library", lib, entry.id))
+            self.events.library(lib).emit(LibraryChanged(lib, entry.id))
         self._push(f"Add {entry.name}", do, undo)
         return entry.id
 
@@ -341,7 +299,7 @@ class Project:
         def setter(v: str, auto: bool) -> Any:
             def f() -> None:
                 e.name, e.auto_name = v, auto
-                self._announce(ProjectEvent("library", lib, e.id))
+                self.events.library(lib).emit(LibraryChanged(lib, e.id))
             return f
         self._push(f"Rename {old} to {name}", setter(name, is_generated_name(lib, name, e.value)),
                    setter(old, old_auto))
@@ -358,17 +316,17 @@ class Project:
             entries.remove(e)
             for n in users:
                 setattr(self.engines[n], attr, None)
-            self._announce(ProjectEvent("library", lib, e.id))
+            self.events.library(lib).emit(LibraryChanged(lib, e.id))
             for n in users:
-                self._announce(ProjectEvent("choice", engine=n))
+                self.events.choice.emit(ChoiceChanged(n))
 
         def undo() -> None:
             entries.insert(pos, e)
             for n in users:
                 setattr(self.engines[n], attr, e.id)
-            self._announce(ProjectEvent("library", lib, e.id))
+            self.events.library(lib).emit(LibraryChanged(lib, e.id))
             for n in users:
-                self._announce(ProjectEvent("choice", engine=n))
+                self.events.choice.emit(ChoiceChanged(n))
         self._push(f"Delete {e.name}", do, undo)
 
     def set_value(self, lib: str, entry_id: str, value: Any, text: str = "") -> None:
@@ -384,7 +342,7 @@ class Project:
         def setter(v: Any, n: str) -> Any:
             def f() -> None:
                 e.value, e.name = v, n
-                self._announce(ProjectEvent("library", lib, e.id))
+                self.events.library(lib).emit(LibraryChanged(lib, e.id))
             return f
         self._push(text or f"Edit {e.name}", setter(copy.deepcopy(value), name), setter(old, old_name),
                    ("value", lib, entry_id))
@@ -427,14 +385,14 @@ class Project:
 
         def do() -> None:
             c.settings[key] = value
-            self._announce(ProjectEvent("settings", engine=engine, key=key))
+            self.events.settings.emit(SettingsChanged(engine, key))
 
         def undo() -> None:
             if missing:
                 c.settings.pop(key, None)
             else:
                 c.settings[key] = old
-            self._announce(ProjectEvent("settings", engine=engine, key=key))
+            self.events.settings.emit(SettingsChanged(engine, key))
         from core.display import setting_label      # the widget's label, never the key (issue 30)
 
         self._push(f"Change {setting_label(engine, key)}", do, undo, ("setting", engine, key))
@@ -448,7 +406,7 @@ class Project:
         def setter(v: dict[str, Any]) -> Any:
             def f() -> None:
                 c.settings = v
-                self._announce(ProjectEvent("settings", engine=engine))
+                self.events.settings.emit(SettingsChanged(engine))
             return f
         self._push(text, setter(new), setter(old))
 
@@ -464,7 +422,7 @@ class Project:
         def setter(v: str | None) -> Any:
             def f() -> None:
                 setattr(c, attr, v)
-                self._announce(ProjectEvent("choice", engine=engine))
+                self.events.choice.emit(ChoiceChanged(engine))
             return f
         name = self._entry(lib, entry_id).name if entry_id else "nothing"
         self._push(f"Use {name}", setter(entry_id), setter(old))
@@ -558,8 +516,9 @@ class Project:
         if clock:
             self._run_clock[run.id] = time.monotonic()
         self._runs_dirty = True
+        self._note_modified()
         if announce:
-            self._announce(ProjectEvent("run", id=run.id, engine=engine))
+            self.events.run.emit(RunChanged(engine, run.id))
         return run
 
     def add_finished_run(self, engine: str, workload: Snapshot | None, target: Snapshot | None,
@@ -587,7 +546,7 @@ class Project:
             elif isinstance(ev, MetricPoint):
                 add_metric_point(run.series, ev, MAX_SERIES_POINTS)
         if events:
-            self._announce(ProjectEvent("record", id=run.id, engine=run.engine, events=list(events)))
+            self.events.record.emit(RunRecorded(run.engine, run.id, list(events)))
 
     # ================================================================ view state
     # `view` is the JSON object a session keeps; the window reads it through these, typed.
@@ -629,7 +588,7 @@ class Project:
         if shown.get(engine) == run_id and run_id is not None:
             return
         shown[engine] = run_id
-        self._announce(ProjectEvent("shown", id=run_id, engine=engine))
+        self.events.shown.emit(ShownChanged(engine, run_id))
 
     def finish_run(self, run_id: str, outcome: RunOutcome) -> Run:
         """Close a run with its outcome (core.lifecycle decided its status and error text): finished
@@ -650,7 +609,8 @@ class Project:
             # finished run's views read the result, so the partial results are neither kept nor saved
             run.partial.clear()
         self._runs_dirty = True
-        self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
+        self._note_modified()
+        self.events.run.emit(RunChanged(run.engine, run.id))
         return run
 
     def delete_run(self, run_id: str) -> None:
@@ -659,11 +619,11 @@ class Project:
 
         def do() -> None:
             self.runs.remove(run)
-            self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
+            self.events.run.emit(RunChanged(run.engine, run.id))
 
         def undo() -> None:
             self.runs.insert(pos, run)
-            self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
+            self.events.run.emit(RunChanged(run.engine, run.id))
         self._push(f"Delete run {run.id}", do, undo)
 
     def set_note(self, run_id: str, note: str) -> None:
@@ -673,7 +633,7 @@ class Project:
         def setter(v: str) -> Any:
             def f() -> None:
                 run.note = v
-                self._announce(ProjectEvent("run", id=run.id, engine=run.engine))
+                self.events.run.emit(RunChanged(run.engine, run.id))
             return f
         self._push(f"Note on {run.id}", setter(note), setter(old), ("note", run_id))
 

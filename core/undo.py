@@ -32,7 +32,7 @@ class UndoStack:
         self._index = 0             # commands[:index] are done
         self._clean: int | None = 0
         self._sealed = False        # the next push never merges (after undo/redo/clean)
-        self.changed = Signal()     # emitted after any push, undo, redo or clean change
+        self.changed: Signal[[]] = Signal()     # emitted after any push, undo, redo or clean change
 
     # ------------------------------------------------------------ changing
     def push(self, command: Command, done: bool = False) -> None:

@@ -21,9 +21,11 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSp
 
 from core.errors import InputError
 from core.numbers import editable_text
-from core.project import Project, ProjectEvent
+from core.project import Project
+from core.project_events import SettingsChanged
 from core.settings import Setting, declared
 from core.units import format_quantity, quantity_of, read_field
+from gui.follow import follow
 
 W = TypeVar("W", bound=QWidget)
 
@@ -555,9 +557,9 @@ class SettingsBinding(FieldBinding):
         super().__init__(schema, lambda: project.choice(engine).settings,
                          lambda k, v: project.set_setting(engine, k, v), parent)
         self.project, self.engine = project, engine
-        undo = project.events.connect(self._project_changed, "settings", "reset")
-        self.destroyed.connect(lambda *_: undo())
+        follow(self, project.events.settings, self._settings_changed)
+        follow(self, project.events.reset, lambda _ev: self.refresh(None))
 
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind == "reset" or (ev.kind == "settings" and ev.engine == self.engine):
-            self.refresh(ev.key if ev.kind == "settings" else None)
+    def _settings_changed(self, ev: SettingsChanged) -> None:
+        if ev.engine == self.engine:
+            self.refresh(ev.key)

@@ -14,7 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.engine import EngineSpec
-from core.project import KIND_TITLES, LIBRARIES, Project, ProjectEvent, Run, starter_targets, starter_workloads
+from core.project import KIND_TITLES, LIBRARIES, Project, Run, starter_targets, starter_workloads
+from core.project_events import EngineEvent
+from gui.follow import follow
 
 MAX_FIX_BUTTONS = 3
 BANNER_STYLE = "background: #fff4e5; border: 1px solid #f0b429; padding: 4px;"
@@ -80,14 +82,18 @@ class ChoiceBar(QWidget):
         self.run_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         outer.addWidget(self.run_state)
         self.run_state.hide()
-        undo = project.events.connect(self._project_changed, "library", "choice", "run", "shown", "reset")
-        self.destroyed.connect(lambda *_: undo())
+        ev = project.events
+        follow(self, ev.workloads, lambda _ev: self.refresh())
+        follow(self, ev.targets, lambda _ev: self.refresh())
+        follow(self, ev.reset, lambda _ev: self.refresh())
+        follow(self, ev.choice, self._engine_changed)
+        follow(self, ev.run, self._engine_changed)
+        follow(self, ev.shown, self._engine_changed)
         self.refresh()
 
     # ------------------------------------------------------------ model -> widgets
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind in ("library", "reset") or (ev.kind == "choice" and ev.engine == self.spec.name) \
-                or (ev.kind in ("run", "shown") and ev.engine == self.spec.name):
+    def _engine_changed(self, ev: EngineEvent) -> None:
+        if ev.engine == self.spec.name:        # its choice, one of its runs, or the run it shows
             self.refresh()
 
     def refresh(self) -> None:

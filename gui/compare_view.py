@@ -18,7 +18,9 @@ import pyqtgraph as pg
 
 from core.compare import DiffRow, common_plots, engine_title, format_value, headline_rows, plots_reason, \
     series_label, settings_diff, status_text
-from core.project import Project, ProjectEvent, Run
+from core.project import Project, Run
+from core.project_events import RunChanged
+from gui.follow import follow
 from gui.plotting import PALETTE, LivePlot, ask_export_plot, ask_export_table
 
 DIFF_BACKGROUND = "#fff2b3"
@@ -101,8 +103,8 @@ class CompareView(QWidget):
         layout.addWidget(split, 1)
 
         self.refresh()
-        undo = project.events.connect(self._project_changed, "run", "reset")
-        self.destroyed.connect(lambda *_: undo())
+        follow(self, project.events.run, self._run_changed)
+        follow(self, project.events.reset, lambda _ev: self.refresh())
 
     @staticmethod
     def _table() -> QTableWidget:
@@ -130,8 +132,8 @@ class CompareView(QWidget):
     def run_ids(self) -> list[str]:
         return [r.id for r in self.runs()]
 
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind == "reset" or (ev.kind == "run" and any(r.id == ev.id for r in self._requested)):
+    def _run_changed(self, ev: RunChanged) -> None:
+        if any(r.id == ev.id for r in self._requested):
             self.refresh()
 
     # ------------------------------------------------------------ drawing

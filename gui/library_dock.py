@@ -18,8 +18,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHea
 from core.errors import InputError
 from core.kinds import generated_name
 from core.library_items import IMPORT_FILTER, import_file, new_target, new_workload, workload_variants
-from core.project import KIND_TITLES, LIBRARIES, Project, ProjectEvent, summary
+from core.project import KIND_TITLES, LIBRARIES, Project, summary
+from core.project_events import LibraryChanged, Reset
 from gui.editors import ItemEditor, editor_for
+from gui.follow import follow
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 ERROR_STYLE = "color: #b00020"
@@ -122,8 +124,9 @@ class LibraryBrowser(QWidget):
         self.splitter.setSizes([230, 150, 380])      # room for the lists: ~8 workloads and 5 targets
         outer.addWidget(self.splitter, 1)
 
-        undo = project.events.connect(self._project_changed, "library", "reset")
-        self.destroyed.connect(lambda *_: undo())
+        follow(self, project.events.workloads, self._library_changed)
+        follow(self, project.events.targets, self._library_changed)
+        follow(self, project.events.reset, self._project_reset)
         for lib in LIBRARIES:
             self._fill(lib)
         first = next((lib for lib in LIBRARIES if project.entries(lib)), None)
@@ -283,16 +286,18 @@ class LibraryBrowser(QWidget):
         return tree
 
     # ================================================================ model -> widgets
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind in ("reset", "library") and self.message.isVisible():
+    def _project_reset(self, _ev: Reset) -> None:
+        if self.message.isVisible():
+            self._say("")
+        for lib in LIBRARIES:
+            self._fill(lib)
+        self._after_fill(None)
+
+    def _library_changed(self, ev: LibraryChanged) -> None:
+        if self.message.isVisible():
             self._say("")           # the next change (an undo of the deletion) makes the note stale
-        if ev.kind == "reset":
-            for lib in LIBRARIES:
-                self._fill(lib)
-            self._after_fill(None)
-        elif ev.kind == "library" and ev.lib in self.trees:
-            appeared = self._fill(ev.lib)
-            self._after_fill((ev.lib, ev.id) if ev.id is not None and ev.id in appeared else None)
+        appeared = self._fill(ev.lib)
+        self._after_fill((ev.lib, ev.id) if ev.id in appeared else None)
 
     def mark_in_use(self, ids: set[str]) -> None:
         """Show in bold the items the current tab runs (the window calls this on tab and choice changes)."""

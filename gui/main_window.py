@@ -29,10 +29,12 @@ from core.engine import EngineSpec, engines
 from core.errors import InputError
 from core.jobs import LogLine, Progress, eta_text
 from core.lifecycle import RunOutcome
-from core.project import ComparedRuns, Project, ProjectEvent, Run, Snapshot
+from core.project import ComparedRuns, Project, Run, Snapshot
+from core.project_events import ChoiceChanged, LibraryChanged, Reset, RunChanged
 from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
 from gui.combo_fit import ELIDE, ComboElider, fit_combos
+from gui.follow import follow
 from gui.compare_view import CompareView
 from gui.library_dock import LibraryBrowser
 from gui.panels import panel_classes
@@ -85,8 +87,13 @@ class MainWindow(QMainWindow):
         self.resize(*DEFAULT_SIZE)
         self.path: Path | None = None
         self.project = Project.starter()
-        # edits mark the window modified; no run's batches (record) or tab's shown run (view state) do
-        self.project.events.connect(self._project_changed, "library", "choice", "settings", "run", "reset")
+        ev = self.project.events
+        follow(self, ev.modified, lambda m: self.setWindowModified(m.modified))
+        follow(self, ev.workloads, self._library_changed)
+        follow(self, ev.targets, self._library_changed)
+        follow(self, ev.reset, self._library_changed)
+        follow(self, ev.choice, self._choice_changed)
+        follow(self, ev.run, self._run_changed)
         self.project.undo_stack.changed.connect(self._update_undo_actions)
         # every run (a tab's, a study's points) goes through the one run controller, polled here
         self.runner = RunAdapter(self.project, parent=self)
@@ -270,15 +277,15 @@ class MainWindow(QMainWindow):
         self.act_redo.setText(f"&Redo {st.redo_text()}".rstrip())
         self.setWindowModified(self.project.modified)
 
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        self.setWindowModified(self.project.modified)
-        if ev.kind in ("choice", "reset", "library"):
-            self._mark_in_use()
-            if ev.kind == "choice" and ev.engine in self.bars:     # another item: its fields' errors, if any
-                self.bars[ev.engine].set_field_errors(self.field_errors(ev.engine))
-            self._update_run_actions()
-        if ev.kind == "run" and ev.id is not None:
-            self._run_changed(ev.id, ev.engine)
+    def _library_changed(self, _ev: LibraryChanged | Reset) -> None:
+        self._mark_in_use()
+        self._update_run_actions()
+
+    def _choice_changed(self, ev: ChoiceChanged) -> None:
+        self._mark_in_use()
+        if ev.engine in self.bars:          # another item: its fields' errors, if any
+            self.bars[ev.engine].set_field_errors(self.field_errors(ev.engine))
+        self._update_run_actions()
 
     # ================================================================ context for panels
     def workload(self) -> Workload | None:
@@ -358,8 +365,9 @@ class MainWindow(QMainWindow):
             self.set_current_engine(current)
         self._tab_changed(self.tabs.currentIndex())
 
-    def _run_changed(self, run_id: str, engine: str | None) -> None:
+    def _run_changed(self, ev: RunChanged) -> None:
         """A run was deleted (or restored by undo): a tab showing a deleted run falls back."""
+        run_id, engine = ev.id, ev.engine
         if engine in self.panels and self.project.shown_id(engine) == run_id \
                 and self.project.shown(engine) is None:
             runs = self.project.runs_of(engine)

@@ -23,7 +23,9 @@ from core.atomic import atomic_write_text
 from core.compare import RUN_COLUMNS, format_value, run_row
 from core.engine import engines
 from core.metrics import DURATION
-from core.project import RUN_STATUSES, Project, ProjectEvent
+from core.project import RUN_STATUSES, Project
+from core.project_events import Reset, RunChanged
+from gui.follow import follow
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1      # the raw value: numbers sort as numbers
 ID_ROLE = Qt.ItemDataRole.UserRole + 2        # the run's id, whatever the column
@@ -121,10 +123,10 @@ class RunsModel(QAbstractTableModel):
     def row_of(self, run_id: str) -> int:
         return next((i for i, r in enumerate(self.rows) if r["id"] == run_id), -1)
 
-    def sync(self, ev: ProjectEvent) -> None:
+    def sync(self, run_id: str | None = None) -> None:
         """Bring the rows in line with project.runs: rows removed and inserted one by one (views keep
-        their selection), changed rows redrawn; anything else (a loaded session) resets."""
-        if ev.kind == "reset":
+        their selection), the changed run's row redrawn; with no run (a loaded session), all anew."""
+        if run_id is None:
             self.beginResetModel()
             self.rows = [run_row(r) for r in self.project.runs]
             self.endResetModel()
@@ -133,7 +135,7 @@ class RunsModel(QAbstractTableModel):
         old_ids = [r["id"] for r in self.rows]
         kept = set(new_ids) & set(old_ids)
         if [i for i in old_ids if i in kept] != [i for i in new_ids if i in kept]:
-            return self.sync(ProjectEvent("reset"))
+            return self.sync(None)
         for pos in reversed(range(len(old_ids))):
             if old_ids[pos] not in kept:
                 self.beginRemoveRows(QModelIndex(), pos, pos)
@@ -144,8 +146,7 @@ class RunsModel(QAbstractTableModel):
                 self.beginInsertRows(QModelIndex(), pos, pos)
                 self.rows.insert(pos, run_row(run))
                 self.endInsertRows()
-        changed = [ev.id] if ev.id in kept else (list(kept) if ev.id is None else [])
-        for run_id in changed:
+        if run_id in kept:
             pos = self.row_of(run_id)
             self.rows[pos] = run_row(self.project.run(run_id))
             self.dataChanged.emit(self.index(pos, 0), self.index(pos, len(RUN_COLUMNS) - 1))
@@ -281,8 +282,8 @@ class RunsView(QWidget):
         self._fill_engines()
         self.table.resizeColumnsToContents()
         self._update_actions()
-        undo = project.events.connect(self._project_changed, "run", "reset")
-        self.destroyed.connect(lambda *_: undo())
+        follow(self, project.events.run, self._run_changed)
+        follow(self, project.events.reset, self._project_reset)
 
     def _action(self, bar: QToolBar, text: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)
@@ -293,10 +294,14 @@ class RunsView(QWidget):
         return action
 
     # ------------------------------------------------------------ following the project
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        """A run (or the whole project) changed: the one kind of change the table shows."""
-        keep = self.selected_ids() if ev.kind == "reset" else []
-        self.model.sync(ev)
+    def _run_changed(self, ev: RunChanged) -> None:
+        self.model.sync(ev.id)
+        self._fill_engines()
+        self._update_actions()
+
+    def _project_reset(self, _ev: Reset) -> None:
+        keep = self.selected_ids()
+        self.model.sync(None)
         if keep:
             self.select(keep)
         self._fill_engines()

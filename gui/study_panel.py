@@ -37,6 +37,7 @@ from core.study import spec as study_spec
 from core.study.analysis import number, pareto_front
 from core.study.metrics import StudyMetric
 from core.study.runner import StudyRunner, StudySummary
+from gui.follow import follow
 from gui.plotting import PALETTE
 from gui.run_adapter import RunAdapter
 
@@ -124,8 +125,10 @@ class StudyPanel(QWidget):
         self._checked: tuple[str, int] | None = None      # (text, library version) of self.study
         self._library_version = 0
         self._dock: QDockWidget | None = None
-        undo = context.project.events.connect(self._project_changed, "library", "reset")
-        self.destroyed.connect(lambda *_: undo())
+        ev = context.project.events
+        follow(self, ev.workloads, self._library_changed)
+        follow(self, ev.targets, self._library_changed)
+        follow(self, ev.reset, self._library_changed)
         self._build()
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)
@@ -372,8 +375,8 @@ class StudyPanel(QWidget):
         self._update_buttons()
         return s
 
-    def _project_changed(self, ev: Any) -> None:
-        self._library_version += 1      # the library changed: names in the study may mean other items now
+    def _library_changed(self, _ev: Any) -> None:
+        self._library_version += 1          # names in the study may mean other items now
 
     # ================================================================ running
     def is_running(self) -> bool:

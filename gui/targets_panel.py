@@ -41,7 +41,9 @@ from core.comparison_cli import HEADS, UNITS, cell, how_words
 from core.comparison_run import ComparisonRun, last_recorded
 from core.errors import InputError
 from core.project import Project
+from core.project_events import Reset
 from core.run_controller import thread_launcher
+from gui.follow import follow
 from gui.run_adapter import RunAdapter
 from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number, series_colour
 
@@ -182,8 +184,8 @@ class TargetsPanel(QWidget):
         lay.addWidget(split, 1)
         self.row_ready.connect(self._add_row)
         self.done.connect(self._finish)
-        undo = project.events.connect(self._project_changed, "library", "reset")
-        self.destroyed.connect(lambda *_: undo())
+        follow(self, project.events.workloads, lambda _ev: self._fill_networks())
+        follow(self, project.events.reset, self._project_reset)
 
     def _fill_networks(self) -> None:
         """The choices (the library's ONNX CNNs, then the zoo), the current one kept where still there."""
@@ -196,10 +198,9 @@ class TargetsPanel(QWidget):
         self.network.setCurrentIndex(max(at, 0))
         self.network.blockSignals(False)
 
-    def _project_changed(self, ev: Any) -> None:
-        if ev.kind == "reset" or (ev.kind == "library" and ev.lib == "workloads"):
-            self._fill_networks()
-        if ev.kind == "reset" and not self.running():      # a session opened: its last comparison, as it ended
+    def _project_reset(self, _ev: Reset) -> None:
+        self._fill_networks()
+        if not self.running():      # a session opened: its last comparison, as it ended
             self.show_comparison(last_recorded(self.project))
 
     def show_comparison(self, c: Comparison | None) -> None:

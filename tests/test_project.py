@@ -7,7 +7,8 @@ from core.errors import InputError
 from core.engine import get_engine
 from core.jobs import MetricPoint, PartialResult
 from core.lifecycle import RunOutcome
-from core.project import MAX_SERIES_POINTS, Project, ProjectEvent, summary
+from core.project import MAX_SERIES_POINTS, Project, summary
+from core.project_events import RunRecorded, SettingsChanged, ShownChanged
 from core.undo import UndoStack
 from core.workload import CnnSet, FpspFilter, MobileSocTarget, Scamp5Target
 from tests.demo_engine import DemoBest
@@ -16,8 +17,9 @@ from tests.demo_engine import DemoBest
 @pytest.fixture
 def project():
     p = Project.starter()
-    p.heard = []
-    p.changed.connect(p.heard.append)
+    p.seen = []
+    for signal in p.events.all().values():
+        signal.connect(p.seen.append)
     return p
 
 
@@ -60,7 +62,7 @@ def test_settings_edits_merge_and_undo(project, monkeypatch):
     assert project.settings("cain") == before
     project.redo()
     assert project.settings("cain")["time_s"] == 3.0
-    assert ProjectEvent("settings", engine="cain", key="time_s") in project.heard
+    assert SettingsChanged("cain", "time_s") in project.seen
 
 
 def test_library_add_rename_delete_and_undo(project):
@@ -179,13 +181,15 @@ def test_recording_announces_the_batch_and_the_shown_run_is_view_state(demo_engi
 
     p = Project.starter()
     run = p.start_run("demo")
-    seen: list[ProjectEvent] = []
-    p.changed.connect(seen.append)
+    seen: list[object] = []
+    for signal in (p.events.shown, p.events.record):
+        signal.connect(seen.append)
     steps = len(p.undo_stack._commands)
     p.show("demo", run.id)
     batch = [MetricPoint("sum", 0, 0), PartialResult("best", DemoBest(sum=0, step=0))]
     p.record(run.id, batch)
-    assert [e.kind for e in seen] == ["shown", "record"] and seen[1].events == batch and seen[1].id == run.id
+    assert seen[0] == ShownChanged("demo", run.id)
+    assert isinstance(seen[1], RunRecorded) and seen[1].events == batch and seen[1].id == run.id
     assert p.shown("demo") is run and len(p.undo_stack._commands) == steps     # not an edit
     p.finish_run(run.id, RunOutcome.cancelled())
     path = tmp_path / "s.dfx"

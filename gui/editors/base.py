@@ -10,8 +10,10 @@ from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (QLabel, QVBoxLayout, QWidget)
 
 from core.errors import InputError
-from core.project import Project, ProjectEvent
+from core.project import Project
+from core.project_events import LibraryChanged, Reset
 from gui.binding import FieldBinding
+from gui.follow import follow, unfollow
 
 INT_MAX = 2 ** 31 - 1
 ERROR_STYLE = "color: #b00020"
@@ -46,8 +48,8 @@ class ItemEditor(QWidget):
         self._bindings: list[FieldBinding] = []
         self._problems: dict[str, str] = {}        # a field's label -> why its text was not taken
         self._message: str | None = None            # the last edit's refusal (a message, not a field)
-        self._unfollow = project.events.connect(self._project_changed, "library", "reset")
-        self.destroyed.connect(lambda *_: self._unfollow())
+        follow(self, project.events.library(lib), self._item_changed)
+        follow(self, project.events.reset, self._project_reset)
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
         self.error = QLabel("")
@@ -59,11 +61,18 @@ class ItemEditor(QWidget):
     def detach(self) -> None:
         """Stop following the project (the item is gone or another one is shown)."""
         self._attached = False
-        self._unfollow()
+        unfollow(self.project.events.library(self.lib), self._item_changed)
+        unfollow(self.project.events.reset, self._project_reset)
 
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        if not self._attached or not (ev.kind == "reset" or (ev.kind == "library" and ev.lib == self.lib
-                                                             and ev.id == self.entry_id)):
+    def _item_changed(self, ev: LibraryChanged) -> None:
+        if ev.id == self.entry_id:
+            self._follow_item()
+
+    def _project_reset(self, _ev: Reset) -> None:
+        self._follow_item()
+
+    def _follow_item(self) -> None:
+        if not self._attached:
             return
         e = self.project.entry(self.lib, self.entry_id)
         if e is not None and e.kind == self.kind:       # otherwise the owner replaces this editor

@@ -17,10 +17,12 @@ from PySide6.QtWidgets import QWidget
 
 from core.engine import EngineSpec
 from core.jobs import Event
-from core.project import Project, ProjectEvent, Run, Snapshot
+from core.project import Project, Run, Snapshot
+from core.project_events import Reset, RunChanged, RunRecorded, SettingsChanged, ShownChanged
 from core.results import EngineResult
 from core.workload import Target, Workload
 from gui.binding import SettingsBinding
+from gui.follow import follow
 
 
 class PanelContext(Protocol):
@@ -53,33 +55,58 @@ class EnginePanel(QWidget):
             f"{engine.title}: {self.binding.title(key)}: {msg} (Run waits until it reads)")
         self.run: Run | None = None          # the run on show (None: nothing yet)
         self._stale = False                  # the model changed while this panel was not on show
-        # the run on show: its batches as they come, which run it is, its end, a new project
-        undo = self.project.events.connect(self._model_changed, "record", "shown", "run", "reset")
-        self.destroyed.connect(lambda *_: undo())
+        ev = self.project.events
+        follow(self, ev.record, self._recorded)
+        follow(self, ev.shown, self._shown_changed)
+        follow(self, ev.run, self._run_changed)
+        follow(self, ev.settings, self._settings_changed)
+        follow(self, ev.reset, self._project_reset)
 
     # ------------------------------------------------------------ model -> views
     def on_show(self) -> bool:
         """Whether the panel would be seen: its tab is the current one (the window need not be up)."""
         return self.isVisibleTo(self.window())
 
-    def _model_changed(self, ev: ProjectEvent) -> None:
-        if ev.engine != self.engine.name and ev.kind != "reset":
+    def _recorded(self, ev: RunRecorded) -> None:
+        if ev.engine != self.engine.name or not ev.events:
             return
         shown = self.project.shown(self.engine.name)
-        if ev.kind == "record":
-            if shown is None or ev.id != shown.id or not ev.events:
-                return
-            if self._stale or not self.on_show():
-                self._stale = True
-            else:
-                self.handle_events(ev.events)
-        elif ev.kind == "shown" or ev.kind == "reset" or (ev.kind == "run" and shown is not None
-                                                          and ev.id == shown.id and shown.status != "running"):
-            if self.on_show():
-                self._stale = False
-                self.show_run(shown)
-            else:
-                self._stale = True
+        if shown is None or ev.id != shown.id:
+            return
+        if self._stale or not self.on_show():
+            self._stale = True
+        else:
+            self.handle_events(ev.events)
+
+    def _shown_changed(self, ev: ShownChanged) -> None:
+        if ev.engine == self.engine.name:
+            self._redraw_shown()
+
+    def _run_changed(self, ev: RunChanged) -> None:
+        if ev.engine != self.engine.name:
+            return
+        shown = self.project.shown(self.engine.name)
+        if shown is not None and ev.id == shown.id and shown.status != "running":
+            self._redraw_shown()
+
+    def _settings_changed(self, ev: SettingsChanged) -> None:
+        if ev.engine == self.engine.name:
+            self.settings_changed()
+
+    def _project_reset(self, _ev: Reset) -> None:
+        self.settings_changed()
+        self._redraw_shown()
+
+    def _redraw_shown(self) -> None:
+        if self.on_show():
+            self._stale = False
+            self.show_run(self.project.shown(self.engine.name))
+        else:
+            self._stale = True
+
+    def settings_changed(self) -> None:
+        """This engine's settings changed (or a session was opened): a panel that greys out what
+        they make moot does it here (the bound fields follow by themselves)."""
 
     def catch_up(self) -> None:
         """Draw the run on show from the model if it changed while the panel was hidden."""

@@ -24,7 +24,7 @@ from core.engine import EngineSpec
 from core.errors import InputError
 from core.simulate.sources import settings_from_cain_result
 from core.jobs import Event, MetricPoint, PartialResult
-from core.project import ProjectEvent, Run
+from core.project import Run
 from core.settings import held
 from core.workload import kernels_of
 from gui.panels.base import PanelContext
@@ -75,8 +75,6 @@ class CainPanel(GenericPanel):
         b.build_into(self.controls, ["seed_share", "seed"])
         self.controls.addStretch(1)
         self._build_views()
-        undo = self.project.events.connect(self._project_changed, "settings", "reset")
-        self.destroyed.connect(lambda *_: undo())
         self._sync_enabled()
 
     # ------------------------------------------------------------------ views
@@ -163,9 +161,8 @@ class CainPanel(GenericPanel):
         self.tabs.insertTab(3, self.cpp_view, "C++")
 
     # ------------------------------------------------------------------ settings
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind == "reset" or (ev.kind == "settings" and ev.engine == self.engine.name):
-            self._sync_enabled()
+    def settings_changed(self) -> None:
+        self._sync_enabled()
 
     def _sync_enabled(self) -> None:
         """The tolerance only applies when d is chosen automatically."""

@@ -19,7 +19,6 @@ from core.simulate import replay as replays
 from core.simulate import sources
 from core.simulate.engine import SimulateSettings
 from core.simulate.result import SimulateResult
-from core.project import ProjectEvent
 from core.settings import held
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
@@ -99,14 +98,11 @@ class SimulatePanel(GenericPanel):
         self.show_settings(True)
         # a user's switch to pasted text shows the text (not an undo: binding updates emit nothing)
         self.source.currentIndexChanged.connect(self._source_picked)
-        undo = self.project.events.connect(self._project_changed, "settings", "reset")
-        self.destroyed.connect(lambda *_: undo())
         self._sync_enabled()
 
     # ------------------------------------------------------------------ settings
-    def _project_changed(self, ev: ProjectEvent) -> None:
-        if ev.kind == "reset" or (ev.kind == "settings" and ev.engine == self.engine.name):
-            self._sync_enabled()
+    def settings_changed(self) -> None:
+        self._sync_enabled()
 
     def _sync_enabled(self) -> None:
         """Widgets that do nothing for the current program source are greyed out."""
