@@ -352,6 +352,17 @@ def new_plot(title: str = "", x_label: str = "", y_label: str = "", parent: QWid
     return ThemedPlot(parent=parent, title=title, x_label=x_label, y_label=y_label, legend=legend)
 
 
+def _extent(values: list[float], seen: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The extent of the finite `values` joined with the extent `seen` so far; None when none is finite."""
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return None
+    lo, hi = min(finite), max(finite)
+    if seen is not None:
+        lo, hi = min(lo, seen[0]), max(hi, seen[1])
+    return lo, hi
+
+
 class LivePlot(ThemedPlot):
     """Named series that grow point by point; redraws happen once per batch, not per point.
 
@@ -464,13 +475,10 @@ class LivePlot(ThemedPlot):
         by zooming or panning, are left alone."""
         if self._user_zoomed or self.getPlotItem().getAxis("bottom").logMode:
             return
-        finite = [x for x in new_xs if math.isfinite(x)]
-        if not finite:
+        seen = _extent(new_xs, self._x_seen)
+        if seen is None:
             return
-        lo, hi = min(finite), max(finite)
-        if self._x_seen is not None:
-            lo, hi = min(lo, self._x_seen[0]), max(hi, self._x_seen[1])
-        self._x_seen = (lo, hi)
+        self._x_seen = lo, hi = seen
         if self._x_range is not None and self._x_range[0] <= lo and hi <= self._x_range[1]:
             return
         span = (hi - lo) or abs(hi) or 1.0
@@ -484,13 +492,10 @@ class LivePlot(ThemedPlot):
         falling), so most improvements keep the range; log axes and a user's zoom are left alone."""
         if self._user_zoomed or self.getPlotItem().getAxis("left").logMode:
             return
-        finite = [y for y in new_ys if math.isfinite(y)]
-        if not finite:
+        seen = _extent(new_ys, self._y_seen)
+        if seen is None:
             return
-        lo, hi = min(finite), max(finite)
-        if self._y_seen is not None:
-            lo, hi = min(lo, self._y_seen[0]), max(hi, self._y_seen[1])
-        self._y_seen = (lo, hi)
+        self._y_seen = lo, hi = seen
         old = self._y_range
         if old is not None and old[0] <= lo and hi <= old[1]:
             return
