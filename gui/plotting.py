@@ -352,17 +352,6 @@ def new_plot(title: str = "", x_label: str = "", y_label: str = "", parent: QWid
     return ThemedPlot(parent=parent, title=title, x_label=x_label, y_label=y_label, legend=legend)
 
 
-def _extent(values: list[float], seen: tuple[float, float] | None) -> tuple[float, float] | None:
-    """The extent of the finite `values` joined with the extent `seen` so far; None when none is finite."""
-    finite = [v for v in values if math.isfinite(v)]
-    if not finite:
-        return None
-    lo, hi = min(finite), max(finite)
-    if seen is not None:
-        lo, hi = min(lo, seen[0]), max(hi, seen[1])
-    return lo, hi
-
-
 class LivePlot(ThemedPlot):
     """Named series that grow point by point; redraws happen once per batch, not per point.
 
@@ -468,14 +457,26 @@ class LivePlot(ThemedPlot):
         if ys:
             self._grow_y(ys)
 
+    def _extent(self, axis: str, values: list[float], seen: tuple[float, float] | None) -> tuple[float, float] | None:
+        """The data's extent on `axis` ("bottom", "left") so far, the finite `values` included; None where
+        the axis's range is left alone: a log axis, a range the user set by zooming or panning, or no
+        finite value."""
+        if self._user_zoomed or self.getPlotItem().getAxis(axis).logMode:
+            return None
+        finite = [v for v in values if math.isfinite(v)]
+        if not finite:
+            return None
+        lo, hi = min(finite), max(finite)
+        if seen is not None:
+            lo, hi = min(lo, seen[0]), max(hi, seen[1])
+        return lo, hi
+
     def _grow_x(self, new_xs: list[float]) -> None:
         """Keep the x range ahead of the data (a third of the span as headroom) instead of following
         every new point: a changed range re-renders both axes with their grid (6-7 ms each), which on
         every batch of a live run kept the window busy (issue 14). Log x axes, and a range the user set
         by zooming or panning, are left alone."""
-        if self._user_zoomed or self.getPlotItem().getAxis("bottom").logMode:
-            return
-        seen = _extent(new_xs, self._x_seen)
+        seen = self._extent("bottom", new_xs, self._x_seen)
         if seen is None:
             return
         self._x_seen = lo, hi = seen
@@ -490,9 +491,7 @@ class LivePlot(ThemedPlot):
         painted and, when it moves the range, has the scene painted a second time (5-7 ms a plot).
         A quarter of the span as headroom on the side the data left the range (a best length keeps
         falling), so most improvements keep the range; log axes and a user's zoom are left alone."""
-        if self._user_zoomed or self.getPlotItem().getAxis("left").logMode:
-            return
-        seen = _extent(new_ys, self._y_seen)
+        seen = self._extent("left", new_ys, self._y_seen)
         if seen is None:
             return
         self._y_seen = lo, hi = seen
