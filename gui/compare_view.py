@@ -65,27 +65,11 @@ class CompareView(QWidget):
         tl.setContentsMargins(0, 0, 0, 0)
         self.settings_table = self._table()
         self.metrics_table = self._table()
-        row = QHBoxLayout()
-        row.addWidget(QLabel("<b>Settings</b>"))
-        row.addStretch(1)
         self.only_diff = QCheckBox("only differences")
         self.only_diff.toggled.connect(lambda _: self._fill_settings())
-        row.addWidget(self.only_diff)
-        self.export_settings_button = QPushButton("Export CSV…")
-        self.export_settings_button.clicked.connect(
-            lambda: ask_export_table(self, self.settings_table, "compare-settings"))
-        row.addWidget(self.export_settings_button)
-        tl.addLayout(row)
-        tl.addWidget(self.settings_table, 3)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("<b>Metrics</b>"))
-        row.addStretch(1)
-        self.export_metrics_button = QPushButton("Export CSV…")
-        self.export_metrics_button.clicked.connect(
-            lambda: ask_export_table(self, self.metrics_table, "compare-metrics"))
-        row.addWidget(self.export_metrics_button)
-        tl.addLayout(row)
-        tl.addWidget(self.metrics_table, 2)
+        self.export_settings_button = self._titled_table(tl, "Settings", self.settings_table, "compare-settings", 3,
+                                                         beside=self.only_diff)
+        self.export_metrics_button = self._titled_table(tl, "Metrics", self.metrics_table, "compare-metrics", 2)
         split.addWidget(tables)
 
         self.plots_pane = QWidget()
@@ -116,6 +100,22 @@ class CompareView(QWidget):
         t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         t.horizontalHeader().setStretchLastSection(True)
         return t
+
+    def _titled_table(self, into: QVBoxLayout, title: str, table: QTableWidget, name: str, stretch: int,
+                      beside: QWidget | None = None) -> QPushButton:
+        """`table` under a row with its bold title, `beside` and an Export CSV… button (returned) that saves it
+        as `name`.csv."""
+        row = QHBoxLayout()
+        row.addWidget(QLabel(f"<b>{title}</b>"))
+        row.addStretch(1)
+        if beside is not None:
+            row.addWidget(beside)
+        button = QPushButton("Export CSV…")
+        button.clicked.connect(lambda: ask_export_table(self, table, name))
+        row.addWidget(button)
+        into.addLayout(row)
+        into.addWidget(table, stretch)
+        return button
 
     # ------------------------------------------------------------ what is compared
     def set_runs(self, run_ids: list[str]) -> None:

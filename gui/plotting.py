@@ -457,20 +457,29 @@ class LivePlot(ThemedPlot):
         if ys:
             self._grow_y(ys)
 
+    def _extent(self, axis: str, values: list[float], seen: tuple[float, float] | None) -> tuple[float, float] | None:
+        """The data's extent on `axis` ("bottom", "left") so far, the finite `values` included; None where
+        the axis's range is left alone: a log axis, a range the user set by zooming or panning, or no
+        finite value."""
+        if self._user_zoomed or self.getPlotItem().getAxis(axis).logMode:
+            return None
+        finite = [v for v in values if math.isfinite(v)]
+        if not finite:
+            return None
+        lo, hi = min(finite), max(finite)
+        if seen is not None:
+            lo, hi = min(lo, seen[0]), max(hi, seen[1])
+        return lo, hi
+
     def _grow_x(self, new_xs: list[float]) -> None:
         """Keep the x range ahead of the data (a third of the span as headroom) instead of following
         every new point: a changed range re-renders both axes with their grid (6-7 ms each), which on
         every batch of a live run kept the window busy (issue 14). Log x axes, and a range the user set
         by zooming or panning, are left alone."""
-        if self._user_zoomed or self.getPlotItem().getAxis("bottom").logMode:
+        seen = self._extent("bottom", new_xs, self._x_seen)
+        if seen is None:
             return
-        finite = [x for x in new_xs if math.isfinite(x)]
-        if not finite:
-            return
-        lo, hi = min(finite), max(finite)
-        if self._x_seen is not None:
-            lo, hi = min(lo, self._x_seen[0]), max(hi, self._x_seen[1])
-        self._x_seen = (lo, hi)
+        self._x_seen = lo, hi = seen
         if self._x_range is not None and self._x_range[0] <= lo and hi <= self._x_range[1]:
             return
         span = (hi - lo) or abs(hi) or 1.0
@@ -482,15 +491,10 @@ class LivePlot(ThemedPlot):
         painted and, when it moves the range, has the scene painted a second time (5-7 ms a plot).
         A quarter of the span as headroom on the side the data left the range (a best length keeps
         falling), so most improvements keep the range; log axes and a user's zoom are left alone."""
-        if self._user_zoomed or self.getPlotItem().getAxis("left").logMode:
+        seen = self._extent("left", new_ys, self._y_seen)
+        if seen is None:
             return
-        finite = [y for y in new_ys if math.isfinite(y)]
-        if not finite:
-            return
-        lo, hi = min(finite), max(finite)
-        if self._y_seen is not None:
-            lo, hi = min(lo, self._y_seen[0]), max(hi, self._y_seen[1])
-        self._y_seen = (lo, hi)
+        self._y_seen = lo, hi = seen
         old = self._y_range
         if old is not None and old[0] <= lo and hi <= old[1]:
             return

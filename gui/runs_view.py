@@ -11,7 +11,7 @@ import csv
 import io
 import re
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, \
     QSortFilterProxyModel, Qt
@@ -359,20 +359,20 @@ class RunsView(QWidget):
         if index.column() != NOTE_COLUMN:            # the note column edits instead
             self.context.open_run(index.data(ID_ROLE))
 
-    def open_selected(self) -> None:
+    def _on_the_one_selected(self, act: Callable[[str], object]) -> None:
+        """`act` on the selected run's id when exactly one run is selected (the actions for one run)."""
         ids = self.selected_ids()
         if len(ids) == 1:
-            self.context.open_run(ids[0])
+            act(ids[0])
+
+    def open_selected(self) -> None:
+        self._on_the_one_selected(self.context.open_run)
 
     def rerun_selected(self) -> None:
-        ids = self.selected_ids()
-        if len(ids) == 1:
-            self.context.rerun(ids[0])
+        self._on_the_one_selected(self.context.rerun)
 
     def edit_selected(self) -> None:
-        ids = self.selected_ids()
-        if len(ids) == 1:
-            self.context.restore_setup(ids[0])
+        self._on_the_one_selected(self.context.restore_setup)
 
     def compare_selected(self) -> None:
         ids = self.selected_ids()

@@ -23,7 +23,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComboBox, QDockWidget, QFileDialog,
                                QFormLayout, QFrame, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
-                               QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget,
+                               QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QTableWidget,
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from core.atomic import atomic_write_text
@@ -40,6 +40,7 @@ from core.study.runner import StudyRunner, StudySummary
 from gui.follow import follow
 from gui.plotting import PALETTE
 from gui.run_adapter import RunAdapter
+from gui.splitters import splitter
 
 EXAMPLES = ASSETS / "studies"
 REDRAW_MS = 100
@@ -267,11 +268,7 @@ class StudyPanel(QWidget):
         scroller.setFrameShape(QFrame.Shape.NoFrame)
         scroller.setWidget(left)
         self.tabs.setMinimumHeight(60)   # a short dock clips the plots rather than growing the window
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(scroller)
-        split.addWidget(self.tabs)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 3)
+        split = splitter(Qt.Orientation.Horizontal, (scroller, 2), (self.tabs, 3))
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(split)

@@ -188,12 +188,8 @@ def migrate_v2(doc: dict[str, Any]) -> dict[str, Any]:
             continue
         entry = next((i for i in targets or () if isinstance(i, dict) and i.get("id") == st.get("target")), None)
         old = entry.get("value") if entry is not None else None
-        try:
-            settings, new = spec.migrate_v2_setup(st["settings"], old if isinstance(old, dict) else None)
-        except InputError as exc:
-            raise SessionError(exc.message, f"session.engines.{name}.{exc.where}") from None
-        st["settings"] = settings
-        if new is not None and new != old:
+        new = _v2_settings_moved(spec.migrate_v2_setup, st, old, f"session.engines.{name}")
+        if new is not None:
             label = f"{entry.get('name')} ({spec.title} settings)" if entry is not None else \
                 f"{spec.title} target"
             st["target"] = add_target(new, label)
@@ -203,16 +199,26 @@ def migrate_v2(doc: dict[str, Any]) -> dict[str, Any]:
             continue
         snap = r.get("target")
         value = snap.get("value") if isinstance(snap, dict) else None
-        try:
-            settings, new = spec.migrate_v2_setup(r["settings"], value if isinstance(value, dict) else None)
-        except InputError as exc:
-            raise SessionError(exc.message, f"session.runs[{i}].{exc.where}") from None
-        r["settings"] = settings
-        if new is not None and new != value:
+        new = _v2_settings_moved(spec.migrate_v2_setup, r, value, f"session.runs[{i}]")
+        if new is not None:
             r["target"] = {**snap, "value": new} if isinstance(snap, dict) else \
                 {"id": "", "name": f"{spec.title} target", "value": new}
     doc["version"] = 3
     return doc
+
+
+def _v2_settings_moved(migrate: Callable[[dict[str, Any], dict[str, Any] | None],
+                                        tuple[dict[str, Any], dict[str, Any] | None]],
+                       holder: dict[str, Any], target: Any, where: str) -> dict[str, Any] | None:
+    """One engine setup's or run's `holder["settings"]` brought to format 3 by the engine's `migrate`
+    (its target's value beside them, when it is a JSON object); returns the target value the settings'
+    overrides imply where it differs from `target`, else None. An InputError is the session's error at `where`."""
+    try:
+        settings, new = migrate(holder["settings"], target if isinstance(target, dict) else None)
+    except InputError as exc:
+        raise SessionError(exc.message, f"{where}.{exc.where}") from None
+    holder["settings"] = settings
+    return new if new is not None and new != target else None
 
 
 def migrate_v3(doc: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ as one undoable change, and marking a field whose text does not make a valid val
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (QLabel, QVBoxLayout, QWidget)
@@ -18,6 +18,7 @@ from gui.follow import follow, unfollow
 INT_MAX = 2 ** 31 - 1
 ERROR_STYLE = "color: #b00020"
 ONNX_FILTER = "ONNX models (*.onnx);;All files (*)"
+T = TypeVar("T")
 
 
 def _fmt(v: float) -> str:
@@ -92,13 +93,26 @@ class ItemEditor(QWidget):
 
     def commit(self, value: Any) -> bool:
         """Write a new value (checked first); False, with the reason shown, when it is not valid."""
-        try:
-            self.store(value)
-        except InputError as exc:
-            self.show_error(str(exc))
+        if not self.passes(lambda: self.store(value)):
             return False
         self.show_error(None)
         return True
+
+    def read_or_show(self, read: Callable[[], T]) -> T | None:
+        """What `read()` returns (a file read, text parsed); None, with the reason shown under the editor,
+        when it raises InputError. The item keeps its value."""
+        try:
+            return read()
+        except InputError as exc:
+            self.show_error(str(exc))
+            return None
+
+    def passes(self, check: Callable[[], object]) -> bool:
+        """Whether `check()` raises no InputError; when it does, False with the reason shown."""
+        def checked() -> bool:
+            check()
+            return True
+        return self.read_or_show(checked) is not None
 
     def show_error(self, message: str | None) -> None:
         self._message = message

@@ -141,21 +141,14 @@ class CnnEditor(ItemEditor):
 
     def set_onnx_path(self, path: str) -> bool:
         """Use an ONNX model (read and checked first)."""
-        try:
-            check_onnx_file(path)
-        except InputError as exc:
-            self.show_error(str(exc))
+        if not self.passes(lambda: check_onnx_file(path)):
             return False
         return self._commit_with(onnx_path=path)
 
     def set_validation_path(self, path: str) -> bool:
         """Attach a validation set (.npz); an empty path removes it."""
-        if path:
-            try:
-                check_validation_file(path)
-            except InputError as exc:
-                self.show_error(str(exc))
-                return False
+        if path and not self.passes(lambda: check_validation_file(path)):
+            return False
         return self._commit_with(validation_path=path)
 
     def _fields(self) -> dict[str, Any]:

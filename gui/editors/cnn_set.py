@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QFormLayout, QHBoxLayout,
-                               QLabel, QListWidget, QListWidgetItem, QPushButton,
-                               QSpinBox, QWidget)
+                               QLabel, QListWidget, QListWidgetItem, QSpinBox, QWidget)
 
-from core.errors import InputError
 from core.library_items import (check_onnx_file)
 from core.project import Project
 from core.workload import (CnnSet)
+from gui.buttons import push_button
 from gui.editors.base import INT_MAX, ONNX_FILTER, ItemEditor, _blocked
 
 
@@ -38,12 +37,9 @@ class CnnSetEditor(ItemEditor):
         self.onnx.setMaximumHeight(70)
         self.layout_.addWidget(self.onnx)
         row = QHBoxLayout()
-        self.add_onnx_button = QPushButton("Add ONNX…")
-        self.add_onnx_button.setToolTip("Add ONNX models to the set (each is read and checked first)")
-        self.add_onnx_button.clicked.connect(self._browse_onnx)
-        self.remove_onnx_button = QPushButton("Remove")
-        self.remove_onnx_button.setToolTip("Remove the selected ONNX file from the set")
-        self.remove_onnx_button.clicked.connect(self.remove_onnx)
+        self.add_onnx_button = push_button("Add ONNX…", "Add ONNX models to the set (each is read and checked "
+                                           "first)", self._browse_onnx)
+        self.remove_onnx_button = push_button("Remove", "Remove the selected ONNX file from the set", self.remove_onnx)
         row.addWidget(self.add_onnx_button)
         row.addWidget(self.remove_onnx_button)
         row.addStretch(1)
@@ -87,10 +83,7 @@ class CnnSetEditor(ItemEditor):
         old: CnnSet = self.value()
         onnx = list(old.onnx)
         for p in paths:
-            try:
-                check_onnx_file(p)
-            except InputError as exc:
-                self.show_error(str(exc))
+            if not self.passes(lambda: check_onnx_file(p)):
                 return False
             if p not in onnx:
                 onnx.append(p)

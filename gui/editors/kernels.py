@@ -11,10 +11,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton,
                                QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from core.errors import InputError
 from core.library_items import (parse_kernel_text)
 from core.project import Project
 from core.workload import (MAX_KERNEL_SIZE, Kernel, KernelSet)
+from gui.buttons import push_button
 from gui.editors.base import INT_MAX, ItemEditor, _blocked, _fmt
 
 
@@ -47,12 +47,8 @@ class KernelSetEditor(ItemEditor):
         self.list.itemChanged.connect(self._kernel_renamed)
         self.layout_.addWidget(self.list)
         row = QHBoxLayout()
-        self.add_button = QPushButton("Add")
-        self.add_button.setToolTip("Add a 3x3 kernel of zeros")
-        self.add_button.clicked.connect(self.add_kernel)
-        self.remove_button = QPushButton("Remove")
-        self.remove_button.setToolTip("Remove the selected kernel")
-        self.remove_button.clicked.connect(self.remove_kernel)
+        self.add_button = push_button("Add", "Add a 3x3 kernel of zeros", self.add_kernel)
+        self.remove_button = push_button("Remove", "Remove the selected kernel", self.remove_kernel)
         self.paste_button = QPushButton("Paste text…")
         self.paste_button.setCheckable(True)
         self.paste_button.setToolTip("Replace all kernels by matrices typed or pasted as text")
@@ -201,10 +197,8 @@ class KernelSetEditor(ItemEditor):
 
     def set_kernels_from_text(self, text: str) -> bool:
         """Replace every kernel by the matrices in `text` (see parse_kernel_text)."""
-        try:
-            mats = parse_kernel_text(text)
-        except InputError as exc:
-            self.show_error(str(exc))
+        mats = self.read_or_show(lambda: parse_kernel_text(text))
+        if mats is None:
             return False
         ks = self._edited_copy()
         ks.kernels = [Kernel(f"k{i + 1}", m) for i, m in enumerate(mats)]

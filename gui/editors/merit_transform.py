@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout,
                                QLabel, QPlainTextEdit, QPushButton,
                                QWidget)
 
-from core.errors import InputError
 from core.library_items import (load_transform,
                                 workload_variants)
 from core.project import Project
@@ -67,10 +66,8 @@ class MeritTransformEditor(ItemEditor):
 
     def load_json(self, path: str) -> bool:
         """Use the transform in a JSON file (checked by MERIT's reader first)."""
-        try:
-            w = load_transform(path)
-        except InputError as exc:
-            self.show_error(str(exc))
+        w = self.read_or_show(lambda: load_transform(path))
+        if w is None:
             return False
         w.builtin = self.value().builtin
         return self.commit(w)

@@ -27,6 +27,7 @@ from core.jobs import Event, MetricPoint
 from core.project import Run
 from core.results import EngineResult
 from gui.binding import Adapter
+from gui.buttons import push_button
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import PALETTE, ask_export_table, new_plot
@@ -209,10 +210,8 @@ class BoundPanel(GenericPanel):
         self.curve_of.setToolTip("Whose traffic against memory to draw: the whole network or one layer "
                                  "(its proven bound and the optimal dataflow)")
         self.curve_of.currentIndexChanged.connect(self._redraw_sweep)
-        self.export_curves = QPushButton("Export curves CSV…")
-        self.export_curves.setToolTip("Every memory size of the sweep: the network's and each layer's proven "
-                                      "bound and optimal traffic")
-        self.export_curves.clicked.connect(self._export_curves)
+        self.export_curves = push_button("Export curves CSV…", "Every memory size of the sweep: the network's and "
+                                         "each layer's proven bound and optimal traffic", self._export_curves)
         srow.addWidget(QLabel("Curve of:"))
         srow.addWidget(self.curve_of, 1)
         srow.addWidget(self.export_curves)

@@ -27,6 +27,7 @@ from core.jobs import Event, MetricPoint, PartialResult
 from core.project import Run
 from core.settings import held
 from core.workload import kernels_of
+from gui.buttons import push_button
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import LIVE_REDRAW_S, LivePlot
@@ -118,17 +119,12 @@ class CainPanel(GenericPanel):
         split.addWidget(self.alloc_table)
         v.addWidget(split, 1)
         row = QHBoxLayout()
-        self.best_button = QPushButton("Show the best")
-        self.best_button.setToolTip("Show the best program again (after clicking an earlier one in the plots)")
-        self.best_button.clicked.connect(lambda: self.select_program(len(self._plans) - 1))
-        self.stepper_button = QPushButton("Open in stepper")
-        self.stepper_button.setToolTip("Replay this program in the simulator tab's stepper, checked against its "
-                                       "approximated kernels")
-        self.stepper_button.clicked.connect(self.open_in_stepper)
-        self.export_text_button = QPushButton("Export program…")
-        self.export_text_button.setToolTip("A program file the simulator reads (input and output registers in "
-                                           "its header)")
-        self.export_text_button.clicked.connect(self.export_program)
+        self.best_button = push_button("Show the best", "Show the best program again (after clicking an earlier "
+                                       "one in the plots)", lambda: self.select_program(len(self._plans) - 1))
+        self.stepper_button = push_button("Open in stepper", "Replay this program in the simulator tab's stepper, "
+                                          "checked against its approximated kernels", self.open_in_stepper)
+        self.export_text_button = push_button("Export program…", "A program file the simulator reads (input and "
+                                              "output registers in its header)", self.export_program)
         self.export_cpp_button = QPushButton("Export C++…")
         self.export_cpp_button.clicked.connect(self.export_cpp)
         for w in (self.best_button, self.stepper_button, self.export_text_button, self.export_cpp_button):

@@ -28,6 +28,7 @@ from gui.binding import CheckAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.plotting import PALETTE, LivePlot, new_plot
+from gui.splitters import splitter
 
 JOINT_SERIES = {"peak": "#1f77b4", "contention-unaware (est.)": "#d62728", "memory-aware": "#e6b800"}
 JOINT_KEYS: dict[str, Callable[[JointPoint], float | None]] = {
@@ -123,11 +124,7 @@ class HardwareTableView(QWidget):
         head = QHBoxLayout()
         head.addWidget(self.info, 1)
         head.addWidget(self.export_button)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.runs)
-        split.addWidget(self.regions)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
+        split = splitter(Qt.Orientation.Vertical, (self.runs, 3), (self.regions, 1))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(head)
@@ -220,11 +217,7 @@ class FcnnxPanel(GenericPanel):
         sl.setContentsMargins(0, 0, 0, 0)
         sl.addWidget(self.gantt, 3)
         sl.addWidget(self.bw_plot, 2)
-        bottom_row = QSplitter(Qt.Orientation.Horizontal)
-        bottom_row.addWidget(sched)
-        bottom_row.addWidget(self.res_plot)
-        bottom_row.setStretchFactor(0, 3)
-        bottom_row.setStretchFactor(1, 1)
+        bottom_row = splitter(Qt.Orientation.Horizontal, (sched, 3), (self.res_plot, 1))
         bottom = QWidget()
         bl = QVBoxLayout(bottom)
         bl.setContentsMargins(0, 0, 0, 0)

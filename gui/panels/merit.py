@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -339,6 +339,20 @@ def _scaled(v: float | None, factor: float) -> str:
     return "-" if v is None else f"{v * factor:.4g}"
 
 
+def _picker_row(title: str, on_pick: Callable[[int], object]) -> tuple[QHBoxLayout, QComboBox, QLabel]:
+    """A row of `title`, a combo box that calls `on_pick` with the index picked, and a wrapping label
+    beside it that takes the rest of the width (what the pick shows)."""
+    row = QHBoxLayout()
+    box = QComboBox()
+    box.currentIndexChanged.connect(on_pick)
+    row.addWidget(QLabel(title))
+    row.addWidget(box)
+    label = QLabel("")
+    label.setWordWrap(True)
+    row.addWidget(label, 1)
+    return row, box, label
+
+
 def _table(headers: list[str]) -> QTableWidget:
     t = QTableWidget(0, len(headers))
     t.setHorizontalHeaderLabels(headers)
@@ -414,14 +428,7 @@ class MeritPanel(GenericPanel):
         # M(A), M(B)
         mtab = QWidget()
         ml = QVBoxLayout(mtab)
-        row = QHBoxLayout()
-        self.operand_box = QComboBox()
-        self.operand_box.currentIndexChanged.connect(self._show_operand)
-        row.addWidget(QLabel("Operand"))
-        row.addWidget(self.operand_box)
-        self.transform_label = QLabel("")
-        self.transform_label.setWordWrap(True)
-        row.addWidget(self.transform_label, 1)
+        row, self.operand_box, self.transform_label = _picker_row("Operand", self._show_operand)
         ml.addLayout(row)
         self.mgrid = MGridView()
         self.hover_label = QLabel("Hover over an element to see which source element it copies.")
@@ -463,14 +470,7 @@ class MeritPanel(GenericPanel):
         # banks
         btab = QWidget()
         bl = QVBoxLayout(btab)
-        brow = QHBoxLayout()
-        self.layout_box = QComboBox()
-        self.layout_box.currentIndexChanged.connect(self._show_layout)
-        brow.addWidget(QLabel("Layout"))
-        brow.addWidget(self.layout_box)
-        self.layout_label = QLabel("")
-        self.layout_label.setWordWrap(True)
-        brow.addWidget(self.layout_label, 1)
+        brow, self.layout_box, self.layout_label = _picker_row("Layout", self._show_layout)
         bl.addLayout(brow)
         bsplit = QSplitter(Qt.Orientation.Vertical)
         self.bank_view = BankView()
