@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -80,20 +79,6 @@ class EngineSpec:
     # and word size): (settings, target as JSON or None) -> (settings without them, the target with them).
     migrate_v2_setup: Callable[[dict[str, Any], dict[str, Any] | None],
                                tuple[dict[str, Any], dict[str, Any] | None]] | None = None
-
-
-# What every engine module defines under the name of the EngineSpec field it fills.
-ENTRY_POINTS = ("run", "default_settings", "add_cli_arguments", "request_from_cli", "format_text")
-
-
-def entry_points(module_name: str) -> dict[str, Any]:
-    """The EngineSpec fields an engine module fills by convention: its functions named in ENTRY_POINTS
-    and its SETTINGS_SCHEMA, so that its `ENGINE = EngineSpec(..., **entry_points(__name__))` states only
-    what sets the engine apart. A missing one fails the module's import (reported in LOAD_ERRORS)."""
-    module = sys.modules[module_name]
-    fields = {name: getattr(module, name) for name in ENTRY_POINTS}
-    fields["settings_schema"] = module.SETTINGS_SCHEMA
-    return fields
 
 
 _REGISTRY: dict[str, EngineSpec] | None = None

@@ -20,7 +20,7 @@ from core.bound.result import BoundResult, Source, SweepRow, Timing
 from core.bound.shapes import ConvShape, from_conv, parse_layer_spec
 from core.results import EngineResult
 from core.settings import declarations, defaults_of, parse, schema_of, setting
-from core.engine import EngineSpec, JobRequest, entry_points
+from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.files import file_problem
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
@@ -482,7 +482,6 @@ def format_text(result: EngineResult) -> str:
 
 
 ENGINE = EngineSpec(
-    **entry_points(__name__),
     name="bound",
     title="Communication bounds",
     summary="Proven lower bound of off-chip traffic for each CNN layer with S words on chip (a red-blue pebble "
@@ -494,8 +493,14 @@ ENGINE = EngineSpec(
             "their halo or streaming through by rows, tensors held) with its exact "
             "integer tiling, and weight-, input-, output- and row-stationary baselines searched under the "
             "same memory, plus the PE-array GBuf/register traffic.",
+    run=run,
+    default_settings=default_settings,
+    add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli,
+    format_text=format_text,
     workload_kinds=("cnn", "conv_layers"),
     target_kinds=("dataflow",),
+    settings_schema=SETTINGS_SCHEMA,
     order=60,
     result_type=BoundResult,
     workload_problem=workload_problem,

@@ -24,7 +24,7 @@ from core.cain.solver import TRAVERSALS, Improvement, Proven, Stats, solve
 from core.checks import read_json_file
 from core.results import EngineResult
 from core.settings import defaults_of, parse, schema_of, setting
-from core.engine import EngineSpec, JobRequest, entry_points
+from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.filters import PRESETS, preset
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, PartialResult, Progress
@@ -378,16 +378,21 @@ def format_text(result: EngineResult) -> str:
 
 
 ENGINE = EngineSpec(
-    **entry_points(__name__),
     name="cain",
     title="FPSP code search (Cain)",
     summary=("Cain: finds short SCAMP-5 analogue macro programs that compute one or more convolution kernels "
              "at once, sharing common sub-expressions (reverse search over Goal-Bags, a portfolio of CGDS, "
              "beam and best-first searches). "
              "Every program shown has been verified by the exact macro interpreter."),
+    run=run,
+    default_settings=default_settings,
+    add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli,
+    format_text=format_text,
     workload_kinds=("fpsp_filter", "kernels"),
     target_kinds=("scamp5",),
     partial_types={"plan": ProgramPlan},
+    settings_schema=SETTINGS_SCHEMA,
     workload_problem=workload_problem,
     migrate_v1_settings=migrate_v1_settings,
     order=10,

@@ -37,7 +37,7 @@ from core.cappuccino.result import (CappuccinoResult, CompiledProgram, LayerRow,
 from core.cappuccino.settings import MAX_BUDGET_PP, CappuccinoSettings
 from core.settings import defaults_of, parse, schema_of
 from core.results import EngineResult
-from core.engine import EngineSpec, JobRequest, entry_points
+from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.files import file_problem
 from core.machine_load import LoadRecord, load_average
@@ -617,15 +617,20 @@ def format_text(result: EngineResult) -> str:
 
 
 ENGINE = EngineSpec(
-    **entry_points(__name__),
     name=NAME,
     title="Mobile SoC synthesis",
     summary=("Cappuccino: synthesises parallel CNN inference software for a mobile SoC — output-level "
              "parallel threads, map-major data for V-wide SIMD with zero-overhead output reordering, and "
              "per-layer inexact arithmetic chosen on the validation set under an accuracy budget; builds and "
              "times the C program against a naive baseline."),
+    run=run,
+    default_settings=default_settings,
+    add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli,
+    format_text=format_text,
     workload_kinds=("cnn",),
     target_kinds=("mobile_soc",),
+    settings_schema=SETTINGS_SCHEMA,
     order=40,
     result_type=CappuccinoResult,
     workload_problem=workload_problem,

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from core.boards import BOARDS, board_resources
 from core.results import EngineResult
 from core.settings import declarations, defaults_of, parse, schema_of, setting
-from core.engine import EngineSpec, JobRequest, entry_points
+from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.files import file_problem
 from core.fcnnx.cost import design_cost
@@ -627,7 +627,8 @@ ENGINE = EngineSpec(
             "fit the device, and schedules the shared off-chip bandwidth with slow-downs (RCLS + pattern search, "
             "or exact CP-SAT) for FPSobj or MaxThrpt; the design is checked in a discrete-event simulation "
             "against a contention-unaware baseline.",
-    **entry_points(__name__),
-    workload_kinds=("cnn_set",), target_kinds=("fpga",), order=50,
+    run=run, default_settings=default_settings, add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli, format_text=format_text,
+    workload_kinds=("cnn_set",), target_kinds=("fpga",), settings_schema=SETTINGS_SCHEMA, order=50,
     result_type=FcnnxResult, workload_problem=workload_problem, migrate_v1_settings=migrate_v1_settings,
 )

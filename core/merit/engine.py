@@ -18,7 +18,7 @@ import numpy as np
 from core.machine_load import LoadRecord
 from core.results import EngineResult
 from core.settings import declarations, defaults_of, parse, schema_of, setting
-from core.engine import EngineSpec, JobRequest, entry_points
+from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.work_units import Stage, WorkPlan
@@ -723,15 +723,20 @@ def format_text(result: EngineResult) -> str:
 
 
 ENGINE = EngineSpec(
-    **entry_points(__name__),
     name="merit",
     title="MERIT mapping",
     summary=("MERIT tensor transforms (Lin, Chen, Chien): a workload as M(A), M(B) and a ranged inner product, "
              "verified against direct numpy; tile footprints (eq. 9), shared-memory bank conflicts with padding, "
              "XOR hashing and re-tiling (Fig. 6), the butterfly routing test (eqs. 10-16), data reuse (Table III) "
              "and a MERIT-z timing model for utilisation (Tables VIII, IX, Fig. 15)."),
+    run=run,
+    default_settings=default_settings,
+    add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli,
+    format_text=format_text,
     workload_kinds=WORKLOAD_KINDS,
     target_kinds=(),
+    settings_schema=SETTINGS_SCHEMA,
     order=30,
     result_type=MeritResult,
     workload_problem=workload_problem,

@@ -20,7 +20,7 @@ import numpy as np
 
 from core.settings import as_dict, defaults_of, parse, schema_of, setting
 from core.results import EngineResult
-from core.engine import EngineSpec, JobRequest, entry_points
+from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.paths import ROOT, asset_path
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
@@ -636,14 +636,19 @@ def format_text(result: EngineResult) -> str:
 
 
 ENGINE = EngineSpec(
-    **entry_points(__name__),
     name="simulate",
     title="SCAMP-5 simulator",
     summary="Runs a SCAMP-5 macro program on a bus-level model of the 256x256 pixel array (registers "
             "A-F and NEWS, every macro as its analogue bus operations, optional analogue noise) and "
             "checks each output register against the ideal convolution of its kernel.",
+    run=run,
+    default_settings=default_settings,
+    add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli,
+    format_text=format_text,
     workload_kinds=("fpsp_filter", "kernels"),
     target_kinds=("scamp5",),
+    settings_schema=SETTINGS_SCHEMA,
     workload_problem=workload_problem,
     migrate_v1_settings=migrate_v1_settings,
     order=20,

@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 from core.comparison import Budgets
 from core.cost import CostRecord
-from core.engine import EngineSpec, JobRequest, entry_points
+from core.engine import EngineSpec, JobRequest
 from core.errors import InputError
 from core.files import file_problem
 from core.jobs import CancelToken, Event, FinalResult, LogLine, Progress
@@ -213,7 +213,6 @@ def _read_json(path: str) -> dict[str, Any]:
 
 
 ENGINE = EngineSpec(
-    **entry_points(__name__),
     name=NAME,
     title="Target cost",
     summary="One network costed on one target by the engine that costs the target's kind (the bound's optimal "
@@ -221,9 +220,15 @@ ENGINE = EngineSpec(
             "MERIT on a CPU or GPU, Cain on SCAMP-5): latency, energy and off-chip traffic per layer and in total, "
             "each against its limit on the target. Each part of the Targets tab's comparison is a run of it, and "
             "studies sweep a target's fields with it.",
+    run=run,
+    default_settings=default_settings,
+    add_cli_arguments=add_cli_arguments,
+    request_from_cli=request_from_cli,
+    format_text=format_text,
     result_type=TargetCostResult,
     workload_kinds=("cnn",),
     target_kinds=COSTED_KINDS,
+    settings_schema=SETTINGS_SCHEMA,
     order=90,
     workload_problem=workload_problem,
 )
