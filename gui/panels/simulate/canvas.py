@@ -261,10 +261,15 @@ class PlaneImage(QGraphicsObject):
         dpr = device.devicePixelRatioF() if device is not None else 1.0
         key = (self.qimage.cacheKey(), world.m11(), world.m22(), world.dx(), world.dy(), dpr, (w, h), (x0, y0))
         if key != self._scaled_key or self._scaled_image is None:
-            out = QImage(math.ceil(w * dpr), math.ceil(h * dpr), QImage.Format.Format_ARGB32_Premultiplied)
+            size = (math.ceil(w * dpr), math.ceil(h * dpr))
+            out = self._scaled_image                     # the last one's pixels, where the size is the same
+            if out is None or (out.width(), out.height()) != size:
+                out = QImage(*size, QImage.Format.Format_ARGB32_Premultiplied)
+            out.setDevicePixelRatio(1.0)
             out.fill(Qt.GlobalColor.transparent)
             q = QPainter(out)
             q.setRenderHints(p.renderHints())
+            q.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)
             q.setTransform(world * QTransform.fromTranslate(-x0, -y0) * QTransform.fromScale(dpr, dpr))
             q.drawImage(self._rect, self.qimage)
             q.end()
