@@ -124,3 +124,25 @@ def editable_text(value: Any) -> str:
     if 1e-3 <= abs(value) < 1e6:
         return plain
     return sci if len(sci) < len(plain) else plain
+
+
+_SHORT = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def compact_number(value: float, digits: int = 3) -> str:
+    """A number for a narrow column: `digits` significant digits and a one-letter multiplier
+    (12.3M for 12,300,000, -1.2k, 4.6G), the plain number below a thousand; "1e15"-style beyond
+    the T. Where a column shows this, its tooltip or copy should give the whole value."""
+    x = float(value)
+    if not math.isfinite(x) or abs(x) < 1e3:
+        return _digits(x, digits)
+    if abs(x) >= 1e15:
+        return _digits(x, max(2, digits))
+    for k, (scale, letter) in enumerate(_SHORT):
+        if abs(x) >= scale:
+            text = _digits(x / scale, digits).replace(",", "")
+            if abs(float(text)) >= 1000 and k > 0:                  # 999,999.9 rounds to 1000k: 1M
+                scale, letter = _SHORT[k - 1]
+                text = _digits(x / scale, digits)
+            return text + letter
+    return _digits(x, digits)

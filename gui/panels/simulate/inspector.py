@@ -19,17 +19,21 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
-from PySide6.QtCore import QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QKeySequence, QPainter, QPalette, QRegion
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QGuiApplication, QHelpEvent, QKeySequence, QPainter, QPalette,
+                           QRegion)
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSpinBox, QToolTip, QVBoxLayout,
+                               QWidget)
 
 from core.display import format_number
+from core.numbers import compact_number, editable_text
 from sims.scamp5.bus import NEWS
 
 NEIGHBOURS = (("C", (0, 0)), ("N", (-1, 0)), ("E", (0, 1)), ("S", (1, 0)), ("W", (0, -1)))
 WRITE_BG = QColor(255, 179, 71)
 PAD = 4
 WIDE_VALUES = ("-0.0000",)      # what a value column holds (cell_text keeps to it)
+GAP_TEXT = "00"                 # the room between two value columns: two digits
 
 
 def goal_matrix(goal: Any) -> tuple[Fraction, list[list[int]]]:
@@ -69,9 +73,30 @@ def fmt(x: float | None) -> str:
 
 def cell_text(x: float | None, room: Callable[[str], bool]) -> str:
     """A value for the inspector's narrow columns: three significant digits where `room` says they
-    fit ("-0.0703"), else two ("0.002" for 0.00195)."""
+    fit ("-0.0703"), else two ("0.002" for 0.00195), else a one-letter multiplier ("12.3M" for
+    12.3 million, which as words widened the table past its pane); the tooltip (PeView.cell_tip)
+    and the copied text give the whole value."""
     text = fmt(x)
-    return text if x is None or room(text) else format_number(float(x), digits=2)
+    if x is None or room(text):
+        return text
+    short = format_number(float(x), digits=2)
+    for candidate in [short] + [compact_number(float(x), d) for d in (3, 2, 1)]:
+        if room(candidate):
+            return candidate
+    return compact_number(float(x), 1)
+
+
+def full_text(x: float | None) -> str:
+    """A value whole, for the tooltip: every digit a float prints (12,345,678.9), "—" off the array."""
+    if x is None:
+        return "—"
+    v = float(x)
+    if math.isfinite(v) and abs(v) < 1e15:
+        if v == int(v):
+            return f"{int(v):,}"
+        if abs(v) >= 1e4:
+            return f"{v:,}"
+    return editable_text(v)
 
 
 @dataclass
@@ -112,9 +137,10 @@ class PeView(QWidget):
         self.line = math.ceil(fm.height()) + 1            # whole pixels: a row's repaint never touches the next
         self.mono_h = math.ceil(QFontMetricsF(self.mono).height())
         self.name_w = QFontMetricsF(self.bold).horizontalAdvance("NEWS") + 2 * PAD
-        # a value column holds the widest number cell_text() writes in the analogue range and a gap:
-        # the PE's own values were bold and "-0.0703" ran into its neighbour (issue 49)
-        self.col_w = max(fm.horizontalAdvance(t) for t in WIDE_VALUES) + PAD
+        # a value column holds the widest number cell_text() writes in the analogue range and a gap
+        # of two digits' width: with 4 px the right-aligned numbers ran together (issue 49)
+        self.gap = math.ceil(fm.horizontalAdvance(GAP_TEXT))
+        self.col_w = max(fm.horizontalAdvance(t) for t in WIDE_VALUES) + self.gap
         self.table_w = self.name_w + len(NEIGHBOURS) * self.col_w + PAD
         self._height = int(self.line * 3)
         self._block_sizes: dict[tuple[str, ...], tuple[float, float]] = {}
@@ -122,7 +148,7 @@ class PeView(QWidget):
         self._slots: list[tuple[float, float]] = []                      # the room of each Goal block
         self._reserved_heights: dict[float, int] = {}                    # by width
         self._layouts: dict[tuple[Any, ...], _Layout] = {}
-        self.setMinimumWidth(int(self.table_w))
+        self.setMinimumWidth(math.ceil(self.table_w))
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
 
@@ -228,7 +254,7 @@ class PeView(QWidget):
             self.updateGeometry()
 
     def _fits(self, text: str) -> bool:
-        return QFontMetricsF(self.font()).horizontalAdvance(text) + PAD <= self.col_w
+        return QFontMetricsF(self.font()).horizontalAdvance(text) + self.gap <= self.col_w
 
     def _cell_texts(self, shown: _Shown) -> list[tuple[str, QFont]]:
         return [(cell_text(cell[key], self._fits), self.font()) for cell in shown.values.values()
@@ -236,14 +262,14 @@ class PeView(QWidget):
 
     def _widen(self, shown: _Shown) -> None:
         """A number wider than the columns (ten million and more) widens them for the rest of the run."""
-        need = max((QFontMetricsF(f).horizontalAdvance(t) + PAD for t, f in self._cell_texts(shown)),
+        need = max((QFontMetricsF(f).horizontalAdvance(t) + self.gap for t, f in self._cell_texts(shown)),
                    default=0.0)
         if need > self.col_w:
             self.col_w = need
             self.table_w = self.name_w + len(NEIGHBOURS) * self.col_w + PAD
             self._layouts.clear()
             self._reserved_heights.clear()
-            self.setMinimumWidth(int(self.table_w))
+            self.setMinimumWidth(math.ceil(self.table_w))
             self.update()
 
     def set_shown(self, shown: _Shown | None) -> None:
@@ -332,6 +358,36 @@ class PeView(QWidget):
             p.drawText(lay.note, int(Qt.AlignmentFlag.AlignLeft), f"{NEWS} is the macros' scratch register (no Goal).")
         p.end()
 
+    # ---- tooltips: a cell's whole value (its column may show it shortened: cell_text)
+    def cell_at(self, x: float, y: float) -> tuple[str, str] | None:
+        """The (register, column key) of the value cell at (x, y), None elsewhere."""
+        if self.shown is None or x < self.name_w:
+            return None
+        k = int((x - self.name_w) // self.col_w)
+        if k >= len(NEIGHBOURS):
+            return None
+        lay = self._layout(self.width(), len(self.shown.values), self.shown.goals, list(self.shown.values))
+        for name, row in lay.rows.items():
+            if row.top() <= y < row.bottom():
+                return name, NEIGHBOURS[k][0]
+        return None
+
+    def cell_tip(self, x: float, y: float) -> str:
+        cell = self.cell_at(x, y)
+        if cell is None or self.shown is None:
+            return ""
+        name, key = cell
+        where = "at the PE" if key == "C" else f"at the {dict(N='north', E='east', S='south', W='west')[key]} neighbour"
+        return f"{name} {where}: {full_text(self.shown.values[name][key])}"
+
+    def event(self, ev: QEvent) -> bool:
+        if ev.type() == QEvent.Type.ToolTip and isinstance(ev, QHelpEvent):
+            tip = self.cell_tip(ev.pos().x(), ev.pos().y())
+            if tip:
+                QToolTip.showText(ev.globalPos(), tip, self)
+                return True
+        return super().event(ev)
+
     # ---- text, for copying and tests
     def text(self) -> str:
         if self.shown is None:
@@ -387,7 +443,7 @@ class PeInspector(QWidget):
         self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll_area.setWidget(self.view)
         bar_w = self.scroll_area.verticalScrollBar().sizeHint().width()
-        self.scroll_area.setMinimumWidth(int(self.view.table_w) + bar_w + 2)
+        self.scroll_area.setMinimumWidth(math.ceil(self.view.table_w) + bar_w + 2)
         lay.addWidget(self.scroll_area, 1)
         self._goal_cache: dict[tuple[str, Any], list[str]] = {}
         self._step_blocks: dict[tuple[int, tuple[str, ...]], tuple[Mapping[str, Any], list[list[str]]]] = {}
@@ -445,5 +501,5 @@ class PeInspector(QWidget):
                 goals: Mapping[str, Any], written: Sequence[str]) -> None:
         self.view.set_shown(_Shown(step, pe, values, self._blocks(list(values), goals), tuple(written)))
         bar_w = self.scroll_area.verticalScrollBar().sizeHint().width()
-        if self.scroll_area.minimumWidth() < int(self.view.table_w) + bar_w + 2:     # the view widened
-            self.scroll_area.setMinimumWidth(int(self.view.table_w) + bar_w + 2)
+        if self.scroll_area.minimumWidth() < math.ceil(self.view.table_w) + bar_w + 2:     # the view widened
+            self.scroll_area.setMinimumWidth(math.ceil(self.view.table_w) + bar_w + 2)
