@@ -16,7 +16,7 @@ change during a run. So the estimate separates the two:
 * threads that wait for each other: a program's threads meet at a barrier after every op, so an op
   ends when its last thread does. A thread off its core (a share 1 - 1/fair of the time) waits for
   it; the longest of T such waits, taken as alike and exponential, is H_T = 1 + 1/2 + ... + 1/T
-  times one (the harmonic number). So a program on T threads runs `barrier_slowdown` =
+  times the mean of one (the harmonic number). So a program on T threads runs `barrier_slowdown` =
   1 + (H_T - 1)(1 - 1/fair) slower again: 1 alone or on one thread, up to 1.5 for two threads on a
   crowded machine (two-thread programs ran 1.3-2.4x slower than fair share on a load of 4-10 per
   core). Only the passes wait at barriers, not a run's start-up (the process, its weight file,
@@ -57,7 +57,7 @@ def barrier_slowdown(threads: int, fair: float) -> float:
     """How much longer than its fair share a program on `threads` threads that meet at a barrier
     after every op takes, when each thread gets 1/`fair` of a core: an op waits for the last of its
     threads, each off its core a share 1 - 1/fair of the time; the longest of T alike exponential
-    waits is H_T (1 + 1/2 + ... + 1/T) times one."""
+    waits is H_T (1 + 1/2 + ... + 1/T) times the mean of one."""
     harmonic = sum(1.0 / t for t in range(1, max(1, threads) + 1))
     return 1.0 + (harmonic - 1.0) * (1.0 - 1.0 / max(1.0, fair))
 
