@@ -11,8 +11,18 @@ change during a run. So the estimate separates the two:
 
 * the machine's share: a thread among the `load` runnable ones on `cores` cores gets cores / load
   of a core (fair share, at least a whole one), and a program adds its threads - 1 to the load its
-  own sampling thread is counted in; `share_slowdown` = max(1, (load + threads - 1) / cores),
-  read from the 1-minute load average as the run goes;
+  own sampling thread is counted in; fair = max(1, (load + threads - 1) / cores), read from the
+  1-minute load average as the run goes;
+* threads that wait for each other: a program's threads meet at a barrier after every op, so an op
+  ends when its last thread does. A thread off its core (a share 1 - 1/fair of the time) waits for
+  it; the longest of T such waits, taken as alike and exponential, is H_T = 1 + 1/2 + ... + 1/T
+  times the mean of one (the harmonic number). So a program on T threads runs `barrier_slowdown` =
+  1 + (H_T - 1)(1 - 1/fair) slower again: 1 alone or on one thread, up to 1.5 for two threads on a
+  crowded machine (two-thread programs ran 1.3-2.4x slower than fair share on a load of 4-10 per
+  core). Only the passes wait at barriers, not a run's start-up (the process, its weight file,
+  onnxruntime's import): the part of a kind's counted work that is passes (`bound`, from the
+  plan's shape: VGG-16's runs 0.8, the digits CNN's 0.01, which waits out min_seconds) bears it.
+  `share_slowdown` = fair x (1 + bound x (barrier_slowdown - 1));
 * each kind's speed on this machine against the build machine, with that share taken out: its
   measured seconds over its planned seconds times the share slowdown over the time it ran; a kind
   not measured yet has the build machine's (1): the plan's rates are that machine's, from MACs.
@@ -43,6 +53,38 @@ MIN_MEASURED_S = 0.2        # a kind's speed is learnt once this much of its wor
 BLEND = 0.25                # the stage in progress: its own rate weighs (share done) ** BLEND
 
 
+def barrier_slowdown(threads: int, fair: float) -> float:
+    """How much longer than its fair share a program on `threads` threads that meet at a barrier
+    after every op takes, when each thread gets 1/`fair` of a core: an op waits for the last of its
+    threads, each off its core a share 1 - 1/fair of the time; the longest of T alike exponential
+    waits is H_T (1 + 1/2 + ... + 1/T) times the mean of one."""
+    harmonic = sum(1.0 / t for t in range(1, max(1, threads) + 1))
+    return 1.0 + (harmonic - 1.0) * (1.0 - 1.0 / max(1.0, fair))
+
+
+def passes_share(shape: dict[str, float]) -> dict[str, float]:
+    """The part of the programs' counted work (less the waits no load stretches) that is their
+    passes, per kind ("run": the timed runs, "split": the thread split's comparison), as
+    core.cappuccino.engine.plan_work counts them from the shape: a run starts (the process, its
+    weight file), computes a pass for the logits, then passes for min_seconds (a wait when a pass is
+    shorter); onnxruntime's runs add its start-up."""
+    from core.cappuccino import engine as capp     # its rates; it imports this module
+
+    if not shape.get("macs") or not shape.get("compiling", 1.0):
+        return {}
+    one = shape["macs"] * shape.get("images", 1.0) / capp.C_MACS_PER_S
+    min_s = shape.get("min_seconds", 0.0)
+    split_s = min(min_s, 0.3)
+    start = capp.RUN_START_S + shape.get("weight_bytes", 0.0) / capp.WEIGHT_READ_BYTES_PER_S + one
+    runs = shape.get("runs", 0.0)
+    ort = shape.get("repeats", 0.0) * capp.ORT_START_S if shape.get("onnx") else 0.0
+    counted = {"run": runs * (start + max(min_s, one)) + ort - shape.get("timing_wait_s", 0.0),
+               "split": start + 6 * (max(split_s, one) + one) - shape.get("split_wait_s", 0.0)}
+    passes = {"run": runs * (one + (one if one >= min_s else 0.0)),
+              "split": one + 6 * (one + (one if one >= split_s else 0.0))}
+    return {k: min(1.0, passes[k] / counted[k]) for k in counted if counted[k] > 0}
+
+
 class CalibratedPlan(WorkPlan):
     def __init__(self, stages: list[Stage], kinds: dict[str, str], clock: Clock = time.monotonic) -> None:
         super().__init__(stages)
@@ -65,6 +107,7 @@ class CalibratedPlan(WorkPlan):
         # through another estimator (benchmarks/eta_error.py --trace / --replay)
         self.journal: list[list[Any]] = []
         self.shape: dict[str, float] = {}
+        self.bound: dict[str, float] = {}   # kind -> the part of its work (less its waits) that is passes
 
     def set_units(self, name: str, units: float) -> None:
         super().set_units(name, units)
@@ -80,13 +123,17 @@ class CalibratedPlan(WorkPlan):
         self.threads = {"run": threads, "split": threads}
         self.fixed["timing"] = float(shape.get("timing_wait_s", 0.0))
         self.fixed["split"] = self.fixed["split_check"] = float(shape.get("split_wait_s", 0.0))
+        self.bound = passes_share(shape)
 
     def _kind(self, st: Stage) -> str:
         return self.kinds.get(st.name, "other")
 
     def share_slowdown(self, kind: str) -> float:
-        """How much slower than alone a thread of this kind of work runs at the load now (fair share)."""
-        return max(1.0, self._load + (self.threads.get(kind, 1) - 1) / self.cores)
+        """How much slower than alone this kind of work runs at the load now: a thread's fair share,
+        and for a program on several threads the waits at its barriers (`barrier_slowdown`)."""
+        threads = self.threads.get(kind, 1)
+        fair = max(1.0, self._load + (threads - 1) / self.cores)
+        return fair * (1.0 + self.bound.get(kind, 0.0) * (barrier_slowdown(threads, fair) - 1.0))
 
     def _locate(self, nominal: float) -> tuple[int, float]:
         """The stage the nominal fraction falls in and how far into it (0..1)."""
