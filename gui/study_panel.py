@@ -195,6 +195,8 @@ class StudyPanel(QWidget):
         here = QHBoxLayout()
         here.addWidget(self.where)
         here.addWidget(self.workers)
+        self.workers_label = QLabel("workers")       # the bare number would not say what it counts
+        here.addWidget(self.workers_label)
         here.addWidget(self.address, 1)
         where.addRow("Run on", here)
         lay.addLayout(where)
@@ -294,6 +296,7 @@ class StudyPanel(QWidget):
     def _where_changed(self) -> None:
         local = self.where.currentData() == "local"
         self.workers.setVisible(local)
+        self.workers_label.setVisible(local)
         self.address.setVisible(not local)
 
     def cluster(self) -> str:

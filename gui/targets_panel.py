@@ -176,6 +176,7 @@ class TargetsPanel(QWidget):
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.plots)
+        self.split = split
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
         lay.addWidget(self.status)
@@ -336,6 +337,7 @@ class TargetsPanel(QWidget):
         self.table.resizeColumnsToContents()
         self._live.append(row)
         self._draw_plots(self._live)    # live: the plots grow as parts finish
+        self._fit_table()
 
     def _finish(self, result: Comparison) -> None:
         self.run_button.setEnabled(True)
@@ -353,10 +355,28 @@ class TargetsPanel(QWidget):
         above = self._draw_plots(result.rows)
         warn = f" {above} roofline point(s) lie above their target's ceiling: a cost below its limit." if above else ""
         again = f" {result.reused} part(s) re-used: their setup had not changed." if result.reused else ""
+        # a target that cannot run the network says why here, not only in a tooltip
+        refused = "".join(f" {r.target}: {'failed' if r.failed else 'not applicable'}, {r.reason}."
+                          for r in result.rows if r.reason is not None)
         self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
                             f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
                             f"reached); highlighted: the best among the targets that run every layer. "
-                            f"Double-click a row or click a point or bar to open its part's run.{again}{warn}")
+                            f"Double-click a row or click a point or bar to open its part's run.{refused}{again}{warn}")
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """Give the table the height of its rows (all of them, the plots keeping at least half the
+        room), so that no target's row hides under the plots on a small screen (1366x768)."""
+        sizes = self.split.sizes()
+        if sum(sizes) <= 0 or self.table.rowCount() == 0:
+            return
+        t = self.table
+        need = (t.horizontalHeader().height() + sum(t.rowHeight(i) for i in range(t.rowCount()))
+                + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height()
+                                        if t.horizontalScrollBar().isVisible() else 0))
+        want = min(need, sum(sizes) // 2)
+        if sizes[0] < want:
+            self.split.setSizes([want, sum(sizes) - want])
 
     def _put_row(self, i: int, row: ComparisonRow, macs: int | None) -> None:
         if self.table.rowCount() <= i:
@@ -367,7 +387,8 @@ class TargetsPanel(QWidget):
             cells += ["-"] * len(METRICS)
         else:
             cells += [cell(ms.get(k), k, False) for k in METRICS]
-        cells += [how_words(row), f"{100 * row.covered_macs / macs:.4g}%" if macs else ""]
+        how = how_words(row) if row.reason is None or row.failed else "not applicable"
+        cells += [how, f"{100 * row.covered_macs / macs:.4g}%" if macs else ""]
         for j, text in enumerate(cells):
             item = QTableWidgetItem(text)
             if j >= 2 and j - 2 < len(METRICS) and METRICS[j - 2] in row.best:
