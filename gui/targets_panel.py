@@ -47,6 +47,8 @@ from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number,
 
 COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How", "MACs run"]
 BEST = QColor(46, 160, 67, 70)
+EMPTY_TEXT = ("Pick a network and press Compare: it is costed on every target of the library, each target a "
+              "run of the Target cost engine.")
 
 
 def comparison_csv(c: Comparison) -> str:
@@ -139,7 +141,7 @@ class TargetsPanel(QWidget):
         self.export_plot_button.setToolTip("Save the plot shown (time or energy bars, or the roofline) as PNG or SVG")
         self.export_plot_button.setEnabled(False)
         self.export_plot_button.clicked.connect(self._ask_export_plot)
-        self.status = QLabel("")
+        self.status = QLabel(EMPTY_TEXT)       # a new user's first look: what to do
         self.status.setWordWrap(True)
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Network:"))
@@ -213,7 +215,7 @@ class TargetsPanel(QWidget):
         self.roofline_series, self.roofline_items = {}, {}
         if c is None:
             self.comparison = None
-            self.status.setText("")
+            self.status.setText(EMPTY_TEXT)
             self.export_table_button.setEnabled(False)
             self.export_plot_button.setEnabled(False)
             return
@@ -371,9 +373,9 @@ class TargetsPanel(QWidget):
         if sum(sizes) <= 0 or self.table.rowCount() == 0:
             return
         t = self.table
+        wide = t.horizontalHeader().length() > t.viewport().width()       # the scroll bar takes a row's room
         need = (t.horizontalHeader().height() + sum(t.rowHeight(i) for i in range(t.rowCount()))
-                + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height()
-                                        if t.horizontalScrollBar().isVisible() else 0))
+                + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height() if wide else 0))
         want = min(need, sum(sizes) // 2)
         if sizes[0] < want:
             self.split.setSizes([want, sum(sizes) - want])
@@ -439,7 +441,7 @@ class TargetsPanel(QWidget):
             drawn.append(row)
             y -= 1                      # the table's order, top to bottom
         axis = plot.getAxis("left")
-        axis.setTicks([ticks])
+        axis.setTicks([ticks] if ticks else None)   # no bar yet: the empty plot's own ticks, not a grid of stripes
         room = max((QFontMetricsF(axis.style.get("tickFont") or self.font()).horizontalAdvance(t) for _, t in ticks),
                    default=0.0)
         axis.setWidth(int(room) + 16)   # every target's name beside its bar
