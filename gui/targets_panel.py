@@ -369,6 +369,9 @@ class TargetsPanel(QWidget):
     def _fit_table(self) -> None:
         """Give the table the height of its rows (all of them, the plots keeping at least half the
         room), so that no target's row hides under the plots on a small screen (1366x768)."""
+        lay = self.layout()
+        if lay is not None:
+            lay.activate()              # the status line just grew: the splitter's room as it now is
         sizes = self.split.sizes()
         if sum(sizes) <= 0 or self.table.rowCount() == 0:
             return
