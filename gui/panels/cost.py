@@ -73,6 +73,7 @@ class TargetCostPanel(GenericPanel):
         run = getattr(self, "run", None)         # the target by its library name where the run is at hand
         if not isinstance(result, TargetCostResult):
             self.headline.setText(_waiting_text(run))
+            self.layers.resizeColumnsToContents()       # the last run's wide reasons go with its rows
             return
         name = run.target.name if run is not None and run.result is result and run.target is not None else None
         head = f"{result.network} on {name or result.target} ({result.engine or 'no engine'}): "
