@@ -47,6 +47,7 @@ from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number,
 
 COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How", "MACs run"]
 BEST = QColor(46, 160, 67, 70)
+STALE_TEXT = "The library's targets have changed since: press Compare to cost them again."
 EMPTY_TEXT = ("Pick a network and press Compare: it is costed on every target of the library, each target a "
               "run of the Target cost engine.")
 
@@ -202,6 +203,9 @@ class TargetsPanel(QWidget):
     def _project_changed(self, ev: Any) -> None:
         if ev.kind == "reset" or (ev.kind == "library" and ev.lib == "workloads"):
             self._fill_networks()
+        if ev.kind == "library" and ev.lib == "targets" and self.comparison is not None and not self.running() \
+                and STALE_TEXT not in self.status.text():      # the rows shown no longer cost the library's targets
+            self.status.setText(f"{self.status.text()} {STALE_TEXT}")
         if ev.kind == "reset" and not self.running():      # a session opened: its last comparison, as it ended
             self.show_comparison(last_recorded(self.project))
 

@@ -38,6 +38,10 @@ def test_a_target_that_cannot_run_says_why_in_the_table_and_the_status(qtbot) ->
     assert panel.table.item(0, how).text() == "not applicable"
     assert panel.table.item(1, how).text() == "failed"
     assert "SCAMP-5: not applicable, no layer runs there (conv1: reads 3 input channels)." in panel.status.text()
+    assert "have changed since" not in panel.status.text()
+    e = next(e for e in panel.project.entries("targets") if e.kind == "dataflow")     # a target edited since
+    panel.project.rename("targets", e.id, "Accelerator, 256 KiB")
+    assert panel.status.text().endswith("The library's targets have changed since: press Compare to cost them again.")
 
 
 @pytest.mark.parametrize("width", [950, 420])     # the tab's room in a 1366x768 window; narrower: a scroll bar
