@@ -100,3 +100,13 @@ def test_the_study_dock_says_what_its_number_counts(qtbot) -> None:
     assert panel.workers_label.text() == "workers" and panel.workers_label.isVisible()
     panel.where.setCurrentIndex(panel.where.findData("address"))
     assert not panel.workers_label.isVisible()
+
+
+def test_the_study_plots_write_in_ink_not_pyqtgraphs_faint_grey(qtbot) -> None:
+    from gui.study_panel import INK, _plot_widget
+
+    plot = _plot_widget()
+    qtbot.addWidget(plot)
+    plot.setLabel("left", "Latency", units="s")
+    assert f"color: {INK}" in plot.getAxis("left").labelString()
+    assert plot.getAxis("bottom").textPen().color().name() == INK
