@@ -386,6 +386,9 @@ class LibraryBrowser(QWidget):
         errors = self.editor.field_errors() if self.editor is not None else []
         if e is not None and errors:
             self.context.status(f"{e.name}: {errors[-1]} (a run of it waits until it reads)")
+        elif getattr(self, "_said_error", False):   # the text now reads: the complaint about it goes
+            self.context.status("")
+        self._said_error = bool(e is not None and errors)
         self.field_errors_changed.emit()
 
     def _update_title(self) -> None:

@@ -80,12 +80,18 @@ class PointRow:
                    **{**optional, "error": None if "error" not in optional else str(optional["error"])})
 
 
+INK = "#222222"      # the study plots' text on their white background
+
+
 def _plot_widget() -> pg.PlotWidget:
     """The look both of the panel's plots share: white, gridded, with a legend; short enough that a
     low dock clips it rather than growing the window."""
     plot = pg.PlotWidget(background="w")
     plot.showGrid(x=True, y=True, alpha=0.3)
-    plot.addLegend(offset=(-10, 10))
+    plot.addLegend(offset=(-10, 10), labelTextColor=INK)
+    for side in ("left", "bottom"):     # pyqtgraph's grey text is faint on white: ticks and titles in ink
+        plot.getAxis(side).setTextPen(pg.mkPen(INK))
+        plot.getAxis(side).labelStyle = {**plot.getAxis(side).labelStyle, "color": INK}
     plot.setMinimumHeight(40)
     return plot
 
@@ -199,6 +205,8 @@ class StudyPanel(QWidget):
         here = QHBoxLayout()
         here.addWidget(self.where)
         here.addWidget(self.workers)
+        self.workers_label = QLabel("workers")       # the bare number would not say what it counts
+        here.addWidget(self.workers_label)
         here.addWidget(self.address, 1)
         where.addRow("Run on", here)
         lay.addLayout(where)
@@ -294,6 +302,7 @@ class StudyPanel(QWidget):
     def _where_changed(self) -> None:
         local = self.where.currentData() == "local"
         self.workers.setVisible(local)
+        self.workers_label.setVisible(local)
         self.address.setVisible(not local)
 
     def cluster(self) -> str:

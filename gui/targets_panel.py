@@ -41,7 +41,7 @@ from core.comparison_cli import HEADS, UNITS, cell, how_words
 from core.comparison_run import ComparisonRun, last_recorded
 from core.errors import InputError
 from core.project import Project
-from core.project_events import Reset
+from core.project_events import LibraryChanged, Reset
 from core.run_controller import thread_launcher
 from gui.follow import follow
 from gui.run_adapter import RunAdapter
@@ -49,6 +49,9 @@ from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number,
 
 COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How", "MACs run"]
 BEST = QColor(46, 160, 67, 70)
+STALE_TEXT = "The library's targets have changed since: press Compare to cost them again."
+EMPTY_TEXT = ("Pick a network and press Compare: it is costed on every target of the library, each target a "
+              "run of the Target cost engine.")
 
 
 def comparison_csv(c: Comparison) -> str:
@@ -141,7 +144,7 @@ class TargetsPanel(QWidget):
         self.export_plot_button.setToolTip("Save the plot shown (time or energy bars, or the roofline) as PNG or SVG")
         self.export_plot_button.setEnabled(False)
         self.export_plot_button.clicked.connect(self._ask_export_plot)
-        self.status = QLabel("")
+        self.status = QLabel(EMPTY_TEXT)       # a new user's first look: what to do
         self.status.setWordWrap(True)
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Network:"))
@@ -178,6 +181,7 @@ class TargetsPanel(QWidget):
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.plots)
+        self.split = split
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
         lay.addWidget(self.status)
@@ -186,6 +190,7 @@ class TargetsPanel(QWidget):
         self.done.connect(self._finish)
         follow(self, project.events.workloads, lambda _ev: self._fill_networks())
         follow(self, project.events.reset, self._project_reset)
+        follow(self, project.events.targets, self._targets_changed)
 
     def _fill_networks(self) -> None:
         """The choices (the library's ONNX CNNs, then the zoo), the current one kept where still there."""
@@ -197,6 +202,11 @@ class TargetsPanel(QWidget):
         at = self.network.findData(keep)
         self.network.setCurrentIndex(max(at, 0))
         self.network.blockSignals(False)
+
+    def _targets_changed(self, _ev: LibraryChanged) -> None:
+        """The rows shown no longer cost the library's targets: say so (once)."""
+        if self.comparison is not None and not self.running() and STALE_TEXT not in self.status.text():
+            self.status.setText(f"{self.status.text()} {STALE_TEXT}")
 
     def _project_reset(self, _ev: Reset) -> None:
         self._fill_networks()
@@ -213,7 +223,7 @@ class TargetsPanel(QWidget):
         self.roofline_series, self.roofline_items = {}, {}
         if c is None:
             self.comparison = None
-            self.status.setText("")
+            self.status.setText(EMPTY_TEXT)
             self.export_table_button.setEnabled(False)
             self.export_plot_button.setEnabled(False)
             return
@@ -337,6 +347,7 @@ class TargetsPanel(QWidget):
         self.table.resizeColumnsToContents()
         self._live.append(row)
         self._draw_plots(self._live)    # live: the plots grow as parts finish
+        self._fit_table()
 
     def _finish(self, result: Comparison) -> None:
         self.run_button.setEnabled(True)
@@ -354,10 +365,31 @@ class TargetsPanel(QWidget):
         above = self._draw_plots(result.rows)
         warn = f" {above} roofline point(s) lie above their target's ceiling: a cost below its limit." if above else ""
         again = f" {result.reused} part(s) re-used: their setup had not changed." if result.reused else ""
+        # a target that cannot run the network says why here, not only in a tooltip
+        refused = "".join(f" {r.target}: {'failed' if r.failed else 'not applicable'}, {r.reason}."
+                          for r in result.rows if r.reason is not None)
         self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
                             f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
                             f"reached); highlighted: the best among the targets that run every layer. "
-                            f"Double-click a row or click a point or bar to open its part's run.{again}{warn}")
+                            f"Double-click a row or click a point or bar to open its part's run.{refused}{again}{warn}")
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """Give the table the height of its rows (all of them, the plots keeping at least half the
+        room), so that no target's row hides under the plots on a small screen (1366x768)."""
+        lay = self.layout()
+        if lay is not None:
+            lay.activate()              # the status line just grew: the splitter's room as it now is
+        sizes = self.split.sizes()
+        if sum(sizes) <= 0 or self.table.rowCount() == 0:
+            return
+        t = self.table
+        wide = t.horizontalHeader().length() > t.viewport().width()       # the scroll bar takes a row's room
+        need = (t.horizontalHeader().height() + sum(t.rowHeight(i) for i in range(t.rowCount()))
+                + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height() if wide else 0))
+        want = min(need, sum(sizes) // 2)
+        if sizes[0] < want:
+            self.split.setSizes([want, sum(sizes) - want])
 
     def _put_row(self, i: int, row: ComparisonRow, macs: int | None) -> None:
         if self.table.rowCount() <= i:
@@ -368,7 +400,8 @@ class TargetsPanel(QWidget):
             cells += ["-"] * len(METRICS)
         else:
             cells += [cell(ms.get(k), k, False) for k in METRICS]
-        cells += [how_words(row), f"{100 * row.covered_macs / macs:.4g}%" if macs else ""]
+        how = how_words(row) if row.reason is None or row.failed else "not applicable"
+        cells += [how, f"{100 * row.covered_macs / macs:.4g}%" if macs else ""]
         for j, text in enumerate(cells):
             item = QTableWidgetItem(text)
             if j >= 2 and j - 2 < len(METRICS) and METRICS[j - 2] in row.best:
@@ -419,7 +452,7 @@ class TargetsPanel(QWidget):
             drawn.append(row)
             y -= 1                      # the table's order, top to bottom
         axis = plot.getAxis("left")
-        axis.setTicks([ticks])
+        axis.setTicks([ticks] if ticks else None)   # no bar yet: the empty plot's own ticks, not a grid of stripes
         room = max((QFontMetricsF(axis.style.get("tickFont") or self.font()).horizontalAdvance(t) for _, t in ticks),
                    default=0.0)
         axis.setWidth(int(room) + 16)   # every target's name beside its bar

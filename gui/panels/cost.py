@@ -34,6 +34,16 @@ def figure_text(f: Figure, unit: str) -> str:
     return text
 
 
+def _waiting_text(run: Any) -> str:
+    """The headline of a tab with no result on show: the run on show's state where it has one."""
+    if run is None:
+        return "Run to cost the chosen network on the chosen target."
+    what = " on ".join(s.name for s in (run.workload, run.target) if s is not None)
+    if run.status == "running":
+        return f"Costing {what}: its layers appear here when it ends."
+    return f"{run.id} ({what}) {run.status} before any result."
+
+
 class TargetCostPanel(GenericPanel):
     engine_name = "cost"
 
@@ -52,21 +62,26 @@ class TargetCostPanel(GenericPanel):
         lay.addWidget(self.headline)
         lay.addWidget(self.layers, 1)
         self.tabs.insertTab(0, page, "Layers")
+        # the engine streams no metric points: an always-empty live plot (and its export) would mislead
+        self.tabs.removeTab(self.tabs.indexOf(self.plot))
+        self.export_plot_button.hide()
         self.tabs.setCurrentIndex(0)
 
     def show_result(self, result: EngineResult | None) -> None:
         super().show_result(result)
         self.layers.setRowCount(0)
-        if not isinstance(result, TargetCostResult):
-            self.headline.setText("Run to cost the chosen network on the chosen target.")
-            return
         run = getattr(self, "run", None)         # the target by its library name where the run is at hand
+        if not isinstance(result, TargetCostResult):
+            self.headline.setText(_waiting_text(run))
+            self.layers.resizeColumnsToContents()       # the last run's wide reasons go with its rows
+            return
         name = run.target.name if run is not None and run.result is result and run.target is not None else None
         head = f"{result.network} on {name or result.target} ({result.engine or 'no engine'}): "
         if result.reason is not None:
             head += f"not run there: {result.reason}"
         else:
-            head += f"{100 * result.covered_macs / max(1, result.macs):.4g}% of the MACs run. {result.note}"
+            note = result.note[:1].upper() + result.note[1:]
+            head += f"{100 * result.covered_macs / max(1, result.macs):.4g}% of the MACs run. {note}"
         self.headline.setText(head)
         self.headline.setToolTip(result.record.target if result.record is not None else "")
         layers = [*result.record.layers, result.record.total] if result.record is not None else []
