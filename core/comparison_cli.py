@@ -120,19 +120,14 @@ UNITS = {"latency_s": "s", "throughput_per_s": "/s", "energy_j": "J", "offchip_b
 HEADS = {"latency_s": "latency", "throughput_per_s": "throughput (images/s)", "energy_j": "energy",
          "offchip_bytes": "off-chip"}
 SHORT = {"latency_s": "latency", "throughput_per_s": "throughput", "energy_j": "energy", "offchip_bytes": "off-chip"}
-_PREFIXES = [(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n")]
 
 
 def si(value: float, unit: str) -> str:
-    """3-4 significant digits with an SI prefix: 43.47 ms, 36.3 MB, 3339 /s."""
-    if value == 0:
-        return f"0 {unit}"
-    if unit == "/s":
-        return f"{value:,.0f}" if value >= 1000 else f"{value:.4g}"
-    for scale, p in _PREFIXES:
-        if abs(value) >= scale:
-            return f"{value / scale:.4g} {p}{unit}"
-    return f"{value:.3g} {unit}"
+    """3-4 significant digits with an SI prefix (43.47 ms, 36.3 MB, 19.5 mJ, 3,339 /s): the one
+    formatter's (core.numbers), so the table reads as the window does."""
+    from core.numbers import format_number
+
+    return format_number(value, unit)
 
 
 def _pct(p: float | None) -> str:
