@@ -40,7 +40,7 @@ from core.results import EngineResult
 from core.engine import EngineSpec, JobRequest
 from core.errors import CheckFailed, InputError
 from core.files import file_problem
-from core.machine_load import LoadRecord, load_average
+from core.machine_load import LoadRecord, OtherWorkRate
 from core.jobs import CancelToken, Event, FinalResult, LogLine, MetricPoint, Progress
 from core.nets import zoo
 from core.work_units import Stage, WorkPlan
@@ -343,7 +343,10 @@ def _run(request: JobRequest, cancel: CancelToken, plan: CalibratedPlan) -> Iter
         rate = max(NUMPY_MACS_PER_S, float(model.network.macs) * len(model.x_val) / loaded_s)
     plan_work(plan, model, s, bool(model.extra.get("onnx") or network.source == "onnx"), threads, rate)
     cores = max(1, os.cpu_count() or 1)
-    plan.slowdown = lambda: load_average() / cores
+    # the load per core the fair share is read from: other work now (CPU accounts, core.machine_load),
+    # plus this run's own sampling thread; not the load average, which lags and counts our own threads
+    other = OtherWorkRate()
+    plan.slowdown = lambda: (other.cores() + 1.0) / cores
     info = ModelInfo(name=model.name, title=model.network.title, input_shape=list(model.input_shape),
                      validation_images=int(len(model.y_val)), notes=model.notes, extra=dict(model.extra))
     alloc = allocation.allocate(model.ops, V, threads)
