@@ -94,3 +94,35 @@ def test_pareto_pickers_show_titles_with_units_and_keep_the_key(window, tmp_path
     panel.pareto_y.setCurrentIndex(2)
     assert panel.pareto_y.currentData() == "offchip_bytes"
     assert panel.pareto.getPlotItem().getAxis("left").labelText == "Off-chip traffic"
+
+
+def test_a_bottom_dock_takes_half_a_small_screen_and_the_tabs_scroll(qtbot) -> None:
+    from PySide6.QtWidgets import QScrollArea
+
+    from tests.test_no_clipped_text import combo_problems, tab_problems
+    from tests.window_helpers import example_window
+
+    w = example_window(qtbot, (1366, 768))
+    try:
+        settle()
+        w.study_dock.raise_()
+        w.resizeDocks([w.study_dock], [384], Qt.Orientation.Vertical)
+        settle()
+        assert w.study_dock.height() >= 300, w.tabs.minimumSizeHint()
+        for name in ("simulate", "merit", "cappuccino", "bound"):   # the tallest tabs once held the docks small
+            w.set_current_engine(name)
+            settle()
+            panel = w.panels[name]
+            scroller = panel.findChild(QScrollArea)
+            assert scroller is not None and scroller.widget() is panel.content
+            content, bar = panel.content, scroller.verticalScrollBar()
+            assert content.height() >= content.minimumSizeHint().height()    # squeezed nowhere: it scrolls
+            assert bar.maximum() > 0
+            bar.setValue(bar.maximum())                     # the last row comes into view
+            settle()
+            button = panel.export_json_button
+            bottom = button.mapTo(scroller.viewport(), button.rect().bottomLeft()).y()
+            assert 0 <= bottom <= scroller.viewport().height()
+            assert not tab_problems(w.tabs) and not combo_problems(w.tabs, popups=False)
+    finally:
+        w.shutdown_jobs()
