@@ -114,7 +114,8 @@ def run_row(run: Run) -> dict[str, Any]:
         "metric": metric.name if metric else "",
         "metric_label": metric.title if metric else "",
         "value": value,
-        "value_text": metric.text(value, run.result) if metric and value is not None else "",
+        "value_text": metric.text(value, run.result) if metric and value is not None
+        else NOT_APPLICABLE if metric and run.status == "finished" else "",
         "headline_text": headline_text(run),
         "duration_s": run.duration_s,
         "started": local_time(run.started_at),
@@ -123,10 +124,23 @@ def run_row(run: Run) -> dict[str, Any]:
     }
 
 
+NOT_APPLICABLE = "not applicable"
+
+
 def headline_text(run: Run) -> str:
-    """Every headline metric of a run as people read it, one a line ("Time per image: 1.2 ms")."""
-    return "\n".join(f"{m.title}: {m.text(run.headline.get(m.name), run.result)}"
-                     for m in (metric_of(run.engine, k) for k in run.headline))
+    """Every headline metric of a run as people read it, one a line ("Time per image: 1.2 ms"); a
+    finished run's metric without a value is "not applicable", followed by the result's reason where
+    it gives one (a comparison's part whose target runs none of the network)."""
+    def text(m: Metric) -> str:
+        value = run.headline.get(m.name)
+        if value is None and run.status == "finished":
+            return NOT_APPLICABLE
+        return m.text(value, run.result)
+    lines = [f"{m.title}: {text(m)}" for m in (metric_of(run.engine, k) for k in run.headline)]
+    reason = getattr(run.result, "reason", None)
+    if isinstance(reason, str) and reason and any(run.headline.get(k) is None for k in run.headline):
+        lines.append(f"Not applicable: {reason}")
+    return "\n".join(lines)
 
 
 @dataclass

@@ -266,6 +266,12 @@ class MainWindow(QMainWindow):
         tb.addSeparator()
         tb.addActions([self.act_run, self.act_cancel])
         self.addToolBar(tb)
+        # Undo and Redo keep one width whatever they would undo (the text elided, in full in the
+        # tooltip), so Run beside them never moves under the pointer after an edit
+        for act in (self.act_undo, self.act_redo):
+            button = tb.widgetForAction(act)
+            if button is not None:
+                button.setFixedWidth(button.fontMetrics().horizontalAdvance("Undo " + "m" * 12) + 12)
         self._refresh_recent()
         self._update_undo_actions()
 
@@ -275,7 +281,18 @@ class MainWindow(QMainWindow):
         self.act_redo.setEnabled(st.can_redo())
         self.act_undo.setText(f"&Undo {st.undo_text()}".rstrip())
         self.act_redo.setText(f"&Redo {st.redo_text()}".rstrip())
+        for act, word, what in ((self.act_undo, "Undo", st.undo_text()), (self.act_redo, "Redo", st.redo_text())):
+            full = f"{word} {what}".rstrip()
+            button = self._toolbar_button(act)
+            if button is not None:          # the toolbar's button elides; the menu shows it in full
+                act.setIconText(button.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight,
+                                                                 button.width() - 12))
+            act.setToolTip(full)
         self.setWindowModified(self.project.modified)
+
+    def _toolbar_button(self, act: QAction) -> QWidget | None:
+        tb = self.findChild(QToolBar, "main-toolbar")
+        return tb.widgetForAction(act) if tb is not None else None
 
     def _library_changed(self, _ev: LibraryChanged | Reset) -> None:
         self._mark_in_use()

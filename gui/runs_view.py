@@ -52,14 +52,14 @@ class RunsContext(Protocol):
 
 def cell_text(row: dict[str, Any], key: str) -> str:
     value = row[key]
+    if key == "value" and row.get("value_text"):        # "not applicable" where a finished run has none
+        return str(row["value_text"])
     if value is None:
         return ""
     if key == "duration_s" and isinstance(value, (int, float)):
         return DURATION.text(value)
     if key == "metric":                     # the headline's name and value as people read them
         return str(row.get("metric_label") or value)
-    if key == "value" and row.get("value_text"):
-        return str(row["value_text"])
     return format_value(value)
 
 

@@ -517,6 +517,13 @@ class StudyPanel(QWidget):
     def _metric(study: study_spec.Study, m: StudyMetric) -> Metric:
         return metric_of(study.engine, m.name) if m.path is None else Metric(m.name, m.name)
 
+    @classmethod
+    def _metric_title(cls, study: study_spec.Study, m: StudyMetric) -> str:
+        """A metric as a picker shows it: its declared title and unit ("Energy (J)"), else its key."""
+        declared = cls._metric(study, m)
+        unit = {"fraction": "%", "×": ""}.get(declared.unit, declared.unit)
+        return f"{declared.title} ({unit})" if unit else declared.title
+
     def _fill_table(self, study: study_spec.Study) -> None:
         cols = self._columns(study)
         self.table.clear()
@@ -568,11 +575,17 @@ class StudyPanel(QWidget):
     def _fill_combos(self, study: study_spec.Study) -> None:
         metrics = [m.name for m in study.metrics]
         for combo, items in ((self.plot_y, metrics), (self.plot_x, study.axis_labels),
-                             (self.plot_by, ["(none)"] + study.axis_labels), (self.pareto_x, metrics),
-                             (self.pareto_y, metrics)):
+                             (self.plot_by, ["(none)"] + study.axis_labels)):
             combo.blockSignals(True)
             combo.clear()
             combo.addItems(items)
+            combo.blockSignals(False)
+        for combo in (self.pareto_x, self.pareto_y):   # a front's axes read as titles; the key is the item's data
+            combo.blockSignals(True)
+            combo.clear()
+            for sm in study.metrics:
+                combo.addItem(self._metric_title(study, sm), sm.name)
+                combo.setItemData(combo.count() - 1, sm.name, Qt.ItemDataRole.ToolTipRole)
             combo.blockSignals(False)
         if len(metrics) > 1:
             self.pareto_y.setCurrentIndex(1)
@@ -580,7 +593,7 @@ class StudyPanel(QWidget):
             self.plot_by.setCurrentIndex(2)
         for combo, box in ((self.pareto_x, self.min_x), (self.pareto_y, self.min_y)):
             # each metric its declared better way (core.metrics); a path's: lower
-            m = next((m for m in study.metrics if m.name == combo.currentText()), None)
+            m = next((m for m in study.metrics if m.name == combo.currentData()), None)
             box.setChecked(m is None or self._metric(study, m).better != "higher")
         goal = study.front_spec
         if goal is not None:        # a search's or a sweep's objectives are its front's axes, in their directions
@@ -636,7 +649,7 @@ class StudyPanel(QWidget):
         legend = self.pareto.getPlotItem().legend
         if legend is not None:
             legend.clear()
-        a, b = self.pareto_x.currentText(), self.pareto_y.currentText()
+        a, b = self.pareto_x.currentData() or "", self.pareto_y.currentData() or ""
         self._axis_label("bottom", a)
         self._axis_label("left", b)
         if not a or not b:
@@ -669,7 +682,7 @@ class StudyPanel(QWidget):
 
     def front_indices(self) -> list[int]:
         """Point indices on the current Pareto front (for tests and exports)."""
-        a, b = self.pareto_x.currentText(), self.pareto_y.currentText()
+        a, b = self.pareto_x.currentData() or "", self.pareto_y.currentData() or ""
         recs, pts = [], []
         for r in self.finished_records():
             x, y = number(r.metrics.get(a)), number(r.metrics.get(b))

@@ -107,6 +107,6 @@ def test_a_search_study_opens_its_front_with_its_objectives(window, tmp_path):
         {"metric": "memory", "direction": "maximize"}, {"metric": "optimal_traffic", "direction": "minimize"}]}}
     _set(panel, doc, tmp_path)
     assert panel.study is not None and panel.study.search is not None
-    assert panel.pareto_x.currentText() == "memory" and not panel.min_x.isChecked()
-    assert panel.pareto_y.currentText() == "optimal_traffic" and panel.min_y.isChecked()
+    assert panel.pareto_x.currentData() == "memory" and not panel.min_x.isChecked()
+    assert panel.pareto_y.currentData() == "optimal_traffic" and panel.min_y.isChecked()
     assert panel.tabs.currentWidget() is panel.pareto.parentWidget()

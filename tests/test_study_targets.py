@@ -205,8 +205,9 @@ def test_the_studies_dock_draws_the_front_as_points_arrive(qtbot, tmp_path, monk
         QTest.keyClicks(panel.editor, json.dumps(SWEEP))
         panel.check()
         assert panel.study is not None, panel.message.text()
-        assert panel.pareto_x.currentText() == "energy_j" and panel.min_x.isChecked()
-        assert panel.pareto_y.currentText() == "latency_s" and panel.min_y.isChecked()
+        assert panel.pareto_x.currentData() == "energy_j" and panel.min_x.isChecked()
+        assert panel.pareto_x.currentText() == "Energy (J)"
+        assert panel.pareto_y.currentData() == "latency_s" and panel.min_y.isChecked()
         assert panel.tabs.currentWidget() is panel.pareto.parentWidget()
         before = len(w.project.runs)
         QTest.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)

@@ -152,6 +152,19 @@ def load(path: str | Path, project: "Project | None" = None) -> Study:
 
 
 # ================================================================ checking
+def _network_title(value: dict[str, Any]) -> str | None:
+    """A CNN workload's network as people name it ("LeNet-5", an ONNX file's stem), else None."""
+    from core.kinds import kind_of
+    onnx, network = value.get("onnx_path"), value.get("network")
+    if isinstance(onnx, str) and onnx:
+        return Path(onnx).stem
+    found = kind_of("workloads", str(value.get("kind")))
+    if not isinstance(network, str) or found is None:
+        return None
+    title = found.variants().get(network)
+    return title.split(" (")[0] if title else network
+
+
 def _axis_units(study: Study) -> dict[str, str]:
     """The unit of each axis over a field of the base target that has one (core.units knows it)."""
     kind = study.target.get("kind") if isinstance(study.target, dict) else None
@@ -285,7 +298,7 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
         if root in doc and doc[root] is not None:
             value, item_name = resolve_item(root, doc[root], f"study.{root}")
             kinds_titles = WORKLOAD_KINDS if root == "workload" else TARGET_KINDS
-            title = value.get("name") if isinstance(value.get("name"), str) else \
+            title = value.get("name") if isinstance(value.get("name"), str) else _network_title(value) or \
                 kinds_titles.get(str(value.get("kind")), "random kernels" if "generate" in value else root)
             base[root] = (value, item_name or str(title))
         elif kinds:             # the item the engine's tab would pick in that library

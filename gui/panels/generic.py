@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QTabWidget, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QTabWidget,
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from core.results import EngineResult, plain_parts
 from core.atomic import atomic_write_text
@@ -88,14 +88,33 @@ def replay_events(run: Run) -> list[Event]:
     return events
 
 
+RESULT_VIEWS_MIN_H = 240       # px the result views keep (a plot's axis titles whole); the panel scrolls below it
 MAX_WARNING_LINES = 4          # a result's warnings above the views; the rest in the tooltip
+
+
+class _FillingLayout(QVBoxLayout):
+    """A panel's content layout: its height follows the scroll area's view (down to its minimum), not
+    the height its wrapped texts would prefer, which would make a tall screen scroll too."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt name)
+        return False
 
 
 class GenericPanel(EnginePanel):
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
         self._result: EngineResult | None = None      # the result on show; its JSON form only on export
-        layout = QVBoxLayout(self)
+        # the panel's content scrolls: a short tab (a bottom dock taking half a 768-pixel screen) keeps
+        # every control and view whole, reached by scrolling, rather than holding the docks small
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.content = QWidget()
+        self.scroller.setWidget(self.content)
+        outer.addWidget(self.scroller)
+        layout = _FillingLayout(self.content)
         self.summary = QLabel(engine.summary)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
@@ -112,6 +131,7 @@ class GenericPanel(EnginePanel):
         self.result_warnings.hide()
         layout.addWidget(self.result_warnings)
         self.tabs = QTabWidget()
+        self.tabs.setMinimumHeight(RESULT_VIEWS_MIN_H)     # a short tab scrolls to its views, never squeezes them
         layout.addWidget(self.tabs, 1)
         self.plot = LivePlot(title="Live metrics", redraw_interval_s=LIVE_REDRAW_S)
         self.tabs.addTab(self.plot, "Live plot")
