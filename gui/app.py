@@ -12,11 +12,22 @@ from PySide6.QtWidgets import QApplication
 
 
 
+_COLLECTOR: object = None
+
+
 def make_app() -> QApplication:
+    global _COLLECTOR
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication), "a plain QCoreApplication already exists; the GUI needs a QApplication"
     app.setApplicationName("Dataflow Explorer")
     app.setOrganizationName("DataflowExplorer")
+    if _COLLECTOR is None:
+        # the cyclic garbage collector runs on the UI thread only, from a timer (pyqtgraph's collector):
+        # run automatically it starts in whichever thread allocates next, and a worker thread (a
+        # study's runner, a Dask client) that frees a widget's cycle there deadlocks or crashes Qt
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        _COLLECTOR = GarbageCollector(interval=1.0)
     return app
 
 

@@ -6,6 +6,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import gc
+
 import pytest
 
 from core import engine as engine_module
@@ -13,6 +15,33 @@ from tests.demo_engine import DEMO, demo_run  # noqa: F401  (demo_run: re-export
 
 
 SLOW_MODULE = "pytestmark = pytest.mark.slow"
+
+
+_GC_THRESHOLD = gc.get_threshold()
+
+
+def pytest_configure(config):
+    """The cyclic garbage collector runs between tests on the main thread, never on its own: run
+    automatically it starts in whichever thread allocates next, and a worker thread (a run's
+    thread, a comparison part, a Dask client) that frees a Qt widget's cycle from an earlier test
+    deadlocks with the UI thread or crashes Qt (CI hung so in test_targets_tab, and segfaulted so
+    before). The app does the same with a timer on its UI thread (gui.app.make_app)."""
+    gc.disable()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After each test's fixtures are torn down: the generations due, as the automatic collector
+    would (every 10th of the young one, every 100th a full one), on this, the main thread."""
+    yield
+    g0, g1, g2 = gc.get_count()
+    t0, t1, t2 = _GC_THRESHOLD
+    if g1 >= t1 and g2 >= t2:
+        gc.collect(2)
+    elif g1 >= t1:
+        gc.collect(1)
+    elif g0 >= t0:
+        gc.collect(0)
 
 
 def pytest_ignore_collect(collection_path, config):
