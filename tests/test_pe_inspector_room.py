@@ -29,7 +29,8 @@ VALUES = {"A": {"C": -0.0703, "N": -0.0625, "E": -0.1234, "S": 0.0019, "W": -12.
           "C": {"C": -1234.5, "N": -1.0e-5, "E": 0.25, "S": -0.25, "W": 3.0}}
 
 
-def test_inspector_columns_keep_two_digits_apart_at_1366x768(qtbot):
+def _stepper_at_1366(qtbot):
+    """A main window at 1366x768 with a program opened in the simulator: the window and its stepper."""
     from core.simulate.sources import settings_from_cain_result
     from gui.main_window import MainWindow
 
@@ -39,7 +40,11 @@ def test_inspector_columns_keep_two_digits_apart_at_1366x768(qtbot):
     w.show()
     qtbot.waitExposed(w)
     w.open_in_simulator(settings_from_cain_result(_plan()))
-    st = w.panels["simulate"].stepper
+    return w, w.panels["simulate"].stepper
+
+
+def test_inspector_columns_keep_two_digits_apart_at_1366x768(qtbot):
+    w, st = _stepper_at_1366(qtbot)
     assert w.minimumSizeHint().width() <= 1366
     view = st.inspector.view
     st.inspector.show_pe(1, (2, 3), VALUES, {}, ("B",))
@@ -67,16 +72,7 @@ BIG = {"A": {"C": 12.3e6, "N": -12345678.9, "E": 1.0e9, "S": -4.56e12, "W": 9999
 def test_big_values_fit_their_columns_and_tell_the_whole_value_in_a_tooltip(qtbot):
     """12.3 million written out ("12.3 million") widened the columns past the pane, which cut the
     table; it now reads "12.3M" in the column and whole in the cell's tooltip."""
-    from core.simulate.sources import settings_from_cain_result
-    from gui.main_window import MainWindow
-
-    w = MainWindow(restore_layout=False)
-    qtbot.addWidget(w)
-    w.resize(1366, 768)
-    w.show()
-    qtbot.waitExposed(w)
-    w.open_in_simulator(settings_from_cain_result(_plan()))
-    st = w.panels["simulate"].stepper
+    w, st = _stepper_at_1366(qtbot)
     view = st.inspector.view
     col_w, table_w = view.col_w, view.table_w
     st.inspector.show_pe(1, (2, 3), BIG, {}, ("A",))
