@@ -18,6 +18,7 @@ from typing import Any
 
 from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem
 from core.errors import InputError
+from core.numbers import format_number
 
 EXIT_BAD_INPUT = 2
 
@@ -122,14 +123,6 @@ HEADS = {"latency_s": "latency", "throughput_per_s": "throughput (images/s)", "e
 SHORT = {"latency_s": "latency", "throughput_per_s": "throughput", "energy_j": "energy", "offchip_bytes": "off-chip"}
 
 
-def si(value: float, unit: str) -> str:
-    """3-4 significant digits with an SI prefix (43.47 ms, 36.3 MB, 19.5 mJ, 3,339 /s): the one
-    formatter's (core.numbers), so the table reads as the window does."""
-    from core.numbers import format_number
-
-    return format_number(value, unit)
-
-
 def _pct(p: float | None) -> str:
     if p is None:
         return "-"
@@ -139,9 +132,9 @@ def _pct(p: float | None) -> str:
 def cell(m: Metric | None, key: str, best: bool) -> str:
     if m is None or m.value is None:
         return "-" if m is None else "no model"
-    text = si(m.value, UNITS[key])
+    text = format_number(m.value, UNITS[key])
     if m.limit is not None:
-        text += f" ({si(m.limit, UNITS[key])}, {_pct(m.pct_of_limit)})"
+        text += f" ({format_number(m.limit, UNITS[key])}, {_pct(m.pct_of_limit)})"
     return text + (" *" if best else "")
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from core.comparison_cli import si
 from core.cost import Figure
 from core.engine import EngineSpec
+from core.numbers import format_number
 from core.results import EngineResult
 from core.target_cost.result import TargetCostResult
 from gui.panels.base import PanelContext
@@ -28,9 +28,9 @@ COLUMNS = ["Layer", "MACs", "Time (limit, % of it)", "Energy (limit, % of it)", 
 def figure_text(f: Figure, unit: str) -> str:
     if f.value is None:
         return "-"
-    text = si(f.value, unit)
+    text = format_number(f.value, unit)
     if f.limit is not None and f.value:
-        text += f" ({si(f.limit, unit)}, {100 * f.limit / f.value:.3g}%)"
+        text += f" ({format_number(f.limit, unit)}, {100 * f.limit / f.value:.3g}%)"
     return text
 
 
