@@ -9,7 +9,7 @@ Per network the precise Cappuccino program (every layer float32) is synthesised 
 describes this machine (its caches; `--threads` cores, `--vector-width` lanes; the FMA issue per
 cycle of its microarchitecture at that width, core.host_machine.host_fma; the clock its cores run
 vector code at and the DRAM read bandwidth of `--threads` workers, measured by
-benchmarks/cappuccino_machine_rates.py unless `--clock-mhz` / `--bandwidth-gbps` are given), built, and run `--repeats` times with its per-op clock (`--profile`) on
+benchmarks/cappuccino_machine_rates.py unless `--clock-mhz` / `--bandwidth-gbps` are given), built, and run `--repeats` times (in rounds: each round times every network once) with its per-op clock (`--profile`) on
 `--images` validation images for at least `--min-seconds`; per step the median of the runs. The
 model is core.cappuccino.time_model (each term from the program's plan, a published figure or a
 micro-benchmark, fitted to no network); `--roofline` prints the old roofline beside it
@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.cappuccino.cost import CappuccinoCost, network_cost  # noqa: E402
 from core.host_machine import host_cpu, host_fma  # noqa: E402
+from core.errors import InputError  # noqa: E402
 from core.workload import BUILTIN_DIGITS, CnnNetwork, MobileSocTarget  # noqa: E402
 
 TARGET_ERROR = 0.25
@@ -114,13 +115,28 @@ def main() -> int:
     target = MobileSocTarget(cores=a.threads, vector_width=a.vector_width,
                              fma_per_cycle=host_fma().issue_per_cycle(a.vector_width), clock_mhz=clock,
                              bandwidth_gbps=bandwidth)
-    rows: list[dict[str, Any]] = []
-    for name in a.networks.split(","):
-        t0 = time.monotonic()
-        load_start = os.getloadavg()[0]
-        runs = [network_cost(CnnNetwork(name), target, measure=True, images=a.images, min_seconds=a.min_seconds)
-                for _ in range(a.repeats)]
-        rows.append(_row(runs, load_start, time.monotonic() - t0))
+    names = [n.strip() for n in a.networks.split(",") if n.strip()]
+    for name in names:          # every name checked before anything is timed
+        try:
+            CnnNetwork(name).validate()
+        except InputError as exc:
+            print(f"error: --networks: {exc.message}", file=sys.stderr)
+            return 2
+    # Rounds: each round times every network once, so a slow spell of the machine (another tenant of the
+    # host, a frequency change) falls on all of them rather than on one network's repeats; per network
+    # the median over the rounds.
+    runs: dict[str, list[CappuccinoCost]] = {n: [] for n in names}
+    seconds = dict.fromkeys(names, 0.0)
+    load_start = dict.fromkeys(names, 0.0)
+    for k in range(a.repeats):
+        for name in names:
+            t0 = time.monotonic()
+            if k == 0:
+                load_start[name] = os.getloadavg()[0]
+            runs[name].append(network_cost(CnnNetwork(name), target, measure=True, images=a.images,
+                                           min_seconds=a.min_seconds))
+            seconds[name] += time.monotonic() - t0
+    rows = [_row(runs[n], load_start[n], seconds[n]) for n in names]
     if a.json:
         print(json.dumps({"target_error": TARGET_ERROR, "clock_mhz": clock, "bandwidth_gbps": bandwidth,
                           "fma_source": host_fma().source,

@@ -93,7 +93,10 @@ def test_a_k_step_is_the_slowest_of_fma_issue_latency_and_loads(digits):
     one = T.step_cycles(plan, i, 1)
     pool = T._pool_cycles(plan, plan.ops[p.pool]) if p.pool >= 0 else 0.0
     step = max(p.rq * p.rp, T.FMA_LATENCY, T.load_cycles(p.rq + p.rp, p.rq, 16))
-    assert one == pytest.approx(blocks * (steps * step + T.EPILOGUE * p.rq * p.rp + T.BLOCK_SETUP) + pool)
+    assert one == pytest.approx(blocks * (steps * step + T.CONV_OUT_CYCLES_ONE * p.rq * p.rp + T.BLOCK_SETUP) + pool)
+    # two workers pay the (measured) larger cost per output vector
+    assert T.step_cycles(plan, i, 1, workers=2) == pytest.approx(
+        one + blocks * p.rq * p.rp * (T.CONV_OUT_CYCLES_SHARED - T.CONV_OUT_CYCLES_ONE))
     # more FMA issue never costs more, and never less than the FMA latency per step
     many = T.step_cycles(plan, i, 16)
     assert many <= one and many >= blocks * steps * T.FMA_LATENCY
@@ -111,8 +114,11 @@ def test_a_shared_step_splits_its_chunks_over_the_workers_and_pays_the_shared_ph
     one = T.step_time(plan, i, MobileSocTarget(cores=1, vector_width=4), 2, 0.0)
     three = T.step_time(plan, i, MobileSocTarget(cores=3, vector_width=4), 2, 0.0)
     assert (two.workers, one.workers, three.workers) == (2, 1, 3)
-    assert two.compute_s == pytest.approx(one.compute_s / 2)
-    assert three.compute_s == pytest.approx(one.compute_s * 3 / 8)          # the slowest takes 3 of 8 chunks
+    clock = MobileSocTarget().clock_mhz * 1e6
+    assert one.compute_s == pytest.approx(T.step_cycles(plan, i, 2, workers=1) / clock)
+    assert two.compute_s == pytest.approx(T.step_cycles(plan, i, 2, workers=2) / 2 / clock)
+    assert three.compute_s == pytest.approx(T.step_cycles(plan, i, 2, workers=3) * 3 / 8 / clock)  # 3 of 8 chunks
+    assert one.compute_s / 2 < two.compute_s < one.compute_s      # shared: each output vector costs more
     assert two.fixed_s == T.PHASE_NS_SHARED * 1e-9 and one.fixed_s == T.PHASE_NS_ONE * 1e-9
     plan.ops[i] = dataclasses.replace(shared, chunks=1)                     # one chunk: worker 0 alone
     assert T.step_time(plan, i, MobileSocTarget(cores=2, vector_width=4), 2, 0.0).workers == 1
@@ -185,7 +191,7 @@ def test_an_int8_conv_sums_four_maps_a_step_and_pays_its_quantisation(digits):
     int8 = T.step_cycles(plan, i, 1)
     pool = T._pool_cycles(plan, plan.ops[p.pool]) if p.pool >= 0 else 0.0
     step = max(p.rq * p.rp, T.FMA_LATENCY, T.load_cycles(p.rq + p.rp, p.rq, 16)) + T.INT8_QUANT_CYCLES / 4 * p.rp
-    assert int8 == pytest.approx(blocks * (steps // 4 * step + T.EPILOGUE * p.rq * p.rp + T.BLOCK_SETUP) + pool)
+    assert int8 == pytest.approx(blocks * (steps // 4 * step + T.CONV_OUT_CYCLES_ONE * p.rq * p.rp + T.BLOCK_SETUP) + pool)
     assert int8 < fp32
 
 

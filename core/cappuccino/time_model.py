@@ -13,14 +13,17 @@ fitted to a network's measured time (docs/cappuccino.md, "Cost on a mobile SoC",
   the map's edges) x k-steps x rq x rp, every vector V lanes wide however many output maps are left
   (a 10-map layer at V = 16 wastes 6 lanes), and per k-step the slowest of: rq x rp FMAs at the
   target's FMA issue per cycle, one FMA latency (each accumulator is a dependent chain), and the
-  rq weight vectors + rp broadcasts at the load ports; then per output vector the epilogue and per
-  block its set-up (synth_program's EPILOGUE, BLOCK_SETUP). A max pooling fused into it adds the
+  rq weight vectors + rp broadcasts at the load ports; then per output vector the kernel's cost
+  beyond its k-steps (bias, residual, ReLU, address, store, loop overheads: CONV_OUT_CYCLES_*, measured
+  here on one worker and on two by benchmarks/cappuccino_conv_overhead.py) and per block its set-up
+  (synth_program's BLOCK_SETUP). A max pooling fused into it adds the
   pooling's work. A conv whose input frame exceeds the last-level cache reads it again from DRAM
   for every group of rq output stacks after the first. An int8 convolution (issue 35) sums 4 input
   maps a step (one vpdpbusd) and quantises each pixel's maps once a step (synth_program's
   INT8_QUANT_CYCLES; the VNNI kernel at V = 16, the plain-C fallback elsewhere is not modelled); the
   other modes cost as float32.
-* **Depthwise** (`dw`): per output vector kh x kw FMAs at the issue rate (independent blocks).
+* **Depthwise** (`dw`): per output vector kh x kw FMAs at the issue rate (independent blocks) and
+  the kernel's cost beyond them (DW_OUT_CYCLES_*, measured as the convolution's).
 * **Pooling, add, global average**: per output vector its vector loads at the load ports (or,
   global average, its dependent chain of adds) plus the epilogue; **copy**: the epilogue per element.
 * **LRN**: per pixel and stack the window's loads and, on the divide/square-root unit, two square
@@ -61,6 +64,13 @@ PHASE_NS_ONE = 540.0           # a step on one worker: claim, count done, wait a
 #                                reads, 33 ns without the thread-CPU-time read (a system call here, ~500 ns)
 PHASE_NS_SHARED = 560.0        # the same on two workers, worker 0's CPU time (its wall time beside other
 #                                work: 8-9 µs, a deschedule of either worker in it)
+CONV_OUT_CYCLES_ONE = 18.6     # a convolution's cycles per output vector beyond its k-steps and block set-up
+CONV_OUT_CYCLES_SHARED = 24.8  # (bias, residual, ReLU, address, store and the kernel's loop overheads), all
+#                                workers' cycles, on one worker and on two: the median over 1x1 convolutions of
+#                                16, 32 and 64 maps (benchmarks/cappuccino_conv_overhead.py; synth_program's
+#                                EPILOGUE, 6, is the plan chooser's estimate)
+DW_OUT_CYCLES_ONE = 19.7      # the same of a 3x3 depthwise convolution beyond its taps' FMAs (128 and 256 maps)
+DW_OUT_CYCLES_SHARED = 40.0
 
 
 @dataclass(frozen=True)
@@ -106,22 +116,36 @@ def _pool_cycles(plan: Plan, p: ProgOp) -> float:
     return outs * (max(load_cycles(k2, k2, plan.V), k2 / 2) + EPILOGUE)
 
 
-def step_cycles(plan: Plan, i: int, fma_per_cycle: int) -> float:
-    """Cycles of all the work of plan op i (over all workers)."""
+def conv_step_cycles(p: ProgOp, V: int, fma_per_cycle: int) -> float:
+    """Cycles of one k-step of a convolution's register block: the slowest of its rq x rp FMAs at the
+    issue rate, one FMA latency, and its rq weight vectors and rp broadcasts at the load ports."""
+    return max(p.rq * p.rp / fma_per_cycle, FMA_LATENCY, load_cycles(p.rq + p.rp, p.rq, V))
+
+
+def dw_tap_cycles(p: ProgOp, V: int, fma_per_cycle: int) -> float:
+    """Cycles of a depthwise convolution's taps per output vector: kh x kw FMAs at the issue rate, or
+    their input vectors at the load ports (independent output vectors: no latency chain)."""
+    taps = p.kh * p.kw
+    return max(taps / fma_per_cycle, load_cycles(taps, taps, V))
+
+
+def step_cycles(plan: Plan, i: int, fma_per_cycle: int, workers: int = 1) -> float:
+    """Cycles of all the work of plan op i (over all `workers`)."""
     p, V = plan.ops[i], plan.V
     to = plan.tensors[p.out]
     out_vectors = _stacks(to.C, V) * to.H * to.W
     if p.kind == "conv":
         blocks, steps = conv_fmas(plan, p)
         block = p.rq * p.rp
-        step = max(block / fma_per_cycle, FMA_LATENCY, load_cycles(p.rq + p.rp, p.rq, V))
+        step = conv_step_cycles(p, V, fma_per_cycle)
         if p.mode == INT8:      # one vpdpbusd sums 4 input maps; each pixel's maps quantised once per 4-map step
             steps, step = -(-steps // 4), step + INT8_QUANT_CYCLES / 4 * p.rp
-        cycles = blocks * (steps * step + EPILOGUE * block + BLOCK_SETUP)
+        out = CONV_OUT_CYCLES_SHARED if workers > 1 else CONV_OUT_CYCLES_ONE
+        cycles = blocks * (steps * step + out * block + BLOCK_SETUP)
         return cycles + (_pool_cycles(plan, plan.ops[p.pool]) if p.pool >= 0 else 0.0)
     if p.kind == "dw":
-        taps = p.kh * p.kw
-        return out_vectors * (max(taps / fma_per_cycle, load_cycles(taps, taps, V)) + EPILOGUE)
+        out = DW_OUT_CYCLES_SHARED if workers > 1 else DW_OUT_CYCLES_ONE
+        return out_vectors * (dw_tap_cycles(p, V, fma_per_cycle) + out)
     if p.kind in ("maxpool", "avgpool"):
         return _pool_cycles(plan, p)
     if p.kind == "add":
@@ -163,7 +187,7 @@ def step_time(plan: Plan, i: int, target: Any, fma_per_cycle: int, compulsory_by
     p = plan.ops[i]
     workers = workers_of(p, target.cores)
     share = 1.0 if workers == 1 else math.ceil(p.chunks / workers) / p.chunks
-    compute = step_cycles(plan, i, fma_per_cycle) * share / (target.clock_mhz * 1e6)
+    compute = step_cycles(plan, i, fma_per_cycle, workers) * share / (target.clock_mhz * 1e6)
     memory = (compulsory_bytes + reread_bytes(plan, p, target.l3_bytes)) / (target.bandwidth_gbps * 1e9)
     fixed = (PHASE_NS_SHARED if workers > 1 else PHASE_NS_ONE) * 1e-9
     return StepTime(compute_s=compute, memory_s=memory, fixed_s=fixed, workers=workers)
