@@ -138,6 +138,14 @@ def test_parts_are_reused_and_the_comparison_reopens_from_a_session() -> None:
     assert again is not None and again.source == source and again.macs == first.macs
     assert [(r.target, r.record.to_json()) for r in again.rows] == [(r.target, r.record.to_json()) for r in first.rows]
     assert compare(source, items, project=back).reused == 2
+    # a part's setup comes back in its tab (the Runs table's "Edit setup") and is its own answer
+    from core.run_controller import RunController, thread_launcher
+
+    back.restore_setup(first.rows[0].run_id)
+    assert back.request("cost").workload == ConvLayers(SPECS)
+    controller = RunController(back, thread_launcher)
+    job = controller.start("cost", reuse=True)
+    assert job.reused and job.run_id == first.rows[0].run_id and not controller.busy()
 
 
 # ---------------------------------------------------------------- the command line
@@ -226,3 +234,25 @@ def test_the_targets_tab_compares_a_conv_layers_workload(window, qtbot) -> None:
     assert "2 conv layers" in panel.status.text()
     # each part a run of the project whose workload is the conv-layers one
     assert all(window.project.run(r.run_id).workload.value == ConvLayers(SPECS) for r in c.rows)
+    # a double-click on a target's row opens its part's run in the Target cost tab, one row per spec
+    rect = panel.table.visualItemRect(panel.table.item(0, 0))
+    QTest.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    QTest.mouseDClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    target_cost = window.panels["cost"]
+    assert window.tabs.currentWidget().panel is target_cost and window.project.shown("cost").id == c.rows[0].run_id
+    assert target_cost.layers.rowCount() == len(SPECS) + 1        # and the total
+
+
+def test_a_session_opened_shows_its_layers_comparison_with_its_workload_picked(qtbot) -> None:
+    from gui.targets_panel import TargetsPanel
+
+    project = Project()
+    project.add("workloads", "Two layers", ConvLayers(list(SPECS)))
+    c = compare(layers_source(SPECS), targets_of_kinds(["cpu"]), project=project)
+    opened = Project()
+    panel = TargetsPanel(opened)
+    qtbot.addWidget(panel)
+    opened.replace_with(session.from_json(session.to_json(project)))     # what opening the session does
+    assert panel.comparison is not None and panel.comparison.id == c.id and panel.table.rowCount() == 1
+    assert panel.network.currentData() == layers_source(SPECS) and panel.export_table_button.isEnabled()
+    panel.shutdown()

@@ -95,14 +95,11 @@ def network_source(workload: Any) -> str:
         source = layers_source(workload.layers, "workload.layers")
         spec_shapes(source, "workload.layers")          # a bad spec, named, before anything runs
         return source
-    if not isinstance(workload, CnnNetwork):
-        kind = getattr(workload, "kind", None)
-        raise InputError(f"a target is costed for a CNN (a zoo network or an ONNX file) or conv-layer specs, not "
-                         f"{kind or 'nothing'}", "workload")
-    problem = workload_problem(workload)
-    if problem:
-        raise InputError(problem, "workload")
-    return workload.onnx_path or workload.network
+    if isinstance(workload, CnnNetwork) and not workload_problem(workload):
+        return workload.onnx_path or workload.network
+    why = workload_problem(workload) or (f"a target is costed for a CNN (a zoo network or an ONNX file) or "
+                                         f"conv-layer specs, not {getattr(workload, 'kind', None) or 'nothing'}")
+    raise InputError(why, "workload")
 
 
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
