@@ -19,6 +19,7 @@ from typing import Any
 
 from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem
 from core.errors import InputError
+from core.layer_source import is_layers_source
 from core.numbers import format_number
 
 EXIT_BAD_INPUT = 2
@@ -166,7 +167,8 @@ def how_words(r: ComparisonRow) -> str:
 def format_table(c: Comparison) -> str:
     mode = ("the CPU that is this machine measured here (--measure)" if c.budgets.measure
             else "every CPU modelled by its roofline (--measure times this machine's)")
-    lines = [f"{c.network} ({c.source}): {c.layers} conv/fc layers, {c.macs / 1e9:.4g} GMACs; {mode}",
+    layers = "" if is_layers_source(c.source) else f"{c.layers} conv/fc layers, "     # the specs name their count
+    lines = [f"{c.network} ({c.source}): {layers}{c.macs / 1e9:.4g} GMACs; {mode}",
              "each figure: value (limit on that target, % of the limit reached: limit / value; "
              "throughput: value / limit); * best among the targets that run every layer; off-chip bytes at "
              "each target's word size", ""]
