@@ -314,9 +314,11 @@ def _cost(costing: Costing, source: str, target: Any, budgets: Budgets) -> Coste
     refused: InputError | None = None
     notes: list[str] = []
     for shape in spec_shapes(source):
+        path = layer_onnx(shape)
         try:
-            got = costing.cost(layer_onnx(shape), target, budgets)
-        except InputError as exc:
+            got = costing.cost(path, target, budgets)
+        except InputError as exc:       # said of the spec, not of the cache file it was written to
+            exc = _of_spec(exc, path)
             refused = refused or exc
             layers.append(not_applicable(shape.name, shape.macs, _words(exc)))
             continue
@@ -345,6 +347,13 @@ def _cost(costing: Costing, source: str, target: Any, budgets: Budgets) -> Coste
         raise refused                   # no spec runs there: the first refusal is the row's reason
     note = "; ".join(notes or [base.note]) + " (each spec costed on its own, as a network of its one layer with seeded random weights)"
     return Costed(CostRecord.of(base.record.target, base.record.ceilings, layers), note)
+
+
+def _of_spec(exc: InputError, path: str) -> InputError:
+    """A refusal of a spec's layer file in the spec's words: the file's path left out."""
+    def clean(text: str) -> str:
+        return " ".join(text.replace(f"{path}: ", "").replace(path, "the layer").split())
+    return InputError(clean(exc.message), "" if exc.where == path else clean(exc.where))
 
 
 def _words(exc: InputError) -> str:

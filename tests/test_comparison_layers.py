@@ -68,6 +68,15 @@ def test_scamp5_says_why_it_cannot_run_each_spec() -> None:
     assert [l.macs for l in row.record.layers] == _macs(specs)
 
 
+def test_a_refusal_names_the_spec_not_the_file_it_was_written_to(cache: Path) -> None:
+    dilated = "name=dil,Ci=8,Hi=20,Wi=20,Co=8,kernel=3,pad=2,dilation=2"
+    row = cost_part(layers_source([dilated]), targets_of_kinds(["mobile_soc"])[0], Budgets())
+    assert row.reason == "node 'dil' (Conv): dilated convolution (dilations [2, 2]) is not supported"
+    # the dilation is in the file: the bound engine costs the dilated layer's MACs
+    row = cost_part(layers_source([dilated]), targets_of_kinds(["dataflow"])[0], Budgets())
+    assert row.reason is None and row.record.total.macs == parse_layer_spec(dilated).macs == 8 * 8 * 9 * 20 * 20
+
+
 class _PerLayer:
     """A costing that refuses the spec named `refuse` and gives each layer ceilings of its own
     where `own_ceilings` (as SCAMP-5's peak is its kernels' own)."""
