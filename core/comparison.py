@@ -1,5 +1,7 @@
 """One network on many targets (issue 51, item 2): each target costed by the engine that costs its
-kind, side by side, each figure against its limit on that target.
+kind, side by side, each figure against its limit on that target. The "network" may also be
+conv-layer specs (core.layer_source): each spec is then costed as its own one-layer network and the
+records joined (`_cost`).
 
 A *costing* turns (network, target) into a cost record (core.cost) and a note of how it was made; one
 is registered per target kind (`register_costing`), so a new engine's costing is one registration.
@@ -22,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from core.cost import REL_TOL, CostRecord, Figure
+from core.cost import REL_TOL, CostRecord, Figure, not_applicable
 from core.errors import InputError
 
 
@@ -215,12 +217,17 @@ def targets_of_kinds(names: list[str]) -> list[TargetItem]:
     return out
 
 
-def network_macs(source: str) -> tuple[str, int, int]:
-    """(name, MACs, layers) of a network; InputError for an unknown network or an unreadable file."""
+def network_macs(source: str, where: str = "network") -> tuple[str, int, int]:
+    """(name, MACs, layers) of a network or of conv-layer specs (core.layer_source); InputError for
+    an unknown network, an unreadable file or a bad spec."""
+    from core.layer_source import is_layers_source, spec_shapes, title_of
     from core.nets.source import network_layers
 
     from core.nets import zoo
 
+    if is_layers_source(source):
+        shapes = spec_shapes(source, where)
+        return title_of(shapes), sum(s.macs for s in shapes), len(shapes)
     name, convs = network_layers(source, "network")
     title = zoo.get(source).title if source in zoo.names() else name
     return title, sum(c.macs for c in convs), len(convs)
@@ -272,9 +279,9 @@ def _run_part(source: str, item: TargetItem, costing: Costing | None, budgets: B
     row = ComparisonRow(target=item.name, kind=kind, engine=costing.engine,
                         measured=costing.measured(item.value, budgets))
     try:
-        got = costing.cost(source, item.value, budgets)
+        got = _cost(costing, source, item.value, budgets)
     except InputError as exc:           # the target's fields or the network refused, in words
-        row.reason = f"{exc.where}: {exc.message}" if exc.where else exc.message
+        row.reason = _words(exc)
     except Exception as exc:            # a fault of the part: recorded, the comparison goes on
         row.reason, row.failed = f"the costing failed: {type(exc).__name__}: {exc}"[:400], True
     else:
@@ -290,6 +297,67 @@ def _run_part(source: str, item: TargetItem, costing: Costing | None, budgets: B
                 row.reason = f"no layer runs there ({first.name}: {first.reason})"
     row.seconds = time.perf_counter() - t0
     return row
+
+
+def _cost(costing: Costing, source: str, target: Any, budgets: Budgets) -> Costed:
+    """The costing's record of a network, or of conv-layer specs: each spec costed as a network of
+    its one layer (core.layer_source), the records joined (the target's, its ceilings). A spec the
+    target refuses is a layer it cannot run, with the reason; one whose limits come from ceilings
+    of its own (SCAMP-5's peak is its kernels' own) cannot share the record's and says so."""
+    from core.layer_source import is_layers_source, layer_onnx, spec_shapes
+
+    if not is_layers_source(source):
+        return costing.cost(source, target, budgets)
+    layers: list[Any] = []
+    got_any: list[Costed] = []          # every record costed, in order
+    ceilings_of: Costed | None = None   # the first record with a layer that runs: the joined one's ceilings
+    refused: InputError | None = None
+    notes: list[str] = []
+    for shape in spec_shapes(source):
+        path = layer_onnx(shape)
+        try:
+            got = costing.cost(path, target, budgets)
+        except InputError as exc:       # said of the spec, not of the cache file it was written to
+            exc = _of_spec(exc, path)
+            refused = refused or exc
+            layers.append(not_applicable(shape.name, shape.macs, _words(exc)))
+            continue
+        got_any.append(got)
+        # the export's own steps past the convolution (Cappuccino's softmax) hold no MAC of the spec
+        own = [l for l in got.record.layers if l.macs > 0] or got.record.layers
+        own = [dataclasses.replace(l, name=shape.name if len(own) == 1 else f"{shape.name}/{l.name}") for l in own]
+        if all(l.reason is not None for l in own):      # it runs nothing there: its ceilings do not matter
+            layers += own
+            continue
+        if ceilings_of is None:
+            ceilings_of = got
+        elif got.record.ceilings != ceilings_of.record.ceilings:
+            c = got.record.ceilings
+            layers.append(not_applicable(shape.name, shape.macs,
+                                         f"costed alone it runs, but its limits come from ceilings of its own (peak "
+                                         f"{c.peak_macs_per_s:.4g} MAC/s) and one record holds one target's: "
+                                         "compare it alone"))
+            continue
+        layers += own
+        if got.note not in notes:
+            notes.append(got.note)
+    base = ceilings_of or (got_any[0] if got_any else None)
+    if base is None:
+        assert refused is not None
+        raise refused                   # no spec runs there: the first refusal is the row's reason
+    note = "; ".join(notes or [base.note]) + " (each spec costed on its own, as a network of its one layer with seeded random weights)"
+    return Costed(CostRecord.of(base.record.target, base.record.ceilings, layers), note)
+
+
+def _of_spec(exc: InputError, path: str) -> InputError:
+    """A refusal of a spec's layer file in the spec's words: the file's path left out."""
+    def clean(text: str) -> str:
+        return " ".join(text.replace(f"{path}: ", "").replace(path, "the layer").split())
+    return InputError(clean(exc.message), "" if exc.where == path else clean(exc.where))
+
+
+def _words(exc: InputError) -> str:
+    return f"{exc.where}: {exc.message}" if exc.where else exc.message
 
 
 def _problem(record: CostRecord, macs: int) -> str | None:
@@ -338,7 +406,6 @@ def _bound(source: str, target: Any, budgets: Budgets) -> Costed:
 def _fcnnx(source: str, target: Any, budgets: Budgets) -> Costed:
     """f-CNNx on the FPGA board: one CNN alone, its chosen design subgraph by subgraph; the layers
     past the feature extractor (from the first fully connected one) are not mapped by f-CNNx."""
-    from core.cost import not_applicable
     from core.fcnnx.result import FcnnxResult
     from core.nets.source import network_layers
     from core.workload import CnnSet
@@ -404,9 +471,13 @@ def _scamp5(source: str, target: Any, budgets: Budgets) -> Costed:
 
 
 def _cnn(source: str) -> Any:
+    """The CNN workload of a network source (a spec layer's file with its sample images)."""
+    from core.layer_source import validation_of
     from core.workload import CnnNetwork
 
-    return CnnNetwork(onnx_path=source) if source.lower().endswith(".onnx") else CnnNetwork(source)
+    if source.lower().endswith(".onnx"):
+        return CnnNetwork(onnx_path=source, validation_path=validation_of(source))
+    return CnnNetwork(source)
 
 
 def _engine_result(engine: str, workload: Any, target: Any, settings: dict[str, Any]) -> Any:

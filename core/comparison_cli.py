@@ -1,5 +1,6 @@
-"""`main.py targets --network NAME|FILE.onnx [--targets KIND,...] [--target-file F ...] [--measure] [--json]`:
-one network on many targets (core.comparison), one row per target.
+"""`main.py targets --network NAME|FILE.onnx | --layer SPEC [--layer SPEC ...] [--targets KIND,...]
+[--target-file F ...] [--measure] [--json]`: one network (or conv-layer specs, core.layer_source) on
+many targets (core.comparison), one row per target.
 
 Each target is a part: a "cost" run through a run controller of the command's own
 (core.comparison_run.compare), each on a thread of this process (a timing is taken at the command's
@@ -18,6 +19,7 @@ from typing import Any
 
 from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem
 from core.errors import InputError
+from core.layer_source import is_layers_source
 from core.numbers import format_number
 
 EXIT_BAD_INPUT = 2
@@ -25,11 +27,16 @@ EXIT_BAD_INPUT = 2
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("targets", help="one network on many targets, each against its limits",
-                       description="Cost one network (a zoo name or an ONNX file) on a set of targets, each by the "
+                       description="Cost one network (a zoo name or an ONNX file) or conv-layer specs on a set of targets, each by the "
                                    "engine that costs its kind, and print one row per target: latency, throughput, "
                                    "energy and off-chip traffic, each with its limit on that target and the "
                                    "percentage of the limit reached (docs/targets.md, \"Comparing targets\").")
-    p.add_argument("--network", required=True, metavar="NAME|FILE.onnx", help="a zoo network or an ONNX file")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--network", metavar="NAME|FILE.onnx", help="a zoo network or an ONNX file")
+    what.add_argument("--layer", action="append", metavar="SPEC",
+                      help="a convolution layer instead of a network, e.g. Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1 "
+                           "(keys: Ci Hi Wi Co Hk Wk kernel stride pad groups dilation name); repeat for several: "
+                           "each is costed on its own (their shapes need not chain)")
     p.add_argument("--targets", metavar="KIND,...",
                    help="target kinds, each at its defaults (default: one of every kind): "
                         "dataflow, mobile_soc, fpga, cpu, gpu, scamp5")
@@ -95,9 +102,16 @@ def run_command(args: argparse.Namespace) -> int:
     except InputError as exc:
         return _fail(f"{exc.where}: {exc.message}" if exc.where else exc.message)
     try:
-        network_macs(args.network)
+        if args.layer:
+            from core.layer_source import layers_source
+
+            source = layers_source(args.layer, "--layer")
+            network_macs(source, "--layer")
+        else:
+            source = args.network
+            network_macs(source)
     except InputError as exc:
-        return _fail(f"--network: {exc.message}")
+        return _fail(f"{exc.where}: {exc.message}" if args.layer else f"--network: {exc.message}")
 
     def progress(row: ComparisonRow) -> None:
         if not args.quiet:
@@ -109,7 +123,7 @@ def run_command(args: argparse.Namespace) -> int:
         # priority (a worker process runs lower, and a timing would be taken there) and without a
         # process start per part (ResNet-18's six parts: 11 s on threads, 22 s in worker processes,
         # on this 2-core machine under other work)
-        c = compare(args.network, targets, Budgets(measure=args.measure), on_row=progress, launcher=thread_launcher)
+        c = compare(source, targets, Budgets(measure=args.measure), on_row=progress, launcher=thread_launcher)
     except InputError as exc:
         return _fail(f"{exc.where}: {exc.message}" if exc.where else exc.message)
     print(json.dumps(c.to_json()) if args.json else format_table(c))
@@ -153,7 +167,8 @@ def how_words(r: ComparisonRow) -> str:
 def format_table(c: Comparison) -> str:
     mode = ("the CPU that is this machine measured here (--measure)" if c.budgets.measure
             else "every CPU modelled by its roofline (--measure times this machine's)")
-    lines = [f"{c.network} ({c.source}): {c.layers} conv/fc layers, {c.macs / 1e9:.4g} GMACs; {mode}",
+    layers = "" if is_layers_source(c.source) else f"{c.layers} conv/fc layers, "     # the specs name their count
+    lines = [f"{c.network} ({c.source}): {layers}{c.macs / 1e9:.4g} GMACs; {mode}",
              "each figure: value (limit on that target, % of the limit reached: limit / value; "
              "throughput: value / limit); * best among the targets that run every layer; off-chip bytes at "
              "each target's word size", ""]

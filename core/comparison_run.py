@@ -55,8 +55,12 @@ def comparison_ids(project: Project) -> set[str]:
 
 
 def _cnn_snapshot(source: str, title: str) -> Snapshot:
-    from core.workload import CnnNetwork
+    """The parts' workload: the CNN, or the conv-layers workload of a layers source (its specs)."""
+    from core.layer_source import is_layers_source, layer_specs
+    from core.workload import CnnNetwork, ConvLayers
 
+    if is_layers_source(source):
+        return Snapshot("", title, ConvLayers(layer_specs(source)))
     net = CnnNetwork(onnx_path=source) if source.lower().endswith(".onnx") else CnnNetwork(source)
     return Snapshot("", title, net)
 

@@ -77,11 +77,19 @@ def comparison_csv(c: Comparison) -> str:
 
 
 def network_choices(project: Project) -> list[tuple[str, str]]:
-    """(label, source) of every network the panel offers: the library's ONNX CNNs, then the zoo."""
+    """(label, source) of every workload the panel offers: the library's ONNX CNNs, its conv-layers
+    workloads (each spec costed on its own, core.layer_source), then the zoo."""
+    from core.layer_source import layers_source
     from core.nets import zoo
 
     out = [(f"{e.name} (ONNX)", e.value.onnx_path) for e in project.entries("workloads")
            if e.kind == "cnn" and bool(getattr(e.value, "onnx_path", ""))]
+    for e in project.entries("workloads"):
+        if e.kind == "conv_layers":
+            try:
+                out.append((f"{e.name} (conv layers)", layers_source(list(e.value.layers))))
+            except InputError:      # no spec, or one that cannot be written as a source: not offered
+                continue
     return out + [(zoo.get(n).title, n) for n in zoo.names()]
 
 
@@ -118,8 +126,8 @@ class TargetsPanel(QWidget):
         # as wide as its room allows, not as its longest network's title (the window fits 1280 px)
         self.network.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.network.setMinimumContentsLength(18)
-        self.network.setToolTip("The network costed on every target: a zoo network or one of the library's ONNX "
-                                "CNNs")
+        self.network.setToolTip("The network costed on every target: a zoo network, one of the library's ONNX "
+                                "CNNs, or one of its conv-layers workloads (each layer costed on its own)")
         self._fill_networks()
         start = next((i for i in range(self.network.count())
                       if self.network.itemData(i) in [getattr(e.value, "network", "")

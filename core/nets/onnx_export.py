@@ -13,6 +13,7 @@ layer sequence), for tests that need the graph but not its size.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,7 +145,8 @@ def export_model(net: Network, seed: int = 0, extras: Extras | None = None) -> A
             if not extras.batchnorm:
                 ins.append(e.const(f"{name}.bias", (0.01 * e.rng.standard_normal(layer.out_ch)).astype(np.float32)))
             y = e.node("Conv", ins, name, kernel_shape=[layer.k_h, layer.k_w], strides=[layer.stride] * 2,
-                       pads=[layer.pad] * 4, group=layer.groups)
+                       pads=[layer.pad] * 4, group=layer.groups,
+                       **({"dilations": [layer.dilation] * 2} if layer.dilation != 1 else {}))
             if extras.batchnorm:
                 m = layer.out_ch
                 bn = [e.const(f"{name}.bn.{k}", v) for k, v in (
@@ -191,7 +193,7 @@ def export(net: Network, path: str | os.PathLike, seed: int = 0, extras: Extras 
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")      # threads write too
     try:
         onnx.save(export_model(net, seed, extras), str(tmp))
         os.replace(tmp, path)

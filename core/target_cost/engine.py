@@ -32,7 +32,7 @@ from core.results import EngineResult
 from core.settings import defaults_of, parse, schema_of, setting
 from core.target_cost.fields import read_target_fields, read_target_value
 from core.target_cost.result import TargetCostResult
-from core.workload import CnnNetwork, Target, target_from_json
+from core.workload import CnnNetwork, ConvLayers, Target, target_from_json
 
 NAME = "cost"
 COSTED_KINDS = ("dataflow", "fpga", "cpu", "gpu", "mobile_soc", "scamp5")
@@ -87,15 +87,19 @@ def workload_problem(workload: Any) -> str | None:
 
 
 def network_source(workload: Any) -> str:
-    """The network a CNN workload names (its ONNX file, else its zoo name); InputError otherwise."""
-    if not isinstance(workload, CnnNetwork):
-        kind = getattr(workload, "kind", None)
-        raise InputError(f"a target is costed for a CNN (a zoo network or an ONNX file), not {kind or 'nothing'}",
-                         "workload")
-    problem = workload_problem(workload)
-    if problem:
-        raise InputError(problem, "workload")
-    return workload.onnx_path or workload.network
+    """The network a CNN workload names (its ONNX file, else its zoo name), or a conv-layers
+    workload's specs as a layers source (core.layer_source); InputError otherwise."""
+    if isinstance(workload, ConvLayers):
+        from core.layer_source import layers_source, spec_shapes
+
+        source = layers_source(workload.layers, "workload.layers")
+        spec_shapes(source, "workload.layers")          # a bad spec, named, before anything runs
+        return source
+    if isinstance(workload, CnnNetwork) and not workload_problem(workload):
+        return workload.onnx_path or workload.network
+    why = workload_problem(workload) or (f"a target is costed for a CNN (a zoo network or an ONNX file) or "
+                                         f"conv-layer specs, not {getattr(workload, 'kind', None) or 'nothing'}")
+    raise InputError(why, "workload")
 
 
 def run(request: JobRequest, cancel: CancelToken) -> Iterator[Event]:
@@ -155,7 +159,11 @@ def format_text(result: EngineResult) -> str:
 
 
 def add_cli_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--network", required=True, metavar="NAME|FILE.onnx", help="a zoo network or an ONNX file")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--network", metavar="NAME|FILE.onnx", help="a zoo network or an ONNX file")
+    what.add_argument("--layer", action="append", metavar="SPEC",
+                      help="a convolution layer instead of a network, e.g. Ci=64,Hi=56,Wi=56,Co=128,kernel=3,pad=1 "
+                           "(repeat for several: each costed on its own, the records joined)")
     p.add_argument("--target", default="dataflow", choices=COSTED_KINDS,
                    help="the target's kind, at its defaults (default: dataflow)")
     p.add_argument("--target-file", default=None, metavar="F.json",
@@ -168,9 +176,16 @@ def add_cli_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def request_from_cli(args: argparse.Namespace) -> JobRequest:
-    network: str = args.network
-    workload = CnnNetwork(onnx_path=network) if network.lower().endswith(".onnx") else CnnNetwork(network)
-    if not workload.onnx_path:
+    workload: CnnNetwork | ConvLayers
+    if args.layer:
+        from core.layer_source import layers_source, spec_shapes
+
+        spec_shapes(layers_source(args.layer, "--layer"), "--layer")
+        workload = ConvLayers(list(args.layer))
+    else:
+        network: str = args.network
+        workload = CnnNetwork(onnx_path=network) if network.lower().endswith(".onnx") else CnnNetwork(network)
+    if isinstance(workload, CnnNetwork) and not workload.onnx_path:
         try:
             workload.validate("--network")
         except InputError as exc:
@@ -226,7 +241,7 @@ ENGINE = EngineSpec(
     request_from_cli=request_from_cli,
     format_text=format_text,
     result_type=TargetCostResult,
-    workload_kinds=("cnn",),
+    workload_kinds=("cnn", "conv_layers"),
     target_kinds=COSTED_KINDS,
     settings_schema=SETTINGS_SCHEMA,
     order=90,
