@@ -38,10 +38,11 @@ from core.atomic import atomic_write_text
 from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, RooflinePoint, TargetItem, above_ceiling,
                              ceiling, roofline_points)
 from core.comparison_cli import HEADS, UNITS, cell, how_words
-from core.comparison_run import ComparisonRun, last_recorded
+from core.comparison_record import book_of
+from core.comparison_run import ComparisonRun, last_recorded, recorded
 from core.errors import InputError
 from core.project import Project
-from core.project_events import LibraryChanged, Reset
+from core.project_events import LibraryChanged, Reset, RunChanged
 from core.run_controller import thread_launcher
 from gui.follow import follow
 from gui.run_adapter import RunAdapter
@@ -101,6 +102,9 @@ class TargetsPanel(QWidget):
         # its own that runs the parts on threads of this process
         self.runner = runner if runner is not None else RunAdapter(project, thread_launcher, parent=self)
         self.current: ComparisonRun | None = None      # the comparison on its way (or the last one)
+        # the comparison shown, or the one meant while the tab shows an older one (every part of it
+        # deleted: an undo brings it back)
+        self._wanted: str | None = None
         self.runner.finished.connect(self._part_ended)
         controller = self.runner.controller
         group: list[str] = [""]         # the comparison on its way's id
@@ -191,6 +195,7 @@ class TargetsPanel(QWidget):
         follow(self, project.events.workloads, lambda _ev: self._fill_networks())
         follow(self, project.events.reset, self._project_reset)
         follow(self, project.events.targets, self._targets_changed)
+        follow(self, project.events.run, self._run_changed)
 
     def _fill_networks(self) -> None:
         """The choices (the library's ONNX CNNs, then the zoo), the current one kept where still there."""
@@ -208,6 +213,19 @@ class TargetsPanel(QWidget):
         if self.comparison is not None and not self.running() and STALE_TEXT not in self.status.text():
             self.status.setText(f"{self.status.text()} {STALE_TEXT}")
 
+    def _run_changed(self, ev: RunChanged) -> None:
+        """A part of the comparison shown was deleted (or brought back by undo): show its record as
+        it now is (the part's row "run deleted"); every part deleted, the last comparison left."""
+        wanted = self._wanted
+        if self.running() or wanted is None:
+            return
+        entry = book_of(self.project.view).get(wanted)
+        named = isinstance(entry, dict) and ev.id in (entry.get("runs") or [])
+        if not named and ev.id not in {r.run_id for r in self._rows}:
+            return
+        self.show_comparison(recorded(self.project, wanted) or last_recorded(self.project))
+        self._wanted = wanted
+
     def _project_reset(self, _ev: Reset) -> None:
         self._fill_networks()
         if not self.running():      # a session opened: its last comparison, as it ended
@@ -223,6 +241,7 @@ class TargetsPanel(QWidget):
         self.roofline_series, self.roofline_items = {}, {}
         if c is None:
             self.comparison = None
+            self._wanted = None
             self.status.setText(EMPTY_TEXT)
             self.export_table_button.setEnabled(False)
             self.export_plot_button.setEnabled(False)
@@ -353,6 +372,7 @@ class TargetsPanel(QWidget):
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.comparison = result
+        self._wanted = result.id or None
         self.table.setRowCount(0)
         self._rows = list(result.rows)
         for i, row in enumerate(result.rows):
@@ -366,7 +386,8 @@ class TargetsPanel(QWidget):
         warn = f" {above} roofline point(s) lie above their target's ceiling: a cost below its limit." if above else ""
         again = f" {result.reused} part(s) re-used: their setup had not changed." if result.reused else ""
         # a target that cannot run the network says why here, not only in a tooltip
-        refused = "".join(f" {r.target}: {'failed' if r.failed else 'not applicable'}, {r.reason}."
+        refused = "".join(f" {r.target}: {r.reason}." if r.deleted else
+                          f" {r.target}: {'failed' if r.failed else 'not applicable'}, {r.reason}."
                           for r in result.rows if r.reason is not None)
         self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
                             f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
@@ -400,7 +421,8 @@ class TargetsPanel(QWidget):
             cells += ["-"] * len(METRICS)
         else:
             cells += [cell(ms.get(k), k, False) for k in METRICS]
-        how = how_words(row) if row.reason is None or row.failed else "not applicable"
+        how = how_words(row) if row.reason is None or row.failed else "run deleted" if row.deleted \
+            else "not applicable"
         cells += [how, f"{100 * row.covered_macs / macs:.4g}%" if macs else ""]
         for j, text in enumerate(cells):
             item = QTableWidgetItem(text)
