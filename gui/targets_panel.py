@@ -31,8 +31,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
-                               QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton,
+                               QScrollArea, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from core.atomic import atomic_write_text
 from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, RooflinePoint, TargetItem, above_ceiling,
@@ -50,6 +51,8 @@ from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number,
 
 COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How", "MACs run"]
 BEST = QColor(46, 160, 67, 70)
+PLOTS_SHARE = 0.4           # the least share of the table's and plots' room the plots keep
+PLOTS_MIN_H = 120           # the plots' least height (pyqtgraph asks some 240 px once six bars are drawn)
 STALE_TEXT = "The library's targets have changed since: press Compare to cost them again."
 EMPTY_TEXT = ("Pick a network and press Compare: it is costed on every target of the library, each target a "
               "run of the Target cost engine.")
@@ -182,14 +185,22 @@ class TargetsPanel(QWidget):
         self.plots.setTabToolTip(2, "Each layer at MACs / off-chip bytes against MACs / time; the lines: each "
                                     "target's min(peak MAC rate, intensity x off-chip bandwidth). Hover a point "
                                     "for its target and layer")
+        self.plots.setMinimumHeight(PLOTS_MIN_H)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.plots)
         self.split = split
+        # the table and plots scroll below the bar and the status: a short tab (a bottom dock taking
+        # half a 768-pixel screen) keeps them whole, reached by scrolling, rather than holding the
+        # docks small (their minimum, some 190 px, would set the tab area's)
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroller.setWidget(split)
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
         lay.addWidget(self.status)
-        lay.addWidget(split, 1)
+        lay.addWidget(self.scroller, 1)
         self.row_ready.connect(self._add_row)
         self.done.connect(self._finish)
         follow(self, project.events.workloads, lambda _ev: self._fill_networks())
@@ -396,8 +407,9 @@ class TargetsPanel(QWidget):
         self._fit_table()
 
     def _fit_table(self) -> None:
-        """Give the table the height of its rows (all of them, the plots keeping at least half the
-        room), so that no target's row hides under the plots on a small screen (1366x768)."""
+        """Give the table the height of its rows (all of them, the plots keeping at least 40 % of the
+        room and their minimum), so that no target's row hides under the plots on a small screen
+        (1366x768: the six starter targets)."""
         lay = self.layout()
         if lay is not None:
             lay.activate()              # the status line just grew: the splitter's room as it now is
@@ -408,7 +420,8 @@ class TargetsPanel(QWidget):
         wide = t.horizontalHeader().length() > t.viewport().width()       # the scroll bar takes a row's room
         need = (t.horizontalHeader().height() + sum(t.rowHeight(i) for i in range(t.rowCount()))
                 + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height() if wide else 0))
-        want = min(need, sum(sizes) // 2)
+        plots = max(self.plots.minimumHeight(), int(PLOTS_SHARE * sum(sizes)))
+        want = min(need, sum(sizes) - plots)
         if sizes[0] < want:
             self.split.setSizes([want, sum(sizes) - want])
 
