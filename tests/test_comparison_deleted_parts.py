@@ -132,3 +132,42 @@ def test_the_targets_tab_shows_a_deleted_part_and_undo_brings_it_back(window, qt
     window.project.undo()
     assert [panel.table.item(row, j).text() for j in range(panel.table.columnCount())] == figures
     assert DELETED_REASON not in panel.status.text()
+
+
+def test_a_part_deleted_while_the_comparison_runs_stays_deleted(fakes: Fakes) -> None:
+    """A finished part deleted while another part still runs: the comparison's record, rewritten as
+    the others end, does not name it again, and its result reads the row as deleted."""
+    import time
+
+    from core.comparison_run import ComparisonRun
+    from core.run_controller import RunController, thread_launcher
+
+    project = Project()
+    controller = RunController(project, thread_launcher)
+    fakes.hold = {"gpu"}
+    run = ComparisonRun(controller, "lenet5", targets_of_kinds(["dataflow", "gpu"]), workers=2)
+    try:
+        assert fakes.started.wait(runs.HANG_S)
+        first = run.parts[0].job
+        deadline = time.monotonic() + runs.HANG_S
+        while first.state != "done" and time.monotonic() < deadline:
+            controller.poll()
+            time.sleep(0.01)
+        run.update()
+        assert first.state == "done" and first.run_id is not None
+        project.delete_run(first.run_id)
+        assert project.view["comparisons"][run.id]["runs"][0] is None
+        fakes.go.set()
+        while not run.done and time.monotonic() < deadline:
+            controller.poll()
+            run.update()
+            time.sleep(0.01)
+    finally:
+        fakes.go.set()
+        assert controller.shutdown(runs.HANG_S)
+    assert run.done
+    entry = project.view["comparisons"][run.id]
+    assert entry["runs"][0] is None and entry["deleted"] == [0] and isinstance(entry["runs"][1], str)
+    rows = run.result().rows
+    assert rows[0].deleted and rows[0].run_id is None and not rows[1].deleted
+    assert _rows(project, run.id) == [(r.target, r.run_id, r.deleted) for r in rows]
