@@ -97,6 +97,7 @@ class ComparisonRow:
     best: list[str] = field(default_factory=list)     # the metrics this row is best on
     run_id: str | None = None           # the part's run in the project (core.comparison_run)
     reused: bool = False                # a finished run of the same setup, not run again
+    deleted: bool = False               # its part's run was deleted since (reason says so; no figure)
 
     @property
     def whole(self) -> bool:

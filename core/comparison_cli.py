@@ -134,6 +134,9 @@ def run_command(args: argparse.Namespace) -> int:
 UNITS = {"latency_s": "s", "throughput_per_s": "/s", "energy_j": "J", "offchip_bytes": "B"}
 HEADS = {"latency_s": "latency", "throughput_per_s": "throughput (images/s)", "energy_j": "energy",
          "offchip_bytes": "off-chip"}
+# a cell's unit: the throughput's (inferences of one image a second) is in its heading, so its cells
+# hold the numbers alone ("23.1 (28.17, 82%)"), never a bare "/s"
+CELL_UNITS = {**UNITS, "throughput_per_s": ""}
 SHORT = {"latency_s": "latency", "throughput_per_s": "throughput", "energy_j": "energy", "offchip_bytes": "off-chip"}
 
 
@@ -146,9 +149,9 @@ def _pct(p: float | None) -> str:
 def cell(m: Metric | None, key: str, best: bool) -> str:
     if m is None or m.value is None:
         return "-" if m is None else "no model"
-    text = format_number(m.value, UNITS[key])
+    text = format_number(m.value, CELL_UNITS[key])
     if m.limit is not None:
-        text += f" ({format_number(m.limit, UNITS[key])}, {_pct(m.pct_of_limit)})"
+        text += f" ({format_number(m.limit, CELL_UNITS[key])}, {_pct(m.pct_of_limit)})"
     return text + (" *" if best else "")
 
 

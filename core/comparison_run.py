@@ -18,7 +18,9 @@ saved with the session; each part's run keeps its parent (Run.parent). `compare(
 end on a controller of its own (the command line: worker processes; a script or test: threads).
 The window's Targets tab drives one on the window's controller (gui.run_adapter), never a thread of
 its own, and shows the last one recorded when a session opens (`last_recorded`, rebuilt from the
-record and its parts' runs).
+record and its parts' runs). A part run the user deletes is marked deleted in every record naming
+it (core.comparison_record, from Project.delete_run, undone with it): its row reads "run deleted"
+with no figure, and Compare costs it again.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ from typing import Callable
 
 from core.comparison import (Budgets, Comparison, ComparisonRow, TargetItem, costings, default_targets, is_measured,
                              mark_best, network_macs, part_settings)
+from core.comparison_record import BOOK, book_of, deleted_parts
 from core.kinds import kind_of
 from core.project import Project, Snapshot
 from core.run_controller import Job, Launcher, RunController, Setup, thread_launcher
 from core.target_cost.engine import NAME as PART_ENGINE
 
 POLL_S = 0.02               # compare()'s wait between two polls of its controller
+DELETED_REASON = "its part's run was deleted: press Compare to cost it again"
 
 
 @dataclass
@@ -49,9 +53,7 @@ class Part:
 
 def comparison_ids(project: Project) -> set[str]:
     """The comparisons recorded in the project, and the parents its runs name."""
-    recorded = project.view.get("comparisons")
-    ids = set(recorded) if isinstance(recorded, dict) else set()
-    return ids | {r.parent for r in project.runs if r.parent}
+    return set(book_of(project.view)) | {r.parent for r in project.runs if r.parent}
 
 
 def _cnn_snapshot(source: str, title: str) -> Snapshot:
@@ -116,8 +118,14 @@ class ComparisonRun:
         return all(p.ended for p in self.parts)
 
     def run_ids(self) -> list[str | None]:
-        """Each target's part run (None: none, or cancelled before it started)."""
-        return [p.job.run_id if p.job is not None else None for p in self.parts]
+        """Each target's part run (None: none, cancelled before it started, or deleted since)."""
+        return [None if i in self.deleted() else p.job.run_id if p.job is not None else None
+                for i, p in enumerate(self.parts)]
+
+    def deleted(self) -> set[int]:
+        """The parts whose run the user deleted (a finished part, while others still ran)."""
+        return {i for i, p in enumerate(self.parts)
+                if p.job is not None and p.job.run_id is not None and not _exists(self.project, p.job.run_id)}
 
     def cancel(self) -> None:
         """Cancel every part of it still queued or running."""
@@ -140,7 +148,8 @@ class ComparisonRun:
 
     def result(self) -> Comparison:
         """The comparison as far as it went: its rows in the targets' order, the best marked."""
-        rows = [p.row for p in self.parts if p.row is not None]
+        gone = self.deleted()
+        rows = [_deleted(p.row) if i in gone else p.row for i, p in enumerate(self.parts) if p.row is not None]
         for r in rows:
             r.best = []
         mark_best(rows)
@@ -161,14 +170,18 @@ class ComparisonRun:
 
     def _record(self) -> None:
         """The comparison as the project keeps it (view state, saved with the session)."""
-        book = self.project.view.get("comparisons")
+        book = self.project.view.get(BOOK)
         if not isinstance(book, dict):
-            book = self.project.view["comparisons"] = {}
+            book = self.project.view[BOOK] = {}
+        runs = self.run_ids()
+        if self.done and not any(isinstance(r, str) for r in runs) and self.deleted():
+            book.pop(self.id, None)         # every part it ran deleted: the comparison goes too
+            return
         book[self.id] = {"network": self.network, "source": self.source, "macs": self.macs, "layers": self.layers,
                          "budgets": {
             k: getattr(self.budgets, k) for k in ("measure", "scamp5_max_nodes", "scamp5_time_s", "fcnnx_max_joint")},
             "targets": [p.item.name for p in self.parts], "kinds": [p.item.value.kind for p in self.parts],
-            "runs": self.run_ids(), "reused": self.reused,
+            "runs": runs, "deleted": sorted(self.deleted()), "reused": self.reused,
             "cancelled": self.cancelled, "done": self.done}
 
 
@@ -186,9 +199,8 @@ def row_of_run(project: Project, run_id: str, name: str) -> ComparisonRow | None
         row: ComparisonRow = run.result.row()
         row.target = name
     elif run.status in ("failed",):         # a crash, a costing that failed its check: a row saying so
-        costing = costings().get(kind)
-        row = ComparisonRow(target=name, kind=kind, engine=costing.engine if costing is not None else "",
-                            failed=True, reason=run.error or "the part ended without a result")
+        row = ComparisonRow(target=name, kind=kind, engine=_engine_of(kind), failed=True,
+                            reason=run.error or "the part ended without a result")
     else:                                   # cancelled, or still running
         return None
     row.run_id = run.id
@@ -204,8 +216,12 @@ def recorded(project: Project, cid: str) -> Comparison | None:
         assert isinstance(entry, dict)
         budgets = Budgets(**entry["budgets"])
         rows: list[ComparisonRow] = []
-        for name, kind, rid in zip(entry["targets"], entry["kinds"], entry["runs"]):
-            if isinstance(rid, str):
+        gone = deleted_parts(entry)
+        for i, (name, kind, rid) in enumerate(zip(entry["targets"], entry["kinds"], entry["runs"])):
+            row: ComparisonRow | None
+            if i in gone or (isinstance(rid, str) and not _exists(project, rid)):
+                row = _deleted(ComparisonRow(target=str(name), kind=str(kind), engine=_engine_of(str(kind))))
+            elif isinstance(rid, str):
                 row = row_of_run(project, rid, str(name))
             else:                   # no engine costs its kind: no run, the row says so
                 row = None if costings().get(str(kind)) is not None else _uncosted(str(name), str(kind))
@@ -230,6 +246,20 @@ def last_recorded(project: Project) -> Comparison | None:
         if c is not None:
             return c
     return None
+
+
+def _exists(project: Project, run_id: str) -> bool:
+    return any(r.id == run_id for r in project.runs)
+
+
+def _engine_of(kind: str) -> str:
+    costing = costings().get(kind)
+    return costing.engine if costing is not None else ""
+
+
+def _deleted(row: ComparisonRow) -> ComparisonRow:
+    """A part whose run the user deleted: its target's row says so, with no figure and no run."""
+    return ComparisonRow(target=row.target, kind=row.kind, engine=row.engine, reason=DELETED_REASON, deleted=True)
 
 
 def _uncosted(name: str, kind: str) -> ComparisonRow:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from core.checks import check_name
+from core.comparison_record import forget_run
+from core.comparison_record import restore as restore_records
 from core.engine import EngineSpec, JobRequest, engines
 from core.errors import InputError
 from core.jobs import Event, MetricPoint, PartialData, PartialResult, add_metric_point
@@ -614,15 +616,21 @@ class Project:
         return run
 
     def delete_run(self, run_id: str) -> None:
+        """Delete a run (one undo step): a comparison naming it as a part marks that part deleted
+        (core.comparison_record), and undo brings the run and the comparison's record back."""
         run = self.run(run_id)
         pos = self.runs.index(run)
+        records: dict[str, Any] = {}
 
         def do() -> None:
             self.runs.remove(run)
+            records.clear()
+            records.update(forget_run(self.view, run.id))
             self.events.run.emit(RunChanged(run.engine, run.id))
 
         def undo() -> None:
             self.runs.insert(pos, run)
+            restore_records(self.view, records)
             self.events.run.emit(RunChanged(run.engine, run.id))
         self._push(f"Delete run {run.id}", do, undo)
 

@@ -122,7 +122,14 @@ class LibraryBrowser(QWidget):
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setStretchFactor(2, 3)
         self.splitter.setSizes([230, 150, 380])      # room for the lists: ~8 workloads and 5 targets
-        outer.addWidget(self.splitter, 1)
+        # the lists and the editor scroll as one when the dock is short: the left dock sits between
+        # the top and bottom dock areas, so its minimum (the lists', some 330 px) would hold a bottom
+        # dock (Studies, Runs) small on a 768-pixel screen
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroller.setWidget(self.splitter)
+        outer.addWidget(self.scroller, 1)
 
         follow(self, project.events.workloads, self._library_changed)
         follow(self, project.events.targets, self._library_changed)

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComb
 from core.atomic import atomic_write_text
 from core.compare import format_value
 from core.display import metric_of
+from core.engine import engines
 from core.errors import InputError
 from core.metrics import DURATION, Metric
 from core.paths import ASSETS
@@ -374,8 +375,9 @@ class StudyPanel(QWidget):
         self.message.setTextFormat(Qt.TextFormat.PlainText)
         size = (f"a {s.search.sampler} search of {s.search.budget} of {len(s.points)} point(s)" if s.search
                 else f"{len(s.points)} point(s)")
-        self.message.setText(f"{s.engine}: {size}; axes: {', '.join(s.axis_labels) or 'none'}; "
-                             f"metrics: {', '.join(m.name for m in s.metrics) or 'none'}")
+        spec = engines().get(s.engine)
+        self.message.setText(f"{spec.title if spec else s.engine}: {size}; axes: {', '.join(s.axis_labels) or 'none'}; "
+                             f"metrics: {', '.join(self._metric_title(s, m) for m in s.metrics) or 'none'}")
         if not self.is_running():
             self._fill_combos(s)
         self._update_buttons()
@@ -573,19 +575,22 @@ class StudyPanel(QWidget):
 
     # ================================================================ plots
     def _fill_combos(self, study: study_spec.Study) -> None:
+        """The pickers: each metric by its declared title and unit ("Energy (J)"), the key its item's
+        data (what is plotted), its tooltip which way is better; each axis by its label."""
         metrics = [m.name for m in study.metrics]
-        for combo, items in ((self.plot_y, metrics), (self.plot_x, study.axis_labels),
-                             (self.plot_by, ["(none)"] + study.axis_labels)):
+        for combo, items in ((self.plot_x, [(a, a) for a in study.axis_labels]),
+                             (self.plot_by, [("(none)", None)] + [(a, a) for a in study.axis_labels])):
             combo.blockSignals(True)
             combo.clear()
-            combo.addItems(items)
+            for text, data in items:
+                combo.addItem(text, data)
             combo.blockSignals(False)
-        for combo in (self.pareto_x, self.pareto_y):   # a front's axes read as titles; the key is the item's data
+        for combo in (self.plot_y, self.pareto_x, self.pareto_y):
             combo.blockSignals(True)
             combo.clear()
             for sm in study.metrics:
                 combo.addItem(self._metric_title(study, sm), sm.name)
-                combo.setItemData(combo.count() - 1, sm.name, Qt.ItemDataRole.ToolTipRole)
+                combo.setItemData(combo.count() - 1, self._metric(study, sm).tooltip(), Qt.ItemDataRole.ToolTipRole)
             combo.blockSignals(False)
         if len(metrics) > 1:
             self.pareto_y.setCurrentIndex(1)
@@ -616,9 +621,11 @@ class StudyPanel(QWidget):
         legend = self.plot.getPlotItem().legend
         if legend is not None:
             legend.clear()
-        y_key, x_key, by = self.plot_y.currentText(), self.plot_x.currentText(), self.plot_by.currentText()
-        self.plot.setLabel("left", y_key)
-        self.plot.setLabel("bottom", x_key)
+        y_key, x_key, by = self.plot_y.currentData() or "", self.plot_x.currentData() or "", self.plot_by.currentData()
+        self._axis_label("left", y_key, self.plot)
+        study = self.running or self.study
+        unit = study.units.get(x_key) if study is not None else None
+        self.plot.setLabel("bottom", f"{x_key} ({unit})" if unit else x_key)
         if not y_key or not x_key:
             return
         recs = self.finished_records()
@@ -633,7 +640,8 @@ class StudyPanel(QWidget):
             y = number(r.metrics.get(y_key))
             if x is None or y is None:
                 continue
-            g = str(r.params.get(by)) if by and by != "(none)" and by != x_key else y_key
+            y *= self._scale(y_key)
+            g = self._param_words(by, r.params.get(by)) if by and by != x_key else self.plot_y.currentText()
             groups.setdefault(g, []).append((x, y))
         for k, (name, pts) in enumerate(sorted(groups.items())):
             color = PALETTE[k % len(PALETTE)]
@@ -658,7 +666,7 @@ class StudyPanel(QWidget):
         for r in self.finished_records():
             x, y = number(r.metrics.get(a)), number(r.metrics.get(b))
             if x is not None and y is not None:
-                pts.append((x, y))
+                pts.append((x * self._scale(a), y * self._scale(b)))
         if not pts:
             return
         arr = np.asarray(pts, float)
@@ -669,16 +677,31 @@ class StudyPanel(QWidget):
         self.pareto.plot(fa[:, 0], fa[:, 1], pen=pg.mkPen("#d62728", width=2), symbol="o", symbolSize=8,
                          symbolBrush="#d62728", name=f"Pareto front ({len(front)})")
 
-    def _axis_label(self, side: str, name: str) -> None:
-        """A front's axis: the metric's declared title, SI-prefixed in its unit where it has one
-        ("Latency (µs)"), else its name."""
+    def _param_words(self, label: str, value: Any) -> str:
+        """An axis value as a line's name: with its field's unit ("25.6 GB/s"), else as written."""
+        study = self.running or self.study
+        text = study.param_text(label, value) if study is not None else None
+        return text if text is not None else value if isinstance(value, str) else format_value(value)
+
+    def _scale(self, name: str) -> float:
+        """What a metric's values are multiplied by on a plot: 100 for a fraction, drawn in % as its
+        picker and axis say."""
+        study = self.running or self.study
+        m = next((m for m in study.metrics if m.name == name), None) if study is not None else None
+        return 100.0 if study is not None and m is not None and self._metric(study, m).unit == "fraction" else 1.0
+
+    def _axis_label(self, side: str, name: str, plot: pg.PlotWidget | None = None) -> None:
+        """A plot's metric axis (the front's by default): the metric's declared title, SI-prefixed in
+        its unit where it has one ("Latency (µs)"), else its name."""
+        plot = self.pareto if plot is None else plot
         study = self.running or self.study
         m = next((m for m in study.metrics if m.name == name), None) if study is not None else None
         declared = self._metric(study, m) if study is not None and m is not None else None
         if declared is not None and declared.unit in SI_UNITS:
-            self.pareto.setLabel(side, declared.title, units=declared.unit)
+            plot.setLabel(side, declared.title, units=declared.unit)
         else:
-            self.pareto.setLabel(side, declared.title if declared is not None else name, units=None)
+            plot.setLabel(side, self._metric_title(study, m) if study is not None and m is not None else name,
+                          units=None)
 
     def front_indices(self) -> list[int]:
         """Point indices on the current Pareto front (for tests and exports)."""

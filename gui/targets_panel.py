@@ -31,17 +31,19 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
-                               QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton,
+                               QScrollArea, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from core.atomic import atomic_write_text
 from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, RooflinePoint, TargetItem, above_ceiling,
                              ceiling, roofline_points)
 from core.comparison_cli import HEADS, UNITS, cell, how_words
-from core.comparison_run import ComparisonRun, last_recorded
+from core.comparison_record import book_of
+from core.comparison_run import ComparisonRun, last_recorded, recorded
 from core.errors import InputError
 from core.project import Project
-from core.project_events import LibraryChanged, Reset
+from core.project_events import LibraryChanged, Reset, RunChanged
 from core.run_controller import thread_launcher
 from gui.follow import follow
 from gui.run_adapter import RunAdapter
@@ -49,6 +51,8 @@ from gui.plotting import ThemedPlot, ask_export_plot, new_plot, readable_number,
 
 COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How", "MACs run"]
 BEST = QColor(46, 160, 67, 70)
+PLOTS_SHARE = 0.4           # the least share of the table's and plots' room the plots keep
+PLOTS_MIN_H = 120           # the plots' least height (pyqtgraph asks some 240 px once six bars are drawn)
 STALE_TEXT = "The library's targets have changed since: press Compare to cost them again."
 EMPTY_TEXT = ("Pick a network and press Compare: it is costed on every target of the library, each target a "
               "run of the Target cost engine.")
@@ -109,6 +113,9 @@ class TargetsPanel(QWidget):
         # its own that runs the parts on threads of this process
         self.runner = runner if runner is not None else RunAdapter(project, thread_launcher, parent=self)
         self.current: ComparisonRun | None = None      # the comparison on its way (or the last one)
+        # the comparison shown, or the one meant while the tab shows an older one (every part of it
+        # deleted: an undo brings it back)
+        self._wanted: str | None = None
         self.runner.finished.connect(self._part_ended)
         controller = self.runner.controller
         group: list[str] = [""]         # the comparison on its way's id
@@ -186,19 +193,28 @@ class TargetsPanel(QWidget):
         self.plots.setTabToolTip(2, "Each layer at MACs / off-chip bytes against MACs / time; the lines: each "
                                     "target's min(peak MAC rate, intensity x off-chip bandwidth). Hover a point "
                                     "for its target and layer")
+        self.plots.setMinimumHeight(PLOTS_MIN_H)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.plots)
         self.split = split
+        # the table and plots scroll below the bar and the status: a short tab (a bottom dock taking
+        # half a 768-pixel screen) keeps them whole, reached by scrolling, rather than holding the
+        # docks small (their minimum, some 190 px, would set the tab area's)
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroller.setWidget(split)
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
         lay.addWidget(self.status)
-        lay.addWidget(split, 1)
+        lay.addWidget(self.scroller, 1)
         self.row_ready.connect(self._add_row)
         self.done.connect(self._finish)
         follow(self, project.events.workloads, lambda _ev: self._fill_networks())
         follow(self, project.events.reset, self._project_reset)
         follow(self, project.events.targets, self._targets_changed)
+        follow(self, project.events.run, self._run_changed)
 
     def _fill_networks(self) -> None:
         """The choices (the library's ONNX CNNs, then the zoo), the current one kept where still there."""
@@ -216,6 +232,19 @@ class TargetsPanel(QWidget):
         if self.comparison is not None and not self.running() and STALE_TEXT not in self.status.text():
             self.status.setText(f"{self.status.text()} {STALE_TEXT}")
 
+    def _run_changed(self, ev: RunChanged) -> None:
+        """A part of the comparison shown was deleted (or brought back by undo): show its record as
+        it now is (the part's row "run deleted"); every part deleted, the last comparison left."""
+        wanted = self._wanted
+        if self.running() or wanted is None:
+            return
+        entry = book_of(self.project.view).get(wanted)
+        named = isinstance(entry, dict) and ev.id in (entry.get("runs") or [])
+        if not named and ev.id not in {r.run_id for r in self._rows}:
+            return
+        self.show_comparison(recorded(self.project, wanted) or last_recorded(self.project))
+        self._wanted = wanted
+
     def _project_reset(self, _ev: Reset) -> None:
         self._fill_networks()
         if not self.running():      # a session opened: its last comparison, as it ended
@@ -231,6 +260,7 @@ class TargetsPanel(QWidget):
         self.roofline_series, self.roofline_items = {}, {}
         if c is None:
             self.comparison = None
+            self._wanted = None
             self.status.setText(EMPTY_TEXT)
             self.export_table_button.setEnabled(False)
             self.export_plot_button.setEnabled(False)
@@ -361,6 +391,7 @@ class TargetsPanel(QWidget):
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.comparison = result
+        self._wanted = result.id or None
         self.table.setRowCount(0)
         self._rows = list(result.rows)
         for i, row in enumerate(result.rows):
@@ -374,7 +405,8 @@ class TargetsPanel(QWidget):
         warn = f" {above} roofline point(s) lie above their target's ceiling: a cost below its limit." if above else ""
         again = f" {result.reused} part(s) re-used: their setup had not changed." if result.reused else ""
         # a target that cannot run the network says why here, not only in a tooltip
-        refused = "".join(f" {r.target}: {'failed' if r.failed else 'not applicable'}, {r.reason}."
+        refused = "".join(f" {r.target}: {r.reason}." if r.deleted else
+                          f" {r.target}: {'failed' if r.failed else 'not applicable'}, {r.reason}."
                           for r in result.rows if r.reason is not None)
         self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
                             f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
@@ -383,8 +415,9 @@ class TargetsPanel(QWidget):
         self._fit_table()
 
     def _fit_table(self) -> None:
-        """Give the table the height of its rows (all of them, the plots keeping at least half the
-        room), so that no target's row hides under the plots on a small screen (1366x768)."""
+        """Give the table the height of its rows (all of them, the plots keeping at least 40 % of the
+        room and their minimum), so that no target's row hides under the plots on a small screen
+        (1366x768: the six starter targets)."""
         lay = self.layout()
         if lay is not None:
             lay.activate()              # the status line just grew: the splitter's room as it now is
@@ -395,7 +428,8 @@ class TargetsPanel(QWidget):
         wide = t.horizontalHeader().length() > t.viewport().width()       # the scroll bar takes a row's room
         need = (t.horizontalHeader().height() + sum(t.rowHeight(i) for i in range(t.rowCount()))
                 + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height() if wide else 0))
-        want = min(need, sum(sizes) // 2)
+        plots = max(self.plots.minimumHeight(), int(PLOTS_SHARE * sum(sizes)))
+        want = min(need, sum(sizes) - plots)
         if sizes[0] < want:
             self.split.setSizes([want, sum(sizes) - want])
 
@@ -408,7 +442,8 @@ class TargetsPanel(QWidget):
             cells += ["-"] * len(METRICS)
         else:
             cells += [cell(ms.get(k), k, False) for k in METRICS]
-        how = how_words(row) if row.reason is None or row.failed else "not applicable"
+        how = how_words(row) if row.reason is None or row.failed else "run deleted" if row.deleted \
+            else "not applicable"
         cells += [how, f"{100 * row.covered_macs / macs:.4g}%" if macs else ""]
         for j, text in enumerate(cells):
             item = QTableWidgetItem(text)

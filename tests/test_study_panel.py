@@ -71,7 +71,8 @@ def test_a_study_fills_the_table_and_becomes_runs(window, qtbot, tmp_path):
     panel.table.cellDoubleClicked.emit(2, 0)
     assert window.current_engine().name == "cain" and window.bars["cain"].shown_run == ids[2]
     # plots: the metric against the first axis, and the Pareto front of the two metrics
-    assert panel.plot_y.currentText() == "length" and panel.plot_x.currentText() == "seed"
+    assert panel.plot_y.currentData() == "length" and panel.plot_x.currentText() == "seed"
+    assert panel.plot_y.currentText() == "Program length (instructions)"
     assert panel.plot.getPlotItem().listDataItems()
     front = panel.front_indices()
     assert front and set(front) <= set(range(4))

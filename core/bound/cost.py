@@ -33,6 +33,7 @@ from core.bound.loopnest import Tiling, traffic_of
 from core.bound.onchip import PeMapping, map_to_pes, per_pe_extent
 from core.bound.shapes import ConvShape
 from core.cost import Ceilings, CostRecord, Figure, LayerCost, layer_cost
+from core.units import format_quantity
 
 if TYPE_CHECKING:
     from core.bound.result import LayerAnalysis
@@ -106,8 +107,8 @@ def ceilings_of(t: "DataflowTarget") -> Ceilings:
 
 
 def target_words(t: "DataflowTarget") -> str:
-    return (f"dataflow accelerator: {t.pe_rows}x{t.pe_cols} PEs at {t.clock_mhz:g} MHz, {t.memory_bytes} B buffer, "
-            f"{t.word_bits}-bit words, {t.bandwidth_gbps:g} GB/s")
+    return (f"dataflow accelerator: {t.pe_rows}x{t.pe_cols} PEs at {t.clock_mhz:g} MHz, "
+            f"{format_quantity(t.memory_bytes, 'B')} buffer, {t.word_bits}-bit words, {t.bandwidth_gbps:g} GB/s")
 
 
 def cost_layer(l: "LayerAnalysis", t: "DataflowTarget", objective: str = "traffic") -> tuple[LayerTimeEnergy, LayerCost]:

@@ -44,6 +44,7 @@ from core.cappuccino.time_model import step_time
 from core.cost import Ceilings, CostRecord, How, LayerCost, layer_cost
 from core.errors import InputError
 from core.machine_load import LoadMeter, LoadRecord
+from core.units import format_quantity
 from core.results import optional_key
 
 FMA_PER_CYCLE = 2
@@ -108,9 +109,10 @@ def ceilings_of(target: Any) -> Ceilings:
 
 
 def target_words(target: Any) -> str:
+    caches = ", ".join(f"{level} {format_quantity(size, 'B')}" for level, size in (
+        ("L1d", target.l1d_bytes), ("L2", target.l2_bytes), ("L3", target.l3_bytes)))
     return (f"mobile SoC: {target.cores} cores x {target.vector_width} lanes x {fma_of(target)} FMA at "
-            f"{target.clock_mhz:g} MHz, {target.bandwidth_gbps:g} GB/s, L1d {target.l1d_bytes // 1024} KB, "
-            f"L2 {target.l2_bytes // 1024} KB, L3 {target.l3_bytes // 1024} KB")
+            f"{target.clock_mhz:g} MHz, {target.bandwidth_gbps:g} GB/s, {caches}")
 
 
 def is_this_machine(target: Any) -> bool:

@@ -31,6 +31,7 @@ from core.cost import Ceilings, CostRecord, How, LayerCost, layer_cost
 from core.errors import InputError
 from core.merit.result import LayerNote, MeritCost
 from core.nets.source import network_layers
+from core.units import format_quantity
 from core.merit.tiling import load_counts
 from core.merit_transform import workloads as W
 from core.merit_transform.transform import MeritTransform
@@ -131,7 +132,7 @@ def target_words(target: Any) -> str:
         return (f"GPU {target.device}: {target.sms} SMs at {target.clock_mhz:g} MHz, {target.fp32_tflops:g} TFLOPS "
                 f"fp32, {target.bandwidth_gbps:g} GB/s")
     return (f"CPU: {target.cores} cores x {target.vector_width} lanes x {target.fma_per_cycle} FMA at "
-            f"{target.clock_mhz:g} MHz, {target.bandwidth_gbps:g} GB/s, {target.l3_bytes // 1024} KB L3")
+            f"{target.clock_mhz:g} MHz, {target.bandwidth_gbps:g} GB/s, {format_quantity(target.l3_bytes, 'B')} L3")
 
 
 def is_this_machine(target: Any) -> bool:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from core import __version__
 from core.checks import check_name, check_numbers, check_settings, schema_errors
+from core.comparison_record import forget_missing
 from core.errors import InputError, SessionError
 from core.metrics import is_metric_value
 from core.lifecycle import partials_json, read_partials
@@ -240,10 +241,11 @@ def _read_view(doc: dict[str, Any], p: Project, known: dict[str, Any]) -> None:
     current = (doc.get("view") or {}).get("current_engine")
     if current is not None and current not in known:
         raise SessionError(f"unknown engine {current!r}", "session.view.current_engine")
-    p.view = {**doc.get("view", {}), "current_engine": current}
+    p.view = {**copy.deepcopy(doc.get("view", {})), "current_engine": current}     # the project's own
     if "compare" in p.view:         # the compared runs the file still holds (a deleted one drops out)
         held = {r.id for r in p.runs}
         p.view["compare"] = {**p.view["compare"], "runs": [i for i in p.view["compare"]["runs"] if i in held]}
+    forget_missing(p.view, {r.id for r in p.runs})     # a comparison's part deleted: marked so
     for name in known:
         p.choice(name)              # engines the file does not mention start on their defaults
 

@@ -70,7 +70,7 @@ class TargetCostResult(EngineResult):
                read=lambda r: _value(r, "energy_j")),
         Metric("offchip_bytes", "Off-chip traffic", "B", "lower", "bytes moved to and from off-chip memory",
                read=lambda r: _value(r, "offchip_bytes")),
-        Metric("throughput_per_s", "Throughput", "/s", "higher", "inferences per second at batch 1 (1 / latency)",
+        Metric("throughput_per_s", "Throughput", "inferences/s", "higher", "inferences per second at batch 1 (1 / latency)",
                read=lambda r: 1 / v if (v := _value(r, "time_s")) else None),
         Metric("macs_run", "MACs run", "fraction", "higher",
                "the share of the network's MACs in layers the target runs (the totals leave the others out)",
