@@ -64,13 +64,14 @@ PHASE_NS_ONE = 540.0           # a step on one worker: claim, count done, wait a
 #                                reads, 33 ns without the thread-CPU-time read (a system call here, ~500 ns)
 PHASE_NS_SHARED = 560.0        # the same on two workers, worker 0's CPU time (its wall time beside other
 #                                work: 8-9 µs, a deschedule of either worker in it)
-CONV_OUT_CYCLES_ONE = 18.6     # a convolution's cycles per output vector beyond its k-steps and block set-up
-CONV_OUT_CYCLES_SHARED = 24.8  # (bias, residual, ReLU, address, store and the kernel's loop overheads), all
-#                                workers' cycles, on one worker and on two: the median over 1x1 convolutions of
-#                                16, 32 and 64 maps (benchmarks/cappuccino_conv_overhead.py; synth_program's
-#                                EPILOGUE, 6, is the plan chooser's estimate)
-DW_OUT_CYCLES_ONE = 19.7      # the same of a 3x3 depthwise convolution beyond its taps' FMAs (128 and 256 maps)
-DW_OUT_CYCLES_SHARED = 40.0
+CONV_OUT_CYCLES_ONE = 17.8     # a convolution's cycles per output vector beyond its k-steps and block set-up
+CONV_OUT_CYCLES_SHARED = 25.0  # (bias, residual, ReLU, address, store and the kernel's loop overheads), all
+#                                workers' cycles, on one worker and on two: 1x1 convolutions of 16, 32 and 64
+#                                maps, medians (benchmarks/cappuccino_conv_overhead.py on the idle machine: one
+#                                worker 17.4-18.5, two 24.8-25.1); synth_program's EPILOGUE, 6, is the plan
+#                                chooser's estimate, never measured
+DW_OUT_CYCLES_ONE = 17.7       # the same of a 3x3 depthwise convolution beyond its taps' FMAs (128 and 256
+DW_OUT_CYCLES_SHARED = 22.7    # maps: one worker 17.4-17.9, two 20.5-24.8)
 
 
 @dataclass(frozen=True)
