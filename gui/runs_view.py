@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
                                QTableView, QToolBar, QVBoxLayout, QWidget)
 
 from core.atomic import atomic_write_text
-from core.compare import RUN_COLUMNS, format_value, run_row
+from core.compare import NOT_APPLICABLE, RUN_COLUMNS, format_value, run_row
 from core.engine import engines
 from core.metrics import DURATION
 from core.project import RUN_STATUSES, Project
@@ -33,6 +33,7 @@ KEYS = [key for key, _ in RUN_COLUMNS]
 NOTE_COLUMN = KEYS.index("note")
 STATUS_COLUMN = KEYS.index("status")
 STATUS_COLOURS = {"running": "#1f77b4", "finished": "#2ca02c", "failed": "#d62728", "cancelled": "#b36b00"}
+NOT_APPLICABLE_COLOUR = "#808080"   # a finished run's metric its target cannot give: greyed, the reason in the tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -61,6 +62,12 @@ def cell_text(row: dict[str, Any], key: str) -> str:
     if key == "metric":                     # the headline's name and value as people read them
         return str(row.get("metric_label") or value)
     return format_value(value)
+
+
+def not_applicable(row: dict[str, Any]) -> bool:
+    """A finished run whose headline metric its result cannot give (a target that runs none of the
+    network): its Value reads "not applicable", where a run with no such metric reads nothing."""
+    return row["value"] is None and row.get("value_text") == NOT_APPLICABLE
 
 
 class RunsModel(QAbstractTableModel):
@@ -99,6 +106,8 @@ class RunsModel(QAbstractTableModel):
             return row["id"]
         if role == Qt.ItemDataRole.ForegroundRole and key == "status":
             return QColor(STATUS_COLOURS.get(row["state"], "#000000"))
+        if role == Qt.ItemDataRole.ForegroundRole and key == "value" and not_applicable(row):
+            return QColor(NOT_APPLICABLE_COLOUR)
         if role == Qt.ItemDataRole.ToolTipRole:
             if key == "status":
                 return row["error"] or row["status"]
