@@ -14,8 +14,11 @@ from typing import Any
 
 from core.display import format_number, format_setting, lead, metric_of, setting_label
 from core.engine import engines
+from core.errors import InputError
+from core.kinds import Lib, generated_name, kind_of
 from core.metrics import DURATION, Metric
 from core.project import Run, Snapshot, summary
+from core.workload import ConvLayers
 
 SETTINGS_TEXT_MAX = 60
 
@@ -93,9 +96,57 @@ def status_text(run: Run) -> str:
     return run.status
 
 
+def layers_words(value: ConvLayers) -> str | None:
+    """Conv-layer specs in words: how many, and each layer's name, or its spec where it has none
+    ("2 conv layers: conv1, Ci=3,Hi=8,Wi=8,Co=4,kernel=3"); None for specs that do not read."""
+    from core.bound.shapes import parse_layer_spec
+
+    try:
+        shapes = [parse_layer_spec(text, where="layers") for text in value.layers]
+    except InputError:
+        return None
+    if not shapes:
+        return None
+    default = parse_layer_spec("Ci=1,Hi=1,Wi=1,Co=1,kernel=1", where="layers").name
+    names = [s.name if s.name != default else " ".join(t.split()) for s, t in zip(shapes, value.layers)]
+    n = len(names)
+    return f"{n} conv layer{'s' if n != 1 else ''}: " + ", ".join(names[:3]) + (", …" if n > 3 else "")
+
+
+def item_words(lib: Lib, value: Any) -> str | None:
+    """What a workload or target holds, in words: the name its kind makes from its values (a CNN's
+    network, "LeNet-5", or its ONNX file's name; "Accelerator, 64 KiB"), conv-layer specs by their
+    layers; None where the kind makes no such name."""
+    if isinstance(value, ConvLayers):
+        return layers_words(value)
+    return generated_name(lib, value)
+
+
+def item_text(lib: Lib, snap: Snapshot | None) -> str:
+    """A run's workload or target as the runs table names it: the library item's name when the run
+    used it, unless that name only says the kind ("CNN", "Convolution layers", or a new item's
+    default name, "Layers"): then what the item holds (item_words), so a run names its network."""
+    if snap is None:
+        return ""
+    kind = kind_of(lib, snap.kind)
+    generic = {"", kind.title, kind.new(None)[0]} if kind is not None else {""}
+    words = item_words(lib, snap.value) if snap.name in generic else None
+    return words or snap.name or (kind.title if kind is not None else snap.kind)
+
+
+def item_tooltip(lib: Lib, snap: Snapshot | None) -> str:
+    """The kind of a run's workload or target and what it holds ("CNN: LeNet-5")."""
+    if snap is None:
+        return ""
+    kind = kind_of(lib, snap.kind)
+    title = kind.title if kind is not None else snap.kind
+    return f"{title}: {item_words(lib, snap.value) or summary(snap.value)}"
+
+
 def run_row(run: Run) -> dict[str, Any]:
     """One runs-table row: the RUN_COLUMNS keys (raw values, numbers stay numbers) plus `engine`,
-    `state` (the bare status), `error` and `settings_full` for filters and tooltips, and the texts
+    `state` (the bare status), `error`, `settings_full`, `workload_tip` and `target_tip` for filters
+    and tooltips, and the texts
     people read: `metric_label` (the headline's name), `value_text` (its value with its unit) and
     `headline_text` (every headline metric, one a line, for the tooltip). The headline is the first
     metric the engine's result declares (core.metrics)."""
@@ -105,8 +156,10 @@ def run_row(run: Run) -> dict[str, Any]:
         "id": run.id,
         "engine": run.engine,
         "engine_title": engine_title(run.engine),
-        "workload": run.workload.name if run.workload else "",
-        "target": run.target.name if run.target else "",
+        "workload": item_text("workloads", run.workload),
+        "target": item_text("targets", run.target),
+        "workload_tip": item_tooltip("workloads", run.workload),
+        "target_tip": item_tooltip("targets", run.target),
         "settings": settings_text(run),
         "settings_full": settings_text(run, limit=10 ** 9),
         "status": status_text(run),
@@ -172,12 +225,14 @@ def _union(dicts: list[dict[str, Any]]) -> list[str]:
 
 
 def _item_row(key: str, snaps: list[Snapshot | None]) -> DiffRow:
-    """A workload or target row: its name per run, differing when the snapshot values differ (an item
-    edited between two runs keeps its name, so then its summary is shown too)."""
+    """A workload or target row: its name per run (as the runs table names it), differing when the
+    snapshot values differ (an item edited between two runs keeps its name, so then its summary is
+    shown too)."""
     row = _row(key, [(s is not None, None if s is None else s.value) for s in snaps])
-    names = [None if s is None else s.name for s in snaps]
+    lib: Lib = "workloads" if key == "workload" else "targets"
+    names = [None if s is None else item_text(lib, s) for s in snaps]
     if row.differs and len({n for n in names if n is not None}) < sum(n is not None for n in names):
-        names = [None if s is None else f"{s.name}: {summary(s.value)}" for s in snaps]
+        names = [None if s is None else f"{item_text(lib, s)}: {summary(s.value)}" for s in snaps]
     row.values = names
     return row
 

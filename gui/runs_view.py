@@ -113,6 +113,8 @@ class RunsModel(QAbstractTableModel):
                 return row["error"] or row["status"]
             if key == "settings":
                 return row["settings_full"] or "the engine's defaults"
+            if key in ("workload", "target") and row[f"{key}_tip"]:
+                return row[f"{key}_tip"]            # its kind and what it holds ("CNN: LeNet-5")
             if key in ("metric", "value") and row.get("headline_text"):
                 return row["headline_text"]             # every headline metric, with its unit
             return cell_text(row, key) or None

@@ -35,3 +35,29 @@ def test_a_part_that_cannot_run_reads_not_applicable_greyed_and_a_failed_run_not
     assert refused.result.reason in cell(refused.id, Qt.ItemDataRole.ToolTipRole)
     assert cell(fine.id) not in ("", NOT_APPLICABLE) and cell(fine.id, fg) is None
     assert cell(failed.id) == "" and cell(failed.id, fg) is None      # no result: no such metric, nothing said
+
+
+def test_every_run_names_its_network_not_its_kind(qtbot) -> None:
+    from gui.runs_view import KEYS, RunsModel
+
+    from core.project import Snapshot
+    from core.workload import CnnNetwork, ConvLayers, DataflowTarget
+
+    project = Project()
+    target = Snapshot("", "Dataflow accelerator", DataflowTarget())      # a study's inline target, by its kind
+    layers = ConvLayers(["name=conv1,Ci=3,Hi=32,Wi=32,Co=16,kernel=3", "Ci=16,Hi=32,Wi=32,Co=32,kernel=3,pad=1"])
+    cases = [   # (workload snapshot, Workload cell, its tooltip)
+        (Snapshot("", "CNN", CnnNetwork("resnet18")), "ResNet-18", "CNN: ResNet-18"),   # an older study's run
+        (Snapshot("", "CNN", CnnNetwork(onnx_path="/models/tiny_yolo.onnx")), "tiny_yolo", "CNN: tiny_yolo"),
+        (Snapshot("w3", "Layers", layers), "2 conv layers: conv1, Ci=16,Hi=32,Wi=32,Co=32,kernel=3,pad=1",
+         "Convolution layers: 2 conv layers: conv1, Ci=16,Hi=32,Wi=32,Co=32,kernel=3,pad=1"),
+        (Snapshot("w4", "My small net", CnnNetwork("lenet5")), "My small net", "CNN: LeNet-5"),   # the user's name
+    ]
+    runs = [project.add_finished_run("cost", w, target, {}, RunOutcome.failed("x")) for w, _, _ in cases]
+    model = RunsModel(project)
+    col, tcol = KEYS.index("workload"), KEYS.index("target")
+    for run, (_, text, tip) in zip(runs, cases):
+        i = model.row_of(run.id)
+        assert model.data(model.index(i, col)) == text
+        assert model.data(model.index(i, col), Qt.ItemDataRole.ToolTipRole) == tip
+        assert model.data(model.index(i, tcol)) == "Accelerator, 64 KiB"
