@@ -662,5 +662,5 @@ class _Notices(list[Notice]):
 
 def _point_note(study: StudyJob, index: int, params: dict[str, Any]) -> str:
     """A study point's run says which study and point it is: "study NAME #3: seed=2, mode=auke"."""
-    text = ", ".join(f"{k}={v}" for k, v in params.items())
+    text = ", ".join(f"{k}={study.runner.study.param_words(k, v)}" for k, v in params.items())
     return f"study {study.runner.study.name} #{index}" + (f": {text}" if text else "")

@@ -680,8 +680,8 @@ class StudyPanel(QWidget):
     def _param_words(self, label: str, value: Any) -> str:
         """An axis value as a line's name: with its field's unit ("25.6 GB/s"), else as written."""
         study = self.running or self.study
-        text = study.param_text(label, value) if study is not None else None
-        return text if text is not None else value if isinstance(value, str) else format_value(value)
+        return study.param_words(label, value) if study is not None else \
+            value if isinstance(value, str) else format_value(value)
 
     def _scale(self, name: str) -> float:
         """What a metric's values are multiplied by on a plot: 100 for a fraction, drawn in % as its

@@ -234,7 +234,8 @@ class FakeStudyRunner:
     on a bad input, point 2 is sent out and never ends (the study is cancelled meanwhile)."""
 
     def __init__(self, gate: Any) -> None:
-        self.study = SimpleNamespace(name="sweep", engine="demo", points=[0, 1, 2])
+        self.study = SimpleNamespace(name="sweep", engine="demo", points=[0, 1, 2],
+                                     param_words=lambda _label, value: str(value))
         self.cluster, self.path = "a fake cluster", "no results file"
         self.on_start: Any = None
         self.on_record: Any = None

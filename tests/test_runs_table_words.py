@@ -61,3 +61,52 @@ def test_every_run_names_its_network_not_its_kind(qtbot) -> None:
         assert model.data(model.index(i, col)) == text
         assert model.data(model.index(i, col), Qt.ItemDataRole.ToolTipRole) == tip
         assert model.data(model.index(i, tcol)) == "Accelerator, 64 KiB"
+
+
+def _notes(study) -> list[str]:
+    from types import SimpleNamespace
+
+    from core.run_controller import _point_note
+
+    return [_point_note(SimpleNamespace(runner=SimpleNamespace(study=study)), p.index, p.params) for p in study.points]
+
+
+def test_a_studys_points_name_their_varied_fields_with_units() -> None:
+    from core.study import spec as study_spec
+    from tests.test_study_targets import SWEEP
+
+    study = study_spec.from_json(SWEEP)
+    assert [p.target_name for p in study.points] == [
+        f"Dataflow accelerator (buffer={b}, bandwidth={w})" for b in ("1 KiB", "8 KiB") for w in ("3.2 GB/s", "25.6 GB/s")]
+    assert _notes(study)[3] == "study lenet5 buffer x bandwidth #3: buffer=8 KiB, bandwidth=25.6 GB/s"
+
+
+def _tiny_onnx(path) -> str:
+    """A one-convolution ONNX model (opset 13) at `path`."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], np.zeros(108, np.float32).tolist())
+    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
+    onnx.save(helper.make_model(helper.make_graph([node], "g", [x], [y], [w]),
+                                opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return str(path)
+
+
+def test_a_study_over_networks_names_each_points_network(tmp_path) -> None:
+    from core.study import spec as study_spec
+    from tests.test_study_targets import SWEEP
+
+    base = {k: v for k, v in SWEEP.items() if k != "objectives"}
+    over_field = study_spec.from_json({**base, "axes": [{"param": "workload.network", "values": ["lenet5", "resnet18"]}]})
+    assert [p.workload_name for p in over_field.points] == ["LeNet-5", "ResNet-18"]     # was "LeNet-5 (network=resnet18)"
+    whole = study_spec.from_json({**base, "axes": [{"param": "workload", "values": [
+        {"kind": "cnn", "network": "resnet18"}, {"kind": "cnn", "onnx_path": _tiny_onnx(tmp_path / "tiny_yolo.onnx")}]}]})
+    assert [p.workload_name for p in whole.points] == ["ResNet-18", "tiny_yolo"]
+    assert _notes(whole) == ["study lenet5 buffer x bandwidth #0: workload=ResNet-18",      # not a Python dict
+                             "study lenet5 buffer x bandwidth #1: workload=tiny_yolo"]
+    batch = study_spec.from_json({**base, "axes": [{"param": "workload.batch", "values": [1, 2]}]})
+    assert [p.workload_name for p in batch.points] == ["LeNet-5 (batch=1)", "LeNet-5 (batch=2)"]

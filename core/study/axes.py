@@ -21,6 +21,7 @@ import json
 import math
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import jsonschema
@@ -404,13 +405,13 @@ def build_point(study: "Study", assignments: list[Assignment], index: int, repea
     docs: dict[str, Any] = {"workload": copy.deepcopy(study.workload), "target": copy.deepcopy(study.target),
                             "settings": copy.deepcopy(study.settings)}
     names = {"workload": study.workload_name, "target": study.target_name}
-    varied: dict[str, list[str]] = {"workload": [], "target": []}
+    varied: dict[str, list[tuple[str, str]]] = {"workload": [], "target": []}      # (field, words)
     params: dict[str, Any] = {}
     for axis, value, name in sorted(assignments, key=lambda a: len(a[0].steps)):
         root = str(axis.steps[0])
         if len(axis.steps) == 1:
             docs[root] = copy.deepcopy(value)
-            names[root] = name or _item_name(value, names[root])
+            names[root] = name or item_name(value, names[root])
             params[axis.label] = name or value
         else:
             if docs[root] is None:
@@ -418,12 +419,17 @@ def build_point(study: "Study", assignments: list[Assignment], index: int, repea
             _set_path(docs[root], axis.steps[1:], value, f"{axis.where}.param")
             params[axis.label] = value
             if root in varied:
-                varied[root].append(f"{axis.label}={_short(value)}")
+                varied[root].append((str(axis.steps[1]), f"{axis.label}={_short(study.param_words(axis.label, value))}"))
     # keep the axis order of the file for the params
     params = {a.label: params[a.label] for a, _v, _n in assignments}
+    base_title = network_title(study.workload) if isinstance(study.workload, dict) else None
+    if varied["workload"] and base_title is not None and study.workload_name == base_title:
+        # the base's name was its network's: the point is named by its own network, not the base's
+        names["workload"] = network_title(docs["workload"]) or names["workload"]
+        varied["workload"] = [(f, text) for f, text in varied["workload"] if f not in NETWORK_FIELDS]
     for root in ("workload", "target"):
         if varied[root]:
-            names[root] = f"{names[root]} ({', '.join(varied[root])})"
+            names[root] = f"{names[root]} ({', '.join(text for _f, text in varied[root])})"
     workload = generate.resolve(docs["workload"], f"{where}.workload")
     if workload is not docs["workload"] and isinstance(workload, dict) and "name" not in (docs["workload"] or {}):
         names["workload"] = str(workload.get("name", names["workload"]))
@@ -434,9 +440,30 @@ def build_point(study: "Study", assignments: list[Assignment], index: int, repea
                  names["target"])
 
 
-def _item_name(value: Any, fallback: str) -> str:
+NETWORK_FIELDS = ("network", "onnx_path")     # what a CNN's network_title is made of
+
+
+def network_title(value: dict[str, Any]) -> str | None:
+    """A CNN workload's network as people name it ("LeNet-5", an ONNX file's stem), else None."""
+    from core.kinds import kind_of
+    onnx, network = value.get("onnx_path"), value.get("network")
+    if isinstance(onnx, str) and onnx:
+        return Path(onnx).stem
+    found = kind_of("workloads", str(value.get("kind")))
+    if not isinstance(network, str) or found is None:
+        return None
+    title = found.variants().get(network)
+    return title.split(" (")[0] if title else network
+
+
+def item_name(value: Any, fallback: str) -> str:
     if isinstance(value, dict):
-        for k in ("name", "network", "preset", "builtin", "board"):
+        if isinstance(value.get("name"), str) and value["name"]:
+            return str(value["name"])
+        title = network_title(value)
+        if title:
+            return title
+        for k in ("preset", "builtin", "board"):
             if isinstance(value.get(k), str) and value[k]:
                 return str(value[k])
         if isinstance(value.get("cnns"), list):

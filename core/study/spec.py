@@ -24,10 +24,11 @@ from core.engine import EngineSpec, engines
 from core.checks import check_name, check_numbers, field_path
 from core.errors import InputError
 from core.workload import TARGET_KINDS, WORKLOAD_KINDS
-from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, read_axes
+from core.study.axes import COMBINES, MAX_POINTS, AxisGroup, Point, expand, item_name, network_title, read_axes
 from core.study.metrics import StudyMetric, default_direction, read_metrics
 from core.study.search import Front, Objective, SearchSpec, read_objectives, read_search
 from core.target_cost.fields import check_field_name, read_target_fields, read_target_value, target_properties
+from core.numbers import format_number
 from core.units import format_quantity, quantity_of
 
 if TYPE_CHECKING:
@@ -84,6 +85,19 @@ class Study:
         if unit is None or isinstance(value, bool) or not isinstance(value, (int, float)):
             return None
         return format_quantity(value, unit)
+
+    def param_words(self, label: str, value: Any) -> str:
+        """An axis value as a run's name or note reads it: with its field's unit ("25.6 GB/s"),
+        text as written, a number as the window writes numbers, a whole workload or target by its
+        name (a CNN by its network's), anything else as JSON."""
+        text = self.param_text(label, value)
+        if text is not None:
+            return text
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return format_number(value)
+        return item_name(value, json.dumps(value, separators=(",", ":")))
 
     @property
     def front_spec(self) -> SearchSpec | Front | None:
@@ -152,19 +166,6 @@ def load(path: str | Path, project: "Project | None" = None) -> Study:
 
 
 # ================================================================ checking
-def _network_title(value: dict[str, Any]) -> str | None:
-    """A CNN workload's network as people name it ("LeNet-5", an ONNX file's stem), else None."""
-    from core.kinds import kind_of
-    onnx, network = value.get("onnx_path"), value.get("network")
-    if isinstance(onnx, str) and onnx:
-        return Path(onnx).stem
-    found = kind_of("workloads", str(value.get("kind")))
-    if not isinstance(network, str) or found is None:
-        return None
-    title = found.variants().get(network)
-    return title.split(" (")[0] if title else network
-
-
 def _axis_units(study: Study) -> dict[str, str]:
     """The unit of each axis over a field of the base target that has one (core.units knows it)."""
     kind = study.target.get("kind") if isinstance(study.target, dict) else None
@@ -298,7 +299,7 @@ def from_json(doc: Any, project: "Project | None" = None, path: Path | None = No
         if root in doc and doc[root] is not None:
             value, item_name = resolve_item(root, doc[root], f"study.{root}")
             kinds_titles = WORKLOAD_KINDS if root == "workload" else TARGET_KINDS
-            title = value.get("name") if isinstance(value.get("name"), str) else _network_title(value) or \
+            title = value.get("name") if isinstance(value.get("name"), str) else network_title(value) or \
                 kinds_titles.get(str(value.get("kind")), "random kernels" if "generate" in value else root)
             base[root] = (value, item_name or str(title))
         elif kinds:             # the item the engine's tab would pick in that library
