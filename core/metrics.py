@@ -45,7 +45,7 @@ class Metric:
 
     def text(self, value: Any, result: Any = None) -> str:
         """The value as every view shows it: digits, unit, percent once; a per-item list with each
-        item's name where the typed result is at hand ("lenet5 30 frames/s, vgg16 1.2 frames/s")."""
+        item's name where the typed result is at hand ("LeNet-5 30 frames/s, VGG-16 1.2 frames/s")."""
         if self.items is not None and result is not None and isinstance(value, list):
             names = self.items(result)
             if len(names) == len(value):

@@ -22,6 +22,15 @@ if TYPE_CHECKING:                               # the engine's domain class; the
     from core.fcnnx.dse import DesignPoint
 
 
+def cnn_titles(result: Any) -> list[str]:
+    """Each CNN of a result as people name it, for its per-CNN metrics: a zoo network by its title's
+    name ("ZFNet", "VGG-16"), an ONNX model by its own name."""
+    from core.nets import zoo
+
+    titles = zoo.titles()
+    return [titles[n].split(" (")[0] if n in titles else n for n in result.cnns]
+
+
 @dataclass(kw_only=True)
 class Resources:
     luts: int
@@ -307,10 +316,10 @@ class FcnnxResult(EngineResult):
     METRICS = (
         Metric("fps", "Frames per second per CNN", "frames/s", "higher",
                "each CNN's frame rate under the chosen schedule, in the workload's order",
-               read=lambda r: list(r.predicted.fps), items=lambda r: list(r.cnns)),
+               read=lambda r: list(r.predicted.fps), items=cnn_titles),
         Metric("fps_simulated", "Frames per second per CNN, simulated", "frames/s", "higher",
                "the same schedule replayed in the discrete-event simulation (when simulation is on)",
-               read=lambda r: None if r.simulated is None else list(r.simulated.fps), items=lambda r: list(r.cnns)),
+               read=lambda r: None if r.simulated is None else list(r.simulated.fps), items=cnn_titles),
         Metric("objective_predicted", "Objective, predicted", "", "lower",
                "distance of the frame rates from their targets (the search's objective)",
                read=lambda r: r.predicted.objective),
