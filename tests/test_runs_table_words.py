@@ -62,6 +62,17 @@ def test_every_run_names_its_network_not_its_kind(qtbot) -> None:
         assert model.data(model.index(i, col), Qt.ItemDataRole.ToolTipRole) == tip
         assert model.data(model.index(i, tcol)) == "Accelerator, 64 KiB"
 
+    from PySide6.QtTest import QTest
+
+    from gui.runs_view import ID_ROLE, RunsView
+    from tests.test_runs_view import RunsCtx
+
+    view = RunsView(project, RunsCtx())
+    qtbot.addWidget(view)
+    QTest.keyClicks(view.filter_edit, "resnet")         # a person looks for their network's runs
+    assert [view.proxy.index(i, 0).data(ID_ROLE) for i in range(view.proxy.rowCount())] \
+        == [runs[0].id]
+
 
 def _notes(study) -> list[str]:
     from types import SimpleNamespace
