@@ -121,3 +121,43 @@ def test_a_study_over_networks_names_each_points_network(tmp_path) -> None:
                              "study lenet5 buffer x bandwidth #1: workload=tiny_yolo"]
     batch = study_spec.from_json({**base, "axes": [{"param": "workload.batch", "values": [1, 2]}]})
     assert [p.workload_name for p in batch.points] == ["LeNet-5 (batch=1)", "LeNet-5 (batch=2)"]
+
+
+def test_deleting_a_run_with_the_delete_key_leaves_run_where_it_was(qtbot) -> None:
+    """Undo's words change with what it would undo ("Undo Delete run r1"); Run beside it stays put."""
+    from PySide6.QtCore import QItemSelectionModel
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QToolBar
+
+    from core.project import Snapshot
+    from core.workload import CnnNetwork
+    from gui.main_window import MainWindow
+    from tests.window_helpers import settle
+
+    w = MainWindow(restore_layout=False)
+    w.interactive = False
+    qtbot.addWidget(w)
+    w.resize(1366, 768)
+    w.show()
+    try:
+        run = w.project.add_finished_run("cost", Snapshot("", "CNN", CnnNetwork("lenet5")), None, {},
+                                         RunOutcome.failed("x"))
+        settle()
+        tb = w.findChild(QToolBar, "main-toolbar")
+        undo, run_button = tb.widgetForAction(w.act_undo), tb.widgetForAction(w.act_run)
+        before = (undo.geometry(), run_button.mapTo(w, run_button.rect().topLeft()))
+        table = w.runs_view.table
+        table.selectionModel().select(table.model().index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                      | QItemSelectionModel.SelectionFlag.Rows)
+        table.setFocus()
+        QTest.keyClick(table, Qt.Key.Key_Delete)
+        settle()
+        assert run.id not in [r.id for r in w.project.runs]
+        assert w.act_undo.toolTip() == f"Undo Delete run {run.id}"
+        assert (undo.geometry(), run_button.mapTo(w, run_button.rect().topLeft())) == before
+        QTest.mouseClick(undo, Qt.MouseButton.LeftButton)
+        settle()
+        assert run.id in [r.id for r in w.project.runs]
+        assert run_button.mapTo(w, run_button.rect().topLeft()) == before[1]
+    finally:
+        w.shutdown_jobs()
