@@ -208,6 +208,7 @@ class DiffRow:
     texts: list[str] = field(default_factory=list)       # each value as the window shows it (unit, digits)
     best: list[bool] = field(default_factory=list)       # per run: the best value of a metric that has a better way
     tooltip: str = ""               # what the row is (a metric's description and which way is better)
+    notes: list[str] = field(default_factory=list)       # per run: why its cell reads "not applicable" ("" if not)
 
 
 def _row(key: str, present: list[tuple[bool, Any]]) -> DiffRow:
@@ -275,9 +276,20 @@ def _metric_row(metric: Metric, present: list[tuple[bool, Any]], runs: list[Run]
     """A metric's row: its title, each value written with its unit (items named), the best marked."""
     row = _row(metric.name, present)
     row.label, row.tooltip = metric.title, metric.tooltip()
-    row.texts = [metric.text(v, r.result) for v, r in zip(row.values, runs)]
+    missing = [v is None and not absent and r.status == "finished" for v, absent, r in zip(row.values, row.absent, runs)]
+    row.texts = [NOT_APPLICABLE if na else metric.text(v, r.result) for v, na, r in zip(row.values, missing, runs)]
+    row.notes = [not_applicable_why(r) if na else "" for na, r in zip(missing, runs)]
     row.best = metric.best(row.values)
     return row
+
+
+def not_applicable_why(run: Run) -> str:
+    """Why a finished run's metric has no value, for its cell's tooltip: the result's reason where it
+    gives one (a target that runs none of the network), else that the run did not produce it."""
+    reason = getattr(run.result, "reason", None)
+    if isinstance(reason, str) and reason:
+        return f"not applicable: {reason}"
+    return "not applicable: this run's result has no value for it"
 
 
 def plots_reason(runs: list[Run]) -> str | None:

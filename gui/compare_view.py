@@ -179,11 +179,12 @@ class CompareView(QWidget):
             if row.tooltip:
                 key.setToolTip(row.tooltip)
             best = row.best or [False] * len(texts)
-            for text, absent, top in zip(texts, row.absent, best):
+            notes = row.notes or [""] * len(texts)
+            for text, absent, top, note in zip(texts, row.absent, best, notes):
                 item = QTableWidgetItem(ABSENT_TEXT if absent else text)
-                item.setToolTip("this run has no such entry" if absent else
+                item.setToolTip("this run has no such entry" if absent else note if note else
                                 f"{text}: the best of these runs" if top else text)
-                if absent:
+                if absent or note:          # nothing to read: greyed, its reason in the tooltip
                     item.setForeground(QBrush(QColor("#888888")))
                 if top:
                     item.setFont(bold)

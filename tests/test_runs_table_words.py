@@ -161,3 +161,22 @@ def test_deleting_a_run_with_the_delete_key_leaves_run_where_it_was(qtbot) -> No
         assert run_button.mapTo(w, run_button.rect().topLeft()) == before[1]
     finally:
         w.shutdown_jobs()
+
+
+def test_compare_reads_a_refused_parts_metrics_as_not_applicable_with_the_reason(qtbot, fakes: Fakes) -> None:  # noqa: F811
+    from gui.compare_view import CompareView
+
+    fakes.refuse = {"scamp5"}
+    project = Project()
+    c = compare("lenet5", targets_of_kinds(["scamp5", "gpu"]), project=project)
+    refused, fine = (project.run(r.run_id) for r in c.rows)
+    view = CompareView(project)
+    qtbot.addWidget(view)
+    view.set_runs([refused.id, fine.id])
+    t = view.metrics_table
+    rows = {t.item(i, 0).text(): (t.item(i, 1), t.item(i, 2)) for i in range(t.rowCount())}
+    latency_refused, latency_fine = rows["Latency"]
+    assert latency_refused.text() == NOT_APPLICABLE and refused.result.reason in latency_refused.toolTip()
+    assert latency_refused.foreground().color().name() == "#888888"
+    assert latency_fine.text() not in ("—", NOT_APPLICABLE)
+    assert rows["MACs run"][0].text() == "0 %"                  # a value it has is shown as it is
