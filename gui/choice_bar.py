@@ -225,6 +225,7 @@ def run_title(r: Run, named: bool = False) -> str:
     """A run in one line for the "Showing" box: its id, how it ended, its headline metric and its
     workload. A per-item metric (f-CNNx's frames per second per CNN) names its items only when
     `named` (the item's tooltip): the names make the line wider than any popup."""
+    from core.compare import item_text
     from core.display import lead
 
     head = lead(r.engine, r.headline)
@@ -232,5 +233,5 @@ def run_title(r: Run, named: bool = False) -> str:
     if head is not None and head[1] is not None:
         metric = f", {head[0].title} {head[0].text(head[1], r.result if named else None)}"
     partial = " (partial)" if r.is_partial else ""
-    wl = r.workload_name("")
+    wl = item_text("workloads", r.workload)         # as the Runs table names it
     return f"{r.id} · {r.status}{partial}{metric} · {wl}"

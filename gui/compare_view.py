@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPus
 import pyqtgraph as pg
 
 from core.compare import DiffRow, common_plots, engine_title, format_value, headline_rows, plots_reason, \
-    series_label, settings_diff, status_text
+    item_text, series_label, settings_diff, status_text
 from core.project import Project, Run
 from core.project_events import RunChanged
 from gui.follow import follow
@@ -150,7 +150,7 @@ class CompareView(QWidget):
             return
         lines = []
         for i, r in enumerate(runs):
-            wl = r.workload_name()
+            wl = item_text("workloads", r.workload) or "no workload"       # as the Runs table names it
             lines.append(f"<span style='color:{run_colour(i)}'>■</span> <b>{r.id}</b> · {engine_title(r.engine)} · "
                          f"{_escape(wl)} · {status_text(r)}")
         self.header.setText("<br>".join(lines))

@@ -73,6 +73,18 @@ def test_every_run_names_its_network_not_its_kind(qtbot) -> None:
     assert [view.proxy.index(i, 0).data(ID_ROLE) for i in range(view.proxy.rowCount())] \
         == [runs[0].id]
 
+    from gui.choice_bar import run_title
+    from gui.compare_view import CompareView
+
+    assert run_title(runs[0]).endswith(" · ResNet-18")          # the Showing box of the run's tab
+    compare_view = CompareView(project)
+    qtbot.addWidget(compare_view)
+    compare_view.set_runs([runs[0].id, runs[2].id])
+    assert "ResNet-18" in compare_view.header.text() and "2 conv layers: conv1" in compare_view.header.text()
+    workload_row = next(i for i in range(compare_view.settings_table.rowCount())
+                        if compare_view.settings_table.item(i, 0).text() == "Workload")
+    assert compare_view.settings_table.item(workload_row, 1).text() == "ResNet-18"
+
 
 def _notes(study) -> list[str]:
     from types import SimpleNamespace
