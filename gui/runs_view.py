@@ -33,7 +33,7 @@ KEYS = [key for key, _ in RUN_COLUMNS]
 NOTE_COLUMN = KEYS.index("note")
 STATUS_COLUMN = KEYS.index("status")
 STATUS_COLOURS = {"running": "#1f77b4", "finished": "#2ca02c", "failed": "#d62728", "cancelled": "#b36b00"}
-NOT_APPLICABLE_COLOUR = "#808080"   # a finished run's metric its target cannot give: greyed, the reason in the tooltip
+NOT_APPLICABLE_COLOUR = "#888888"   # a finished run's metric its target cannot give: greyed, the reason in the tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 

@@ -31,7 +31,7 @@ def test_a_part_that_cannot_run_reads_not_applicable_greyed_and_a_failed_run_not
 
     fg = Qt.ItemDataRole.ForegroundRole
     assert cell(refused.id) == NOT_APPLICABLE
-    assert cell(refused.id, fg) is not None and cell(refused.id, fg).name() == "#808080"
+    assert cell(refused.id, fg) is not None and cell(refused.id, fg).name() == "#888888"
     assert refused.result.reason in cell(refused.id, Qt.ItemDataRole.ToolTipRole)
     assert cell(fine.id) not in ("", NOT_APPLICABLE) and cell(fine.id, fg) is None
     assert cell(failed.id) == "" and cell(failed.id, fg) is None      # no result: no such metric, nothing said
