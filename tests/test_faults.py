@@ -248,7 +248,8 @@ def test_a_worker_killed_mid_run_is_recorded_failed_with_the_likely_cause(demo_e
     job.start()
     try:
         deadline = time.monotonic() + HANG_S       # the window has what the engine streamed so far
-        while "process" not in run.partial and time.monotonic() < deadline:
+        # the worker streams its "process" partial before the engine starts: wait for the engine too
+        while ("process" not in run.partial or not any(started.iterdir())) and time.monotonic() < deadline:
             try:
                 project.record(run.id, job.batches.get(timeout=0.05))
             except queue.Empty:
