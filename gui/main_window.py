@@ -248,15 +248,6 @@ class MainWindow(QMainWindow):
             widget.updateGeometry()
         return panel
 
-    def setVisible(self, visible: bool) -> None:  # noqa: N802 (Qt name)
-        """A window put on screen has every panel: the docks and the window are sized once from
-        every tab's needs, as before panels were built lazily (a page built later grew the window
-        past a 1366x768 screen, and left the first tab's plots the room it alone needs)."""
-        if visible:
-            for name in self.panels:
-                self.panels[name]
-        super().setVisible(visible)
-
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
