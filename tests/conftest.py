@@ -12,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import gc
+import itertools
 
 import pytest
 
@@ -73,10 +74,18 @@ def demo_engine(monkeypatch):
     return DEMO
 
 
+_HOMES = itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def _private_qsettings(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("HOME", str(tmp_path))
+def _private_qsettings(tmp_path_factory, monkeypatch):
+    """A fresh, empty home and settings folder for each test. Not `tmp_path`: pytest makes each
+    test's tmp_path by listing every earlier one (about a millisecond a test, growing with the suite),
+    and most tests never look at their home."""
+    home = tmp_path_factory.getbasetemp() / "homes" / str(next(_HOMES))
+    home.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("HOME", str(home))
 
 
 @pytest.fixture(autouse=True)
