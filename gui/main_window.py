@@ -13,6 +13,7 @@ import gc
 import platform
 import sys
 import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -62,15 +63,53 @@ def fit_to_screen(window: QMainWindow) -> None:
 
 
 class EngineTab(QWidget):
-    """One engine's tab: the choice bar over the engine's panel."""
+    """One engine's tab: the choice bar over the engine's panel, the panel built when first wanted
+    (`LazyPanels`)."""
 
-    def __init__(self, bar: ChoiceBar, panel: EnginePanel) -> None:
+    def __init__(self, bar: ChoiceBar, spec: EngineSpec) -> None:
         super().__init__()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 0)
         lay.addWidget(bar)
-        lay.addWidget(panel, 1)
-        self.bar, self.panel = bar, panel
+        self.bar, self.spec = bar, spec
+        self.panel: EnginePanel | None = None
+
+    def put(self, panel: EnginePanel) -> None:
+        layout = self.layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.addWidget(panel, 1)
+        panel.show()            # now, not on the next event-loop pass: it is on show with its tab
+        self.panel = panel
+
+
+class LazyPanels(Mapping[str, EnginePanel]):
+    """The window's engine panels by engine name, each built when first reached (its tab shown, or
+    `window.panels[name]`): a panel and its plots cost more than the rest of the window, and most
+    starts show one tab."""
+
+    def __init__(self, build: Callable[[str], EnginePanel], names: list[str]) -> None:
+        self._build, self._names = build, names
+        self._built: dict[str, EnginePanel] = {}
+
+    def __getitem__(self, name: str) -> EnginePanel:
+        if name not in self._built:
+            if name not in self._names:
+                raise KeyError(name)
+            self._built[name] = self._build(name)
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def built(self, name: str) -> EnginePanel | None:
+        """The panel if it was built, without building it."""
+        return self._built.get(name)
 
 
 class MainWindow(QMainWindow):
@@ -109,16 +148,14 @@ class MainWindow(QMainWindow):
         # elided with "…" and read whole in its tooltip (issue 49)
         self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
         self.tabs.setUsesScrollButtons(False)
-        self.panels: dict[str, EnginePanel] = {}
         self.bars: dict[str, ChoiceBar] = {}
-        custom = panel_classes()
+        self._engine_tabs: dict[str, EngineTab] = {}
+        self.panels = LazyPanels(self._build_panel, list(engines()))
         for name, spec in engines().items():
-            panel = custom.get(name, GenericPanel)(spec, self)
             bar = ChoiceBar(self.project, spec, lambda run_id: self.open_run(run_id))
-            self.panels[name], self.bars[name] = panel, bar
-            # a field whose text was not taken holds Run back, and the bar says which (issue 30)
-            panel.binding.errors_changed.connect(lambda name=name: self._field_errors_changed(name))
-            tab = EngineTab(bar, panel)
+            self.bars[name] = bar
+            tab = EngineTab(bar, spec)
+            self._engine_tabs[name] = tab
             tab.setObjectName(f"tab-{name}")        # names the tab's splitters in the saved layout
             self.tabs.addTab(tab, spec.title)
             self.tabs.setTabToolTip(self.tabs.count() - 1, f"{spec.title}: {spec.summary}")
@@ -192,6 +229,24 @@ class MainWindow(QMainWindow):
         for pkg, reason in LOAD_ERRORS.items():
             self.log(f"engine core.{pkg} could not be loaded: {reason}", "error")
         self.statusBar().showMessage("Ready", 3000)
+
+    def _build_panel(self, name: str) -> EnginePanel:
+        """Build an engine's panel into its tab (on its tab's first show, or on first access)."""
+        spec = engines()[name]
+        panel = panel_classes().get(name, GenericPanel)(spec, self)
+        # a field whose text was not taken holds Run back, and the bar says which (issue 30)
+        panel.binding.errors_changed.connect(lambda: self._field_errors_changed(name))
+        self._engine_tabs[name].put(panel)
+        elider = getattr(self, "_elider", None)
+        if elider is not None:
+            fit_combos(panel, elider)
+        if getattr(self, "_layout_restored", False):
+            self._restore_splitters(panel)
+        panel.settings_changed()
+        panel._stale = True                     # draws the run on show when first shown
+        for widget in panel.findChildren(QWidget):
+            widget.updateGeometry()
+        return panel
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -326,7 +381,7 @@ class MainWindow(QMainWindow):
     # ================================================================ engine tabs and runs on show
     def current_engine(self) -> EngineSpec | None:
         tab = self.tabs.currentWidget()
-        return tab.panel.engine if isinstance(tab, EngineTab) else None
+        return tab.spec if isinstance(tab, EngineTab) else None
 
     def set_current_engine(self, name: str) -> None:
         if name not in self.panels:
@@ -376,9 +431,9 @@ class MainWindow(QMainWindow):
         self.close_compare()                            # the last session's comparison is not this one's
         if compared is not None and compared.runs:
             self.compare(compared.runs)                 # a Compare tab open at save time comes back
-            if not compared.on_show and current in self.panels:
+            if not compared.on_show and current is not None and current in self.panels:
                 self.set_current_engine(current)
-        elif current in self.panels:
+        elif current is not None and current in self.panels:
             self.set_current_engine(current)
         self._tab_changed(self.tabs.currentIndex())
 
@@ -456,7 +511,7 @@ class MainWindow(QMainWindow):
     def field_errors(self, engine: str) -> list[str]:
         """The fields whose text was not taken, of the engine's tab and of the library items it runs
         (in the library's editor), each named by its label."""
-        panel = self.panels.get(engine)
+        panel = self.panels.built(engine) if isinstance(self.panels, LazyPanels) else None
         fields = panel.binding.error_texts() if panel is not None else []
         library = getattr(self, "library", None)
         if library is not None:
@@ -759,7 +814,12 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
         if str(st.value("window/maximized", "false")).lower() == "true":
             self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
-        for splitter in self.findChildren(QSplitter):
+        self._layout_restored = True            # a panel built later restores its own splitters
+        self._restore_splitters(self)
+
+    def _restore_splitters(self, root: QWidget) -> None:
+        st = self._settings()
+        for splitter in root.findChildren(QSplitter):
             sizes = st.value(f"splitters/{self._splitter_key(splitter)}")
             if isinstance(sizes, QByteArray):
                 splitter.restoreState(sizes)

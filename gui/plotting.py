@@ -223,6 +223,39 @@ class OutsideLegend(pg.LegendItem):
         self.updateGeometry()
 
 
+class LazyMenuViewBox(pg.ViewBox):
+    """A ViewBox whose right-click menu is built when first asked for: the menu (and its axis
+    forms) cost about a fifth of a plot, and most plots are never right-clicked."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        self._menu: Any = None
+        super().__init__(*args, **{**kw, "enableMenu": False})    # builds no menu now
+        self.state["enableMenu"] = kw.get("enableMenu", True)        # but it is on
+
+    @property
+    def menu(self) -> Any:          # None until built; ViewBox skips what a missing menu would show
+        return self._menu
+
+    @menu.setter
+    def menu(self, value: Any) -> None:
+        self._menu = value
+
+    def _built_menu(self) -> Any:
+        if self._menu is None and self.menuEnabled():
+            from pyqtgraph.graphicsItems.ViewBox.ViewBoxMenu import ViewBoxMenu
+
+            self._menu = ViewBoxMenu(self)
+            self.updateViewLists()
+        return self._menu
+
+    def getMenu(self, ev: Any) -> Any:  # noqa: N802 (pyqtgraph name)
+        return self._built_menu()
+
+    def getContextMenus(self, event: Any) -> list[Any]:  # noqa: N802 (pyqtgraph name)
+        menu = self._built_menu()
+        return menu.actions() if menu is not None else []
+
+
 def _axes() -> dict[str, ReadableAxis]:
     return {side: ReadableAxis(side) for side in ("left", "bottom", "right", "top")}
 
@@ -233,6 +266,7 @@ class ThemedPlot(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None, title: str = "", x_label: str = "", y_label: str = "",
                  legend: bool = True, **kw: Any) -> None:
         kw.setdefault("axisItems", _axes())
+        kw.setdefault("viewBox", LazyMenuViewBox())
         super().__init__(parent=parent, **kw)
         for side in ("top", "right"):                  # made readable too, in case a panel shows them
             self.getPlotItem().hideAxis(side)

@@ -258,7 +258,9 @@ def test_a_running_runs_batches_reach_only_the_views_that_draw_them(window):
     def owners(signal: Any) -> list[Any]:
         return [getattr(s, "__self__", None) for s in signal._slots]
 
+    built = [window.panels[name] for name in window.panels]     # every tab's panel (built when reached)
     record = owners(window.project.events.record)
+    assert set(map(id, record)) == set(map(id, built))
     assert record and all(isinstance(o, EnginePanel) for o in record) and len(record) == len(window.panels)
     # a setting's change reaches the bindings and the tabs, not the choice bars, the runs view or the window
     names = {type(o).__name__ for o in owners(window.project.events.settings)}
