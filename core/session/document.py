@@ -57,17 +57,22 @@ def _run_json(r: Run) -> dict[str, Any]:
 
 
 # ================================================================ reading
-def from_json(doc: Any, owned: bool = False) -> Project:
+def from_json(doc: Any, owned: bool = False, checked: bool = False) -> Project:
     """Check a decoded document and build the whole Project; raises SessionError naming the field.
     `owned`: the caller hands the document over (it was just decoded), so it is migrated in place
-    instead of copied first (a copy of a large session is a third of its reading time)."""
+    instead of copied first (a copy of a large session is a third of its reading time).
+    `checked`: these very bytes passed the number and schema phases before in this process (the
+    loader's memo, storage.load_stamped): both are pure functions of the document, so only its
+    meaning is read again."""
     from core.engine import engines
 
     _check_start(doc)
     # every number finite and a machine integer, nesting bounded (also makes deepcopy safe)
-    check_numbers_phase(*_split(doc))
+    if not checked:
+        check_numbers_phase(*_split(doc))
     head, runs = _split(_migrate(doc if owned else copy.deepcopy(doc)))
-    check_schema_phase(head, runs)
+    if not checked:
+        check_schema_phase(head, runs)
     return read_meaning(head, runs, engines())
 
 

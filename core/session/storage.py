@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import threading
 import json
 import zlib
 from pathlib import Path
@@ -134,6 +135,14 @@ def save(project: Project, path: str | Path, expected: str | None = UNCHECKED) -
     return stamp(data)
 
 
+# The digests of session files this process read without an error, newest last: the same bytes pass
+# the number and schema phases again, so a session opened again (the example session, a file reopened
+# in the window) skips them (document.from_json's `checked`). A few dozen digests.
+_PASSED: dict[str, None] = {}
+_PASSED_KEPT = 64
+_PASSED_LOCK = threading.Lock()
+
+
 def load(path: str | Path) -> Project:
     """Read and validate a session file; raises SessionError (where = file or field path)."""
     return load_stamped(path)[0]
@@ -146,11 +155,17 @@ def load_stamped(path: str | Path) -> tuple[Project, str | None]:
         raw = read_bytes(path, "session file", SESSION_LIMIT)
     except InputError as exc:
         raise SessionError(exc.message, exc.where) from None
+    version = stamp(raw)
     try:
-        return from_json(decode(raw, str(path)), owned=True), stamp(raw)
+        project = from_json(decode(raw, str(path)), owned=True, checked=version in _PASSED)
     except SessionError:
         raise
     except InputError as exc:
         raise SessionError(exc.message, exc.where) from None
     except RecursionError:          # not reached past the checks above; a bad file must never escape as one
         raise SessionError("nested too deeply to read", str(path)) from None
+    with _PASSED_LOCK:
+        _PASSED[str(version)] = None
+        while len(_PASSED) > _PASSED_KEPT:
+            del _PASSED[next(iter(_PASSED))]
+    return project, version
