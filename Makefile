@@ -35,9 +35,10 @@ TEST_ENV = QT_QPA_PLATFORM=offscreen PYTHONDONTWRITEBYTECODE=
 test: $(STAMP) native
 	$(TEST_ENV) $(PY) -m pytest -q -n auto --dist loadfile
 
-# The suite without the tests marked slow (pytest.ini): installs, Dask clusters, C compilation, process corpora.
+# The suite without the tests marked slow (pytest.ini): installs, Dask clusters, C compilation, process corpora;
+# the property tests draw a quarter of their examples (tests/examples.py).
 test-fast: $(STAMP) native
-	$(TEST_ENV) $(PY) -m pytest -q -n auto --dist loadfile -m "not slow"
+	$(TEST_ENV) DFE_TEST_EXAMPLES=0.25 $(PY) -m pytest -q -n auto --dist loadfile -m "not slow"
 
 # Style (ruff), types of core/, sims/ and gui/ (mypy), import layering (import-linter); settings in pyproject.toml.
 lint: $(STAMP)

@@ -5,6 +5,7 @@ naming the figure."""
 import copy
 
 import pytest
+from tests.examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,7 +31,7 @@ def records(draw, energy=True):
     return CostRecord.of("test target", c, layers)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(records(), st.booleans())
 def test_a_record_at_or_above_its_limits_is_sound_and_round_trips(r, _):
     assert r.problems() == []
@@ -42,7 +43,7 @@ def test_a_record_at_or_above_its_limits_is_sound_and_round_trips(r, _):
     assert CostRecord.from_json(r.to_json()) == r
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(records(energy=False))
 def test_without_an_energy_model_energy_and_its_limit_are_none(r):
     assert all(l.energy_j.value is None and l.energy_j.limit is None for l in [*r.layers, r.total])

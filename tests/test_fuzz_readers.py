@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from tests.examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "assets" / "programs" / "analognet2_cain_table2.txt"
 REGISTERS = ("A", "B", "C", "D", "E", "F")
 
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+FUZZ = settings(max_examples=examples(60), deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -209,7 +210,7 @@ def read_session(path: Path) -> None:
     session.load(path)
 
 
-@settings(FUZZ, max_examples=80)
+@settings(FUZZ, max_examples=examples(80))
 @given(data=inputs(SESSION))
 def test_sessions(folder, data):
     accepts_or_refuses(read_session, folder / "s.dfx", data)
@@ -309,7 +310,7 @@ def read_onnx(path: Path) -> None:
             pass
 
 
-@settings(FUZZ, max_examples=80)
+@settings(FUZZ, max_examples=examples(80))
 @given(data=st.one_of(onnx_models(), onnx_models().flatmap(damaged), st.binary(max_size=200)))
 def test_onnx_models(folder, data):
     accepts_or_refuses(read_onnx, folder / "m.onnx", data)

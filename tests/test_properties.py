@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,8 +34,8 @@ from core.workload import KernelSet, target_from_json, workload_from_json
 
 ROOT = Path(__file__).resolve().parents[1]
 # No example database (it would write .hypothesis/ into the repository), no deadline (shared machine).
-QUICK = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-SLOW = settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+QUICK = settings(max_examples=examples(150), deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(max_examples=examples(40), deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 # ---------------------------------------------------------------- strategies
 NUMBERS = (st.integers() | st.integers(min_value=-10 ** 400, max_value=10 ** 400)
@@ -284,7 +285,7 @@ def test_the_mutations_reach_past_the_first_checks():
     sessions must open (a changed note, name or setting within range)."""
     opened = []
 
-    @settings(max_examples=40, deadline=None, database=None)
+    @settings(max_examples=examples(40), deadline=None, database=None)
     @given(mutated(STARTER, max_changes=1))
     def probe(doc):
         try:
