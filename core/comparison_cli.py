@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem
+from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem, workload_words
 from core.errors import InputError
 from core.layer_source import is_layers_source
 from core.numbers import format_number
@@ -170,8 +170,10 @@ def how_words(r: ComparisonRow) -> str:
 def format_table(c: Comparison) -> str:
     mode = ("the CPU that is this machine measured here (--measure)" if c.budgets.measure
             else "every CPU modelled by its roofline (--measure times this machine's)")
-    layers = "" if is_layers_source(c.source) else f"{c.layers} conv/fc layers, "     # the specs name their count
-    lines = [f"{c.network} ({c.source}): {layers}{c.macs / 1e9:.4g} GMACs; {mode}",
+    # conv-layer specs: their count and names said in words (the specs themselves are the command's)
+    what = workload_words(c) if is_layers_source(c.source) else \
+        f"{c.network} ({c.source}): {c.layers} conv/fc layers, {c.macs / 1e9:.4g} GMACs"
+    lines = [f"{what}; {mode}",
              "each figure: value (limit on that target, % of the limit reached: limit / value; "
              "throughput: value / limit); * best among the targets that run every layer; off-chip bytes at "
              "each target's word size", ""]

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFrame, QHBoxL
 
 from core.atomic import atomic_write_text
 from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, RooflinePoint, TargetItem, above_ceiling,
-                             ceiling, roofline_points)
+                             ceiling, counted, roofline_points, workload_words)
 from core.comparison_cli import HEADS, UNITS, cell, how_words
 from core.comparison_record import book_of
 from core.comparison_run import ComparisonRun, last_recorded, recorded
@@ -181,7 +181,7 @@ class TargetsPanel(QWidget):
         self.plot = new_plot("Time per layer", "share of the target's latency (%)", "", legend=False)
         self.energy_plot = new_plot("Energy per layer", "share of the target's energy (%)", "", legend=False)
         self.roofline = new_plot("Roofline: each target's layers under its ceilings",
-                                 "operational intensity (MACs per off-chip byte)", "attained (MAC/s)")
+                                 "operational intensity (MACs per off-chip byte)", "attained MAC rate (MAC/s)")
         self.roofline.setLogMode(x=True, y=True)
         for bars in (self.plot, self.energy_plot):
             bars.scene().sigMouseClicked.connect(lambda ev, b=bars: self._bar_clicked(b, ev))
@@ -307,8 +307,8 @@ class TargetsPanel(QWidget):
         self.export_table_button.setEnabled(False)
         self.export_plot_button.setEnabled(False)
         reused = self.current.reused
-        again = f" ({reused} re-used: their setup has not changed)" if reused else ""
-        self.status.setText(f"Costing {self.network.currentText()} on {len(entries)} target(s){again}...")
+        again = f" ({reused} re-used: {'its' if reused == 1 else 'their'} setup has not changed)" if reused else ""
+        self.status.setText(f"Costing {self.network.currentText()} on {counted(len(entries), 'target')}{again}...")
         self._collect()
 
     def _part_ended(self, *_: Any) -> None:
@@ -402,14 +402,16 @@ class TargetsPanel(QWidget):
         self.export_table_button.setEnabled(True)
         self.export_plot_button.setEnabled(True)
         above = self._draw_plots(result.rows)
-        warn = f" {above} roofline point(s) lie above their target's ceiling: a cost below its limit." if above else ""
-        again = f" {result.reused} part(s) re-used: their setup had not changed." if result.reused else ""
+        warn = (f" {counted(above, 'roofline point')} above {'its' if above == 1 else 'their'} target's ceiling: "
+                f"a cost below its limit." if above else "")
+        again = (f" {counted(result.reused, 'part')} re-used: {'its' if result.reused == 1 else 'their'} setup had "
+                 f"not changed." if result.reused else "")
         # a target that cannot run the network says why here, not only in a tooltip
         refused = "".join(f" {r.target}: {r.reason}." if r.deleted else
                           f" {r.target}: {'failed' if r.failed else 'not applicable'}, {r.reason}."
                           for r in result.rows if r.reason is not None)
-        self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
-                            f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
+        self.status.setText(f"{stopped}{workload_words(result)}, on {counted(len(result.rows), 'target')}; "
+                            f"{mode}. Each figure: value (limit, % of the limit "
                             f"reached); highlighted: the best among the targets that run every layer. "
                             f"Double-click a row or click a point or bar to open its part's run.{refused}{again}{warn}")
         self._fit_table()

@@ -1,0 +1,143 @@
+"""The Targets tab and the library as a user reads them (issue 51, looked at on a virtual screen):
+a conv-layers workload's status line reads like a network's, the Engine column names each engine
+by its tab's title (a kept part of an older session too; the JSON keeps the engine's name beside
+the title), nothing moved against a limit of nothing reads as at its limit, and a library item's
+summary says names and titles, never a registry key ("zoo vgg16", "zc706")."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from core import comparison
+from core.bound.shapes import parse_layer_spec
+from core.comparison import Budgets, Comparison, ComparisonRow, Costing, costings, workload_words
+from core.comparison_cli import cell, format_table
+from core.cost import Figure
+from core.engine import engines
+from core.errors import InputError
+from core.layer_source import layers_source
+from core.numbers import format_number
+from core.project import Project, summary
+from core.target_cost.result import TargetCostResult
+from core.workload import CnnNetwork, CnnSet, ConvLayers, FpgaTarget, MeritTransformWorkload
+from gui.library_dock import LibraryBrowser
+from gui.targets_panel import COLUMNS, TargetsPanel
+from panel_context import FakeContext
+
+SPECS = ["name=wide,Ci=16,Hi=28,Wi=28,Co=32,kernel=3,pad=1", "name=fc,Ci=256,Co=10"]
+HANG_MS = 60_000        # only stops a test that hangs
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("DATAFLOW_EXPLORER_CACHE", str(folder))
+    return folder
+
+
+# ---------------------------------------------------------------- the status line
+def test_a_conv_layers_status_line_reads_like_a_networks(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(_source, _target, _budgets):
+        raise InputError("held by the test")
+
+    monkeypatch.setattr(comparison, "costings", lambda: {k: Costing(k, "fake", refuse) for k in ("dataflow", "cpu")})
+    project = Project.starter()
+    for e in list(project.entries("targets")):
+        if e.kind not in ("dataflow", "cpu"):
+            project.remove("targets", e.id)
+    project.add("workloads", "Two layers", ConvLayers(list(SPECS)))
+    panel = TargetsPanel(project)
+    qtbot.addWidget(panel)
+    panel.network.setFocus()
+    QTest.keyClicks(panel.network, "Two layers")            # picked as a person does
+    assert panel.network.currentText() == "Two layers (conv layers)"
+    QTest.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.comparison is not None, timeout=HANG_MS)
+    macs = format_number(sum(parse_layer_spec(s).macs for s in SPECS), "MACs")
+    text = panel.status.text()
+    assert text.startswith(f"2 conv layers (wide, fc), each costed on its own: {macs} in all, on 2 targets; "), text
+    assert "layers:" not in text and ": 2 layers" not in text and "(s)" not in text and "GMACs" not in text
+    panel.shutdown()
+
+
+def test_a_networks_status_line_counts_in_words() -> None:
+    c = Comparison(network="LeNet-5", source="lenet5", macs=2_300_000, layers=5, budgets=Budgets(), rows=[])
+    assert workload_words(c) == "LeNet-5: 5 layers, 2.3 million MACs"
+    one = Comparison(network="1 conv layer (wide)", source=layers_source(SPECS[:1]), macs=10, layers=1,
+                     budgets=Budgets(), rows=[])
+    assert workload_words(one) == "1 conv layer (wide), costed on its own: 10 MACs"
+
+
+# ---------------------------------------------------------------- the engine column
+def test_the_engine_column_names_each_engine_by_its_tab(qtbot) -> None:
+    titles = {name: spec.title for name, spec in engines().items()}
+    got = costings()
+    assert got["dataflow"].engine == "Communication bounds (optimal dataflow)"
+    assert got["scamp5"].engine == "FPSP code search (Cain, first layer)"
+    for c in got.values():          # each starts with its engine's tab title, never its code name
+        assert c.engine_key in titles and c.engine.startswith(titles[c.engine_key].rstrip(")")), c.engine
+    row = ComparisonRow(target="Accelerator, 64 KiB", kind="dataflow", engine=got["dataflow"].engine,
+                        reason="too big")
+    panel = TargetsPanel(Project.starter())
+    qtbot.addWidget(panel)
+    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1, layers=5, budgets=Budgets(),
+                                     rows=[row]))
+    assert panel.table.item(0, COLUMNS.index("Engine")).text() == "Communication bounds (optimal dataflow)"
+    # the command line's table says the same; its JSON keeps the engine's name, the title beside it
+    assert "Communication bounds (optimal dataflow)" in format_table(panel.comparison)
+    d = row.to_json()
+    assert d["engine"] == "bound" and d["engine_title"] == "Communication bounds (optimal dataflow)"
+
+
+def test_a_part_kept_by_an_older_session_says_its_engine_in_todays_words() -> None:
+    old = TargetCostResult(network="LeNet-5", source="lenet5", macs=1, target="Accelerator", kind="dataflow",
+                           engine="bound (optimal dataflow)", note="", reason="too big")
+    assert old.row().engine == "Communication bounds (optimal dataflow)"
+
+
+def test_nothing_moved_against_a_limit_of_nothing_is_at_its_limit() -> None:
+    m = comparison._metric(Figure(value=0.0, limit=0.0, how="modelled"))
+    assert m.pct_of_limit == 100.0 and cell(m, "offchip_bytes", False) == "0 B (0 B, 100%)"
+
+
+# ---------------------------------------------------------------- library summaries
+@pytest.mark.parametrize("value, words", [
+    (CnnNetwork("vgg16"), "VGG-16 (zoo)"),
+    (CnnNetwork("resnet18"), "ResNet-18 (zoo)"),
+    (CnnSet(["zfnet", "scenelabel", "vgg16"]), "ZFNet, SceneLabelCNN, VGG-16"),
+    (MeritTransformWorkload("conv3x3"), "built-in: 3x3 convolution (Fig. 6 example)"),
+    (FpgaTarget(), "ZC706, 1 GB/s"),
+    (ConvLayers(["Ci=1,Co=2"]), "1 conv layer"),
+])
+def test_a_library_summary_says_names_not_keys(value, words) -> None:
+    assert summary(value) == words
+
+
+def test_the_library_lists_say_names_and_follow_what_is_typed(qtbot) -> None:
+    ctx = FakeContext()
+    browser = LibraryBrowser(ctx.project, ctx)
+    qtbot.addWidget(browser)
+    for lib in ("workloads", "targets"):
+        tree = browser.trees[lib]
+        texts = [tree.topLevelItem(i).text(2) for i in range(tree.topLevelItemCount())]
+        for text in texts:
+            assert "(s)" not in text and not text.startswith("zoo ") and "zc706" not in text, text
+    wid = ctx.project.add("workloads", "Layers", ConvLayers(["Ci=1,Co=2"]))
+    browser.select("workloads", wid)
+    editor = browser.editor
+    assert editor is not None
+    editor.text.setFocus()
+    editor.text.moveCursor(editor.text.textCursor().MoveOperation.End)
+    QTest.keyClick(editor.text, Qt.Key.Key_Return)
+    QTest.keyClicks(editor.text, "name=wide,Ci=16,Hi=28,Wi=28,Co=32,kernel=3")
+    tree = browser.trees["workloads"]
+    row = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount()) if tree.topLevelItem(i).text(0) == "Layers")
+    assert row.text(2) == "2 conv layers (wide)"
