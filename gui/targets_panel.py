@@ -416,6 +416,17 @@ class TargetsPanel(QWidget):
                             f"Double-click a row or click a point or bar to open its part's run.{refused}{again}{warn}")
         self._fit_table()
 
+    def resizeEvent(self, event: Any) -> None:
+        """The window resized: the splitter shares the change out, the table's rows fitted again."""
+        super().resizeEvent(event)
+        self._fit_table()
+
+    def showEvent(self, event: Any) -> None:
+        """A comparison shown while the tab was hidden (a session opened on another tab) had no room
+        to fit: fit it now that the tab has its size."""
+        super().showEvent(event)
+        self._fit_table()
+
     def _fit_table(self) -> None:
         """Give the table the height of its rows (all of them, the plots keeping at least 40 % of the
         room and their minimum), so that no target's row hides under the plots on a small screen
@@ -423,13 +434,22 @@ class TargetsPanel(QWidget):
         lay = self.layout()
         if lay is not None:
             lay.activate()              # the status line just grew: the splitter's room as it now is
-        sizes = self.split.sizes()
-        if sum(sizes) <= 0 or self.table.rowCount() == 0:
-            return
         t = self.table
+        if t.rowCount() == 0:
+            self.split.setMinimumHeight(0)
+            return
         wide = t.horizontalHeader().length() > t.viewport().width()       # the scroll bar takes a row's room
         need = (t.horizontalHeader().height() + sum(t.rowHeight(i) for i in range(t.rowCount()))
                 + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height() if wide else 0))
+        # a short tab (1366x768 with the Runs dock: some 340 px) scrolls, rather than squeezing the
+        # table to two rows: every row and readable plots below, the rest reached by scrolling
+        least = max(need + PLOTS_MIN_H, int(need / (1 - PLOTS_SHARE)) + 1) + self.split.handleWidth()
+        self.split.setMinimumHeight(least)
+        if 0 < self.split.height() < least:
+            self.split.resize(self.split.width(), least)
+        sizes = self.split.sizes()
+        if sum(sizes) <= 0:
+            return
         plots = max(self.plots.minimumHeight(), int(PLOTS_SHARE * sum(sizes)))
         want = min(need, sum(sizes) - plots)
         if sizes[0] < want:

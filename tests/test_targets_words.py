@@ -29,7 +29,7 @@ from core.project import Project, summary
 from core.target_cost.result import TargetCostResult
 from core.workload import CnnNetwork, CnnSet, ConvLayers, FpgaTarget, MeritTransformWorkload
 from gui.library_dock import LibraryBrowser
-from gui.targets_panel import COLUMNS, TargetsPanel
+from gui.targets_panel import COLUMNS, PLOTS_MIN_H, TargetsPanel
 from panel_context import FakeContext
 
 SPECS = ["name=wide,Ci=16,Hi=28,Wi=28,Co=32,kernel=3,pad=1", "name=fc,Ci=256,Co=10"]
@@ -141,3 +141,38 @@ def test_the_library_lists_say_names_and_follow_what_is_typed(qtbot) -> None:
     tree = browser.trees["workloads"]
     row = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount()) if tree.topLevelItem(i).text(0) == "Layers")
     assert row.text(2) == "2 conv layers (wide)"
+
+
+# ---------------------------------------------------------------- a session opened
+def test_a_comparison_shown_while_the_tab_is_hidden_shows_every_row_once_the_tab_shows(qtbot) -> None:
+    """A session opened fills the Targets tab while another tab is on show: once it shows, every
+    target's row is above the plots (it was one row short, a scroll bar beside)."""
+    rows = [ComparisonRow(target=f"T{i}", kind="dataflow", engine="E", reason="too big") for i in range(6)]
+    panel = TargetsPanel(Project.starter())
+    qtbot.addWidget(panel)
+    panel.resize(1500, 700)
+    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1, layers=5, budgets=Budgets(),
+                                     rows=rows))
+    panel.show()
+    qtbot.waitExposed(panel)
+    t = panel.table
+    assert t.viewport().height() >= sum(t.rowHeight(i) for i in range(t.rowCount()))
+
+
+def test_a_short_tab_scrolls_rather_than_hiding_rows_under_the_plots(qtbot) -> None:
+    """1366x768 with the Runs dock, the window made smaller after a comparison: the tab's table and
+    plots scroll, every row of the six targets whole and the plots keeping their share (it showed
+    two rows)."""
+    rows = [ComparisonRow(target=f"T{i}", kind="dataflow", engine="E", reason="too big") for i in range(6)]
+    panel = TargetsPanel(Project.starter())
+    qtbot.addWidget(panel)
+    panel.resize(950, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1, layers=5, budgets=Budgets(),
+                                     rows=rows))
+    panel.resize(950, 330)                  # the window made smaller afterwards
+    qtbot.waitUntil(lambda: panel.scroller.verticalScrollBar().maximum() > 0, timeout=2000)
+    t = panel.table
+    assert t.viewport().height() >= sum(t.rowHeight(i) for i in range(t.rowCount()))
+    assert panel.plots.height() >= max(PLOTS_MIN_H, 0.35 * panel.split.height())
