@@ -182,7 +182,9 @@ def format_table(c: Comparison) -> str:
     for r in c.rows:
         ms = r.metrics()
         if r.reason is not None:
-            table.append([r.target, r.engine or "-", *["-"] * len(METRICS), how_words(r), "0%"])
+            # a failed part's share is not known; a target that cannot run the network runs 0% of it
+            table.append([r.target, r.engine or "-", *["-"] * len(METRICS), how_words(r),
+                          "-" if r.failed or r.deleted else "0%"])
             continue
         table.append([r.target, r.engine, *[cell(ms.get(k), k, k in r.best) for k in METRICS], how_words(r),
                       f"{100 * r.covered_macs / c.macs:.4g}%" if c.macs else "-"])

@@ -53,6 +53,8 @@ COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How",
 BEST = QColor(46, 160, 67, 70)
 PLOTS_SHARE = 0.4           # the least share of the table's and plots' room the plots keep
 PLOTS_MIN_H = 120           # the plots' least height (pyqtgraph asks some 240 px once six bars are drawn)
+PLOTS_FRAME_H = 90          # the plots' tabs, title and axis: what a bar plot holds besides its bars
+BAR_H = 16                  # a bar's least height, its target's name beside it readable
 STALE_TEXT = "The library's targets have changed since: press Compare to cost them again."
 EMPTY_TEXT = ("Pick a network and press Compare: it is costed on every target of the library, each target a "
               "run of the Target cost engine.")
@@ -443,14 +445,16 @@ class TargetsPanel(QWidget):
                 + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height() if wide else 0))
         # a short tab (1366x768 with the Runs dock: some 340 px) scrolls, rather than squeezing the
         # table to two rows: every row and readable plots below, the rest reached by scrolling
-        least = max(need + PLOTS_MIN_H, int(need / (1 - PLOTS_SHARE)) + 1) + self.split.handleWidth()
+        # the plots' least: their minimum, and room for each bar's name beside it (six bars in 60 px overlap)
+        plots_least = max(PLOTS_MIN_H, PLOTS_FRAME_H + BAR_H * max(self.bars, self.energy_bars))
+        least = max(need + plots_least, int(need / (1 - PLOTS_SHARE)) + 1) + self.split.handleWidth()
         self.split.setMinimumHeight(least)
         if 0 < self.split.height() < least:
             self.split.resize(self.split.width(), least)
         sizes = self.split.sizes()
         if sum(sizes) <= 0:
             return
-        plots = max(self.plots.minimumHeight(), int(PLOTS_SHARE * sum(sizes)))
+        plots = max(plots_least, int(PLOTS_SHARE * sum(sizes)))
         want = min(need, sum(sizes) - plots)
         if sizes[0] < want:
             self.split.setSizes([want, sum(sizes) - want])
@@ -466,7 +470,9 @@ class TargetsPanel(QWidget):
             cells += [cell(ms.get(k), k, False) for k in METRICS]
         how = how_words(row) if row.reason is None or row.failed else "run deleted" if row.deleted \
             else "not applicable"
-        cells += [how, f"{100 * row.covered_macs / macs:.4g}%" if macs else ""]
+        # a deleted or failed part's share is not known (not 0%: nothing says the target cannot run them)
+        share = "" if not macs else "-" if row.deleted or row.failed else f"{100 * row.covered_macs / macs:.4g}%"
+        cells += [how, share]
         for j, text in enumerate(cells):
             item = QTableWidgetItem(text)
             if j >= 2 and j - 2 < len(METRICS) and METRICS[j - 2] in row.best:

@@ -176,3 +176,46 @@ def test_a_short_tab_scrolls_rather_than_hiding_rows_under_the_plots(qtbot) -> N
     t = panel.table
     assert t.viewport().height() >= sum(t.rowHeight(i) for i in range(t.rowCount()))
     assert panel.plots.height() >= max(PLOTS_MIN_H, 0.35 * panel.split.height())
+
+
+def test_a_deleted_or_failed_parts_share_of_the_macs_is_not_said_to_be_nothing(qtbot) -> None:
+    from core.comparison_run import DELETED_REASON
+
+    rows = [ComparisonRow(target="Gone", kind="fpga", engine="E", reason=DELETED_REASON, deleted=True),
+            ComparisonRow(target="Broke", kind="cpu", engine="E", reason="the costing failed", failed=True),
+            ComparisonRow(target="SCAMP-5", kind="scamp5", engine="E", reason="reads 3 input channels")]
+    c = Comparison(network="LeNet-5", source="lenet5", macs=1000, layers=5, budgets=Budgets(), rows=rows)
+    panel = TargetsPanel(Project.starter())
+    qtbot.addWidget(panel)
+    panel.show_comparison(c)
+    col = COLUMNS.index("MACs run")
+    assert [panel.table.item(i, col).text() for i in range(3)] == ["-", "-", "0%"]
+    lines = format_table(c).splitlines()
+    assert [next(l for l in lines if l.startswith(r.target)).rstrip().endswith(end) for r, end in
+            zip(rows, ["-", "-", "0%"])] == [True, True, True]
+
+
+def test_six_targets_bars_keep_room_for_their_names_on_a_short_tab(qtbot) -> None:
+    """1366x768: the table's six rows fitted, the time bars got some 60 px and the targets' names
+    beside them overlapped; now the plots keep room for each bar (the tab scrolls instead)."""
+    from core.cost import Ceilings, CostRecord, layer_cost
+
+    c = Ceilings(peak_macs_per_s=1e9, bandwidth_bytes_per_s=1e9)
+    record = CostRecord.of("fake", c, [layer_cost(f"l{i}", 1000, c, 0.0, time_s=1.0, offchip_bytes=1e3,
+                                                  energy_j=None) for i in range(3)])
+    rows = [ComparisonRow(target=f"Target number {i}", kind="dataflow", engine="E", record=record,
+                          covered_macs=3000) for i in range(6)]
+    panel = TargetsPanel(Project.starter())
+    qtbot.addWidget(panel)
+    panel.resize(950, 380)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=3000, layers=3, budgets=Budgets(),
+                                     rows=rows))
+    qtbot.wait(20)
+    assert panel.bars == 6
+    view = panel.plot.getViewBox().sceneBoundingRect()
+    line = panel.fontMetrics().height()
+    assert view.height() / panel.bars >= line, (view.height(), line)     # a name's height per bar at least
+    t = panel.table
+    assert t.viewport().height() >= sum(t.rowHeight(i) for i in range(t.rowCount()))
