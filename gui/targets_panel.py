@@ -55,6 +55,7 @@ PLOTS_SHARE = 0.4           # the least share of the table's and plots' room the
 PLOTS_MIN_H = 120           # the plots' least height (pyqtgraph asks some 240 px once six bars are drawn)
 PLOTS_FRAME_H = 90          # the plots' tabs, title and axis: what a bar plot holds besides its bars
 BAR_H = 16                  # a bar's least height, its target's name beside it readable
+LEGEND_H = 22               # a line of the roofline's legend
 STALE_TEXT = "The library's targets have changed since: press Compare to cost them again."
 EMPTY_TEXT = ("Pick a network and press Compare: it is costed on every target of the library, each target a "
               "run of the Target cost engine.")
@@ -183,7 +184,7 @@ class TargetsPanel(QWidget):
         self.plot = new_plot("Time per layer", "share of the target's latency (%)", "", legend=False)
         self.energy_plot = new_plot("Energy per layer", "share of the target's energy (%)", "", legend=False)
         self.roofline = new_plot("Roofline: each target's layers under its ceilings",
-                                 "operational intensity (MACs per off-chip byte)", "attained MAC rate (MAC/s)")
+                                 "operational intensity (MACs per off-chip byte)", "attained (MAC/s)")
         self.roofline.setLogMode(x=True, y=True)
         for bars in (self.plot, self.energy_plot):
             bars.scene().sigMouseClicked.connect(lambda ev, b=bars: self._bar_clicked(b, ev))
@@ -196,6 +197,7 @@ class TargetsPanel(QWidget):
                                     "target's min(peak MAC rate, intensity x off-chip bandwidth). Hover a point "
                                     "for its target and layer")
         self.plots.setMinimumHeight(PLOTS_MIN_H)
+        self.plots.currentChanged.connect(lambda _i: self._fit_table())     # the plot on show's room
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.plots)
@@ -445,8 +447,13 @@ class TargetsPanel(QWidget):
                 + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height() if wide else 0))
         # a short tab (1366x768 with the Runs dock: some 340 px) scrolls, rather than squeezing the
         # table to two rows: every row and readable plots below, the rest reached by scrolling
-        # the plots' least: their minimum, and room for each bar's name beside it (six bars in 60 px overlap)
-        plots_least = max(PLOTS_MIN_H, PLOTS_FRAME_H + BAR_H * max(self.bars, self.energy_bars))
+        # the plots' least: their minimum, and room for each bar's name beside it (six bars in 60 px
+        # overlap) or, on show, for the roofline's legend, a line a target (five in 160 px hid its axis'
+        # words); the plot on show's, so a short tab scrolls only where it must
+        on_show = self.plots.currentWidget()
+        items = (LEGEND_H * len(self.roofline_items) if on_show is self.roofline else
+                 BAR_H * (self.energy_bars if on_show is self.energy_plot else self.bars))
+        plots_least = max(PLOTS_MIN_H, PLOTS_FRAME_H + items)
         least = max(need + plots_least, int(need / (1 - PLOTS_SHARE)) + 1) + self.split.handleWidth()
         self.split.setMinimumHeight(least)
         if 0 < self.split.height() < least:
@@ -456,7 +463,7 @@ class TargetsPanel(QWidget):
             return
         plots = max(plots_least, int(PLOTS_SHARE * sum(sizes)))
         want = min(need, sum(sizes) - plots)
-        if sizes[0] < want:
+        if sizes[0] < want or sizes[1] < plots:     # the table short of its rows, or the plots of their room
             self.split.setSizes([want, sum(sizes) - want])
 
     def _put_row(self, i: int, row: ComparisonRow, macs: int | None) -> None:

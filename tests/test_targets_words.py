@@ -219,3 +219,30 @@ def test_six_targets_bars_keep_room_for_their_names_on_a_short_tab(qtbot) -> Non
     assert view.height() / panel.bars >= line, (view.height(), line)     # a name's height per bar at least
     t = panel.table
     assert t.viewport().height() >= sum(t.rowHeight(i) for i in range(t.rowCount()))
+
+
+def test_the_roofline_on_show_keeps_room_for_its_legend_on_a_short_tab(qtbot) -> None:
+    """1366x768: five targets' legend lines in a 160 px roofline hid its axis' words; the roofline
+    on show keeps a legend line's room a target (the tab scrolls), the bars keep theirs otherwise."""
+    from core.cost import Ceilings, CostRecord, layer_cost
+
+    c = Ceilings(peak_macs_per_s=1e9, bandwidth_bytes_per_s=1e9)
+    record = CostRecord.of("fake", c, [layer_cost("l0", 1000, c, 1.0, time_s=1.0, offchip_bytes=1e3,
+                                                  energy_j=None)])
+    rows = [ComparisonRow(target=f"Target {i}", kind="dataflow", engine="E", record=record, covered_macs=1000)
+            for i in range(6)]
+    panel = TargetsPanel(Project.starter())
+    qtbot.addWidget(panel)
+    panel.resize(950, 380)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1000, layers=1, budgets=Budgets(),
+                                     rows=rows))
+    assert len(panel.roofline_items) == 6
+    bars = panel.split.minimumHeight()
+    QTest.mouseClick(panel.plots.tabBar(), Qt.MouseButton.LeftButton,
+                     pos=panel.plots.tabBar().tabRect(panel.plots.indexOf(panel.roofline)).center())
+    assert panel.plots.currentWidget() is panel.roofline
+    qtbot.wait(20)
+    assert panel.split.minimumHeight() > bars
+    assert panel.plots.height() >= 6 * 22 + 90, (panel.split.sizes(), panel.split.minimumHeight(), panel.split.height(), panel.table.height())
