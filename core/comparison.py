@@ -420,7 +420,7 @@ def _problem(record: CostRecord, macs: int) -> str | None:
     above = above_ceiling(ComparisonRow(target="", kind="", engine="", record=record))
     if above:
         p = above[0]
-        return (f"{len(above)} layer(s) above the target's roofline, {p.layer} first: {p.rate:.4g} MAC/s at "
+        return (f"{counted(len(above), 'layer')} above the target's roofline, {p.layer} first: {p.rate:.4g} MAC/s at "
                 f"{p.intensity:.4g} MACs per off-chip byte, the ceiling there "
                 f"{min(record.ceilings.peak_macs_per_s, p.intensity * record.ceilings.bandwidth_bytes_per_s):.4g}")
     return None

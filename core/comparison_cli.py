@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem, workload_words
+from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem, counted, workload_words
 from core.errors import InputError
 from core.layer_source import is_layers_source
 from core.numbers import format_number
@@ -198,7 +198,8 @@ def format_table(c: Comparison) -> str:
             continue
         skipped = [l for l in (r.record.layers if r.record else []) if l.reason is not None]
         if skipped:
-            notes.append(f"{r.target}: {len(skipped)} layer(s) not run ({skipped[0].name}: {skipped[0].reason})")
+            notes.append(f"{r.target}: {counted(len(skipped), 'layer')} not run ({skipped[0].name}: "
+                         f"{skipped[0].reason})")
         notes.append(f"{r.target}: {r.note}")
     if notes:
         lines += ["", *notes]
