@@ -100,6 +100,18 @@ def network_choices(project: Project) -> list[tuple[str, str]]:
     return out + [(zoo.get(n).title, n) for n in zoo.names()]
 
 
+def _partial_words(row: ComparisonRow) -> str:
+    """" ZC706 at 1 GB/s: 1 layer not run (fc: past the feature extractor ...), left out of its
+    figures." for a target that runs part of the network; "" for one that runs it all."""
+    assert row.record is not None
+    skipped = [l for l in row.record.layers if l.reason is not None]
+    if not skipped:
+        return ""
+    first = skipped[0]
+    return (f" {row.target}: {counted(len(skipped), 'layer')} not run ({first.name}: {first.reason}), left out of "
+            f"its figures.")
+
+
 class TargetsPanel(QWidget):
     """Compare one network on the library's targets."""
 
@@ -414,6 +426,8 @@ class TargetsPanel(QWidget):
         refused = "".join(f" {r.target}: {r.reason}." if r.deleted else
                           f" {r.target}: {'failed' if r.failed else 'not applicable'}, {r.reason}."
                           for r in result.rows if r.reason is not None)
+        # a target that runs part of the network: its figures are of that part (its MACs run say how much)
+        refused += "".join(_partial_words(r) for r in result.rows if r.reason is None and r.record is not None)
         self.status.setText(f"{stopped}{workload_words(result)}, on {counted(len(result.rows), 'target')}; "
                             f"{mode}. Each figure: value (limit, % of the limit "
                             f"reached); highlighted: the best among the targets that run every layer. "

@@ -246,3 +246,19 @@ def test_the_roofline_on_show_keeps_room_for_its_legend_on_a_short_tab(qtbot) ->
     qtbot.wait(20)
     assert panel.split.minimumHeight() > bars
     assert panel.plots.height() >= 6 * 22 + 90, (panel.split.sizes(), panel.split.minimumHeight(), panel.split.height(), panel.table.height())
+
+
+def test_a_target_that_runs_part_of_the_network_says_which_layers_its_figures_leave_out(qtbot) -> None:
+    from core.cost import Ceilings, CostRecord, layer_cost, not_applicable
+
+    c = Ceilings(peak_macs_per_s=1e9, bandwidth_bytes_per_s=1e9)
+    record = CostRecord.of("fake", c, [layer_cost("conv1", 900, c, 1.0, time_s=1.0, offchip_bytes=1e3, energy_j=None),
+                                       not_applicable("fc", 100, "past the feature extractor")])
+    rows = [ComparisonRow(target="ZC706 at 1 GB/s", kind="fpga", engine="E", record=record, covered_macs=900)]
+    panel = TargetsPanel(Project.starter())
+    qtbot.addWidget(panel)
+    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1000, layers=2, budgets=Budgets(),
+                                     rows=rows))
+    assert ("ZC706 at 1 GB/s: 1 layer not run (fc: past the feature extractor), left out of its figures."
+            in panel.status.text())
+    assert panel.table.item(0, COLUMNS.index("MACs run")).text() == "90%"
