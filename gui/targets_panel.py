@@ -42,6 +42,7 @@ from core.comparison_cli import HEADS, UNITS, cell, how_words
 from core.comparison_record import book_of
 from core.comparison_run import ComparisonRun, last_recorded, recorded
 from core.errors import InputError
+from core.numbers import format_number
 from core.project import Project
 from core.project_events import LibraryChanged, Reset, RunChanged
 from core.run_controller import thread_launcher
@@ -193,6 +194,8 @@ class TargetsPanel(QWidget):
         self.table.cellDoubleClicked.connect(lambda i, _j: self._open(self._rows[i] if i < len(self._rows) else None))
         self._rows: list[ComparisonRow] = []      # the table's rows, top to bottom
         self._bar_rows: dict[int, list[ComparisonRow]] = {}     # id(plot) -> its bars' rows, top to bottom
+        # id(plot) -> per bar, each layer's (name, left edge %, share %, value as written)
+        self._bar_layers: dict[int, list[list[tuple[str, float, float, str]]]] = {}
         self.plot = new_plot("Time per layer", "share of the target's latency (%)", "", legend=False)
         self.energy_plot = new_plot("Energy per layer", "share of the target's energy (%)", "", legend=False)
         self.roofline = new_plot("Roofline: each target's layers under its ceilings",
@@ -200,6 +203,7 @@ class TargetsPanel(QWidget):
         self.roofline.setLogMode(x=True, y=True)
         for bars in (self.plot, self.energy_plot):
             bars.scene().sigMouseClicked.connect(lambda ev, b=bars: self._bar_clicked(b, ev))
+            bars.scene().sigMouseMoved.connect(lambda pos, b=bars: self._bar_hovered(b, pos))
         self.plots = QTabWidget()
         self.plots.addTab(self.plot, "Time per layer")
         self.plots.addTab(self.energy_plot, "Energy per layer")
@@ -395,6 +399,21 @@ class TargetsPanel(QWidget):
         if 0 <= i < len(rows) and abs(-y - i) <= 0.4 and plot.getViewBox().sceneBoundingRect().contains(ev.scenePos()):
             self._open(rows[i])
 
+    def _bar_hovered(self, plot: ThemedPlot, pos: Any) -> None:
+        """The layer under the pointer, said in the plot's tooltip (the colours name no layer)."""
+        view = plot.getViewBox()
+        at = view.mapSceneToView(pos)
+        i = int(round(-at.y()))
+        bars = self._bar_layers.get(id(plot), [])
+        text = ""
+        if 0 <= i < len(bars) and abs(-at.y() - i) <= 0.4 and view.sceneBoundingRect().contains(pos):
+            rows = self._bar_rows.get(id(plot), [])
+            for name, left, share, value in bars[i]:
+                if left <= at.x() < left + share:
+                    text = f"{rows[i].target}, {name}: {value}, {share:.3g}% of its total. Click to open its part's run"
+                    break
+        plot.setToolTip(text)
+
     def _add_row(self, row: ComparisonRow) -> None:
         self._rows.append(row)
         self._put_row(self.table.rowCount(), row, None)
@@ -526,6 +545,9 @@ class TargetsPanel(QWidget):
         ticks = []
         drawn: list[ComparisonRow] = []
         self._bar_rows[id(plot)] = drawn
+        layers: list[list[tuple[str, float, float, str]]] = []
+        self._bar_layers[id(plot)] = layers
+        unit = "s" if key == "time_s" else "J"
         y = 0
         for row in rows:
             if row.record is None or row.reason is not None:
@@ -542,6 +564,8 @@ class TargetsPanel(QWidget):
                                               pen=pg.mkPen(None)))
             ticks.append((y, row.target))
             drawn.append(row)
+            layers.append([(l.name, float(a), float(b), format_number(t, unit))
+                           for l, a, b, t in zip(row.record.layers, left, share, times) if b > 0])
             y -= 1                      # the table's order, top to bottom
         axis = plot.getAxis("left")
         axis.setTicks([ticks] if ticks else None)   # no bar yet: the empty plot's own ticks, not a grid of stripes

@@ -262,3 +262,30 @@ def test_a_target_that_runs_part_of_the_network_says_which_layers_its_figures_le
     assert ("ZC706 at 1 GB/s: 1 layer not run (fc: past the feature extractor), left out of its figures."
             in panel.status.text())
     assert panel.table.item(0, COLUMNS.index("MACs run")).text() == "90%"
+
+
+def test_a_bars_layer_under_the_pointer_is_named_in_the_tooltip(qtbot) -> None:
+    """The bars' colours name no layer: the pointer over one says its target, layer and time."""
+    from PySide6.QtCore import QPointF
+
+    from core.cost import Ceilings, CostRecord, layer_cost
+
+    c = Ceilings(peak_macs_per_s=1e9, bandwidth_bytes_per_s=1e9)
+    record = CostRecord.of("fake", c, [layer_cost("conv1", 1000, c, 1.0, time_s=0.003, offchip_bytes=1e3,
+                                                  energy_j=None),
+                                       layer_cost("conv2", 1000, c, 1.0, time_s=0.001, offchip_bytes=1e3,
+                                                  energy_j=None)])
+    rows = [ComparisonRow(target="Accelerator", kind="dataflow", engine="E", record=record, covered_macs=2000)]
+    panel = TargetsPanel(Project.starter())
+    qtbot.addWidget(panel)
+    panel.resize(1200, 800)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=2000, layers=2, budgets=Budgets(),
+                                     rows=rows))
+    qtbot.wait(20)
+    view = panel.plot.getViewBox()
+    panel._bar_hovered(panel.plot, view.mapViewToScene(QPointF(85.0, 0.0)))       # conv2: 75 % .. 100 %
+    assert panel.plot.toolTip().startswith("Accelerator, conv2: 1 ms, 25% of its total")
+    panel._bar_hovered(panel.plot, view.mapViewToScene(QPointF(85.0, -0.5)))      # between bars: nothing
+    assert panel.plot.toolTip() == ""
