@@ -116,7 +116,7 @@ def run_command(args: argparse.Namespace) -> int:
     def progress(row: ComparisonRow) -> None:
         if not args.quiet:
             what = "failed" if row.failed else "refused" if row.reason else "costed"
-            print(f"{what}: {row.target} ({row.engine or 'no engine'}) in {row.seconds:.1f} s", file=sys.stderr)
+            print(f"{what}: {row.target}, by {row.engine or 'no engine'}, in {row.seconds:.1f} s", file=sys.stderr)
 
     try:
         # each part a run of a controller of its own, on a thread of this process: at the command's

@@ -289,3 +289,14 @@ def test_a_bars_layer_under_the_pointer_is_named_in_the_tooltip(qtbot) -> None:
     assert panel.plot.toolTip().startswith("Accelerator, conv2: 1 ms, 25% of its total")
     panel._bar_hovered(panel.plot, view.mapViewToScene(QPointF(85.0, -0.5)))      # between bars: nothing
     assert panel.plot.toolTip() == ""
+
+
+def test_the_target_cost_tab_says_which_engine_costed_a_part_without_nested_brackets(qtbot) -> None:
+    from panel_context import open_panel
+
+    panel = open_panel(qtbot, "cost")
+    old = TargetCostResult(network="LeNet-5", source="lenet5", macs=1, target="Accelerator", kind="dataflow",
+                           engine="bound (optimal dataflow)", note="", reason="too big")   # an older session's
+    panel.show_result(old)
+    assert panel.headline.text() == ("LeNet-5 on Accelerator, costed by Communication bounds (optimal dataflow): "
+                                     "not run there: too big")
