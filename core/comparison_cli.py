@@ -172,7 +172,7 @@ def format_table(c: Comparison) -> str:
             else "every CPU modelled by its roofline (--measure times this machine's)")
     # conv-layer specs: their count and names said in words (the specs themselves are the command's)
     what = workload_words(c) if is_layers_source(c.source) else \
-        f"{c.network} ({c.source}): {c.layers} conv/fc layers, {c.macs / 1e9:.4g} GMACs"
+        f"{c.network} ({c.source}): {c.layers} conv/fc layers, {format_number(c.macs, 'MACs')}"
     lines = [f"{what}; {mode}",
              "each figure: value (limit on that target, % of the limit reached: limit / value; "
              "throughput: value / limit); * best among the targets that run every layer; off-chip bytes at "

@@ -300,3 +300,8 @@ def test_the_target_cost_tab_says_which_engine_costed_a_part_without_nested_brac
     panel.show_result(old)
     assert panel.headline.text() == ("LeNet-5 on Accelerator, costed by Communication bounds (optimal dataflow): "
                                      "not run there: too big")
+
+
+def test_the_command_lines_table_counts_a_networks_macs_in_words() -> None:
+    c = Comparison(network="LeNet-5", source="lenet5", macs=2_293_000, layers=4, budgets=Budgets(), rows=[])
+    assert format_table(c).splitlines()[0].startswith("LeNet-5 (lenet5): 4 conv/fc layers, 2.293 million MACs;")
