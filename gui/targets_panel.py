@@ -57,6 +57,7 @@ PLOTS_MIN_H = 120           # the plots' least height (pyqtgraph asks some 240 p
 PLOTS_FRAME_H = 90          # the plots' tabs, title and axis: what a bar plot holds besides its bars
 BAR_H = 16                  # a bar's least height, its target's name beside it readable
 LEGEND_H = 22               # a line of the roofline's legend
+ROOFLINE_FRAME_H = 140      # the roofline's tabs, title, axis and the legend's margins (its x axis' words showing)
 STALE_TEXT = "The library's targets have changed since: press Compare to cost them again."
 EMPTY_TEXT = ("Pick a network and press Compare: it is costed on every target of the library, each target a "
               "run of the Target cost engine.")
@@ -484,8 +485,8 @@ class TargetsPanel(QWidget):
         # overlap) or, on show, for the roofline's legend, a line a target (five in 160 px hid its axis'
         # words); the plot on show's, so a short tab scrolls only where it must
         on_show = self.plots.currentWidget()
-        items = (LEGEND_H * len(self.roofline_items) if on_show is self.roofline else
-                 BAR_H * (self.energy_bars if on_show is self.energy_plot else self.bars))
+        items = (ROOFLINE_FRAME_H - PLOTS_FRAME_H + LEGEND_H * len(self.roofline_items) if on_show is self.roofline
+                 else BAR_H * (self.energy_bars if on_show is self.energy_plot else self.bars))
         plots_least = max(PLOTS_MIN_H, PLOTS_FRAME_H + items)
         least = max(need + plots_least, int(need / (1 - PLOTS_SHARE)) + 1) + self.split.handleWidth()
         self.split.setMinimumHeight(least)
