@@ -9,8 +9,8 @@ import json
 import pytest
 
 from gui.study_panel import PointRow
+from tests import test_study_pickers as pickers
 from tests.test_study_pickers import _pick
-from tests.window_helpers import settle
 
 STUDY = {
     "name": "lenet5 rows x buffer", "engine": "cost",
@@ -19,27 +19,20 @@ STUDY = {
              {"param": "target.pe_rows", "label": "PE rows", "values": [8, 16, 32]}],
     "metrics": ["energy_j", "latency_s"],
 }
+panel = pickers.panel       # the fixture: the window's Studies dock
 
 
 @pytest.fixture
-def panel(qtbot, tmp_path, monkeypatch):
-    from gui.main_window import MainWindow
-
-    w = MainWindow(restore_layout=False)
-    w.interactive = False
-    qtbot.addWidget(w)
-    w.show()
-    settle()
-    p = w.study_panel
-    monkeypatch.setattr(p, "results_path", lambda _study: tmp_path / "p.results.jsonl")
-    p.editor.setPlainText(json.dumps(STUDY))
-    p.check()
-    assert p.study is not None, p.message.text()
-    yield p
-    w.shutdown_jobs()
+def rows_study(panel):
+    """The Studies dock (test_study_pickers' window) with this file's study in its editor."""
+    panel.editor.setPlainText(json.dumps(STUDY))
+    panel.check()
+    assert panel.study is not None, panel.message.text()
+    return panel
 
 
-def test_a_line_per_count_is_named_by_its_axis_in_the_values_order(panel) -> None:
+def test_a_line_per_count_is_named_by_its_axis_in_the_values_order(rows_study) -> None:
+    panel = rows_study
     panel.records = {i: PointRow(i, {"buffer": b, "PE rows": rows}, status="finished",
                                  metrics={"energy_j": 1e-4 * (i + 1), "latency_s": 2e-4})
                      for i, (b, rows) in enumerate((b, r) for b in (1024, 8192) for r in (8, 16, 32))}

@@ -36,6 +36,31 @@ SPECS = ["name=wide,Ci=16,Hi=28,Wi=28,Co=32,kernel=3,pad=1", "name=fc,Ci=256,Co=
 HANG_MS = 60_000        # only stops a test that hangs
 
 
+def _panel(qtbot, size: tuple[int, int] | None = None) -> TargetsPanel:
+    """A Targets panel on the starter project, shown at `size` when given."""
+    panel = TargetsPanel(Project.starter())
+    qtbot.addWidget(panel)
+    if size is not None:
+        panel.resize(*size)
+        panel.show()
+        qtbot.waitExposed(panel)
+    return panel
+
+
+def _record(times: list[float], offchip_lower: float = 1.0, macs: int = 1000):
+    """A sound cost record of layers l0, l1, ... taking `times` seconds each."""
+    from core.cost import Ceilings, CostRecord, layer_cost
+
+    c = Ceilings(peak_macs_per_s=1e9, bandwidth_bytes_per_s=1e9)
+    return CostRecord.of("fake", c, [layer_cost(f"l{i}", macs, c, offchip_lower, time_s=t, offchip_bytes=1e3,
+                                                energy_j=None) for i, t in enumerate(times)])
+
+
+def _show(panel: TargetsPanel, rows: list[ComparisonRow], macs: int = 1000, layers: int = 5) -> None:
+    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=macs, layers=layers,
+                                     budgets=Budgets(), rows=rows))
+
+
 @pytest.fixture(autouse=True)
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "cache"
@@ -86,10 +111,8 @@ def test_the_engine_column_names_each_engine_by_its_tab(qtbot) -> None:
         assert c.engine_key in titles and c.engine.startswith(titles[c.engine_key].rstrip(")")), c.engine
     row = ComparisonRow(target="Accelerator, 64 KiB", kind="dataflow", engine=got["dataflow"].engine,
                         reason="too big")
-    panel = TargetsPanel(Project.starter())
-    qtbot.addWidget(panel)
-    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1, layers=5, budgets=Budgets(),
-                                     rows=[row]))
+    panel = _panel(qtbot)
+    _show(panel, [row])
     assert panel.table.item(0, COLUMNS.index("Engine")).text() == "Communication bounds (optimal dataflow)"
     # the command line's table says the same; its JSON keeps the engine's name, the title beside it
     assert "Communication bounds (optimal dataflow)" in format_table(panel.comparison)
@@ -143,16 +166,14 @@ def test_the_library_lists_say_names_and_follow_what_is_typed(qtbot) -> None:
     assert row.text(2) == "2 conv layers (wide)"
 
 
-# ---------------------------------------------------------------- a session opened
+# ---------------------------------------------------------------- room on a short tab
 def test_a_comparison_shown_while_the_tab_is_hidden_shows_every_row_once_the_tab_shows(qtbot) -> None:
     """A session opened fills the Targets tab while another tab is on show: once it shows, every
     target's row is above the plots (it was one row short, a scroll bar beside)."""
     rows = [ComparisonRow(target=f"T{i}", kind="dataflow", engine="E", reason="too big") for i in range(6)]
-    panel = TargetsPanel(Project.starter())
-    qtbot.addWidget(panel)
+    panel = _panel(qtbot)
     panel.resize(1500, 700)
-    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1, layers=5, budgets=Budgets(),
-                                     rows=rows))
+    _show(panel, rows)
     panel.show()
     qtbot.waitExposed(panel)
     t = panel.table
@@ -163,14 +184,8 @@ def test_a_short_tab_scrolls_rather_than_hiding_rows_under_the_plots(qtbot) -> N
     """1366x768 with the Runs dock, the window made smaller after a comparison: the tab's table and
     plots scroll, every row of the six targets whole and the plots keeping their share (it showed
     two rows)."""
-    rows = [ComparisonRow(target=f"T{i}", kind="dataflow", engine="E", reason="too big") for i in range(6)]
-    panel = TargetsPanel(Project.starter())
-    qtbot.addWidget(panel)
-    panel.resize(950, 900)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1, layers=5, budgets=Budgets(),
-                                     rows=rows))
+    panel = _panel(qtbot, (950, 900))
+    _show(panel, [ComparisonRow(target=f"T{i}", kind="dataflow", engine="E", reason="too big") for i in range(6)])
     panel.resize(950, 330)                  # the window made smaller afterwards
     qtbot.waitUntil(lambda: panel.scroller.verticalScrollBar().maximum() > 0, timeout=2000)
     t = panel.table
@@ -184,13 +199,11 @@ def test_a_deleted_or_failed_parts_share_of_the_macs_is_not_said_to_be_nothing(q
     rows = [ComparisonRow(target="Gone", kind="fpga", engine="E", reason=DELETED_REASON, deleted=True),
             ComparisonRow(target="Broke", kind="cpu", engine="E", reason="the costing failed", failed=True),
             ComparisonRow(target="SCAMP-5", kind="scamp5", engine="E", reason="reads 3 input channels")]
-    c = Comparison(network="LeNet-5", source="lenet5", macs=1000, layers=5, budgets=Budgets(), rows=rows)
-    panel = TargetsPanel(Project.starter())
-    qtbot.addWidget(panel)
-    panel.show_comparison(c)
+    panel = _panel(qtbot)
+    _show(panel, rows)
     col = COLUMNS.index("MACs run")
     assert [panel.table.item(i, col).text() for i in range(3)] == ["-", "-", "0%"]
-    lines = format_table(c).splitlines()
+    lines = format_table(panel.comparison).splitlines()
     assert [next(l for l in lines if l.startswith(r.target)).rstrip().endswith(end) for r, end in
             zip(rows, ["-", "-", "0%"])] == [True, True, True]
 
@@ -198,20 +211,10 @@ def test_a_deleted_or_failed_parts_share_of_the_macs_is_not_said_to_be_nothing(q
 def test_six_targets_bars_keep_room_for_their_names_on_a_short_tab(qtbot) -> None:
     """1366x768: the table's six rows fitted, the time bars got some 60 px and the targets' names
     beside them overlapped; now the plots keep room for each bar (the tab scrolls instead)."""
-    from core.cost import Ceilings, CostRecord, layer_cost
-
-    c = Ceilings(peak_macs_per_s=1e9, bandwidth_bytes_per_s=1e9)
-    record = CostRecord.of("fake", c, [layer_cost(f"l{i}", 1000, c, 0.0, time_s=1.0, offchip_bytes=1e3,
-                                                  energy_j=None) for i in range(3)])
-    rows = [ComparisonRow(target=f"Target number {i}", kind="dataflow", engine="E", record=record,
-                          covered_macs=3000) for i in range(6)]
-    panel = TargetsPanel(Project.starter())
-    qtbot.addWidget(panel)
-    panel.resize(950, 380)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=3000, layers=3, budgets=Budgets(),
-                                     rows=rows))
+    record = _record([1.0, 1.0, 1.0], offchip_lower=0.0)
+    panel = _panel(qtbot, (950, 380))
+    _show(panel, [ComparisonRow(target=f"Target number {i}", kind="dataflow", engine="E", record=record,
+                                covered_macs=3000) for i in range(6)], macs=3000, layers=3)
     qtbot.wait(20)
     assert panel.bars == 6
     view = panel.plot.getViewBox().sceneBoundingRect()
@@ -224,20 +227,10 @@ def test_six_targets_bars_keep_room_for_their_names_on_a_short_tab(qtbot) -> Non
 def test_the_roofline_on_show_keeps_room_for_its_legend_on_a_short_tab(qtbot) -> None:
     """1366x768: five targets' legend lines in a 160 px roofline hid its axis' words; the roofline
     on show keeps a legend line's room a target (the tab scrolls), the bars keep theirs otherwise."""
-    from core.cost import Ceilings, CostRecord, layer_cost
-
-    c = Ceilings(peak_macs_per_s=1e9, bandwidth_bytes_per_s=1e9)
-    record = CostRecord.of("fake", c, [layer_cost("l0", 1000, c, 1.0, time_s=1.0, offchip_bytes=1e3,
-                                                  energy_j=None)])
-    rows = [ComparisonRow(target=f"Target {i}", kind="dataflow", engine="E", record=record, covered_macs=1000)
-            for i in range(6)]
-    panel = TargetsPanel(Project.starter())
-    qtbot.addWidget(panel)
-    panel.resize(950, 380)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1000, layers=1, budgets=Budgets(),
-                                     rows=rows))
+    record = _record([1.0])
+    panel = _panel(qtbot, (950, 380))
+    _show(panel, [ComparisonRow(target=f"Target {i}", kind="dataflow", engine="E", record=record, covered_macs=1000)
+                  for i in range(6)], layers=1)
     assert len(panel.roofline_items) == 6
     bars = panel.split.minimumHeight()
     QTest.mouseClick(panel.plots.tabBar(), Qt.MouseButton.LeftButton,
@@ -248,17 +241,18 @@ def test_the_roofline_on_show_keeps_room_for_its_legend_on_a_short_tab(qtbot) ->
     assert panel.plots.height() >= 6 * LEGEND_H + ROOFLINE_FRAME_H, (panel.split.sizes(), panel.split.height())
 
 
+# ---------------------------------------------------------------- what the plots and status say
 def test_a_target_that_runs_part_of_the_network_says_which_layers_its_figures_leave_out(qtbot) -> None:
-    from core.cost import Ceilings, CostRecord, layer_cost, not_applicable
+    from dataclasses import replace
 
-    c = Ceilings(peak_macs_per_s=1e9, bandwidth_bytes_per_s=1e9)
-    record = CostRecord.of("fake", c, [layer_cost("conv1", 900, c, 1.0, time_s=1.0, offchip_bytes=1e3, energy_j=None),
-                                       not_applicable("fc", 100, "past the feature extractor")])
-    rows = [ComparisonRow(target="ZC706 at 1 GB/s", kind="fpga", engine="E", record=record, covered_macs=900)]
-    panel = TargetsPanel(Project.starter())
-    qtbot.addWidget(panel)
-    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=1000, layers=2, budgets=Budgets(),
-                                     rows=rows))
+    from core.cost import CostRecord, not_applicable
+
+    ran = _record([1.0], macs=900)
+    record = CostRecord.of("fake", ran.ceilings, [replace(ran.layers[0], name="conv1"),
+                                                  not_applicable("fc", 100, "past the feature extractor")])
+    panel = _panel(qtbot)
+    _show(panel, [ComparisonRow(target="ZC706 at 1 GB/s", kind="fpga", engine="E", record=record, covered_macs=900)],
+          layers=2)
     assert ("ZC706 at 1 GB/s: 1 layer not run (fc: past the feature extractor), left out of its figures."
             in panel.status.text())
     assert panel.table.item(0, COLUMNS.index("MACs run")).text() == "90%"
@@ -268,25 +262,13 @@ def test_a_bars_layer_under_the_pointer_is_named_in_the_tooltip(qtbot) -> None:
     """The bars' colours name no layer: the pointer over one says its target, layer and time."""
     from PySide6.QtCore import QPointF
 
-    from core.cost import Ceilings, CostRecord, layer_cost
-
-    c = Ceilings(peak_macs_per_s=1e9, bandwidth_bytes_per_s=1e9)
-    record = CostRecord.of("fake", c, [layer_cost("conv1", 1000, c, 1.0, time_s=0.003, offchip_bytes=1e3,
-                                                  energy_j=None),
-                                       layer_cost("conv2", 1000, c, 1.0, time_s=0.001, offchip_bytes=1e3,
-                                                  energy_j=None)])
-    rows = [ComparisonRow(target="Accelerator", kind="dataflow", engine="E", record=record, covered_macs=2000)]
-    panel = TargetsPanel(Project.starter())
-    qtbot.addWidget(panel)
-    panel.resize(1200, 800)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.show_comparison(Comparison(network="LeNet-5", source="lenet5", macs=2000, layers=2, budgets=Budgets(),
-                                     rows=rows))
+    panel = _panel(qtbot, (1200, 800))
+    _show(panel, [ComparisonRow(target="Accelerator", kind="dataflow", engine="E", record=_record([0.003, 0.001]),
+                                covered_macs=2000)], macs=2000, layers=2)
     qtbot.wait(20)
     view = panel.plot.getViewBox()
-    panel._bar_hovered(panel.plot, view.mapViewToScene(QPointF(85.0, 0.0)))       # conv2: 75 % .. 100 %
-    assert panel.plot.toolTip().startswith("Accelerator, conv2: 1 ms, 25% of its total")
+    panel._bar_hovered(panel.plot, view.mapViewToScene(QPointF(85.0, 0.0)))       # l1: 75 % .. 100 %
+    assert panel.plot.toolTip().startswith("Accelerator, l1: 1 ms, 25% of its total")
     panel._bar_hovered(panel.plot, view.mapViewToScene(QPointF(85.0, -0.5)))      # between bars: nothing
     assert panel.plot.toolTip() == ""
 
