@@ -49,10 +49,35 @@ class Costing:
     """How one target kind is costed."""
 
     kind: str                                                   # the target kind (core.kinds)
-    engine: str                                                 # in words, e.g. "bound (optimal dataflow)"
+    engine: str                                                 # in words: the engine's tab title (`engine_words`)
     cost: Callable[[str, Any, Budgets], Costed]                 # (network source, target, budgets)
     measured: Callable[[Any, Budgets], bool] = lambda _t, _b: False     # does it time code here (runs alone)?
     budget_keys: tuple[str, ...] = ()                            # the Budgets fields it reads (its part's settings)
+    engine_key: str = ""                                         # the engine's name (core.engine), for JSON
+
+
+def engine_words(name: str, detail: str = "") -> str:
+    """An engine as the window names it: its tab's title, with what of it costs the target
+    ("Communication bounds (optimal dataflow)", "FPSP code search (Cain, first layer)"); the name
+    itself when no such engine loaded."""
+    from core.engine import engines
+
+    spec = engines().get(name)
+    title = spec.title if spec is not None else name
+    if not detail:
+        return title
+    return f"{title[:-1]}, {detail})" if title.endswith(")") else f"{title} ({detail})"
+
+
+# the words a costing's engine had before they were its tab's title (runs kept in older sessions)
+_OLD_WORDS = {"bound (optimal dataflow)": ("bound", "optimal dataflow"), "f-CNNx": ("fcnnx", "f-CNNx"),
+              "MERIT": ("merit", ""), "Cappuccino": ("cappuccino", "Cappuccino"), "Cain (first layer)": ("cain", "first layer")}
+
+
+def current_words(engine: str) -> str:
+    """A kept part's engine in today's words (an older session kept the engine's code name)."""
+    old = _OLD_WORDS.get(engine)
+    return engine_words(*old) if old is not None else engine
 
 
 _COSTINGS: dict[str, Costing] = {}
@@ -119,7 +144,9 @@ class ComparisonRow:
         return {k: out[k] for k in METRICS}
 
     def to_json(self) -> dict[str, Any]:
-        return {"target": self.target, "kind": self.kind, "engine": self.engine, "reason": self.reason,
+        c = costings().get(self.kind)
+        return {"target": self.target, "kind": self.kind, "engine": c.engine_key if c is not None else "",
+                "engine_title": self.engine, "reason": self.reason,
                 "failed": self.failed, "note": self.note, "measured": self.measured, "seconds": self.seconds,
                 "covered_macs": self.covered_macs, "whole_network": self.whole, "best": list(self.best),
                 "run": self.run_id, "reused": self.reused,
@@ -132,6 +159,8 @@ HIGHER_IS_BETTER = {"throughput_per_s"}
 
 
 def _metric(f: Figure) -> Metric:
+    if f.value == 0 and f.limit == 0:   # nothing to move and nothing moved (SCAMP-5 off chip): at its limit
+        return Metric(value=f.value, limit=f.limit, pct_of_limit=100.0, how=f.how)
     pct = 100 * f.limit / f.value if f.value and f.limit is not None else None
     return Metric(value=f.value, limit=f.limit, pct_of_limit=pct, how=f.how)
 
@@ -153,6 +182,25 @@ class Comparison:
                 "layers": self.layers, "measure": self.budgets.measure, "cancelled": self.cancelled,
                 "reused": self.reused,
                 "rows": [r.to_json() for r in self.rows]}
+
+
+def counted(n: int, thing: str) -> str:
+    """"1 target", "6 targets": a count in words, never "target(s)"."""
+    return f"{n:,} {thing}{'' if n == 1 else 's'}"
+
+
+def workload_words(c: Comparison) -> str:
+    """What a comparison costed, in a sentence's words: a network's title, its layers and MACs
+    ("ResNet-18 (ImageNet, 224x224): 21 layers, 1.814 billion MACs"), or conv-layer specs said
+    as such ("2 conv layers (layer1, layer2), each costed on its own: 231.8 million MACs in all")."""
+    from core.layer_source import is_layers_source
+    from core.numbers import format_number
+
+    macs = format_number(c.macs, "MACs")
+    if is_layers_source(c.source):
+        each = "costed on its own" if c.layers == 1 else "each costed on its own"
+        return f"{c.network}, {each}: {macs}{' in all' if c.layers > 1 else ''}"
+    return f"{c.network}: {counted(c.layers, 'layer')}, {macs}"
 
 
 # ---------------------------------------------------------------- the roofline
@@ -372,7 +420,7 @@ def _problem(record: CostRecord, macs: int) -> str | None:
     above = above_ceiling(ComparisonRow(target="", kind="", engine="", record=record))
     if above:
         p = above[0]
-        return (f"{len(above)} layer(s) above the target's roofline, {p.layer} first: {p.rate:.4g} MAC/s at "
+        return (f"{counted(len(above), 'layer')} above the target's roofline, {p.layer} first: {p.rate:.4g} MAC/s at "
                 f"{p.intensity:.4g} MACs per off-chip byte, the ceiling there "
                 f"{min(record.ceilings.peak_macs_per_s, p.intensity * record.ceilings.bandwidth_bytes_per_s):.4g}")
     return None
@@ -506,10 +554,13 @@ def _builtin() -> None:
     if _BUILTIN_DONE:
         return
     _BUILTIN_DONE = True
-    for c in (Costing("dataflow", "bound (optimal dataflow)", _bound),
-              Costing("fpga", "f-CNNx", _fcnnx, budget_keys=("fcnnx_max_joint",)),
-              Costing("cpu", "MERIT", _merit, _timed_here),
-              Costing("gpu", "MERIT", _merit),
-              Costing("mobile_soc", "Cappuccino", _mobile_soc, _soc_timed_here),
-              Costing("scamp5", "Cain (first layer)", _scamp5, budget_keys=("scamp5_max_nodes", "scamp5_time_s"))):
+    for c in (Costing("dataflow", engine_words("bound", "optimal dataflow"), _bound, engine_key="bound"),
+              Costing("fpga", engine_words("fcnnx", "f-CNNx"), _fcnnx, budget_keys=("fcnnx_max_joint",),
+                      engine_key="fcnnx"),
+              Costing("cpu", engine_words("merit"), _merit, _timed_here, engine_key="merit"),
+              Costing("gpu", engine_words("merit"), _merit, engine_key="merit"),
+              Costing("mobile_soc", engine_words("cappuccino", "Cappuccino"), _mobile_soc, _soc_timed_here,
+                      engine_key="cappuccino"),
+              Costing("scamp5", engine_words("cain", "first layer"), _scamp5,
+                      budget_keys=("scamp5_max_nodes", "scamp5_time_s"), engine_key="cain")):
         _COSTINGS.setdefault(c.kind, c)         # one registered before (e.g. Cappuccino's) stays

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem
+from core.comparison import METRICS, Budgets, Comparison, ComparisonRow, Metric, TargetItem, counted, workload_words
 from core.errors import InputError
 from core.layer_source import is_layers_source
 from core.numbers import format_number
@@ -116,7 +116,7 @@ def run_command(args: argparse.Namespace) -> int:
     def progress(row: ComparisonRow) -> None:
         if not args.quiet:
             what = "failed" if row.failed else "refused" if row.reason else "costed"
-            print(f"{what}: {row.target} ({row.engine or 'no engine'}) in {row.seconds:.1f} s", file=sys.stderr)
+            print(f"{what}: {row.target}, by {row.engine or 'no engine'}, in {row.seconds:.1f} s", file=sys.stderr)
 
     try:
         # each part a run of a controller of its own, on a thread of this process: at the command's
@@ -170,8 +170,10 @@ def how_words(r: ComparisonRow) -> str:
 def format_table(c: Comparison) -> str:
     mode = ("the CPU that is this machine measured here (--measure)" if c.budgets.measure
             else "every CPU modelled by its roofline (--measure times this machine's)")
-    layers = "" if is_layers_source(c.source) else f"{c.layers} conv/fc layers, "     # the specs name their count
-    lines = [f"{c.network} ({c.source}): {layers}{c.macs / 1e9:.4g} GMACs; {mode}",
+    # conv-layer specs: their count and names said in words (the specs themselves are the command's)
+    what = workload_words(c) if is_layers_source(c.source) else \
+        f"{c.network} ({c.source}): {c.layers} conv/fc layers, {format_number(c.macs, 'MACs')}"
+    lines = [f"{what}; {mode}",
              "each figure: value (limit on that target, % of the limit reached: limit / value; "
              "throughput: value / limit); * best among the targets that run every layer; off-chip bytes at "
              "each target's word size", ""]
@@ -180,7 +182,9 @@ def format_table(c: Comparison) -> str:
     for r in c.rows:
         ms = r.metrics()
         if r.reason is not None:
-            table.append([r.target, r.engine or "-", *["-"] * len(METRICS), how_words(r), "0%"])
+            # a failed part's share is not known; a target that cannot run the network runs 0% of it
+            table.append([r.target, r.engine or "-", *["-"] * len(METRICS), how_words(r),
+                          "-" if r.failed or r.deleted else "0%"])
             continue
         table.append([r.target, r.engine, *[cell(ms.get(k), k, k in r.best) for k in METRICS], how_words(r),
                       f"{100 * r.covered_macs / c.macs:.4g}%" if c.macs else "-"])
@@ -194,7 +198,8 @@ def format_table(c: Comparison) -> str:
             continue
         skipped = [l for l in (r.record.layers if r.record else []) if l.reason is not None]
         if skipped:
-            notes.append(f"{r.target}: {len(skipped)} layer(s) not run ({skipped[0].name}: {skipped[0].reason})")
+            notes.append(f"{r.target}: {counted(len(skipped), 'layer')} not run ({skipped[0].name}: "
+                         f"{skipped[0].reason})")
         notes.append(f"{r.target}: {r.note}")
     if notes:
         lines += ["", *notes]

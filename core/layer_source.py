@@ -71,10 +71,10 @@ def spec_shapes(source: str, where: str = "layers") -> list[ConvShape]:
 
 
 def title_of(shapes: list[ConvShape]) -> str:
-    """A layers workload in words ("2 conv layers: conv1, conv2")."""
+    """A layers workload in words ("2 conv layers (conv1, conv2)"), read as a network's title is."""
     n = len(shapes)
     names = ", ".join(s.name for s in shapes[:4]) + (", ..." if n > 4 else "")
-    return f"{n} conv layer{'s' if n != 1 else ''}: {names}"
+    return f"{n} conv layer{'s' if n != 1 else ''} ({names})"
 
 
 def layer_network(shape: ConvShape) -> Network:

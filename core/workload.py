@@ -623,19 +623,56 @@ def target_from_json(d: Any, path: str = "target") -> Target:
 
 
 # ---------------------------------------------------------------- the kinds defined here
+# A library item's summary is read by people: names and titles, never a registry key ("zoo vgg16").
+def _counted(n: int, thing: str) -> str:
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
+
 def _kernels_summary(v: KernelSet) -> str:
     sizes = sorted({f"{len(k.channels[0])}x{len(k.channels[0][0])}" for k in v.kernels})
-    return f"{len(v.kernels)} kernel(s) {', '.join(sizes)} over {v.denominator}"
+    scale = f", scaled by 1/{v.denominator:g}" if v.denominator != 1 else ""
+    return f"{_counted(len(v.kernels), 'kernel')} {', '.join(sizes)}{scale}"
 
 
 def _filter_summary(v: FpspFilter) -> str:
     ks = v.kernel_set()
-    return f"{ks.name}: {len(ks.kernels)} kernel(s) over {ks.denominator}"
+    return f"{ks.name}: {_kernels_summary(ks)}"
+
+
+def _zoo_title(name: str) -> str:
+    """A zoo network's short title ("VGG-16"), or the name itself when the zoo has none by it."""
+    return _short_title(_cnn_variants().get(name, name))
 
 
 def _cnn_summary(v: CnnNetwork) -> str:
-    src = {"onnx": f"ONNX {v.onnx_path}", "builtin": "built-in trained digits CNN"}.get(v.source, f"zoo {v.network}")
-    return src + (f"; validation {v.validation_path}" if v.validation_path else "")
+    src = {"onnx": f"ONNX file {v.onnx_path}", "builtin": "built-in trained digits CNN"}.get(
+        v.source, f"{_zoo_title(v.network)} (zoo)")
+    return src + (f"; validation set {v.validation_path}" if v.validation_path else "")
+
+
+def _cnn_set_summary(v: CnnSet) -> str:
+    names = [_zoo_title(n) for n in v.cnns] + [Path(p).name for p in v.onnx]
+    return ", ".join(names) + (f"; batch {v.batch}" if v.batch != 1 else "")
+
+
+def _merit_summary(v: MeritTransformWorkload) -> str:
+    if v.transform:
+        return f"transform {v.transform.get('name', '')} (from a file)"
+    return f"built-in: {_merit_variants().get(v.builtin, v.builtin)}"
+
+
+def _layers_summary(v: ConvLayers) -> str:
+    """"2 conv layers (wide, fc)": the count, and the names the specs give (name=...)."""
+    names = [p.split("=", 1)[1].strip() for spec in v.layers for p in spec.split(",")
+             if p.split("=", 1)[0].strip().lower() == "name" and "=" in p]
+    return _counted(len(v.layers), "conv layer") + (f" ({', '.join(names)})" if names else "")
+
+
+def _fpga_summary(v: FpgaTarget) -> str:
+    from core.boards import BOARDS
+
+    board = BOARDS[v.board].name if v.board in BOARDS else v.board
+    return f"{board}, {format_quantity(v.bandwidth_gbps, 'GB/s')}"
 
 
 def _filter_variants() -> dict[str, str]:
@@ -705,21 +742,21 @@ for _kind in (
              starters=lambda: [(40, "VGG-16", CnnNetwork("vgg16")),
                                (50, DIGITS_TITLE, CnnNetwork(BUILTIN_DIGITS))], order=30, auto_name=_cnn_name),
     ItemKind("workloads", "cnn_set", "Multi-CNN set", CnnSet, CnnSet.from_json,
-             lambda v: ", ".join(v.cnns + v.onnx) + (f"; batch {v.batch}" if v.batch != 1 else ""),
+             _cnn_set_summary,
              lambda _v: ("CNN set", CnnSet(list(DEFAULT_CNN_SET))),
              starters=lambda: [(30, "f-CNNx: ZFNet + SceneLabel + VGG-16", CnnSet(list(DEFAULT_CNN_SET)))], order=40),
     ItemKind("workloads", "merit_transform", "MERIT transform", MeritTransformWorkload, MeritTransformWorkload.from_json,
-             lambda v: f"transform {v.transform.get('name', '')}" if v.transform else f"built-in {v.builtin}",
+             _merit_summary,
              lambda v: (f"MERIT {_merit_variants()[v or 'conv3x3']}", MeritTransformWorkload(v or "conv3x3")),
              _merit_variants, starters=lambda: [(60, "MERIT conv 3x3", MeritTransformWorkload("conv3x3"))], order=50),
     ItemKind("workloads", "conv_layers", "Convolution layers", ConvLayers, ConvLayers.from_json,
-             lambda v: f"{len(v.layers)} layer spec(s)", lambda _v: ("Layers", ConvLayers([DEFAULT_LAYER])), order=60),
+             _layers_summary, lambda _v: ("Layers", ConvLayers([DEFAULT_LAYER])), order=60),
     ItemKind("targets", "scamp5", "SCAMP-5 focal-plane sensor-processor", Scamp5Target, Scamp5Target.from_json,
              lambda v: f"{v.registers} registers, {v.array_size}x{v.array_size} PEs",
              lambda _v: ("SCAMP-5 focal-plane sensor-processor", Scamp5Target()),
              starters=lambda: [(10, "SCAMP-5", Scamp5Target())], order=10),
     ItemKind("targets", "fpga", "FPGA board", FpgaTarget, FpgaTarget.from_json,
-             lambda v: f"{v.board}, {v.bandwidth_gbps:g} GB/s", lambda _v: ("FPGA board", FpgaTarget()),
+             _fpga_summary, lambda _v: ("FPGA board", FpgaTarget()),
              starters=lambda: [(20, "ZC706 at 1 GB/s", FpgaTarget())], order=20, auto_name=_fpga_name),
     ItemKind("targets", "dataflow", "Dataflow accelerator", DataflowTarget, DataflowTarget.from_json,
              lambda v: (f"{format_quantity(v.memory_bytes, 'B')} on chip, {v.word_bits}-bit words, "

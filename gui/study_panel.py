@@ -635,6 +635,7 @@ class StudyPanel(QWidget):
         axis = self.plot.getAxis("bottom")
         axis.setTicks([list(enumerate(cats))] if categorical else None)
         groups: dict[str, list[tuple[float, float]]] = {}
+        order: dict[str, tuple[float, str]] = {}        # a line's place: by its value, 8 before 16
         for r, xv in zip(recs, xs_raw):
             x = float(cats.index(str(xv))) if categorical else number(xv)
             y = number(r.metrics.get(y_key))
@@ -643,7 +644,9 @@ class StudyPanel(QWidget):
             y *= self._scale(y_key)
             g = self._param_words(by, r.params.get(by)) if by and by != x_key else self.plot_y.currentText()
             groups.setdefault(g, []).append((x, y))
-        for k, (name, pts) in enumerate(sorted(groups.items())):
+            v = number(r.params.get(by)) if by else None
+            order[g] = (v if v is not None else float("inf"), g)
+        for k, (name, pts) in enumerate(sorted(groups.items(), key=lambda kv: order[kv[0]])):
             color = PALETTE[k % len(PALETTE)]
             arr = np.asarray(pts, float)
             self.plot.plot(arr[:, 0], arr[:, 1], pen=None, symbol="o", symbolSize=6, symbolBrush=color,
@@ -678,10 +681,17 @@ class StudyPanel(QWidget):
                          symbolBrush="#d62728", name=f"Pareto front ({len(front)})")
 
     def _param_words(self, label: str, value: Any) -> str:
-        """An axis value as a line's name: with its field's unit ("25.6 GB/s"), else as written."""
+        """An axis value as a line's name: with its field's unit ("25.6 GB/s"), else a number named by
+        its axis ("PE rows = 8", not a bare "8"), else as written."""
         study = self.running or self.study
-        return study.param_words(label, value) if study is not None else \
-            value if isinstance(value, str) else format_value(value)
+        text = study.param_text(label, value) if study is not None else None
+        if text is not None:
+            return text
+        if isinstance(value, str):
+            return value
+        if number(value) is not None:
+            return f"{label} = {format_value(value)}"
+        return study.param_words(label, value) if study is not None else format_value(value)
 
     def _scale(self, name: str) -> float:
         """What a metric's values are multiplied by on a plot: 100 for a fraction, drawn in % as its

@@ -37,11 +37,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFrame, QHBoxL
 
 from core.atomic import atomic_write_text
 from core.comparison import (METRICS, Budgets, Comparison, ComparisonRow, RooflinePoint, TargetItem, above_ceiling,
-                             ceiling, roofline_points)
+                             ceiling, counted, roofline_points, workload_words)
 from core.comparison_cli import HEADS, UNITS, cell, how_words
 from core.comparison_record import book_of
 from core.comparison_run import ComparisonRun, last_recorded, recorded
 from core.errors import InputError
+from core.numbers import format_number
 from core.project import Project
 from core.project_events import LibraryChanged, Reset, RunChanged
 from core.run_controller import thread_launcher
@@ -53,6 +54,10 @@ COLUMNS = ["Target", "Engine", *[HEADS[k].capitalize() for k in METRICS], "How",
 BEST = QColor(46, 160, 67, 70)
 PLOTS_SHARE = 0.4           # the least share of the table's and plots' room the plots keep
 PLOTS_MIN_H = 120           # the plots' least height (pyqtgraph asks some 240 px once six bars are drawn)
+PLOTS_FRAME_H = 90          # the plots' tabs, title and axis: what a bar plot holds besides its bars
+BAR_H = 16                  # a bar's least height, its target's name beside it readable
+LEGEND_H = 22               # a line of the roofline's legend
+ROOFLINE_FRAME_H = 140      # the roofline's tabs, title, axis and the legend's margins (its x axis' words showing)
 STALE_TEXT = "The library's targets have changed since: press Compare to cost them again."
 EMPTY_TEXT = ("Pick a network and press Compare: it is costed on every target of the library, each target a "
               "run of the Target cost engine.")
@@ -95,6 +100,18 @@ def network_choices(project: Project) -> list[tuple[str, str]]:
             except InputError:      # no spec, or one that cannot be written as a source: not offered
                 continue
     return out + [(zoo.get(n).title, n) for n in zoo.names()]
+
+
+def _partial_words(row: ComparisonRow) -> str:
+    """" ZC706 at 1 GB/s: 1 layer not run (fc: past the feature extractor ...), left out of its
+    figures." for a target that runs part of the network; "" for one that runs it all."""
+    assert row.record is not None
+    skipped = [l for l in row.record.layers if l.reason is not None]
+    if not skipped:
+        return ""
+    first = skipped[0]
+    return (f" {row.target}: {counted(len(skipped), 'layer')} not run ({first.name}: {first.reason}), left out of "
+            f"its figures.")
 
 
 class TargetsPanel(QWidget):
@@ -178,6 +195,8 @@ class TargetsPanel(QWidget):
         self.table.cellDoubleClicked.connect(lambda i, _j: self._open(self._rows[i] if i < len(self._rows) else None))
         self._rows: list[ComparisonRow] = []      # the table's rows, top to bottom
         self._bar_rows: dict[int, list[ComparisonRow]] = {}     # id(plot) -> its bars' rows, top to bottom
+        # id(plot) -> per bar, each layer's (name, left edge %, share %, value as written)
+        self._bar_layers: dict[int, list[list[tuple[str, float, float, str]]]] = {}
         self.plot = new_plot("Time per layer", "share of the target's latency (%)", "", legend=False)
         self.energy_plot = new_plot("Energy per layer", "share of the target's energy (%)", "", legend=False)
         self.roofline = new_plot("Roofline: each target's layers under its ceilings",
@@ -185,6 +204,7 @@ class TargetsPanel(QWidget):
         self.roofline.setLogMode(x=True, y=True)
         for bars in (self.plot, self.energy_plot):
             bars.scene().sigMouseClicked.connect(lambda ev, b=bars: self._bar_clicked(b, ev))
+            bars.scene().sigMouseMoved.connect(lambda pos, b=bars: self._bar_hovered(b, pos))
         self.plots = QTabWidget()
         self.plots.addTab(self.plot, "Time per layer")
         self.plots.addTab(self.energy_plot, "Energy per layer")
@@ -194,6 +214,7 @@ class TargetsPanel(QWidget):
                                     "target's min(peak MAC rate, intensity x off-chip bandwidth). Hover a point "
                                     "for its target and layer")
         self.plots.setMinimumHeight(PLOTS_MIN_H)
+        self.plots.currentChanged.connect(lambda _i: self._fit_table())     # the plot on show's room
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.plots)
@@ -307,8 +328,8 @@ class TargetsPanel(QWidget):
         self.export_table_button.setEnabled(False)
         self.export_plot_button.setEnabled(False)
         reused = self.current.reused
-        again = f" ({reused} re-used: their setup has not changed)" if reused else ""
-        self.status.setText(f"Costing {self.network.currentText()} on {len(entries)} target(s){again}...")
+        again = f" ({reused} re-used: {'its' if reused == 1 else 'their'} setup has not changed)" if reused else ""
+        self.status.setText(f"Costing {self.network.currentText()} on {counted(len(entries), 'target')}{again}...")
         self._collect()
 
     def _part_ended(self, *_: Any) -> None:
@@ -379,6 +400,21 @@ class TargetsPanel(QWidget):
         if 0 <= i < len(rows) and abs(-y - i) <= 0.4 and plot.getViewBox().sceneBoundingRect().contains(ev.scenePos()):
             self._open(rows[i])
 
+    def _bar_hovered(self, plot: ThemedPlot, pos: Any) -> None:
+        """The layer under the pointer, said in the plot's tooltip (the colours name no layer)."""
+        view = plot.getViewBox()
+        at = view.mapSceneToView(pos)
+        i = int(round(-at.y()))
+        bars = self._bar_layers.get(id(plot), [])
+        text = ""
+        if 0 <= i < len(bars) and abs(-at.y() - i) <= 0.4 and view.sceneBoundingRect().contains(pos):
+            rows = self._bar_rows.get(id(plot), [])
+            for name, left, share, value in bars[i]:
+                if left <= at.x() < left + share:
+                    text = f"{rows[i].target}, {name}: {value}, {share:.3g}% of its total. Click to open its part's run"
+                    break
+        plot.setToolTip(text)
+
     def _add_row(self, row: ComparisonRow) -> None:
         self._rows.append(row)
         self._put_row(self.table.rowCount(), row, None)
@@ -402,16 +438,31 @@ class TargetsPanel(QWidget):
         self.export_table_button.setEnabled(True)
         self.export_plot_button.setEnabled(True)
         above = self._draw_plots(result.rows)
-        warn = f" {above} roofline point(s) lie above their target's ceiling: a cost below its limit." if above else ""
-        again = f" {result.reused} part(s) re-used: their setup had not changed." if result.reused else ""
+        warn = (f" {counted(above, 'roofline point')} above {'its' if above == 1 else 'their'} target's ceiling: "
+                f"a cost below its limit." if above else "")
+        again = (f" {counted(result.reused, 'part')} re-used: {'its' if result.reused == 1 else 'their'} setup had "
+                 f"not changed." if result.reused else "")
         # a target that cannot run the network says why here, not only in a tooltip
         refused = "".join(f" {r.target}: {r.reason}." if r.deleted else
                           f" {r.target}: {'failed' if r.failed else 'not applicable'}, {r.reason}."
                           for r in result.rows if r.reason is not None)
-        self.status.setText(f"{stopped}{result.network}: {result.layers} layers, {result.macs / 1e9:.4g} GMACs on "
-                            f"{len(result.rows)} target(s); {mode}. Each figure: value (limit, % of the limit "
+        # a target that runs part of the network: its figures are of that part (its MACs run say how much)
+        refused += "".join(_partial_words(r) for r in result.rows if r.reason is None and r.record is not None)
+        self.status.setText(f"{stopped}{workload_words(result)}, on {counted(len(result.rows), 'target')}; "
+                            f"{mode}. Each figure: value (limit, % of the limit "
                             f"reached); highlighted: the best among the targets that run every layer. "
                             f"Double-click a row or click a point or bar to open its part's run.{refused}{again}{warn}")
+        self._fit_table()
+
+    def resizeEvent(self, event: Any) -> None:
+        """The window resized: the splitter shares the change out, the table's rows fitted again."""
+        super().resizeEvent(event)
+        self._fit_table()
+
+    def showEvent(self, event: Any) -> None:
+        """A comparison shown while the tab was hidden (a session opened on another tab) had no room
+        to fit: fit it now that the tab has its size."""
+        super().showEvent(event)
         self._fit_table()
 
     def _fit_table(self) -> None:
@@ -421,16 +472,32 @@ class TargetsPanel(QWidget):
         lay = self.layout()
         if lay is not None:
             lay.activate()              # the status line just grew: the splitter's room as it now is
-        sizes = self.split.sizes()
-        if sum(sizes) <= 0 or self.table.rowCount() == 0:
-            return
         t = self.table
+        if t.rowCount() == 0:
+            self.split.setMinimumHeight(0)
+            return
         wide = t.horizontalHeader().length() > t.viewport().width()       # the scroll bar takes a row's room
         need = (t.horizontalHeader().height() + sum(t.rowHeight(i) for i in range(t.rowCount()))
                 + 2 * t.frameWidth() + (t.horizontalScrollBar().sizeHint().height() if wide else 0))
-        plots = max(self.plots.minimumHeight(), int(PLOTS_SHARE * sum(sizes)))
+        # a short tab (1366x768 with the Runs dock: some 340 px) scrolls, rather than squeezing the
+        # table to two rows: every row and readable plots below, the rest reached by scrolling
+        # the plots' least: their minimum, and room for each bar's name beside it (six bars in 60 px
+        # overlap) or, on show, for the roofline's legend, a line a target (five in 160 px hid its axis'
+        # words); the plot on show's, so a short tab scrolls only where it must
+        on_show = self.plots.currentWidget()
+        items = (ROOFLINE_FRAME_H - PLOTS_FRAME_H + LEGEND_H * len(self.roofline_items) if on_show is self.roofline
+                 else BAR_H * (self.energy_bars if on_show is self.energy_plot else self.bars))
+        plots_least = max(PLOTS_MIN_H, PLOTS_FRAME_H + items)
+        least = max(need + plots_least, int(need / (1 - PLOTS_SHARE)) + 1) + self.split.handleWidth()
+        self.split.setMinimumHeight(least)
+        if 0 < self.split.height() < least:
+            self.split.resize(self.split.width(), least)
+        sizes = self.split.sizes()
+        if sum(sizes) <= 0:
+            return
+        plots = max(plots_least, int(PLOTS_SHARE * sum(sizes)))
         want = min(need, sum(sizes) - plots)
-        if sizes[0] < want:
+        if sizes[0] < want or sizes[1] < plots:     # the table short of its rows, or the plots of their room
             self.split.setSizes([want, sum(sizes) - want])
 
     def _put_row(self, i: int, row: ComparisonRow, macs: int | None) -> None:
@@ -444,7 +511,9 @@ class TargetsPanel(QWidget):
             cells += [cell(ms.get(k), k, False) for k in METRICS]
         how = how_words(row) if row.reason is None or row.failed else "run deleted" if row.deleted \
             else "not applicable"
-        cells += [how, f"{100 * row.covered_macs / macs:.4g}%" if macs else ""]
+        # a deleted or failed part's share is not known (not 0%: nothing says the target cannot run them)
+        share = "" if not macs else "-" if row.deleted or row.failed else f"{100 * row.covered_macs / macs:.4g}%"
+        cells += [how, share]
         for j, text in enumerate(cells):
             item = QTableWidgetItem(text)
             if j >= 2 and j - 2 < len(METRICS) and METRICS[j - 2] in row.best:
@@ -477,6 +546,9 @@ class TargetsPanel(QWidget):
         ticks = []
         drawn: list[ComparisonRow] = []
         self._bar_rows[id(plot)] = drawn
+        layers: list[list[tuple[str, float, float, str]]] = []
+        self._bar_layers[id(plot)] = layers
+        unit = "s" if key == "time_s" else "J"
         y = 0
         for row in rows:
             if row.record is None or row.reason is not None:
@@ -493,6 +565,8 @@ class TargetsPanel(QWidget):
                                               pen=pg.mkPen(None)))
             ticks.append((y, row.target))
             drawn.append(row)
+            layers.append([(l.name, float(a), float(b), format_number(t, unit))
+                           for l, a, b, t in zip(row.record.layers, left, share, times) if b > 0])
             y -= 1                      # the table's order, top to bottom
         axis = plot.getAxis("left")
         axis.setTicks([ticks] if ticks else None)   # no bar yet: the empty plot's own ticks, not a grid of stripes

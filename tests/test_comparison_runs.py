@@ -256,7 +256,7 @@ def test_the_tab_runs_its_parts_through_the_windows_controller_and_opens_them(wi
     QTest.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.comparison is not None and panel.comparison.id != c.id, timeout=int(HANG_S * 1000))
     assert panel.comparison.reused == len(c.rows) and len(window.project.runs) == n
-    assert f"{len(c.rows)} part(s) re-used" in panel.status.text()
+    assert f"{len(c.rows)} parts re-used" in panel.status.text()
 
 
 def test_a_session_opened_shows_its_last_comparison_again(qtbot, fakes: Fakes) -> None:

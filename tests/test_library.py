@@ -53,7 +53,7 @@ def test_lists_follow_project_changes(browser):
     wid = p.workloads[1].id
     p.rename("workloads", wid, "Edge kernels")
     p.set_value("workloads", wid, KernelSet.from_json({"kernels": [{"values": [[1, -1]]}]}))
-    assert _rows(browser, "workloads")[1] == ["Edge kernels", "Convolution kernels", "1 kernel(s) 1x2 over 1"]
+    assert _rows(browser, "workloads")[1] == ["Edge kernels", "Convolution kernels", "1 kernel 1x2"]
     p.undo()
     p.undo()
     assert _names(browser, "workloads") == _project_names(browser, "workloads")

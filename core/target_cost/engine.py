@@ -142,7 +142,7 @@ def format_text(result: EngineResult) -> str:
     assert isinstance(result, TargetCostResult)
     r = result
     if r.reason is not None or r.record is None:
-        return f"{r.network} on {r.target} ({r.engine or 'no engine'}): not run: {r.reason}"
+        return f"{r.network} on {r.target}, costed by {r.engine or 'no engine'}: not run: {r.reason}"
     lines = [f"{r.network} on {r.record.target}", f"costed by {r.engine}: {r.note}", ""]
     head = f"{'layer':14s} {'MACs':>12s} {'time':>12s} {'/limit':>7s} {'energy':>12s} {'off-chip':>12s}"
     lines += [head, "-" * len(head)]

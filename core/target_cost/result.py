@@ -42,7 +42,7 @@ class TargetCostResult(EngineResult):
     macs: int                   # the network's MACs (every convolution and fully connected layer)
     target: str                 # the target in words (its kind's title; the comparison names its row itself)
     kind: str                   # the target's kind (core.kinds)
-    engine: str                 # the costing's engine in words, e.g. "bound (optimal dataflow)" ("" when none)
+    engine: str                 # the costing's engine in words, its tab's title ("" when none)
     note: str                   # how it was costed: what is measured, what modelled
     measured: bool = False      # the part timed code on this machine
     seconds: float = 0.0        # how long the costing took
@@ -57,9 +57,9 @@ class TargetCostResult(EngineResult):
 
     def row(self) -> Any:
         """The comparison's row of this part (core.comparison.ComparisonRow)."""
-        from core.comparison import ComparisonRow
+        from core.comparison import ComparisonRow, current_words
 
-        return ComparisonRow(target=self.target, kind=self.kind, engine=self.engine, record=self.record,
+        return ComparisonRow(target=self.target, kind=self.kind, engine=current_words(self.engine), record=self.record,
                              reason=self.reason, note=self.note, measured=self.measured, seconds=self.seconds,
                              covered_macs=self.covered_macs)
 

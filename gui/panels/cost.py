@@ -13,6 +13,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
+from core.comparison import current_words
 from core.cost import Figure
 from core.engine import EngineSpec
 from core.numbers import format_number
@@ -76,7 +77,8 @@ class TargetCostPanel(GenericPanel):
             self.layers.resizeColumnsToContents()       # the last run's wide reasons go with its rows
             return
         name = run.target.name if run is not None and run.result is result and run.target is not None else None
-        head = f"{result.network} on {name or result.target} ({result.engine or 'no engine'}): "
+        engine = current_words(result.engine) if result.engine else "no engine"      # an older session's in today's words
+        head = f"{result.network} on {name or result.target}, costed by {engine}: "
         if result.reason is not None:
             head += f"not run there: {result.reason}"
         else:
