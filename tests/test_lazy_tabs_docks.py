@@ -79,3 +79,22 @@ def test_run_actions_are_set_when_they_change(qtbot) -> None:
     window._run_actions_state = None                        # forgotten: set again
     window._update_run_actions()
     assert window.act_run.toolTip() == "Run the engine of the current tab"
+
+
+def test_the_library_marks_what_the_tab_runs_and_follows_renames(qtbot) -> None:
+    window = _window(qtbot)
+    spec = window.current_engine()
+    assert spec is not None
+    tree = window.library.trees["workloads"]
+
+    def bold() -> set[str]:
+        return {tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())
+                if tree.topLevelItem(i).font(0).bold()}
+
+    chosen = window.project.chosen(spec.name, "workloads")
+    assert chosen is not None and bold() == {chosen.name}
+    window.project.rename("workloads", chosen.id, "Renamed in use")
+    assert bold() == {"Renamed in use"}                      # the same item in use: named anew
+    other = next(e for e in window.project.fitting(spec.name, "workloads") if e.id != chosen.id)
+    window.project.choose(spec.name, "workloads", other.id)
+    assert bold() == {other.name}
