@@ -589,7 +589,9 @@ class MainWindow(QMainWindow):
 
     def _field_errors_changed(self, engine: str) -> None:
         self.bars[engine].set_field_errors(self.field_errors(engine))
-        self._update_run_actions()
+        spec = self.current_engine()
+        if spec is not None and spec.name == engine:    # Run is the current tab's: another's fields leave it
+            self._update_run_actions()
 
     def _update_run_actions(self) -> None:
         spec = self.current_engine()
