@@ -98,3 +98,21 @@ def test_the_library_marks_what_the_tab_runs_and_follows_renames(qtbot) -> None:
     other = next(e for e in window.project.fitting(spec.name, "workloads") if e.id != chosen.id)
     window.project.choose(spec.name, "workloads", other.id)
     assert bold() == {other.name}
+
+
+def test_a_choice_bar_lists_what_the_project_holds_after_each_refresh(qtbot) -> None:
+    window = _window(qtbot)
+    spec = window.current_engine()
+    assert spec is not None
+    bar = window.bars[spec.name]
+    combo = bar.combos["workloads"]
+    chosen = window.project.chosen(spec.name, "workloads")
+    assert chosen is not None and combo.currentData() == chosen.id
+    texts = [combo.itemText(i) for i in range(combo.count())]
+    bar.refresh()                                           # nothing changed: the same rows
+    assert [combo.itemText(i) for i in range(combo.count())] == texts and combo.currentData() == chosen.id
+    combo.setCurrentIndex(combo.count() - 1 if combo.currentIndex() == 0 else 0)
+    bar.refresh()                                           # the box says the project's choice again
+    assert combo.currentData() == chosen.id
+    window.project.rename("workloads", chosen.id, "Renamed")
+    assert combo.currentText().startswith("Renamed  (")
