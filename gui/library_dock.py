@@ -308,8 +308,6 @@ class LibraryBrowser(QWidget):
 
     def mark_in_use(self, ids: set[str]) -> None:
         """Show in bold the items the current tab runs (the window calls this on tab and choice changes)."""
-        if set(ids) == self._in_use:    # the lists follow the library's own changes (_library_changed)
-            return
         self._in_use = set(ids)
         for lib in LIBRARIES:
             self._fill(lib)
