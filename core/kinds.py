@@ -45,6 +45,10 @@ class ItemKind:
 
 _KINDS: dict[Lib, dict[str, ItemKind]] = {"workloads": {}, "targets": {}}
 _DISCOVERED = False
+_REGISTERED = 0         # kinds registered so far: the sorted lists below are of this many
+# per library: (the registry dict sorted, the registration count then, the kinds in their order);
+# kinds() is read tens of thousands of times per session (titles, problems, editors)
+_SORTED: dict[Lib, tuple[dict[str, ItemKind], int, dict[str, ItemKind]]] = {}
 
 
 def register(kind: ItemKind) -> ItemKind:
@@ -53,6 +57,8 @@ def register(kind: ItemKind) -> ItemKind:
     if kind.name in known and known[kind.name].cls is not kind.cls:
         raise ValueError(f"a second {kind.lib[:-1]} kind is named {kind.name!r}")
     known[kind.name] = kind
+    global _REGISTERED
+    _REGISTERED += 1
     return kind
 
 
@@ -73,7 +79,11 @@ def _discover() -> None:
 def kinds(lib: Lib) -> dict[str, ItemKind]:
     """The kinds of a library, in their order."""
     _discover()
-    return dict(sorted(_KINDS[lib].items(), key=lambda kv: (kv[1].order, kv[0])))
+    known = _KINDS[lib]
+    cached = _SORTED.get(lib)
+    if cached is None or cached[0] is not known or cached[1] != _REGISTERED:
+        cached = _SORTED[lib] = (known, _REGISTERED, dict(sorted(known.items(), key=lambda kv: (kv[1].order, kv[0]))))
+    return dict(cached[2])
 
 
 def titles(lib: Lib) -> dict[str, str]:

@@ -33,6 +33,7 @@ class ChoiceBar(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
         self.combos: dict[str, QComboBox] = {}
+        self._listed: dict[int, list[tuple[str, str | None, str | None]]] = {}    # id(combo) -> its rows
         for lib, label in (("workloads", "Workload"), ("targets", "Target")):
             kinds = spec.workload_kinds if lib == "workloads" else spec.target_kinds
             row.addWidget(QLabel(f"<b>{label}:</b>"))
@@ -103,16 +104,11 @@ class ChoiceBar(QWidget):
             items = self.project.fitting(name, lib)
             if chosen is not None and chosen not in items:
                 items = [chosen] + items          # shown (and flagged) although it does not fit
-            combo.blockSignals(True)
-            combo.clear()
-            for e in items:
-                combo.addItem(f"{e.name}  ({KIND_TITLES[lib].get(e.kind, e.kind)})", e.id)
+            rows: list[tuple[str, str | None, str | None]] = [
+                (f"{e.name}  ({KIND_TITLES[lib].get(e.kind, e.kind)})", e.id, None) for e in items]
             if chosen is None:
-                combo.insertItem(0, "(none chosen)", None)
-                combo.setCurrentIndex(0)
-            else:
-                combo.setCurrentIndex(combo.findData(chosen.id))
-            combo.blockSignals(False)
+                rows.insert(0, ("(none chosen)", None, None))
+            self._fill(combo, rows, None if chosen is None else chosen.id)
         self._refresh_runs()
         self._refresh_banner()
         self._refresh_run_state()
@@ -148,19 +144,28 @@ class ChoiceBar(QWidget):
 
     def _refresh_runs(self) -> None:
         runs = self.project.runs_of(self.spec.name)
-        self.runs_combo.blockSignals(True)
-        self.runs_combo.clear()
+        rows: list[tuple[str, str | None, str | None]] = []
         if not runs:
-            self.runs_combo.addItem("no run yet", None)
+            rows.append(("no run yet", None, None))
         elif self.shown_run is None:
-            self.runs_combo.addItem(f"none shown ({len(runs)} run(s): pick one)", None)
-        for r in reversed(runs):
-            self.runs_combo.addItem(run_title(r), r.id)
-            self.runs_combo.setItemData(self.runs_combo.count() - 1, run_title(r, named=True),
-                                        Qt.ItemDataRole.ToolTipRole)
-        i = self.runs_combo.findData(self.shown_run)
-        self.runs_combo.setCurrentIndex(max(0, i))
-        self.runs_combo.blockSignals(False)
+            rows.append((f"none shown ({len(runs)} run(s): pick one)", None, None))
+        rows += [(run_title(r), r.id, run_title(r, named=True)) for r in reversed(runs)]
+        self._fill(self.runs_combo, rows, self.shown_run)
+
+    def _fill(self, combo: QComboBox, rows: list[tuple[str, str | None, str | None]], current: str | None) -> None:
+        """Fill a combo with (text, id, tooltip) rows, the one of id `current` (else the first) picked;
+        not cleared and filled again when it lists these rows already (the bars refresh on every
+        library and run event)."""
+        combo.blockSignals(True)
+        if self._listed.get(id(combo)) != rows or combo.count() != len(rows):
+            self._listed[id(combo)] = rows
+            combo.clear()
+            for text, data, tip in rows:
+                combo.addItem(text, data)
+                if tip is not None:
+                    combo.setItemData(combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        combo.setCurrentIndex(max(0, combo.findData(current)))
+        combo.blockSignals(False)
 
     def _refresh_banner(self) -> None:
         problems = [(lib, why) for lib in LIBRARIES if (why := self.project.problem(self.spec.name, lib))]

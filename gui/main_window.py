@@ -31,6 +31,7 @@ from core.errors import InputError
 from core.jobs import LogLine, Progress, eta_text
 from core.lifecycle import RunOutcome
 from core.project import ComparedRuns, Project, Run, Snapshot
+from core.comparison_run import last_recorded
 from core.project_events import ChoiceChanged, LibraryChanged, Reset, RunChanged
 from core.workload import Target, Workload
 from gui.choice_bar import ChoiceBar
@@ -119,6 +120,8 @@ class MainWindow(QMainWindow):
     # The version of the session file as last opened or saved here (core.session.stamp): a save that
     # finds another version on disk asks before replacing it.
     _disk_stamp: str | None = None
+    # Run's enabled state and tip and Cancel's enabled state as last set (`_update_run_actions`)
+    _run_actions_state: tuple[bool, str, bool] | None = None
 
     def __init__(self, restore_layout: bool = True) -> None:
         super().__init__()
@@ -163,10 +166,10 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(QLabel("No engines are installed."), "Engines")
         # one network costed on every target of the library (core.comparison, issue 51)
         # its parts are runs of the window's one controller; a row or a point opens its part's run
-        self.targets_panel = TargetsPanel(self.project, self, runner=self.runner)
-        self.targets_panel.run_requested.connect(self.open_run)
-        self.targets_panel.setObjectName("targets")
-        self.tabs.addTab(self.targets_panel, "Targets")
+        # built when its tab is first shown or `targets_panel` first read; a placeholder holds its place
+        self._targets_panel: TargetsPanel | None = None
+        self._targets_holder = QWidget()
+        self.tabs.addTab(self._targets_holder, "Targets")
         self.tabs.setTabToolTip(self.tabs.count() - 1, "Targets: one network costed on every target of the "
                                 "library, each total against its limit")
         self.tabs.currentChanged.connect(self._tab_changed)
@@ -199,8 +202,11 @@ class MainWindow(QMainWindow):
         # dock it needed scrolling).
         self.compare_view = CompareView(self.project)
         self.compare_view.setObjectName("compare")
-        self.study_panel = StudyPanel(self)     # sweeps: every point becomes a run of the project
-        self.study_dock = self._dock("Studies", "studies", self.study_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        # sweeps: every point becomes a run of the project; the panel built when its dock is first
+        # raised or `study_panel` first read (the dock starts behind Runs)
+        self._study_panel: StudyPanel | None = None
+        self.study_dock = self._dock("Studies", "studies", QWidget(), Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.study_dock.visibilityChanged.connect(self._study_dock_shown)
         self.tabifyDockWidget(self.log_dock, self.study_dock)
         self.runs_dock.raise_()
         self.resizeDocks([self.runs_dock], [190], Qt.Orientation.Vertical)
@@ -247,6 +253,57 @@ class MainWindow(QMainWindow):
         for widget in panel.findChildren(QWidget):
             widget.updateGeometry()
         return panel
+
+    @property
+    def targets_panel(self) -> TargetsPanel:
+        """The Targets tab's panel, built into its tab when first wanted."""
+        if self._targets_panel is None:
+            self._targets_panel = self._build_targets_panel()
+        return self._targets_panel
+
+    def _build_targets_panel(self) -> TargetsPanel:
+        # one network costed on every target of the library (core.comparison, issue 51)
+        # its parts are runs of the window's one controller; a row or a point opens its part's run
+        panel = TargetsPanel(self.project, self, runner=self.runner)
+        panel.run_requested.connect(self.open_run)
+        panel.setObjectName("targets")
+        last = last_recorded(self.project)
+        if last is not None:                    # a session opened before: its last comparison
+            panel.show_comparison(last)
+        index, current = self.tabs.indexOf(self._targets_holder), self.tabs.currentIndex()
+        tip = self.tabs.tabToolTip(index)
+        blocked = self.tabs.blockSignals(True)  # the same tab in its place: not a tab change
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, panel, "Targets")
+        self.tabs.setTabToolTip(index, tip)
+        self.tabs.setCurrentIndex(current)
+        self.tabs.blockSignals(blocked)
+        self._targets_holder.deleteLater()
+        fit_combos(panel, self._elider)
+        if getattr(self, "_layout_restored", False):
+            self._restore_splitters(panel)
+        for widget in panel.findChildren(QWidget):
+            widget.updateGeometry()
+        return panel
+
+    @property
+    def study_panel(self) -> StudyPanel:
+        """The Studies dock's panel, built into its dock when first wanted."""
+        if self._study_panel is None:
+            holder = self.study_dock.widget()
+            panel = self._study_panel = StudyPanel(self)
+            self.study_dock.setWidget(panel)
+            if holder is not None:
+                holder.deleteLater()
+            if self.study_dock.isVisible():
+                panel.show()                    # now, not on the next event-loop pass
+            if getattr(self, "_layout_restored", False):
+                self._restore_splitters(panel)
+        return self._study_panel
+
+    def _study_dock_shown(self, visible: bool) -> None:
+        if visible and self._study_panel is None:
+            self.study_panel._dock_raised(True)     # raised: the room it takes on every raise
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -393,6 +450,8 @@ class MainWindow(QMainWindow):
         if spec is not None:
             self.project.view["current_engine"] = spec.name    # view state: not an edit, not undone
             self.panels[spec.name].catch_up()                   # on show now: draw what it missed
+        elif self._targets_panel is None and self.tabs.currentWidget() is self._targets_holder:
+            self._targets_panel = self._build_targets_panel()   # shown: built in its place
         compared = self.project.compared()
         if compared is not None:                                # saved with the session: on show or behind
             self.project.set_compared(replace(compared, on_show=self.tabs.currentWidget() is self.compare_view))
@@ -426,6 +485,9 @@ class MainWindow(QMainWindow):
             if self.project.shown(name) is None:
                 runs = self.project.runs_of(name)
                 self.project.show(name, runs[-1].id if runs else None)
+        if self._targets_panel is None and self.project.view.get("comparisons"):
+            # a session with comparisons: the Targets tab shows the last and follows the library's edits
+            self._targets_panel = self._build_targets_panel()
         current = self.project.current_engine()
         compared = self.project.compared()
         self.close_compare()                            # the last session's comparison is not this one's
@@ -521,12 +583,15 @@ class MainWindow(QMainWindow):
         return fields
 
     def _library_field_errors_changed(self) -> None:
-        for name in self.panels:
-            self._field_errors_changed(name)
+        for name in self.panels:                # every bar says them; Run's state is the current tab's
+            self.bars[name].set_field_errors(self.field_errors(name))
+        self._update_run_actions()
 
     def _field_errors_changed(self, engine: str) -> None:
         self.bars[engine].set_field_errors(self.field_errors(engine))
-        self._update_run_actions()
+        spec = self.current_engine()
+        if spec is not None and spec.name == engine:    # Run is the current tab's: another's fields leave it
+            self._update_run_actions()
 
     def _update_run_actions(self) -> None:
         spec = self.current_engine()
@@ -534,16 +599,22 @@ class MainWindow(QMainWindow):
             return
         running = spec is not None and self.runner.is_running(spec.name)
         blocker = self.run_blocker(spec.name) if spec is not None and not running else None
-        self.act_run.setEnabled(spec is not None and not running and blocker is None)
         tip = f"Cannot run: {blocker}" if blocker else "Run the engine of the current tab"
-        self.act_run.setToolTip(tip)
-        self.act_run.setStatusTip(tip)
-        self.act_cancel.setEnabled(running)
+        state = (spec is not None and not running and blocker is None, tip, running)
+        if state != self._run_actions_state:    # called on every edit and event: set only what changed
+            self._run_actions_state = state
+            self.act_run.setEnabled(state[0])
+            self.act_run.setToolTip(tip)
+            self.act_run.setStatusTip(tip)
+            self.act_cancel.setEnabled(running)
+        bar = self.progress_bar
         if running:
-            self.progress_bar.setFormat("%p%")
+            bar.setFormat("%p%")
         else:
-            self.progress_bar.reset()
-            self.elapsed_label.setText("")
+            if bar.value() != bar.minimum() - 1:       # not reset already (a reset repaints the bar)
+                bar.reset()
+            if self.elapsed_label.text():
+                self.elapsed_label.setText("")
 
     def run_current(self) -> None:
         spec = self.current_engine()
@@ -851,7 +922,8 @@ class MainWindow(QMainWindow):
             return
         self._save_layout()
         self.shutdown_jobs()
-        self.targets_panel.shutdown()          # a comparison in flight: cancelled, its running part awaited
+        if self._targets_panel is not None:    # a comparison in flight: cancelled, its running part awaited
+            self._targets_panel.shutdown()
         event.accept()
 
     def shutdown_jobs(self) -> bool:

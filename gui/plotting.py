@@ -111,6 +111,17 @@ class ReadableAxis(pg.AxisItem):
         self.setAcceptHoverEvents(True)                    # named ticks' tooltips (hoverMoveEvent)
         self.reset_text_space()
 
+    def _updateLabel(self) -> None:  # noqa: N802 (pyqtgraph name)
+        """As pyqtgraph's, but the label's text is set only when it changed: pyqtgraph sets it again
+        on every pen, range and SI-prefix update, and laying out rich text costs more than the rest."""
+        html = self.labelString()
+        if html != getattr(self, "_label_html", None):
+            self._label_html = html
+            self.label.setHtml(html)
+        self._adjustSize()
+        self.picture = None
+        self.update()
+
     def reset_text_space(self) -> None:
         """Room for tick labels of five digits (a new run's plot starts from here)."""
         font = self.style.get("tickFont") or QApplication.font()
