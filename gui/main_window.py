@@ -243,16 +243,21 @@ class MainWindow(QMainWindow):
         # a field whose text was not taken holds Run back, and the bar says which (issue 30)
         panel.binding.errors_changed.connect(lambda: self._field_errors_changed(name))
         self._engine_tabs[name].put(panel)
+        panel.settings_changed()
+        panel._stale = True                     # draws the run on show when first shown
+        self._settle_built(panel)
+        return panel
+
+    def _settle_built(self, panel: QWidget) -> None:
+        """A panel built late, as the window's were at start: combo boxes fitted to their texts, the
+        saved splitter sizes, and its layout asked for again."""
         elider = getattr(self, "_elider", None)
         if elider is not None:
             fit_combos(panel, elider)
         if getattr(self, "_layout_restored", False):
             self._restore_splitters(panel)
-        panel.settings_changed()
-        panel._stale = True                     # draws the run on show when first shown
         for widget in panel.findChildren(QWidget):
             widget.updateGeometry()
-        return panel
 
     @property
     def targets_panel(self) -> TargetsPanel:
@@ -279,11 +284,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(current)
         self.tabs.blockSignals(blocked)
         self._targets_holder.deleteLater()
-        fit_combos(panel, self._elider)
-        if getattr(self, "_layout_restored", False):
-            self._restore_splitters(panel)
-        for widget in panel.findChildren(QWidget):
-            widget.updateGeometry()
+        self._settle_built(panel)
         return panel
 
     @property

@@ -205,20 +205,10 @@ def test_targets_and_cost_take_layers(capsys: pytest.CaptureFixture[str]) -> Non
 @pytest.fixture
 def window(qtbot):
     """A main window on the starter project with two cheap targets only."""
-    from core.run_controller import thread_launcher
-    from gui.main_window import MainWindow
+    from tests.window_helpers import comparison_window
 
-    w = MainWindow(restore_layout=False)
-    w.interactive = False
-    w.runner.controller.launcher = thread_launcher
-    qtbot.addWidget(w)
-    for e in list(w.project.entries("targets")):
-        if e.kind not in ("dataflow", "cpu"):
-            w.project.remove("targets", e.id)
-    w.show()
-    yield w
-    w.targets_panel.shutdown()
-    w.runner.shutdown()
+    with comparison_window(qtbot, lambda e: e.kind in ("dataflow", "cpu")) as w:
+        yield w
 
 
 def test_the_targets_tab_compares_a_conv_layers_workload(window, qtbot) -> None:

@@ -17,7 +17,6 @@ from core import comparison
 from core.comparison import METRICS, Costing
 from core.comparison_run import compare
 from core.errors import InputError
-from core.run_controller import thread_launcher
 
 HANG_MS = 60_000        # only stops a test that hangs
 
@@ -25,19 +24,10 @@ HANG_MS = 60_000        # only stops a test that hangs
 @pytest.fixture
 def window(qtbot):
     """A main window on the starter project less SCAMP-5 (a Cain search takes half a minute)."""
-    from gui.main_window import MainWindow
+    from tests.window_helpers import comparison_window
 
-    w = MainWindow(restore_layout=False)
-    w.interactive = False
-    w.runner.controller.launcher = thread_launcher
-    qtbot.addWidget(w)
-    for e in list(w.project.entries("targets")):
-        if e.kind == "scamp5":
-            w.project.remove("targets", e.id)
-    w.show()
-    yield w
-    w.targets_panel.shutdown()
-    w.runner.shutdown()
+    with comparison_window(qtbot, lambda e: e.kind != "scamp5") as w:
+        yield w
 
 
 def _click(button) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 HANG_MS = 60_000        # stops a test that hangs; waits end when what they wait for happens
 SIZES = [(1920, 1080), (1366, 768)]     # the screens the layout tests check: full HD and a small laptop
@@ -85,3 +85,25 @@ def dark_palette() -> Iterator[None]:
         yield
     finally:
         app.setPalette(old)
+
+
+@contextmanager
+def comparison_window(qtbot, keep_target: Callable[[Any], bool]) -> Iterator[Any]:
+    """A shown main window on the starter project whose runs (a comparison's parts) run on threads,
+    with only the library's targets `keep_target` keeps; its parts and runs stopped after."""
+    from core.run_controller import thread_launcher
+    from gui.main_window import MainWindow
+
+    w = MainWindow(restore_layout=False)
+    w.interactive = False
+    w.runner.controller.launcher = thread_launcher
+    qtbot.addWidget(w)
+    for e in list(w.project.entries("targets")):
+        if not keep_target(e):
+            w.project.remove("targets", e.id)
+    w.show()
+    try:
+        yield w
+    finally:
+        w.targets_panel.shutdown()
+        w.runner.shutdown()
