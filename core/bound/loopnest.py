@@ -45,7 +45,7 @@ from typing import Any, ClassVar, Iterable
 import numpy as np
 
 from core.bound.bounds import axes
-from core.bound.geometry import axis_tables, distinct_tiles, live_table, rows_used, slide_table
+from core.bound.geometry import Axis, axis_tables, distinct_tiles, live_table, rows_used, slide_table
 from core.bound.shapes import ConvShape
 from core.results import to_plain
 
@@ -164,67 +164,154 @@ def stream_ok(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any) 
     return (np.asarray(_ceil(g.Co, m)) == 1) | inner
 
 
+@lru_cache(maxsize=4096)
+def _layer_tables(g: ConvShape) -> tuple[Axis, Axis, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """The axes of a group and their `axis_tables` (pure functions of the shape, so remembered)."""
+    ay, ax = axes(g)
+    return ay, ax, axis_tables(ay), axis_tables(ax)
+
+
+class TileGrid:
+    """Arrays of tile sizes (broadcast together) with a held tensor and a way of streaming, and what
+    their traffic needs that no loop order changes (trip counts, footprints, all the tensors' tiles),
+    computed once so `evaluate` of many loop orders over the same grid repeats only what the order
+    decides (which loops refetch each tensor, which sweep slides)."""
+
+    def __init__(self, g: ConvShape, n: Any, m: Any, c: Any, p: Any, q: Any, hold: str = "", stream: str = ""):
+        self.g, self.hold, self.stream = g, hold, stream
+        self.ay, self.ax, (_, tot_y, _), (_, tot_x, _) = _layer_tables(g)
+        n, m, c, p, q = (np.asarray(v, dtype=np.int64) for v in (n, m, c, p, q))
+        self.p, self.q = p, q
+        self.trips = {"N": -(-g.B // n), "M": -(-g.Co // m), "C": -(-g.Ci // c), "P": -(-g.Ho // p),
+                      "Q": -(-g.Wo // q)}
+        self.big = {dim: t > 1 for dim, t in self.trips.items()}
+        self.shape = np.broadcast(n, m, c, p, q).shape
+        self.one = np.ones(self.shape, dtype=np.int64)
+        self.rows, self.cols = tot_y[p], tot_x[q]
+        in_tile, w_tile = input_footprint(g, n, c, p, q, stream), m * c * g.Hk * g.Wk
+        self.held = held_words(g, hold)
+        if hold == "W":
+            w_tile = np.full_like(w_tile, self.held)
+        elif hold == "I":
+            in_tile = np.full_like(in_tile, self.held)
+        self.memory = in_tile + w_tile + n * m * p * q
+        self.all_ok = np.ones(self.shape, dtype=bool)
+        self.m_one = self.trips["M"] == 1
+
+    def _factor(self, order: str, rel: frozenset[str]) -> np.ndarray:
+        """The product of the trip counts of the loops irrelevant to a tensor that sit above the
+        innermost relevant loop with more than one trip (each where that holds)."""
+        active: np.ndarray | None = None
+        f = self.one
+        for dim in reversed(order):
+            if dim in rel:
+                active = self.big[dim] if active is None else active | self.big[dim]
+            elif active is not None:
+                f = f * np.where(active, self.trips[dim], 1)
+        return f
+
+    def stream_ok(self, order: str) -> np.ndarray:
+        """`stream_ok` of the grid in one loop order."""
+        inner = self.m_one
+        for dim in order[order.index("M") + 1:]:
+            inner = inner | self.big[dim]
+        return inner | np.zeros(self.shape, dtype=bool)
+
+    def evaluate(self, order: str, slide: bool = False) -> dict[str, np.ndarray]:
+        """`evaluate` of the grid in one loop order."""
+        g, hold, stream = self.g, self.hold, self.stream
+        if stream and (slide or hold == "I"):
+            raise ValueError("a streamed input tile neither slides nor is held")
+        rows, cols = self.rows, self.cols
+        if slide:
+            # The innermost input loop with more than one trip: a sweep along it loads each tile's new
+            # rows (columns) only; every other input loop change starts a new sweep.
+            found: np.ndarray | None = None
+            for dim in reversed(order):
+                if dim in RELEVANT["inputs"]:
+                    big = self.big[dim]
+                    this = big if found is None else ~found & big
+                    if dim == "P":
+                        rows = np.where(this, slide_table(self.ay)[self.p], rows)
+                    elif dim == "Q":
+                        cols = np.where(this, slide_table(self.ax)[self.q], cols)
+                    found = big if found is None else found | big
+        outputs = g.B * g.Co * g.Ho * g.Wo
+        f_out = self._factor(order, RELEVANT["outputs"])
+        if hold == "I":
+            input_reads = np.full(self.shape, self.held, dtype=np.int64)
+        else:
+            input_reads = self._factor(order, RELEVANT["inputs"]) * (g.B * g.Ci * rows * cols)
+        if hold == "W":
+            weight_reads = np.full(self.shape, self.held, dtype=np.int64)
+        else:
+            weight_reads = self._factor(order, RELEVANT["weights"]) * (g.Co * g.Ci * g.Hk * g.Wk)
+        return {"input_reads": input_reads, "weight_reads": weight_reads,
+                "output_writes": f_out * outputs, "output_reads": (f_out - 1) * outputs,
+                "memory": self.memory, "ok": self.stream_ok(order) if stream else self.all_ok}
+
+
 def evaluate(g: ConvShape, order: str, n: Any, m: Any, c: Any, p: Any, q: Any, hold: str = "",
              slide: bool = False, stream: str = "") -> dict[str, np.ndarray]:
     """Traffic of one group for arrays of tile sizes (broadcast together). With `stream`, "ok" says
-    which tilings may stream (`stream_ok`); it is all True otherwise."""
-    if stream and (slide or hold == "I"):
+    which tilings may stream (`stream_ok`); it is all True otherwise. (Several loop orders over the
+    same tiles: `TileGrid`, which shares what the order does not change.)"""
+    return TileGrid(g, n, m, c, p, q, hold, stream).evaluate(order, slide)
+
+
+def evaluate_one(g: ConvShape, t: Tiling) -> dict[str, int]:
+    """`evaluate` of one tiling in plain Python integers (no arrays: a single tiling costs a few
+    microseconds instead of numpy's per-call overhead); "ok" is 1 where it may stream (or does not),
+    else 0. Tile sizes outside 1..the layer's size go to `evaluate`, which decides what they mean."""
+    n, m, c, p, q, order, hold, stream = t.n, t.m, t.c, t.p, t.q, t.order, t.hold, t.stream
+    if not (0 < n <= g.B and 0 < m <= g.Co and 0 < c <= g.Ci and 0 < p <= g.Ho and 0 < q <= g.Wo):
+        r = evaluate(g, order, n, m, c, p, q, hold, t.slide, stream)
+        return {k: int(v) for k, v in r.items()}
+    if stream and (t.slide or hold == "I"):
         raise ValueError("a streamed input tile neither slides nor is held")
-    ay, ax = axes(g)
-    _, tot_y, peak_y = axis_tables(ay)
-    _, tot_x, peak_x = axis_tables(ax)
-    n, m, c, p, q = (np.asarray(v, dtype=np.int64) for v in (n, m, c, p, q))
-    trips = {"N": _ceil(g.B, n), "M": _ceil(g.Co, m), "C": _ceil(g.Ci, c), "P": _ceil(g.Ho, p), "Q": _ceil(g.Wo, q)}
+    ay, ax, (_, tot_y, _), (_, tot_x, _) = _layer_tables(g)
+    trips = {"N": -(-g.B // n), "M": -(-g.Co // m), "C": -(-g.Ci // c), "P": -(-g.Ho // p), "Q": -(-g.Wo // q)}
     factors = {}
     for tensor, rel in RELEVANT.items():
-        active = np.zeros((), dtype=bool)
-        f = np.ones((), dtype=np.int64)
+        active, f = False, 1
         for dim in reversed(order):
             if dim in rel:
-                active = active | (trips[dim] > 1)
-            else:
-                f = f * np.where(active, trips[dim], 1)
+                active = active or trips[dim] > 1
+            elif active:
+                f *= trips[dim]
         factors[tensor] = f
-    rows, cols = tot_y[p], tot_x[q]
-    if slide:
-        # The innermost input loop with more than one trip: a sweep along it loads each tile's new
-        # rows (columns) only; every other input loop change starts a new sweep.
-        found = np.zeros((), dtype=bool)
+    rows, cols = int(tot_y[p]), int(tot_x[q])
+    if t.slide:
         for dim in reversed(order):
-            if dim in RELEVANT["inputs"]:
-                this = ~found & (trips[dim] > 1)
+            if dim in RELEVANT["inputs"] and trips[dim] > 1:
                 if dim == "P":
-                    rows = np.where(this, slide_table(ay)[p], rows)
+                    rows = int(slide_table(ay)[p])
                 elif dim == "Q":
-                    cols = np.where(this, slide_table(ax)[q], cols)
-                found = found | this
-    all_inputs = g.B * g.Ci * rows * cols
+                    cols = int(slide_table(ax)[q])
+                break
     outputs = g.B * g.Co * g.Ho * g.Wo
-    in_tile, w_tile = input_footprint(g, n, c, p, q, stream), m * c * g.Hk * g.Wk
-    input_reads = factors["inputs"] * all_inputs
+    in_tile, w_tile = int(input_footprint(g, n, c, p, q, stream)), m * c * g.Hk * g.Wk
+    input_reads = factors["inputs"] * g.B * g.Ci * rows * cols
     weight_reads = factors["weights"] * (g.Co * g.Ci * g.Hk * g.Wk)
     held = held_words(g, hold)
     if hold == "W":
-        w_tile, weight_reads = np.full_like(w_tile, held), np.full_like(weight_reads, held)
+        w_tile = weight_reads = held
     elif hold == "I":
-        in_tile, input_reads = np.full_like(in_tile, held), np.full_like(input_reads, held)
+        in_tile = input_reads = held
+    ok = not stream or trips["M"] == 1 or any(trips[d] > 1 for d in order[order.index("M") + 1:])
     return {"input_reads": input_reads, "weight_reads": weight_reads,
-            "output_writes": factors["outputs"] * outputs,
-            "output_reads": (factors["outputs"] - 1) * outputs,
-            "memory": in_tile + w_tile + n * m * p * q,
-            "ok": stream_ok(g, order, n, m, c, p, q) if stream else np.ones(np.shape(input_reads), dtype=bool)}
+            "output_writes": factors["outputs"] * outputs, "output_reads": (factors["outputs"] - 1) * outputs,
+            "memory": in_tile + w_tile + n * m * p * q, "ok": int(ok)}
 
 
 def traffic_of(shape: ConvShape, t: Tiling) -> Traffic:
     """Exact traffic of the whole layer (every group) for one tiling."""
-    g = shape.group_shape()
-    r = evaluate(g, t.order, t.n, t.m, t.c, t.p, t.q, t.hold, t.slide, t.stream)
-    if not bool(r["ok"]):
+    r = evaluate_one(shape.group_shape(), t)
+    if not r["ok"]:
         raise ValueError(f"{t}: the nest keeps this input tile for several output-channel tiles, so it cannot stream")
     G = shape.groups
-    return Traffic(input_reads=G * int(r["input_reads"]), weight_reads=G * int(r["weight_reads"]),
-                   output_writes=G * int(r["output_writes"]), output_reads=G * int(r["output_reads"]),
-                   memory=int(r["memory"]))
+    return Traffic(input_reads=G * r["input_reads"], weight_reads=G * r["weight_reads"],
+                   output_writes=G * r["output_writes"], output_reads=G * r["output_reads"], memory=r["memory"])
 
 
 def min_memory(shape: ConvShape) -> int:
@@ -300,8 +387,9 @@ def _search(shape: ConvShape, S: int, orders: Iterable[str], ns: np.ndarray, cs:
             if found is None:
                 continue
             n, m, c, p, q = found
+            grid = TileGrid(g, n, m, c, p, q, hold, stream)
             for order in orders:
-                r = evaluate(g, order, n, m, c, p, q, hold, slides, stream)
+                r = grid.evaluate(order, slides)
                 total = np.where(r["ok"], r["input_reads"] + r["weight_reads"] + r["output_writes"]
                                  + r["output_reads"], never)
                 count += int(r["ok"].sum())
@@ -415,13 +503,17 @@ def _grid_best(g: ConvShape, S: int, orders: Iterable[str], axes_values: list[np
     grids = np.meshgrid(*axes_values, indexing="ij")
     n, m, c, p, q = (a.ravel() for a in grids)
     best: tuple[int, Tiling] | None = None
+    grids_of: dict[tuple[str, str], TileGrid] = {}
     ways = [(s, "") for s in slides] + [(False, st) for st in STREAMS]
     for hold in holds:
         for slide, stream in ways:
             if stream and hold == "I":
                 continue
+            grid = grids_of.get((hold, stream))
+            if grid is None:
+                grid = grids_of[(hold, stream)] = TileGrid(g, n, m, c, p, q, hold, stream)
             for order in orders:
-                r = evaluate(g, order, n, m, c, p, q, hold, slide, stream)
+                r = grid.evaluate(order, slide)
                 ok = (r["memory"] <= S) & r["ok"]
                 if not ok.any():
                     continue
