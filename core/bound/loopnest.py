@@ -125,6 +125,7 @@ def _ceil(a: Any, b: Any) -> Any:
     return -(-a // b)
 
 
+@lru_cache(maxsize=4096)
 def held_words(g: ConvShape, hold: str) -> int:
     """Words a held tensor of one group takes (and costs, loaded once): all weights, or every input
     some window reads; 0 when nothing is held."""
@@ -197,6 +198,9 @@ class TileGrid:
         self.memory = in_tile + w_tile + n * m * p * q
         self.all_ok = np.ones(self.shape, dtype=bool)
         self.m_one = self.trips["M"] == 1
+        for shared in (self.memory, self.all_ok):          # returned for every order: never to be changed
+            if isinstance(shared, np.ndarray):
+                shared.setflags(write=False)
 
     def _factor(self, order: str, rel: frozenset[str]) -> np.ndarray:
         """The product of the trip counts of the loops irrelevant to a tensor that sit above the

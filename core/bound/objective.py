@@ -24,7 +24,7 @@ import numpy as np
 
 from core.bound.bounds import axes
 from core.bound.geometry import Axis, distinct_tiles
-from core.bound.loopnest import (HOLDS, OPTIMAL_ORDERS, STREAMS, SearchResult, Tiling, _ceil, evaluate, general_orders,
+from core.bound.loopnest import (HOLDS, OPTIMAL_ORDERS, STREAMS, SearchResult, TileGrid, Tiling, _ceil, general_orders,
                                  grid_tiles, held_words, traffic_of)
 from core.bound.onchip import _patch_rows
 from core.bound.shapes import ConvShape
@@ -143,12 +143,15 @@ def fastest_split(shape: ConvShape, hw: Hardware, cand: Candidates) -> tuple[np.
 
 
 def costs(shape: ConvShape, hw: Hardware, cand: Candidates, order: str,
-          split: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+          split: tuple[np.ndarray, np.ndarray] | None = None, grid: TileGrid | None = None) -> dict[str, np.ndarray]:
     """Traffic (words), memory, compute cycles, time (s) and energy (J) of one group's candidates in one
     loop order, as core.bound.cost computes them for one tiling (times the groups, which do not change
-    the choice). `split`: fastest_split's, when already known."""
+    the choice). `split`: fastest_split's, when already known; `grid`: the candidates' `TileGrid`, when
+    already built (it serves every loop order)."""
     g = shape.group_shape()
-    r = evaluate(g, order, cand.n, cand.m, cand.c, cand.p, cand.q, cand.hold, cand.slide, cand.stream)
+    if grid is None:
+        grid = TileGrid(g, cand.n, cand.m, cand.c, cand.p, cand.q, cand.hold, cand.stream)
+    r = grid.evaluate(order, cand.slide)
     n, m, p, q = cand.n, cand.m, cand.p, cand.q
     work, rows = split if split is not None else fastest_split(shape, hw, cand)
     fits = work < NO_SPLIT                  # some split keeps the partial sums in the register file
@@ -199,7 +202,8 @@ def _search_for(shape: ConvShape, hw: Hardware, objective: str) -> SearchResult 
     for cand, order in ((cand, order) for cand in candidates(shape, hw.words) for order in cand.orders):
         if order == cand.orders[0]:
             split = fastest_split(shape, hw, cand)
-        v = costs(shape, hw, cand, order, split)
+            grid = TileGrid(shape.group_shape(), cand.n, cand.m, cand.c, cand.p, cand.q, cand.hold, cand.stream)
+        v = costs(shape, hw, cand, order, split, grid)
         ok = v["ok"]
         count += int(ok.sum())
         if not ok.any():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,9 +41,11 @@ def patch_groups(O: int, tile: int, parts: int) -> np.ndarray:
     return (o // tile) * parts + (o - start) // sub
 
 
+@lru_cache(maxsize=65536)
 def _patch_rows(ax: Axis, tile: int, parts: int) -> int:
     """Input rows the GBuf sends over the whole axis when each tile is split among `parts` PE rows
-    (each patch reads the rows its windows touch, halo included)."""
+    (each patch reads the rows its windows touch, halo included); remembered, as the PE mapping of
+    every candidate tiling asks again for the same few."""
     return int(ax.read_counts(patch_groups(ax.O, tile, parts)).sum())
 
 
