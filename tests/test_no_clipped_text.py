@@ -55,7 +55,20 @@ def combo_problems(root: QWidget, popups: bool = True) -> list[str]:
 
 
 def popup_problems(combo: QComboBox) -> list[str]:
-    """Open the popup and measure each item against the list's room."""
+    """Open the popup and measure each item against the list's room. Qt lays a popup out from the
+    box's items, font, width and place on the screen alone: where none of these changed since this
+    box's popup was last measured (the same bar seen from another page), that measure stands."""
+    seen = (tuple(combo.itemText(k) for k in range(combo.count())), combo.font().key(), combo.width(),
+            combo.mapToGlobal(combo.rect().topLeft()).toTuple(), combo.screen().geometry().getRect())
+    last = getattr(combo, "_popup_measured", None)
+    if last is not None and last[0] == seen:
+        return last[1]
+    found = _measure_popup(combo)
+    combo._popup_measured = (seen, found)  # type: ignore[attr-defined]
+    return found
+
+
+def _measure_popup(combo: QComboBox) -> list[str]:
     combo.showPopup()
     QApplication.processEvents()
     view = combo.view()
@@ -190,9 +203,11 @@ def each_page(window):
     plot, table and tile tabs), painted; yields a name for each."""
     from PySide6.QtWidgets import QTabWidget
 
-    def show(name: str):
+    def show(name: str, whole: bool = True):
         settle()
-        window.grab()                               # painted: every plot has laid its axes out
+        # painted: every plot has laid its axes out. An inner page changes only what the tabs hold (the
+        # docks and their plots were painted with the tab's first page), so only the tabs are painted then.
+        (window if whole else window.tabs).grab()
         settle()
         return name
 
@@ -206,7 +221,7 @@ def each_page(window):
             for j in range(inner.count()):
                 if j != first and inner.isTabEnabled(j):
                     inner.setCurrentIndex(j)
-                    yield show(f"{top} / {inner.tabText(j)}")
+                    yield show(f"{top} / {inner.tabText(j)}", whole=False)
             inner.setCurrentIndex(first)
 
 
