@@ -203,11 +203,12 @@ def each_page(window):
     plot, table and tile tabs), painted; yields a name for each."""
     from PySide6.QtWidgets import QTabWidget
 
-    def show(name: str, whole: bool = True):
+    def show(name: str, page: QWidget | None = None):
         settle()
-        # painted: every plot has laid its axes out. An inner page changes only what the tabs hold (the
-        # docks and their plots were painted with the tab's first page), so only the tabs are painted then.
-        (window if whole else window.tabs).grab()
+        # painted: every plot has laid its axes out. An inner page is all that changed since its tab's
+        # first page was painted whole (the docks, the choice bar and the settings with it): it alone is
+        # painted then (Qt paints any neighbour it resizes while settling).
+        (page or window).grab()
         settle()
         return name
 
@@ -221,7 +222,7 @@ def each_page(window):
             for j in range(inner.count()):
                 if j != first and inner.isTabEnabled(j):
                     inner.setCurrentIndex(j)
-                    yield show(f"{top} / {inner.tabText(j)}", whole=False)
+                    yield show(f"{top} / {inner.tabText(j)}", inner.currentWidget())
             inner.setCurrentIndex(first)
 
 
