@@ -55,7 +55,20 @@ def combo_problems(root: QWidget, popups: bool = True) -> list[str]:
 
 
 def popup_problems(combo: QComboBox) -> list[str]:
-    """Open the popup and measure each item against the list's room."""
+    """Open the popup and measure each item against the list's room. Qt lays a popup out from the
+    box's items, font, width and place on the screen alone: where none of these changed since this
+    box's popup was last measured (the same bar seen from another page), that measure stands."""
+    seen = (tuple(combo.itemText(k) for k in range(combo.count())), combo.font().key(), combo.width(),
+            combo.mapToGlobal(combo.rect().topLeft()).toTuple(), combo.screen().geometry().getRect())
+    last = getattr(combo, "_popup_measured", None)
+    if last is not None and last[0] == seen:
+        return last[1]
+    found = _measure_popup(combo)
+    combo._popup_measured = (seen, found)  # type: ignore[attr-defined]
+    return found
+
+
+def _measure_popup(combo: QComboBox) -> list[str]:
     combo.showPopup()
     QApplication.processEvents()
     view = combo.view()
@@ -190,9 +203,12 @@ def each_page(window):
     plot, table and tile tabs), painted; yields a name for each."""
     from PySide6.QtWidgets import QTabWidget
 
-    def show(name: str):
+    def show(name: str, page: QWidget | None = None):
         settle()
-        window.grab()                               # painted: every plot has laid its axes out
+        # painted: every plot has laid its axes out. An inner page is all that changed since its tab's
+        # first page was painted whole (the docks, the choice bar and the settings with it): it alone is
+        # painted then (Qt paints any neighbour it resizes while settling).
+        (page or window).grab()
         settle()
         return name
 
@@ -206,7 +222,7 @@ def each_page(window):
             for j in range(inner.count()):
                 if j != first and inner.isTabEnabled(j):
                     inner.setCurrentIndex(j)
-                    yield show(f"{top} / {inner.tabText(j)}")
+                    yield show(f"{top} / {inner.tabText(j)}", inner.currentWidget())
             inner.setCurrentIndex(first)
 
 
