@@ -297,11 +297,11 @@ class ThemedPlot(pg.PlotWidget):
             item.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignLeft)
             item.legend = self.legend                  # plot(name=...) and addLegend() use it
         self._legend_at = (4, 1)
+        self.apply_theme()                  # before the labels: setLabel gives them the theme's colour itself
         if x_label:
             self.setLabel("bottom", x_label)
         if y_label:
             self.setLabel("left", y_label)
-        self.apply_theme()
         self._themed = True
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
