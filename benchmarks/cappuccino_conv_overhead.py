@@ -40,21 +40,15 @@ OUT_MAPS, SIZE = 64, 28
 
 def one_conv_program(folder: Path, maps: int, depthwise: bool = False) -> Any:
     """A CnnNetwork of one 1x1 convolution (maps -> OUT_MAPS on SIZE x SIZE), or a 3x3 depthwise one
-    (maps -> maps, padded), with a validation set."""
-    import numpy as np
-
-    from core.nets import onnx_export
-    from core.nets.layers import Conv, Network
+    (maps -> maps, padded): the comparison's one-layer file and its seeded images (core.layer_source)."""
+    from core.bound.shapes import parse_layer_spec
+    from core.layer_source import layer_onnx
     from core.workload import CnnNetwork
 
-    layer = Conv("conv", maps, SIZE, SIZE, maps, 3, 3, pad=1, groups=maps) if depthwise else \
-        Conv("conv", maps, SIZE, SIZE, OUT_MAPS, 1, 1)
-    name = f"dw3x3_{maps}" if depthwise else f"conv1x1_{maps}"
-    net = Network(name, name, (maps, SIZE, SIZE), [layer], inputs={"conv": ["input"]})
-    onnx = onnx_export.export(net, folder / f"{net.name}.onnx")
-    x = np.random.default_rng(0).standard_normal((8, maps, SIZE, SIZE)).astype(np.float32)
-    np.savez(folder / f"{net.name}.npz", x=x, y=np.zeros(8, dtype=np.int64))
-    return CnnNetwork(onnx_path=str(onnx), validation_path=str(folder / f"{net.name}.npz"))
+    spec = (f"name=dw3x3_{maps},Ci={maps},Hi={SIZE},Wi={SIZE},Co={maps},kernel=3,pad=1,groups={maps}" if depthwise
+            else f"name=conv1x1_{maps},Ci={maps},Hi={SIZE},Wi={SIZE},Co={OUT_MAPS},kernel=1")
+    onnx = layer_onnx(parse_layer_spec(spec), folder)
+    return CnnNetwork(onnx_path=onnx, validation_path=str(Path(onnx).with_suffix(".npz")))
 
 
 def overhead(network: Any, workers: int, vector_width: int, clock_mhz: float, repeats: int) -> dict[str, Any]:
