@@ -187,7 +187,7 @@ def test_a_short_tab_scrolls_rather_than_hiding_rows_under_the_plots(qtbot) -> N
     panel = _panel(qtbot, (950, 900))
     _show(panel, [ComparisonRow(target=f"T{i}", kind="dataflow", engine="E", reason="too big") for i in range(6)])
     panel.resize(950, 330)                  # the window made smaller afterwards
-    qtbot.waitUntil(lambda: panel.scroller.verticalScrollBar().maximum() > 0, timeout=2000)
+    qtbot.waitUntil(lambda: panel.scroller.verticalScrollBar().maximum() > 0, timeout=60_000)   # only stops a hang: it ends when the bar appears
     t = panel.table
     assert t.viewport().height() >= sum(t.rowHeight(i) for i in range(t.rowCount()))
     assert panel.plots.height() >= max(PLOTS_MIN_H, 0.35 * panel.split.height())
