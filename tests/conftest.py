@@ -50,6 +50,19 @@ def pytest_runtest_teardown(item, nextitem):
         gc.collect(0)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """An xdist worker ends here, once it has told the controller its tests are done: tearing down
+    its heap (every window and plot the tests left, and Python's last collection) took 2-3 s that the
+    whole run waited for, and nothing the run reports is left to write."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and hasattr(config, "workeroutput"):
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
 def pytest_ignore_collect(collection_path, config):
     """Under `-m "not slow"` (make test-fast) a test file whose every test is slow (a module-level
     `pytestmark = pytest.mark.slow` line) is not even imported: some build their cases at import

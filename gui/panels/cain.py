@@ -79,7 +79,7 @@ class CainPanel(GenericPanel):
         self._sync_enabled()
 
     # ------------------------------------------------------------------ views
-    def _build_views(self) -> None:
+    def _live_views(self) -> tuple[QWidget, str, LivePlot]:
         plots = QWidget()
         pl = QHBoxLayout(plots)
         self.nodes_plot = LivePlot(title="Best length vs nodes explored", x_label="nodes", y_label="instructions",
@@ -97,12 +97,11 @@ class CainPanel(GenericPanel):
             plot.addItem(pts)
             self.points[key] = pts
             pl.addWidget(plot)
-        self.tabs.insertTab(0, plots, "Best length")
-        # the two plots above replace the generic single plot; "Export plot…" exports the first
-        self.tabs.removeTab(self.tabs.indexOf(self.plot))
-        self.plot = self.nodes_plot
-        self.tabs.setCurrentIndex(0)
+        # the two plots are the panel's live views (no generic plot); "Export plot…" exports the first
+        return plots, "Best length", self.nodes_plot
 
+    def _build_views(self) -> None:
+        self.tabs.setCurrentIndex(0)
         self.program_tab = prog = QWidget()
         v = QVBoxLayout(prog)
         self.kernels_label = QLabel()

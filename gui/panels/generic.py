@@ -133,8 +133,8 @@ class GenericPanel(EnginePanel):
         self.tabs = QTabWidget()
         self.tabs.setMinimumHeight(RESULT_VIEWS_MIN_H)     # a short tab scrolls to its views, never squeezes them
         layout.addWidget(self.tabs, 1)
-        self.plot = LivePlot(title="Live metrics", redraw_interval_s=LIVE_REDRAW_S)
-        self.tabs.addTab(self.plot, "Live plot")
+        page, title, self.plot = self._live_views()
+        self.tabs.addTab(page, title)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["field", "value"])
         self.tree.setColumnWidth(0, 260)
@@ -150,6 +150,13 @@ class GenericPanel(EnginePanel):
         buttons.addWidget(self.export_plot_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+
+    def _live_views(self) -> tuple[QWidget, str, LivePlot]:
+        """The first result tab (its page and title) and the live plot that a run's start clears and
+        "Export plot…" writes: here one plot of the run's metric points. A panel with plots of its own
+        returns them instead (a plot built only to be taken off again cost about 10 ms a panel)."""
+        plot = LivePlot(title="Live metrics", redraw_interval_s=LIVE_REDRAW_S)
+        return plot, "Live plot", plot
 
     def job_started(self) -> None:
         self.plot.clear_series()
