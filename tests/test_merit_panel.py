@@ -19,7 +19,9 @@ from panel_context import FakeContext, open_panel
 @pytest.fixture(scope="module")
 def events():
     spec = get_engine("merit")
-    s = dict(spec.default_settings(), networks=[], table_ix=False, curve_alus=[32, 128, 512])
+    # no generated code: compiling and running it is C compilation, which the fast suite leaves out;
+    # the Code tab with a run's sources is test_merit_codegen's (marked slow)
+    s = dict(spec.default_settings(), networks=[], table_ix=False, curve_alus=[32, 128, 512], codegen=False)
     return list(spec.run(JobRequest(MeritTransformWorkload("conv3x3"), None, s), CancelToken()))
 
 

@@ -84,6 +84,7 @@ def _points(path: Path) -> list[dict[str, Any]]:
     return [r for r in results_file.read(path) if r["type"] == "point"]
 
 
+@pytest.mark.slow          # a Dask cluster of worker processes (one_worker)
 def test_a_search_runs_its_budget_of_distinct_grid_points_and_repeats_with_its_seed(one_worker, tmp_path):
     s = _study(tmp_path)
     summary = StudyRunner(s, one_worker).run()
@@ -97,6 +98,7 @@ def test_a_search_runs_its_budget_of_distinct_grid_points_and_repeats_with_its_s
     assert [r["key"] for r in _points(tmp_path / "again.jsonl")] == keys      # same seed, one slot: same points
 
 
+@pytest.mark.slow          # a Dask cluster of worker processes (one_worker)
 def test_a_resumed_search_reuses_every_point_and_runs_only_new_ones(one_worker, tmp_path):
     first = _study(tmp_path)
     StudyRunner(first, one_worker).run()
@@ -110,6 +112,7 @@ def test_a_resumed_search_reuses_every_point_and_runs_only_new_ones(one_worker, 
     assert summary.counts["finished"] == 16
 
 
+@pytest.mark.slow          # a Dask cluster of worker processes (one_worker)
 def test_a_whole_grid_search_finds_the_grid_front(one_worker, tmp_path):
     """The "grid" sampler with the grid's size as budget runs every point once: its front is the
     grid's, and the command line prints it and gives it in --json."""
@@ -134,6 +137,7 @@ def test_a_whole_grid_search_finds_the_grid_front(one_worker, tmp_path):
     assert front_keys
 
 
+@pytest.mark.slow          # a Dask cluster of worker processes (one_worker)
 def test_nothing_is_computed_twice_across_studies(one_worker, tmp_path, monkeypatch):
     """Another study (other name, other metrics, other file) that contains points already finished
     reuses them from the cache of finished points, its own metrics read from the cached result; a

@@ -29,7 +29,7 @@ def _run(workload: str, **settings: Any) -> Any:
 
 # conv3x3: the generated code and a layout whose butterfly test needs the XOR hash; gemm: a tile of
 # the settings' and no generated code (no "codegen" key); bilateral: a strategy with parameters
-@pytest.mark.parametrize("workload, settings", [("conv3x3", {"codegen": True}),
+@pytest.mark.parametrize("workload, settings", [pytest.param("conv3x3", {"codegen": True}, marks=pytest.mark.slow),  # compiles C
                                                 ("gemm", {"codegen": False, "banks": 4, "tile": {"m": 2}}),
                                                 ("bilateral", {"codegen": False})])
 def test_the_engine_yields_its_typed_result_and_its_json_reads_back_unchanged(monkeypatch, workload, settings) -> None:
