@@ -36,7 +36,9 @@ class Axis:
 
     def rows_read(self, o0: int, o1: int) -> np.ndarray:
         """The input rows (sorted, in the real input) that output rows o0..o1-1 read."""
-        rows = self.taps()[o0:o1].ravel()
+        o1 = min(o1, self.O)                                   # as slicing taps() would
+        o0 = min(o0, o1)
+        rows = (np.arange(o0, o1)[:, None] * self.D - self.P + np.arange(self.K)[None, :] * self.d).ravel()
         return np.unique(rows[(rows >= 0) & (rows < self.I)])
 
     def read_counts(self, group: np.ndarray) -> np.ndarray:
