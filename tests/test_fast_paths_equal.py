@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
+from core.cain import lower_bound as lb
 from pebbling import macs_of, schedule_traffic
 from test_bound_proof import _mac_indices, _random_layers, _tiled_order
 
@@ -58,3 +60,31 @@ def test_tiled_order_equals_the_sort_by_tile_keys(seed):
             expect = sorted(range(len(index)), key=lambda j: tuple(index[j][d] // tile[d] for d in outer)
                             + tuple(index[j][d] % tile[d] for d in inner))
             assert _tiled_order(index, tile, outer, inner) == expect
+
+
+def _shifts_by_search(offsets: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """lower_bound._shift_table by its definition: a breadth-first search over the sums of the shifts'
+    east, west, north and south parts (each capped at the table's size), then for every box the
+    fewest shifts of any sums that cover it."""
+    C = lb._SHIFT_CAP + 1
+    big = 10 ** 6
+    parts = [(max(dx, 0), max(-dx, 0), max(dy, 0), max(-dy, 0)) for dx, dy in offsets]
+    fewest = np.full(C ** 4, big, dtype=np.int64)
+    fewest[0] = 0
+    frontier, steps = np.zeros(1, dtype=np.int64), 0         # the sums first reached at `steps`, as indices
+    while frontier.size:
+        steps += 1
+        box = np.unravel_index(frontier, (C,) * 4)
+        reached = np.unique(np.concatenate([np.ravel_multi_index(tuple(np.minimum(v + d, C - 1) for v, d in zip(box, p)),
+                                                                 (C,) * 4) for p in parts] or [frontier[:0]]))
+        frontier = reached[fewest[reached] == big]
+        fewest[frontier] = steps
+    fewest = fewest.reshape((C,) * 4)
+    for axis in range(4):                    # covering sums: the least over every larger box
+        fewest = np.flip(np.minimum.accumulate(np.flip(fewest, axis), axis=axis), axis)
+    return tuple(fewest.ravel().tolist())
+
+
+@pytest.mark.parametrize("offsets", [lb._UNIT, lb._DOUBLE, lb._UNIT + lb._DOUBLE, ((1, 0),), ((1, 1), (-2, 0)), ()])
+def test_shift_table_equals_the_search_of_its_definition(offsets):
+    assert lb._shift_table.__wrapped__(offsets) == _shifts_by_search(offsets)
