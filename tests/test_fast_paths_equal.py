@@ -23,19 +23,19 @@ def _belady_by_scanning(shape, S: int, order: list[int]) -> int:
     started: set[int] = set()
     traffic = 0
     for t, trio in enumerate(seq):
-        for it in trio:
-            if it in resident:
-                continue
-            if len(resident) >= S:
-                def next_use(z: int) -> int:
-                    return next((u for u in range(t, len(seq)) if z in seq[u]), 1 << 60)
-                victim = max((z for z in resident if z not in trio), key=next_use)
-                resident.discard(victim)
-                traffic += victim < n_out and victim in started
-            resident.add(it)
-            traffic += it >= n_out or it in started
+        for word in (w for w in trio if w not in resident):        # the MAC's words not on chip, in turn
+            if len(resident) == S:
+                later = {z: next((u for u in range(t, len(seq)) if z in seq[u]), 1 << 60)
+                         for z in resident if z not in trio}
+                victim = max(later, key=later.__getitem__)        # the first farthest, in the set's order
+                resident.remove(victim)
+                if victim in started and victim < n_out:
+                    traffic += 1                                    # a partial sum goes back to DRAM
+            resident.add(word)
+            if word in started or word >= n_out:
+                traffic += 1
         started.add(trio[0])
-    return traffic + sum(1 for z in resident if z < n_out)
+    return traffic + len([z for z in resident if z < n_out])
 
 
 @pytest.mark.parametrize("seed", range(4))
