@@ -21,6 +21,7 @@ of it and transfer and compute keep overlapping as they do at g = 1. `SimResult.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from typing import Callable
@@ -49,8 +50,8 @@ class SimTask:
     release_s: float = 0.0      # start time inside the cycle (scheduled mode)
     slots: int = 1              # consecutive slots per round (scheduled mode)
 
-    @property
-    def rate(self) -> float:
+    @functools.cached_property
+    def rate(self) -> float:        # read on every event of the simulation: computed once
         return self.nbytes / self.latency_s
 
 
@@ -82,19 +83,18 @@ class _Engine:
         self.cons = 0.0
         self.start = 0.0
         self.ends: list[tuple[int, float]] = []   # (queue index, end time)
+        self.task: SimTask | None = None    # the current subgraph (None: the queue is done)
         self._advance()
 
     def _advance(self) -> None:
         self.k += 1
         if self.k < len(self.queue):
-            release, _ = self.queue[self.k]
+            release, self.task = self.queue[self.k]
             self.start = max(self.prev_end, release)
             self.delivered = 0
             self.cons = self.start
-
-    @property
-    def task(self) -> SimTask | None:
-        return self.queue[self.k][1] if self.k < len(self.queue) else None
+        else:
+            self.task = None
 
     def want_time(self, chunk: int) -> float:
         """Earliest time the engine can take `chunk` more bytes into its FIFO."""
@@ -169,11 +169,11 @@ def _round_robin(engines: list[_Engine], port: _Port, chunk: int, running: Calla
         for step in range(n):
             e_idx = (ptr + step) % n
             e = engines[e_idx]
-            if e.task is None or e.want_time(chunk) > port.t + 1e-15:
+            task = e.task
+            if task is None or e.want_time(chunk) > port.t + 1e-15:
                 continue
-            for _ in range(e.task.slots):
-                task = e.task
-                if task is None or e.want_time(chunk) > port.t + 1e-15:
+            for slot in range(task.slots):       # the first slot's readiness was just checked
+                if slot and e.want_time(chunk) > port.t + 1e-15:
                     break
                 port.transfer(e_idx, e, chunk)
                 if e.task is not task:

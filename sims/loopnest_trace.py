@@ -218,15 +218,18 @@ def _stream_step(shape: ConvShape, tiling: Tiling, S: int, counts: TraceCounts, 
     others = across.rows_read(a0, a1)                              # the columns (rows) every line holds
     start = a0 * D - P                                             # first column of the span, padding included
     span = (a1 - a0 - 1) * D + d * (k_across - 1) + 1
+    reads = {o: [int(h) for h in along.rows_read(o, o + 1)] for o in range(o0, o1)}
     last: dict[int, int] = {}
     for o in range(o0, o1):
-        for h in along.rows_read(o, o + 1):
-            last[int(h)] = o
+        for h in reads[o]:
+            last[h] = o
     live: dict[int, np.ndarray] = {}
     line_words = src.shape[0] * src.shape[1] * others.size
+    taps = (np.arange(k_across) * d)[:, None] + np.arange(a1 - a0) * D    # span column of each (tap, output)
+    # the weights as (m, c, tap along the stream, tap across it)
+    wts = data["w"] if tiling.stream == "P" else data["w"].transpose(0, 1, 3, 2)
     for o in range(o0, o1):
-        for h in along.rows_read(o, o + 1):
-            h = int(h)
+        for h in reads[o]:
             if h not in live:
                 live[h] = src[:, :, h, others] if tiling.stream == "P" else src[:, :, others, h]
                 counts.input_reads += line_words
@@ -235,19 +238,18 @@ def _stream_step(shape: ConvShape, tiling: Tiling, S: int, counts: TraceCounts, 
         counts.peak_words = max(counts.peak_words, words)
         if words > S:
             raise BufferOverflow(f"{words} words resident at step {counts.steps}, buffer holds {S}")
+        # The line's outputs from the lines on chip only: kernel row r reads line o*D - P + r*d, and
+        # one not on chip (padding, or a row no window reads) stays zero.
+        lines = np.zeros(src.shape[:2] + (k_along, span))
         for r in range(k_along):
             h = o * D - P + r * d
-            if h not in live:                                      # padding (or a row no window reads)
-                continue
-            line = np.zeros(src.shape[:2] + (span,))
-            line[:, :, others - start] = live[h]
-            for s_ in range(k_across):
-                patch = line[:, :, s_ * d: s_ * d + (a1 - a0 - 1) * D + 1: D]
-                wt = data["w"][:, :, r, s_] if tiling.stream == "P" else data["w"][:, :, s_, r]
-                if tiling.stream == "P":
-                    data["out"][:, :, o - o0, :] += np.einsum("nca,mc->nma", patch, wt)
-                else:
-                    data["out"][:, :, :, o - o0] += np.einsum("nca,mc->nma", patch, wt)
+            if h in live:
+                lines[:, :, r, others - start] = live[h]
+        acc = np.tensordot(lines[:, :, :, taps], wts, axes=([1, 2, 3], [1, 2, 3]))    # (n, a, m)
+        if tiling.stream == "P":
+            data["out"][:, :, o - o0, :] += acc.transpose(0, 2, 1)
+        else:
+            data["out"][:, :, :, o - o0] += acc.transpose(0, 2, 1)
         for h in [h for h, end in last.items() if end == o]:
             live.pop(h, None)
 

@@ -15,6 +15,7 @@ Used by tests/test_bound_proof.py to check that no schedule at all moves less th
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 
@@ -25,6 +26,13 @@ from core.bound.shapes import ConvShape
 def macs_of(shape: ConvShape) -> tuple[list[tuple[int, int, int]], int, int, int]:
     """The layer's MACs with a real input as (output, input, weight) ids, and the counts of distinct
     outputs, inputs and weights they use (ids are 0-based per kind)."""
+    macs, n_out, n_in, n_w = _macs_of(shape)
+    return list(macs), n_out, n_in, n_w
+
+
+@functools.lru_cache(maxsize=64)
+def _macs_of(shape: ConvShape) -> tuple[tuple[tuple[int, int, int], ...], int, int, int]:
+    """macs_of, computed once per shape (the tests schedule one layer many times)."""
     ay, ax = axes(shape)
     ty, tx = ay.taps(), ax.taps()
     outs: dict[tuple, int] = {}
@@ -41,7 +49,7 @@ def macs_of(shape: ConvShape) -> tuple[list[tuple[int, int, int]], int, int, int
             i = ins.setdefault((n, g * shape.Cig + c, h, w), len(ins))
             k = wts.setdefault((m, c, r, s), len(wts))
             macs.append((o, i, k))
-    return macs, len(outs), len(ins), len(wts)
+    return tuple(macs), len(outs), len(ins), len(wts)
 
 
 def optimal_traffic(shape: ConvShape, S: int, limit: int = 2_000_000) -> int:
@@ -51,7 +59,7 @@ def optimal_traffic(shape: ConvShape, S: int, limit: int = 2_000_000) -> int:
     still needed and not on chip (a started sum included) and one store for every sum not yet
     stored for good. Words no MAC still needs leave the chip at once (an operand for free, a
     finished sum with its store), which no optimal schedule can do better than."""
-    macs, n_out, n_in, n_w = macs_of(shape)
+    macs, n_out, n_in, n_w = _macs_of(shape)
     n_items = n_out + n_in + n_w                     # items: outputs, then inputs, then weights
     need = [(o, n_out + i, n_out + n_in + k) for o, i, k in macs]
     item_macs = [0] * n_items
@@ -125,7 +133,7 @@ def schedule_traffic(shape: ConvShape, S: int, order: list[int]) -> int:
     whose next use is farthest away (Belady; a partial sum with MACs done is stored when evicted and
     read back when used again). Not optimal, but every schedule it makes is valid, so none may move
     less than a lower bound."""
-    macs, n_out, n_in, _ = macs_of(shape)
+    macs, n_out, n_in, _ = _macs_of(shape)
     if S < 3:
         raise ValueError("a MAC needs three words on chip")
     seq = [(o, n_out + i, n_out + n_in + k) for o, i, k in (macs[j] for j in order)]
@@ -133,7 +141,9 @@ def schedule_traffic(shape: ConvShape, S: int, order: list[int]) -> int:
     for t, trio in enumerate(seq):
         for it in trio:
             uses.setdefault(it, []).append(t)
+    never = 1 << 60
     nxt = {it: 0 for it in uses}                     # index into uses[it] of its next use
+    next_use = {it: ts[0] for it, ts in uses.items()}    # the time of that use (never: 1 << 60)
     resident: set[int] = set()
     started: set[int] = set()                        # outputs with a MAC done
     traffic = 0
@@ -142,15 +152,16 @@ def schedule_traffic(shape: ConvShape, S: int, order: list[int]) -> int:
             if it in resident:
                 continue
             if len(resident) >= S:
-                def next_use(z: int) -> int:
-                    k = nxt[z]
-                    return uses[z][k] if k < len(uses[z]) else 1 << 60
-                victim = max((z for z in resident if z not in trio), key=next_use)
+                # The trio's words on chip are used now (next use t), every other word later: the
+                # farthest next use is never one of the trio's.
+                victim = max(resident, key=next_use.__getitem__)
                 resident.discard(victim)
                 traffic += victim < n_out and victim in started            # store a partial sum
             resident.add(it)
             traffic += it >= n_out or it in started                           # load (creating a sum is free)
         started.add(trio[0])
         for it in trio:
-            nxt[it] += 1
+            k = nxt[it] = nxt[it] + 1
+            ts = uses[it]
+            next_use[it] = ts[k] if k < len(ts) else never
     return traffic + sum(1 for z in resident if z < n_out)                    # the final stores

@@ -218,9 +218,16 @@ def test_belady_schedules_of_tiled_mac_orders_never_move_less(spec, memories):
         for _ in range(15):
             tile = {d: rnd.randint(1, v) for d, v in dims.items()}
             outer, inner = rnd.sample(list(dims), 7), rnd.sample(list(dims), 7)
-            order = sorted(range(len(index)), key=lambda j: tuple(index[j][d] // tile[d] for d in outer)
-                           + tuple(index[j][d] % tile[d] for d in inner))
+            order = _tiled_order(index, tile, outer, inner)
             assert schedule_traffic(s, S, order) >= b.reference, (spec, S)
+
+
+def _tiled_order(index: list[dict[str, int]], tile: dict[str, int], outer: list[str], inner: list[str]) -> list[int]:
+    """The MACs sorted by their tile indices along `outer`, then their offsets in the tile along
+    `inner` (a tiled loop nest's order); ties keep the order of `index` (a stable sort)."""
+    cols = {d: np.fromiter((ix[d] for ix in index), dtype=np.int64, count=len(index)) for d in set(outer) | set(inner)}
+    keys = [cols[d] // tile[d] for d in outer] + [cols[d] % tile[d] for d in inner]
+    return np.lexsort(keys[::-1]).tolist()
 
 
 def _mac_indices(s: ConvShape) -> list[dict[str, int]]:
@@ -435,8 +442,7 @@ def test_no_loop_order_tiling_or_belady_schedule_beats_the_phase_bound():
                 dims = dict(N=s.B, M=s.Co, P=s.Ho, Q=s.Wo, C=s.Cig, R=s.Hk, T=s.Wk)
                 tile = {d: rnd.randint(1, v) for d, v in dims.items()}
                 outer, inner = rnd.sample(list(dims), 7), rnd.sample(list(dims), 7)
-                order = sorted(range(len(index)), key=lambda j: tuple(index[j][d] // tile[d] for d in outer)
-                               + tuple(index[j][d] % tile[d] for d in inner))
+                order = _tiled_order(index, tile, outer, inner)
                 assert schedule_traffic(s, S, order) >= b.reference, (s, S)
     assert cases >= 30, cases
 
@@ -474,8 +480,7 @@ def _nest_orders(s: ConvShape, n: int, seed: int):
     for _ in range(n):
         tile = {d: rnd.randint(1, v) for d, v in dims.items()}
         outer, inner = rnd.sample(list(dims), 7), rnd.sample(list(dims), 7)
-        yield sorted(range(len(index)), key=lambda j: tuple(index[j][d] // tile[d] for d in outer)
-                     + tuple(index[j][d] % tile[d] for d in inner))
+        yield _tiled_order(index, tile, outer, inner)
 
 
 def _random_orders_repeat_at_least_the_bound(parts: int) -> None:

@@ -4,6 +4,7 @@ the give-way proposal, and the pruning of Table II row 1's unpromising cycle."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 
@@ -76,6 +77,7 @@ def test_rate_oracle_is_the_best_combination_of_engine_modes():
         oracle = _Oracle(p)
         lam = [rng.uniform(0.0, 3.0) for _ in p.chains]
 
+        @functools.cache                  # the same (mode, demand) recurs in many combinations
         def earns(i: int, d: int) -> float:
             top = p.max_level(i)
             return (lam[p.tasks[i].cnn] * p.duration(i, top) + p.q0[i] * p.d0[i] / p.capacity) / d

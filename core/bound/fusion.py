@@ -190,7 +190,7 @@ def fused_traffic(chain: Sequence[ConvShape], sched: FusedSchedule) -> FusedTraf
     """Exact traffic and peak footprint of one fused schedule."""
     ya, xa = _chain_axes(chain)
     rp, cp = row_plan(ya, sched.p), col_plan(xa, sched.q)
-    return _evaluate(chain, rp, cp, sched.hold, _activations(chain, rp, cp))
+    return _traffic(chain, _moves(chain, rp, cp), sched.hold, _activations(chain, rp, cp))
 
 
 def _activations(chain: Sequence[ConvShape], rp: RowPlan, cp: np.ndarray) -> int:
@@ -200,18 +200,21 @@ def _activations(chain: Sequence[ConvShape], rp: RowPlan, cp: np.ndarray) -> int
     return int(((rp.rows * chans[None, :]) @ cp.T).max())
 
 
-def _evaluate(chain: Sequence[ConvShape], rp: RowPlan, cp: np.ndarray, hold: tuple[bool, ...],
-              activations: int) -> FusedTraffic:
+def _moves(chain: Sequence[ConvShape], rp: RowPlan, cp: np.ndarray) -> tuple[int, list[int]]:
+    """What a plan moves whatever weights are held: the chain's input words, and each layer's weight
+    words when streamed (once per band and strip that computes some of its rows)."""
     B = chain[0].B
     inputs = B * chain[0].Ci * int(rp.new[:, 0].sum()) * int(cp[:, 0].sum())
+    bands, strips = (rp.new[:, 1:] > 0).sum(axis=0), (cp[:, 1:] > 0).sum(axis=0)
+    return inputs, [B * s.weights * int(bands[j]) * int(strips[j]) for j, s in enumerate(chain)]
+
+
+def _traffic(chain: Sequence[ConvShape], moves: tuple[int, list[int]], hold: tuple[bool, ...],
+             activations: int) -> FusedTraffic:
+    inputs, streamed_weights = moves
     weights = 0
     for j, s in enumerate(chain):
-        if hold[j]:
-            weights += s.weights
-        else:
-            bands = int((rp.new[:, j + 1] > 0).sum())
-            strips = int((cp[:, j + 1] > 0).sum())
-            weights += B * s.weights * bands * strips
+        weights += s.weights if hold[j] else streamed_weights[j]
     held = sum(s.weights for s, h in zip(chain, hold) if h)
     streamed = [s.Cig * s.Hk * s.Wk for s, h in zip(chain, hold) if not h]
     memory = activations + held + max(streamed, default=0)
@@ -246,8 +249,9 @@ def _search_fused(chain: tuple[ConvShape, ...], S: int, exhaustive: bool) -> Fus
             act = _activations(chain, rp, cp)
             if act > S:
                 continue
+            moves = _moves(chain, rp, cp)
             for hold in holds:
-                tr = _evaluate(chain, rp, cp, hold, act)
+                tr = _traffic(chain, moves, hold, act)
                 if tr.memory > S:
                     continue
                 key = (tr.total, tr.memory)

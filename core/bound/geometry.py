@@ -31,12 +31,15 @@ class Axis:
     d: int = 1
 
     def taps(self) -> np.ndarray:
-        """The O x K input row of every (output row, kernel tap), padding rows included (< 0 or >= I)."""
-        return np.arange(self.O)[:, None] * self.D - self.P + np.arange(self.K)[None, :] * self.d
+        """The O x K input row of every (output row, kernel tap), padding rows included (< 0 or >= I);
+        read-only, made once per axis (the models ask for it on every tile size they count)."""
+        return _taps(self)
 
     def rows_read(self, o0: int, o1: int) -> np.ndarray:
         """The input rows (sorted, in the real input) that output rows o0..o1-1 read."""
-        rows = self.taps()[o0:o1].ravel()
+        o1 = min(o1, self.O)                                   # as slicing taps() would
+        o0 = min(o0, o1)
+        rows = (np.arange(o0, o1)[:, None] * self.D - self.P + np.arange(self.K)[None, :] * self.d).ravel()
         return np.unique(rows[(rows >= 0) & (rows < self.I)])
 
     def read_counts(self, group: np.ndarray) -> np.ndarray:
@@ -51,6 +54,13 @@ class Axis:
     def spans(self, t: int) -> np.ndarray:
         """How many input rows each tile of `t` output rows reads (distinct rows in the real input)."""
         return self.read_counts(np.arange(self.O) // t)
+
+
+@lru_cache(maxsize=4096)
+def _taps(ax: Axis) -> np.ndarray:
+    rows = np.arange(ax.O)[:, None] * ax.D - ax.P + np.arange(ax.K)[None, :] * ax.d
+    rows.setflags(write=False)
+    return rows
 
 
 @dataclass(frozen=True)

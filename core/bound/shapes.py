@@ -71,7 +71,10 @@ class ConvShape:
         return self.B * self.Co * self.Ho * self.Wo
 
     def group_shape(self) -> "ConvShape":
-        """The shape of one group (what the tiling models see)."""
+        """The shape of one group (what the tiling models see): the shape itself when it has one
+        (the models ask for it on every tiling they evaluate)."""
+        if self.groups == 1:
+            return self
         return replace(self, Ci=self.Cig, Co=self.Cog, groups=1)
 
     def to_json(self) -> dict[str, Any]:

@@ -35,6 +35,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Iterable
 
+import numpy as np
+
 from core.cain import goals as gl
 from core.cain.goals import Goal
 from core.results import optional_key
@@ -144,26 +146,26 @@ def shift_offsets(isa: InstructionSet) -> tuple[tuple[int, int], ...]:
 @lru_cache(maxsize=64)
 def _shift_table(offsets: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
     """Fewest shifts from `offsets` whose positive x parts sum to >= e, negative x parts to >= w,
-    and likewise n, s for y; indexed ((e * C + w) * C + n) * C + s, C = _SHIFT_CAP + 1."""
+    and likewise n, s for y; indexed ((e * C + w) * C + n) * C + s, C = _SHIFT_CAP + 1.
+
+    Filled by the total e + w + n + s still needed, all boxes of one total at once: a shift that
+    lowers the total leads to a box of a smaller total, already filled."""
     C = _SHIFT_CAP + 1
     big = 10 ** 6
-    table = [big] * (C ** 4)
+    e, w, n, s = (a.ravel() for a in np.meshgrid(*(np.arange(C),) * 4, indexing="ij"))    # box of each index
+    total = e + w + n + s
+    table = np.full(C ** 4, big, dtype=np.int64)
     table[0] = 0
-    for total in range(1, 4 * _SHIFT_CAP + 1):
-        for e in range(C):
-            for w in range(C):
-                for n in range(C):
-                    s = total - e - w - n
-                    if not 0 <= s < C:
-                        continue
-                    best = big
-                    for dx, dy in offsets:
-                        e2, w2 = max(0, e - max(dx, 0)), max(0, w - max(-dx, 0))
-                        n2, s2 = max(0, n - max(dy, 0)), max(0, s - max(-dy, 0))
-                        if e2 + w2 + n2 + s2 < total:
-                            best = min(best, 1 + table[((e2 * C + w2) * C + n2) * C + s2])
-                    table[((e * C + w) * C + n) * C + s] = best
-    return tuple(table)
+    for t in range(1, 4 * _SHIFT_CAP + 1):
+        at = np.flatnonzero(total == t)
+        best = np.full(at.size, big, dtype=np.int64)
+        for dx, dy in offsets:
+            e2, w2 = np.maximum(0, e[at] - max(dx, 0)), np.maximum(0, w[at] - max(-dx, 0))
+            n2, s2 = np.maximum(0, n[at] - max(dy, 0)), np.maximum(0, s[at] - max(-dy, 0))
+            after = 1 + table[((e2 * C + w2) * C + n2) * C + s2]
+            best = np.minimum(best, np.where(e2 + w2 + n2 + s2 < t, after, big))
+        table[at] = best
+    return tuple(table.tolist())
 
 
 def shifts_needed(offsets: tuple[tuple[int, int], ...], east: int, west: int, north: int, south: int) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -103,25 +104,37 @@ def partitions(blocks: list[Block], cap: int | None) -> list[list[list[int]]]:
 def _ladder(kind: str, tasks: list[LayerTask], avail: dict[str, int]) -> list[tuple[int, int]]:
     """<N_PE, N_op> options of a stage by increasing cost (the stage's share of the device, summed over
     the four resources, weights streamed), each strictly faster than every cheaper one."""
+    return list(_ladder_cycles(kind, tuple(tasks), tuple(avail[k] for k in RESOURCE_KEYS))[0])
+
+
+@lru_cache(maxsize=4096)
+def _ladder_cycles(kind: str, tasks: tuple[LayerTask, ...], device: tuple[int, ...]
+                   ) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]]:
+    """`_ladder` on a device of `device` (its RESOURCE_KEYS), with each option's cycles (the sum of
+    the tasks' II); remembered, as the design space exploration sizes the same stages for many
+    partitions and tile caps."""
+    avail = dict(zip(RESOURCE_KEYS, device))
     if not tasks:
-        return [(1, 1)]
+        return ((1, 1),), (0,)
     n_out = max(t.n_out for t in tasks)
     k2 = max(t.k2 for t in tasks)
     # every PE count that is the smallest for its ceil(N_out / N_PE) (the divisors among them)
     pes = sorted({math.ceil(n_out / q) for q in range(1, n_out + 1)})
     ops = sorted({d for d in range(1, k2 + 1) if k2 % d == 0})
+    listed = list(tasks)
 
     def cost(p: int, o: int) -> float:
-        r = stage_resources(kind, tasks, p, o, STREAMED)
+        r = stage_resources(kind, listed, p, o, STREAMED)
         return sum(r[k] / avail[k] for k in RESOURCE_KEYS)
 
     cands = sorted(((cost(p, o), sum(t.ii(p, o) for t in tasks), p, o) for p in pes for o in ops))
-    ladder, best = [], math.inf
+    ladder, cycles, best = [], [], math.inf
     for _, cyc, p, o in cands:
         if cyc < best:
             best = cyc
             ladder.append((p, o))
-    return ladder
+            cycles.append(cyc)
+    return tuple(ladder), tuple(cycles)
 
 
 MCNN_HS_LUTS, MCNN_HS_FFS, MCNN_HS_BRAM = 3000, 4000, 8     # config table, CU, two staging buffers
@@ -154,8 +167,10 @@ class _Grower:
             for k, (conv, pools) in enumerate(s.blocks):
                 self.per[2 * k][j].append(conv)
                 self.per[2 * k + 1][j].extend(pools)
-        self.ladders = [_ladder(sc.kind, self.tasks[i], avail) for i, sc in enumerate(design.stages)]
-        self.cycles = [[sum(t.ii(p, o) for t in self.tasks[i]) for p, o in lad] for i, lad in enumerate(self.ladders)]
+        device = tuple(avail[k] for k in RESOURCE_KEYS)
+        ladders = [_ladder_cycles(sc.kind, tuple(self.tasks[i]), device) for i, sc in enumerate(design.stages)]
+        self.ladders = [list(lad) for lad, _ in ladders]
+        self.cycles = [list(cyc) for _, cyc in ladders]
         for sc, lad in zip(design.stages, self.ladders):      # start at each stage's cheapest option
             sc.n_pe, sc.n_op = lad[0]
         self.pos = [0] * n_st
