@@ -320,8 +320,100 @@ _Validator = jsonschema.validators.extend(
 
 
 def schema_errors(schema: dict[str, Any], doc: Any) -> list[Any]:
-    """jsonschema's errors, the first in document order first."""
+    """jsonschema's errors, the first in document order first. A document _conforms finds valid has
+    none (jsonschema is not asked: a session's runs, their series of points, took it tens of
+    milliseconds); any other is jsonschema's to judge and describe."""
+    if _conforms(schema, doc):
+        return []
     return sorted(_Validator(schema).iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+
+
+# What _conforms takes for each JSON schema type: exact Python types, the same as or narrower than
+# _Validator's type checker (an int subclass, a Decimal: left to jsonschema).
+_SCHEMA_TYPES: dict[str, frozenset[type]] = {
+    "object": frozenset((dict,)), "array": frozenset((list,)), "string": frozenset((str,)),
+    "integer": frozenset((int,)), "number": frozenset((int, float)), "boolean": frozenset((bool,)),
+    "null": frozenset((type(None),)),
+}
+# keywords that say nothing of validity
+_ANNOTATIONS = frozenset(("title", "description", "default", "examples", "$comment", "unit", "units"))
+
+
+def _conforms(schema: Any, doc: Any) -> bool:
+    """True when jsonschema (_Validator) would find no error in `doc`; False when it might, or when
+    the schema uses a keyword this does not know (jsonschema decides then). A quick and plain reading
+    of the few keywords the app's schemas use, each applied as JSON schema applies it (to the kinds of
+    value it is about)."""
+    try:
+        return _valid(schema, doc)
+    except RecursionError:
+        return False
+
+
+def _valid(schema: Any, doc: Any) -> bool:
+    if schema is True:
+        return True
+    if type(schema) is not dict:
+        return False
+    kind = type(doc)
+    for key, want in schema.items():
+        if key == "type":
+            names = [want] if type(want) is str else want
+            if type(names) is not list or not any(kind in _SCHEMA_TYPES.get(n, ()) for n in names):
+                return False
+        elif key == "properties":
+            if kind is dict:
+                if type(want) is not dict:
+                    return False
+                for name, sub in want.items():
+                    if name in doc and not _valid(sub, doc[name]):
+                        return False
+        elif key == "additionalProperties":
+            if kind is dict:
+                if "patternProperties" in schema:
+                    return False
+                named = schema.get("properties", {})
+                extra = [k for k in doc if k not in named]
+                if want is False:
+                    if extra:
+                        return False
+                elif not all(_valid(want, doc[k]) for k in extra):
+                    return False
+        elif key == "required":
+            if kind is dict and (type(want) is not list or not all(k in doc for k in want)):
+                return False
+        elif key == "items":
+            if kind is list:
+                if want == {"type": "number"}:             # a column of numbers: checked at once
+                    if not _NUMBER_KINDS.issuperset(map(type, doc)):
+                        return False
+                elif not all(_valid(want, x) for x in doc):
+                    return False
+        elif key in ("enum", "const"):
+            allowed = want if key == "enum" else [want]
+            # strings alone (jsonschema's equality tells 1, 1.0 and True apart in ways left to it)
+            if kind is not str or type(allowed) is not list or not any(type(a) is str and a == doc for a in allowed):
+                return False
+        elif key in ("minLength", "maxLength"):
+            if kind is str:
+                if type(want) is not int or (len(doc) < want if key == "minLength" else len(doc) > want):
+                    return False
+        elif key in ("minItems", "maxItems"):
+            if kind is list:
+                if type(want) is not int or (len(doc) < want if key == "minItems" else len(doc) > want):
+                    return False
+        elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            if kind is int or kind is float:
+                if type(want) not in (int, float) or not (
+                        doc >= want if key == "minimum" else doc <= want if key == "maximum"
+                        else doc > want if key == "exclusiveMinimum" else doc < want):
+                    return False
+        elif key not in _ANNOTATIONS:
+            return False
+    return True
+
+
+_NUMBER_KINDS = _SCHEMA_TYPES["number"]
 
 
 def check_schema(schema: dict[str, Any], doc: Any, where: str) -> None:

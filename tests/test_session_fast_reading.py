@@ -202,3 +202,43 @@ def test_numbers_whose_sum_overflows_are_read_one_by_one():
     with pytest.raises(InputError) as err:
         _Columns.from_json({"xs": [], "ns": [1, True]})
     assert (err.value.message, err.value.where) == ("expected int, got bool True", "result.ns[1]")
+
+
+# ---------------------------------------------------------------- schema checks without jsonschema
+SCHEMAS = [
+    {"type": "object", "required": ["a"], "additionalProperties": False,
+     "properties": {"a": {"type": "integer", "minimum": 0}, "b": {"enum": ["x", "y"]}, "c": {"const": "k"},
+                    "d": {"type": ["string", "null"], "minLength": 1, "maxLength": 3},
+                    "e": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 2},
+                    "f": {"type": "number", "exclusiveMinimum": 0, "maximum": 5, "exclusiveMaximum": 4},
+                    "g": {"type": "object", "additionalProperties": {"type": "boolean"}}}},
+    {"type": "array", "items": {"type": "object", "properties": {"n": {"enum": [1, True, "1"]}}}},
+    {"type": "object", "patternProperties": {"^x": {"type": "string"}}, "additionalProperties": False},
+    {"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}, "title": "t"},
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(doc=JSON | st.dictionaries(st.sampled_from("abcdefgnsx"), JSON, max_size=5))
+def test_what_the_quick_schema_check_passes_jsonschema_passes(doc):
+    from core.session.schema import _SCHEMA
+
+    schemas = [*SCHEMAS, _SCHEMA, _SCHEMA["properties"]["runs"]["items"]]
+    for schema in schemas:
+        if checks._conforms(schema, doc):
+            assert not list(checks._Validator(schema).iter_errors(doc)), schema
+
+
+def test_the_quick_schema_check_passes_what_it_should():
+    from core.session.schema import _SCHEMA
+
+    doc = _small_doc()
+    assert checks._conforms(_SCHEMA, doc) and checks.schema_errors(_SCHEMA, doc) == []
+    good = {"a": 0, "b": "x", "c": "k", "d": None, "e": [1, 2.5], "f": 3.5, "g": {"k": True}}
+    assert checks._conforms(SCHEMAS[0], good)
+    for bad in ({"b": "x"}, {"a": -1}, {"a": True}, {"a": 1.0}, {"a": 1, "z": 0}, {"a": 1, "b": "z"},
+                {"a": 1, "d": ""}, {"a": 1, "d": "abcd"}, {"a": 1, "e": []}, {"a": 1, "e": [1, True]},
+                {"a": 1, "f": 0}, {"a": 1, "f": 4}, {"a": 1, "g": {"k": 1}}):
+        assert not checks._conforms(SCHEMAS[0], bad) and checks.schema_errors(SCHEMAS[0], bad), bad
+    assert not checks._conforms(SCHEMAS[2], {"x": "s"})        # a keyword it leaves to jsonschema
+    assert checks.schema_errors(SCHEMAS[2], {"x": "s"}) == []
