@@ -10,6 +10,8 @@ version; the check, the backup and the replacement happen under one lock (core.a
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import gzip
 import hashlib
 import threading
@@ -126,9 +128,26 @@ def decode_raw(raw: bytes, where: str) -> str:
     return decode_text(raw, where)
 
 
+@contextlib.contextmanager
+def paused_gc() -> Any:
+    """Python's cycle collector paused while a session is decoded and read: it makes some hundred
+    thousand objects (JSON values, typed results), none in a cycle, and each few thousand of them
+    would start a collection, now and then a full one over the whole heap (in a window, or a test
+    process, most of an open's time). It runs again after, as it was; the objects are the same."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def read_document(path: str | Path) -> Any:
     """A session file's JSON document, uncompressed and decoded but not checked (tools and tests)."""
-    return decode(Path(path).read_bytes(), str(path))
+    raw = Path(path).read_bytes()
+    with paused_gc():
+        return decode(raw, str(path))
 
 
 def save(project: Project, path: str | Path, expected: str | None = UNCHECKED) -> str | None:
@@ -181,8 +200,9 @@ def load_stamped(path: str | Path) -> tuple[Project, str | None]:
         raise SessionError(exc.message, exc.where) from None
     version = stamp(raw)
     try:
-        doc, plain = decode_plain(raw, str(path), version)
-        project = from_json(doc, owned=True, checked=version in _PASSED, plain=plain)
+        with paused_gc():
+            doc, plain = decode_plain(raw, str(path), version)
+            project = from_json(doc, owned=True, checked=version in _PASSED, plain=plain)
     except SessionError:
         raise
     except InputError as exc:
