@@ -9,7 +9,9 @@ them (NaN, Infinity and 1e400 as floats, big integers exactly, deep nesting unti
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import gc
 import json
 import math
 from pathlib import Path
@@ -102,6 +104,21 @@ def loads(text: str, where: str) -> Any:
     except RecursionError:
         raise InputError(f"nested too deeply: at most {MAX_DEPTH} levels of arrays and objects are read",
                          where) from None
+
+
+@contextlib.contextmanager
+def paused_gc() -> Any:
+    """Python's cycle collector paused while a document is decoded and read: a session makes some
+    hundred thousand objects (JSON values, typed results), none in a cycle, and each few thousand of
+    them would start a collection, now and then a full one over the whole heap (in a window, or a
+    test process, most of an open's time). It runs again after, as it was; the objects are the same."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def decode_text(raw: bytes, where: str) -> str:

@@ -40,7 +40,7 @@ import math
 import types
 from typing import Any, Callable, ClassVar, Hashable, Literal, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
-from core.checks import deepcopy_json
+from core.checks import deepcopy_json, paused_gc
 from core.errors import InputError
 from core.metrics import Metric, MetricValue
 
@@ -120,11 +120,12 @@ class EngineResult:
         `owned`: the caller hands over `data` as decoded from JSON text and passed by
         core.checks.check_numbers (a session's run): it may be changed, and its untyped parts are
         kept as they are instead of checked and copied again."""
-        data = cls.upgrade(data, version, path, owned)
-        try:        # the compiled reader of the whole type first: no field paths, no per-field dispatch
-            result: R = _fast(cast(Hashable, cls), owned)(data)
-        except _NotPlain:           # something is wrong: read again field by field to say what and where
-            result = _read_dataclass(cls, data, path)
+        with paused_gc():           # many objects, no cycles: no collection started by them
+            data = cls.upgrade(data, version, path, owned)
+            try:        # the compiled reader of the whole type first: no field paths, no per-field dispatch
+                result: R = _fast(cast(Hashable, cls), owned)(data)
+            except _NotPlain:           # something is wrong: read again field by field to say what and where
+                result = _read_dataclass(cls, data, path)
         result.validate(path)
         return result
 

@@ -10,8 +10,6 @@ version; the check, the backup and the replacement happen under one lock (core.a
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import gzip
 import hashlib
 import threading
@@ -21,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.atomic import atomic_write_bytes
-from core.checks import decode_text, loads, plain_loads
+from core.checks import decode_text, loads, paused_gc, plain_loads
 from core.errors import InputError, SessionError
 from core.files import SESSION_LIMIT, read_bytes
 from core.project import Project
@@ -126,21 +124,6 @@ def decode_raw(raw: bytes, where: str) -> str:
         if not d.eof:
             raise SessionError("the compressed session is truncated", where)
     return decode_text(raw, where)
-
-
-@contextlib.contextmanager
-def paused_gc() -> Any:
-    """Python's cycle collector paused while a session is decoded and read: it makes some hundred
-    thousand objects (JSON values, typed results), none in a cycle, and each few thousand of them
-    would start a collection, now and then a full one over the whole heap (in a window, or a test
-    process, most of an open's time). It runs again after, as it was; the objects are the same."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def read_document(path: str | Path) -> Any:
