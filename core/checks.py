@@ -363,7 +363,7 @@ def _conforms(schema: Any, doc: Any) -> bool:
     value it is about)."""
     try:
         return _valid(schema, doc)
-    except RecursionError:
+    except (RecursionError, TypeError):        # too deep, or a malformed schema: jsonschema's to say
         return False
 
 
