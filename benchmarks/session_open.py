@@ -2,7 +2,9 @@
 check, the schema check (with the migration of older versions), and reading its meaning (library,
 settings, each run's typed result). A first open reads the bytes in full; an open of the same bytes
 again (the loader's memos, core.session.storage) skips the number and schema phases and the scan
-that shows orjson's reading is json's. CPU milliseconds (process time), medians of --repeat.
+that shows orjson's reading is json's. CPU milliseconds (process time), medians of --repeat, with
+Python's cycle collector running (a command-line process) and off (the window and the test suite
+run it from a timer or between tests, core.checks.paused_gc changes nothing there).
 
 Run: .venv/bin/python benchmarks/session_open.py [--session FILE.dfx] [--repeat 9] [--json]
 """
@@ -10,6 +12,7 @@ Run: .venv/bin/python benchmarks/session_open.py [--session FILE.dfx] [--repeat 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
@@ -75,7 +78,11 @@ def _ms(f: Callable[[], Any]) -> float:
 def measure(path: Path, repeat: int) -> dict[str, Any]:
     storage.load(path)                   # imports, engines registered, readers compiled
     steps = [phases(path) for _ in range(repeat)]
-    first = [_ms(lambda: (_forget(), storage.load(path))) for _ in range(repeat)]
+    def first_open() -> None:
+        _forget()
+        storage.load(path)
+
+    first = [_ms(first_open) for _ in range(repeat)]
     storage.load(path)
     again = [_ms(lambda: storage.load(path)) for _ in range(repeat)]
     return {"session": str(path), "repeat": repeat,
@@ -89,15 +96,22 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
-    figures = measure(Path(args.session), args.repeat)
+    figures = {"collector_running": measure(Path(args.session), args.repeat)}
+    gc.disable()
+    try:
+        figures["collector_off"] = measure(Path(args.session), args.repeat)
+    finally:
+        gc.enable()
     if args.json:
         print(json.dumps(figures, indent=1))
         return
-    print(f"{figures['session']} (CPU ms, medians of {args.repeat})")
-    print(f"  first open     {figures['first_open_ms']:7.1f}")
-    for name, ms in figures["phases_ms"].items():
-        print(f"    {name:<12} {ms:7.1f}")
-    print(f"  open again     {figures['open_again_ms']:7.1f}   (the same bytes: number and schema phases skipped)")
+    print(f"{args.session} (CPU ms, medians of {args.repeat})")
+    for how, f in figures.items():
+        print(f"  {how.replace('_', ' ')}:")
+        print(f"    first open     {f['first_open_ms']:7.1f}")
+        for name, ms in f["phases_ms"].items():
+            print(f"      {name:<12} {ms:7.1f}")
+        print(f"    open again     {f['open_again_ms']:7.1f}   (the same bytes: number and schema phases skipped)")
 
 
 if __name__ == "__main__":
