@@ -9,12 +9,20 @@ them (NaN, Infinity and 1e400 as floats, big integers exactly, deep nesting unti
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import gc
 import json
 import math
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import jsonschema
+
+try:            # optional: a faster JSON decoder (requirements-runtime.txt); json does the same work without it
+    import orjson
+except ImportError:                     # pragma: no cover
+    orjson = None  # type: ignore[assignment]
 
 from core.errors import InputError
 from core.files import TEXT_LIMIT, read_bytes
@@ -96,6 +104,21 @@ def loads(text: str, where: str) -> Any:
     except RecursionError:
         raise InputError(f"nested too deeply: at most {MAX_DEPTH} levels of arrays and objects are read",
                          where) from None
+
+
+@contextlib.contextmanager
+def paused_gc() -> Any:
+    """Python's cycle collector paused while a document is decoded and read: a session makes some
+    hundred thousand objects (JSON values, typed results), none in a cycle, and each few thousand of
+    them would start a collection, now and then a full one over the whole heap (in a window, or a
+    test process, most of an open's time). It runs again after, as it was; the objects are the same."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def decode_text(raw: bytes, where: str) -> str:
@@ -192,6 +215,26 @@ def plain_numbers(doc: dict[str, Any] | list[Any], depth: int = 0) -> bool:
     return _plain(doc, depth, float(INT_LIMIT))
 
 
+def plain_loads(text: str, trusted: bool = False) -> Any:
+    """orjson's reading of JSON text (an object or array) when it is exactly json's (loads') and
+    check_numbers has nothing to say of it; None otherwise: the caller reads the text with loads (and
+    check_numbers), which give every message. orjson refuses what json reads and check_numbers or a
+    schema names (NaN, Infinity, 1e400, a lone surrogate escape, nesting past 1024 levels, a BOM),
+    and reads an integer beyond 64 bits as a float: plain_numbers sends any float that large, and
+    anything check_numbers refuses, back to json. `trusted`: these very bytes were found plain before
+    (orjson is deterministic), so the scan is skipped. About three times as fast as json.loads on a
+    session's float-heavy results."""
+    if orjson is None:
+        return None
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if type(doc) is not dict and type(doc) is not list:
+        return None
+    return doc if trusted or plain_numbers(doc) else None
+
+
 def _plain(doc: dict[str, Any] | list[Any], depth0: int = 0, float_limit: float = math.inf) -> bool:
     """True when check_numbers has nothing to say (the usual case), found without building a field
     path per container: a third faster on large sessions. False sends the document to the full check,
@@ -218,6 +261,49 @@ def _plain(doc: dict[str, Any] | list[Any], depth0: int = 0, float_limit: float 
             elif not (t is str or t is bool or v is None):
                 return False
     return True
+
+
+def deepcopy_json(value: Any) -> Any:
+    """copy.deepcopy of decoded JSON (dicts with string keys, lists, tuples of scalars, scalars),
+    several times faster: no memo entry per value, a list of scalars copied at once. Anything else,
+    or a container met twice (shared or cyclic, which deepcopy keeps so), is left to deepcopy, so the
+    copy is always deepcopy's."""
+    try:
+        return _copy_tree(value, set())
+    except _NotTree:
+        return copy.deepcopy(value)
+
+
+class _NotTree(Exception):
+    """deepcopy_json met something it does not copy itself."""
+
+
+_SCALAR_KINDS = frozenset((str, int, float, bool, type(None)))
+
+
+def _copy_tree(value: Any, seen: set[int]) -> Any:
+    kind = type(value)
+    if kind in _SCALAR_KINDS:
+        return value                          # immutable: deepcopy returns it as it is
+    if kind is tuple:
+        if _SCALAR_KINDS.issuperset(map(type, value)):
+            return value                      # a tuple of scalars: deepcopy returns it as it is
+        raise _NotTree
+    if id(value) in seen:
+        raise _NotTree
+    seen.add(id(value))
+    if kind is list:
+        if _SCALAR_KINDS.issuperset(map(type, value)):
+            return list(value)
+        return [_copy_tree(v, seen) for v in value]
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotTree
+            out[k] = _copy_tree(v, seen)
+        return out
+    raise _NotTree
 
 
 def _items(value: Any) -> Iterator[tuple[Any, Any]]:
@@ -251,8 +337,100 @@ _Validator = jsonschema.validators.extend(
 
 
 def schema_errors(schema: dict[str, Any], doc: Any) -> list[Any]:
-    """jsonschema's errors, the first in document order first."""
+    """jsonschema's errors, the first in document order first. A document _conforms finds valid has
+    none (jsonschema is not asked: a session's runs, their series of points, took it tens of
+    milliseconds); any other is jsonschema's to judge and describe."""
+    if _conforms(schema, doc):
+        return []
     return sorted(_Validator(schema).iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+
+
+# What _conforms takes for each JSON schema type: exact Python types, the same as or narrower than
+# _Validator's type checker (an int subclass, a Decimal: left to jsonschema).
+_SCHEMA_TYPES: dict[str, frozenset[type]] = {
+    "object": frozenset((dict,)), "array": frozenset((list,)), "string": frozenset((str,)),
+    "integer": frozenset((int,)), "number": frozenset((int, float)), "boolean": frozenset((bool,)),
+    "null": frozenset((type(None),)),
+}
+# keywords that say nothing of validity
+_ANNOTATIONS = frozenset(("title", "description", "default", "examples", "$comment", "unit", "units"))
+
+
+def _conforms(schema: Any, doc: Any) -> bool:
+    """True when jsonschema (_Validator) would find no error in `doc`; False when it might, or when
+    the schema uses a keyword this does not know (jsonschema decides then). A quick and plain reading
+    of the few keywords the app's schemas use, each applied as JSON schema applies it (to the kinds of
+    value it is about)."""
+    try:
+        return _valid(schema, doc)
+    except (RecursionError, TypeError):        # too deep, or a malformed schema: jsonschema's to say
+        return False
+
+
+def _valid(schema: Any, doc: Any) -> bool:
+    if schema is True:
+        return True
+    if type(schema) is not dict:
+        return False
+    kind = type(doc)
+    for key, want in schema.items():
+        if key == "type":
+            names = [want] if type(want) is str else want
+            if type(names) is not list or not any(kind in _SCHEMA_TYPES.get(n, ()) for n in names):
+                return False
+        elif key == "properties":
+            if kind is dict:
+                if type(want) is not dict:
+                    return False
+                for name, sub in want.items():
+                    if name in doc and not _valid(sub, doc[name]):
+                        return False
+        elif key == "additionalProperties":
+            if kind is dict:
+                if "patternProperties" in schema:
+                    return False
+                named = schema.get("properties", {})
+                extra = [k for k in doc if k not in named]
+                if want is False:
+                    if extra:
+                        return False
+                elif not all(_valid(want, doc[k]) for k in extra):
+                    return False
+        elif key == "required":
+            if kind is dict and (type(want) is not list or not all(k in doc for k in want)):
+                return False
+        elif key == "items":
+            if kind is list:
+                if want == {"type": "number"}:             # a column of numbers: checked at once
+                    if not _NUMBER_KINDS.issuperset(map(type, doc)):
+                        return False
+                elif not all(_valid(want, x) for x in doc):
+                    return False
+        elif key in ("enum", "const"):
+            allowed = want if key == "enum" else [want]
+            # strings alone (jsonschema's equality tells 1, 1.0 and True apart in ways left to it)
+            if kind is not str or type(allowed) is not list or not any(type(a) is str and a == doc for a in allowed):
+                return False
+        elif key in ("minLength", "maxLength"):
+            if kind is str:
+                if type(want) is not int or (len(doc) < want if key == "minLength" else len(doc) > want):
+                    return False
+        elif key in ("minItems", "maxItems"):
+            if kind is list:
+                if type(want) is not int or (len(doc) < want if key == "minItems" else len(doc) > want):
+                    return False
+        elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            if kind is int or kind is float:
+                if type(want) not in (int, float) or not (
+                        doc >= want if key == "minimum" else doc <= want if key == "maximum"
+                        else doc > want if key == "exclusiveMinimum" else doc < want):
+                    return False
+        elif key not in _ANNOTATIONS:
+            return False
+    return True
+
+
+_NUMBER_KINDS = _SCHEMA_TYPES["number"]
 
 
 def check_schema(schema: dict[str, Any], doc: Any, where: str) -> None:

@@ -32,7 +32,6 @@ Everything here is plain Python: no Qt, usable from the command line.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import difflib
 import functools
@@ -41,6 +40,7 @@ import math
 import types
 from typing import Any, Callable, ClassVar, Hashable, Literal, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
+from core.checks import deepcopy_json, paused_gc
 from core.errors import InputError
 from core.metrics import Metric, MetricValue
 
@@ -98,7 +98,7 @@ class EngineResult:
             raise InputError(f"this result is version {version}, written by a newer Dataflow Explorer; "
                              f"{cls.__name__} reads versions up to {cls.VERSION}", path)
         if version < cls.VERSION and not owned:
-            data = copy.deepcopy(data)
+            data = deepcopy_json(data)
         for v in range(version, cls.VERSION):
             step = cls.UPGRADES.get(v)
             if step is None:
@@ -120,11 +120,12 @@ class EngineResult:
         `owned`: the caller hands over `data` as decoded from JSON text and passed by
         core.checks.check_numbers (a session's run): it may be changed, and its untyped parts are
         kept as they are instead of checked and copied again."""
-        data = cls.upgrade(data, version, path, owned)
-        try:        # the compiled reader of the whole type first: no field paths, no per-field dispatch
-            result: R = _fast(cast(Hashable, cls), owned)(data)
-        except _NotPlain:           # something is wrong: read again field by field to say what and where
-            result = _read_dataclass(cls, data, path)
+        with paused_gc():           # many objects, no cycles: no collection started by them
+            data = cls.upgrade(data, version, path, owned)
+            try:        # the compiled reader of the whole type first: no field paths, no per-field dispatch
+                result: R = _fast(cast(Hashable, cls), owned)(data)
+            except _NotPlain:           # something is wrong: read again field by field to say what and where
+                result = _read_dataclass(cls, data, path)
         result.validate(path)
         return result
 
@@ -230,17 +231,29 @@ _FLOATS = frozenset((int, float))
 def _scalar_list(item: Any, value: list[Any] | tuple[Any, ...]) -> list[Any] | None:
     """A list of plain numbers or texts read at once (results hold long columns of them: one check
     per list, not a call and a field path per element); None: read it element by element, which also
-    finds what is wrong and where."""
+    finds what is wrong and where (also a sum of finite numbers too large to add up)."""
     if item is float:
-        if all(type(v) in _FLOATS for v in value) and math.isfinite(math.fsum(value)):
+        if _FLOATS.issuperset(map(type, value)) and _finite_sum(value):
             return list(value)
     elif item is int:
-        if all(type(v) is int for v in value):
+        if _INT.issuperset(map(type, value)):
             return list(value)
     elif item is str:
-        if all(type(v) is str for v in value):
+        if _STR.issuperset(map(type, value)):
             return list(value)
     return None
+
+
+_INT, _STR = frozenset((int,)), frozenset((str,))
+
+
+def _finite_sum(value: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether the numbers add up to a finite sum: none is NaN or infinite, found at once. False also
+    when the sum overflows (two numbers near 1.8e308): the caller then checks them one by one."""
+    try:
+        return math.isfinite(math.fsum(value))
+    except OverflowError:
+        return False
 
 
 def _read_float(value: Any, where: str) -> Any:
@@ -295,10 +308,13 @@ def _copy_json(value: Any) -> Any:
             out[k] = _copy_json(v)
         return out
     if kind is list or kind is tuple:
-        if all(type(v) is float for v in value) and math.isfinite(math.fsum(value)):
+        if _FLOAT.issuperset(map(type, value)) and _finite_sum(value):
             return list(value)
         return [_copy_json(v) for v in value]
     raise _NotPlain
+
+
+_FLOAT = frozenset((float,))
 
 
 def _read_json(value: Any, where: str) -> Any:
@@ -439,11 +455,18 @@ def _fast(tp: Any, owned: bool = False) -> Reader:
         item = args[0] if args else Any
         each = _fast(item, owned)
 
+        if item is float or item is int or item is str:        # columns of numbers or texts
+            def read_scalars(v: Any) -> Any:
+                if type(v) is not list and type(v) is not tuple:
+                    raise _NotPlain
+                quick = _scalar_list(item, v)
+                return quick if quick is not None else [each(x) for x in v]
+            return read_scalars
+
         def read_list(v: Any) -> Any:
             if type(v) is not list and type(v) is not tuple:
                 raise _NotPlain
-            quick = _scalar_list(item, v)
-            return quick if quick is not None else [each(x) for x in v]
+            return [each(x) for x in v]
         return read_list
     if tp is tuple or origin is tuple:
         if not args or (len(args) == 2 and args[1] is Ellipsis):
@@ -500,22 +523,54 @@ def _as_is(v: Any) -> Any:
     return v
 
 
+_ABSENT: Any = object()          # a key the value does not have (JSON holds no such value)
+
+
 def _fast_dataclass(cls: type, owned: bool) -> Reader:
+    """The reader of a dataclass: its fields of an exact scalar type (str, int, bool) and its float
+    fields are checked in place, in one loop each, without a reader call per field; the rest by
+    their compiled readers."""
     fields, known_set, extras_name = _plan(cls)
-    compiled: list[tuple[str, Reader, bool]] = []
-    done = False
+    plan: tuple[tuple[tuple[str, type, bool], ...], tuple[tuple[str, bool], ...],
+                tuple[tuple[str, Reader, bool], ...]] | None = None
+
+    def compile_plan() -> Any:
+        exact, floats, other = [], [], []
+        for name, tp, required, _suffix in fields:
+            if tp is str or tp is int or tp is bool:        # exactly that type (a bool is no int here)
+                exact.append((name, tp, required))
+            elif tp is float:
+                floats.append((name, required))
+            else:
+                other.append((name, _fast(tp, owned), required))
+        return tuple(exact), tuple(floats), tuple(other)
 
     def read_dataclass(v: Any) -> Any:
-        nonlocal done
-        if not done:            # compiled on first use: a dataclass may refer to itself
-            compiled.extend((name, _fast(tp, owned), required) for name, tp, required, _suffix in fields)
-            done = True
+        nonlocal plan
+        if plan is None:            # compiled on first use: a dataclass may refer to itself
+            plan = compile_plan()
         if type(v) is not dict:
             raise _NotPlain
+        exact, floats, other = plan
         kwargs: dict[str, Any] = {}
-        for name, reader, required in compiled:
-            if name in v:
-                kwargs[name] = reader(v[name])
+        get = v.get
+        for name, kind, required in exact:
+            x = get(name, _ABSENT)
+            if type(x) is kind:
+                kwargs[name] = x
+            elif x is not _ABSENT or required:
+                raise _NotPlain
+        for name, required in floats:
+            x = get(name, _ABSENT)
+            kind = type(x)
+            if (kind is float and x - x == 0.0) or kind is int:     # finite, or an int kept an int
+                kwargs[name] = x
+            elif x is not _ABSENT or required:
+                raise _NotPlain
+        for name, reader, required in other:
+            x = get(name, _ABSENT)
+            if x is not _ABSENT:
+                kwargs[name] = reader(x)
             elif required:
                 raise _NotPlain
         if len(v) > len(kwargs):

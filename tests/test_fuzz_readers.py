@@ -22,6 +22,7 @@ from tests.examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.checks import deepcopy_json
 from core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +79,7 @@ def _paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
 def mutated(draw: Any, valid: Any, changes: int = 3) -> Any:
     """A valid document with up to `changes` random edits: a value replaced, a key or item removed, an
     item repeated."""
-    doc = copy.deepcopy(valid)
+    doc = deepcopy_json(valid)          # copy.deepcopy's copy, several times faster on a session
     for _ in range(draw(st.integers(1, changes))):
         path = draw(st.sampled_from(_paths(doc)))
         if not path:

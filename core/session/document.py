@@ -18,7 +18,7 @@ import datetime as _dt
 from typing import Any, Protocol
 
 from core import __version__
-from core.checks import check_name, check_numbers, check_settings, schema_errors
+from core.checks import check_name, check_numbers, check_settings, deepcopy_json, schema_errors
 from core.comparison_record import forget_missing
 from core.errors import InputError, SessionError
 from core.metrics import is_metric_value
@@ -57,20 +57,21 @@ def _run_json(r: Run) -> dict[str, Any]:
 
 
 # ================================================================ reading
-def from_json(doc: Any, owned: bool = False, checked: bool = False) -> Project:
+def from_json(doc: Any, owned: bool = False, checked: bool = False, plain: bool = False) -> Project:
     """Check a decoded document and build the whole Project; raises SessionError naming the field.
     `owned`: the caller hands the document over (it was just decoded), so it is migrated in place
     instead of copied first (a copy of a large session is a third of its reading time).
     `checked`: these very bytes passed the number and schema phases before in this process (the
     loader's memo, storage.load_stamped): both are pure functions of the document, so only its
-    meaning is read again."""
+    meaning is read again. `plain`: check_numbers is known to have nothing to say of the document
+    (core.checks.plain_loads found it so, storage.decode_plain), so the number phase is skipped."""
     from core.engine import engines
 
     _check_start(doc)
     # every number finite and a machine integer, nesting bounded (also makes deepcopy safe)
-    if not checked:
+    if not (checked or plain):
         check_numbers_phase(*_split(doc))
-    head, runs = _split(_migrate(doc if owned else copy.deepcopy(doc)))
+    head, runs = _split(_migrate(doc if owned else deepcopy_json(doc)))
     if not checked:
         check_schema_phase(head, runs)
     return read_meaning(head, runs, engines())

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.atomic import atomic_write_bytes
-from core.checks import decode_text, loads
+from core.checks import decode_text, loads, paused_gc, plain_loads
 from core.errors import InputError, SessionError
 from core.files import SESSION_LIMIT, read_bytes
 from core.project import Project
@@ -94,7 +94,21 @@ def encode_text(doc: dict[str, Any]) -> str:
 def decode(raw: bytes, where: str) -> Any:
     """The document in a .dfx file's bytes: gzip-compressed JSON, or plain JSON text (sessions saved
     before compression, hand-written ones); checked as core.checks reads any JSON."""
-    return loads(decode_raw(raw, where), where)   # UTF-8, nesting checked before decoding
+    return decode_plain(raw, where)[0]
+
+
+def decode_plain(raw: bytes, where: str, version: str | None = None) -> tuple[Any, bool]:
+    """decode, and whether check_numbers is known to have nothing to say of the document: orjson
+    read it (core.checks.plain_loads) and it is plain, so the loader skips its number phase. Any
+    doubt, and every error, goes to json (loads), whose messages and values are the reference.
+    `version`: the bytes' stamp, when the caller has it already."""
+    text = decode_raw(raw, where)
+    version = stamp(raw) if version is None else version
+    doc = plain_loads(text, trusted=version in _PLAIN)
+    if doc is None:
+        return loads(text, where), False     # UTF-8, nesting checked before decoding
+    _remember(_PLAIN, version)
+    return doc, True
 
 
 def decode_raw(raw: bytes, where: str) -> str:
@@ -114,7 +128,9 @@ def decode_raw(raw: bytes, where: str) -> str:
 
 def read_document(path: str | Path) -> Any:
     """A session file's JSON document, uncompressed and decoded but not checked (tools and tests)."""
-    return decode(Path(path).read_bytes(), str(path))
+    raw = Path(path).read_bytes()
+    with paused_gc():
+        return decode(raw, str(path))
 
 
 def save(project: Project, path: str | Path, expected: str | None = UNCHECKED) -> str | None:
@@ -141,6 +157,16 @@ def save(project: Project, path: str | Path, expected: str | None = UNCHECKED) -
 _PASSED: dict[str, None] = {}
 _PASSED_KEPT = 64
 _PASSED_LOCK = threading.Lock()
+# ... and of session files whose orjson reading was found plain (decode_plain): the same bytes read
+# the same, so the scan that showed it is not run again.
+_PLAIN: dict[str, None] = {}
+
+
+def _remember(memo: dict[str, None], version: str | None) -> None:
+    with _PASSED_LOCK:
+        memo[str(version)] = None
+        while len(memo) > _PASSED_KEPT:
+            del memo[next(iter(memo))]
 
 
 def load(path: str | Path) -> Project:
@@ -157,15 +183,14 @@ def load_stamped(path: str | Path) -> tuple[Project, str | None]:
         raise SessionError(exc.message, exc.where) from None
     version = stamp(raw)
     try:
-        project = from_json(decode(raw, str(path)), owned=True, checked=version in _PASSED)
+        with paused_gc():
+            doc, plain = decode_plain(raw, str(path), version)
+            project = from_json(doc, owned=True, checked=version in _PASSED, plain=plain)
     except SessionError:
         raise
     except InputError as exc:
         raise SessionError(exc.message, exc.where) from None
     except RecursionError:          # not reached past the checks above; a bad file must never escape as one
         raise SessionError("nested too deeply to read", str(path)) from None
-    with _PASSED_LOCK:
-        _PASSED[str(version)] = None
-        while len(_PASSED) > _PASSED_KEPT:
-            del _PASSED[next(iter(_PASSED))]
+    _remember(_PASSED, version)
     return project, version

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.checks import check_numbers, loads, plain_numbers
+from core.checks import check_numbers, loads, paused_gc, plain_loads, plain_numbers
 from core.errors import InputError, SessionError
 from core.files import SESSION_LIMIT, read_bytes
 from core.project import Run
@@ -61,7 +61,9 @@ def check_file(path: str | Path, workers: int | None = None) -> Summary:
         if summary is not None:
             return summary
     try:
-        p = from_json(loads(text, where), owned=True)
+        doc = plain_loads(text)             # orjson where it reads as json, the number check passed
+        with paused_gc():
+            p = from_json(loads(text, where) if doc is None else doc, owned=True, plain=doc is not None)
     except SessionError:
         raise
     except InputError as exc:
