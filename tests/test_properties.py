@@ -285,7 +285,9 @@ def test_the_mutations_reach_past_the_first_checks():
     sessions must open (a changed note, name or setting within range)."""
     opened = []
 
-    @settings(max_examples=examples(40), deadline=None, database=None)
+    # all 40 draws, the same ones each run: this checks the generator, and 10 random draws (the fast
+    # suite's scaled count) opened none now and then
+    @settings(max_examples=40, deadline=None, database=None, derandomize=True)
     @given(mutated(STARTER, max_changes=1))
     def probe(doc):
         try:
