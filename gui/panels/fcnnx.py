@@ -92,9 +92,15 @@ RUN_COLUMNS = ["CNN", "repetition", "subgraph", "start (beat)", "start (ms)", "e
 REGION_COLUMNS = ["region", "kind", "address", "bytes", "weights"]
 
 
+# a cell's flags, read-only: worked out once (a table holds thousands of cells; the flag arithmetic per
+# cell, in Python, cost as much as the cell)
+READ_ONLY = (Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled | Qt.ItemFlag.ItemIsDropEnabled
+             | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled)
+
+
 def _item(value: Any) -> QTableWidgetItem:
     it = QTableWidgetItem(str(value))
-    it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEditable)
+    it.setFlags(READ_ONLY)
     return it
 
 
