@@ -268,8 +268,9 @@ class FcnnxPanel(GenericPanel):
                 ys.append(ev.y)
             else:
                 rest.append(ev)
-        for (plot, series), (xs, ys) in batches.items():
-            (self.pareto_plot if plot == "pareto" else self.joint_plot).add_points(series, xs, ys)
+        if not self._result_follows:                # else the result draws both plots from its own points
+            for (plot, series), (xs, ys) in batches.items():
+                (self.pareto_plot if plot == "pareto" else self.joint_plot).add_points(series, xs, ys)
         super().handle_events(rest)
 
     # ------------------------------------------------------------ result

@@ -101,6 +101,10 @@ class _FillingLayout(QVBoxLayout):
 
 
 class GenericPanel(EnginePanel):
+    # True while `show_run` replays what a run streamed before drawing its result: a view that the
+    # result clears and draws whole (e.g. a design space) need not draw the streamed points first
+    _result_follows = False
+
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
         self._result: EngineResult | None = None      # the result on show; its JSON form only on export
@@ -211,7 +215,11 @@ class GenericPanel(EnginePanel):
         self.job_started()
         if run is None:
             return
-        self.handle_events(replay_events(run))
+        self._result_follows = run.result is not None
+        try:
+            self.handle_events(replay_events(run))
+        finally:
+            self._result_follows = False
         if run.result is not None:
             self.show_result(run.result)
 
