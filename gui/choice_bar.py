@@ -88,14 +88,19 @@ class ChoiceBar(QWidget):
         follow(self, ev.targets, lambda _ev: self.refresh())
         follow(self, ev.reset, lambda _ev: self.refresh())
         follow(self, ev.choice, self._engine_changed)
-        follow(self, ev.run, self._engine_changed)
-        follow(self, ev.shown, self._engine_changed)
+        follow(self, ev.run, self._runs_changed)
+        follow(self, ev.shown, self._runs_changed)
         self.refresh()
 
     # ------------------------------------------------------------ model -> widgets
     def _engine_changed(self, ev: EngineEvent) -> None:
-        if ev.engine == self.spec.name:        # its choice, one of its runs, or the run it shows
+        if ev.engine == self.spec.name:        # its choice
             self.refresh()
+
+    def _runs_changed(self, ev: EngineEvent) -> None:
+        if ev.engine == self.spec.name:        # one of its runs, or the run it shows: the picks and the
+            self._refresh_runs()               # banner (choice and library) stay as they are
+            self._refresh_run_state()
 
     def refresh(self) -> None:
         name = self.spec.name

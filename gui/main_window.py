@@ -246,6 +246,8 @@ class MainWindow(QMainWindow):
         panel.settings_changed()
         panel._stale = True                     # draws the run on show when first shown
         self._settle_built(panel)
+        if self.tabs.currentWidget() is self._engine_tabs[name]:
+            panel.catch_up()                    # its tab is the current one: on show now
         return panel
 
     def _settle_built(self, panel: QWidget) -> None:
@@ -446,11 +448,24 @@ class MainWindow(QMainWindow):
             raise KeyError(f"no engine tab named {name!r}; known: {', '.join(self.panels)}")
         self.tabs.setCurrentIndex(list(self.panels).index(name))
 
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 (Qt name)
+        """Shown: the current tab's panel is built first (as the window's layout is first made), not
+        when the window was made: a session opened before the window is shown picks its own tab,
+        and a window that is never shown (a script's, a test's) never builds one it does not ask for."""
+        spec = self.current_engine() if visible else None
+        if spec is not None:
+            self.panels[spec.name]
+        super().setVisible(visible)
+
     def _tab_changed(self, _index: int) -> None:
         spec = self.current_engine()
         if spec is not None:
             self.project.view["current_engine"] = spec.name    # view state: not an edit, not undone
-            self.panels[spec.name].catch_up()                   # on show now: draw what it missed
+            panel = self.panels.built(spec.name)
+            if panel is not None:
+                panel.catch_up()                                # on show now: draw what it missed
+            elif self.isVisible():
+                self.panels[spec.name]                          # built and drawn, on show
         elif self._targets_panel is None and self.tabs.currentWidget() is self._targets_holder:
             self._targets_panel = self._build_targets_panel()   # shown: built in its place
         compared = self.project.compared()

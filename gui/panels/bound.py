@@ -294,7 +294,7 @@ class BoundPanel(GenericPanel):
             else:
                 rest.append(ev)
         super().handle_events(rest)
-        if grew:
+        if grew and not self._result_follows:       # else the result draws the sweep
             self._draw_sweep(self._live_sweep)
 
     def _draw_sweep(self, series: dict[str, tuple[list[float], list[float]]], mark_kib: float | None = None) -> None:

@@ -351,7 +351,13 @@ class CainPanel(GenericPanel):
     def show_run(self, run: Run | None, **focus: Any) -> None:
         """Draw a run; a cancelled or failed one shows the best program it had found. `program=i`
         selects the i-th program found (as a click on its point does)."""
-        super().show_run(run, **focus)
+        if run is not None and run.result is not None:
+            # its result redraws every view (the plots and the programs found, cleared first): what
+            # the run streamed is not drawn before it only to be cleared (6-8 ms a run shown)
+            self.run = run
+            self.show_result(run.result)
+        else:
+            super().show_run(run, **focus)
         if run is None:
             self._clear_plan("No run yet: press Run to search.")
         elif run.result is None and run.status != "running":

@@ -64,7 +64,7 @@ class TargetCostPanel(GenericPanel):
         lay.addWidget(self.layers, 1)
         self.tabs.insertTab(0, page, "Layers")
         # the engine streams no metric points: an always-empty live plot (and its export) would mislead
-        self.tabs.removeTab(self.tabs.indexOf(self.plot))
+        self.tabs.removeTab(self.tabs.indexOf(self._live_page))
         self.export_plot_button.hide()
         self.tabs.setCurrentIndex(0)
 

@@ -92,9 +92,15 @@ RUN_COLUMNS = ["CNN", "repetition", "subgraph", "start (beat)", "start (ms)", "e
 REGION_COLUMNS = ["region", "kind", "address", "bytes", "weights"]
 
 
+# a cell's flags, read-only: worked out once (a table holds thousands of cells; the flag arithmetic per
+# cell, in Python, cost as much as the cell)
+READ_ONLY = (Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled | Qt.ItemFlag.ItemIsDropEnabled
+             | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled)
+
+
 def _item(value: Any) -> QTableWidgetItem:
     it = QTableWidgetItem(str(value))
-    it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEditable)
+    it.setFlags(READ_ONLY)
     return it
 
 
@@ -262,8 +268,9 @@ class FcnnxPanel(GenericPanel):
                 ys.append(ev.y)
             else:
                 rest.append(ev)
-        for (plot, series), (xs, ys) in batches.items():
-            (self.pareto_plot if plot == "pareto" else self.joint_plot).add_points(series, xs, ys)
+        if not self._result_follows:                # else the result draws both plots from its own points
+            for (plot, series), (xs, ys) in batches.items():
+                (self.pareto_plot if plot == "pareto" else self.joint_plot).add_points(series, xs, ys)
         super().handle_events(rest)
 
     # ------------------------------------------------------------ result

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QTabWidget,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
@@ -100,7 +100,44 @@ class _FillingLayout(QVBoxLayout):
         return False
 
 
+class _LivePlotPage(QWidget):
+    """The generic live plot's tab, its plot built when the tab is first shown (or the plot first used).
+    The plot fills it and its size hints are the plot's, asked each time (as the tab's stack asks a
+    page: a plot's minimum grows with its legend)."""
+
+    def __init__(self, panel: GenericPanel) -> None:
+        super().__init__()
+        self._panel = panel
+        self.plot: LivePlot | None = None
+
+    def put(self, plot: LivePlot) -> None:
+        self.plot = plot
+        plot.setParent(self)
+        plot.setGeometry(self.rect())
+        plot.show()                     # now, not on the next event-loop pass: on show with its tab
+        self.updateGeometry()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)
+        self._panel.plot
+        super().showEvent(event)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        if self.plot is not None:
+            self.plot.setGeometry(self.rect())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        return self.plot.sizeHint() if self.plot is not None else super().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        return self.plot.minimumSizeHint() if self.plot is not None else super().minimumSizeHint()
+
+
 class GenericPanel(EnginePanel):
+    # True while `show_run` replays what a run streamed before drawing its result: a view that the
+    # result clears and draws whole (e.g. a design space) need not draw the streamed points first
+    _result_follows = False
+
     def __init__(self, engine: EngineSpec, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(engine, context, parent)
         self._result: EngineResult | None = None      # the result on show; its JSON form only on export
@@ -133,7 +170,8 @@ class GenericPanel(EnginePanel):
         self.tabs = QTabWidget()
         self.tabs.setMinimumHeight(RESULT_VIEWS_MIN_H)     # a short tab scrolls to its views, never squeezes them
         layout.addWidget(self.tabs, 1)
-        page, title, self.plot = self._live_views()
+        page, title, self._plot = self._live_views()
+        self._live_page = page
         self.tabs.addTab(page, title)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["field", "value"])
@@ -151,15 +189,29 @@ class GenericPanel(EnginePanel):
         buttons.addStretch(1)
         layout.addLayout(buttons)
 
-    def _live_views(self) -> tuple[QWidget, str, LivePlot]:
+    def _live_views(self) -> tuple[QWidget, str, LivePlot | None]:
         """The first result tab (its page and title) and the live plot that a run's start clears and
-        "Export plot…" writes: here one plot of the run's metric points. A panel with plots of its own
-        returns them instead (a plot built only to be taken off again cost about 10 ms a panel)."""
-        plot = LivePlot(title="Live metrics", redraw_interval_s=LIVE_REDRAW_S)
-        return plot, "Live plot", plot
+        "Export plot…" writes: here one plot of the run's metric points, built when first used or its
+        tab first shown (None here: most panels show their own views first, and a plot costs about
+        10 ms). A panel with plots of its own returns them instead."""
+        return _LivePlotPage(self), "Live plot", None
+
+    def _live_plot(self) -> LivePlot:
+        """The generic live plot, as its tab first needs it (a panel may title and label it)."""
+        return LivePlot(title="Live metrics", redraw_interval_s=LIVE_REDRAW_S)
+
+    @property
+    def plot(self) -> LivePlot:
+        """The live plot of the run's metric points (built into its tab when first wanted)."""
+        if self._plot is None:
+            self._plot = self._live_plot()
+            assert isinstance(self._live_page, _LivePlotPage)
+            self._live_page.put(self._plot)
+        return self._plot
 
     def job_started(self) -> None:
-        self.plot.clear_series()
+        if self._plot is not None:      # a plot not built yet holds nothing to clear
+            self._plot.clear_series()
 
     def handle_events(self, events: list[Event]) -> None:
         batch: dict[str, tuple[list[float], list[float]]] = {}
@@ -211,7 +263,11 @@ class GenericPanel(EnginePanel):
         self.job_started()
         if run is None:
             return
-        self.handle_events(replay_events(run))
+        self._result_follows = run.result is not None
+        try:
+            self.handle_events(replay_events(run))
+        finally:
+            self._result_follows = False
         if run.result is not None:
             self.show_result(run.result)
 

@@ -29,7 +29,7 @@ from core.results import EngineResult, plain_parts
 from gui.binding import Adapter, LineAdapter
 from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
-from gui.plotting import PALETTE, new_plot
+from gui.plotting import PALETTE, LivePlot, new_plot
 
 NO_LAYER_TEXT = "Pick a layer in the Utilisation tab to see its MERIT-z tile here."
 NO_CODE_TEXT = ("No code generated for this run: tick 'Generate and check code' (C compiled with the system "
@@ -520,11 +520,15 @@ class MeritPanel(GenericPanel):
         self.tabs.addTab(utab, "Utilisation")
         self._build_code_tab()
         self._build_cost_tab()
-        self.plot.setLabel("bottom", "ALUs")
-        self.plot.setLabel("left", "utilisation")
-        for generic in (self.plot, self.tree):      # the engine's own views first, the generic ones last
+        for generic in (self._live_page, self.tree):    # the engine's own views first, the generic ones last
             self.tabs.tabBar().moveTab(self.tabs.indexOf(generic), self.tabs.count() - 1)
         self.tabs.setCurrentIndex(0)
+
+    def _live_plot(self) -> LivePlot:
+        plot = super()._live_plot()
+        plot.setLabel("bottom", "ALUs")
+        plot.setLabel("left", "utilisation")
+        return plot
 
     def _build_code_tab(self) -> None:
         """The C and CUDA generated from the transform, the check against numpy and the timings."""

@@ -24,6 +24,7 @@ from gui.panels.base import PanelContext
 from gui.panels.generic import GenericPanel
 from gui.panels.simulate.outputs import OutputsView
 from gui.panels.simulate.stepper import Scamp5Stepper
+from gui.plotting import LivePlot
 from sims.scamp5.images import PATTERNS
 
 SEARCH_KEYS = ("isa", "mode", "search_time_s")
@@ -82,9 +83,6 @@ class SimulatePanel(GenericPanel):
         b.bind("program_text", self.program_text)
         self.tabs.insertTab(2, self.program_text, "Program text")
         self.tabs.setCurrentIndex(0)
-        self.plot.setTitle("Mean RMS error of the outputs after each instruction")
-        self.plot.setLabel("bottom", "instruction")
-        self.plot.setLabel("left", "RMS error (full scale = 1)")
         # Stepping mode: the settings rows fold away so the planes' grid gets the height (at 1920x1080
         # every PE then gets at least one screen pixel); one click brings them back.
         self.settings_button = QToolButton()
@@ -101,6 +99,13 @@ class SimulatePanel(GenericPanel):
         self._sync_enabled()
 
     # ------------------------------------------------------------------ settings
+    def _live_plot(self) -> LivePlot:
+        plot = super()._live_plot()
+        plot.setTitle("Mean RMS error of the outputs after each instruction")
+        plot.setLabel("bottom", "instruction")
+        plot.setLabel("left", "RMS error (full scale = 1)")
+        return plot
+
     def settings_changed(self) -> None:
         self._sync_enabled()
 
