@@ -111,7 +111,7 @@ def paused_gc() -> Any:
     """Python's cycle collector paused while a document is decoded and read: a session makes some
     hundred thousand objects (JSON values, typed results), none in a cycle, and each few thousand of
     them would start a collection, now and then a full one over the whole heap (on the command line,
-    most of an open's time: 145 ms became 55 ms). The window and the tests run the collector
+    much of an open's time). The window and the tests run the collector
     themselves, on their UI thread, so there it is paused already and this changes nothing. It runs
     again after, as it was; the objects are the same."""
     was = gc.isenabled()
